@@ -1,0 +1,132 @@
+-- scrollback index schema, version 1 (PRAGMA user_version = 1).
+--
+-- The one source of truth for the database: every table, index, view and trigger. The offsets below
+-- are a frozen format, documented byte for byte in README.md ("The index"):
+--   * entries.offset / entries.length: the line's bytes in the transcript, without its terminator
+--     ("\n" or "\r\n") and, on the first line, without a UTF-8 byte order mark;
+--   * media.offset / media.length: the payload's bytes in the transcript, absolute, between the JSON
+--     string's quotes (escapes included; for a data URL, from "data:" on).
+-- No payload byte is ever stored here: the stored line carries STRIPPED_MEDIA_MARKER in its place.
+
+-- One row per transcript file ever seen. A path has at most one live row; a file that disappeared
+-- keeps its row (state 'gone') and its entries, and the same path appearing again is a new row.
+CREATE TABLE files (
+    id              INTEGER PRIMARY KEY,
+    path            TEXT    NOT NULL,           -- absolute path
+    session_id      TEXT    NOT NULL,           -- from the file name: <sessionId>.jsonl
+    dev             INTEGER NOT NULL,           -- device of the file when last read
+    inode           INTEGER NOT NULL,           -- inode of the file when last read
+    fingerprint     TEXT    NOT NULL,           -- blake3 (hex) of the first fingerprint_len bytes
+    fingerprint_len INTEGER NOT NULL,
+    tail_hash       TEXT    NOT NULL,           -- blake3 (hex) of the bytes just before checkpoint (up to 256)
+    size            INTEGER NOT NULL,           -- size when last read
+    checkpoint      INTEGER NOT NULL,           -- offset just past the last complete line indexed
+    lines           INTEGER NOT NULL,           -- complete lines indexed (the next line's number - 1)
+    state           TEXT    NOT NULL CHECK (state IN ('live', 'gone')),
+    indexed_at      TEXT    NOT NULL,           -- UTC, RFC 3339
+    gone_at         TEXT                        -- UTC, RFC 3339, when it was seen gone
+);
+CREATE UNIQUE INDEX files_live_path ON files(path) WHERE state = 'live';
+
+-- One row per conversation, kept up to date by the indexer.
+CREATE TABLE sessions (
+    id              TEXT    PRIMARY KEY,
+    project         TEXT,                       -- cwd of the first entry that names one
+    title           TEXT,                       -- custom title > AI title > summary > first user text
+    title_rank      INTEGER NOT NULL DEFAULT 0, -- which of those the title is (4 .. 1; 0 none)
+    first_timestamp TEXT,
+    last_timestamp  TEXT,
+    entries         INTEGER NOT NULL DEFAULT 0,
+    images          INTEGER NOT NULL DEFAULT 0  -- image blocks under message.content, failed ones included
+);
+CREATE INDEX sessions_last ON sessions(last_timestamp);
+
+-- One row per complete line. A line that is not JSON or not UTF-8 is a row too, with `invalid` set
+-- and no stored line.
+CREATE TABLE entries (
+    id           INTEGER PRIMARY KEY,
+    file_id      INTEGER NOT NULL REFERENCES files(id),
+    session_id   TEXT    NOT NULL,              -- the line's sessionId, else the file's
+    line         INTEGER NOT NULL,              -- 1-based line number in the file
+    offset       INTEGER NOT NULL,              -- byte offset of the line in the file
+    length       INTEGER NOT NULL,              -- bytes of the line, terminator excluded
+    uuid         TEXT,
+    parent_uuid  TEXT,
+    type         TEXT,                          -- user, assistant, system, summary, ... as written
+    role         TEXT,                          -- message.role
+    timestamp    TEXT,
+    is_sidechain INTEGER NOT NULL DEFAULT 0,
+    stripped     TEXT,                          -- the line, each payload replaced by the marker
+    text         TEXT,                          -- plain text for search
+    invalid      TEXT,                          -- why the line is not indexed, or NULL
+    UNIQUE (file_id, offset)
+);
+CREATE INDEX entries_session ON entries(session_id, file_id, line);
+CREATE INDEX entries_uuid ON entries(uuid) WHERE uuid IS NOT NULL;
+
+-- One row per stripped payload.
+CREATE TABLE media (
+    id             INTEGER PRIMARY KEY,
+    entry_id       INTEGER NOT NULL REFERENCES entries(id),
+    ordinal        INTEGER,                     -- image ordinal under message.content, or NULL
+    kind           TEXT    NOT NULL CHECK (kind IN ('image', 'document', 'file')),
+    offset         INTEGER NOT NULL,            -- absolute byte offset of the payload in the file
+    length         INTEGER NOT NULL,            -- bytes of the payload in the file
+    encoding       TEXT    NOT NULL CHECK (encoding IN ('base64', 'base64-escaped', 'data-url', 'data-url-escaped')),
+    media_type     TEXT,
+    decoded_length INTEGER NOT NULL,
+    blake3         TEXT    NOT NULL             -- blake3 (hex) of the decoded bytes
+);
+CREATE INDEX media_entry ON media(entry_id, ordinal);
+CREATE INDEX media_blake3 ON media(blake3);
+
+-- Image blocks under message.content with no payload behind them (failed uploads): they take an
+-- ordinal, have no ref, and read "[image not displayed]".
+CREATE TABLE failed_images (
+    entry_id INTEGER NOT NULL REFERENCES entries(id),
+    ordinal  INTEGER NOT NULL,
+    reason   TEXT    NOT NULL,
+    PRIMARY KEY (entry_id, ordinal)
+) WITHOUT ROWID;
+
+-- Full-text search over entries.text, external content, in the naming Datasette and sqlite-utils use.
+CREATE VIRTUAL TABLE entries_fts USING fts5(text, content='entries', content_rowid='id', tokenize='porter unicode61');
+CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
+    INSERT INTO entries_fts(rowid, text) VALUES (new.id, new.text);
+END;
+CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
+    INSERT INTO entries_fts(entries_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+CREATE TRIGGER entries_au AFTER UPDATE ON entries BEGIN
+    INSERT INTO entries_fts(entries_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    INSERT INTO entries_fts(rowid, text) VALUES (new.id, new.text);
+END;
+
+-- Index state the indexer keeps for itself (e.g. DDL deferred during a bulk load).
+CREATE TABLE scrollback_meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- Views for the questions people ask offline.
+
+-- One row per user or assistant message, with its text.
+CREATE VIEW messages AS
+SELECT e.session_id, e.line, e.uuid, e.parent_uuid, e.type, e.role, e.timestamp, e.is_sidechain,
+       e.text, f.path
+FROM entries e JOIN files f ON f.id = e.file_id
+WHERE e.invalid IS NULL AND e.type IN ('user', 'assistant');
+
+-- Every stripped payload, with its ref (for images under message.content) and where its bytes are.
+CREATE VIEW photos AS
+SELECT CASE WHEN m.ordinal IS NOT NULL AND e.uuid IS NOT NULL
+            THEN e.session_id || '/' || e.uuid || '/' || m.ordinal END AS ref,
+       m.blake3, m.kind, m.media_type, m.decoded_length, e.session_id, e.uuid AS entry_uuid, m.ordinal,
+       e.timestamp, f.path, m.offset, m.length, m.encoding, f.state AS file_state
+FROM media m JOIN entries e ON e.id = m.entry_id JOIN files f ON f.id = e.file_id;
+
+-- Lines that could not be indexed, and why.
+CREATE VIEW invalid_lines AS
+SELECT f.path, e.line, e.offset, e.length, e.invalid AS reason
+FROM entries e JOIN files f ON f.id = e.file_id
+WHERE e.invalid IS NOT NULL;

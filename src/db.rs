@@ -1,0 +1,239 @@
+//! Opening the index: pragmas, `PRAGMA user_version` migrations, and moving aside a file we cannot
+//! use. Never deletes an index: a corrupt file or one from a newer scrollback is renamed, with a
+//! warning, and a fresh index is built beside it.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+
+use crate::error::{Error, Result};
+
+/// Every table, index, view and trigger of the current version.
+pub const SCHEMA: &str = include_str!("../schema.sql");
+
+/// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
+pub const VERSION: i64 = 1;
+
+/// One step each: `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`. A step is run in
+/// the same transaction as the `user_version` bump. When you add one, bump `VERSION`, update
+/// `schema.sql` to the result, and keep the old schema in `tests/fixtures/schema-v<N>.sql`.
+const MIGRATIONS: &[&str] = &[];
+
+/// The index's file name inside the data directory.
+pub const INDEX_FILE: &str = "index.sqlite3";
+
+/// Opens (creating or migrating) the index for writing.
+pub fn open_writer(path: &Path) -> Result<Connection> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    match try_open_writer(path) {
+        Ok(conn) => Ok(conn),
+        Err(Unusable::Corrupt(why)) => {
+            let moved = move_aside(path, "corrupt")?;
+            tracing::warn!(path = %path.display(), moved_to = %moved.display(), "index is not a usable SQLite database ({why}); moved it aside and building a new one");
+            try_open_writer(path).map_err(Unusable::into_error)
+        }
+        Err(Unusable::Newer(found)) => {
+            let moved = move_aside(path, &format!("v{found}"))?;
+            tracing::warn!(path = %path.display(), moved_to = %moved.display(), found, supported = VERSION, "index was written by a newer scrollback; moved it aside and building a new one");
+            try_open_writer(path).map_err(Unusable::into_error)
+        }
+        Err(Unusable::Other(e)) => Err(e),
+    }
+}
+
+/// Opens the index read-only (for queries and media). It must exist and be of this version.
+pub fn open_reader(path: &Path) -> Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+    if !path.exists() {
+        return Err(Error::io(
+            path,
+            std::io::Error::new(std::io::ErrorKind::NotFound, "no index here yet: run `scrollback index` first"),
+        ));
+    }
+    let conn = Connection::open_with_flags(path, flags)?;
+    configure_reader(&conn)?;
+    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if found != VERSION {
+        return Err(Error::Schema { path: path.to_owned(), found, supported: VERSION });
+    }
+    Ok(conn)
+}
+
+/// Pragmas for a read-only connection.
+pub fn configure_reader(conn: &Connection) -> Result<()> {
+    conn.execute_batch(
+        "
+        -- Wait for the writer's checkpoints instead of failing at once.
+        PRAGMA busy_timeout = 5000;
+        -- Readers never write, whatever a caller's SQL says.
+        PRAGMA query_only = ON;
+        ",
+    )?;
+    Ok(())
+}
+
+enum Unusable {
+    Corrupt(String),
+    Newer(i64),
+    Other(Error),
+}
+
+impl Unusable {
+    fn into_error(self) -> Error {
+        match self {
+            Unusable::Other(e) => e,
+            Unusable::Corrupt(why) => Error::Sqlite(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+                Some(why),
+            )),
+            Unusable::Newer(found) => Error::Schema { path: PathBuf::new(), found, supported: VERSION },
+        }
+    }
+}
+
+impl From<rusqlite::Error> for Unusable {
+    fn from(e: rusqlite::Error) -> Self {
+        match e.sqlite_error_code() {
+            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => Unusable::Corrupt(e.to_string()),
+            _ => Unusable::Other(e.into()),
+        }
+    }
+}
+
+fn try_open_writer(path: &Path) -> Result<Connection, Unusable> {
+    let conn = Connection::open(path)?;
+    conn.execute_batch(
+        "
+        -- Wait for readers' locks instead of failing at once.
+        PRAGMA busy_timeout = 5000;
+        -- Readers (the HTTP server, sqlite3 users) never block the writer, nor it them.
+        PRAGMA journal_mode = WAL;
+        -- In WAL mode a commit survives a crash of this process; a power cut may lose the last
+        -- transactions, which the next catch-up re-reads from the transcripts (the index is derived).
+        PRAGMA synchronous = NORMAL;
+        -- A 16 MiB page cache: enough for batched inserts, and inside the indexer's memory bound.
+        PRAGMA cache_size = -16384;
+        ",
+    )?;
+    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if found > VERSION {
+        return Err(Unusable::Newer(found));
+    }
+    migrate(&conn, found)?;
+    Ok(conn)
+}
+
+/// Brings a database at version `found` to [`VERSION`], one step per transaction.
+fn migrate(conn: &Connection, found: i64) -> Result<(), Unusable> {
+    if found == 0 {
+        let empty: bool = conn.query_row("SELECT count(*) = 0 FROM sqlite_master", [], |r| r.get(0))?;
+        if !empty {
+            return Err(Unusable::Corrupt("tables present but no schema version".into()));
+        }
+        conn.execute_batch(&format!("BEGIN IMMEDIATE; {SCHEMA}\nPRAGMA user_version = {VERSION}; COMMIT;"))?;
+        tracing::info!(version = VERSION, "created index schema");
+        return Ok(());
+    }
+    for version in found..VERSION {
+        let step = MIGRATIONS[(version - 1) as usize];
+        conn.execute_batch(&format!("BEGIN IMMEDIATE; {step}\nPRAGMA user_version = {}; COMMIT;", version + 1))?;
+        tracing::info!(from = version, to = version + 1, "migrated index schema");
+    }
+    Ok(())
+}
+
+/// Renames `path` (and its WAL files) to `<path>.<why>-<unix seconds>`; returns the new name.
+fn move_aside(path: &Path, why: &str) -> Result<PathBuf> {
+    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".{why}-{secs}"));
+    let target = PathBuf::from(name);
+    std::fs::rename(path, &target).map_err(|e| Error::io(path, e))?;
+    for suffix in ["-wal", "-shm"] {
+        let mut side = path.as_os_str().to_owned();
+        side.push(suffix);
+        let mut side_target = target.as_os_str().to_owned();
+        side_target.push(suffix);
+        if Path::new(&side).exists() {
+            std::fs::rename(&side, &side_target).map_err(|e| Error::io(PathBuf::from(&side), e))?;
+        }
+    }
+    Ok(target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn objects(conn: &Connection) -> Vec<(String, String, Option<String>)> {
+        let mut stmt = conn
+            .prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    }
+
+    #[test]
+    fn every_old_version_migrates_to_the_fresh_schema() -> Result<()> {
+        let dir = tempfile::tempdir().unwrap();
+        let fresh = open_writer(&dir.path().join("fresh.sqlite3"))?;
+        assert_eq!(MIGRATIONS.len() as i64, VERSION - 1, "one migration per version step");
+        for version in 1..VERSION {
+            let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/schema-v{version}.sql"));
+            let old_sql = std::fs::read_to_string(&fixture).expect("keep each old schema as a fixture");
+            let path = dir.path().join(format!("v{version}.sqlite3"));
+            let old = Connection::open(&path)?;
+            old.execute_batch(&format!("{old_sql}\nPRAGMA user_version = {version};"))?;
+            drop(old);
+            let migrated = open_writer(&path)?;
+            assert_eq!(objects(&migrated), objects(&fresh), "v{version} migrated");
+        }
+        let version: i64 = fresh.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        assert_eq!(version, VERSION);
+        Ok(())
+    }
+
+    #[test]
+    fn newer_and_corrupt_files_are_moved_aside_not_deleted() -> Result<()> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(INDEX_FILE);
+        let newer = Connection::open(&path)?;
+        newer.execute_batch("CREATE TABLE future(x); PRAGMA user_version = 99;")?;
+        drop(newer);
+        let conn = open_writer(&path)?;
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        assert_eq!(version, VERSION);
+        drop(conn);
+        let names = |dir: &Path| -> Vec<String> {
+            let mut v: Vec<String> =
+                std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+            v.sort();
+            v
+        };
+        let moved: Vec<String> = names(dir.path()).into_iter().filter(|n| n.contains(".v99-")).collect();
+        assert_eq!(moved.len(), 1);
+        let kept = Connection::open(dir.path().join(&moved[0]))?;
+        let version: i64 = kept.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        assert_eq!(version, 99);
+
+        let corrupt = dir.path().join("corrupt.sqlite3");
+        std::fs::write(&corrupt, b"this is not a database, but somebody's data".repeat(200)).unwrap();
+        open_writer(&corrupt)?;
+        assert!(names(dir.path()).iter().any(|n| n.starts_with("corrupt.sqlite3.corrupt-")));
+        Ok(())
+    }
+
+    #[test]
+    fn reader_refuses_missing_and_other_versions() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(INDEX_FILE);
+        assert!(open_reader(&path).is_err());
+        Connection::open(&path).unwrap().execute_batch("PRAGMA user_version = 7;").unwrap();
+        assert!(matches!(open_reader(&path), Err(Error::Schema { found: 7, .. })));
+    }
+}

@@ -1,0 +1,521 @@
+//! The one writer: reads transcripts from their checkpoints and commits rows and checkpoint together.
+//!
+//! [`Indexer`] holds the only connection that writes, and a lock file so that a second scrollback
+//! process on the same data directory is refused. For each file it decides from the file's identity
+//! (device, inode), its fingerprint (blake3 of the first bytes) and the bytes just before the
+//! checkpoint whether to read on from the checkpoint or to re-index from the start; then it reads
+//! complete lines in bounded memory ([`crate::lines`]), and commits the new rows, the sessions they
+//! touch and the new checkpoint in one `BEGIN IMMEDIATE` transaction. A partial last line is left for
+//! the next pass. It never deletes the rows of a transcript that disappeared: they are marked gone.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use crate::db;
+use crate::entry::{self, Described};
+use crate::error::{Error, Result};
+use crate::lines::{Line, LineReader};
+use crate::tree::{self, Found};
+
+/// How many leading bytes of a file its fingerprint covers (fewer while the file is shorter).
+pub const FINGERPRINT_LEN: u64 = 4096;
+/// How many bytes just before the checkpoint are hashed to notice a rewrite that kept the start.
+pub const TAIL_LEN: u64 = 256;
+/// Lines written to SQLite at a time within a file's transaction.
+const BATCH_LINES: usize = 1024;
+/// Stored bytes written to SQLite at a time within a file's transaction.
+const BATCH_BYTES: usize = 8 << 20;
+
+/// Counts of one indexing pass.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Summary {
+    /// Files read (new bytes or re-indexed).
+    pub files: u64,
+    /// Complete lines indexed.
+    pub lines: u64,
+    /// Payloads stripped (media rows).
+    pub media: u64,
+    /// Lines recorded as invalid.
+    pub invalid: u64,
+    /// Transcript bytes read.
+    pub bytes: u64,
+    /// Files re-indexed from the start (truncated, replaced, rewritten).
+    pub reindexed: u64,
+    /// Transcripts newly seen gone.
+    pub gone: u64,
+    /// Wall time of the pass.
+    pub seconds: f64,
+}
+
+impl Summary {
+    fn add(&mut self, other: &Summary) {
+        self.files += other.files;
+        self.lines += other.lines;
+        self.media += other.media;
+        self.invalid += other.invalid;
+        self.bytes += other.bytes;
+        self.reindexed += other.reindexed;
+        self.gone += other.gone;
+    }
+}
+
+/// Told how far a pass has got, in transcript bytes (for a progress bar).
+pub trait Progress {
+    /// The pass will read about this many bytes.
+    fn start(&mut self, _total_bytes: u64) {}
+    /// This many more bytes were read.
+    fn advance(&mut self, _bytes: u64) {}
+}
+
+/// A [`Progress`] that shows nothing.
+#[derive(Debug, Default)]
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+/// What the index knows of one live file.
+#[derive(Debug, Clone)]
+struct FileRow {
+    id: i64,
+    dev: u64,
+    inode: u64,
+    fingerprint: String,
+    fingerprint_len: u64,
+    tail_hash: String,
+    checkpoint: u64,
+    lines: u64,
+}
+
+/// The index's writer. Only one exists per data directory at a time.
+pub struct Indexer {
+    conn: Connection,
+    data_dir: PathBuf,
+    _lock: File,
+    reader: LineReader,
+}
+
+impl std::fmt::Debug for Indexer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Indexer").field("data_dir", &self.data_dir).finish_non_exhaustive()
+    }
+}
+
+impl Indexer {
+    /// Opens the index in `data_dir` for writing, creating it if needed. Fails with
+    /// [`Error::Locked`] while another process holds it.
+    pub fn open(data_dir: &Path) -> Result<Indexer> {
+        std::fs::create_dir_all(data_dir).map_err(|e| Error::io(data_dir, e))?;
+        let lock_path = data_dir.join("scrollback.lock");
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| Error::io(&lock_path, e))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(Error::Locked { path: lock_path }),
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&lock_path, e)),
+        }
+        let conn = db::open_writer(&data_dir.join(db::INDEX_FILE))?;
+        Ok(Indexer { conn, data_dir: data_dir.to_owned(), _lock: lock, reader: LineReader::new() })
+    }
+
+    /// The data directory.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// The writer's connection, for reads that must see its latest commit.
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Brings the index up to date with every transcript under `root`: new bytes of known files,
+    /// new files, files rewritten, and files gone.
+    pub fn catch_up(&mut self, root: &Path, progress: &mut dyn Progress) -> Result<Summary> {
+        let started = Instant::now();
+        let found = tree::discover(root);
+        let known = self.known_sizes()?;
+        let total = found
+            .iter()
+            .map(|f| f.size.saturating_sub(known.get(&f.path).copied().unwrap_or(0)))
+            .sum();
+        progress.start(total);
+        let mut summary = Summary::default();
+        for file in &found {
+            match self.index_found(file, progress) {
+                Ok(s) => summary.add(&s),
+                // One unreadable file must not stop the others.
+                Err(e) => tracing::warn!(path = %file.path.display(), "not indexed: {e}"),
+            }
+        }
+        let seen: HashSet<&Path> = found.iter().map(|f| f.path.as_path()).collect();
+        summary.gone += self.mark_gone_under(root, &seen)?;
+        summary.seconds = started.elapsed().as_secs_f64();
+        Ok(summary)
+    }
+
+    /// Indexes one file's new bytes (or all of it, if it was rewritten). A path that no longer exists
+    /// is marked gone.
+    pub fn index_path(&mut self, path: &Path) -> Result<Summary> {
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_file() => {
+                let found = Found { path: path.to_owned(), dev: meta.dev(), inode: meta.ino(), size: meta.len() };
+                self.index_found(&found, &mut NoProgress)
+            }
+            Ok(_) => Ok(Summary::default()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let gone = self.mark_gone(path)?;
+                Ok(Summary { gone: gone as u64, ..Summary::default() })
+            }
+            Err(e) => Err(Error::io(path, e)),
+        }
+    }
+
+    fn known_sizes(&self) -> Result<HashMap<PathBuf, u64>> {
+        let mut stmt = self.conn.prepare("SELECT path, checkpoint FROM files WHERE state = 'live'")?;
+        let rows = stmt.query_map([], |r| Ok((PathBuf::from(r.get::<_, String>(0)?), r.get::<_, i64>(1)? as u64)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn file_row(&self, path: &str) -> Result<Option<FileRow>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT id, dev, inode, fingerprint, fingerprint_len, tail_hash, checkpoint, lines
+                 FROM files WHERE path = ?1 AND state = 'live'",
+                [path],
+                |r| {
+                    Ok(FileRow {
+                        id: r.get(0)?,
+                        dev: r.get::<_, i64>(1)? as u64,
+                        inode: r.get::<_, i64>(2)? as u64,
+                        fingerprint: r.get(3)?,
+                        fingerprint_len: r.get::<_, i64>(4)? as u64,
+                        tail_hash: r.get(5)?,
+                        checkpoint: r.get::<_, i64>(6)? as u64,
+                        lines: r.get::<_, i64>(7)? as u64,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    fn index_found(&mut self, found: &Found, progress: &mut dyn Progress) -> Result<Summary> {
+        let path = &found.path;
+        let path_str = path.to_str().ok_or_else(|| {
+            Error::io(path, std::io::Error::new(std::io::ErrorKind::InvalidData, "path is not UTF-8"))
+        })?;
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+        let (dev, inode, size) = (meta.dev(), meta.ino(), meta.len());
+        let row = self.file_row(path_str)?;
+
+        let reset_reason = match &row {
+            None => None,
+            Some(row) if (row.dev, row.inode) != (dev, inode) => Some("replaced by another file"),
+            Some(row) if size < row.checkpoint => Some("truncated"),
+            Some(row) if hash_range(&file, path, 0, row.fingerprint_len)? != row.fingerprint => {
+                Some("rewritten (its first bytes changed)")
+            }
+            Some(row) if tail_hash(&file, path, row.checkpoint)? != row.tail_hash => {
+                Some("rewritten (the bytes before the checkpoint changed)")
+            }
+            Some(row) if size == row.checkpoint => return Ok(Summary::default()),
+            Some(_) => None,
+        };
+        if let Some(reason) = reset_reason {
+            tracing::info!(path = %path.display(), "re-indexing from the start: {reason}");
+        }
+        let (start, lines_before) = match (&row, reset_reason) {
+            (Some(row), None) => (row.checkpoint, row.lines),
+            _ => (0, 0),
+        };
+
+        // One transaction per pass over a file: a re-index replaces the old rows atomically, and the
+        // checkpoint commits with the rows it covers. Rows are written in batches as lines are read,
+        // so memory stays bounded however long the file.
+        let file_session = session_from_path(path);
+        let Indexer { conn, reader, .. } = self;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let file_id = match &row {
+            None => {
+                tx.execute(
+                    "INSERT INTO files (path, session_id, dev, inode, fingerprint, fingerprint_len, tail_hash,
+                                        size, checkpoint, lines, state, indexed_at)
+                     VALUES (?1, ?2, ?3, ?4, '', 0, '', 0, 0, 0, 'live', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                    params![path_str, file_session, dev as i64, inode as i64],
+                )?;
+                tx.last_insert_rowid()
+            }
+            Some(row) => {
+                if reset_reason.is_some() {
+                    delete_file_rows(&tx, row.id)?;
+                }
+                row.id
+            }
+        };
+        let mut summary = Summary::default();
+        let mut batch = Vec::new();
+        let mut batch_bytes = 0usize;
+        let end = reader.read(&file, path, start, lines_before, |line: Line<'_>| {
+            progress.advance(line.advance);
+            summary.bytes += line.advance;
+            let described = entry::describe(line);
+            batch_bytes += described.stripped.as_ref().map_or(0, String::len);
+            batch.push(described);
+            if batch.len() >= BATCH_LINES || batch_bytes >= BATCH_BYTES {
+                write_entries(&tx, file_id, &file_session, &batch, &mut summary)?;
+                batch.clear();
+                batch_bytes = 0;
+            }
+            Ok(())
+        })?;
+        if end.checkpoint == start && reset_reason.is_none() && row.is_some() {
+            // Nothing complete was added: leave the file as it is.
+            return Ok(Summary { bytes: summary.bytes, ..Summary::default() });
+        }
+        write_entries(&tx, file_id, &file_session, &batch, &mut summary)?;
+        let fingerprint_len = end.size.min(FINGERPRINT_LEN);
+        tx.execute(
+            "UPDATE files SET dev = ?2, inode = ?3, fingerprint = ?4, fingerprint_len = ?5, tail_hash = ?6,
+                              size = ?7, checkpoint = ?8, lines = ?9,
+                              indexed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+             WHERE id = ?1",
+            params![
+                file_id,
+                dev as i64,
+                inode as i64,
+                hash_range(&file, path, 0, fingerprint_len)?,
+                fingerprint_len as i64,
+                tail_hash(&file, path, end.checkpoint)?,
+                end.size as i64,
+                end.checkpoint as i64,
+                end.lines as i64
+            ],
+        )?;
+        tx.commit()?;
+        summary.files = 1;
+        summary.reindexed = reset_reason.is_some() as u64;
+        tracing::debug!(path = %path.display(), from = start, to = end.checkpoint, lines = summary.lines, "indexed");
+        Ok(summary)
+    }
+
+    /// Marks every live file under `root` that is not in `seen` as gone.
+    fn mark_gone_under(&mut self, root: &Path, seen: &HashSet<&Path>) -> Result<u64> {
+        let mut stmt = self.conn.prepare("SELECT path FROM files WHERE state = 'live'")?;
+        let live: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        drop(stmt);
+        let mut gone = 0;
+        for path in live {
+            let path = PathBuf::from(path);
+            if path.starts_with(root) && !seen.contains(path.as_path()) && !path.is_file() {
+                gone += self.mark_gone(&path)? as u64;
+            }
+        }
+        Ok(gone)
+    }
+
+    /// Marks the live file at `path` gone, keeping its rows. Returns whether there was one.
+    pub fn mark_gone(&mut self, path: &Path) -> Result<bool> {
+        let Some(path_str) = path.to_str() else { return Ok(false) };
+        let changed = self.conn.execute(
+            "UPDATE files SET state = 'gone', gone_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+             WHERE path = ?1 AND state = 'live'",
+            [path_str],
+        )?;
+        if changed > 0 {
+            tracing::info!(path = %path.display(), "transcript is gone; its history is kept");
+        }
+        Ok(changed > 0)
+    }
+}
+
+/// The session id a file's name gives: `<sessionId>.jsonl`.
+pub fn session_from_path(path: &Path) -> String {
+    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// blake3 (hex) of `len` bytes of `file` from `offset`.
+fn hash_range(file: &File, path: &Path, offset: u64, len: u64) -> Result<String> {
+    let mut hasher = blake3::Hasher::new();
+    let mut buf = vec![0u8; len.min(64 * 1024) as usize];
+    let mut at = offset;
+    let end = offset + len;
+    while at < end {
+        let want = ((end - at) as usize).min(buf.len());
+        let n = file.read_at(&mut buf[..want], at).map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            // The file is shorter than it was: hash what is there, which will not match.
+            hasher.update(b"\0short");
+            break;
+        }
+        hasher.update(&buf[..n]);
+        at += n as u64;
+    }
+    Ok(hasher.finalize().to_hex().to_string())
+}
+
+fn tail_hash(file: &File, path: &Path, checkpoint: u64) -> Result<String> {
+    let len = checkpoint.min(TAIL_LEN);
+    hash_range(file, path, checkpoint - len, len)
+}
+
+/// Deletes a file's entries and everything that hangs off them, and fixes the sessions' counts.
+fn delete_file_rows(tx: &Connection, file_id: i64) -> Result<()> {
+    let mut stmt = tx.prepare("SELECT DISTINCT session_id FROM entries WHERE file_id = ?1")?;
+    let sessions: Vec<String> = stmt.query_map([file_id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    drop(stmt);
+    tx.execute("DELETE FROM media WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?1)", [file_id])?;
+    tx.execute("DELETE FROM failed_images WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?1)", [file_id])?;
+    tx.execute("DELETE FROM entries WHERE file_id = ?1", [file_id])?;
+    for session in sessions {
+        recount_session(tx, &session)?;
+    }
+    Ok(())
+}
+
+/// Recomputes a session's counts and time range from its rows (after rows were removed).
+fn recount_session(tx: &Connection, session: &str) -> Result<()> {
+    tx.execute(
+        "UPDATE sessions SET
+            entries = (SELECT count(*) FROM entries WHERE session_id = ?1 AND invalid IS NULL),
+            images = (SELECT count(*) FROM media m JOIN entries e ON e.id = m.entry_id
+                      WHERE e.session_id = ?1 AND m.ordinal IS NOT NULL)
+                   + (SELECT count(*) FROM failed_images f JOIN entries e ON e.id = f.entry_id
+                      WHERE e.session_id = ?1),
+            first_timestamp = (SELECT min(timestamp) FROM entries WHERE session_id = ?1),
+            last_timestamp = (SELECT max(timestamp) FROM entries WHERE session_id = ?1)
+         WHERE id = ?1",
+        [session],
+    )?;
+    Ok(())
+}
+
+/// What a batch adds to one session.
+#[derive(Debug, Default)]
+struct SessionDelta {
+    project: Option<String>,
+    title: Option<(u8, String)>,
+    first: Option<String>,
+    last: Option<String>,
+    entries: u64,
+    images: u64,
+}
+
+/// Inserts described lines of one file, adding to `summary`'s counts.
+fn write_entries(
+    tx: &Connection,
+    file_id: i64,
+    file_session: &str,
+    lines: &[Described],
+    summary: &mut Summary,
+) -> Result<()> {
+    let mut insert_entry = tx.prepare_cached(
+        "INSERT INTO entries (file_id, session_id, line, offset, length, uuid, parent_uuid, type, role, timestamp,
+                              is_sidechain, stripped, text, invalid)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+    )?;
+    let mut insert_media = tx.prepare_cached(
+        "INSERT INTO media (entry_id, ordinal, kind, offset, length, encoding, media_type, decoded_length, blake3)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?;
+    let mut insert_failed =
+        tx.prepare_cached("INSERT INTO failed_images (entry_id, ordinal, reason) VALUES (?1, ?2, ?3)")?;
+    let mut sessions: HashMap<&str, SessionDelta> = HashMap::new();
+    for d in lines {
+        let session = d.meta.session_id.as_deref().unwrap_or(file_session);
+        insert_entry.execute(params![
+            file_id,
+            session,
+            d.line as i64,
+            d.offset as i64,
+            d.length as i64,
+            d.meta.uuid,
+            d.meta.parent_uuid,
+            d.meta.kind,
+            d.meta.role,
+            d.meta.timestamp,
+            d.meta.is_sidechain,
+            d.stripped,
+            d.meta.text,
+            d.invalid,
+        ])?;
+        let entry_id = tx.last_insert_rowid();
+        summary.lines += 1;
+        if d.invalid.is_some() {
+            summary.invalid += 1;
+            continue;
+        }
+        for span in &d.spans {
+            insert_media.execute(params![
+                entry_id,
+                span.ordinal,
+                span.kind.as_str(),
+                (d.offset + span.offset) as i64,
+                span.len as i64,
+                span.encoding.as_str(),
+                span.media_type,
+                span.decoded_len as i64,
+                span.blake3.to_hex().as_str(),
+            ])?;
+            summary.media += 1;
+        }
+        for failed in &d.failed_images {
+            insert_failed.execute(params![entry_id, failed.ordinal, failed.reason])?;
+        }
+        let delta = sessions.entry(session).or_default();
+        delta.entries += 1;
+        delta.images += d.image_blocks as u64;
+        if delta.project.is_none() {
+            delta.project.clone_from(&d.meta.cwd);
+        }
+        if let Some((rank, title)) = &d.meta.title {
+            // First user text: the first wins; titles and summaries: the latest wins.
+            let better = match &delta.title {
+                None => true,
+                Some((old, _)) => rank > old || (rank == old && *rank > 1),
+            };
+            if better {
+                delta.title = Some((*rank, title.clone()));
+            }
+        }
+        if let Some(ts) = &d.meta.timestamp {
+            if delta.first.as_ref().is_none_or(|f| ts < f) {
+                delta.first = Some(ts.clone());
+            }
+            if delta.last.as_ref().is_none_or(|l| ts > l) {
+                delta.last = Some(ts.clone());
+            }
+        }
+    }
+    let mut upsert = tx.prepare_cached(
+        "INSERT INTO sessions (id, project, title, title_rank, first_timestamp, last_timestamp, entries, images)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+         ON CONFLICT (id) DO UPDATE SET
+            project = coalesce(sessions.project, excluded.project),
+            title = CASE WHEN excluded.title_rank > sessions.title_rank
+                           OR (excluded.title_rank = sessions.title_rank AND excluded.title_rank > 1)
+                         THEN excluded.title ELSE sessions.title END,
+            title_rank = max(sessions.title_rank, excluded.title_rank),
+            first_timestamp = coalesce(min(sessions.first_timestamp, excluded.first_timestamp),
+                                       sessions.first_timestamp, excluded.first_timestamp),
+            last_timestamp = coalesce(max(sessions.last_timestamp, excluded.last_timestamp),
+                                      sessions.last_timestamp, excluded.last_timestamp),
+            entries = sessions.entries + excluded.entries,
+            images = sessions.images + excluded.images",
+    )?;
+    for (id, d) in sessions {
+        let (rank, title) = match d.title {
+            Some((rank, title)) => (rank, Some(title)),
+            None => (0, None),
+        };
+        upsert.execute(params![id, d.project, title, rank, d.first, d.last, d.entries as i64, d.images as i64])?;
+    }
+    Ok(())
+}

@@ -1,0 +1,1125 @@
+//! The scanner: the bytes of one transcript line in, media spans out.
+//!
+//! [`Scanner`] is a push tokenizer for one JSON document. It is fed the line in chunks of any size and
+//! keeps a few hundred bytes of state whatever the line's length: strings are skipped with `memchr`,
+//! and the strings that may be payloads (values of `data`, `base64`, `url` and `image_url`) are decoded
+//! as a stream into a blake3 hasher, never copied. When an object closes, its keys decide whether a
+//! candidate was a payload (SPEC section 1, "Media payloads"); when the line ends, image blocks under
+//! `message.content` are numbered in the order in which they begin.
+//!
+//! [`strip`] then builds the stored line by replacing each span with [`STRIPPED_MEDIA_MARKER`], and
+//! [`restore`] puts payloads back. JSON that merely *quotes* an image block inside a text string is
+//! one string to the tokenizer, so decoys stay text.
+//!
+//! This module does no I/O and never touches SQLite. It does not fully validate JSON: a line it
+//! accepts is checked by parsing the stripped line (small) with serde_json, and a payload it strips
+//! holds only base64 characters and JSON escapes, so the original line is valid exactly when the
+//! stripped one is.
+
+use std::fmt;
+
+use crate::b64::Base64Stream;
+
+/// The text that replaces every payload in a stored line.
+pub const STRIPPED_MEDIA_MARKER: &str = "STRIPPED_MEDIA_MARKER";
+
+/// Deepest nesting the scanner follows; deeper lines are refused (serde_json's own limit is 128).
+pub const MAX_DEPTH: usize = 512;
+
+/// Longest data-URL header (`data:image/png;base64,`) the scanner accepts.
+const MAX_DATA_URL_HEADER: usize = 256;
+/// Longest `type` / `media_type` value kept; longer ones are treated as unknown.
+const MAX_SMALL: usize = 128;
+/// Longest key that can matter; longer keys are "other".
+const MAX_KEY: usize = 16;
+
+/// How a payload is written in the line. Stored in `media.encoding`; the names are a frozen format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Encoding {
+    /// Base64 characters only, between the quotes.
+    Base64,
+    /// Base64 with JSON escapes inside (`\/`, `\n` line wraps, `\uXXXX`).
+    Base64Escaped,
+    /// `data:<type>;base64,<base64>`, no escapes.
+    DataUrl,
+    /// A data URL with JSON escapes inside.
+    DataUrlEscaped,
+}
+
+impl Encoding {
+    /// The name stored in the index.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Encoding::Base64 => "base64",
+            Encoding::Base64Escaped => "base64-escaped",
+            Encoding::DataUrl => "data-url",
+            Encoding::DataUrlEscaped => "data-url-escaped",
+        }
+    }
+
+    /// Parses a stored name.
+    pub fn parse(s: &str) -> Option<Encoding> {
+        Some(match s {
+            "base64" => Encoding::Base64,
+            "base64-escaped" => Encoding::Base64Escaped,
+            "data-url" => Encoding::DataUrl,
+            "data-url-escaped" => Encoding::DataUrlEscaped,
+            _ => return None,
+        })
+    }
+
+    /// Whether the payload is a data URL (its base64 starts after the first comma).
+    pub fn is_data_url(self) -> bool {
+        matches!(self, Encoding::DataUrl | Encoding::DataUrlEscaped)
+    }
+
+    /// Whether JSON escapes must be decoded before the base64.
+    pub fn is_escaped(self) -> bool {
+        matches!(self, Encoding::Base64Escaped | Encoding::DataUrlEscaped)
+    }
+}
+
+impl fmt::Display for Encoding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a payload belongs to. Stored in `media.kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MediaKind {
+    /// The payload of an image block (`type` `image`, `image_url` or `input_image`).
+    Image,
+    /// The payload of a `document` block (PDF).
+    Document,
+    /// Any other payload: the `toolUseResult.file.base64` copy, attachments, bare base64 sources.
+    File,
+}
+
+impl MediaKind {
+    /// The name stored in the index.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MediaKind::Image => "image",
+            MediaKind::Document => "document",
+            MediaKind::File => "file",
+        }
+    }
+}
+
+/// One payload found in a line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Span {
+    /// Byte offset in the line of the string's first byte (just past the opening quote).
+    pub offset: u64,
+    /// Bytes of the string between its quotes, escapes included.
+    pub len: u64,
+    /// How the bytes are written.
+    pub encoding: Encoding,
+    /// `media_type`, `type` (for `file.base64`) or the data URL's type, when given.
+    pub media_type: Option<String>,
+    /// What the payload belongs to.
+    pub kind: MediaKind,
+    /// The image ordinal, for the payload of an image block under `message.content`.
+    pub ordinal: Option<u32>,
+    /// Length of the decoded bytes.
+    pub decoded_len: u64,
+    /// blake3 of the decoded bytes.
+    pub blake3: blake3::Hash,
+}
+
+/// An image block under `message.content` with nothing behind it (a failed upload): it takes an
+/// ordinal but has no span.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedImage {
+    /// The block's image ordinal.
+    pub ordinal: u32,
+    /// Byte offset of the block's `{` in the line.
+    pub offset: u64,
+    /// Why there is no payload.
+    pub reason: &'static str,
+}
+
+/// Why the scanner refused a line. The line is recorded as an invalid entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanError {
+    /// Byte offset in the line where it went wrong.
+    pub offset: u64,
+    /// What went wrong.
+    pub reason: &'static str,
+}
+
+impl fmt::Display for ScanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at byte {} of the line", self.reason, self.offset)
+    }
+}
+
+/// Everything the scanner found in one line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScanOutput {
+    /// Payloads in line order.
+    pub spans: Vec<Span>,
+    /// Image blocks under `message.content` without a payload, in ordinal order.
+    pub failed_images: Vec<FailedImage>,
+    /// Number of image blocks under `message.content` (with or without a payload).
+    pub image_blocks: u32,
+}
+
+/// A scanned line held in memory: [`scan`]'s result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scanned {
+    /// The line with every payload replaced by [`STRIPPED_MEDIA_MARKER`].
+    pub stripped: Vec<u8>,
+    /// What the scanner found.
+    pub output: ScanOutput,
+}
+
+/// Scans a whole line held in memory and strips it.
+pub fn scan(line: &[u8]) -> Result<Scanned, ScanError> {
+    let mut scanner = Scanner::new();
+    scanner.feed(line);
+    let output = scanner.finish()?;
+    let stripped = strip(line, &output.spans);
+    Ok(Scanned { stripped, output })
+}
+
+/// Builds the stored line: `line` with each span's bytes replaced by the marker.
+pub fn strip(line: &[u8], spans: &[Span]) -> Vec<u8> {
+    let removed: u64 = spans.iter().map(|s| s.len).sum();
+    let mut out =
+        Vec::with_capacity(line.len() - removed as usize + spans.len() * STRIPPED_MEDIA_MARKER.len());
+    let mut at = 0usize;
+    for span in spans {
+        out.extend_from_slice(&line[at..span.offset as usize]);
+        out.extend_from_slice(STRIPPED_MEDIA_MARKER.as_bytes());
+        at = (span.offset + span.len) as usize;
+    }
+    out.extend_from_slice(&line[at..]);
+    out
+}
+
+/// Where the stored-line offset of each span lands: the start of its marker in the stripped line.
+pub fn marker_offsets(spans: &[Span]) -> impl Iterator<Item = u64> + '_ {
+    let mut shift: i64 = 0;
+    spans.iter().map(move |span| {
+        let at = (span.offset as i64 + shift) as u64;
+        shift += STRIPPED_MEDIA_MARKER.len() as i64 - span.len as i64;
+        at
+    })
+}
+
+/// Puts payloads back into a stored line. `payload(i)` returns the original bytes of span `i`.
+/// Fails if the stored line has no marker where a span says it should.
+pub fn restore(
+    stripped: &[u8],
+    spans: &[Span],
+    mut payload: impl FnMut(usize) -> Vec<u8>,
+) -> Option<Vec<u8>> {
+    let marker = STRIPPED_MEDIA_MARKER.as_bytes();
+    let mut out = Vec::with_capacity(stripped.len());
+    let mut at = 0usize;
+    for (i, start) in marker_offsets(spans).enumerate() {
+        let start = start as usize;
+        if stripped.get(start..start + marker.len())? != marker || start < at {
+            return None;
+        }
+        out.extend_from_slice(&stripped[at..start]);
+        out.extend_from_slice(&payload(i));
+        at = start + marker.len();
+    }
+    out.extend_from_slice(&stripped[at..]);
+    Some(out)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tokenizer.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Expecting a value: line start, after `:`, after `,` in an array.
+    Value,
+    /// Just after `[`: a value or `]`.
+    ArrayFirst,
+    /// Just after `{`: a key or `}`.
+    ObjectFirst,
+    /// After `,` in an object: a key.
+    Key,
+    /// After a key: `:`.
+    Colon,
+    /// After a value: `,` or a closing bracket.
+    AfterValue,
+    /// Inside a string.
+    Str,
+    /// Just after a backslash in a string.
+    Escape,
+    /// Inside `\uXXXX`: this many hex digits still to come.
+    Unicode(u8),
+    /// Inside a number or `true` / `false` / `null`.
+    Literal,
+    /// The top-level value is complete: whitespace only.
+    Done,
+    /// The line is not JSON; the rest is ignored.
+    Broken,
+}
+
+/// The keys the scanner acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Key {
+    Type,
+    MediaType,
+    MimeType,
+    Data,
+    Base64,
+    Url,
+    ImageUrl,
+    Message,
+    Content,
+    Other,
+}
+
+impl Key {
+    fn from_bytes(b: &[u8]) -> Key {
+        match b {
+            b"type" => Key::Type,
+            b"media_type" => Key::MediaType,
+            b"mimeType" | b"mime_type" => Key::MimeType,
+            b"data" => Key::Data,
+            b"base64" => Key::Base64,
+            b"url" => Key::Url,
+            b"image_url" => Key::ImageUrl,
+            b"message" => Key::Message,
+            b"content" => Key::Content,
+            _ => Key::Other,
+        }
+    }
+}
+
+/// Where an object or array sits in the line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// The line's top-level value.
+    Top,
+    /// The top-level `message` object.
+    Message,
+    /// `message.content` or anything inside it.
+    InContent,
+    /// Anywhere else.
+    Other,
+}
+
+/// Why an image block has no payload, from the strings seen inside it; the larger wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Hint {
+    None,
+    Empty,
+    NotBase64,
+}
+
+impl Hint {
+    fn reason(self) -> &'static str {
+        match self {
+            Hint::None => "no payload",
+            Hint::Empty => "empty payload",
+            Hint::NotBase64 => "payload is not base64",
+        }
+    }
+}
+
+/// A finished candidate string, waiting for its object to close.
+#[derive(Debug)]
+struct Candidate {
+    key: Key,
+    offset: u64,
+    len: u64,
+    data_url: bool,
+    escaped: bool,
+    media_type: Option<String>,
+    decoded_len: u64,
+    blake3: blake3::Hash,
+}
+
+#[derive(Debug)]
+struct Frame {
+    object: bool,
+    start: u64,
+    role: Role,
+    key: Key,
+    ty: Option<String>,
+    media_type: Option<String>,
+    mime_type: Option<String>,
+    candidates: Vec<Candidate>,
+    /// Payloads decided in this frame or below, not yet claimed by a block.
+    pending: Vec<Span>,
+    hint: Hint,
+}
+
+impl Frame {
+    fn new(object: bool, start: u64, role: Role) -> Frame {
+        Frame {
+            object,
+            start,
+            role,
+            key: Key::Other,
+            ty: None,
+            media_type: None,
+            mime_type: None,
+            candidates: Vec::new(),
+            pending: Vec::new(),
+            hint: Hint::None,
+        }
+    }
+}
+
+/// What the current string is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StrRole {
+    /// An object key: kept (short ones only) to know what the value is.
+    Key,
+    /// The value of `type`, `media_type` or `mimeType`: kept (short ones only).
+    Small(Key),
+    /// The value of `data`, `base64`, `url` or `image_url`: may be a payload.
+    Candidate(Key),
+    /// Anything else: skipped.
+    Skip,
+}
+
+/// Where a candidate string is in its decoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// The first characters decide: a data URL or plain base64.
+    Sniff,
+    /// Inside a data URL's header, up to the comma.
+    Header,
+    /// Decoding base64.
+    Base64,
+    /// Not a payload; skipped to its end.
+    Rejected,
+}
+
+/// The state of the candidate string being read. One exists at a time (strings do not nest), and
+/// its buffers are reused from one candidate to the next.
+struct Decoder {
+    key: Key,
+    offset: u64,
+    mode: Mode,
+    data_url: bool,
+    escaped: bool,
+    empty: bool,
+    /// Decoded characters of the sniffed prefix or the data-URL header.
+    head: Vec<u8>,
+    media_type: Option<String>,
+    base64: Base64Stream,
+    hasher: blake3::Hasher,
+}
+
+impl Decoder {
+    fn new() -> Decoder {
+        Decoder {
+            key: Key::Other,
+            offset: 0,
+            mode: Mode::Rejected,
+            data_url: false,
+            escaped: false,
+            empty: true,
+            head: Vec::new(),
+            media_type: None,
+            base64: Base64Stream::new(),
+            hasher: blake3::Hasher::new(),
+        }
+    }
+
+    fn start(&mut self, key: Key, offset: u64) {
+        self.key = key;
+        self.offset = offset;
+        self.mode = if key == Key::Base64 { Mode::Base64 } else { Mode::Sniff };
+        self.data_url = false;
+        self.escaped = false;
+        self.empty = true;
+        self.head.clear();
+        self.media_type = None;
+        self.base64.reset();
+        self.hasher.reset();
+    }
+
+    /// Feeds characters of the string's decoded value.
+    fn push(&mut self, mut chars: &[u8]) {
+        if !chars.is_empty() {
+            self.empty = false;
+        }
+        while !chars.is_empty() {
+            match self.mode {
+                Mode::Rejected => return,
+                Mode::Base64 => {
+                    self.push_base64(chars);
+                    return;
+                }
+                Mode::Sniff => {
+                    let want = 5 - self.head.len();
+                    let take = want.min(chars.len());
+                    self.head.extend_from_slice(&chars[..take]);
+                    chars = &chars[take..];
+                    if self.head.len() < 5 && !b"data:".starts_with(&self.head) {
+                        self.sniffed_plain();
+                    } else if self.head.len() == 5 {
+                        if self.head == b"data:" {
+                            self.data_url = true;
+                            self.mode = Mode::Header;
+                            self.head.clear();
+                        } else {
+                            self.sniffed_plain();
+                        }
+                    }
+                }
+                Mode::Header => match memchr::memchr(b',', chars) {
+                    Some(i) => {
+                        self.head.extend_from_slice(&chars[..i]);
+                        chars = &chars[i + 1..];
+                        self.end_header();
+                    }
+                    None => {
+                        self.head.extend_from_slice(chars);
+                        if self.head.len() > MAX_DATA_URL_HEADER {
+                            self.mode = Mode::Rejected;
+                        }
+                        return;
+                    }
+                },
+            }
+        }
+    }
+
+    /// The first characters were not `data:`: plain base64 for `data`, nothing for a URL key.
+    fn sniffed_plain(&mut self) {
+        if self.key == Key::Data {
+            self.mode = Mode::Base64;
+            let head = std::mem::take(&mut self.head);
+            self.push_base64(&head);
+            self.head = head;
+        } else {
+            self.mode = Mode::Rejected;
+        }
+    }
+
+    fn end_header(&mut self) {
+        let header = &self.head;
+        if header.len() > MAX_DATA_URL_HEADER {
+            self.mode = Mode::Rejected;
+            return;
+        }
+        let mut params = header.split(|&b| b == b';');
+        let media_type = params.next().unwrap_or_default();
+        if !params.any(|p| p == b"base64") {
+            self.mode = Mode::Rejected;
+            return;
+        }
+        self.media_type = std::str::from_utf8(media_type)
+            .ok()
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned);
+        self.mode = Mode::Base64;
+    }
+
+    fn push_base64(&mut self, chars: &[u8]) {
+        let Decoder { base64, hasher, .. } = self;
+        base64.push(chars, &mut |d| {
+            hasher.update(d);
+        });
+        if base64.failed() {
+            self.mode = Mode::Rejected;
+        }
+    }
+
+    /// The closing quote at `end` (offset in the line): a candidate, or `Err(hint)` if it can't be
+    /// a payload.
+    fn finish(&mut self, end: u64) -> Result<Candidate, Hint> {
+        if self.empty {
+            return Err(Hint::Empty);
+        }
+        match self.mode {
+            Mode::Base64 => {}
+            Mode::Sniff if self.key == Key::Data => {
+                // Fewer than five characters, all of them a prefix of "data:"; decode them.
+                self.mode = Mode::Base64;
+                let head = std::mem::take(&mut self.head);
+                self.push_base64(&head);
+                if self.mode != Mode::Base64 {
+                    return Err(Hint::NotBase64);
+                }
+            }
+            // A URL that is not a data URL is a link, not a broken payload.
+            _ if !self.data_url && matches!(self.key, Key::Url | Key::ImageUrl) => return Err(Hint::None),
+            _ => return Err(Hint::NotBase64),
+        }
+        if self.base64.is_empty() {
+            // `"data:image/png;base64,"`: nothing behind the header.
+            return Err(Hint::Empty);
+        }
+        let Decoder { base64, hasher, .. } = self;
+        if !base64.finish(&mut |d| {
+            hasher.update(d);
+        }) {
+            return Err(Hint::NotBase64);
+        }
+        Ok(Candidate {
+            key: self.key,
+            offset: self.offset,
+            len: end - self.offset,
+            data_url: self.data_url,
+            escaped: self.escaped,
+            media_type: self.media_type.take(),
+            decoded_len: self.base64.decoded(),
+            blake3: self.hasher.finalize(),
+        })
+    }
+}
+
+/// A push tokenizer for one line. Feed it the line's bytes in chunks, then call [`Scanner::finish`].
+pub struct Scanner {
+    state: State,
+    /// Offset in the line of the next byte fed.
+    pos: u64,
+    stack: Vec<Frame>,
+    string: StrRole,
+    /// Decoded characters of a key or small value.
+    small: Vec<u8>,
+    small_overflow: bool,
+    /// Accumulated `\uXXXX` value.
+    code: u32,
+    decoder: Decoder,
+    /// Image blocks under `message.content`: where each begins, its payload, why it has none.
+    image_blocks: Vec<(u64, Option<Span>, Hint)>,
+    claimed: Vec<Span>,
+    error: Option<ScanError>,
+}
+
+impl Default for Scanner {
+    fn default() -> Self {
+        Scanner::new()
+    }
+}
+
+impl fmt::Debug for Scanner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scanner")
+            .field("state", &self.state)
+            .field("pos", &self.pos)
+            .field("depth", &self.stack.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+impl Scanner {
+    /// A scanner at the start of a line.
+    pub fn new() -> Scanner {
+        Scanner {
+            state: State::Value,
+            pos: 0,
+            stack: Vec::new(),
+            string: StrRole::Skip,
+            small: Vec::new(),
+            small_overflow: false,
+            code: 0,
+            decoder: Decoder::new(),
+            image_blocks: Vec::new(),
+            claimed: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// Makes the scanner ready for a new line, keeping its buffers.
+    pub fn reset(&mut self) {
+        self.state = State::Value;
+        self.pos = 0;
+        self.stack.clear();
+        self.image_blocks.clear();
+        self.claimed.clear();
+        self.error = None;
+    }
+
+    /// Bytes of the line fed so far.
+    pub fn position(&self) -> u64 {
+        self.pos
+    }
+
+    /// Feeds the next bytes of the line.
+    pub fn feed(&mut self, chunk: &[u8]) {
+        let base = self.pos;
+        let mut i = 0usize;
+        while i < chunk.len() {
+            match self.state {
+                State::Broken => break,
+                State::Str => {
+                    let rest = &chunk[i..];
+                    match memchr::memchr2(b'"', b'\\', rest) {
+                        None => {
+                            self.string_chars(rest);
+                            i = chunk.len();
+                        }
+                        Some(j) => {
+                            self.string_chars(&rest[..j]);
+                            i += j + 1;
+                            if rest[j] == b'"' {
+                                self.end_string(base + i as u64 - 1);
+                            } else {
+                                self.state = State::Escape;
+                            }
+                        }
+                    }
+                }
+                State::Escape => {
+                    let at = base + i as u64;
+                    let c = chunk[i];
+                    i += 1;
+                    let decoded = match c {
+                        b'"' => b'"',
+                        b'\\' => b'\\',
+                        b'/' => b'/',
+                        b'b' => 0x08,
+                        b'f' => 0x0c,
+                        b'n' => b'\n',
+                        b'r' => b'\r',
+                        b't' => b'\t',
+                        b'u' => {
+                            self.code = 0;
+                            self.state = State::Unicode(4);
+                            continue;
+                        }
+                        _ => {
+                            self.fail(at, "invalid escape in a string");
+                            continue;
+                        }
+                    };
+                    self.state = State::Str;
+                    self.escaped_char(decoded as u32);
+                }
+                State::Unicode(n) => {
+                    let at = base + i as u64;
+                    let c = chunk[i];
+                    i += 1;
+                    let Some(d) = (c as char).to_digit(16) else {
+                        self.fail(at, "invalid \\u escape in a string");
+                        continue;
+                    };
+                    self.code = self.code * 16 + d;
+                    if n == 1 {
+                        self.state = State::Str;
+                        self.escaped_char(self.code);
+                    } else {
+                        self.state = State::Unicode(n - 1);
+                    }
+                }
+                State::Literal => {
+                    let rest = &chunk[i..];
+                    match rest.iter().position(|&b| !(b.is_ascii_alphanumeric() || b"+-.".contains(&b))) {
+                        None => i = chunk.len(),
+                        Some(j) => {
+                            i += j;
+                            self.state = self.after_value();
+                        }
+                    }
+                }
+                _ => {
+                    let c = chunk[i];
+                    let at = base + i as u64;
+                    i += 1;
+                    if is_ws(c) {
+                        continue;
+                    }
+                    self.structural(c, at);
+                }
+            }
+        }
+        self.pos = base + chunk.len() as u64;
+    }
+
+    fn fail(&mut self, offset: u64, reason: &'static str) {
+        if self.error.is_none() {
+            self.error = Some(ScanError { offset, reason });
+        }
+        self.state = State::Broken;
+    }
+
+    fn after_value(&self) -> State {
+        if self.stack.is_empty() { State::Done } else { State::AfterValue }
+    }
+
+    fn structural(&mut self, c: u8, at: u64) {
+        match self.state {
+            State::Value | State::ArrayFirst => {
+                if c == b']' && self.state == State::ArrayFirst {
+                    self.close(false, at);
+                } else {
+                    self.value(c, at);
+                }
+            }
+            State::ObjectFirst | State::Key => {
+                if c == b'"' {
+                    self.string = StrRole::Key;
+                    self.small.clear();
+                    self.small_overflow = false;
+                    self.state = State::Str;
+                } else if c == b'}' && self.state == State::ObjectFirst {
+                    self.close(true, at);
+                } else {
+                    self.fail(at, "expected a key");
+                }
+            }
+            State::Colon => {
+                if c == b':' {
+                    self.state = State::Value;
+                } else {
+                    self.fail(at, "expected ':'");
+                }
+            }
+            State::AfterValue => match (c, self.stack.last().map(|f| f.object)) {
+                (b',', Some(true)) => self.state = State::Key,
+                (b',', Some(false)) => self.state = State::Value,
+                (b'}', Some(true)) => self.close(true, at),
+                (b']', Some(false)) => self.close(false, at),
+                _ => self.fail(at, "expected ',' or a closing bracket"),
+            },
+            State::Done => self.fail(at, "trailing characters after the JSON value"),
+            _ => unreachable!("string and literal states are handled in feed"),
+        }
+    }
+
+    fn value(&mut self, c: u8, at: u64) {
+        let (role, key) = match self.stack.last() {
+            None => (None, Key::Other),
+            Some(f) if f.object => (Some(f.role), f.key),
+            Some(f) => (Some(f.role), Key::Other),
+        };
+        match c {
+            b'"' => {
+                self.string = match key {
+                    Key::Type | Key::MediaType | Key::MimeType => {
+                        self.small.clear();
+                        self.small_overflow = false;
+                        StrRole::Small(key)
+                    }
+                    Key::Data | Key::Base64 | Key::Url | Key::ImageUrl => {
+                        self.decoder.start(key, at + 1);
+                        StrRole::Candidate(key)
+                    }
+                    _ => StrRole::Skip,
+                };
+                self.state = State::Str;
+            }
+            b'{' | b'[' => {
+                if self.stack.len() >= MAX_DEPTH {
+                    self.fail(at, "nesting too deep");
+                    return;
+                }
+                let role = match (role, key) {
+                    (None, _) => Role::Top,
+                    (Some(Role::Top), Key::Message) if c == b'{' => Role::Message,
+                    (Some(Role::Message), Key::Content) => Role::InContent,
+                    (Some(Role::InContent), _) => Role::InContent,
+                    _ => Role::Other,
+                };
+                let object = c == b'{';
+                self.stack.push(Frame::new(object, at, role));
+                self.state = if object { State::ObjectFirst } else { State::ArrayFirst };
+            }
+            b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => self.state = State::Literal,
+            _ => self.fail(at, "expected a JSON value"),
+        }
+    }
+
+    fn string_chars(&mut self, chars: &[u8]) {
+        match self.string {
+            StrRole::Skip => {}
+            StrRole::Key | StrRole::Small(_) => {
+                let cap = if self.string == StrRole::Key { MAX_KEY } else { MAX_SMALL };
+                if self.small.len() + chars.len() > cap {
+                    self.small_overflow = true;
+                } else {
+                    self.small.extend_from_slice(chars);
+                }
+            }
+            StrRole::Candidate(_) => self.decoder.push(chars),
+        }
+    }
+
+    /// A character decoded from an escape (`code` is a UTF-16 unit for `\u`).
+    fn escaped_char(&mut self, code: u32) {
+        match self.string {
+            StrRole::Skip => {}
+            StrRole::Key | StrRole::Small(_) => match char::from_u32(code) {
+                Some(ch) => {
+                    let mut buf = [0u8; 4];
+                    self.string_chars(ch.encode_utf8(&mut buf).as_bytes());
+                }
+                // A surrogate half: such keys and types are not ones we act on.
+                None => self.small_overflow = true,
+            },
+            StrRole::Candidate(_) => {
+                self.decoder.escaped = true;
+                self.decoder.empty = false;
+                match code {
+                    // Line wraps inside base64.
+                    0x0a | 0x0d => {}
+                    c if c < 0x80 => self.decoder.push(&[c as u8]),
+                    _ => self.decoder.mode = Mode::Rejected,
+                }
+            }
+        }
+    }
+
+    fn end_string(&mut self, quote: u64) {
+        match self.string {
+            StrRole::Key => {
+                let key = if self.small_overflow { Key::Other } else { Key::from_bytes(&self.small) };
+                if let Some(f) = self.stack.last_mut() {
+                    f.key = key;
+                }
+                self.state = State::Colon;
+                return;
+            }
+            StrRole::Small(key) => {
+                let value = (!self.small_overflow)
+                    .then(|| String::from_utf8(self.small.clone()).ok())
+                    .flatten();
+                if let Some(f) = self.stack.last_mut() {
+                    match key {
+                        Key::Type => f.ty = value,
+                        Key::MediaType => f.media_type = value,
+                        _ => f.mime_type = value,
+                    }
+                }
+            }
+            StrRole::Candidate(_) => {
+                let result = self.decoder.finish(quote);
+                if let Some(f) = self.stack.last_mut() {
+                    match result {
+                        Ok(candidate) => f.candidates.push(candidate),
+                        Err(hint) => f.hint = f.hint.max(hint),
+                    }
+                }
+            }
+            StrRole::Skip => {}
+        }
+        self.state = self.after_value();
+    }
+
+    fn close(&mut self, object: bool, at: u64) {
+        let Some(mut frame) = self.stack.pop() else {
+            self.fail(at, "unbalanced bracket");
+            return;
+        };
+        debug_assert_eq!(frame.object, object);
+        if object {
+            self.decide(&mut frame);
+        }
+        let block = if object { frame.ty.as_deref() } else { None };
+        let image = matches!(block, Some("image" | "image_url" | "input_image"));
+        if image || block == Some("document") {
+            let kind = if image { MediaKind::Image } else { MediaKind::Document };
+            let mut pending = std::mem::take(&mut frame.pending);
+            pending.sort_by_key(|s| s.offset);
+            let mut first = None;
+            for mut span in pending {
+                span.kind = kind;
+                if image && frame.role == Role::InContent && first.is_none() {
+                    first = Some(span);
+                } else {
+                    self.claimed.push(span);
+                }
+            }
+            if image && frame.role == Role::InContent {
+                self.image_blocks.push((frame.start, first, frame.hint));
+            }
+        } else if let Some(parent) = self.stack.last_mut() {
+            parent.pending.append(&mut frame.pending);
+            parent.hint = parent.hint.max(frame.hint);
+        } else {
+            self.claimed.append(&mut frame.pending);
+        }
+        self.state = self.after_value();
+    }
+
+    /// At an object's close: which of its candidate strings are payloads.
+    fn decide(&mut self, frame: &mut Frame) {
+        let ty = frame.ty.as_deref();
+        for c in frame.candidates.drain(..) {
+            let media_type = if c.data_url {
+                c.media_type
+            } else {
+                match c.key {
+                    Key::Data if ty == Some("base64") => frame.media_type.clone(),
+                    Key::Base64 => ty
+                        .filter(|t| t.contains('/'))
+                        .map(str::to_owned)
+                        .or_else(|| frame.media_type.clone())
+                        .or_else(|| frame.mime_type.clone()),
+                    _ => {
+                        frame.hint = frame.hint.max(Hint::NotBase64);
+                        continue;
+                    }
+                }
+            };
+            let encoding = match (c.data_url, c.escaped) {
+                (false, false) => Encoding::Base64,
+                (false, true) => Encoding::Base64Escaped,
+                (true, false) => Encoding::DataUrl,
+                (true, true) => Encoding::DataUrlEscaped,
+            };
+            frame.pending.push(Span {
+                offset: c.offset,
+                len: c.len,
+                encoding,
+                media_type,
+                kind: MediaKind::File,
+                ordinal: None,
+                decoded_len: c.decoded_len,
+                blake3: c.blake3,
+            });
+        }
+    }
+
+    /// Ends the line: the payloads found, or why the line is not JSON.
+    pub fn finish(mut self) -> Result<ScanOutput, ScanError> {
+        self.finish_mut()
+    }
+
+    /// [`Scanner::finish`] for a scanner that is reused (call [`Scanner::reset`] next).
+    pub fn finish_mut(&mut self) -> Result<ScanOutput, ScanError> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        match self.state {
+            State::Done => {}
+            State::Literal if self.stack.is_empty() => {}
+            State::Value if self.stack.is_empty() => {
+                return Err(ScanError { offset: self.pos, reason: "empty line" });
+            }
+            _ => return Err(ScanError { offset: self.pos, reason: "unexpected end of line" }),
+        }
+        let mut blocks = std::mem::take(&mut self.image_blocks);
+        blocks.sort_by_key(|b| b.0);
+        let mut spans = std::mem::take(&mut self.claimed);
+        let mut failed_images = Vec::new();
+        let image_blocks = blocks.len() as u32;
+        for (ordinal, (start, found, hint)) in blocks.into_iter().enumerate() {
+            let ordinal = ordinal as u32;
+            match found {
+                Some(span) => spans.push(Span { ordinal: Some(ordinal), ..span }),
+                None => failed_images.push(FailedImage { ordinal, offset: start, reason: hint.reason() }),
+            }
+        }
+        spans.sort_by_key(|s| s.offset);
+        Ok(ScanOutput { spans, failed_images, image_blocks })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b64(bytes: &[u8]) -> String {
+        base64_simd::STANDARD.encode_to_string(bytes)
+    }
+
+    #[test]
+    fn image_block_in_content_gets_ordinal_and_is_stripped() {
+        let data = b64(b"\x89PNG fake");
+        let line = format!(
+            r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"text","text":"hi"}},{{"type":"image","source":{{"type":"base64","media_type":"image/png","data":"{data}"}}}}]}}}}"#
+        );
+        let s = scan(line.as_bytes()).unwrap();
+        assert_eq!(s.output.spans.len(), 1);
+        let span = &s.output.spans[0];
+        assert_eq!(span.ordinal, Some(0));
+        assert_eq!(span.kind, MediaKind::Image);
+        assert_eq!(span.media_type.as_deref(), Some("image/png"));
+        assert_eq!(span.blake3, blake3::hash(b"\x89PNG fake"));
+        assert_eq!(&line.as_bytes()[span.offset as usize..][..span.len as usize], data.as_bytes());
+        let stripped = String::from_utf8(s.stripped.clone()).unwrap();
+        assert!(stripped.contains(r#""data":"STRIPPED_MEDIA_MARKER""#));
+        let back = restore(&s.stripped, &s.output.spans, |_| data.clone().into_bytes()).unwrap();
+        assert_eq!(back, line.as_bytes());
+    }
+
+    #[test]
+    fn data_before_type_and_escapes() {
+        let line = r#"{"message":{"content":[{"source":{"data":"aGV\/\nbG8=","media_type":"image/png","type":"base64"},"type":"image"}]}}"#;
+        let s = scan(line.as_bytes()).unwrap();
+        assert_eq!(s.output.spans.len(), 1);
+        assert_eq!(s.output.spans[0].encoding, Encoding::Base64Escaped);
+        let expected = base64_simd::STANDARD.decode_to_vec("aGV/bG8=").unwrap();
+        assert_eq!(s.output.spans[0].blake3, blake3::hash(&expected));
+    }
+
+    #[test]
+    fn failed_upload_takes_an_ordinal() {
+        let line = r#"{"message":{"content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":""}},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]}}"#;
+        let s = scan(line.as_bytes()).unwrap();
+        assert_eq!(s.output.image_blocks, 2);
+        assert_eq!(s.output.failed_images, vec![FailedImage { ordinal: 0, offset: 23, reason: "empty payload" }]);
+        assert_eq!(s.output.spans[0].ordinal, Some(1));
+    }
+
+    #[test]
+    fn decoy_stays_text() {
+        let line = r#"{"message":{"content":[{"type":"text","text":"{\"type\":\"image\",\"source\":{\"type\":\"base64\",\"data\":\"AAAA\"}}"}]}}"#;
+        let s = scan(line.as_bytes()).unwrap();
+        assert!(s.output.spans.is_empty());
+        assert_eq!(s.stripped, line.as_bytes());
+    }
+
+    #[test]
+    fn data_urls_and_file_base64() {
+        let line = r#"{"toolUseResult":{"type":"image","file":{"base64":"AAAA","type":"image/jpeg"}},"message":{"content":[{"type":"image_url","image_url":{"url":"data:image/gif;base64,R0lG"}},{"type":"image","url":"data:image/webp;base64,UklG"}]}}"#;
+        let s = scan(line.as_bytes()).unwrap();
+        let got: Vec<_> = s
+            .output
+            .spans
+            .iter()
+            .map(|s| (s.kind, s.ordinal, s.media_type.clone().unwrap(), s.encoding))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (MediaKind::Image, None, "image/jpeg".into(), Encoding::Base64),
+                (MediaKind::Image, Some(0), "image/gif".into(), Encoding::DataUrl),
+                (MediaKind::Image, Some(1), "image/webp".into(), Encoding::DataUrl),
+            ]
+        );
+    }
+
+    #[test]
+    fn chunked_feeding_matches_whole() {
+        let data = b64(&(0..100_000u32).map(|i| (i * 7) as u8).collect::<Vec<_>>());
+        let line = format!(
+            r#"{{"message":{{"content":[{{"type":"image","source":{{"type":"base64","media_type":"image/png","data":"{data}"}}}}]}},"x":"\u00e9\"","n":[1,-2.5e3,true,null]}}"#
+        );
+        let whole = scan(line.as_bytes()).unwrap().output;
+        for size in [1, 3, 7, 4096] {
+            let mut s = Scanner::new();
+            for chunk in line.as_bytes().chunks(size) {
+                s.feed(chunk);
+            }
+            assert_eq!(s.finish().unwrap(), whole, "chunk size {size}");
+        }
+    }
+
+    #[test]
+    fn broken_lines_are_errors() {
+        for line in [&b"{\"a\":"[..], b"not json", b"{\"a\":1}}", b"", b"{\"a\" 1}", b"[1,]x"] {
+            assert!(scan(line).is_err(), "{:?}", String::from_utf8_lossy(line));
+        }
+        assert!(scan(b"  {\"a\":[]}\r").is_ok());
+    }
+
+    #[test]
+    fn not_base64_is_not_stripped() {
+        let line = r#"{"source":{"type":"base64","data":"[trimmed for fixture]"}}"#;
+        let s = scan(line.as_bytes()).unwrap();
+        assert!(s.output.spans.is_empty());
+    }
+}

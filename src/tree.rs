@@ -1,0 +1,98 @@
+//! Finding transcripts: every `*.jsonl` file under the root, recursively.
+//!
+//! Symlinked directories are followed (a directory reached twice, through a link or a cycle, is read
+//! once); symlinked files are indexed at the path where they were found. A file reachable by several
+//! paths (hard links, or a symlink beside its target) is one file: the first path in sorted order
+//! wins. Unreadable directories are logged and skipped. No file is opened here.
+
+use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// A transcript found on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// Where it was found.
+    pub path: PathBuf,
+    /// Device and inode: the file's identity.
+    pub dev: u64,
+    /// Inode number.
+    pub inode: u64,
+    /// Size when found.
+    pub size: u64,
+}
+
+/// Whether `path` names a transcript (ends in `.jsonl`).
+pub fn is_transcript(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "jsonl")
+}
+
+/// Every transcript under `root`, in path order (component by component), one per file identity.
+pub fn discover(root: &Path) -> Vec<Found> {
+    let mut dirs_seen = HashSet::new();
+    let mut found = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(meta) = std::fs::metadata(&dir) else { continue };
+        if !dirs_seen.insert((meta.dev(), meta.ino())) {
+            continue;
+        }
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) => {
+                tracing::warn!(dir = %dir.display(), "cannot read directory: {e}");
+                continue;
+            }
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            // Follows symlinks: a link to a directory is walked, a link to a file is a file.
+            let Ok(meta) = std::fs::metadata(&path) else { continue };
+            if meta.is_dir() {
+                stack.push(path);
+            } else if meta.is_file() && is_transcript(&path) {
+                found.push(Found { path, dev: meta.dev(), inode: meta.ino(), size: meta.len() });
+            }
+        }
+    }
+    found.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut files_seen = HashSet::new();
+    found.retain(|f| {
+        let first = files_seen.insert((f.dev, f.inode));
+        if !first {
+            tracing::debug!(path = %f.path.display(), "another path to a file already found; skipped");
+        }
+        first
+    });
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_nested_files_follows_dir_links_and_dedupes_hard_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("p/s1/subagents")).unwrap();
+        std::fs::write(root.join("p/s1.jsonl"), "{}\n").unwrap();
+        std::fs::write(root.join("p/s1/subagents/agent-a.jsonl"), "{}\n").unwrap();
+        std::fs::write(root.join("p/notes.txt"), "x").unwrap();
+        std::fs::hard_link(root.join("p/s1.jsonl"), root.join("p/z-link.jsonl")).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("o.jsonl"), "{}\n").unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("linked")).unwrap();
+        std::os::unix::fs::symlink(root, root.join("p/loop")).unwrap();
+        let names: Vec<_> =
+            discover(root).into_iter().map(|f| f.path.strip_prefix(root).unwrap().to_path_buf()).collect();
+        assert_eq!(
+            names,
+            vec![
+                PathBuf::from("linked/o.jsonl"),
+                PathBuf::from("p/s1/subagents/agent-a.jsonl"),
+                PathBuf::from("p/s1.jsonl"),
+            ]
+        );
+    }
+}
