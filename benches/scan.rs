@@ -1,1 +1,68 @@
-fn main() {}
+//! The scanner's hot path: every byte of every transcript goes through `Scanner::feed`.
+//!
+//! - `image_line`: a 1 MB pasted-photo line (the real corpus's largest), where the time is the
+//!   payload's streaming base64 decode and blake3 hash;
+//! - `text_lines`: the real corpus's 1,881-line modern session (no photos), where the time is the
+//!   tokenizer walking keys and skipping strings;
+//! - `strip_and_parse`: what the indexer adds per line after scanning: the stripped line and its
+//!   serde_json parse for the columns and search text.
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use scrollback::scan::{self, Scanner};
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(format!(
+        "{}/tests/fixtures/real/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("the real corpus")
+}
+
+fn lines(bytes: &[u8]) -> Vec<&[u8]> {
+    bytes
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+fn bench(c: &mut Criterion) {
+    let image_file = fixture("ccl_0d3a8e6f_pasted-image_v1.0.43.jsonl");
+    let image_line = *lines(&image_file).iter().max_by_key(|l| l.len()).unwrap();
+    let text_file = fixture("spotter_fa812bfe_v2.1.39.jsonl");
+    let text_lines = lines(&text_file);
+
+    let mut group = c.benchmark_group("scan");
+    group.throughput(Throughput::Bytes(image_line.len() as u64));
+    group.bench_function("image_line", |b| {
+        let mut scanner = Scanner::new();
+        b.iter(|| {
+            scanner.reset();
+            scanner.feed(image_line);
+            scanner.finish_mut().unwrap()
+        })
+    });
+    group.throughput(Throughput::Bytes(text_file.len() as u64));
+    group.bench_function("text_lines", |b| {
+        let mut scanner = Scanner::new();
+        b.iter(|| {
+            for line in &text_lines {
+                scanner.reset();
+                scanner.feed(line);
+                scanner.finish_mut().unwrap();
+            }
+        })
+    });
+    group.bench_function("strip_and_parse", |b| {
+        b.iter(|| {
+            for line in &text_lines {
+                let scanned = scan::scan(line).unwrap();
+                let value: serde_json::Value = serde_json::from_slice(&scanned.stripped).unwrap();
+                scrollback::entry::meta(&value);
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

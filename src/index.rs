@@ -100,7 +100,9 @@ pub struct Indexer {
 
 impl std::fmt::Debug for Indexer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Indexer").field("data_dir", &self.data_dir).finish_non_exhaustive()
+        f.debug_struct("Indexer")
+            .field("data_dir", &self.data_dir)
+            .finish_non_exhaustive()
     }
 }
 
@@ -118,11 +120,18 @@ impl Indexer {
             .map_err(|e| Error::io(&lock_path, e))?;
         match lock.try_lock() {
             Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => return Err(Error::Locked { path: lock_path }),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::Locked { path: lock_path });
+            }
             Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&lock_path, e)),
         }
         let conn = db::open_writer(&data_dir.join(db::INDEX_FILE))?;
-        Ok(Indexer { conn, data_dir: data_dir.to_owned(), _lock: lock, reader: LineReader::new() })
+        Ok(Indexer {
+            conn,
+            data_dir: data_dir.to_owned(),
+            _lock: lock,
+            reader: LineReader::new(),
+        })
     }
 
     /// The data directory.
@@ -139,11 +148,16 @@ impl Indexer {
     /// new files, files rewritten, and files gone.
     pub fn catch_up(&mut self, root: &Path, progress: &mut dyn Progress) -> Result<Summary> {
         let started = Instant::now();
+        // Paths are stored absolute, so that media can be read from any working directory.
+        let root = &std::path::absolute(root).map_err(|e| Error::io(root, e))?;
         let found = tree::discover(root);
         let known = self.known_sizes()?;
         let total = found
             .iter()
-            .map(|f| f.size.saturating_sub(known.get(&f.path).copied().unwrap_or(0)))
+            .map(|f| {
+                f.size
+                    .saturating_sub(known.get(&f.path).copied().unwrap_or(0))
+            })
             .sum();
         progress.start(total);
         let mut summary = Summary::default();
@@ -163,23 +177,39 @@ impl Indexer {
     /// Indexes one file's new bytes (or all of it, if it was rewritten). A path that no longer exists
     /// is marked gone.
     pub fn index_path(&mut self, path: &Path) -> Result<Summary> {
+        let path = &std::path::absolute(path).map_err(|e| Error::io(path, e))?;
         match std::fs::metadata(path) {
             Ok(meta) if meta.is_file() => {
-                let found = Found { path: path.to_owned(), dev: meta.dev(), inode: meta.ino(), size: meta.len() };
+                let found = Found {
+                    path: path.to_owned(),
+                    dev: meta.dev(),
+                    inode: meta.ino(),
+                    size: meta.len(),
+                };
                 self.index_found(&found, &mut NoProgress)
             }
             Ok(_) => Ok(Summary::default()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let gone = self.mark_gone(path)?;
-                Ok(Summary { gone: gone as u64, ..Summary::default() })
+                Ok(Summary {
+                    gone: gone as u64,
+                    ..Summary::default()
+                })
             }
             Err(e) => Err(Error::io(path, e)),
         }
     }
 
     fn known_sizes(&self) -> Result<HashMap<PathBuf, u64>> {
-        let mut stmt = self.conn.prepare("SELECT path, checkpoint FROM files WHERE state = 'live'")?;
-        let rows = stmt.query_map([], |r| Ok((PathBuf::from(r.get::<_, String>(0)?), r.get::<_, i64>(1)? as u64)))?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT path, checkpoint FROM files WHERE state = 'live'")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                PathBuf::from(r.get::<_, String>(0)?),
+                r.get::<_, i64>(1)? as u64,
+            ))
+        })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -209,7 +239,10 @@ impl Indexer {
     fn index_found(&mut self, found: &Found, progress: &mut dyn Progress) -> Result<Summary> {
         let path = &found.path;
         let path_str = path.to_str().ok_or_else(|| {
-            Error::io(path, std::io::Error::new(std::io::ErrorKind::InvalidData, "path is not UTF-8"))
+            Error::io(
+                path,
+                std::io::Error::new(std::io::ErrorKind::InvalidData, "path is not UTF-8"),
+            )
         })?;
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let meta = file.metadata().map_err(|e| Error::io(path, e))?;
@@ -278,7 +311,10 @@ impl Indexer {
         })?;
         if end.checkpoint == start && reset_reason.is_none() && row.is_some() {
             // Nothing complete was added: leave the file as it is.
-            return Ok(Summary { bytes: summary.bytes, ..Summary::default() });
+            return Ok(Summary {
+                bytes: summary.bytes,
+                ..Summary::default()
+            });
         }
         write_entries(&tx, file_id, &file_session, &batch, &mut summary)?;
         let fingerprint_len = end.size.min(FINGERPRINT_LEN);
@@ -308,8 +344,12 @@ impl Indexer {
 
     /// Marks every live file under `root` that is not in `seen` as gone.
     fn mark_gone_under(&mut self, root: &Path, seen: &HashSet<&Path>) -> Result<u64> {
-        let mut stmt = self.conn.prepare("SELECT path FROM files WHERE state = 'live'")?;
-        let live: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT path FROM files WHERE state = 'live'")?;
+        let live: Vec<String> = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
         drop(stmt);
         let mut gone = 0;
         for path in live {
@@ -323,7 +363,9 @@ impl Indexer {
 
     /// Marks the live file at `path` gone, keeping its rows. Returns whether there was one.
     pub fn mark_gone(&mut self, path: &Path) -> Result<bool> {
-        let Some(path_str) = path.to_str() else { return Ok(false) };
+        let Some(path_str) = path.to_str() else {
+            return Ok(false);
+        };
         let changed = self.conn.execute(
             "UPDATE files SET state = 'gone', gone_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
              WHERE path = ?1 AND state = 'live'",
@@ -338,7 +380,9 @@ impl Indexer {
 
 /// The session id a file's name gives: `<sessionId>.jsonl`.
 pub fn session_from_path(path: &Path) -> String {
-    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// blake3 (hex) of `len` bytes of `file` from `offset`.
@@ -349,7 +393,9 @@ fn hash_range(file: &File, path: &Path, offset: u64, len: u64) -> Result<String>
     let end = offset + len;
     while at < end {
         let want = ((end - at) as usize).min(buf.len());
-        let n = file.read_at(&mut buf[..want], at).map_err(|e| Error::io(path, e))?;
+        let n = file
+            .read_at(&mut buf[..want], at)
+            .map_err(|e| Error::io(path, e))?;
         if n == 0 {
             // The file is shorter than it was: hash what is there, which will not match.
             hasher.update(b"\0short");
@@ -369,10 +415,18 @@ fn tail_hash(file: &File, path: &Path, checkpoint: u64) -> Result<String> {
 /// Deletes a file's entries and everything that hangs off them, and fixes the sessions' counts.
 fn delete_file_rows(tx: &Connection, file_id: i64) -> Result<()> {
     let mut stmt = tx.prepare("SELECT DISTINCT session_id FROM entries WHERE file_id = ?1")?;
-    let sessions: Vec<String> = stmt.query_map([file_id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    let sessions: Vec<String> = stmt
+        .query_map([file_id], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
     drop(stmt);
-    tx.execute("DELETE FROM media WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?1)", [file_id])?;
-    tx.execute("DELETE FROM failed_images WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?1)", [file_id])?;
+    tx.execute(
+        "DELETE FROM media WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?1)",
+        [file_id],
+    )?;
+    tx.execute(
+        "DELETE FROM failed_images WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?1)",
+        [file_id],
+    )?;
     tx.execute("DELETE FROM entries WHERE file_id = ?1", [file_id])?;
     for session in sessions {
         recount_session(tx, &session)?;
@@ -425,8 +479,9 @@ fn write_entries(
         "INSERT INTO media (entry_id, ordinal, kind, offset, length, encoding, media_type, decoded_length, blake3)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?;
-    let mut insert_failed =
-        tx.prepare_cached("INSERT INTO failed_images (entry_id, ordinal, reason) VALUES (?1, ?2, ?3)")?;
+    let mut insert_failed = tx.prepare_cached(
+        "INSERT INTO failed_images (entry_id, ordinal, reason) VALUES (?1, ?2, ?3)",
+    )?;
     let mut sessions: HashMap<&str, SessionDelta> = HashMap::new();
     for d in lines {
         let session = d.meta.session_id.as_deref().unwrap_or(file_session);
@@ -515,7 +570,16 @@ fn write_entries(
             Some((rank, title)) => (rank, Some(title)),
             None => (0, None),
         };
-        upsert.execute(params![id, d.project, title, rank, d.first, d.last, d.entries as i64, d.images as i64])?;
+        upsert.execute(params![
+            id,
+            d.project,
+            title,
+            rank,
+            d.first,
+            d.last,
+            d.entries as i64,
+            d.images as i64
+        ])?;
     }
     Ok(())
 }

@@ -187,8 +187,9 @@ pub fn scan(line: &[u8]) -> Result<Scanned, ScanError> {
 /// Builds the stored line: `line` with each span's bytes replaced by the marker.
 pub fn strip(line: &[u8], spans: &[Span]) -> Vec<u8> {
     let removed: u64 = spans.iter().map(|s| s.len).sum();
-    let mut out =
-        Vec::with_capacity(line.len() - removed as usize + spans.len() * STRIPPED_MEDIA_MARKER.len());
+    let mut out = Vec::with_capacity(
+        line.len() - removed as usize + spans.len() * STRIPPED_MEDIA_MARKER.len(),
+    );
     let mut at = 0usize;
     for span in spans {
         out.extend_from_slice(&line[at..span.offset as usize]);
@@ -432,7 +433,11 @@ impl Decoder {
     fn start(&mut self, key: Key, offset: u64) {
         self.key = key;
         self.offset = offset;
-        self.mode = if key == Key::Base64 { Mode::Base64 } else { Mode::Sniff };
+        self.mode = if key == Key::Base64 {
+            Mode::Base64
+        } else {
+            Mode::Sniff
+        };
         self.data_url = false;
         self.escaped = false;
         self.empty = true;
@@ -548,7 +553,9 @@ impl Decoder {
                 }
             }
             // A URL that is not a data URL is a link, not a broken payload.
-            _ if !self.data_url && matches!(self.key, Key::Url | Key::ImageUrl) => return Err(Hint::None),
+            _ if !self.data_url && matches!(self.key, Key::Url | Key::ImageUrl) => {
+                return Err(Hint::None);
+            }
             _ => return Err(Hint::NotBase64),
         }
         if self.base64.is_empty() {
@@ -715,7 +722,10 @@ impl Scanner {
                 }
                 State::Literal => {
                     let rest = &chunk[i..];
-                    match rest.iter().position(|&b| !(b.is_ascii_alphanumeric() || b"+-.".contains(&b))) {
+                    match rest
+                        .iter()
+                        .position(|&b| !(b.is_ascii_alphanumeric() || b"+-.".contains(&b)))
+                    {
                         None => i = chunk.len(),
                         Some(j) => {
                             i += j;
@@ -745,7 +755,11 @@ impl Scanner {
     }
 
     fn after_value(&self) -> State {
-        if self.stack.is_empty() { State::Done } else { State::AfterValue }
+        if self.stack.is_empty() {
+            State::Done
+        } else {
+            State::AfterValue
+        }
     }
 
     fn structural(&mut self, c: u8, at: u64) {
@@ -824,7 +838,11 @@ impl Scanner {
                 };
                 let object = c == b'{';
                 self.stack.push(Frame::new(object, at, role));
-                self.state = if object { State::ObjectFirst } else { State::ArrayFirst };
+                self.state = if object {
+                    State::ObjectFirst
+                } else {
+                    State::ArrayFirst
+                };
             }
             b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => self.state = State::Literal,
             _ => self.fail(at, "expected a JSON value"),
@@ -835,7 +853,11 @@ impl Scanner {
         match self.string {
             StrRole::Skip => {}
             StrRole::Key | StrRole::Small(_) => {
-                let cap = if self.string == StrRole::Key { MAX_KEY } else { MAX_SMALL };
+                let cap = if self.string == StrRole::Key {
+                    MAX_KEY
+                } else {
+                    MAX_SMALL
+                };
                 if self.small.len() + chars.len() > cap {
                     self.small_overflow = true;
                 } else {
@@ -874,7 +896,11 @@ impl Scanner {
     fn end_string(&mut self, quote: u64) {
         match self.string {
             StrRole::Key => {
-                let key = if self.small_overflow { Key::Other } else { Key::from_bytes(&self.small) };
+                let key = if self.small_overflow {
+                    Key::Other
+                } else {
+                    Key::from_bytes(&self.small)
+                };
                 if let Some(f) = self.stack.last_mut() {
                     f.key = key;
                 }
@@ -919,7 +945,11 @@ impl Scanner {
         let block = if object { frame.ty.as_deref() } else { None };
         let image = matches!(block, Some("image" | "image_url" | "input_image"));
         if image || block == Some("document") {
-            let kind = if image { MediaKind::Image } else { MediaKind::Document };
+            let kind = if image {
+                MediaKind::Image
+            } else {
+                MediaKind::Document
+            };
             let mut pending = std::mem::take(&mut frame.pending);
             pending.sort_by_key(|s| s.offset);
             let mut first = None;
@@ -996,9 +1026,17 @@ impl Scanner {
             State::Done => {}
             State::Literal if self.stack.is_empty() => {}
             State::Value if self.stack.is_empty() => {
-                return Err(ScanError { offset: self.pos, reason: "empty line" });
+                return Err(ScanError {
+                    offset: self.pos,
+                    reason: "empty line",
+                });
             }
-            _ => return Err(ScanError { offset: self.pos, reason: "unexpected end of line" }),
+            _ => {
+                return Err(ScanError {
+                    offset: self.pos,
+                    reason: "unexpected end of line",
+                });
+            }
         }
         let mut blocks = std::mem::take(&mut self.image_blocks);
         blocks.sort_by_key(|b| b.0);
@@ -1008,12 +1046,23 @@ impl Scanner {
         for (ordinal, (start, found, hint)) in blocks.into_iter().enumerate() {
             let ordinal = ordinal as u32;
             match found {
-                Some(span) => spans.push(Span { ordinal: Some(ordinal), ..span }),
-                None => failed_images.push(FailedImage { ordinal, offset: start, reason: hint.reason() }),
+                Some(span) => spans.push(Span {
+                    ordinal: Some(ordinal),
+                    ..span
+                }),
+                None => failed_images.push(FailedImage {
+                    ordinal,
+                    offset: start,
+                    reason: hint.reason(),
+                }),
             }
         }
         spans.sort_by_key(|s| s.offset);
-        Ok(ScanOutput { spans, failed_images, image_blocks })
+        Ok(ScanOutput {
+            spans,
+            failed_images,
+            image_blocks,
+        })
     }
 }
 
@@ -1038,7 +1087,10 @@ mod tests {
         assert_eq!(span.kind, MediaKind::Image);
         assert_eq!(span.media_type.as_deref(), Some("image/png"));
         assert_eq!(span.blake3, blake3::hash(b"\x89PNG fake"));
-        assert_eq!(&line.as_bytes()[span.offset as usize..][..span.len as usize], data.as_bytes());
+        assert_eq!(
+            &line.as_bytes()[span.offset as usize..][..span.len as usize],
+            data.as_bytes()
+        );
         let stripped = String::from_utf8(s.stripped.clone()).unwrap();
         assert!(stripped.contains(r#""data":"STRIPPED_MEDIA_MARKER""#));
         let back = restore(&s.stripped, &s.output.spans, |_| data.clone().into_bytes()).unwrap();
@@ -1060,7 +1112,14 @@ mod tests {
         let line = r#"{"message":{"content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":""}},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]}}"#;
         let s = scan(line.as_bytes()).unwrap();
         assert_eq!(s.output.image_blocks, 2);
-        assert_eq!(s.output.failed_images, vec![FailedImage { ordinal: 0, offset: 23, reason: "empty payload" }]);
+        assert_eq!(
+            s.output.failed_images,
+            vec![FailedImage {
+                ordinal: 0,
+                offset: 23,
+                reason: "empty payload"
+            }]
+        );
         assert_eq!(s.output.spans[0].ordinal, Some(1));
     }
 
@@ -1085,9 +1144,24 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                (MediaKind::Image, None, "image/jpeg".into(), Encoding::Base64),
-                (MediaKind::Image, Some(0), "image/gif".into(), Encoding::DataUrl),
-                (MediaKind::Image, Some(1), "image/webp".into(), Encoding::DataUrl),
+                (
+                    MediaKind::Image,
+                    None,
+                    "image/jpeg".into(),
+                    Encoding::Base64
+                ),
+                (
+                    MediaKind::Image,
+                    Some(0),
+                    "image/gif".into(),
+                    Encoding::DataUrl
+                ),
+                (
+                    MediaKind::Image,
+                    Some(1),
+                    "image/webp".into(),
+                    Encoding::DataUrl
+                ),
             ]
         );
     }
@@ -1110,7 +1184,14 @@ mod tests {
 
     #[test]
     fn broken_lines_are_errors() {
-        for line in [&b"{\"a\":"[..], b"not json", b"{\"a\":1}}", b"", b"{\"a\" 1}", b"[1,]x"] {
+        for line in [
+            &b"{\"a\":"[..],
+            b"not json",
+            b"{\"a\":1}}",
+            b"",
+            b"{\"a\" 1}",
+            b"[1,]x",
+        ] {
             assert!(scan(line).is_err(), "{:?}", String::from_utf8_lossy(line));
         }
         assert!(scan(b"  {\"a\":[]}\r").is_ok());

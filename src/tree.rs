@@ -33,7 +33,9 @@ pub fn discover(root: &Path) -> Vec<Found> {
     let mut found = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let Ok(meta) = std::fs::metadata(&dir) else { continue };
+        let Ok(meta) = std::fs::metadata(&dir) else {
+            continue;
+        };
         if !dirs_seen.insert((meta.dev(), meta.ino())) {
             continue;
         }
@@ -47,11 +49,18 @@ pub fn discover(root: &Path) -> Vec<Found> {
         for entry in entries.flatten() {
             let path = entry.path();
             // Follows symlinks: a link to a directory is walked, a link to a file is a file.
-            let Ok(meta) = std::fs::metadata(&path) else { continue };
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
             if meta.is_dir() {
                 stack.push(path);
             } else if meta.is_file() && is_transcript(&path) {
-                found.push(Found { path, dev: meta.dev(), inode: meta.ino(), size: meta.len() });
+                found.push(Found {
+                    path,
+                    dev: meta.dev(),
+                    inode: meta.ino(),
+                    size: meta.len(),
+                });
             }
         }
     }
@@ -84,8 +93,10 @@ mod tests {
         std::fs::write(outside.path().join("o.jsonl"), "{}\n").unwrap();
         std::os::unix::fs::symlink(outside.path(), root.join("linked")).unwrap();
         std::os::unix::fs::symlink(root, root.join("p/loop")).unwrap();
-        let names: Vec<_> =
-            discover(root).into_iter().map(|f| f.path.strip_prefix(root).unwrap().to_path_buf()).collect();
+        let names: Vec<_> = discover(root)
+            .into_iter()
+            .map(|f| f.path.strip_prefix(root).unwrap().to_path_buf())
+            .collect();
         assert_eq!(
             names,
             vec![

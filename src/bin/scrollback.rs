@@ -86,14 +86,18 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "scrollback=warn".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "scrollback=warn".into()),
         )
         .with_writer(std::io::stderr)
         .init();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            if e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)) {
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
                 return ExitCode::SUCCESS;
             }
             eprintln!("scrollback: {e:#}");
@@ -105,7 +109,11 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Index { dirs } => index(&dirs),
-        Command::Media { reference, data, output } => media_cmd(&reference, &data.resolve()?, output.as_deref()),
+        Command::Media {
+            reference,
+            data,
+            output,
+        } => media_cmd(&reference, &data.resolve()?, output.as_deref()),
     }
 }
 
@@ -117,8 +125,10 @@ impl Progress for Bar {
         if std::io::stderr().is_terminal() {
             let bar = indicatif::ProgressBar::new(total);
             bar.set_style(
-                indicatif::ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} {eta}")
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                indicatif::ProgressStyle::with_template(
+                    "{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} {eta}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
             );
             self.0 = Some(bar);
         }
@@ -175,15 +185,24 @@ fn media_cmd(reference: &str, data_dir: &Path, output: Option<&Path>) -> anyhow:
     match output {
         Some(path) => {
             // Decode next to the target and rename once verified: a mismatch leaves nothing behind.
-            let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-            let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("creating a file in {}", dir.display()))?;
+            let dir = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let mut tmp = tempfile::NamedTempFile::new_in(dir)
+                .with_context(|| format!("creating a file in {}", dir.display()))?;
             std::io::copy(&mut media::open(&record)?, tmp.as_file_mut()).map_err(fail)?;
-            tmp.persist(path).with_context(|| format!("writing {}", path.display()))?;
+            tmp.persist(path)
+                .with_context(|| format!("writing {}", path.display()))?;
         }
         None => {
             let mut stdout = std::io::stdout().lock();
             if stdout.is_terminal() {
-                bail!("refusing to write {} bytes of {} to a terminal: use -o FILE or redirect", record.decoded_length, record.media_type.as_deref().unwrap_or("media"));
+                bail!(
+                    "refusing to write {} bytes of {} to a terminal: use -o FILE or redirect",
+                    record.decoded_length,
+                    record.media_type.as_deref().unwrap_or("media")
+                );
             }
             // Verify first, so that standard output never gets a byte of a payload that changed.
             media::open(&record)?.verify()?;

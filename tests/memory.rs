@@ -1,0 +1,143 @@
+//! The memory bound: a 256 MB line (one giant photo) indexes, and streams back, with the process's
+//! peak RSS under 64 MB. Each measurement runs in a child process (this test binary re-executed with
+//! one test selected), which reports its own `VmHWM` from /proc/self/status.
+
+use std::io::{BufWriter, Read, Write};
+use std::path::Path;
+use std::process::Command;
+
+use base64::Engine;
+
+const LINE_BYTES: usize = 256 << 20;
+const LIMIT_KB: u64 = 64 * 1024;
+const CHILD_ENV: &str = "SCROLLBACK_TEST_MEMORY_CHILD";
+
+/// The photo's bytes, made in pieces so that the parent stays small too.
+fn photo_piece(i: u64) -> Vec<u8> {
+    crate::util::fake_png(i + 1, 3 * 65536)
+}
+
+/// Writes the line: a user message with one image whose base64 makes the line 256 MB. Returns the
+/// blake3 of the decoded photo.
+fn write_giant_line(path: &Path) -> (String, u64) {
+    let mut out = BufWriter::new(std::fs::File::create(path).unwrap());
+    out.write_all(
+        br#"{"type":"user","uuid":"giant","sessionId":"big","message":{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":""#,
+    )
+    .unwrap();
+    let mut hasher = blake3::Hasher::new();
+    let mut decoded = 0u64;
+    let pieces = (LINE_BYTES / (4 * 65536)) as u64;
+    for i in 0..pieces {
+        let piece = photo_piece(i);
+        hasher.update(&piece);
+        decoded += piece.len() as u64;
+        out.write_all(
+            base64::engine::general_purpose::STANDARD
+                .encode(&piece)
+                .as_bytes(),
+        )
+        .unwrap();
+    }
+    out.write_all(b"\"}}]}}\n").unwrap();
+    out.flush().unwrap();
+    (hasher.finalize().to_hex().to_string(), decoded)
+}
+
+fn peak_rss_kb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Runs `test` in a child process with `dir` passed along; returns the child's peak RSS in kB.
+fn in_child(test: &str, dir: &Path) -> u64 {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            test,
+            "--exact",
+            "--nocapture",
+            "--include-ignored",
+            "--test-threads",
+            "1",
+        ])
+        .env(CHILD_ENV, dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "child {test} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The harness may print "test name ... " on the same line before the child's own output.
+    let line = stdout
+        .lines()
+        .find_map(|l| l.split_once("peak-rss-kb "))
+        .expect("child reports its peak")
+        .1;
+    line.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_256_mb_line_indexes_and_streams_back_under_64_mb() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("projects/p");
+    std::fs::create_dir_all(&root).unwrap();
+    let (hash, decoded) = write_giant_line(&root.join("big.jsonl"));
+    std::fs::write(dir.path().join("expected"), format!("{hash} {decoded}")).unwrap();
+
+    let index_kb = in_child("memory::child_index", dir.path());
+    let media_kb = in_child("memory::child_media", dir.path());
+    eprintln!("peak RSS: index {index_kb} kB, media {media_kb} kB (limit {LIMIT_KB} kB)");
+    assert!(
+        index_kb < LIMIT_KB,
+        "indexing a 256 MB line peaked at {index_kb} kB"
+    );
+    assert!(
+        media_kb < LIMIT_KB,
+        "streaming a 256 MB line's photo peaked at {media_kb} kB"
+    );
+}
+
+fn child_dir() -> Option<std::path::PathBuf> {
+    std::env::var_os(CHILD_ENV).map(Into::into)
+}
+
+#[test]
+#[ignore = "run by a_256_mb_line_indexes_and_streams_back_under_64_mb in a child process"]
+fn child_index() {
+    let Some(dir) = child_dir() else { return };
+    let mut indexer = scrollback::Indexer::open(&dir.join("data")).unwrap();
+    let summary = indexer
+        .catch_up(&dir.join("projects"), &mut scrollback::NoProgress)
+        .unwrap();
+    assert_eq!((summary.lines, summary.media, summary.invalid), (1, 1, 0));
+    println!("peak-rss-kb {}", peak_rss_kb());
+}
+
+#[test]
+#[ignore = "run by a_256_mb_line_indexes_and_streams_back_under_64_mb in a child process"]
+fn child_media() {
+    let Some(dir) = child_dir() else { return };
+    let expected = std::fs::read_to_string(dir.join("expected")).unwrap();
+    let (hash, decoded) = expected.split_once(' ').unwrap();
+    let conn = scrollback::store::open(&dir.join("data")).unwrap();
+    let record = scrollback::store::media_by_ref(&conn, &"big/giant/0".parse().unwrap()).unwrap();
+    assert_eq!(record.blake3, hash);
+    let mut reader = scrollback::media::open(&record).unwrap();
+    let mut hasher = blake3::Hasher::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut total = 0u64;
+    loop {
+        let n = reader.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        total += n as u64;
+    }
+    assert_eq!(hasher.finalize().to_hex().as_str(), hash);
+    assert_eq!(total.to_string(), decoded);
+    println!("peak-rss-kb {}", peak_rss_kb());
+}

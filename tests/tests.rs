@@ -1,0 +1,9 @@
+//! The integration suite: one binary, one module per area. Every test works in its own temporary
+//! directory and runs the real `scrollback` binary where the CLI is what is tested.
+
+mod corpus;
+mod generated;
+mod memory;
+mod prop;
+mod reindex;
+mod util;
