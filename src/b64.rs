@@ -4,7 +4,8 @@
 /// Base64 characters decoded per batch.
 const BATCH: usize = 64 * 1024;
 
-/// A base64 decoder fed characters in pieces of any size. Holds at most one batch.
+/// A base64 decoder fed characters in pieces of any size. Holds at most one group of four
+/// characters between calls, and one batch of output.
 #[derive(Debug, Default)]
 pub struct Base64Stream {
     input: Vec<u8>,
@@ -43,8 +44,9 @@ impl Base64Stream {
         self.decoded == 0 && self.input.is_empty()
     }
 
-    /// Feeds base64 characters; decoded bytes go to `sink` a batch at a time.
-    pub fn push(&mut self, chars: &[u8], sink: &mut impl FnMut(&[u8])) {
+    /// Feeds base64 characters; decoded bytes go to `sink` a batch at a time. Whole groups of four
+    /// are decoded straight from `chars`; only a group cut between two calls is copied.
+    pub fn push(&mut self, mut chars: &[u8], sink: &mut impl FnMut(&[u8])) {
         if self.failed || chars.is_empty() {
             return;
         }
@@ -53,17 +55,34 @@ impl Base64Stream {
             self.failed = true;
             return;
         }
-        self.input.extend_from_slice(chars);
-        if self.input.len() >= BATCH {
-            let whole = self.input.len() / 4 * 4;
-            if self.decode(whole, true, sink) {
-                if self.padded && self.input.len() > whole {
-                    // Characters after padding.
-                    self.failed = true;
-                }
-                self.input.drain(..whole);
+        if !self.input.is_empty() {
+            let take = (4 - self.input.len()).min(chars.len());
+            self.input.extend_from_slice(&chars[..take]);
+            chars = &chars[take..];
+            if self.input.len() < 4 {
+                return;
+            }
+            let group = std::mem::take(&mut self.input);
+            let ok = self.decode(&group, true, sink);
+            self.input = group;
+            self.input.clear();
+            if !ok || (self.padded && !chars.is_empty()) {
+                self.failed = true;
+                return;
             }
         }
+        let whole = chars.len() / 4 * 4;
+        for batch in chars[..whole].chunks(BATCH) {
+            if self.padded || !self.decode(batch, true, sink) {
+                self.failed = true;
+                return;
+            }
+        }
+        if self.padded && whole < chars.len() {
+            self.failed = true;
+            return;
+        }
+        self.input.extend_from_slice(&chars[whole..]);
     }
 
     /// Decodes what is left. Returns `false` if the whole input was not base64.
@@ -71,14 +90,14 @@ impl Base64Stream {
         if self.failed {
             return false;
         }
-        let n = self.input.len();
-        let ok = self.decode(n, n.is_multiple_of(4), sink);
+        let rest = std::mem::take(&mut self.input);
+        let ok = self.decode(&rest, rest.len().is_multiple_of(4), sink);
+        self.input = rest;
         self.input.clear();
         ok
     }
 
-    fn decode(&mut self, n: usize, padded: bool, sink: &mut impl FnMut(&[u8])) -> bool {
-        let src = &self.input[..n];
+    fn decode(&mut self, src: &[u8], padded: bool, sink: &mut impl FnMut(&[u8])) -> bool {
         if src.is_empty() {
             return true;
         }
