@@ -19,6 +19,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use crate::db;
 use crate::entry::{self, Described};
 use crate::error::{Error, Result};
+use crate::events::{Bus, Event};
 use crate::lines::{End, Line, LineReader};
 use crate::tree::{self, Found};
 
@@ -100,6 +101,19 @@ pub struct Indexer {
     data_dir: PathBuf,
     _lock: File,
     reader: LineReader,
+    bus: Option<Bus>,
+    /// Files whose last line is incomplete: where their checkpoint was, and up to where we know there
+    /// is no newline after it. A long line arriving in pieces is then searched for its newline piece
+    /// by piece and scanned once, not once per piece.
+    partial: HashMap<PathBuf, Partial>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Partial {
+    dev: u64,
+    inode: u64,
+    checkpoint: u64,
+    no_newline_until: u64,
 }
 
 impl std::fmt::Debug for Indexer {
@@ -130,12 +144,28 @@ impl Indexer {
             Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&lock_path, e)),
         }
         let conn = db::open_writer(&data_dir.join(db::INDEX_FILE))?;
+        // A bulk load that was interrupted left its indexes and triggers aside: put them back.
+        end_bulk(&conn)?;
         Ok(Indexer {
             conn,
             data_dir: data_dir.to_owned(),
             _lock: lock,
             reader: LineReader::new(),
+            bus: None,
+            partial: HashMap::new(),
         })
+    }
+
+    /// Announces every commit on `bus` from now on.
+    pub fn set_bus(&mut self, bus: Bus) {
+        self.bus = Some(bus);
+    }
+
+    fn announce(&self, event: Event) {
+        if let Some(bus) = &self.bus {
+            // No receiver is not an error: nobody is listening yet.
+            let _ = bus.send(event);
+        }
     }
 
     /// The data directory.
@@ -263,7 +293,24 @@ impl Indexer {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let meta = file.metadata().map_err(|e| Error::io(path, e))?;
         let (dev, inode, size) = (meta.dev(), meta.ino(), meta.len());
-        let row = self.file_row(path_str)?;
+        let mut row = self.file_row(path_str)?;
+        if row.is_none() {
+            match self.same_file_elsewhere(path_str, dev, inode)? {
+                Elsewhere::HardLink(other) => {
+                    tracing::debug!(path = %path.display(), other = %other, "a hard link to a file already indexed; skipped");
+                    return Ok(Summary::default());
+                }
+                Elsewhere::Renamed(id) => {
+                    tracing::info!(path = %path.display(), "transcript was renamed; its rows follow it");
+                    self.conn.execute(
+                        "UPDATE files SET path = ?2 WHERE id = ?1",
+                        params![id, path_str],
+                    )?;
+                    row = self.file_row(path_str)?;
+                }
+                Elsewhere::Nowhere => {}
+            }
+        }
 
         let reset_reason = match &row {
             None => None,
@@ -285,6 +332,23 @@ impl Indexer {
             (Some(row), None) => (row.checkpoint, row.lines),
             _ => (0, 0),
         };
+        if reset_reason.is_none()
+            && let Some(known) = self.partial.get(path).copied()
+            && (known.dev, known.inode, known.checkpoint) == (dev, inode, start)
+            && known.no_newline_until <= size
+        {
+            // Only the incomplete last line grew: look for its newline in the new bytes alone.
+            if !has_newline(&file, path, known.no_newline_until, size)? {
+                self.partial.insert(
+                    path.clone(),
+                    Partial {
+                        no_newline_until: size,
+                        ..known
+                    },
+                );
+                return Ok(Summary::default());
+            }
+        }
 
         // One transaction per pass over a file: a re-index replaces the old rows atomically, and the
         // checkpoint commits with the rows it covers. Rows are written in batches as lines are read,
@@ -310,9 +374,18 @@ impl Indexer {
             }
         };
         let mut summary = Summary::default();
+        let mut touched: HashMap<String, (u64, u64)> = HashMap::new();
         let mut write = |batch: Batch| -> Result<()> {
             progress.advance(batch.advance);
             summary.bytes += batch.advance;
+            for d in &batch.lines {
+                let session = d.meta.session_id.as_deref().unwrap_or(&file_session);
+                let range = touched
+                    .entry(session.to_owned())
+                    .or_insert((d.line, d.line));
+                range.0 = range.0.min(d.line);
+                range.1 = range.1.max(d.line);
+            }
             write_entries(&tx, file_id, &file_session, &batch.lines, &mut summary)
         };
         let end = if size.saturating_sub(start) >= PIPELINE_BYTES {
@@ -363,6 +436,26 @@ impl Indexer {
             ],
         )?;
         tx.commit()?;
+        if end.size > end.checkpoint {
+            let partial = Partial {
+                dev,
+                inode,
+                checkpoint: end.checkpoint,
+                no_newline_until: end.size,
+            };
+            self.partial.insert(path.clone(), partial);
+        } else {
+            self.partial.remove(path);
+        }
+        for (session_id, (from_line, to_line)) in touched {
+            self.announce(Event::EntriesAppended {
+                session_id,
+                file_id,
+                from_line,
+                to_line,
+                replaced: reset_reason.is_some(),
+            });
+        }
         summary.files = 1;
         summary.reindexed = reset_reason.is_some() as u64;
         tracing::debug!(path = %path.display(), from = start, to = end.checkpoint, lines = summary.lines, "indexed");
@@ -393,16 +486,76 @@ impl Indexer {
         let Some(path_str) = path.to_str() else {
             return Ok(false);
         };
-        let changed = self.conn.execute(
-            "UPDATE files SET state = 'gone', gone_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-             WHERE path = ?1 AND state = 'live'",
-            [path_str],
-        )?;
-        if changed > 0 {
-            tracing::info!(path = %path.display(), "transcript is gone; its history is kept");
-        }
-        Ok(changed > 0)
+        self.partial.remove(path);
+        let gone: Option<(i64, String)> = self
+            .conn
+            .query_row(
+                "UPDATE files SET state = 'gone', gone_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+                 WHERE path = ?1 AND state = 'live' RETURNING id, session_id",
+                [path_str],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let Some((file_id, session_id)) = gone else {
+            return Ok(false);
+        };
+        tracing::info!(path = %path.display(), "transcript is gone; its history is kept");
+        self.announce(Event::SessionGone {
+            session_id,
+            file_id,
+        });
+        Ok(true)
     }
+
+    /// Whether a path new to the index is a file it already knows under another name.
+    fn same_file_elsewhere(&self, path: &str, dev: u64, inode: u64) -> Result<Elsewhere> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, path FROM files WHERE dev = ?1 AND inode = ?2 AND state = 'live' AND path != ?3",
+        )?;
+        let others: Vec<(i64, String)> = stmt
+            .query_map(params![dev as i64, inode as i64, path], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        for (id, other) in others {
+            match std::fs::metadata(&other) {
+                Ok(meta) if (meta.dev(), meta.ino()) == (dev, inode) => {
+                    return Ok(Elsewhere::HardLink(other));
+                }
+                _ => return Ok(Elsewhere::Renamed(id)),
+            }
+        }
+        Ok(Elsewhere::Nowhere)
+    }
+}
+
+/// A new path's file, known under another path.
+enum Elsewhere {
+    /// The other path is the same file still (a hard link): index it once.
+    HardLink(String),
+    /// The other path is no longer this file: it was renamed, and its row moves.
+    Renamed(i64),
+    Nowhere,
+}
+
+/// Whether `file` has a `\n` in `from..to`.
+fn has_newline(file: &File, path: &Path, from: u64, to: u64) -> Result<bool> {
+    let mut buf = vec![0u8; ((to - from) as usize).min(1 << 20)];
+    let mut at = from;
+    while at < to {
+        let want = ((to - at) as usize).min(buf.len());
+        let n = file
+            .read_at(&mut buf[..want], at)
+            .map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            return Ok(false);
+        }
+        if memchr::memchr(b'\n', &buf[..n]).is_some() {
+            return Ok(true);
+        }
+        at += n as u64;
+    }
+    Ok(false)
 }
 
 /// Lines read and described, ready to be written.

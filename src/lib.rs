@@ -31,6 +31,8 @@
 //! - [`index`]: the one writer: rows and checkpoint in one transaction.
 //! - [`store`]: read queries.
 //! - [`media`]: a recorded payload -> verified decoded bytes, as a stream.
+//! - [`tail`]: the live indexer: notify hints, periodic rescans, on the writer's own thread.
+//! - [`events`]: the bus the writer announces commits on.
 
 #![deny(missing_docs)]
 
@@ -38,11 +40,13 @@ mod b64;
 pub mod db;
 pub mod entry;
 mod error;
+pub mod events;
 pub mod index;
 pub mod lines;
 pub mod media;
 pub mod scan;
 pub mod store;
+pub mod tail;
 pub mod tree;
 
 pub use error::{Error, Result};

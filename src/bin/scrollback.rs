@@ -3,9 +3,11 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
+use scrollback::tail::{Tail, TailConfig};
 use scrollback::{Indexer, Progress, media, store};
 
 /// An embedded, SQLite-indexed store for AI chat transcripts.
@@ -18,6 +20,20 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Keep the index current: catch up on the transcript tree, then follow it live.
+    Serve {
+        #[command(flatten)]
+        dirs: Dirs,
+        /// Seconds between full rescans (they make the index right even when file events are lost).
+        #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+        rescan_secs: u64,
+        /// Poll the tree instead of using file events (network file systems, WSL).
+        #[arg(long)]
+        poll: bool,
+        /// Milliseconds between polls, with --poll.
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..))]
+        poll_ms: u64,
+    },
     /// Index the transcript tree once (only new bytes on a second run) and print a summary.
     Index {
         #[command(flatten)]
@@ -108,6 +124,12 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
+        Command::Serve {
+            dirs,
+            rescan_secs,
+            poll,
+            poll_ms,
+        } => serve(&dirs, rescan_secs, poll.then_some(poll_ms)),
         Command::Index { dirs } => index(&dirs),
         Command::Media {
             reference,
@@ -139,6 +161,45 @@ impl Progress for Bar {
             bar.inc(bytes);
         }
     }
+}
+
+fn serve(dirs: &Dirs, rescan_secs: u64, poll_ms: Option<u64>) -> anyhow::Result<()> {
+    let root = dirs.transcripts()?;
+    let data_dir = dirs.data.resolve()?;
+    if !root.is_dir() {
+        bail!("transcript directory {} does not exist", root.display());
+    }
+    let mut indexer = Indexer::open(&data_dir)?;
+    let bus = scrollback::events::bus();
+    indexer.set_bus(bus.clone());
+    let config = TailConfig {
+        root: root.clone(),
+        rescan_every: Duration::from_secs(rescan_secs),
+        poll: poll_ms.map(Duration::from_millis),
+    };
+    let tail = Tail::start(indexer, config)?;
+    eprintln!(
+        "scrollback: following {} (index in {})",
+        root.display(),
+        data_dir.display()
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(shutdown_signal())?;
+    eprintln!("scrollback: stopping");
+    tail.stop();
+    Ok(())
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() -> anyhow::Result<()> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        result = tokio::signal::ctrl_c() => result?,
+        _ = term.recv() => {}
+    }
+    Ok(())
 }
 
 fn index(dirs: &Dirs) -> anyhow::Result<()> {

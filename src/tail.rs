@@ -1,0 +1,252 @@
+//! The live indexer: a startup catch-up, then notify events as hints, and a periodic rescan.
+//!
+//! [`Tail::start`] moves the [`Indexer`] (the only writer) onto its own thread. A recursive notify
+//! watcher on the transcript root is created *before* the startup catch-up, so nothing written in
+//! between is missed; its events are only hints ("this path may have changed"), because events can
+//! be lost (queue overflow, network file systems, WSL). Correctness rests on the indexer itself:
+//! every hint, and every periodic rescan, compares the file's identity, fingerprint and checkpoint
+//! with the index and reads what is new. An event with notify's rescan flag, a new directory (whose
+//! files may predate its watch), or a removed directory triggers a catch-up of that subtree.
+//!
+//! Symlinked directories are followed by scans (see [`crate::tree`]); live events inside them depend
+//! on the watcher following them too (notify's inotify backend does), and the periodic rescan covers
+//! any other case. With [`TailConfig::poll`], notify's `PollWatcher` replaces the native watcher.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use notify::Watcher;
+
+use crate::error::{Error, Result};
+use crate::index::{Indexer, NoProgress};
+use crate::tree::is_transcript;
+
+/// How the live indexer runs.
+#[derive(Debug, Clone)]
+pub struct TailConfig {
+    /// The transcript root to watch.
+    pub root: PathBuf,
+    /// How often a full rescan runs even without events.
+    pub rescan_every: Duration,
+    /// Poll the tree at this interval instead of using native events (network file systems, WSL).
+    pub poll: Option<Duration>,
+}
+
+impl TailConfig {
+    /// Native events, and a rescan every 30 s.
+    pub fn new(root: impl Into<PathBuf>) -> TailConfig {
+        TailConfig {
+            root: root.into(),
+            rescan_every: Duration::from_secs(30),
+            poll: None,
+        }
+    }
+}
+
+/// A hint for the writer thread.
+#[derive(Debug)]
+enum Hint {
+    /// This transcript may have changed.
+    File(PathBuf),
+    /// This directory appeared or disappeared: catch up on everything under it.
+    Dir(PathBuf),
+    /// Events were lost: catch up on the whole tree.
+    Rescan,
+    Stop,
+}
+
+/// The running live indexer. Dropping it stops it.
+pub struct Tail {
+    hints: mpsc::Sender<Hint>,
+    thread: Option<JoinHandle<Indexer>>,
+    _watcher: Box<dyn Watcher + Send>,
+}
+
+impl std::fmt::Debug for Tail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tail").finish_non_exhaustive()
+    }
+}
+
+impl Tail {
+    /// Starts watching `config.root`, catches up on it, and keeps the index current until stopped.
+    pub fn start(mut indexer: Indexer, config: TailConfig) -> Result<Tail> {
+        let root = std::path::absolute(&config.root).map_err(|e| Error::io(&config.root, e))?;
+        if !root.is_dir() {
+            return Err(Error::io(
+                &root,
+                std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "the transcript directory does not exist",
+                ),
+            ));
+        }
+        let (hints, receive) = mpsc::channel();
+        let sender = hints.clone();
+        let handler = move |event: notify::Result<notify::Event>| {
+            for hint in hints_of(event) {
+                // The writer has stopped: nothing to tell.
+                let _ = sender.send(hint);
+            }
+        };
+        let notify_config = notify::Config::default().with_follow_symlinks(true);
+        let mut watcher: Box<dyn Watcher + Send> = match config.poll {
+            Some(interval) => Box::new(
+                notify::PollWatcher::new(handler, notify_config.with_poll_interval(interval))
+                    .map_err(watch_error(&root))?,
+            ),
+            None => Box::new(
+                notify::RecommendedWatcher::new(handler, notify_config)
+                    .map_err(watch_error(&root))?,
+            ),
+        };
+        watcher
+            .watch(&root, notify::RecursiveMode::Recursive)
+            .map_err(watch_error(&root))?;
+
+        let rescan_every = config.rescan_every;
+        let thread = std::thread::Builder::new()
+            .name("scrollback-writer".into())
+            .spawn(move || {
+                catch_up(&mut indexer, &root);
+                run(&mut indexer, &root, &receive, rescan_every);
+                indexer
+            })
+            .map_err(|e| Error::io(&config.root, e))?;
+        Ok(Tail {
+            hints,
+            thread: Some(thread),
+            _watcher: watcher,
+        })
+    }
+
+    /// Asks for a full catch-up now (as if events had been lost).
+    pub fn rescan(&self) {
+        let _ = self.hints.send(Hint::Rescan);
+    }
+
+    /// Stops watching, finishes the work in hand, and gives the indexer back.
+    pub fn stop(mut self) -> Option<Indexer> {
+        self.stop_thread()
+    }
+
+    fn stop_thread(&mut self) -> Option<Indexer> {
+        let _ = self.hints.send(Hint::Stop);
+        self.thread.take().and_then(|t| t.join().ok())
+    }
+}
+
+impl Drop for Tail {
+    fn drop(&mut self) {
+        self.stop_thread();
+    }
+}
+
+fn watch_error(root: &Path) -> impl Fn(notify::Error) -> Error + '_ {
+    move |e| Error::io(root, std::io::Error::other(format!("cannot watch: {e}")))
+}
+
+/// Turns one notify event into hints.
+fn hints_of(event: notify::Result<notify::Event>) -> Vec<Hint> {
+    let event = match event {
+        Ok(event) => event,
+        Err(e) => {
+            tracing::warn!("file watcher error, rescanning: {e}");
+            return vec![Hint::Rescan];
+        }
+    };
+    if event.need_rescan() {
+        return vec![Hint::Rescan];
+    }
+    let dir_event = matches!(
+        event.kind,
+        notify::EventKind::Create(notify::event::CreateKind::Folder)
+            | notify::EventKind::Remove(notify::event::RemoveKind::Folder)
+    );
+    event
+        .paths
+        .into_iter()
+        .filter_map(|path| {
+            if is_transcript(&path) {
+                Some(Hint::File(path))
+            } else if dir_event || path.is_dir() {
+                // A directory renamed into place, or created: its files may predate any watch on it.
+                Some(Hint::Dir(path))
+            } else if matches!(
+                event.kind,
+                notify::EventKind::Modify(notify::event::ModifyKind::Name(_))
+            ) || matches!(event.kind, notify::EventKind::Remove(_))
+            {
+                // A directory renamed away or removed reads as a plain path: its transcripts went too.
+                Some(Hint::Dir(path))
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+fn catch_up(indexer: &mut Indexer, dir: &Path) {
+    match indexer.catch_up(dir, &mut NoProgress) {
+        Ok(s) if s.files > 0 || s.gone > 0 => {
+            tracing::info!(dir = %dir.display(), files = s.files, lines = s.lines, gone = s.gone, "caught up");
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!(dir = %dir.display(), "catch-up failed: {e}"),
+    }
+}
+
+/// The writer loop: hints in batches, and a rescan whenever `rescan_every` passes without one.
+fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<Hint>, rescan_every: Duration) {
+    let mut next_rescan = Instant::now() + rescan_every;
+    loop {
+        let wait = next_rescan.saturating_duration_since(Instant::now());
+        let first = match hints.recv_timeout(wait) {
+            Ok(hint) => hint,
+            Err(RecvTimeoutError::Timeout) => {
+                catch_up(indexer, root);
+                next_rescan = Instant::now() + rescan_every;
+                continue;
+            }
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
+        // Take every hint already queued: a burst of events on one file is one read.
+        let mut files = BTreeSet::new();
+        let mut dirs = BTreeSet::new();
+        let mut rescan = false;
+        let mut stop = false;
+        for hint in std::iter::once(first).chain(hints.try_iter()) {
+            match hint {
+                Hint::File(path) => {
+                    files.insert(path);
+                }
+                Hint::Dir(path) => {
+                    dirs.insert(path);
+                }
+                Hint::Rescan => rescan = true,
+                Hint::Stop => stop = true,
+            }
+        }
+        if rescan {
+            catch_up(indexer, root);
+            next_rescan = Instant::now() + rescan_every;
+        } else {
+            for dir in &dirs {
+                if dir.starts_with(root) {
+                    catch_up(indexer, dir);
+                }
+            }
+            for path in files {
+                if let Err(e) = indexer.index_path(&path) {
+                    tracing::warn!(path = %path.display(), "not indexed: {e}");
+                }
+            }
+        }
+        if stop {
+            return;
+        }
+    }
+}
