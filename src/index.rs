@@ -517,15 +517,16 @@ impl Indexer {
                 Ok((r.get(0)?, r.get(1)?))
             })?
             .collect::<rusqlite::Result<_>>()?;
+        let mut renamed = None;
         for (id, other) in others {
             match std::fs::metadata(&other) {
                 Ok(meta) if (meta.dev(), meta.ino()) == (dev, inode) => {
                     return Ok(Elsewhere::HardLink(other));
                 }
-                _ => return Ok(Elsewhere::Renamed(id)),
+                _ => renamed = renamed.or(Some(id)),
             }
         }
-        Ok(Elsewhere::Nowhere)
+        Ok(renamed.map_or(Elsewhere::Nowhere, Elsewhere::Renamed))
     }
 }
 
