@@ -20,6 +20,7 @@ CREATE TABLE files (
     fingerprint_len INTEGER NOT NULL,
     tail_hash       TEXT    NOT NULL,           -- blake3 (hex) of the bytes just before checkpoint (up to 256)
     size            INTEGER NOT NULL,           -- size when last read
+    mtime_ns        INTEGER NOT NULL,           -- modification time when last read (ns since the epoch)
     checkpoint      INTEGER NOT NULL,           -- offset just past the last complete line indexed
     lines           INTEGER NOT NULL,           -- complete lines indexed (the next line's number - 1)
     state           TEXT    NOT NULL CHECK (state IN ('live', 'gone')),

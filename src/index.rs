@@ -29,6 +29,8 @@ pub const FINGERPRINT_LEN: u64 = 4096;
 pub const TAIL_LEN: u64 = 256;
 /// A first catch-up of at least this many bytes is a bulk load (see [`begin_bulk`]).
 const BULK_BYTES: u64 = 64 << 20;
+/// How long a file must have been quiet for its mtime to be trusted (see [`settled_mtime`]).
+const SETTLED: std::time::Duration = std::time::Duration::from_secs(2);
 /// Reads of at least this many bytes are parsed on a second thread while this one writes.
 const PIPELINE_BYTES: u64 = 256 << 10;
 /// Lines written to SQLite at a time within a file's transaction.
@@ -91,6 +93,8 @@ struct FileRow {
     fingerprint: String,
     fingerprint_len: u64,
     tail_hash: String,
+    size: u64,
+    mtime_ns: i64,
     checkpoint: u64,
     lines: u64,
 }
@@ -263,7 +267,7 @@ impl Indexer {
         Ok(self
             .conn
             .query_row(
-                "SELECT id, dev, inode, fingerprint, fingerprint_len, tail_hash, checkpoint, lines
+                "SELECT id, dev, inode, fingerprint, fingerprint_len, tail_hash, size, mtime_ns, checkpoint, lines
                  FROM files WHERE path = ?1 AND state = 'live'",
                 [path],
                 |r| {
@@ -274,8 +278,10 @@ impl Indexer {
                         fingerprint: r.get(3)?,
                         fingerprint_len: r.get::<_, i64>(4)? as u64,
                         tail_hash: r.get(5)?,
-                        checkpoint: r.get::<_, i64>(6)? as u64,
-                        lines: r.get::<_, i64>(7)? as u64,
+                        size: r.get::<_, i64>(6)? as u64,
+                        mtime_ns: r.get(7)?,
+                        checkpoint: r.get::<_, i64>(8)? as u64,
+                        lines: r.get::<_, i64>(9)? as u64,
                     })
                 },
             )
@@ -293,6 +299,10 @@ impl Indexer {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let meta = file.metadata().map_err(|e| Error::io(path, e))?;
         let (dev, inode, size) = (meta.dev(), meta.ino(), meta.len());
+        let mtime_ns = meta
+            .mtime()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(meta.mtime_nsec());
         let mut row = self.file_row(path_str)?;
         if row.is_none() {
             match self.same_file_elsewhere(path_str, dev, inode)? {
@@ -314,6 +324,14 @@ impl Indexer {
 
         let reset_reason = match &row {
             None => None,
+            // Not touched since it was last read: nothing to hash, nothing to read.
+            Some(row)
+                if row.mtime_ns != 0
+                    && (row.dev, row.inode, row.size, row.mtime_ns)
+                        == (dev, inode, size, mtime_ns) =>
+            {
+                return Ok(Summary::default());
+            }
             Some(row) if (row.dev, row.inode) != (dev, inode) => Some("replaced by another file"),
             Some(row) if size < row.checkpoint => Some("truncated"),
             Some(row) if hash_range(&file, path, 0, row.fingerprint_len)? != row.fingerprint => {
@@ -360,8 +378,8 @@ impl Indexer {
             None => {
                 tx.execute(
                     "INSERT INTO files (path, session_id, dev, inode, fingerprint, fingerprint_len, tail_hash,
-                                        size, checkpoint, lines, state, indexed_at)
-                     VALUES (?1, ?2, ?3, ?4, '', 0, '', 0, 0, 0, 'live', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                                        size, mtime_ns, checkpoint, lines, state, indexed_at)
+                     VALUES (?1, ?2, ?3, ?4, '', 0, '', 0, 0, 0, 0, 'live', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
                     params![path_str, file_session, dev as i64, inode as i64],
                 )?;
                 tx.last_insert_rowid()
@@ -420,7 +438,7 @@ impl Indexer {
         let fingerprint_len = end.size.min(FINGERPRINT_LEN);
         tx.execute(
             "UPDATE files SET dev = ?2, inode = ?3, fingerprint = ?4, fingerprint_len = ?5, tail_hash = ?6,
-                              size = ?7, checkpoint = ?8, lines = ?9,
+                              size = ?7, checkpoint = ?8, lines = ?9, mtime_ns = ?10,
                               indexed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
              WHERE id = ?1",
             params![
@@ -432,7 +450,8 @@ impl Indexer {
                 tail_hash(&file, path, end.checkpoint)?,
                 end.size as i64,
                 end.checkpoint as i64,
-                end.lines as i64
+                end.lines as i64,
+                settled_mtime(mtime_ns),
             ],
         )?;
         tx.commit()?;
@@ -527,6 +546,20 @@ impl Indexer {
             }
         }
         Ok(renamed.map_or(Elsewhere::Nowhere, Elsewhere::Renamed))
+    }
+}
+
+/// The modification time to record, or 0 when it cannot be trusted to change with the next write:
+/// a file written in the last [`SETTLED`] may be written again within the same clock tick, with no
+/// new mtime (git's "racily clean" entries). Such files are always checked by their bytes.
+fn settled_mtime(mtime_ns: i64) -> i64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64);
+    if mtime_ns < now - SETTLED.as_nanos() as i64 {
+        mtime_ns
+    } else {
+        0
     }
 }
 

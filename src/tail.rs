@@ -32,6 +32,8 @@ pub struct TailConfig {
     /// How often a full rescan runs even without events.
     pub rescan_every: Duration,
     /// Poll the tree at this interval instead of using native events (network file systems, WSL).
+    /// notify's `PollWatcher` sees modification times only to the second, so the writer also
+    /// rescans at this interval: a change is indexed within one interval either way.
     pub poll: Option<Duration>,
 }
 
@@ -107,7 +109,10 @@ impl Tail {
             .watch(&root, notify::RecursiveMode::Recursive)
             .map_err(watch_error(&root))?;
 
-        let rescan_every = config.rescan_every;
+        let rescan_every = match config.poll {
+            Some(interval) => config.rescan_every.min(interval),
+            None => config.rescan_every,
+        };
         let thread = std::thread::Builder::new()
             .name("scrollback-writer".into())
             .spawn(move || {
@@ -248,5 +253,35 @@ fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<Hint>, rescan_
         if stop {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use notify::event::{Event, EventKind, Flag, ModifyKind};
+
+    fn kinds(hints: &[Hint]) -> Vec<String> {
+        hints.iter().map(|h| format!("{h:?}")).collect()
+    }
+
+    #[test]
+    fn a_rescan_flag_with_or_without_a_path_is_a_full_rescan() {
+        let bare = Event::new(EventKind::Other).set_flag(Flag::Rescan);
+        assert!(matches!(hints_of(Ok(bare))[..], [Hint::Rescan]));
+        let with_path = Event::new(EventKind::Modify(ModifyKind::Any))
+            .add_path(PathBuf::from("/t/p/s.jsonl"))
+            .set_flag(Flag::Rescan);
+        assert!(matches!(hints_of(Ok(with_path))[..], [Hint::Rescan]));
+        let error = notify::Error::generic("queue overflow");
+        assert!(matches!(hints_of(Err(error))[..], [Hint::Rescan]));
+    }
+
+    #[test]
+    fn transcripts_are_file_hints_and_other_files_are_ignored() {
+        let event = Event::new(EventKind::Modify(ModifyKind::Any))
+            .add_path(PathBuf::from("/t/p/s.jsonl"))
+            .add_path(PathBuf::from("/t/p/notes.txt"));
+        assert_eq!(kinds(&hints_of(Ok(event))), ["File(\"/t/p/s.jsonl\")"]);
     }
 }

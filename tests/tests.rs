@@ -6,4 +6,5 @@ mod generated;
 mod memory;
 mod prop;
 mod reindex;
+mod tail;
 mod util;
