@@ -118,6 +118,23 @@ struct Partial {
     inode: u64,
     checkpoint: u64,
     no_newline_until: u64,
+    /// blake3 of the first and last [`TAIL_LEN`] bytes of `checkpoint..no_newline_until`: the
+    /// partial line was not edited in place if these are unchanged.
+    window: [u8; 32],
+}
+
+/// Partial lines shorter than this are simply read again; the memo is for long ones.
+const PARTIAL_MEMO_MIN: u64 = 64 << 10;
+
+fn partial_window(file: &File, path: &Path, from: u64, to: u64) -> Result<[u8; 32]> {
+    let head = hash_range(file, path, from, (to - from).min(TAIL_LEN))?;
+    let tail = hash_range(
+        file,
+        path,
+        to - (to - from).min(TAIL_LEN),
+        (to - from).min(TAIL_LEN),
+    )?;
+    Ok(*blake3::hash(format!("{head}{tail}").as_bytes()).as_bytes())
 }
 
 impl std::fmt::Debug for Indexer {
@@ -354,13 +371,17 @@ impl Indexer {
             && let Some(known) = self.partial.get(path).copied()
             && (known.dev, known.inode, known.checkpoint) == (dev, inode, start)
             && known.no_newline_until <= size
+            && partial_window(&file, path, known.checkpoint, known.no_newline_until)?
+                == known.window
         {
             // Only the incomplete last line grew: look for its newline in the new bytes alone.
             if !has_newline(&file, path, known.no_newline_until, size)? {
+                let window = partial_window(&file, path, known.checkpoint, size)?;
                 self.partial.insert(
                     path.clone(),
                     Partial {
                         no_newline_until: size,
+                        window,
                         ..known
                     },
                 );
@@ -455,12 +476,13 @@ impl Indexer {
             ],
         )?;
         tx.commit()?;
-        if end.size > end.checkpoint {
+        if end.size - end.checkpoint >= PARTIAL_MEMO_MIN {
             let partial = Partial {
                 dev,
                 inode,
                 checkpoint: end.checkpoint,
                 no_newline_until: end.size,
+                window: partial_window(&file, path, end.checkpoint, end.size)?,
             };
             self.partial.insert(path.clone(), partial);
         } else {

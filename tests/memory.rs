@@ -141,3 +141,64 @@ fn child_media() {
     assert_eq!(total.to_string(), decoded);
     println!("peak-rss-kb {}", peak_rss_kb());
 }
+
+#[test]
+fn a_50_mb_line_appended_in_pieces_while_tailing_stays_under_64_mb() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("projects/p")).unwrap();
+    let kb = in_child("memory::child_tail", dir.path());
+    eprintln!("peak RSS while tailing a 50 MB line in pieces: {kb} kB (limit {LIMIT_KB} kB)");
+    assert!(kb < LIMIT_KB, "tailing a 50 MB line peaked at {kb} kB");
+}
+
+#[test]
+#[ignore = "run by a_50_mb_line_appended_in_pieces_while_tailing_stays_under_64_mb in a child process"]
+fn child_tail() {
+    use std::time::{Duration, Instant};
+    let Some(dir) = child_dir() else { return };
+    let root = dir.join("projects");
+    let indexer = scrollback::Indexer::open(&dir.join("data")).unwrap();
+    let config = scrollback::tail::TailConfig {
+        rescan_every: Duration::from_secs(3600),
+        ..scrollback::tail::TailConfig::new(&root)
+    };
+    let tail = scrollback::tail::Tail::start(indexer, config).unwrap();
+    let path = root.join("p/big.jsonl");
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .unwrap();
+    file.write_all(br#"{"type":"user","uuid":"u","sessionId":"big","message":{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":""#).unwrap();
+    let mut hasher = blake3::Hasher::new();
+    // 50 MB of base64 in 64 KiB pieces, flushed one by one so that the watcher sees each.
+    for i in 0..(50 << 20) / (64 << 10) {
+        let piece = crate::util::fake_png(i as u64, 48 << 10);
+        hasher.update(&piece);
+        file.write_all(
+            base64::engine::general_purpose::STANDARD
+                .encode(&piece)
+                .as_bytes(),
+        )
+        .unwrap();
+        if i % 16 == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    file.write_all(b"\"}}]}}\n").unwrap();
+    drop(file);
+    let expected = hasher.finalize().to_hex().to_string();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(conn) = scrollback::store::open(&dir.join("data"))
+            && let Ok(record) = scrollback::store::media_by_ref(&conn, &"big/u/0".parse().unwrap())
+        {
+            assert_eq!(record.blake3, expected);
+            break;
+        }
+        assert!(Instant::now() < deadline, "the 50 MB line was not indexed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(tail);
+    println!("peak-rss-kb {}", peak_rss_kb());
+}

@@ -2,8 +2,10 @@
 //! directory and runs the real `scrollback` binary where the CLI is what is tested.
 
 mod corpus;
+mod crash;
 mod generated;
 mod memory;
+mod model;
 mod prop;
 mod reindex;
 mod tail;

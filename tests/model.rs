@@ -1,0 +1,289 @@
+//! A model-based test of the live indexer (Vector's file_watcher tests are the model): random
+//! sequences of append, partial append, truncate, rewrite, rename-replace, delete, recreate, new
+//! directory and restart, applied to real files watched by a real [`Tail`] and to an in-memory model
+//! (the bytes each file should hold). After each action settles, the index equals the model: for each
+//! live file, one entry per complete line at the right offset with the right uuid; for deleted files,
+//! their entries kept.
+//!
+//! `SCROLLBACK_MODEL_CASES` (default 20) x `SCROLLBACK_MODEL_ACTIONS` (default 500) actions;
+//! `SCROLLBACK_MODEL_SEED` replays one case.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use crate::tail::start;
+use crate::util::{Env, b64, check_invariants, fake_png, image_block, user_line};
+
+struct Model {
+    /// Every transcript that exists, relative to the root, with the bytes it holds.
+    files: BTreeMap<String, Vec<u8>>,
+    /// Entries of deleted transcripts, which the index keeps.
+    gone_entries: usize,
+    dirs: Vec<String>,
+    next_uuid: u64,
+}
+
+/// (offset, length, uuid) of each complete line of `bytes`.
+fn expected_lines(bytes: &[u8]) -> Vec<(i64, i64, String)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(n) = bytes[at..].iter().position(|&b| b == b'\n') {
+        let line = &bytes[at..at + n];
+        // A torn piece followed by a whole line makes a line that is not JSON: an invalid entry,
+        // which has no uuid.
+        let uuid = serde_json::from_slice::<serde_json::Value>(line)
+            .ok()
+            .and_then(|v| v["uuid"].as_str().map(str::to_owned))
+            .unwrap_or_default();
+        out.push((at as i64, n as i64, uuid));
+        at += n + 1;
+    }
+    out
+}
+
+type State = (BTreeMap<String, Vec<(i64, i64, String)>>, usize);
+
+fn index_state(env: &Env) -> Option<State> {
+    let conn = scrollback::store::open(&env.data).ok()?;
+    let mut files = BTreeMap::new();
+    let mut stmt = conn
+        .prepare("SELECT id, path FROM files WHERE state = 'live'")
+        .ok()?;
+    let live: Vec<(i64, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .ok()?
+        .collect::<rusqlite::Result<_>>()
+        .ok()?;
+    for (id, path) in live {
+        let mut stmt = conn
+            .prepare("SELECT offset, length, uuid FROM entries WHERE file_id = ?1 ORDER BY line")
+            .ok()?;
+        let lines = stmt
+            .query_map([id], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                ))
+            })
+            .ok()?
+            .collect::<rusqlite::Result<_>>()
+            .ok()?;
+        let rel = path
+            .strip_prefix(&format!("{}/", env.root.display()))?
+            .to_owned();
+        files.insert(rel, lines);
+    }
+    let gone: i64 = conn
+        .query_row("SELECT count(*) FROM entries e JOIN files f ON f.id = e.file_id WHERE f.state = 'gone'", [], |r| r.get(0))
+        .ok()?;
+    Some((files, gone as usize))
+}
+
+impl Model {
+    fn expected(&self) -> State {
+        (
+            self.files
+                .iter()
+                .map(|(p, b)| (p.clone(), expected_lines(b)))
+                .collect(),
+            self.gone_entries,
+        )
+    }
+
+    fn line(&mut self, rng: &mut StdRng) -> Vec<u8> {
+        self.next_uuid += 1;
+        let uuid = format!("u{}", self.next_uuid);
+        let content = if rng.random_ratio(1, 8) {
+            format!(
+                "[{}]",
+                image_block(
+                    "image/png",
+                    &b64(&fake_png(self.next_uuid, rng.random_range(10..2000)))
+                )
+            )
+        } else {
+            format!("\"{}\"", "w".repeat(rng.random_range(0..300)))
+        };
+        (user_line("s", &uuid, &content, "") + "\n").into_bytes()
+    }
+
+    fn lines(&mut self, rng: &mut StdRng, n: usize) -> Vec<u8> {
+        (0..n).flat_map(|_| self.line(rng)).collect()
+    }
+
+    fn pick_existing(&self, rng: &mut StdRng) -> Option<String> {
+        let n = self.files.len();
+        (n > 0).then(|| {
+            self.files
+                .keys()
+                .nth(rng.random_range(0..n))
+                .unwrap()
+                .clone()
+        })
+    }
+
+    fn pick_any(&self, rng: &mut StdRng) -> String {
+        let dir = &self.dirs[rng.random_range(0..self.dirs.len())];
+        format!("{dir}/f{}.jsonl", rng.random_range(0..3))
+    }
+}
+
+/// Applies one random action to the files and the model; returns its name.
+fn act(env: &Env, model: &mut Model, rng: &mut StdRng) -> &'static str {
+    let choice = rng.random_range(0..100);
+    let existing = model.pick_existing(rng);
+    match (choice, existing) {
+        (0..30, _) | (_, None) => {
+            let path = model.pick_any(rng);
+            let n = rng.random_range(1..4);
+            let add = model.lines(rng, n);
+            env.append(&path, &add);
+            model.files.entry(path).or_default().extend(add);
+            "append"
+        }
+        (30..45, Some(path)) => {
+            // A line in pieces: its first part now, the rest by a later append.
+            let line = model.line(rng);
+            let cut = rng.random_range(1..line.len());
+            env.append(&path, &line[..cut]);
+            model
+                .files
+                .get_mut(&path)
+                .unwrap()
+                .extend_from_slice(&line[..cut]);
+            if rng.random_bool(0.7) {
+                env.append(&path, &line[cut..]);
+                model
+                    .files
+                    .get_mut(&path)
+                    .unwrap()
+                    .extend_from_slice(&line[cut..]);
+                "append-in-pieces"
+            } else {
+                "partial-append"
+            }
+        }
+        (45..55, Some(path)) => {
+            let bytes = model.files.get_mut(&path).unwrap();
+            let at = rng.random_range(0..=bytes.len());
+            bytes.truncate(at);
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(env.path(&path))
+                .unwrap()
+                .set_len(at as u64)
+                .unwrap();
+            "truncate"
+        }
+        (55..65, Some(path)) => {
+            let n = rng.random_range(0..5);
+            let bytes = model.lines(rng, n);
+            env.write(&path, &bytes);
+            model.files.insert(path, bytes);
+            "rewrite"
+        }
+        (65..75, Some(path)) => {
+            // An atomic save, sometimes keeping the first line.
+            let mut bytes = Vec::new();
+            let old = &model.files[&path];
+            if rng.random_bool(0.5)
+                && let Some(n) = old.iter().position(|&b| b == b'\n')
+            {
+                bytes.extend_from_slice(&old[..=n]);
+            }
+            let n = rng.random_range(0..5);
+            bytes.extend(model.lines(rng, n));
+            let tmp = env.path(&format!("{path}.tmp"));
+            std::fs::write(&tmp, &bytes).unwrap();
+            std::fs::rename(&tmp, env.path(&path)).unwrap();
+            model.files.insert(path, bytes);
+            "rename-replace"
+        }
+        (75..85, Some(path)) => {
+            std::fs::remove_file(env.path(&path)).unwrap();
+            let bytes = model.files.remove(&path).unwrap();
+            model.gone_entries += expected_lines(&bytes).len();
+            "delete"
+        }
+        (85..95, _) => {
+            let dir = format!("n{}/deep", model.dirs.len());
+            let path = format!("{dir}/f0.jsonl");
+            let n = rng.random_range(1..3);
+            let bytes = model.lines(rng, n);
+            env.write(&path, &bytes);
+            model.files.insert(path, bytes);
+            model.dirs.push(dir);
+            "create-directory"
+        }
+        _ => "restart",
+    }
+}
+
+fn run_case(seed: u64, actions: usize) -> usize {
+    let env = Env::new();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut model = Model {
+        files: BTreeMap::new(),
+        gone_entries: 0,
+        dirs: vec!["a".into(), "b/c".into()],
+        next_uuid: 0,
+    };
+    let mut tail = Some(start(&env, None));
+    let mut log = Vec::new();
+    for step in 0..actions {
+        let action = act(&env, &mut model, &mut rng);
+        log.push(action);
+        if action == "restart" {
+            drop(tail.take());
+            tail = Some(start(&env, None));
+        }
+        let expected = model.expected();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let got = index_state(&env);
+            if got.as_ref() == Some(&expected) {
+                break;
+            }
+            if Instant::now() > deadline {
+                let recent = &log[log.len().saturating_sub(8)..];
+                panic!(
+                    "seed {seed}, step {step}: the index does not match the model after {recent:?}\n got {got:?}\nwant {expected:?}"
+                );
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    drop(tail);
+    check_invariants(&env.data);
+    actions
+}
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn the_index_follows_a_model_through_random_file_actions() {
+    let actions = env_number("SCROLLBACK_MODEL_ACTIONS", 500) as usize;
+    let started = Instant::now();
+    let total: usize = match std::env::var("SCROLLBACK_MODEL_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        Some(seed) => run_case(seed, actions),
+        None => (0..env_number("SCROLLBACK_MODEL_CASES", 20))
+            .map(|seed| run_case(seed, actions))
+            .sum(),
+    };
+    eprintln!(
+        "model test: {total} actions in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+}
