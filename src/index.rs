@@ -324,8 +324,9 @@ impl Indexer {
         if row.is_none() {
             match self.same_file_elsewhere(path_str, dev, inode)? {
                 Elsewhere::HardLink(other) => {
-                    tracing::debug!(path = %path.display(), other = %other, "a hard link to a file already indexed; skipped");
-                    return Ok(Summary::default());
+                    // One file, indexed once, under the path it was first found at.
+                    tracing::debug!(path = %path.display(), other = %other, "a hard link to a file already indexed");
+                    return self.index_path(Path::new(&other));
                 }
                 Elsewhere::Renamed(id) => {
                     tracing::info!(path = %path.display(), "transcript was renamed; its rows follow it");
@@ -357,7 +358,18 @@ impl Indexer {
             Some(row) if tail_hash(&file, path, row.checkpoint)? != row.tail_hash => {
                 Some("rewritten (the bytes before the checkpoint changed)")
             }
-            Some(row) if size == row.checkpoint => return Ok(Summary::default()),
+            Some(row) if size == row.checkpoint => {
+                // Unchanged, as its bytes show. Once its mtime has settled, record it, so that later
+                // rescans can trust the mtime instead of reading the file.
+                let settled = settled_mtime(mtime_ns);
+                if row.mtime_ns != settled && settled != 0 {
+                    self.conn.execute(
+                        "UPDATE files SET mtime_ns = ?2, size = ?3 WHERE id = ?1",
+                        params![row.id, settled, size as i64],
+                    )?;
+                }
+                return Ok(Summary::default());
+            }
             Some(_) => None,
         };
         if let Some(reason) = reset_reason {

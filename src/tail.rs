@@ -166,6 +166,13 @@ fn hints_of(event: notify::Result<notify::Event>) -> Vec<Hint> {
     if event.need_rescan() {
         return vec![Hint::Rescan];
     }
+    // Opening a file changes nothing, and the writer's own reads open files: following those
+    // events would loop. A close after writing is kept.
+    if let notify::EventKind::Access(kind) = event.kind
+        && kind != notify::event::AccessKind::Close(notify::event::AccessMode::Write)
+    {
+        return Vec::new();
+    }
     let dir_event = matches!(
         event.kind,
         notify::EventKind::Create(notify::event::CreateKind::Folder)
@@ -204,16 +211,42 @@ fn catch_up(indexer: &mut Indexer, dir: &Path) {
     }
 }
 
+/// After a directory appears it is scanned at once and again after each of these delays: files
+/// created in it (or in subdirectories made in the same breath) before the watcher had a watch on
+/// them send no event.
+const DIR_RECHECKS: [Duration; 2] = [Duration::from_millis(50), Duration::from_millis(500)];
+
 /// The writer loop: hints in batches, and a rescan whenever `rescan_every` passes without one.
 fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<Hint>, rescan_every: Duration) {
     let mut next_rescan = Instant::now() + rescan_every;
+    // Directories to scan again: when, which, and how many rechecks it has had.
+    let mut rechecks: Vec<(Instant, PathBuf, usize)> = Vec::new();
     loop {
-        let wait = next_rescan.saturating_duration_since(Instant::now());
-        let first = match hints.recv_timeout(wait) {
+        let now = Instant::now();
+        let due = rechecks
+            .iter()
+            .map(|r| r.0)
+            .min()
+            .map_or(next_rescan, |d| d.min(next_rescan));
+        let first = match hints.recv_timeout(due.saturating_duration_since(now)) {
             Ok(hint) => hint,
             Err(RecvTimeoutError::Timeout) => {
-                catch_up(indexer, root);
-                next_rescan = Instant::now() + rescan_every;
+                let now = Instant::now();
+                if now >= next_rescan {
+                    catch_up(indexer, root);
+                    next_rescan = Instant::now() + rescan_every;
+                    rechecks.clear();
+                    continue;
+                }
+                let (ready, waiting): (Vec<_>, Vec<_>) =
+                    rechecks.drain(..).partition(|r| r.0 <= now);
+                rechecks = waiting;
+                for (_, dir, done) in ready {
+                    catch_up(indexer, &dir);
+                    if let Some(delay) = DIR_RECHECKS.get(done) {
+                        rechecks.push((Instant::now() + *delay, dir, done + 1));
+                    }
+                }
                 continue;
             }
             Err(RecvTimeoutError::Disconnected) => return,
@@ -239,9 +272,13 @@ fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<Hint>, rescan_
             catch_up(indexer, root);
             next_rescan = Instant::now() + rescan_every;
         } else {
-            for dir in &dirs {
+            for dir in dirs {
                 if dir.starts_with(root) {
-                    catch_up(indexer, dir);
+                    catch_up(indexer, &dir);
+                    if dir.is_dir() {
+                        rechecks.retain(|r| r.1 != dir);
+                        rechecks.push((Instant::now() + DIR_RECHECKS[0], dir, 1));
+                    }
                 }
             }
             for path in files {
@@ -275,6 +312,17 @@ mod tests {
         assert!(matches!(hints_of(Ok(with_path))[..], [Hint::Rescan]));
         let error = notify::Error::generic("queue overflow");
         assert!(matches!(hints_of(Err(error))[..], [Hint::Rescan]));
+    }
+
+    #[test]
+    fn opening_a_file_is_not_a_change() {
+        use notify::event::{AccessKind, AccessMode};
+        let open = Event::new(EventKind::Access(AccessKind::Open(AccessMode::Any)))
+            .add_path(PathBuf::from("/t/s.jsonl"));
+        assert!(hints_of(Ok(open)).is_empty());
+        let closed = Event::new(EventKind::Access(AccessKind::Close(AccessMode::Write)))
+            .add_path(PathBuf::from("/t/s.jsonl"));
+        assert_eq!(hints_of(Ok(closed)).len(), 1);
     }
 
     #[test]
