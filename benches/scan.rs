@@ -11,18 +11,11 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use scrollback::scan::{self, Scanner};
 
 fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(format!(
-        "{}/tests/fixtures/real/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .expect("the real corpus")
+    std::fs::read(format!("{}/tests/fixtures/real/{name}", env!("CARGO_MANIFEST_DIR"))).expect("the real corpus")
 }
 
 fn lines(bytes: &[u8]) -> Vec<&[u8]> {
-    bytes
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .collect()
+    bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()).collect()
 }
 
 fn bench(c: &mut Criterion) {

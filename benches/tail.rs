@@ -39,23 +39,12 @@ fn latency(poll: Option<Duration>) -> Vec<Duration> {
     let bus: Bus = scrollback::events::bus();
     let mut events = bus.subscribe();
     indexer.set_bus(bus);
-    let config = TailConfig {
-        root: root.clone(),
-        rescan_every: Duration::from_secs(30),
-        poll,
-    };
+    let config = TailConfig { root: root.clone(), rescan_every: Duration::from_secs(30), poll };
     let tail = Tail::start(indexer, config).unwrap();
     wait_for_line(&mut events, 1);
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap();
+    let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
     let mut out = Vec::with_capacity(APPENDS);
-    let appends = if poll.is_some() {
-        APPENDS / 10
-    } else {
-        APPENDS
-    };
+    let appends = if poll.is_some() { APPENDS / 10 } else { APPENDS };
     for i in 1..=appends {
         let started = Instant::now();
         file.write_all(line(i).as_bytes()).unwrap();
@@ -85,12 +74,7 @@ fn wait_for_line(events: &mut tokio::sync::broadcast::Receiver<Event>, line: u64
 /// CPU time (user + system) of this process so far.
 fn cpu_time() -> Duration {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .unwrap()
-        .1
-        .split_whitespace()
-        .collect();
+    let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
     let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
     Duration::from_millis(ticks * 10)
 }
@@ -101,32 +85,18 @@ fn idle(files: usize, window: Duration) -> (f64, Duration) {
     for i in 0..files {
         let p = root.join(format!("proj-{}", i % 20));
         std::fs::create_dir_all(&p).unwrap();
-        std::fs::write(
-            p.join(format!("s{i}.jsonl")),
-            (0..20).map(line).collect::<String>(),
-        )
-        .unwrap();
+        std::fs::write(p.join(format!("s{i}.jsonl")), (0..20).map(line).collect::<String>()).unwrap();
     }
     // One rescan's cost, on a settled tree (mtimes older than 2 s are trusted).
     std::thread::sleep(Duration::from_secs(3));
     let data = dir.path().join("data");
     let mut indexer = Indexer::open(&data).unwrap();
-    indexer
-        .catch_up(&root, &mut scrollback::NoProgress)
-        .unwrap();
-    indexer
-        .catch_up(&root, &mut scrollback::NoProgress)
-        .unwrap();
+    indexer.catch_up(&root, &mut scrollback::NoProgress).unwrap();
+    indexer.catch_up(&root, &mut scrollback::NoProgress).unwrap();
     let started = Instant::now();
-    indexer
-        .catch_up(&root, &mut scrollback::NoProgress)
-        .unwrap();
+    indexer.catch_up(&root, &mut scrollback::NoProgress).unwrap();
     let one_rescan = started.elapsed();
-    let config = TailConfig {
-        root: root.clone(),
-        rescan_every: Duration::from_secs(2),
-        poll: None,
-    };
+    let config = TailConfig { root: root.clone(), rescan_every: Duration::from_secs(2), poll: None };
     let tail = Tail::start(indexer, config).unwrap();
     std::thread::sleep(Duration::from_secs(1));
     let (cpu0, wall0) = (cpu_time(), Instant::now());

@@ -11,8 +11,7 @@ use std::path::PathBuf;
 
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args_os().skip(1).map(PathBuf::from);
-    let (Some(data_dir), Some(session), Some(out_dir)) = (args.next(), args.next(), args.next())
-    else {
+    let (Some(data_dir), Some(session), Some(out_dir)) = (args.next(), args.next(), args.next()) else {
         anyhow::bail!("usage: export_photos DATA_DIR SESSION_ID OUT_DIR");
     };
     let session = session.to_string_lossy().into_owned();
@@ -22,10 +21,7 @@ fn main() -> anyhow::Result<()> {
     let records = scrollback::store::media_of_session(&conn, &session)?;
     drop(conn);
     if records.is_empty() {
-        anyhow::bail!(
-            "session {session} has no photos in the index at {}",
-            data_dir.display()
-        );
+        anyhow::bail!("session {session} has no photos in the index at {}", data_dir.display());
     }
     let mut written = 0;
     for record in &records {
@@ -33,39 +29,22 @@ fn main() -> anyhow::Result<()> {
             Some(ordinal) => format!("image{ordinal}"),
             None => record.kind.clone(),
         };
-        let name = format!(
-            "{}-{label}-{}.{}",
-            record.id,
-            &record.blake3[..12],
-            record.extension()
-        );
+        let name = format!("{}-{label}-{}.{}", record.id, &record.blake3[..12], record.extension());
         let target = out_dir.join(name);
         // Decode into a temporary file beside the target; keep it only if the hash matched.
         let mut tmp = tempfile::NamedTempFile::new_in(&out_dir)?;
         let copied = scrollback::media::open(record).and_then(|mut reader| {
-            std::io::copy(&mut reader, tmp.as_file_mut())
-                .map_err(|e| scrollback::media::into_error(e, record))
+            std::io::copy(&mut reader, tmp.as_file_mut()).map_err(|e| scrollback::media::into_error(e, record))
         });
         match copied {
             Ok(bytes) => {
                 tmp.persist(&target)?;
-                println!(
-                    "{} ({bytes} bytes, {})",
-                    target.display(),
-                    record.media_type.as_deref().unwrap_or("?")
-                );
+                println!("{} ({bytes} bytes, {})", target.display(), record.media_type.as_deref().unwrap_or("?"));
                 written += 1;
             }
-            Err(e) => eprintln!(
-                "skipped {}: {e}",
-                record.reference().unwrap_or_else(|| record.blake3.clone())
-            ),
+            Err(e) => eprintln!("skipped {}: {e}", record.reference().unwrap_or_else(|| record.blake3.clone())),
         }
     }
-    println!(
-        "{written} of {} payloads written to {}",
-        records.len(),
-        out_dir.display()
-    );
+    println!("{written} of {} payloads written to {}", records.len(), out_dir.display());
     Ok(())
 }

@@ -101,11 +101,7 @@ impl Base64Stream {
         if src.is_empty() {
             return true;
         }
-        let engine = if padded {
-            &base64_simd::STANDARD
-        } else {
-            &base64_simd::STANDARD_NO_PAD
-        };
+        let engine = if padded { &base64_simd::STANDARD } else { &base64_simd::STANDARD_NO_PAD };
         self.output.resize(src.len() / 4 * 3 + 3, 0);
         match engine.decode(src, base64_simd::Out::from_slice(&mut self.output)) {
             Ok(out) => {
@@ -144,33 +140,16 @@ mod tests {
             let padded = base64_simd::STANDARD.encode_to_string(&bytes[..len]);
             let unpadded = base64_simd::STANDARD_NO_PAD.encode_to_string(&bytes[..len]);
             for piece in [1, 5, 4096, 1 << 20] {
-                assert_eq!(
-                    decode_in_pieces(padded.as_bytes(), piece).as_deref(),
-                    Some(&bytes[..len])
-                );
-                assert_eq!(
-                    decode_in_pieces(unpadded.as_bytes(), piece).as_deref(),
-                    Some(&bytes[..len])
-                );
+                assert_eq!(decode_in_pieces(padded.as_bytes(), piece).as_deref(), Some(&bytes[..len]));
+                assert_eq!(decode_in_pieces(unpadded.as_bytes(), piece).as_deref(), Some(&bytes[..len]));
             }
         }
     }
 
     #[test]
     fn rejects_non_base64() {
-        for bad in [
-            &b"abc!"[..],
-            b"a",
-            b"ab=c",
-            b"AA==AA==",
-            b"[trimmed for fixture]",
-        ] {
-            assert_eq!(
-                decode_in_pieces(bad, 2),
-                None,
-                "{:?}",
-                String::from_utf8_lossy(bad)
-            );
+        for bad in [&b"abc!"[..], b"a", b"ab=c", b"AA==AA==", b"[trimmed for fixture]"] {
+            assert_eq!(decode_in_pieces(bad, 2), None, "{:?}", String::from_utf8_lossy(bad));
         }
     }
 }

@@ -46,27 +46,18 @@ pub fn open_writer(path: &Path) -> Result<Connection> {
 
 /// Opens the index read-only (for queries and media). It must exist and be of this version.
 pub fn open_reader(path: &Path) -> Result<Connection> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        | OpenFlags::SQLITE_OPEN_URI;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
     if !path.exists() {
         return Err(Error::io(
             path,
-            std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                "no index here yet: run `scrollback index` first",
-            ),
+            std::io::Error::new(std::io::ErrorKind::NotFound, "no index here yet: run `scrollback index` first"),
         ));
     }
     let conn = Connection::open_with_flags(path, flags)?;
     configure_reader(&conn)?;
     let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if found != VERSION {
-        return Err(Error::Schema {
-            path: path.to_owned(),
-            found,
-            supported: VERSION,
-        });
+        return Err(Error::Schema { path: path.to_owned(), found, supported: VERSION });
     }
     Ok(conn)
 }
@@ -98,11 +89,7 @@ impl Unusable {
                 rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
                 Some(why),
             )),
-            Unusable::Newer(found) => Error::Schema {
-                path: PathBuf::new(),
-                found,
-                supported: VERSION,
-            },
+            Unusable::Newer(found) => Error::Schema { path: PathBuf::new(), found, supported: VERSION },
         }
     }
 }
@@ -110,9 +97,7 @@ impl Unusable {
 impl From<rusqlite::Error> for Unusable {
     fn from(e: rusqlite::Error) -> Self {
         match e.sqlite_error_code() {
-            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
-                Unusable::Corrupt(e.to_string())
-            }
+            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => Unusable::Corrupt(e.to_string()),
             _ => Unusable::Other(e.into()),
         }
     }
@@ -147,25 +132,17 @@ fn try_open_writer(path: &Path) -> Result<Connection, Unusable> {
 /// Brings a database at version `found` to [`VERSION`], one step per transaction.
 fn migrate(conn: &Connection, found: i64) -> Result<(), Unusable> {
     if found == 0 {
-        let empty: bool =
-            conn.query_row("SELECT count(*) = 0 FROM sqlite_master", [], |r| r.get(0))?;
+        let empty: bool = conn.query_row("SELECT count(*) = 0 FROM sqlite_master", [], |r| r.get(0))?;
         if !empty {
-            return Err(Unusable::Corrupt(
-                "tables present but no schema version".into(),
-            ));
+            return Err(Unusable::Corrupt("tables present but no schema version".into()));
         }
-        conn.execute_batch(&format!(
-            "BEGIN IMMEDIATE; {SCHEMA}\nPRAGMA user_version = {VERSION}; COMMIT;"
-        ))?;
+        conn.execute_batch(&format!("BEGIN IMMEDIATE; {SCHEMA}\nPRAGMA user_version = {VERSION}; COMMIT;"))?;
         tracing::info!(version = VERSION, "created index schema");
         return Ok(());
     }
     for version in found..VERSION {
         let step = MIGRATIONS[(version - 1) as usize];
-        conn.execute_batch(&format!(
-            "BEGIN IMMEDIATE; {step}\nPRAGMA user_version = {}; COMMIT;",
-            version + 1
-        ))?;
+        conn.execute_batch(&format!("BEGIN IMMEDIATE; {step}\nPRAGMA user_version = {}; COMMIT;", version + 1))?;
         tracing::info!(from = version, to = version + 1, "migrated index schema");
     }
     Ok(())
@@ -173,10 +150,7 @@ fn migrate(conn: &Connection, found: i64) -> Result<(), Unusable> {
 
 /// Renames `path` (and its WAL files) to `<path>.<why>-<unix seconds>`; returns the new name.
 fn move_aside(path: &Path, why: &str) -> Result<PathBuf> {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let mut name = path.as_os_str().to_owned();
     name.push(format!(".{why}-{secs}"));
     let target = PathBuf::from(name);
@@ -201,30 +175,21 @@ mod tests {
         let mut stmt = conn
             .prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name")
             .unwrap();
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap()
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().collect::<rusqlite::Result<_>>().unwrap()
     }
 
     #[test]
     fn every_old_version_migrates_to_the_fresh_schema() -> Result<()> {
         let dir = tempfile::tempdir().unwrap();
         let fresh = open_writer(&dir.path().join("fresh.sqlite3"))?;
-        assert_eq!(
-            MIGRATIONS.len() as i64,
-            VERSION - 1,
-            "one migration per version step"
-        );
+        assert_eq!(MIGRATIONS.len() as i64, VERSION - 1, "one migration per version step");
         #[allow(
             clippy::reversed_empty_ranges,
             reason = "empty while VERSION is 1; it runs once there is an old version"
         )]
         for version in 1..VERSION {
-            let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join(format!("tests/fixtures/schema-v{version}.sql"));
-            let old_sql =
-                std::fs::read_to_string(&fixture).expect("keep each old schema as a fixture");
+            let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/schema-v{version}.sql"));
+            let old_sql = std::fs::read_to_string(&fixture).expect("keep each old schema as a fixture");
             let path = dir.path().join(format!("v{version}.sqlite3"));
             let old = Connection::open(&path)?;
             old.execute_batch(&format!("{old_sql}\nPRAGMA user_version = {version};"))?;
@@ -249,34 +214,21 @@ mod tests {
         assert_eq!(version, VERSION);
         drop(conn);
         let names = |dir: &Path| -> Vec<String> {
-            let mut v: Vec<String> = std::fs::read_dir(dir)
-                .unwrap()
-                .map(|e| e.unwrap().file_name().into_string().unwrap())
-                .collect();
+            let mut v: Vec<String> =
+                std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
             v.sort();
             v
         };
-        let moved: Vec<String> = names(dir.path())
-            .into_iter()
-            .filter(|n| n.contains(".v99-"))
-            .collect();
+        let moved: Vec<String> = names(dir.path()).into_iter().filter(|n| n.contains(".v99-")).collect();
         assert_eq!(moved.len(), 1);
         let kept = Connection::open(dir.path().join(&moved[0]))?;
         let version: i64 = kept.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         assert_eq!(version, 99);
 
         let corrupt = dir.path().join("corrupt.sqlite3");
-        std::fs::write(
-            &corrupt,
-            b"this is not a database, but somebody's data".repeat(200),
-        )
-        .unwrap();
+        std::fs::write(&corrupt, b"this is not a database, but somebody's data".repeat(200)).unwrap();
         open_writer(&corrupt)?;
-        assert!(
-            names(dir.path())
-                .iter()
-                .any(|n| n.starts_with("corrupt.sqlite3.corrupt-"))
-        );
+        assert!(names(dir.path()).iter().any(|n| n.starts_with("corrupt.sqlite3.corrupt-")));
         Ok(())
     }
 
@@ -285,13 +237,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(INDEX_FILE);
         assert!(open_reader(&path).is_err());
-        Connection::open(&path)
-            .unwrap()
-            .execute_batch("PRAGMA user_version = 7;")
-            .unwrap();
-        assert!(matches!(
-            open_reader(&path),
-            Err(Error::Schema { found: 7, .. })
-        ));
+        Connection::open(&path).unwrap().execute_batch("PRAGMA user_version = 7;").unwrap();
+        assert!(matches!(open_reader(&path), Err(Error::Schema { found: 7, .. })));
     }
 }

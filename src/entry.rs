@@ -107,9 +107,7 @@ pub fn describe(line: Line<'_>) -> Described {
     if text_bytes > MAX_STORED_LINE {
         return Described::invalid(
             &line,
-            format!(
-                "line too long: {text_bytes} bytes without its payloads (the limit is {MAX_STORED_LINE})"
-            ),
+            format!("line too long: {text_bytes} bytes without its payloads (the limit is {MAX_STORED_LINE})"),
         );
     }
     let stripped = match line.bytes {
@@ -124,13 +122,7 @@ pub fn describe(line: Line<'_>) -> Described {
     let stripped = match String::from_utf8(stripped) {
         Ok(s) => s,
         Err(e) => {
-            return Described::invalid(
-                &line,
-                format!(
-                    "not UTF-8: invalid byte at {}",
-                    e.utf8_error().valid_up_to()
-                ),
-            );
+            return Described::invalid(&line, format!("not UTF-8: invalid byte at {}", e.utf8_error().valid_up_to()));
         }
     };
     let value: Value = match serde_json::from_str(&stripped) {
@@ -158,23 +150,11 @@ fn read_stripped(line: &Line<'_>, spans: &[Span]) -> crate::Result<Vec<u8>> {
     let mut out = Vec::new();
     let mut at = 0u64;
     for span in spans {
-        lines::read_exact_at(
-            line.file,
-            line.path,
-            line.offset + at,
-            span.offset - at,
-            &mut out,
-        )?;
+        lines::read_exact_at(line.file, line.path, line.offset + at, span.offset - at, &mut out)?;
         out.extend_from_slice(STRIPPED_MEDIA_MARKER.as_bytes());
         at = span.offset + span.len;
     }
-    lines::read_exact_at(
-        line.file,
-        line.path,
-        line.offset + at,
-        line.length - at,
-        &mut out,
-    )?;
+    lines::read_exact_at(line.file, line.path, line.offset + at, line.length - at, &mut out)?;
     Ok(out)
 }
 
@@ -205,11 +185,8 @@ pub fn meta(v: &Value) -> Meta {
         Some("custom-title") => string(v.get("customTitle")).map(|t| (title_rank::CUSTOM, t)),
         Some("ai-title") => string(v.get("aiTitle")).map(|t| (title_rank::AI, t)),
         Some("summary") => string(v.get("summary")).map(|t| (title_rank::SUMMARY, t)),
-        Some("user")
-            if role.as_deref() == Some("user") && v.get("isMeta") != Some(&Value::Bool(true)) =>
-        {
-            first_user_text(message.and_then(|m| m.get("content")))
-                .map(|t| (title_rank::FIRST_USER_TEXT, t))
+        Some("user") if role.as_deref() == Some("user") && v.get("isMeta") != Some(&Value::Bool(true)) => {
+            first_user_text(message.and_then(|m| m.get("content"))).map(|t| (title_rank::FIRST_USER_TEXT, t))
         }
         _ => None,
     };
@@ -220,10 +197,7 @@ pub fn meta(v: &Value) -> Meta {
         kind,
         role,
         timestamp: string(v.get("timestamp")),
-        is_sidechain: v
-            .get("isSidechain")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
+        is_sidechain: v.get("isSidechain").and_then(Value::as_bool).unwrap_or(false),
         cwd: string(v.get("cwd")),
         text: (!text.is_empty()).then_some(text),
         title,
@@ -248,13 +222,8 @@ fn content_text(content: &Value, out: &mut String) {
         Value::Array(blocks) => {
             for block in blocks {
                 match block.get("type").and_then(Value::as_str) {
-                    Some("text") => {
-                        push_text(out, block.get("text").and_then(Value::as_str).unwrap_or(""))
-                    }
-                    Some("thinking") => push_text(
-                        out,
-                        block.get("thinking").and_then(Value::as_str).unwrap_or(""),
-                    ),
+                    Some("text") => push_text(out, block.get("text").and_then(Value::as_str).unwrap_or("")),
+                    Some("thinking") => push_text(out, block.get("thinking").and_then(Value::as_str).unwrap_or("")),
                     Some("tool_use") => {
                         if let Some(name) = block.get("name").and_then(Value::as_str) {
                             push_text(out, name);
@@ -288,12 +257,7 @@ fn first_user_text(content: Option<&Value>) -> Option<String> {
         Value::Array(blocks) => blocks
             .iter()
             .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-            .find_map(|b| {
-                b.get("text")
-                    .and_then(Value::as_str)
-                    .filter(|t| !t.trim().is_empty())
-                    .map(str::to_owned)
-            })?,
+            .find_map(|b| b.get("text").and_then(Value::as_str).filter(|t| !t.trim().is_empty()).map(str::to_owned))?,
         _ => return None,
     };
     let text = text.trim();

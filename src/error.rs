@@ -64,9 +64,7 @@ pub enum Error {
     },
     /// The bytes at the recorded offset no longer decode to the recorded blake3: the transcript was
     /// rewritten since it was indexed.
-    #[error(
-        "{path}: the payload at byte {offset} no longer matches its recorded blake3 {expected}"
-    )]
+    #[error("{path}: the payload at byte {offset} no longer matches its recorded blake3 {expected}")]
     Changed {
         /// The transcript.
         path: PathBuf,
@@ -80,9 +78,6 @@ pub enum Error {
 impl Error {
     /// Wraps an I/O error with the path it concerns.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
-        Error::Io {
-            path: path.into(),
-            source,
-        }
+        Error::Io { path: path.into(), source }
     }
 }

@@ -53,24 +53,13 @@ mod tests {
 
     #[test]
     fn events_serialize_as_the_api_documents() {
-        let e = Event::EntriesAppended {
-            session_id: "s".into(),
-            file_id: 3,
-            from_line: 4,
-            to_line: 9,
-            replaced: false,
-        };
+        let e =
+            Event::EntriesAppended { session_id: "s".into(), file_id: 3, from_line: 4, to_line: 9, replaced: false };
         assert_eq!(
             serde_json::to_string(&e).unwrap(),
             r#"{"type":"entries-appended","sessionId":"s","fileId":3,"fromLine":4,"toLine":9,"replaced":false}"#
         );
-        let g = Event::SessionGone {
-            session_id: "s".into(),
-            file_id: 3,
-        };
-        assert_eq!(
-            serde_json::to_string(&g).unwrap(),
-            r#"{"type":"session-gone","sessionId":"s","fileId":3}"#
-        );
+        let g = Event::SessionGone { session_id: "s".into(), file_id: 3 };
+        assert_eq!(serde_json::to_string(&g).unwrap(), r#"{"type":"session-gone","sessionId":"s","fileId":3}"#);
     }
 }

@@ -128,20 +128,13 @@ const PARTIAL_MEMO_MIN: u64 = 64 << 10;
 
 fn partial_window(file: &File, path: &Path, from: u64, to: u64) -> Result<[u8; 32]> {
     let head = hash_range(file, path, from, (to - from).min(TAIL_LEN))?;
-    let tail = hash_range(
-        file,
-        path,
-        to - (to - from).min(TAIL_LEN),
-        (to - from).min(TAIL_LEN),
-    )?;
+    let tail = hash_range(file, path, to - (to - from).min(TAIL_LEN), (to - from).min(TAIL_LEN))?;
     Ok(*blake3::hash(format!("{head}{tail}").as_bytes()).as_bytes())
 }
 
 impl std::fmt::Debug for Indexer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Indexer")
-            .field("data_dir", &self.data_dir)
-            .finish_non_exhaustive()
+        f.debug_struct("Indexer").field("data_dir", &self.data_dir).finish_non_exhaustive()
     }
 }
 
@@ -207,19 +200,9 @@ impl Indexer {
         let root = &std::path::absolute(root).map_err(|e| Error::io(root, e))?;
         let found = tree::discover(root);
         let known = self.known_sizes()?;
-        let total = found
-            .iter()
-            .map(|f| {
-                f.size
-                    .saturating_sub(known.get(&f.path).copied().unwrap_or(0))
-            })
-            .sum();
+        let total = found.iter().map(|f| f.size.saturating_sub(known.get(&f.path).copied().unwrap_or(0))).sum();
         progress.start(total);
-        let empty: bool =
-            self.conn
-                .query_row("SELECT NOT EXISTS (SELECT 1 FROM entries)", [], |r| {
-                    r.get(0)
-                })?;
+        let empty: bool = self.conn.query_row("SELECT NOT EXISTS (SELECT 1 FROM entries)", [], |r| r.get(0))?;
         let bulk = empty && total >= BULK_BYTES;
         if bulk {
             begin_bulk(&self.conn)?;
@@ -247,36 +230,21 @@ impl Indexer {
         let path = &std::path::absolute(path).map_err(|e| Error::io(path, e))?;
         match std::fs::metadata(path) {
             Ok(meta) if meta.is_file() => {
-                let found = Found {
-                    path: path.to_owned(),
-                    dev: meta.dev(),
-                    inode: meta.ino(),
-                    size: meta.len(),
-                };
+                let found = Found { path: path.to_owned(), dev: meta.dev(), inode: meta.ino(), size: meta.len() };
                 self.index_found(&found, &mut NoProgress)
             }
             Ok(_) => Ok(Summary::default()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let gone = self.mark_gone(path)?;
-                Ok(Summary {
-                    gone: gone as u64,
-                    ..Summary::default()
-                })
+                Ok(Summary { gone: gone as u64, ..Summary::default() })
             }
             Err(e) => Err(Error::io(path, e)),
         }
     }
 
     fn known_sizes(&self) -> Result<HashMap<PathBuf, u64>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT path, checkpoint FROM files WHERE state = 'live'")?;
-        let rows = stmt.query_map([], |r| {
-            Ok((
-                PathBuf::from(r.get::<_, String>(0)?),
-                r.get::<_, i64>(1)? as u64,
-            ))
-        })?;
+        let mut stmt = self.conn.prepare("SELECT path, checkpoint FROM files WHERE state = 'live'")?;
+        let rows = stmt.query_map([], |r| Ok((PathBuf::from(r.get::<_, String>(0)?), r.get::<_, i64>(1)? as u64)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -308,18 +276,12 @@ impl Indexer {
     fn index_found(&mut self, found: &Found, progress: &mut dyn Progress) -> Result<Summary> {
         let path = &found.path;
         let path_str = path.to_str().ok_or_else(|| {
-            Error::io(
-                path,
-                std::io::Error::new(std::io::ErrorKind::InvalidData, "path is not UTF-8"),
-            )
+            Error::io(path, std::io::Error::new(std::io::ErrorKind::InvalidData, "path is not UTF-8"))
         })?;
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let meta = file.metadata().map_err(|e| Error::io(path, e))?;
         let (dev, inode, size) = (meta.dev(), meta.ino(), meta.len());
-        let mtime_ns = meta
-            .mtime()
-            .saturating_mul(1_000_000_000)
-            .saturating_add(meta.mtime_nsec());
+        let mtime_ns = meta.mtime().saturating_mul(1_000_000_000).saturating_add(meta.mtime_nsec());
         let mut row = self.file_row(path_str)?;
         if row.is_none() {
             match self.same_file_elsewhere(path_str, dev, inode)? {
@@ -330,10 +292,7 @@ impl Indexer {
                 }
                 Elsewhere::Renamed(id) => {
                     tracing::info!(path = %path.display(), "transcript was renamed; its rows follow it");
-                    self.conn.execute(
-                        "UPDATE files SET path = ?2 WHERE id = ?1",
-                        params![id, path_str],
-                    )?;
+                    self.conn.execute("UPDATE files SET path = ?2 WHERE id = ?1", params![id, path_str])?;
                     row = self.file_row(path_str)?;
                 }
                 Elsewhere::Nowhere => {}
@@ -345,8 +304,7 @@ impl Indexer {
             // Not touched since it was last read: nothing to hash, nothing to read.
             Some(row)
                 if row.mtime_ns != 0
-                    && (row.dev, row.inode, row.size, row.mtime_ns)
-                        == (dev, inode, size, mtime_ns) =>
+                    && (row.dev, row.inode, row.size, row.mtime_ns) == (dev, inode, size, mtime_ns) =>
             {
                 return Ok(Summary::default());
             }
@@ -383,20 +341,12 @@ impl Indexer {
             && let Some(known) = self.partial.get(path).copied()
             && (known.dev, known.inode, known.checkpoint) == (dev, inode, start)
             && known.no_newline_until <= size
-            && partial_window(&file, path, known.checkpoint, known.no_newline_until)?
-                == known.window
+            && partial_window(&file, path, known.checkpoint, known.no_newline_until)? == known.window
         {
             // Only the incomplete last line grew: look for its newline in the new bytes alone.
             if !has_newline(&file, path, known.no_newline_until, size)? {
                 let window = partial_window(&file, path, known.checkpoint, size)?;
-                self.partial.insert(
-                    path.clone(),
-                    Partial {
-                        no_newline_until: size,
-                        window,
-                        ..known
-                    },
-                );
+                self.partial.insert(path.clone(), Partial { no_newline_until: size, window, ..known });
                 return Ok(Summary::default());
             }
         }
@@ -431,9 +381,7 @@ impl Indexer {
             summary.bytes += batch.advance;
             for d in &batch.lines {
                 let session = d.meta.session_id.as_deref().unwrap_or(&file_session);
-                let range = touched
-                    .entry(session.to_owned())
-                    .or_insert((d.line, d.line));
+                let range = touched.entry(session.to_owned()).or_insert((d.line, d.line));
                 range.0 = range.0.min(d.line);
                 range.1 = range.1.max(d.line);
             }
@@ -447,15 +395,12 @@ impl Indexer {
                 let producer = scope.spawn(move || {
                     produce(reader, file, path, start, lines_before, |batch| {
                         // A closed channel means the writer failed; its error is the one reported.
-                        send.send(batch)
-                            .map_err(|_| Error::io(path, std::io::Error::other("writer stopped")))
+                        send.send(batch).map_err(|_| Error::io(path, std::io::Error::other("writer stopped")))
                     })
                 });
                 let written = receive.iter().try_for_each(&mut write);
                 drop(receive);
-                let end = producer
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                let end = producer.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
                 written.and(end)
             })?
         } else {
@@ -463,10 +408,7 @@ impl Indexer {
         };
         if end.checkpoint == start && reset_reason.is_none() && row.is_some() {
             // Nothing complete was added: leave the file as it is.
-            return Ok(Summary {
-                bytes: summary.bytes,
-                ..Summary::default()
-            });
+            return Ok(Summary { bytes: summary.bytes, ..Summary::default() });
         }
         let fingerprint_len = end.size.min(FINGERPRINT_LEN);
         tx.execute(
@@ -517,12 +459,8 @@ impl Indexer {
 
     /// Marks every live file under `root` that is not in `seen` as gone.
     fn mark_gone_under(&mut self, root: &Path, seen: &HashSet<&Path>) -> Result<u64> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT path FROM files WHERE state = 'live'")?;
-        let live: Vec<String> = stmt
-            .query_map([], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
+        let mut stmt = self.conn.prepare("SELECT path FROM files WHERE state = 'live'")?;
+        let live: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
         drop(stmt);
         let mut gone = 0;
         for path in live {
@@ -553,10 +491,7 @@ impl Indexer {
             return Ok(false);
         };
         tracing::info!(path = %path.display(), "transcript is gone; its history is kept");
-        self.announce(Event::SessionGone {
-            session_id,
-            file_id,
-        });
+        self.announce(Event::SessionGone { session_id, file_id });
         Ok(true)
     }
 
@@ -566,9 +501,7 @@ impl Indexer {
             "SELECT id, path FROM files WHERE dev = ?1 AND inode = ?2 AND state = 'live' AND path != ?3",
         )?;
         let others: Vec<(i64, String)> = stmt
-            .query_map(params![dev as i64, inode as i64, path], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })?
+            .query_map(params![dev as i64, inode as i64, path], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?;
         let mut renamed = None;
         for (id, other) in others {
@@ -587,14 +520,8 @@ impl Indexer {
 /// a file written in the last [`SETTLED`] may be written again within the same clock tick, with no
 /// new mtime (git's "racily clean" entries). Such files are always checked by their bytes.
 fn settled_mtime(mtime_ns: i64) -> i64 {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i64);
-    if mtime_ns < now - SETTLED.as_nanos() as i64 {
-        mtime_ns
-    } else {
-        0
-    }
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64);
+    if mtime_ns < now - SETTLED.as_nanos() as i64 { mtime_ns } else { 0 }
 }
 
 /// A new path's file, known under another path.
@@ -612,9 +539,7 @@ fn has_newline(file: &File, path: &Path, from: u64, to: u64) -> Result<bool> {
     let mut at = from;
     while at < to {
         let want = ((to - at) as usize).min(buf.len());
-        let n = file
-            .read_at(&mut buf[..want], at)
-            .map_err(|e| Error::io(path, e))?;
+        let n = file.read_at(&mut buf[..want], at).map_err(|e| Error::io(path, e))?;
         if n == 0 {
             return Ok(false);
         }
@@ -642,10 +567,7 @@ fn produce(
     lines_before: u64,
     mut emit: impl FnMut(Batch) -> Result<()>,
 ) -> Result<End> {
-    let mut batch = Batch {
-        lines: Vec::new(),
-        advance: 0,
-    };
+    let mut batch = Batch { lines: Vec::new(), advance: 0 };
     let mut batch_bytes = 0usize;
     let end = reader.read(file, path, start, lines_before, |line: Line<'_>| {
         batch.advance += line.advance;
@@ -654,13 +576,7 @@ fn produce(
         batch.lines.push(described);
         if batch.lines.len() >= BATCH_LINES || batch_bytes >= BATCH_BYTES {
             batch_bytes = 0;
-            emit(std::mem::replace(
-                &mut batch,
-                Batch {
-                    lines: Vec::new(),
-                    advance: 0,
-                },
-            ))?;
+            emit(std::mem::replace(&mut batch, Batch { lines: Vec::new(), advance: 0 }))?;
         }
         Ok(())
     })?;
@@ -681,9 +597,8 @@ fn begin_bulk(conn: &Connection) -> Result<()> {
         "SELECT type, name, sql FROM sqlite_master
          WHERE type IN ('index', 'trigger') AND tbl_name IN ('entries', 'media') AND sql IS NOT NULL",
     )?;
-    let deferred: Vec<(String, String, String)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<rusqlite::Result<_>>()?;
+    let deferred: Vec<(String, String, String)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<rusqlite::Result<_>>()?;
     drop(stmt);
     for (kind, name, sql) in &deferred {
         tx.execute(
@@ -694,22 +609,16 @@ fn begin_bulk(conn: &Connection) -> Result<()> {
     }
     tx.commit()?;
     conn.execute_batch("PRAGMA synchronous = OFF")?;
-    tracing::info!(
-        deferred = deferred.len(),
-        "bulk load: indexes and full-text triggers set aside"
-    );
+    tracing::info!(deferred = deferred.len(), "bulk load: indexes and full-text triggers set aside");
     Ok(())
 }
 
 /// Ends a bulk load (or finishes one that was interrupted): recreates what [`begin_bulk`] set aside
 /// and builds the full-text index, in one transaction.
 fn end_bulk(conn: &Connection) -> Result<()> {
-    let mut stmt = conn.prepare(
-        "SELECT key, value FROM scrollback_meta WHERE key LIKE 'deferred:%' ORDER BY key",
-    )?;
-    let deferred: Vec<(String, String)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
+    let mut stmt = conn.prepare("SELECT key, value FROM scrollback_meta WHERE key LIKE 'deferred:%' ORDER BY key")?;
+    let deferred: Vec<(String, String)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
     drop(stmt);
     if !deferred.is_empty() {
         let started = Instant::now();
@@ -720,10 +629,7 @@ fn end_bulk(conn: &Connection) -> Result<()> {
         }
         tx.execute_batch("INSERT INTO entries_fts (entries_fts) VALUES ('rebuild')")?;
         tx.commit()?;
-        tracing::info!(
-            seconds = started.elapsed().as_secs_f64(),
-            "bulk load: indexes and full-text index built"
-        );
+        tracing::info!(seconds = started.elapsed().as_secs_f64(), "bulk load: indexes and full-text index built");
     }
     conn.execute_batch("PRAGMA synchronous = NORMAL")?;
     Ok(())
@@ -731,9 +637,7 @@ fn end_bulk(conn: &Connection) -> Result<()> {
 
 /// The session id a file's name gives: `<sessionId>.jsonl`.
 pub fn session_from_path(path: &Path) -> String {
-    path.file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default()
+    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// blake3 (hex) of `len` bytes of `file` from `offset`.
@@ -744,9 +648,7 @@ fn hash_range(file: &File, path: &Path, offset: u64, len: u64) -> Result<String>
     let end = offset + len;
     while at < end {
         let want = ((end - at) as usize).min(buf.len());
-        let n = file
-            .read_at(&mut buf[..want], at)
-            .map_err(|e| Error::io(path, e))?;
+        let n = file.read_at(&mut buf[..want], at).map_err(|e| Error::io(path, e))?;
         if n == 0 {
             // The file is shorter than it was: hash what is there, which will not match.
             hasher.update(b"\0short");
@@ -766,18 +668,10 @@ fn tail_hash(file: &File, path: &Path, checkpoint: u64) -> Result<String> {
 /// Deletes a file's entries and everything that hangs off them, and fixes the sessions' counts.
 fn delete_file_rows(tx: &Connection, file_id: i64) -> Result<()> {
     let mut stmt = tx.prepare("SELECT DISTINCT session_id FROM entries WHERE file_id = ?1")?;
-    let sessions: Vec<String> = stmt
-        .query_map([file_id], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
+    let sessions: Vec<String> = stmt.query_map([file_id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
     drop(stmt);
-    tx.execute(
-        "DELETE FROM media WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?1)",
-        [file_id],
-    )?;
-    tx.execute(
-        "DELETE FROM failed_images WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?1)",
-        [file_id],
-    )?;
+    tx.execute("DELETE FROM media WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?1)", [file_id])?;
+    tx.execute("DELETE FROM failed_images WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?1)", [file_id])?;
     tx.execute("DELETE FROM entries WHERE file_id = ?1", [file_id])?;
     for session in sessions {
         recount_session(tx, &session)?;
@@ -830,9 +724,8 @@ fn write_entries(
         "INSERT INTO media (entry_id, ordinal, kind, offset, length, encoding, media_type, decoded_length, blake3)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?;
-    let mut insert_failed = tx.prepare_cached(
-        "INSERT INTO failed_images (entry_id, ordinal, reason) VALUES (?1, ?2, ?3)",
-    )?;
+    let mut insert_failed =
+        tx.prepare_cached("INSERT INTO failed_images (entry_id, ordinal, reason) VALUES (?1, ?2, ?3)")?;
     let mut sessions: HashMap<&str, SessionDelta> = HashMap::new();
     for d in lines {
         let session = d.meta.session_id.as_deref().unwrap_or(file_session);
@@ -921,16 +814,7 @@ fn write_entries(
             Some((rank, title)) => (rank, Some(title)),
             None => (0, None),
         };
-        upsert.execute(params![
-            id,
-            d.project,
-            title,
-            rank,
-            d.first,
-            d.last,
-            d.entries as i64,
-            d.images as i64
-        ])?;
+        upsert.execute(params![id, d.project, title, rank, d.first, d.last, d.entries as i64, d.images as i64])?;
     }
     Ok(())
 }

@@ -29,7 +29,9 @@
 //! - [`tree`]: finding the transcripts under a root.
 //! - [`db`]: opening the index, pragmas, migrations (`schema.sql`).
 //! - [`index`]: the one writer: rows and checkpoint in one transaction.
-//! - [`store`]: read queries.
+//! - [`store`]: read queries: media lookups.
+//! - [`history`]: read queries: sessions, history pages rendered for clients, search.
+//! - [`http`]: the warp server over all of it.
 //! - [`media`]: a recorded payload -> verified decoded bytes, as a stream.
 //! - [`tail`]: the live indexer: notify hints, periodic rescans, on the writer's own thread.
 //! - [`events`]: the bus the writer announces commits on.
@@ -38,9 +40,12 @@
 
 mod b64;
 pub mod db;
+pub mod demo;
 pub mod entry;
 mod error;
 pub mod events;
+pub mod history;
+pub mod http;
 pub mod index;
 pub mod lines;
 pub mod media;

@@ -70,11 +70,7 @@ impl Default for LineReader {
 impl LineReader {
     /// A reader with empty buffers.
     pub fn new() -> LineReader {
-        LineReader {
-            block: vec![0; BLOCK],
-            line: Vec::new(),
-            scanner: Scanner::new(),
-        }
+        LineReader { block: vec![0; BLOCK], line: Vec::new(), scanner: Scanner::new() }
     }
 
     /// Calls `on_line` for each complete line of `file` from `start` (a line boundary), numbering
@@ -87,16 +83,8 @@ impl LineReader {
         lines_before: u64,
         mut on_line: impl FnMut(Line<'_>) -> Result<()>,
     ) -> Result<End> {
-        let LineReader {
-            block,
-            line,
-            scanner,
-        } = self;
-        let mut end = End {
-            checkpoint: start,
-            lines: lines_before,
-            size: start,
-        };
+        let LineReader { block, line, scanner } = self;
+        let mut end = End { checkpoint: start, lines: lines_before, size: start };
         // block[lo..hi] holds the file's bytes from `block_at + lo`.
         let (mut lo, mut hi) = (0usize, 0usize);
         let mut block_at = start;
@@ -177,15 +165,8 @@ fn read_at(file: &File, path: &Path, buf: &mut [u8], at: u64) -> Result<usize> {
 }
 
 /// Reads `len` bytes of `file` at `offset` into `out`; a short file is an error.
-pub fn read_exact_at(
-    file: &File,
-    path: &Path,
-    offset: u64,
-    len: u64,
-    out: &mut Vec<u8>,
-) -> Result<()> {
+pub fn read_exact_at(file: &File, path: &Path, offset: u64, len: u64, out: &mut Vec<u8>) -> Result<()> {
     let start = out.len();
     out.resize(start + len as usize, 0);
-    file.read_exact_at(&mut out[start..], offset)
-        .map_err(|e| Error::io(path, e))
+    file.read_exact_at(&mut out[start..], offset).map_err(|e| Error::io(path, e))
 }

@@ -53,12 +53,7 @@ pub struct MediaRecord {
 impl MediaRecord {
     /// `<sessionId>/<entryUuid>/<ordinal>`, for a payload that has one.
     pub fn reference(&self) -> Option<String> {
-        Some(format!(
-            "{}/{}/{}",
-            self.session_id,
-            self.entry_uuid.as_deref()?,
-            self.ordinal?
-        ))
+        Some(format!("{}/{}/{}", self.session_id, self.entry_uuid.as_deref()?, self.ordinal?))
     }
 
     /// A file name extension for the media type (`png`, `jpg`, `pdf`, ...; `bin` if unknown).
@@ -79,16 +74,10 @@ impl MediaRecord {
 /// Opens a recorded payload for reading. Fails at once if its transcript is gone or cannot be opened.
 pub fn open(record: &MediaRecord) -> Result<PayloadReader> {
     if !record.file_live {
-        return Err(Error::Gone {
-            path: record.path.clone(),
-            offset: record.offset,
-        });
+        return Err(Error::Gone { path: record.path.clone(), offset: record.offset });
     }
     let file = File::open(&record.path).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => Error::Gone {
-            path: record.path.clone(),
-            offset: record.offset,
-        },
+        io::ErrorKind::NotFound => Error::Gone { path: record.path.clone(), offset: record.offset },
         _ => Error::io(&record.path, e),
     })?;
     let expected = blake3::Hash::from_hex(&record.blake3).map_err(|_| Error::Changed {
@@ -133,10 +122,7 @@ pub struct PayloadReader {
 
 impl std::fmt::Debug for PayloadReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PayloadReader")
-            .field("record", &self.record)
-            .field("at", &self.at)
-            .finish_non_exhaustive()
+        f.debug_struct("PayloadReader").field("record", &self.record).field("at", &self.at).finish_non_exhaustive()
     }
 }
 
@@ -170,21 +156,13 @@ impl PayloadReader {
         self.out.clear();
         self.out_at = 0;
         if self.at >= self.end {
-            let PayloadReader {
-                base64,
-                out,
-                hasher,
-                ..
-            } = self;
+            let PayloadReader { base64, out, hasher, .. } = self;
             let ok = base64.finish(&mut |d| {
                 hasher.update(d);
                 out.extend_from_slice(d);
             });
             self.done = true;
-            if !ok
-                || self.hasher.finalize() != self.expected
-                || self.base64.decoded() != self.record.decoded_length
-            {
+            if !ok || self.hasher.finalize() != self.expected || self.base64.decoded() != self.record.decoded_length {
                 return Err(self.changed());
             }
             return Ok(());
@@ -268,12 +246,7 @@ impl PayloadReader {
                 None => chars = &[],
             }
         }
-        let PayloadReader {
-            base64,
-            out,
-            hasher,
-            ..
-        } = self;
+        let PayloadReader { base64, out, hasher, .. } = self;
         base64.push(chars, &mut |d| {
             hasher.update(d);
             out.extend_from_slice(d);
@@ -305,11 +278,7 @@ pub fn into_error(e: io::Error, record: &MediaRecord) -> Error {
     if e.get_ref().is_some_and(|inner| inner.is::<Error>()) {
         match e.into_inner().map(|inner| inner.downcast::<Error>()) {
             Some(Ok(inner)) => *inner,
-            _ => Error::Changed {
-                path: record.path.clone(),
-                offset: record.offset,
-                expected: record.blake3.clone(),
-            },
+            _ => Error::Changed { path: record.path.clone(), offset: record.offset, expected: record.blake3.clone() },
         }
     } else {
         Error::io(&record.path, e)

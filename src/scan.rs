@@ -140,6 +140,17 @@ pub struct FailedImage {
     pub reason: &'static str,
 }
 
+/// Where an image block under `message.content` is in the line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageBlock {
+    /// Its image ordinal.
+    pub ordinal: u32,
+    /// Byte offset of its `{`.
+    pub start: u64,
+    /// Byte offset of its `}`.
+    pub end: u64,
+}
+
 /// Why the scanner refused a line. The line is recorded as an invalid entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScanError {
@@ -164,6 +175,8 @@ pub struct ScanOutput {
     pub failed_images: Vec<FailedImage>,
     /// Number of image blocks under `message.content` (with or without a payload).
     pub image_blocks: u32,
+    /// Where each of them is, in ordinal order.
+    pub blocks: Vec<ImageBlock>,
 }
 
 /// A scanned line held in memory: [`scan`]'s result.
@@ -187,9 +200,7 @@ pub fn scan(line: &[u8]) -> Result<Scanned, ScanError> {
 /// Builds the stored line: `line` with each span's bytes replaced by the marker.
 pub fn strip(line: &[u8], spans: &[Span]) -> Vec<u8> {
     let removed: u64 = spans.iter().map(|s| s.len).sum();
-    let mut out = Vec::with_capacity(
-        line.len() - removed as usize + spans.len() * STRIPPED_MEDIA_MARKER.len(),
-    );
+    let mut out = Vec::with_capacity(line.len() - removed as usize + spans.len() * STRIPPED_MEDIA_MARKER.len());
     let mut at = 0usize;
     for span in spans {
         out.extend_from_slice(&line[at..span.offset as usize]);
@@ -212,11 +223,7 @@ pub fn marker_offsets(spans: &[Span]) -> impl Iterator<Item = u64> + '_ {
 
 /// Puts payloads back into a stored line. `payload(i)` returns the original bytes of span `i`.
 /// Fails if the stored line has no marker where a span says it should.
-pub fn restore(
-    stripped: &[u8],
-    spans: &[Span],
-    mut payload: impl FnMut(usize) -> Vec<u8>,
-) -> Option<Vec<u8>> {
+pub fn restore(stripped: &[u8], spans: &[Span], mut payload: impl FnMut(usize) -> Vec<u8>) -> Option<Vec<u8>> {
     let marker = STRIPPED_MEDIA_MARKER.as_bytes();
     let mut out = Vec::with_capacity(stripped.len());
     let mut at = 0usize;
@@ -433,11 +440,7 @@ impl Decoder {
     fn start(&mut self, key: Key, offset: u64) {
         self.key = key;
         self.offset = offset;
-        self.mode = if key == Key::Base64 {
-            Mode::Base64
-        } else {
-            Mode::Sniff
-        };
+        self.mode = if key == Key::Base64 { Mode::Base64 } else { Mode::Sniff };
         self.data_url = false;
         self.escaped = false;
         self.empty = true;
@@ -518,10 +521,7 @@ impl Decoder {
             self.mode = Mode::Rejected;
             return;
         }
-        self.media_type = std::str::from_utf8(media_type)
-            .ok()
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned);
+        self.media_type = std::str::from_utf8(media_type).ok().filter(|s| !s.is_empty()).map(str::to_owned);
         self.mode = Mode::Base64;
     }
 
@@ -594,8 +594,8 @@ pub struct Scanner {
     /// Accumulated `\uXXXX` value.
     code: u32,
     decoder: Decoder,
-    /// Image blocks under `message.content`: where each begins, its payload, why it has none.
-    image_blocks: Vec<(u64, Option<Span>, Hint)>,
+    /// Image blocks under `message.content`: where each begins and ends, its payload, why it has none.
+    image_blocks: Vec<(u64, u64, Option<Span>, Hint)>,
     claimed: Vec<Span>,
     error: Option<ScanError>,
 }
@@ -722,10 +722,7 @@ impl Scanner {
                 }
                 State::Literal => {
                     let rest = &chunk[i..];
-                    match rest
-                        .iter()
-                        .position(|&b| !(b.is_ascii_alphanumeric() || b"+-.".contains(&b)))
-                    {
+                    match rest.iter().position(|&b| !(b.is_ascii_alphanumeric() || b"+-.".contains(&b))) {
                         None => i = chunk.len(),
                         Some(j) => {
                             i += j;
@@ -755,11 +752,7 @@ impl Scanner {
     }
 
     fn after_value(&self) -> State {
-        if self.stack.is_empty() {
-            State::Done
-        } else {
-            State::AfterValue
-        }
+        if self.stack.is_empty() { State::Done } else { State::AfterValue }
     }
 
     fn structural(&mut self, c: u8, at: u64) {
@@ -838,11 +831,7 @@ impl Scanner {
                 };
                 let object = c == b'{';
                 self.stack.push(Frame::new(object, at, role));
-                self.state = if object {
-                    State::ObjectFirst
-                } else {
-                    State::ArrayFirst
-                };
+                self.state = if object { State::ObjectFirst } else { State::ArrayFirst };
             }
             b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => self.state = State::Literal,
             _ => self.fail(at, "expected a JSON value"),
@@ -853,11 +842,7 @@ impl Scanner {
         match self.string {
             StrRole::Skip => {}
             StrRole::Key | StrRole::Small(_) => {
-                let cap = if self.string == StrRole::Key {
-                    MAX_KEY
-                } else {
-                    MAX_SMALL
-                };
+                let cap = if self.string == StrRole::Key { MAX_KEY } else { MAX_SMALL };
                 if self.small.len() + chars.len() > cap {
                     self.small_overflow = true;
                 } else {
@@ -896,11 +881,7 @@ impl Scanner {
     fn end_string(&mut self, quote: u64) {
         match self.string {
             StrRole::Key => {
-                let key = if self.small_overflow {
-                    Key::Other
-                } else {
-                    Key::from_bytes(&self.small)
-                };
+                let key = if self.small_overflow { Key::Other } else { Key::from_bytes(&self.small) };
                 if let Some(f) = self.stack.last_mut() {
                     f.key = key;
                 }
@@ -908,9 +889,7 @@ impl Scanner {
                 return;
             }
             StrRole::Small(key) => {
-                let value = (!self.small_overflow)
-                    .then(|| String::from_utf8(self.small.clone()).ok())
-                    .flatten();
+                let value = (!self.small_overflow).then(|| String::from_utf8(self.small.clone()).ok()).flatten();
                 if let Some(f) = self.stack.last_mut() {
                     match key {
                         Key::Type => f.ty = value,
@@ -945,11 +924,7 @@ impl Scanner {
         let block = if object { frame.ty.as_deref() } else { None };
         let image = matches!(block, Some("image" | "image_url" | "input_image"));
         if image || block == Some("document") {
-            let kind = if image {
-                MediaKind::Image
-            } else {
-                MediaKind::Document
-            };
+            let kind = if image { MediaKind::Image } else { MediaKind::Document };
             let mut pending = std::mem::take(&mut frame.pending);
             pending.sort_by_key(|s| s.offset);
             let mut first = None;
@@ -962,7 +937,7 @@ impl Scanner {
                 }
             }
             if image && frame.role == Role::InContent {
-                self.image_blocks.push((frame.start, first, frame.hint));
+                self.image_blocks.push((frame.start, at, first, frame.hint));
             }
         } else if let Some(parent) = self.stack.last_mut() {
             parent.pending.append(&mut frame.pending);
@@ -1026,16 +1001,10 @@ impl Scanner {
             State::Done => {}
             State::Literal if self.stack.is_empty() => {}
             State::Value if self.stack.is_empty() => {
-                return Err(ScanError {
-                    offset: self.pos,
-                    reason: "empty line",
-                });
+                return Err(ScanError { offset: self.pos, reason: "empty line" });
             }
             _ => {
-                return Err(ScanError {
-                    offset: self.pos,
-                    reason: "unexpected end of line",
-                });
+                return Err(ScanError { offset: self.pos, reason: "unexpected end of line" });
             }
         }
         let mut blocks = std::mem::take(&mut self.image_blocks);
@@ -1043,26 +1012,17 @@ impl Scanner {
         let mut spans = std::mem::take(&mut self.claimed);
         let mut failed_images = Vec::new();
         let image_blocks = blocks.len() as u32;
-        for (ordinal, (start, found, hint)) in blocks.into_iter().enumerate() {
+        let mut positions = Vec::with_capacity(blocks.len());
+        for (ordinal, (start, end, found, hint)) in blocks.into_iter().enumerate() {
             let ordinal = ordinal as u32;
+            positions.push(ImageBlock { ordinal, start, end });
             match found {
-                Some(span) => spans.push(Span {
-                    ordinal: Some(ordinal),
-                    ..span
-                }),
-                None => failed_images.push(FailedImage {
-                    ordinal,
-                    offset: start,
-                    reason: hint.reason(),
-                }),
+                Some(span) => spans.push(Span { ordinal: Some(ordinal), ..span }),
+                None => failed_images.push(FailedImage { ordinal, offset: start, reason: hint.reason() }),
             }
         }
         spans.sort_by_key(|s| s.offset);
-        Ok(ScanOutput {
-            spans,
-            failed_images,
-            image_blocks,
-        })
+        Ok(ScanOutput { spans, failed_images, image_blocks, blocks: positions })
     }
 }
 
@@ -1087,10 +1047,7 @@ mod tests {
         assert_eq!(span.kind, MediaKind::Image);
         assert_eq!(span.media_type.as_deref(), Some("image/png"));
         assert_eq!(span.blake3, blake3::hash(b"\x89PNG fake"));
-        assert_eq!(
-            &line.as_bytes()[span.offset as usize..][..span.len as usize],
-            data.as_bytes()
-        );
+        assert_eq!(&line.as_bytes()[span.offset as usize..][..span.len as usize], data.as_bytes());
         let stripped = String::from_utf8(s.stripped.clone()).unwrap();
         assert!(stripped.contains(r#""data":"STRIPPED_MEDIA_MARKER""#));
         let back = restore(&s.stripped, &s.output.spans, |_| data.clone().into_bytes()).unwrap();
@@ -1112,14 +1069,7 @@ mod tests {
         let line = r#"{"message":{"content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":""}},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]}}"#;
         let s = scan(line.as_bytes()).unwrap();
         assert_eq!(s.output.image_blocks, 2);
-        assert_eq!(
-            s.output.failed_images,
-            vec![FailedImage {
-                ordinal: 0,
-                offset: 23,
-                reason: "empty payload"
-            }]
-        );
+        assert_eq!(s.output.failed_images, vec![FailedImage { ordinal: 0, offset: 23, reason: "empty payload" }]);
         assert_eq!(s.output.spans[0].ordinal, Some(1));
     }
 
@@ -1135,33 +1085,14 @@ mod tests {
     fn data_urls_and_file_base64() {
         let line = r#"{"toolUseResult":{"type":"image","file":{"base64":"AAAA","type":"image/jpeg"}},"message":{"content":[{"type":"image_url","image_url":{"url":"data:image/gif;base64,R0lG"}},{"type":"image","url":"data:image/webp;base64,UklG"}]}}"#;
         let s = scan(line.as_bytes()).unwrap();
-        let got: Vec<_> = s
-            .output
-            .spans
-            .iter()
-            .map(|s| (s.kind, s.ordinal, s.media_type.clone().unwrap(), s.encoding))
-            .collect();
+        let got: Vec<_> =
+            s.output.spans.iter().map(|s| (s.kind, s.ordinal, s.media_type.clone().unwrap(), s.encoding)).collect();
         assert_eq!(
             got,
             vec![
-                (
-                    MediaKind::Image,
-                    None,
-                    "image/jpeg".into(),
-                    Encoding::Base64
-                ),
-                (
-                    MediaKind::Image,
-                    Some(0),
-                    "image/gif".into(),
-                    Encoding::DataUrl
-                ),
-                (
-                    MediaKind::Image,
-                    Some(1),
-                    "image/webp".into(),
-                    Encoding::DataUrl
-                ),
+                (MediaKind::Image, None, "image/jpeg".into(), Encoding::Base64),
+                (MediaKind::Image, Some(0), "image/gif".into(), Encoding::DataUrl),
+                (MediaKind::Image, Some(1), "image/webp".into(), Encoding::DataUrl),
             ]
         );
     }
@@ -1184,14 +1115,7 @@ mod tests {
 
     #[test]
     fn broken_lines_are_errors() {
-        for line in [
-            &b"{\"a\":"[..],
-            b"not json",
-            b"{\"a\":1}}",
-            b"",
-            b"{\"a\" 1}",
-            b"[1,]x",
-        ] {
+        for line in [&b"{\"a\":"[..], b"not json", b"{\"a\":1}}", b"", b"{\"a\" 1}", b"[1,]x"] {
             assert!(scan(line).is_err(), "{:?}", String::from_utf8_lossy(line));
         }
         assert!(scan(b"  {\"a\":[]}\r").is_ok());

@@ -31,19 +31,12 @@ impl std::str::FromStr for MediaRef {
     fn from_str(s: &str) -> Result<MediaRef> {
         let bad = || Error::BadRef(s.chars().take(200).collect());
         let mut parts = s.split('/');
-        let (Some(session), Some(uuid), Some(ordinal), None) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
+        let (Some(session), Some(uuid), Some(ordinal), None) = (parts.next(), parts.next(), parts.next(), parts.next())
         else {
             return Err(bad());
         };
-        let valid = |p: &str| {
-            !p.is_empty() && p.len() <= 256 && !p.contains(['\0', '\\']) && p != "." && p != ".."
-        };
-        if !valid(session)
-            || !valid(uuid)
-            || ordinal.is_empty()
-            || !ordinal.bytes().all(|b| b.is_ascii_digit())
-        {
+        let valid = |p: &str| !p.is_empty() && p.len() <= 256 && !p.contains(['\0', '\\']) && p != "." && p != "..";
+        if !valid(session) || !valid(uuid) || ordinal.is_empty() || !ordinal.bytes().all(|b| b.is_ascii_digit()) {
             return Err(bad());
         }
         Ok(MediaRef {
@@ -56,16 +49,11 @@ impl std::str::FromStr for MediaRef {
 
 impl std::fmt::Display for MediaRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}/{}/{}",
-            self.session_id, self.entry_uuid, self.ordinal
-        )
+        write!(f, "{}/{}/{}", self.session_id, self.entry_uuid, self.ordinal)
     }
 }
 
-const MEDIA_COLUMNS: &str =
-    "m.id, f.path, f.state, m.offset, m.length, m.encoding, m.media_type, m.decoded_length,
+const MEDIA_COLUMNS: &str = "m.id, f.path, f.state, m.offset, m.length, m.encoding, m.media_type, m.decoded_length,
      m.blake3, m.kind, m.ordinal, e.session_id, e.uuid";
 
 fn media_record(r: &Row<'_>) -> rusqlite::Result<MediaRecord> {
@@ -120,10 +108,7 @@ pub fn media_by_ref(conn: &Connection, r: &MediaRef) -> Result<MediaRecord> {
         )
         .optional()?;
     match failed {
-        Some(reason) => Err(Error::FailedUpload {
-            what: r.to_string(),
-            reason,
-        }),
+        Some(reason) => Err(Error::FailedUpload { what: r.to_string(), reason }),
         None => Err(Error::NotFound(r.to_string())),
     }
 }
@@ -178,21 +163,8 @@ mod tests {
     #[test]
     fn refs_parse_strictly() {
         let r: MediaRef = "s-1/u-2/3".parse().unwrap();
-        assert_eq!(
-            (r.session_id.as_str(), r.entry_uuid.as_str(), r.ordinal),
-            ("s-1", "u-2", 3)
-        );
-        for bad in [
-            "",
-            "a/b",
-            "a/b/c",
-            "a/b/-1",
-            "a/b/1/2",
-            "../b/1",
-            "a//1",
-            "a/b/99999999999",
-            "a\0/b/1",
-        ] {
+        assert_eq!((r.session_id.as_str(), r.entry_uuid.as_str(), r.ordinal), ("s-1", "u-2", 3));
+        for bad in ["", "a/b", "a/b/c", "a/b/-1", "a/b/1/2", "../b/1", "a//1", "a/b/99999999999", "a\0/b/1"] {
             assert!(bad.parse::<MediaRef>().is_err(), "{bad:?}");
         }
     }

@@ -40,11 +40,7 @@ pub struct TailConfig {
 impl TailConfig {
     /// Native events, and a rescan every 30 s.
     pub fn new(root: impl Into<PathBuf>) -> TailConfig {
-        TailConfig {
-            root: root.into(),
-            rescan_every: Duration::from_secs(30),
-            poll: None,
-        }
+        TailConfig { root: root.into(), rescan_every: Duration::from_secs(30), poll: None }
     }
 }
 
@@ -58,6 +54,17 @@ enum Hint {
     /// Events were lost: catch up on the whole tree.
     Rescan,
     Stop,
+}
+
+/// Asks the writer to look at a file again; cheap to clone, usable from any thread.
+#[derive(Debug, Clone)]
+pub struct Reindexer(mpsc::Sender<Hint>);
+
+impl Reindexer {
+    /// Queues `path` for the writer: it re-reads it, re-indexing from the start if it was rewritten.
+    pub fn reindex(&self, path: PathBuf) {
+        let _ = self.0.send(Hint::File(path));
+    }
 }
 
 /// The running live indexer. Dropping it stops it.
@@ -80,10 +87,7 @@ impl Tail {
         if !root.is_dir() {
             return Err(Error::io(
                 &root,
-                std::io::Error::new(
-                    std::io::ErrorKind::NotFound,
-                    "the transcript directory does not exist",
-                ),
+                std::io::Error::new(std::io::ErrorKind::NotFound, "the transcript directory does not exist"),
             ));
         }
         let (hints, receive) = mpsc::channel();
@@ -100,14 +104,9 @@ impl Tail {
                 notify::PollWatcher::new(handler, notify_config.with_poll_interval(interval))
                     .map_err(watch_error(&root))?,
             ),
-            None => Box::new(
-                notify::RecommendedWatcher::new(handler, notify_config)
-                    .map_err(watch_error(&root))?,
-            ),
+            None => Box::new(notify::RecommendedWatcher::new(handler, notify_config).map_err(watch_error(&root))?),
         };
-        watcher
-            .watch(&root, notify::RecursiveMode::Recursive)
-            .map_err(watch_error(&root))?;
+        watcher.watch(&root, notify::RecursiveMode::Recursive).map_err(watch_error(&root))?;
 
         let rescan_every = match config.poll {
             Some(interval) => config.rescan_every.min(interval),
@@ -121,16 +120,18 @@ impl Tail {
                 indexer
             })
             .map_err(|e| Error::io(&config.root, e))?;
-        Ok(Tail {
-            hints,
-            thread: Some(thread),
-            _watcher: watcher,
-        })
+        Ok(Tail { hints, thread: Some(thread), _watcher: watcher })
     }
 
     /// Asks for a full catch-up now (as if events had been lost).
     pub fn rescan(&self) {
         let _ = self.hints.send(Hint::Rescan);
+    }
+
+    /// A handle that asks the writer to look at one file again (for a reader that found its bytes
+    /// changed under a recorded offset).
+    pub fn reindexer(&self) -> Reindexer {
+        Reindexer(self.hints.clone())
     }
 
     /// Stops watching, finishes the work in hand, and gives the indexer back.
@@ -187,10 +188,8 @@ fn hints_of(event: notify::Result<notify::Event>) -> Vec<Hint> {
             } else if dir_event || path.is_dir() {
                 // A directory renamed into place, or created: its files may predate any watch on it.
                 Some(Hint::Dir(path))
-            } else if matches!(
-                event.kind,
-                notify::EventKind::Modify(notify::event::ModifyKind::Name(_))
-            ) || matches!(event.kind, notify::EventKind::Remove(_))
+            } else if matches!(event.kind, notify::EventKind::Modify(notify::event::ModifyKind::Name(_)))
+                || matches!(event.kind, notify::EventKind::Remove(_))
             {
                 // A directory renamed away or removed reads as a plain path: its transcripts went too.
                 Some(Hint::Dir(path))
@@ -223,11 +222,7 @@ fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<Hint>, rescan_
     let mut rechecks: Vec<(Instant, PathBuf, usize)> = Vec::new();
     loop {
         let now = Instant::now();
-        let due = rechecks
-            .iter()
-            .map(|r| r.0)
-            .min()
-            .map_or(next_rescan, |d| d.min(next_rescan));
+        let due = rechecks.iter().map(|r| r.0).min().map_or(next_rescan, |d| d.min(next_rescan));
         let first = match hints.recv_timeout(due.saturating_duration_since(now)) {
             Ok(hint) => hint,
             Err(RecvTimeoutError::Timeout) => {
@@ -238,8 +233,7 @@ fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<Hint>, rescan_
                     rechecks.clear();
                     continue;
                 }
-                let (ready, waiting): (Vec<_>, Vec<_>) =
-                    rechecks.drain(..).partition(|r| r.0 <= now);
+                let (ready, waiting): (Vec<_>, Vec<_>) = rechecks.drain(..).partition(|r| r.0 <= now);
                 rechecks = waiting;
                 for (_, dir, done) in ready {
                     catch_up(indexer, &dir);
@@ -317,11 +311,11 @@ mod tests {
     #[test]
     fn opening_a_file_is_not_a_change() {
         use notify::event::{AccessKind, AccessMode};
-        let open = Event::new(EventKind::Access(AccessKind::Open(AccessMode::Any)))
-            .add_path(PathBuf::from("/t/s.jsonl"));
+        let open =
+            Event::new(EventKind::Access(AccessKind::Open(AccessMode::Any))).add_path(PathBuf::from("/t/s.jsonl"));
         assert!(hints_of(Ok(open)).is_empty());
-        let closed = Event::new(EventKind::Access(AccessKind::Close(AccessMode::Write)))
-            .add_path(PathBuf::from("/t/s.jsonl"));
+        let closed =
+            Event::new(EventKind::Access(AccessKind::Close(AccessMode::Write))).add_path(PathBuf::from("/t/s.jsonl"));
         assert_eq!(hints_of(Ok(closed)).len(), 1);
     }
 

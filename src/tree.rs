@@ -55,12 +55,7 @@ pub fn discover(root: &Path) -> Vec<Found> {
             if meta.is_dir() {
                 stack.push(path);
             } else if meta.is_file() && is_transcript(&path) {
-                found.push(Found {
-                    path,
-                    dev: meta.dev(),
-                    inode: meta.ino(),
-                    size: meta.len(),
-                });
+                found.push(Found { path, dev: meta.dev(), inode: meta.ino(), size: meta.len() });
             }
         }
     }
@@ -93,10 +88,8 @@ mod tests {
         std::fs::write(outside.path().join("o.jsonl"), "{}\n").unwrap();
         std::os::unix::fs::symlink(outside.path(), root.join("linked")).unwrap();
         std::os::unix::fs::symlink(root, root.join("p/loop")).unwrap();
-        let names: Vec<_> = discover(root)
-            .into_iter()
-            .map(|f| f.path.strip_prefix(root).unwrap().to_path_buf())
-            .collect();
+        let names: Vec<_> =
+            discover(root).into_iter().map(|f| f.path.strip_prefix(root).unwrap().to_path_buf()).collect();
         assert_eq!(
             names,
             vec![

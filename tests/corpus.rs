@@ -28,10 +28,7 @@ fn every_manifest_image_comes_back_byte_exact() {
     let env = Env::new();
     copy_corpus(&env);
     let summary = env.index();
-    assert!(
-        summary.starts_with("indexed 8 files, 4038 lines, 5 photos, 0 invalid lines"),
-        "{summary}"
-    );
+    assert!(summary.starts_with("indexed 8 files, 4038 lines, 5 photos, 0 invalid lines"), "{summary}");
 
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(fixtures().join("MANIFEST.json")).unwrap()).unwrap();
@@ -41,38 +38,22 @@ fn every_manifest_image_comes_back_byte_exact() {
         let path = env.path(&format!("corpus/{name}"));
         let rows = media_rows(&conn, &path);
         let expected = info["images"].as_array().unwrap();
-        assert_eq!(
-            rows.len(),
-            expected.len(),
-            "{name}: one media row per manifest image"
-        );
+        assert_eq!(rows.len(), expected.len(), "{name}: one media row per manifest image");
         for (row, image) in rows.iter().zip(expected) {
             let start = image["data_file_start"].as_u64().unwrap();
             let end = image["data_file_end"].as_u64().unwrap();
             let (offset, length): (i64, i64) = conn
-                .query_row(
-                    "SELECT offset, length FROM media WHERE blake3 = ?1",
-                    [&row.blake3],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
+                .query_row("SELECT offset, length FROM media WHERE blake3 = ?1", [&row.blake3], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
                 .unwrap();
-            assert_eq!(
-                (offset as u64, (offset + length) as u64),
-                (start, end),
-                "{name}: payload span"
-            );
+            assert_eq!((offset as u64, (offset + length) as u64), (start, end), "{name}: payload span");
             assert_eq!(row.line, image["line"].as_u64().unwrap(), "{name}: line");
             assert_eq!(row.media_type.as_deref(), image["media_type"].as_str());
             let reference = row.reference.as_deref().expect("a pasted image has a ref");
-            let bytes = env
-                .media(reference)
-                .unwrap_or_else(|e| panic!("{reference}: {e:?}"));
+            let bytes = env.media(reference).unwrap_or_else(|e| panic!("{reference}: {e:?}"));
             assert_eq!(bytes.len() as u64, image["decoded_len"].as_u64().unwrap());
-            assert_eq!(
-                format!("{:x}", Sha256::digest(&bytes)),
-                image["sha256"].as_str().unwrap(),
-                "{reference}"
-            );
+            assert_eq!(format!("{:x}", Sha256::digest(&bytes)), image["sha256"].as_str().unwrap(), "{reference}");
             // The same bytes by content hash.
             assert_eq!(env.media(&row.blake3).unwrap(), bytes);
             images += 1;
@@ -87,10 +68,7 @@ fn the_two_images_of_one_line_keep_their_order() {
     let env = Env::new();
     copy_corpus(&env);
     env.index();
-    let rows = media_rows(
-        &env.conn(),
-        &env.path("corpus/ccl_debug_image_message_2images_v2.0.55.jsonl"),
-    );
+    let rows = media_rows(&env.conn(), &env.path("corpus/ccl_debug_image_message_2images_v2.0.55.jsonl"));
     let refs: Vec<_> = rows.iter().map(|r| r.reference.clone().unwrap()).collect();
     assert_eq!(
         refs,
@@ -135,9 +113,6 @@ fn a_second_run_changes_nothing() {
     env.index();
     let before = counts(&env.conn());
     let summary = env.index();
-    assert!(
-        summary.starts_with("indexed 0 files, 0 lines, 0 photos"),
-        "{summary}"
-    );
+    assert!(summary.starts_with("indexed 0 files, 0 lines, 0 photos"), "{summary}");
     assert_eq!(counts(&env.conn()), before);
 }

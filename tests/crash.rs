@@ -15,22 +15,13 @@ use rusqlite::Connection;
 use crate::util::{Env, b64, fake_png, image_block, user_line};
 
 fn env_number(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 fn line(rng: &mut StdRng, n: &mut u64) -> String {
     *n += 1;
     let content = if rng.random_ratio(1, 6) {
-        format!(
-            "[{}]",
-            image_block(
-                "image/png",
-                &b64(&fake_png(*n, rng.random_range(1000..200_000)))
-            )
-        )
+        format!("[{}]", image_block("image/png", &b64(&fake_png(*n, rng.random_range(1000..200_000)))))
     } else {
         format!("\"{}\"", "t".repeat(rng.random_range(0..2000)))
     };
@@ -90,11 +81,7 @@ fn killed_at_random_moments_the_index_equals_a_fresh_one() {
         // Grow the tree while it runs: whole lines, lines in pieces, new files.
         let until = Instant::now() + Duration::from_millis(rng.random_range(0..150));
         while Instant::now() < until {
-            let path = format!(
-                "p{}/f{}.jsonl",
-                rng.random_range(0..3),
-                rng.random_range(0..8)
-            );
+            let path = format!("p{}/f{}.jsonl", rng.random_range(0..3), rng.random_range(0..8));
             let text = line(&mut rng, &mut n);
             if rng.random_bool(0.2) {
                 let cut = rng.random_range(1..text.len());
@@ -112,17 +99,11 @@ fn killed_at_random_moments_the_index_equals_a_fresh_one() {
         // Straight after the kill: a sound database, no checkpoint past a file's end.
         if env.data.join("index.sqlite3").exists() {
             let conn = Connection::open(env.data.join("index.sqlite3")).unwrap();
-            let check: String = conn
-                .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-                .unwrap();
+            let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
             assert_eq!(check, "ok", "kill {kill}");
             // Killed before the schema was created: an empty database, which the next start fills.
             let has_schema: bool = conn
-                .query_row(
-                    "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'files'",
-                    [],
-                    |r| r.get(0),
-                )
+                .query_row("SELECT count(*) > 0 FROM sqlite_master WHERE name = 'files'", [], |r| r.get(0))
                 .unwrap();
             let query = if has_schema {
                 "SELECT path, checkpoint FROM files WHERE state = 'live'"
@@ -130,30 +111,17 @@ fn killed_at_random_moments_the_index_equals_a_fresh_one() {
                 "SELECT '', 0 WHERE 0"
             };
             let mut stmt = conn.prepare(query).unwrap();
-            for row in stmt
-                .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
-                .unwrap()
-            {
+            for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))).unwrap() {
                 let (path, checkpoint) = row.unwrap();
                 let len = std::fs::metadata(&path).unwrap().len();
-                assert!(
-                    checkpoint as u64 <= len,
-                    "kill {kill}: {path} checkpoint {checkpoint} past its end {len}"
-                );
+                assert!(checkpoint as u64 <= len, "kill {kill}: {path} checkpoint {checkpoint} past its end {len}");
             }
         }
 
         // Restart, then compare with a fresh index of the same files.
-        assert!(
-            env.run(&["index"]).status.success(),
-            "restart after kill {kill}"
-        );
+        assert!(env.run(&["index"]).status.success(), "restart after kill {kill}");
         let fresh = env.dir.path().join(format!("fresh-{kill}"));
-        let out = env
-            .cmd()
-            .args(["index", "--data-dir", fresh.to_str().unwrap()])
-            .output()
-            .unwrap();
+        let out = env.cmd().args(["index", "--data-dir", fresh.to_str().unwrap()]).output().unwrap();
         assert!(out.status.success());
         let (ours, theirs) = (snapshot(&env.data), snapshot(&fresh));
         if ours != theirs {
@@ -168,8 +136,5 @@ fn killed_at_random_moments_the_index_equals_a_fresh_one() {
         }
         std::fs::remove_dir_all(&fresh).unwrap();
     }
-    eprintln!(
-        "crash test: {kills} kills in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
+    eprintln!("crash test: {kills} kills in {:.1} s", started.elapsed().as_secs_f64());
 }

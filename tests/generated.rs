@@ -2,8 +2,8 @@
 //! refs, exact bytes, exact ordinals.
 
 use crate::util::{
-    Env, MediaRow, b64, b64_escaped, check_invariants, counts, fake_png, hash_hex, image_block,
-    image_block_reversed, media_rows, user_line,
+    Env, MediaRow, b64, b64_escaped, check_invariants, counts, fake_png, hash_hex, image_block, image_block_reversed,
+    media_rows, user_line,
 };
 
 const S: &str = "sess-gen";
@@ -171,105 +171,22 @@ fn every_payload_shape_gets_exact_refs_bytes_and_ordinals() {
     let path = env.write(&format!("-work-demo/{S}.jsonl"), &file);
 
     let summary = env.index();
-    assert!(
-        summary.starts_with("indexed 1 files, 12 lines, 12 photos, 2 invalid lines"),
-        "{summary}"
-    );
+    assert!(summary.starts_with("indexed 1 files, 12 lines, 12 photos, 2 invalid lines"), "{summary}");
 
     let conn = env.conn();
     let expected = vec![
-        row(
-            Some("sess-gen/u1/0"),
-            Some(0),
-            "image",
-            "image/png",
-            "base64",
-            &p.a,
-            1,
-        ),
-        row(
-            Some("sess-gen/u1/1"),
-            Some(1),
-            "image",
-            "image/jpeg",
-            "base64",
-            &p.b,
-            1,
-        ),
-        row(
-            Some("sess-gen/u2/0"),
-            Some(0),
-            "image",
-            "image/png",
-            "base64",
-            &p.c,
-            2,
-        ),
+        row(Some("sess-gen/u1/0"), Some(0), "image", "image/png", "base64", &p.a, 1),
+        row(Some("sess-gen/u1/1"), Some(1), "image", "image/jpeg", "base64", &p.b, 1),
+        row(Some("sess-gen/u2/0"), Some(0), "image", "image/png", "base64", &p.c, 2),
         row(None, None, "image", "image/png", "base64", &p.c, 2),
         row(None, None, "file", "image/jpeg", "base64", &p.d, 3),
-        row(
-            Some("sess-gen/u4/0"),
-            Some(0),
-            "image",
-            "image/gif",
-            "data-url",
-            &p.e,
-            4,
-        ),
-        row(
-            Some("sess-gen/u4/1"),
-            Some(1),
-            "image",
-            "image/webp",
-            "data-url",
-            &p.f,
-            4,
-        ),
-        row(
-            Some("sess-gen/u4/2"),
-            Some(2),
-            "image",
-            "image/png",
-            "data-url",
-            &p.g,
-            4,
-        ),
-        row(
-            None,
-            None,
-            "document",
-            "application/pdf",
-            "base64",
-            &p.pdf,
-            5,
-        ),
-        row(
-            Some("sess-gen/u6/2"),
-            Some(2),
-            "image",
-            "image/png",
-            "base64",
-            &p.i,
-            6,
-        ),
-        row(
-            Some("sess-gen/u7/0"),
-            Some(0),
-            "image",
-            "image/png",
-            "base64-escaped",
-            &p.j,
-            7,
-        ),
-        row(
-            Some("sess-gen/u9/0"),
-            Some(0),
-            "image",
-            "image/png",
-            "base64",
-            &p.k,
-            9,
-        ),
+        row(Some("sess-gen/u4/0"), Some(0), "image", "image/gif", "data-url", &p.e, 4),
+        row(Some("sess-gen/u4/1"), Some(1), "image", "image/webp", "data-url", &p.f, 4),
+        row(Some("sess-gen/u4/2"), Some(2), "image", "image/png", "data-url", &p.g, 4),
+        row(None, None, "document", "application/pdf", "base64", &p.pdf, 5),
+        row(Some("sess-gen/u6/2"), Some(2), "image", "image/png", "base64", &p.i, 6),
+        row(Some("sess-gen/u7/0"), Some(0), "image", "image/png", "base64-escaped", &p.j, 7),
+        row(Some("sess-gen/u9/0"), Some(0), "image", "image/png", "base64", &p.k, 9),
     ];
     assert_eq!(media_rows(&conn, &path), expected);
 
@@ -299,28 +216,14 @@ fn every_payload_shape_gets_exact_refs_bytes_and_ordinals() {
         .unwrap()
         .collect::<rusqlite::Result<_>>()
         .unwrap();
-    assert_eq!(
-        failed,
-        vec![
-            (0, "empty payload".to_owned()),
-            (1, "no payload".to_owned())
-        ]
-    );
+    assert_eq!(failed, vec![(0, "empty payload".to_owned()), (1, "no payload".to_owned())]);
     let (code, message) = env.media("sess-gen/u6/0").unwrap_err();
     assert_eq!(code, 1);
     assert!(message.contains("failed upload"), "{message}");
-    for unknown in [
-        "sess-gen/u6/3",
-        "sess-gen/nope/0",
-        "other/u1/0",
-        "sess-gen/u13/0",
-    ] {
+    for unknown in ["sess-gen/u6/3", "sess-gen/nope/0", "other/u1/0", "sess-gen/u13/0"] {
         let (code, message) = env.media(unknown).unwrap_err();
         assert_eq!(code, 1, "{unknown}");
-        assert!(
-            message.contains("not indexed yet") || message.contains("unknown"),
-            "{message}"
-        );
+        assert!(message.contains("not indexed yet") || message.contains("unknown"), "{message}");
     }
     let (code, _) = env.media("../../etc/passwd").unwrap_err();
     assert_eq!(code, 1);
@@ -340,44 +243,24 @@ fn every_payload_shape_gets_exact_refs_bytes_and_ordinals() {
     assert!(invalid[1].1.starts_with("not UTF-8"), "{}", invalid[1].1);
 
     // The decoy stays text; unicode escapes are decoded into the searchable text.
-    let decoy: String = conn
-        .query_row("SELECT stripped FROM entries WHERE uuid = 'u8'", [], |r| {
-            r.get(0)
-        })
-        .unwrap();
+    let decoy: String = conn.query_row("SELECT stripped FROM entries WHERE uuid = 'u8'", [], |r| r.get(0)).unwrap();
     assert!(decoy.contains("iVBORw0KGgo="));
-    let text: String = conn
-        .query_row("SELECT text FROM entries WHERE uuid = 'u9'", [], |r| {
-            r.get(0)
-        })
-        .unwrap();
+    let text: String = conn.query_row("SELECT text FROM entries WHERE uuid = 'u9'", [], |r| r.get(0)).unwrap();
     assert_eq!(text, "café 😀 \"quoted\"");
-    let hits: i64 = conn
-        .query_row(
-            "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'café'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let hits: i64 =
+        conn.query_row("SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'café'", [], |r| r.get(0)).unwrap();
     assert_eq!(hits, 1);
 
     // The session row.
     let (title, entries, images, project): (String, i64, i64, String) = conn
-        .query_row(
-            "SELECT title, entries, images, project FROM sessions WHERE id = ?1",
-            [S],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-        )
+        .query_row("SELECT title, entries, images, project FROM sessions WHERE id = ?1", [S], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
         .unwrap();
-    assert_eq!(
-        (title.as_str(), entries, images, project.as_str()),
-        ("Generated session", 10, 11, "/work/demo")
-    );
+    assert_eq!((title.as_str(), entries, images, project.as_str()), ("Generated session", 10, 11, "/work/demo"));
 
     // The torn line is not indexed; once its newline arrives it is, and nothing else changes.
-    let checkpoint: i64 = conn
-        .query_row("SELECT checkpoint FROM files", [], |r| r.get(0))
-        .unwrap();
+    let checkpoint: i64 = conn.query_row("SELECT checkpoint FROM files", [], |r| r.get(0)).unwrap();
     assert_eq!(checkpoint as usize, body.len());
     assert_eq!(check_invariants(&env.data), 10);
     let before = counts(&conn);
@@ -385,10 +268,7 @@ fn every_payload_shape_gets_exact_refs_bytes_and_ordinals() {
     assert_eq!(counts(&conn), before, "a second run changes nothing");
 
     env.append(&format!("-work-demo/{S}.jsonl"), "\"}}]}}\n");
-    assert!(
-        env.index()
-            .starts_with("indexed 1 files, 1 lines, 1 photos, 0 invalid lines")
-    );
+    assert!(env.index().starts_with("indexed 1 files, 1 lines, 1 photos, 0 invalid lines"));
     assert_eq!(env.media("sess-gen/u13/0").unwrap(), vec![0u8, 0, 0]);
     assert_eq!(check_invariants(&env.data), 11);
 }
@@ -400,34 +280,19 @@ fn crlf_lines_and_a_byte_order_mark() {
     let mut file = b"\xEF\xBB\xBF".to_vec();
     for line in [
         user_line("crlf", "c1", r#""hello from windows""#, ""),
-        user_line(
-            "crlf",
-            "c2",
-            &format!("[{}]", image_block("image/png", &b64(&photo))),
-            "",
-        ),
+        user_line("crlf", "c2", &format!("[{}]", image_block("image/png", &b64(&photo))), ""),
     ] {
         file.extend_from_slice(line.as_bytes());
         file.extend_from_slice(b"\r\n");
     }
     env.write("p/crlf.jsonl", &file);
-    assert!(
-        env.index()
-            .starts_with("indexed 1 files, 2 lines, 1 photos, 0 invalid lines")
-    );
+    assert!(env.index().starts_with("indexed 1 files, 2 lines, 1 photos, 0 invalid lines"));
     assert_eq!(env.media("crlf/c2/0").unwrap(), photo);
     let conn = env.conn();
     let (offset, stripped): (i64, String) = conn
-        .query_row(
-            "SELECT offset, stripped FROM entries WHERE line = 1",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
+        .query_row("SELECT offset, stripped FROM entries WHERE line = 1", [], |r| Ok((r.get(0)?, r.get(1)?)))
         .unwrap();
     assert_eq!(offset, 3, "the first line starts after the byte order mark");
-    assert!(
-        !stripped.ends_with('\r'),
-        "the terminator is not part of the line"
-    );
+    assert!(!stripped.ends_with('\r'), "the terminator is not part of the line");
     assert_eq!(check_invariants(&env.data), 2);
 }

@@ -32,12 +32,7 @@ fn write_giant_line(path: &Path) -> (String, u64) {
         let piece = photo_piece(i);
         hasher.update(&piece);
         decoded += piece.len() as u64;
-        out.write_all(
-            base64::engine::general_purpose::STANDARD
-                .encode(&piece)
-                .as_bytes(),
-        )
-        .unwrap();
+        out.write_all(base64::engine::general_purpose::STANDARD.encode(&piece).as_bytes()).unwrap();
     }
     out.write_all(b"\"}}]}}\n").unwrap();
     out.flush().unwrap();
@@ -53,29 +48,14 @@ fn peak_rss_kb() -> u64 {
 /// Runs `test` in a child process with `dir` passed along; returns the child's peak RSS in kB.
 fn in_child(test: &str, dir: &Path) -> u64 {
     let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            test,
-            "--exact",
-            "--nocapture",
-            "--include-ignored",
-            "--test-threads",
-            "1",
-        ])
+        .args([test, "--exact", "--nocapture", "--include-ignored", "--test-threads", "1"])
         .env(CHILD_ENV, dir)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "child {test} failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "child {test} failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     // The harness may print "test name ... " on the same line before the child's own output.
-    let line = stdout
-        .lines()
-        .find_map(|l| l.split_once("peak-rss-kb "))
-        .expect("child reports its peak")
-        .1;
+    let line = stdout.lines().find_map(|l| l.split_once("peak-rss-kb ")).expect("child reports its peak").1;
     line.split_whitespace().next().unwrap().parse().unwrap()
 }
 
@@ -90,14 +70,8 @@ fn a_256_mb_line_indexes_and_streams_back_under_64_mb() {
     let index_kb = in_child("memory::child_index", dir.path());
     let media_kb = in_child("memory::child_media", dir.path());
     eprintln!("peak RSS: index {index_kb} kB, media {media_kb} kB (limit {LIMIT_KB} kB)");
-    assert!(
-        index_kb < LIMIT_KB,
-        "indexing a 256 MB line peaked at {index_kb} kB"
-    );
-    assert!(
-        media_kb < LIMIT_KB,
-        "streaming a 256 MB line's photo peaked at {media_kb} kB"
-    );
+    assert!(index_kb < LIMIT_KB, "indexing a 256 MB line peaked at {index_kb} kB");
+    assert!(media_kb < LIMIT_KB, "streaming a 256 MB line's photo peaked at {media_kb} kB");
 }
 
 fn child_dir() -> Option<std::path::PathBuf> {
@@ -109,9 +83,7 @@ fn child_dir() -> Option<std::path::PathBuf> {
 fn child_index() {
     let Some(dir) = child_dir() else { return };
     let mut indexer = scrollback::Indexer::open(&dir.join("data")).unwrap();
-    let summary = indexer
-        .catch_up(&dir.join("projects"), &mut scrollback::NoProgress)
-        .unwrap();
+    let summary = indexer.catch_up(&dir.join("projects"), &mut scrollback::NoProgress).unwrap();
     assert_eq!((summary.lines, summary.media, summary.invalid), (1, 1, 0));
     println!("peak-rss-kb {}", peak_rss_kb());
 }
@@ -164,23 +136,14 @@ fn child_tail() {
     };
     let tail = scrollback::tail::Tail::start(indexer, config).unwrap();
     let path = root.join("p/big.jsonl");
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .unwrap();
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path).unwrap();
     file.write_all(br#"{"type":"user","uuid":"u","sessionId":"big","message":{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":""#).unwrap();
     let mut hasher = blake3::Hasher::new();
     // 50 MB of base64 in 64 KiB pieces, flushed one by one so that the watcher sees each.
     for i in 0..(50 << 20) / (64 << 10) {
         let piece = crate::util::fake_png(i as u64, 48 << 10);
         hasher.update(&piece);
-        file.write_all(
-            base64::engine::general_purpose::STANDARD
-                .encode(&piece)
-                .as_bytes(),
-        )
-        .unwrap();
+        file.write_all(base64::engine::general_purpose::STANDARD.encode(&piece).as_bytes()).unwrap();
         if i % 16 == 0 {
             std::thread::sleep(Duration::from_millis(1));
         }

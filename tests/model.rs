@@ -49,62 +49,38 @@ type State = (BTreeMap<String, Vec<(i64, i64, String)>>, usize);
 fn index_state(env: &Env) -> Option<State> {
     let conn = scrollback::store::open(&env.data).ok()?;
     let mut files = BTreeMap::new();
-    let mut stmt = conn
-        .prepare("SELECT id, path FROM files WHERE state = 'live'")
-        .ok()?;
-    let live: Vec<(i64, String)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .ok()?
-        .collect::<rusqlite::Result<_>>()
-        .ok()?;
+    let mut stmt = conn.prepare("SELECT id, path FROM files WHERE state = 'live'").ok()?;
+    let live: Vec<(i64, String)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).ok()?.collect::<rusqlite::Result<_>>().ok()?;
     for (id, path) in live {
-        let mut stmt = conn
-            .prepare("SELECT offset, length, uuid FROM entries WHERE file_id = ?1 ORDER BY line")
-            .ok()?;
+        let mut stmt =
+            conn.prepare("SELECT offset, length, uuid FROM entries WHERE file_id = ?1 ORDER BY line").ok()?;
         let lines = stmt
-            .query_map([id], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get::<_, Option<String>>(2)?.unwrap_or_default(),
-                ))
-            })
+            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, Option<String>>(2)?.unwrap_or_default())))
             .ok()?
             .collect::<rusqlite::Result<_>>()
             .ok()?;
-        let rel = path
-            .strip_prefix(&format!("{}/", env.root.display()))?
-            .to_owned();
+        let rel = path.strip_prefix(&format!("{}/", env.root.display()))?.to_owned();
         files.insert(rel, lines);
     }
     let gone: i64 = conn
-        .query_row("SELECT count(*) FROM entries e JOIN files f ON f.id = e.file_id WHERE f.state = 'gone'", [], |r| r.get(0))
+        .query_row("SELECT count(*) FROM entries e JOIN files f ON f.id = e.file_id WHERE f.state = 'gone'", [], |r| {
+            r.get(0)
+        })
         .ok()?;
     Some((files, gone as usize))
 }
 
 impl Model {
     fn expected(&self) -> State {
-        (
-            self.files
-                .iter()
-                .map(|(p, b)| (p.clone(), expected_lines(b)))
-                .collect(),
-            self.gone_entries,
-        )
+        (self.files.iter().map(|(p, b)| (p.clone(), expected_lines(b))).collect(), self.gone_entries)
     }
 
     fn line(&mut self, rng: &mut StdRng) -> Vec<u8> {
         self.next_uuid += 1;
         let uuid = format!("u{}", self.next_uuid);
         let content = if rng.random_ratio(1, 8) {
-            format!(
-                "[{}]",
-                image_block(
-                    "image/png",
-                    &b64(&fake_png(self.next_uuid, rng.random_range(10..2000)))
-                )
-            )
+            format!("[{}]", image_block("image/png", &b64(&fake_png(self.next_uuid, rng.random_range(10..2000)))))
         } else {
             format!("\"{}\"", "w".repeat(rng.random_range(0..300)))
         };
@@ -117,13 +93,7 @@ impl Model {
 
     fn pick_existing(&self, rng: &mut StdRng) -> Option<String> {
         let n = self.files.len();
-        (n > 0).then(|| {
-            self.files
-                .keys()
-                .nth(rng.random_range(0..n))
-                .unwrap()
-                .clone()
-        })
+        (n > 0).then(|| self.files.keys().nth(rng.random_range(0..n)).unwrap().clone())
     }
 
     fn pick_any(&self, rng: &mut StdRng) -> String {
@@ -150,18 +120,10 @@ fn act(env: &Env, model: &mut Model, rng: &mut StdRng) -> &'static str {
             let line = model.line(rng);
             let cut = rng.random_range(1..line.len());
             env.append(&path, &line[..cut]);
-            model
-                .files
-                .get_mut(&path)
-                .unwrap()
-                .extend_from_slice(&line[..cut]);
+            model.files.get_mut(&path).unwrap().extend_from_slice(&line[..cut]);
             if rng.random_bool(0.7) {
                 env.append(&path, &line[cut..]);
-                model
-                    .files
-                    .get_mut(&path)
-                    .unwrap()
-                    .extend_from_slice(&line[cut..]);
+                model.files.get_mut(&path).unwrap().extend_from_slice(&line[cut..]);
                 "append-in-pieces"
             } else {
                 "partial-append"
@@ -171,12 +133,7 @@ fn act(env: &Env, model: &mut Model, rng: &mut StdRng) -> &'static str {
             let bytes = model.files.get_mut(&path).unwrap();
             let at = rng.random_range(0..=bytes.len());
             bytes.truncate(at);
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open(env.path(&path))
-                .unwrap()
-                .set_len(at as u64)
-                .unwrap();
+            std::fs::OpenOptions::new().write(true).open(env.path(&path)).unwrap().set_len(at as u64).unwrap();
             "truncate"
         }
         (55..65, Some(path)) => {
@@ -226,12 +183,8 @@ fn act(env: &Env, model: &mut Model, rng: &mut StdRng) -> &'static str {
 fn run_case(seed: u64, actions: usize) -> usize {
     let env = Env::new();
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut model = Model {
-        files: BTreeMap::new(),
-        gone_entries: 0,
-        dirs: vec!["a".into(), "b/c".into()],
-        next_uuid: 0,
-    };
+    let mut model =
+        Model { files: BTreeMap::new(), gone_entries: 0, dirs: vec!["a".into(), "b/c".into()], next_uuid: 0 };
     let mut tail = Some(start(&env, None));
     let mut log = Vec::new();
     for step in 0..actions {
@@ -263,27 +216,16 @@ fn run_case(seed: u64, actions: usize) -> usize {
 }
 
 fn env_number(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 #[test]
 fn the_index_follows_a_model_through_random_file_actions() {
     let actions = env_number("SCROLLBACK_MODEL_ACTIONS", 500) as usize;
     let started = Instant::now();
-    let total: usize = match std::env::var("SCROLLBACK_MODEL_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
+    let total: usize = match std::env::var("SCROLLBACK_MODEL_SEED").ok().and_then(|v| v.parse().ok()) {
         Some(seed) => run_case(seed, actions),
-        None => (0..env_number("SCROLLBACK_MODEL_CASES", 20))
-            .map(|seed| run_case(seed, actions))
-            .sum(),
+        None => (0..env_number("SCROLLBACK_MODEL_CASES", 20)).map(|seed| run_case(seed, actions)).sum(),
     };
-    eprintln!(
-        "model test: {total} actions in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
+    eprintln!("model test: {total} actions in {:.1} s", started.elapsed().as_secs_f64());
 }

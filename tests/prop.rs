@@ -98,11 +98,7 @@ fn arb_payload() -> impl Strategy<Value = String> {
 }
 
 fn media_type() -> impl Strategy<Value = String> {
-    prop_oneof![
-        Just("image/png".to_owned()),
-        Just("image/jpeg".to_owned()),
-        Just("application/pdf".to_owned())
-    ]
+    prop_oneof![Just("image/png".to_owned()), Just("image/jpeg".to_owned()), Just("application/pdf".to_owned())]
 }
 
 /// Shuffles an object's keys.
@@ -112,68 +108,32 @@ fn shuffled(fields: Vec<(&'static str, J)>) -> impl Strategy<Value = J> {
 
 /// A block or object that may carry a payload, in one of the known shapes.
 fn arb_media() -> impl Strategy<Value = J> {
-    (arb_payload(), media_type(), any::<bool>(), 0..8u8).prop_flat_map(
-        |(data, mt, escape, shape)| {
-            let data_str = J::Str(data.clone(), escape);
-            let data_url = J::Str(format!("data:{mt};base64,{data}"), escape);
-            match shape {
-                0 => shuffled(vec![
-                    ("type", s("image")),
-                    (
-                        "source",
-                        obj(vec![
-                            ("type", s("base64")),
-                            ("media_type", s(&mt)),
-                            ("data", data_str),
-                        ]),
-                    ),
-                ])
-                .boxed(),
-                1 => shuffled(vec![
-                    (
-                        "source",
-                        obj(vec![
-                            ("data", data_str),
-                            ("media_type", s(&mt)),
-                            ("type", s("base64")),
-                        ]),
-                    ),
-                    ("type", s("image")),
-                ])
-                .boxed(),
-                2 => shuffled(vec![("type", s("image")), ("url", data_url)]).boxed(),
-                3 => shuffled(vec![
-                    ("type", s("image_url")),
-                    ("image_url", obj(vec![("url", data_url)])),
-                ])
-                .boxed(),
-                4 => shuffled(vec![("type", s("input_image")), ("image_url", data_url)]).boxed(),
-                5 => shuffled(vec![
-                    ("type", s("document")),
-                    (
-                        "source",
-                        obj(vec![
-                            ("type", s("base64")),
-                            ("media_type", s(&mt)),
-                            ("data", data_str),
-                        ]),
-                    ),
-                ])
-                .boxed(),
-                6 => shuffled(vec![
-                    ("base64", data_str),
-                    ("type", s(&mt)),
-                    ("originalSize", J::Num(10)),
-                ])
-                .boxed(),
-                _ => shuffled(vec![
-                    ("type", s("image")),
-                    ("source", obj(vec![("type", s("base64"))])),
-                ])
-                .boxed(),
-            }
-        },
-    )
+    (arb_payload(), media_type(), any::<bool>(), 0..8u8).prop_flat_map(|(data, mt, escape, shape)| {
+        let data_str = J::Str(data.clone(), escape);
+        let data_url = J::Str(format!("data:{mt};base64,{data}"), escape);
+        match shape {
+            0 => shuffled(vec![
+                ("type", s("image")),
+                ("source", obj(vec![("type", s("base64")), ("media_type", s(&mt)), ("data", data_str)])),
+            ])
+            .boxed(),
+            1 => shuffled(vec![
+                ("source", obj(vec![("data", data_str), ("media_type", s(&mt)), ("type", s("base64"))])),
+                ("type", s("image")),
+            ])
+            .boxed(),
+            2 => shuffled(vec![("type", s("image")), ("url", data_url)]).boxed(),
+            3 => shuffled(vec![("type", s("image_url")), ("image_url", obj(vec![("url", data_url)]))]).boxed(),
+            4 => shuffled(vec![("type", s("input_image")), ("image_url", data_url)]).boxed(),
+            5 => shuffled(vec![
+                ("type", s("document")),
+                ("source", obj(vec![("type", s("base64")), ("media_type", s(&mt)), ("data", data_str)])),
+            ])
+            .boxed(),
+            6 => shuffled(vec![("base64", data_str), ("type", s(&mt)), ("originalSize", J::Num(10))]).boxed(),
+            _ => shuffled(vec![("type", s("image")), ("source", obj(vec![("type", s("base64"))]))]).boxed(),
+        }
+    })
 }
 
 /// Filler: text (sometimes quoting an image block: a decoy), numbers, nesting.
@@ -181,10 +141,7 @@ fn arb_value() -> impl Strategy<Value = J> {
     let leaf = prop_oneof![
         "[a-z é😀\"\\\\/]{0,20}".prop_map(|t| J::Str(t, false)),
         "[a-z]{0,10}".prop_map(|t| J::Str(t, true)),
-        Just(J::Str(
-            r#"{"type":"image","source":{"type":"base64","data":"AAAA"}}"#.to_owned(),
-            false
-        )),
+        Just(J::Str(r#"{"type":"image","source":{"type":"base64","data":"AAAA"}}"#.to_owned(), false)),
         any::<i64>().prop_map(J::Num),
         any::<bool>().prop_map(J::Bool),
         Just(J::Null),
@@ -227,16 +184,10 @@ fn arb_line() -> impl Strategy<Value = String> {
             let mut fields = vec![
                 ("type", s("user")),
                 ("uuid", s("u-1")),
-                (
-                    "message",
-                    obj(vec![("role", s("user")), ("content", J::Arr(content))]),
-                ),
+                ("message", obj(vec![("role", s("user")), ("content", J::Arr(content))])),
             ];
             if let Some(copy) = tool_copy {
-                fields.push((
-                    "toolUseResult",
-                    obj(vec![("type", s("image")), ("file", copy)]),
-                ));
+                fields.push(("toolUseResult", obj(vec![("type", s("image")), ("file", copy)])));
             }
             if let Some(extra) = extra {
                 fields.push(("extra", extra));
@@ -283,10 +234,7 @@ impl Oracle {
     /// Walks `v`; returns the payloads decided in it not yet claimed by a block.
     fn walk(&mut self, v: &Value, in_content: bool, role_message: bool, top: bool) -> Vec<usize> {
         match v {
-            Value::Array(items) => items
-                .iter()
-                .flat_map(|i| self.walk(i, in_content, false, false))
-                .collect(),
+            Value::Array(items) => items.iter().flat_map(|i| self.walk(i, in_content, false, false)).collect(),
             Value::Object(map) => {
                 let ty = map.get("type").and_then(Value::as_str);
                 let image = matches!(ty, Some("image" | "image_url" | "input_image"));
@@ -301,20 +249,15 @@ impl Oracle {
                             let (header, b64) = rest.split_once(',')?;
                             let mut params = header.split(';');
                             let mt = params.next().unwrap();
-                            params
-                                .any(|p| p == "base64")
-                                .then(|| (mt.to_owned(), b64.to_owned()))
+                            params.any(|p| p == "base64").then(|| (mt.to_owned(), b64.to_owned()))
                         });
                         let candidate = match (k.as_str(), &data_url) {
                             ("data" | "url" | "image_url", Some((mt, b64))) => {
                                 Some(((!mt.is_empty()).then(|| mt.clone()), b64.clone()))
                             }
-                            ("data", None) if ty == Some("base64") => Some((
-                                map.get("media_type")
-                                    .and_then(Value::as_str)
-                                    .map(str::to_owned),
-                                text.clone(),
-                            )),
+                            ("data", None) if ty == Some("base64") => {
+                                Some((map.get("media_type").and_then(Value::as_str).map(str::to_owned), text.clone()))
+                            }
                             ("base64", None) => Some((
                                 ty.filter(|t| t.contains('/'))
                                     .or_else(|| map.get("media_type").and_then(Value::as_str))
@@ -367,10 +310,7 @@ impl Oracle {
 
 fn oracle(line: &str) -> (Vec<Expected>, u32, Vec<u32>) {
     let v: Value = serde_json::from_str(line).unwrap();
-    let mut o = Oracle {
-        found: Vec::new(),
-        blocks: Vec::new(),
-    };
+    let mut o = Oracle { found: Vec::new(), blocks: Vec::new() };
     o.walk(&v, false, false, true);
     let mut failed = Vec::new();
     for (ordinal, block) in o.blocks.iter().enumerate() {
@@ -379,11 +319,7 @@ fn oracle(line: &str) -> (Vec<Expected>, u32, Vec<u32>) {
             None => failed.push(ordinal as u32),
         }
     }
-    (
-        o.found.into_iter().map(|(e, _)| e).collect(),
-        o.blocks.len() as u32,
-        failed,
-    )
+    (o.found.into_iter().map(|(e, _)| e).collect(), o.blocks.len() as u32, failed)
 }
 
 /// The parsed line with each payload string (identified by value) replaced by the marker.

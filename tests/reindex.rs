@@ -4,26 +4,14 @@ use crate::util::{Env, b64, check_invariants, fake_png, image_block, user_line};
 
 fn lines(session: &str, prefix: &str, n: usize) -> String {
     (0..n)
-        .map(|i| {
-            user_line(
-                session,
-                &format!("{prefix}{i}"),
-                &format!("\"message {prefix}{i}\""),
-                "",
-            ) + "\n"
-        })
+        .map(|i| user_line(session, &format!("{prefix}{i}"), &format!("\"message {prefix}{i}\""), "") + "\n")
         .collect()
 }
 
 fn uuids(env: &Env) -> Vec<String> {
     let conn = env.conn();
-    let mut stmt = conn
-        .prepare("SELECT uuid FROM entries ORDER BY file_id, line")
-        .unwrap();
-    stmt.query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<rusqlite::Result<_>>()
-        .unwrap()
+    let mut stmt = conn.prepare("SELECT uuid FROM entries ORDER BY file_id, line").unwrap();
+    stmt.query_map([], |r| r.get(0)).unwrap().collect::<rusqlite::Result<_>>().unwrap()
 }
 
 #[test]
@@ -47,12 +35,7 @@ fn a_rewritten_file_is_reindexed_and_its_old_rows_replaced() {
     std::fs::rename(env.path("p/new.tmp"), env.path("p/s.jsonl")).unwrap();
     env.index();
     assert_eq!(uuids(&env), ["c0", "d0", "d1"]);
-    let entries: i64 = env
-        .conn()
-        .query_row("SELECT entries FROM sessions WHERE id = 's'", [], |r| {
-            r.get(0)
-        })
-        .unwrap();
+    let entries: i64 = env.conn().query_row("SELECT entries FROM sessions WHERE id = 's'", [], |r| r.get(0)).unwrap();
     assert_eq!(entries, 3, "session counts follow the replacement");
     check_invariants(&env.data);
 }
@@ -64,10 +47,7 @@ fn a_rewrite_that_keeps_the_start_but_changes_the_end_is_noticed() {
     let first = user_line("s", "u0", &format!("\"{head}\""), "") + "\n";
     env.write("p/s.jsonl", format!("{first}{}", lines("s", "a", 2)));
     env.index();
-    env.write(
-        "p/s.jsonl",
-        format!("{first}{}{}", lines("s", "b", 2), lines("s", "c", 1)),
-    );
+    env.write("p/s.jsonl", format!("{first}{}{}", lines("s", "b", 2), lines("s", "c", 1)));
     env.index();
     assert_eq!(uuids(&env), ["u0", "b0", "b1", "c0"]);
 }
@@ -76,15 +56,7 @@ fn a_rewrite_that_keeps_the_start_but_changes_the_end_is_noticed() {
 fn a_deleted_transcript_keeps_its_history_and_its_photos_answer_gone() {
     let env = Env::new();
     let photo = fake_png(5, 2000);
-    env.write(
-        "p/s.jsonl",
-        user_line(
-            "s",
-            "u1",
-            &format!("[{}]", image_block("image/png", &b64(&photo))),
-            "",
-        ) + "\n",
-    );
+    env.write("p/s.jsonl", user_line("s", "u1", &format!("[{}]", image_block("image/png", &b64(&photo))), "") + "\n");
     env.index();
     assert_eq!(env.media("s/u1/0").unwrap(), photo);
     std::fs::remove_file(env.path("p/s.jsonl")).unwrap();
@@ -92,11 +64,9 @@ fn a_deleted_transcript_keeps_its_history_and_its_photos_answer_gone() {
     assert!(summary.contains("1 gone"), "{summary}");
     let (state, entries): (String, i64) = env
         .conn()
-        .query_row(
-            "SELECT f.state, count(e.id) FROM files f JOIN entries e ON e.file_id = f.id",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
+        .query_row("SELECT f.state, count(e.id) FROM files f JOIN entries e ON e.file_id = f.id", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
         .unwrap();
     assert_eq!((state.as_str(), entries), ("gone", 1));
     let (code, message) = env.media("s/u1/0").unwrap_err();
@@ -105,10 +75,7 @@ fn a_deleted_transcript_keeps_its_history_and_its_photos_answer_gone() {
     // The same path created again is a new file; the old history stays.
     env.write("p/s.jsonl", lines("s", "n", 1));
     env.index();
-    let files: i64 = env
-        .conn()
-        .query_row("SELECT count(*) FROM files", [], |r| r.get(0))
-        .unwrap();
+    let files: i64 = env.conn().query_row("SELECT count(*) FROM files", [], |r| r.get(0)).unwrap();
     assert_eq!(files, 2);
     assert_eq!(uuids(&env), ["u1", "n0"]);
 }
@@ -121,22 +88,14 @@ fn a_second_indexer_on_the_same_data_dir_is_refused() {
     let out = env.run(&["index"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("locked by another scrollback process"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("locked by another scrollback process"), "{stderr}");
 }
 
 #[test]
 fn bad_usage_exits_2_and_a_missing_tree_exits_1() {
     let env = Env::new();
     assert_eq!(env.run(&["index", "--no-such-flag"]).status.code(), Some(2));
-    assert_eq!(
-        env.run(&["index", "--transcripts", "/nonexistent/scrollback-test"])
-            .status
-            .code(),
-        Some(1)
-    );
+    assert_eq!(env.run(&["index", "--transcripts", "/nonexistent/scrollback-test"]).status.code(), Some(1));
     let out = env.run(&["media", "not-a-ref"]);
     assert_eq!(out.status.code(), Some(1));
 }

@@ -14,11 +14,7 @@ use crate::util::{Env, b64, check_invariants, fake_png, image_block, user_line};
 /// is the events), or with polling.
 pub fn start(env: &Env, poll: Option<Duration>) -> Tail {
     let indexer = Indexer::open(&env.data).unwrap();
-    let config = TailConfig {
-        root: env.root.clone(),
-        rescan_every: Duration::from_secs(3600),
-        poll,
-    };
+    let config = TailConfig { root: env.root.clone(), rescan_every: Duration::from_secs(3600), poll };
     Tail::start(indexer, config).unwrap()
 }
 
@@ -35,14 +31,7 @@ pub fn live_entries(env: &Env) -> Vec<(String, String)> {
         .unwrap();
     stmt.query_map([], |r| {
         let path: String = r.get(0)?;
-        Ok((
-            Path::new(&path)
-                .strip_prefix(&env.root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned(),
-            r.get(1)?,
-        ))
+        Ok((Path::new(&path).strip_prefix(&env.root).unwrap().to_string_lossy().into_owned(), r.get(1)?))
     })
     .unwrap()
     .collect::<rusqlite::Result<_>>()
@@ -51,20 +40,15 @@ pub fn live_entries(env: &Env) -> Vec<(String, String)> {
 
 /// Waits until the index's live entries are `expected` (10 s at most).
 pub fn settle(env: &Env, expected: &[(impl AsRef<str>, impl AsRef<str>)]) {
-    let expected: Vec<(String, String)> = expected
-        .iter()
-        .map(|(p, u)| (p.as_ref().to_owned(), u.as_ref().to_owned()))
-        .collect();
+    let expected: Vec<(String, String)> =
+        expected.iter().map(|(p, u)| (p.as_ref().to_owned(), u.as_ref().to_owned())).collect();
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let got = live_entries(env);
         if got == expected {
             return;
         }
-        assert!(
-            Instant::now() < deadline,
-            "index did not settle:\n got {got:?}\nwant {expected:?}"
-        );
+        assert!(Instant::now() < deadline, "index did not settle:\n got {got:?}\nwant {expected:?}");
         std::thread::sleep(Duration::from_millis(3));
     }
 }
@@ -96,10 +80,7 @@ fn appends_in_pieces_index_only_complete_lines() {
     env.append("p/s.jsonl", middle);
     env.append("p/s.jsonl", last);
     env.append("p/s.jsonl", line("s", "c"));
-    settle(
-        &env,
-        &[("p/s.jsonl", "a"), ("p/s.jsonl", "b"), ("p/s.jsonl", "c")],
-    );
+    settle(&env, &[("p/s.jsonl", "a"), ("p/s.jsonl", "b"), ("p/s.jsonl", "c")]);
     drop(tail);
     check_invariants(&env.data);
 }
@@ -114,28 +95,13 @@ fn a_new_directory_and_files_written_before_its_watch() {
     env.write("new/deeper/s1.jsonl", line("s1", "x"));
     env.write(
         "new/deeper/s1/subagents/agent-a.jsonl",
-        user_line(
-            "s1",
-            "y",
-            &format!("[{}]", image_block("image/png", &b64(&photo))),
-            "",
-        ) + "\n",
+        user_line("s1", "y", &format!("[{}]", image_block("image/png", &b64(&photo))), "") + "\n",
     );
-    settle(
-        &env,
-        &[
-            ("new/deeper/s1.jsonl", "x"),
-            ("new/deeper/s1/subagents/agent-a.jsonl", "y"),
-        ],
-    );
+    settle(&env, &[("new/deeper/s1.jsonl", "x"), ("new/deeper/s1/subagents/agent-a.jsonl", "y")]);
     env.append("new/deeper/s1.jsonl", line("s1", "z"));
     settle(
         &env,
-        &[
-            ("new/deeper/s1.jsonl", "x"),
-            ("new/deeper/s1.jsonl", "z"),
-            ("new/deeper/s1/subagents/agent-a.jsonl", "y"),
-        ],
+        &[("new/deeper/s1.jsonl", "x"), ("new/deeper/s1.jsonl", "z"), ("new/deeper/s1/subagents/agent-a.jsonl", "y")],
     );
     drop(tail);
     assert_eq!(env.media("s1/y/0").unwrap(), photo);
@@ -144,32 +110,16 @@ fn a_new_directory_and_files_written_before_its_watch() {
 #[test]
 fn truncation_and_copy_truncate() {
     let env = Env::new();
-    env.write(
-        "p/s.jsonl",
-        format!("{}{}{}", line("s", "a"), line("s", "b"), line("s", "c")),
-    );
+    env.write("p/s.jsonl", format!("{}{}{}", line("s", "a"), line("s", "b"), line("s", "c")));
     let tail = start(&env, None);
-    settle(
-        &env,
-        &[("p/s.jsonl", "a"), ("p/s.jsonl", "b"), ("p/s.jsonl", "c")],
-    );
+    settle(&env, &[("p/s.jsonl", "a"), ("p/s.jsonl", "b"), ("p/s.jsonl", "c")]);
     // Truncated to its first line.
     let keep = line("s", "a");
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(env.path("p/s.jsonl"))
-        .unwrap()
-        .set_len(keep.len() as u64)
-        .unwrap();
+    std::fs::OpenOptions::new().write(true).open(env.path("p/s.jsonl")).unwrap().set_len(keep.len() as u64).unwrap();
     settle(&env, &[("p/s.jsonl", "a")]);
     // copy-truncate (logrotate): copied away, truncated to nothing, then written again.
     std::fs::copy(env.path("p/s.jsonl"), env.path("p/s.jsonl.1")).unwrap();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(env.path("p/s.jsonl"))
-        .unwrap()
-        .set_len(0)
-        .unwrap();
+    std::fs::OpenOptions::new().write(true).open(env.path("p/s.jsonl")).unwrap().set_len(0).unwrap();
     settle(&env, &[] as &[(&str, &str)]);
     env.append("p/s.jsonl", line("s", "d"));
     settle(&env, &[("p/s.jsonl", "d")]);
@@ -180,34 +130,18 @@ fn truncation_and_copy_truncate() {
 #[test]
 fn a_rewrite_with_different_content_of_any_size() {
     let env = Env::new();
-    env.write(
-        "p/s.jsonl",
-        format!("{}{}", line("s", "a1"), line("s", "a2")),
-    );
+    env.write("p/s.jsonl", format!("{}{}", line("s", "a1"), line("s", "a2")));
     let tail = start(&env, None);
     settle(&env, &[("p/s.jsonl", "a1"), ("p/s.jsonl", "a2")]);
     // Same size, different bytes.
-    env.write(
-        "p/s.jsonl",
-        format!("{}{}", line("s", "b1"), line("s", "b2")),
-    );
+    env.write("p/s.jsonl", format!("{}{}", line("s", "b1"), line("s", "b2")));
     settle(&env, &[("p/s.jsonl", "b1"), ("p/s.jsonl", "b2")]);
     // Smaller.
     env.write("p/s.jsonl", line("s", "c1"));
     settle(&env, &[("p/s.jsonl", "c1")]);
     // Larger, keeping the first line.
-    env.write(
-        "p/s.jsonl",
-        format!("{}{}{}", line("s", "c1"), line("s", "d2"), line("s", "d3")),
-    );
-    settle(
-        &env,
-        &[
-            ("p/s.jsonl", "c1"),
-            ("p/s.jsonl", "d2"),
-            ("p/s.jsonl", "d3"),
-        ],
-    );
+    env.write("p/s.jsonl", format!("{}{}{}", line("s", "c1"), line("s", "d2"), line("s", "d3")));
+    settle(&env, &[("p/s.jsonl", "c1"), ("p/s.jsonl", "d2"), ("p/s.jsonl", "d3")]);
     drop(tail);
     check_invariants(&env.data);
 }
@@ -219,26 +153,16 @@ fn replacement_by_rename() {
     let tail = start(&env, None);
     settle(&env, &[("p/s.jsonl", "a"), ("p/s.jsonl", "b")]);
     // An atomic save: a larger file with the same first line, renamed over the transcript.
-    std::fs::write(
-        env.path("p/.s.jsonl.tmp"),
-        format!("{}{}{}", line("s", "a"), line("s", "x"), line("s", "y")),
-    )
-    .unwrap();
+    std::fs::write(env.path("p/.s.jsonl.tmp"), format!("{}{}{}", line("s", "a"), line("s", "x"), line("s", "y")))
+        .unwrap();
     std::fs::rename(env.path("p/.s.jsonl.tmp"), env.path("p/s.jsonl")).unwrap();
-    settle(
-        &env,
-        &[("p/s.jsonl", "a"), ("p/s.jsonl", "x"), ("p/s.jsonl", "y")],
-    );
+    settle(&env, &[("p/s.jsonl", "a"), ("p/s.jsonl", "x"), ("p/s.jsonl", "y")]);
     // And by a file that differs from the first line on.
     std::fs::write(env.path("p/.s.jsonl.tmp"), line("s", "z")).unwrap();
     std::fs::rename(env.path("p/.s.jsonl.tmp"), env.path("p/s.jsonl")).unwrap();
     settle(&env, &[("p/s.jsonl", "z")]);
     drop(tail);
-    assert_eq!(
-        gone_count(&env),
-        0,
-        "a replaced file's old rows are replaced, not kept"
-    );
+    assert_eq!(gone_count(&env), 0, "a replaced file's old rows are replaced, not kept");
 }
 
 #[test]
@@ -249,11 +173,7 @@ fn deletion_keeps_history_and_a_recreated_path_is_a_new_file() {
     settle(&env, &[("p/s.jsonl", "a"), ("p/s.jsonl", "b")]);
     std::fs::remove_file(env.path("p/s.jsonl")).unwrap();
     settle(&env, &[] as &[(&str, &str)]);
-    assert_eq!(
-        gone_count(&env),
-        2,
-        "a deleted transcript's entries stay, marked gone"
-    );
+    assert_eq!(gone_count(&env), 2, "a deleted transcript's entries stay, marked gone");
     env.write("p/s.jsonl", line("s", "c"));
     settle(&env, &[("p/s.jsonl", "c")]);
     assert_eq!(gone_count(&env), 2);
@@ -271,10 +191,7 @@ fn inode_reuse_is_a_new_file() {
     for round in 0..5 {
         std::fs::remove_file(env.path("p/s.jsonl")).unwrap();
         let uuid = format!("r{round}");
-        env.write(
-            "p/s.jsonl",
-            format!("{}{}", line("s", &uuid), line("s", "b")),
-        );
+        env.write("p/s.jsonl", format!("{}{}", line("s", &uuid), line("s", "b")));
         settle(&env, &[("p/s.jsonl", uuid.as_str()), ("p/s.jsonl", "b")]);
     }
     drop(tail);
@@ -292,14 +209,8 @@ fn a_symlinked_directory_is_followed() {
     drop(tail);
     // A rescan reads through the link too, events or not.
     let mut indexer = Indexer::open(&env.data).unwrap();
-    std::fs::write(
-        outside.path().join("s.jsonl"),
-        format!("{}{}", line("s", "a"), line("s", "b")),
-    )
-    .unwrap();
-    indexer
-        .catch_up(&env.root, &mut scrollback::NoProgress)
-        .unwrap();
+    std::fs::write(outside.path().join("s.jsonl"), format!("{}{}", line("s", "a"), line("s", "b"))).unwrap();
+    indexer.catch_up(&env.root, &mut scrollback::NoProgress).unwrap();
     drop(indexer);
     settle(&env, &[("linked/s.jsonl", "a"), ("linked/s.jsonl", "b")]);
 }
@@ -314,10 +225,7 @@ fn hard_links_are_one_file_indexed_once() {
     env.append("p/t.jsonl", line("s", "b"));
     settle(&env, &[("p/s.jsonl", "a"), ("p/s.jsonl", "b")]);
     drop(tail);
-    let files: i64 = env
-        .conn()
-        .query_row("SELECT count(*) FROM files", [], |r| r.get(0))
-        .unwrap();
+    let files: i64 = env.conn().query_row("SELECT count(*) FROM files", [], |r| r.get(0)).unwrap();
     assert_eq!(files, 1);
 }
 
@@ -334,11 +242,7 @@ fn an_overflow_rescan_finds_what_events_missed() {
     let tail = start(&env, None);
     settle(&env, &[("linked/s.jsonl", "a")]);
     std::fs::create_dir(outside.path().join("b")).unwrap();
-    std::fs::write(
-        outside.path().join("b/s.jsonl"),
-        format!("{}{}", line("s", "a"), line("s", "b")),
-    )
-    .unwrap();
+    std::fs::write(outside.path().join("b/s.jsonl"), format!("{}{}", line("s", "a"), line("s", "b"))).unwrap();
     std::fs::remove_file(env.path("linked")).unwrap();
     std::os::unix::fs::symlink(outside.path().join("b"), env.path("linked")).unwrap();
     tail.rescan();
@@ -354,16 +258,12 @@ fn many_transcripts_with_identical_first_lines() {
         env.write(&format!("p/s{i:02}.jsonl"), &first);
     }
     let tail = start(&env, None);
-    let expected: Vec<(String, String)> = (0..20)
-        .map(|i| (format!("p/s{i:02}.jsonl"), "same-first".to_owned()))
-        .collect();
+    let expected: Vec<(String, String)> =
+        (0..20).map(|i| (format!("p/s{i:02}.jsonl"), "same-first".to_owned())).collect();
     settle(&env, &expected);
     // Rewrite every other one keeping the first line; each must be told apart by path and content.
     for i in (0..20).step_by(2) {
-        env.write(
-            &format!("p/s{i:02}.jsonl"),
-            format!("{first}{}", line("shared", &format!("own-{i}"))),
-        );
+        env.write(&format!("p/s{i:02}.jsonl"), format!("{first}{}", line("shared", &format!("own-{i}"))));
     }
     let expected: Vec<(String, String)> = (0..20)
         .flat_map(|i| {
@@ -404,14 +304,9 @@ fn the_bus_announces_each_commit() {
     let bus = scrollback::events::bus();
     let mut events = bus.subscribe();
     indexer.set_bus(bus);
-    let tail = Tail::start(
-        indexer,
-        TailConfig {
-            rescan_every: Duration::from_secs(3600),
-            ..TailConfig::new(&env.root)
-        },
-    )
-    .unwrap();
+    let tail =
+        Tail::start(indexer, TailConfig { rescan_every: Duration::from_secs(3600), ..TailConfig::new(&env.root) })
+            .unwrap();
     let next = |events: &mut tokio::sync::broadcast::Receiver<scrollback::events::Event>| {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
@@ -427,17 +322,8 @@ fn the_bus_announces_each_commit() {
         matches!(next(&mut events), Event::EntriesAppended { ref session_id, from_line: 1, to_line: 1, replaced: false, .. } if session_id == "s")
     );
     env.append("p/s.jsonl", format!("{}{}", line("s", "b"), line("s", "c")));
-    assert!(matches!(
-        next(&mut events),
-        Event::EntriesAppended {
-            from_line: 2,
-            to_line: 3,
-            ..
-        }
-    ));
+    assert!(matches!(next(&mut events), Event::EntriesAppended { from_line: 2, to_line: 3, .. }));
     std::fs::remove_file(env.path("p/s.jsonl")).unwrap();
-    assert!(
-        matches!(next(&mut events), Event::SessionGone { ref session_id, .. } if session_id == "s")
-    );
+    assert!(matches!(next(&mut events), Event::SessionGone { ref session_id, .. } if session_id == "s"));
     drop(tail);
 }

@@ -44,11 +44,7 @@ impl Env {
     pub fn append(&self, rel: &str, bytes: impl AsRef<[u8]>) {
         let path = self.path(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let mut f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .unwrap();
+        let mut f = OpenOptions::new().create(true).append(true).open(path).unwrap();
         f.write_all(bytes.as_ref()).unwrap();
     }
 
@@ -71,11 +67,7 @@ impl Env {
     /// `scrollback index`, which must succeed; returns its summary line.
     pub fn index(&self) -> String {
         let out = self.run(&["index"]);
-        assert!(
-            out.status.success(),
-            "index failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "index failed: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8(out.stdout).unwrap()
     }
 
@@ -88,10 +80,7 @@ impl Env {
             Ok(std::fs::read(&out_path).unwrap())
         } else {
             assert!(!out_path.exists(), "a failed media call must leave no file");
-            Err((
-                out.status.code().unwrap_or(-1),
-                String::from_utf8_lossy(&out.stderr).into_owned(),
-            ))
+            Err((out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned()))
         }
     }
 
@@ -152,9 +141,7 @@ pub fn media_rows(conn: &Connection, path: &Path) -> Vec<MediaRow> {
 /// Returns the number of lines checked.
 pub fn check_invariants(data: &Path) -> u64 {
     let conn = scrollback::store::open(data).unwrap();
-    let mut files = conn
-        .prepare("SELECT id, path, checkpoint, lines FROM files WHERE state = 'live'")
-        .unwrap();
+    let mut files = conn.prepare("SELECT id, path, checkpoint, lines FROM files WHERE state = 'live'").unwrap();
     let files: Vec<(i64, String, i64, i64)> = files
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
         .unwrap()
@@ -163,58 +150,34 @@ pub fn check_invariants(data: &Path) -> u64 {
     let mut checked = 0;
     for (file_id, path, checkpoint, lines) in files {
         let bytes = std::fs::read(&path).unwrap();
-        assert!(
-            checkpoint as usize <= bytes.len(),
-            "{path}: checkpoint {checkpoint} past the end"
-        );
+        assert!(checkpoint as usize <= bytes.len(), "{path}: checkpoint {checkpoint} past the end");
         let mut stmt = conn
             .prepare("SELECT id, line, offset, length, stripped, invalid FROM entries WHERE file_id = ?1 ORDER BY line")
             .unwrap();
         type Row = (i64, i64, i64, i64, Option<String>, Option<String>);
         let entries: Vec<Row> = stmt
-            .query_map([file_id], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                ))
-            })
+            .query_map([file_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))
             .unwrap()
             .collect::<rusqlite::Result<_>>()
             .unwrap();
         assert_eq!(entries.len() as i64, lines, "{path}: one entry per line");
         let mut expect_at = 0usize;
-        for (n, (entry_id, line, offset, length, stripped, invalid)) in
-            entries.into_iter().enumerate()
-        {
+        for (n, (entry_id, line, offset, length, stripped, invalid)) in entries.into_iter().enumerate() {
             assert_eq!(line, n as i64 + 1, "{path}: line numbers run on");
             let (offset, length) = (offset as usize, length as usize);
             if expect_at == 0 && bytes.starts_with(b"\xEF\xBB\xBF") {
                 expect_at = 3;
             }
-            assert_eq!(
-                offset, expect_at,
-                "{path}: line {line} starts where the previous one ended"
-            );
+            assert_eq!(offset, expect_at, "{path}: line {line} starts where the previous one ended");
             let original = &bytes[offset..offset + length];
             let mut end = offset + length;
             if bytes.get(end) == Some(&b'\r') {
                 end += 1;
             }
-            assert_eq!(
-                bytes.get(end),
-                Some(&b'\n'),
-                "{path}: line {line} ends with a newline"
-            );
+            assert_eq!(bytes.get(end), Some(&b'\n'), "{path}: line {line} ends with a newline");
             expect_at = end + 1;
             let Some(stripped) = stripped else {
-                assert!(
-                    invalid.is_some(),
-                    "{path}: line {line} has neither text nor a reason"
-                );
+                assert!(invalid.is_some(), "{path}: line {line} has neither text nor a reason");
                 continue;
             };
             let spans = spans_of(&conn, entry_id, offset as u64);
@@ -222,44 +185,27 @@ pub fn check_invariants(data: &Path) -> u64 {
                 let payload = &original[span.offset as usize..(span.offset + span.len) as usize];
                 if payload.len() > STRIPPED_MEDIA_MARKER.len() + 16 {
                     assert!(
-                        !stripped
-                            .as_bytes()
-                            .windows(payload.len())
-                            .any(|w| w == payload),
+                        !stripped.as_bytes().windows(payload.len()).any(|w| w == payload),
                         "payload stored in SQLite"
                     );
                 }
             }
             let restored = scrollback::scan::restore(stripped.as_bytes(), &spans, |i| {
-                original[spans[i].offset as usize..(spans[i].offset + spans[i].len) as usize]
-                    .to_vec()
+                original[spans[i].offset as usize..(spans[i].offset + spans[i].len) as usize].to_vec()
             })
             .expect("markers where the spans say");
-            assert!(
-                restored == original,
-                "{path}: line {line} restored differs from the original"
-            );
+            assert!(restored == original, "{path}: line {line} restored differs from the original");
             checked += 1;
         }
-        assert_eq!(
-            expect_at, checkpoint as usize,
-            "{path}: checkpoint just after the last line"
-        );
+        assert_eq!(expect_at, checkpoint as usize, "{path}: checkpoint just after the last line");
     }
     let mut stmt = conn.prepare("SELECT blake3 FROM media").unwrap();
-    let hashes: Vec<String> = stmt
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<rusqlite::Result<_>>()
-        .unwrap();
+    let hashes: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().collect::<rusqlite::Result<_>>().unwrap();
     for hash in hashes {
         let record = scrollback::store::media_by_hash(&conn, &hash).unwrap();
         if record.file_live {
             let mut bytes = Vec::new();
-            scrollback::media::open(&record)
-                .unwrap()
-                .read_to_end(&mut bytes)
-                .unwrap();
+            scrollback::media::open(&record).unwrap().read_to_end(&mut bytes).unwrap();
             assert_eq!(blake3::hash(&bytes).to_hex().as_str(), hash);
             assert_eq!(bytes.len() as u64, record.decoded_length);
         }
@@ -329,25 +275,17 @@ pub fn b64_escaped(bytes: &[u8], wrap: usize) -> String {
 
 /// An Anthropic image block, `type` first.
 pub fn image_block(media_type: &str, data: &str) -> String {
-    format!(
-        r#"{{"type":"image","source":{{"type":"base64","media_type":"{media_type}","data":"{data}"}}}}"#
-    )
+    format!(r#"{{"type":"image","source":{{"type":"base64","media_type":"{media_type}","data":"{data}"}}}}"#)
 }
 
 /// The same block with every key order reversed: `data` comes before `type`.
 pub fn image_block_reversed(media_type: &str, data: &str) -> String {
-    format!(
-        r#"{{"source":{{"data":"{data}","media_type":"{media_type}","type":"base64"}},"type":"image"}}"#
-    )
+    format!(r#"{{"source":{{"data":"{data}","media_type":"{media_type}","type":"base64"}},"type":"image"}}"#)
 }
 
 /// A user line with the given `message.content` (JSON) and extra top-level fields (JSON, or "").
 pub fn user_line(session: &str, uuid: &str, content: &str, extra: &str) -> String {
-    let extra = if extra.is_empty() {
-        String::new()
-    } else {
-        format!(",{extra}")
-    };
+    let extra = if extra.is_empty() { String::new() } else { format!(",{extra}") };
     format!(
         r#"{{"parentUuid":null,"isSidechain":false,"cwd":"/work/demo","sessionId":"{session}","type":"user","uuid":"{uuid}","timestamp":"2026-01-01T00:00:00.000Z","message":{{"role":"user","content":{content}}}{extra}}}"#
     )

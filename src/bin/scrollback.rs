@@ -1,6 +1,7 @@
 //! The `scrollback` command: flags, logging and exit codes around the library. Nothing else.
 
 use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -20,10 +21,19 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Keep the index current: catch up on the transcript tree, then follow it live.
+    /// Follow the transcript tree live and serve history, photos and search over HTTP.
     Serve {
         #[command(flatten)]
         dirs: Dirs,
+        /// Address to listen on; anything but loopback needs --token.
+        #[arg(long, env = "SCROLLBACK_LISTEN", default_value = scrollback::http::DEFAULT_LISTEN)]
+        listen: SocketAddr,
+        /// Require this token on every /api route (Authorization: Bearer, or the scrollback_token cookie).
+        #[arg(long, env = "SCROLLBACK_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// Write a small sample transcript tree (with real photos) into the data directory and serve it.
+        #[arg(long)]
+        demo: bool,
         /// Seconds between full rescans (they make the index right even when file events are lost).
         #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
         rescan_secs: u64,
@@ -38,6 +48,19 @@ enum Command {
     Index {
         #[command(flatten)]
         dirs: Dirs,
+    },
+    /// Full-text search over the index.
+    Search {
+        /// An FTS5 query: words, "a phrase", prefix*, AND / OR / NOT.
+        query: String,
+        #[command(flatten)]
+        data: DataDir,
+        /// Only this session.
+        #[arg(long)]
+        session: Option<String>,
+        /// At most this many hits.
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=500))]
+        limit: u32,
     },
     /// Write one photo's (or any payload's) decoded bytes, verified against its recorded blake3.
     Media {
@@ -102,8 +125,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "scrollback=warn".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "scrollback=warn".into()),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -111,12 +133,14 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             if e.chain().any(|c| {
-                c.downcast_ref::<std::io::Error>()
-                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+                c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
             }) {
                 return ExitCode::SUCCESS;
             }
             eprintln!("scrollback: {e:#}");
+            if e.downcast_ref::<Usage>().is_some() {
+                return ExitCode::from(2);
+            }
             ExitCode::FAILURE
         }
     }
@@ -124,18 +148,12 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve {
-            dirs,
-            rescan_secs,
-            poll,
-            poll_ms,
-        } => serve(&dirs, rescan_secs, poll.then_some(poll_ms)),
+        Command::Serve { dirs, listen, token, demo, rescan_secs, poll, poll_ms } => {
+            serve(&dirs, listen, token, demo, rescan_secs, poll.then_some(poll_ms))
+        }
+        Command::Search { query, data, session, limit } => search(&query, &data.resolve()?, session.as_deref(), limit),
         Command::Index { dirs } => index(&dirs),
-        Command::Media {
-            reference,
-            data,
-            output,
-        } => media_cmd(&reference, &data.resolve()?, output.as_deref()),
+        Command::Media { reference, data, output } => media_cmd(&reference, &data.resolve()?, output.as_deref()),
     }
 }
 
@@ -147,10 +165,8 @@ impl Progress for Bar {
         if std::io::stderr().is_terminal() {
             let bar = indicatif::ProgressBar::new(total);
             bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} {eta}",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                indicatif::ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} {eta}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
             );
             self.0 = Some(bar);
         }
@@ -163,11 +179,31 @@ impl Progress for Bar {
     }
 }
 
-fn serve(dirs: &Dirs, rescan_secs: u64, poll_ms: Option<u64>) -> anyhow::Result<()> {
-    let root = dirs.transcripts()?;
+/// Bad usage: reported with exit code 2, like clap's own.
+#[derive(Debug)]
+struct Usage(String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+fn serve(
+    dirs: &Dirs,
+    listen: SocketAddr,
+    token: Option<String>,
+    demo: bool,
+    rescan_secs: u64,
+    poll_ms: Option<u64>,
+) -> anyhow::Result<()> {
+    scrollback::http::check_listen(&listen, token.as_deref()).map_err(Usage)?;
     let data_dir = dirs.data.resolve()?;
+    let root = if demo { scrollback::demo::write(&data_dir)? } else { dirs.transcripts()? };
     if !root.is_dir() {
-        bail!("transcript directory {} does not exist", root.display());
+        bail!("transcript directory {} does not exist (try --demo, or --transcripts DIR)", root.display());
     }
     let mut indexer = Indexer::open(&data_dir)?;
     let bus = scrollback::events::bus();
@@ -178,17 +214,55 @@ fn serve(dirs: &Dirs, rescan_secs: u64, poll_ms: Option<u64>) -> anyhow::Result<
         poll: poll_ms.map(Duration::from_millis),
     };
     let tail = Tail::start(indexer, config)?;
-    eprintln!(
-        "scrollback: following {} (index in {})",
-        root.display(),
-        data_dir.display()
-    );
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    runtime.block_on(shutdown_signal())?;
-    eprintln!("scrollback: stopping");
+    let api = scrollback::http::Api::new(&data_dir, bus, token, Some(tail.reindexer()))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("listening on {listen}"))?;
+        let addr = listener.local_addr()?;
+        eprintln!(
+            "scrollback: serving http://{addr}/api/sessions, following {} (index in {})",
+            root.display(),
+            data_dir.display()
+        );
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(scrollback::http::serve(api, listener, async {
+            let _ = stopped.await;
+        }));
+        shutdown_signal().await?;
+        eprintln!("scrollback: stopping");
+        let _ = stop.send(());
+        server.await?;
+        anyhow::Ok(())
+    })?;
     tail.stop();
+    Ok(())
+}
+
+fn search(query: &str, data_dir: &Path, session: Option<&str>, limit: u32) -> anyhow::Result<()> {
+    let conn = store::open(data_dir)?;
+    let hits = scrollback::history::search(&conn, query, session, limit)?.map_err(|e| Usage(e.0))?;
+    let mut out = std::io::stdout().lock();
+    for hit in &hits {
+        let snippet = hit.snippet.replace("<mark>", "[").replace("</mark>", "]");
+        let snippet = snippet
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&#39;", "'")
+            .replace("&amp;", "&");
+        writeln!(
+            out,
+            "{} {} line {} {}\n    {}",
+            hit.timestamp.as_deref().unwrap_or("-"),
+            hit.session_id,
+            hit.line,
+            hit.entry_uuid.as_deref().unwrap_or("-"),
+            snippet.replace('\n', " ")
+        )?;
+    }
+    if hits.is_empty() {
+        eprintln!("no hits for {query:?}");
+    }
     Ok(())
 }
 
@@ -246,15 +320,11 @@ fn media_cmd(reference: &str, data_dir: &Path, output: Option<&Path>) -> anyhow:
     match output {
         Some(path) => {
             // Decode next to the target and rename once verified: a mismatch leaves nothing behind.
-            let dir = path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
+            let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
             let mut tmp = tempfile::NamedTempFile::new_in(dir)
                 .with_context(|| format!("creating a file in {}", dir.display()))?;
             std::io::copy(&mut media::open(&record)?, tmp.as_file_mut()).map_err(fail)?;
-            tmp.persist(path)
-                .with_context(|| format!("writing {}", path.display()))?;
+            tmp.persist(path).with_context(|| format!("writing {}", path.display()))?;
         }
         None => {
             let mut stdout = std::io::stdout().lock();

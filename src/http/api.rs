@@ -1,0 +1,413 @@
+//! The routes and their handlers.
+
+use std::convert::Infallible;
+use std::io::Read;
+
+use bytes::Bytes;
+use futures_util::{SinkExt, StreamExt};
+use serde::Deserialize;
+use warp::http::{HeaderValue, StatusCode, header};
+use warp::{Filter, Rejection, Reply};
+
+use super::{Api, ApiError, authorized, handle_rejection};
+use crate::error::Error;
+use crate::events::Event;
+use crate::history::{self, Position, SessionQuery};
+use crate::media::{self, MediaRecord};
+use crate::store::{self, MediaRef};
+
+/// Longest query string accepted.
+const MAX_QUERY: usize = 4096;
+/// Longest path segment accepted (ids, uuids, hashes).
+const MAX_SEGMENT: usize = 256;
+/// Media types served inline; anything else is an attachment.
+const INLINE: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp"];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SessionsParams {
+    project: Option<String>,
+    q: Option<String>,
+    cursor: Option<String>,
+    limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HistoryParams {
+    before: Option<i64>,
+    after: Option<i64>,
+    limit: Option<u32>,
+    sidechains: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SearchParams {
+    q: String,
+    session: Option<String>,
+    limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoParams {}
+
+/// Every route of the API, with authorization and the rejection mapping.
+pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
+    let with_api = {
+        let api = api.clone();
+        warp::any().map(move || api.clone())
+    };
+    let query_cap = warp::query::raw()
+        .or(warp::any().map(String::new))
+        .unify()
+        .and_then(|q: String| async move {
+            if q.len() > MAX_QUERY {
+                Err(warp::reject::custom(ApiError::new(
+                    StatusCode::URI_TOO_LONG,
+                    "query-too-long",
+                    format!("the query string is {} bytes; at most {MAX_QUERY}", q.len()),
+                )))
+            } else {
+                Ok(())
+            }
+        })
+        .untuple_one();
+
+    let sessions = warp::path!("sessions")
+        .and(warp::get())
+        .and(warp::query::<SessionsParams>())
+        .and(with_api.clone())
+        .and_then(list_sessions);
+    let history = warp::path!("sessions" / String / "history")
+        .and(warp::get())
+        .and(warp::query::<HistoryParams>())
+        .and(with_api.clone())
+        .and_then(session_history);
+    let session_media = warp::path!("session-media" / String / String / String)
+        .and(warp::get())
+        .and(warp::query::<NoParams>())
+        .and(warp::header::optional::<String>("if-none-match"))
+        .and(with_api.clone())
+        .and_then(|s: String, u: String, o: String, _: NoParams, inm: Option<String>, api: Api| async move {
+            let session_id = segment(&s)?;
+            let entry_uuid = segment(&u)?;
+            let ordinal = o.parse::<u32>().ok().filter(|_| o.bytes().all(|b| b.is_ascii_digit())).ok_or_else(|| {
+                reject(ApiError::bad_request(format!("ordinal {:?} is not a small number", trim(&o))))
+            })?;
+            let r = MediaRef { session_id, entry_uuid, ordinal };
+            serve_media(api, Lookup::Ref(r), inm).await
+        });
+    let media_by_hash = warp::path!("media" / String)
+        .and(warp::get())
+        .and(warp::query::<NoParams>())
+        .and(warp::header::optional::<String>("if-none-match"))
+        .and(with_api.clone())
+        .and_then(|h: String, _: NoParams, inm: Option<String>, api: Api| async move {
+            if h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(reject(ApiError::bad_request(format!(
+                    "{:?} is not a blake3 hash (64 hex digits)",
+                    trim(&h)
+                ))));
+            }
+            serve_media(api, Lookup::Hash(h.to_ascii_lowercase()), inm).await
+        });
+    let search = warp::path!("search")
+        .and(warp::get())
+        .and(warp::query::<SearchParams>())
+        .and(with_api.clone())
+        .and_then(search);
+    let events = warp::path!("events").and(warp::get()).and(warp::ws()).and(with_api.clone()).map(
+        |ws: warp::ws::Ws, api: Api| {
+            let receiver = api.inner.bus.subscribe();
+            ws.on_upgrade(move |socket| forward_events(socket, receiver)).into_response()
+        },
+    );
+    let openapi = warp::path!("openapi.json")
+        .and(warp::get())
+        .map(|| warp::reply::json(&super::openapi::document()).into_response());
+
+    let api_routes = warp::path("api").and(query_cap).and(authorized(api)).and(
+        sessions
+            .or(history)
+            .unify()
+            .or(session_media)
+            .unify()
+            .or(media_by_hash)
+            .unify()
+            .or(search)
+            .unify()
+            .or(events)
+            .unify()
+            .or(openapi)
+            .unify(),
+    );
+    api_routes.recover(handle_rejection).unify().with(warp::log::custom(|info| {
+        tracing::debug!(method = %info.method(), path = info.path(), status = info.status().as_u16(), "request");
+    }))
+}
+
+fn reject(e: ApiError) -> Rejection {
+    warp::reject::custom(e)
+}
+
+fn trim(s: &str) -> String {
+    s.chars().take(80).collect()
+}
+
+/// Percent-decodes a path segment; refuses NUL, slashes, dot segments and long ones.
+fn segment(raw: &str) -> Result<String, Rejection> {
+    let bad = |why: &str| reject(ApiError::bad_request(format!("path segment {:?}: {why}", trim(raw))));
+    if raw.len() > MAX_SEGMENT * 3 {
+        return Err(bad("too long"));
+    }
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+            let byte = hex.and_then(|h| u8::from_str_radix(h, 16).ok()).ok_or_else(|| bad("bad percent-encoding"))?;
+            out.push(byte);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    let s = String::from_utf8(out).map_err(|_| bad("not UTF-8"))?;
+    if s.is_empty() || s.len() > MAX_SEGMENT || s.contains(['\0', '/', '\\']) || s == "." || s == ".." {
+        return Err(bad("not an id"));
+    }
+    Ok(s)
+}
+
+fn json<T: serde::Serialize>(value: &T) -> warp::reply::Response {
+    warp::reply::json(value).into_response()
+}
+
+async fn list_sessions(p: SessionsParams, api: Api) -> Result<warp::reply::Response, Rejection> {
+    let limit = check_limit(p.limit, 50)?;
+    let query =
+        SessionQuery { project: p.project, text: p.q.filter(|q| !q.trim().is_empty()), cursor: p.cursor, limit };
+    let page = api.db(move |conn| history::sessions(conn, &query)).await.map_err(reject)?;
+    match page {
+        Ok(page) => Ok(json(&page)),
+        Err(invalid) => Err(reject(ApiError::bad_request(invalid.0))),
+    }
+}
+
+fn check_limit(limit: Option<u32>, default: u32) -> Result<u32, Rejection> {
+    match limit {
+        None => Ok(default),
+        Some(n) if (1..=history::MAX_LIMIT).contains(&n) => Ok(n),
+        Some(n) => Err(reject(ApiError::bad_request(format!("limit {n}: between 1 and {}", history::MAX_LIMIT)))),
+    }
+}
+
+async fn session_history(raw_session: String, p: HistoryParams, api: Api) -> Result<warp::reply::Response, Rejection> {
+    let session_id = segment(&raw_session)?;
+    let limit = check_limit(p.limit, 100)?;
+    let at = match (p.before, p.after) {
+        (Some(_), Some(_)) => return Err(reject(ApiError::bad_request("give before or after, not both"))),
+        (Some(b), None) if b >= 0 => Position::Before(b),
+        (None, Some(a)) if a >= 0 => Position::After(a),
+        (None, None) => Position::Newest,
+        _ => return Err(reject(ApiError::bad_request("cursors are not negative"))),
+    };
+    let sidechains = p.sidechains.unwrap_or(false);
+    let sid = session_id.clone();
+    let page = api.db(move |conn| history::history(conn, &sid, at, limit, sidechains)).await.map_err(reject)?;
+    match page {
+        Some(page) => Ok(json(&page)),
+        None => Err(reject(ApiError::not_found(format!("no session {}", trim(&session_id))))),
+    }
+}
+
+async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Rejection> {
+    let limit = check_limit(p.limit, 20)?;
+    if p.q.trim().is_empty() {
+        return Err(reject(ApiError::bad_request("q: an empty search")));
+    }
+    let hits = api.db(move |conn| history::search(conn, &p.q, p.session.as_deref(), limit)).await.map_err(reject)?;
+    match hits {
+        Ok(hits) => Ok(json(&serde_json::json!({ "hits": hits }))),
+        Err(invalid) => Err(reject(ApiError::bad_request(invalid.0))),
+    }
+}
+
+enum Lookup {
+    Ref(MediaRef),
+    Hash(String),
+}
+
+/// Looks a payload up, checks its bytes, and serves it.
+async fn serve_media(
+    api: Api,
+    lookup: Lookup,
+    if_none_match: Option<String>,
+) -> Result<warp::reply::Response, Rejection> {
+    let record = api
+        .db(move |conn| match &lookup {
+            Lookup::Ref(r) => store::media_by_ref(conn, r),
+            Lookup::Hash(h) => store::media_by_hash(conn, h),
+        })
+        .await
+        .map_err(reject)?;
+    let etag = format!("\"{}\"", record.blake3);
+    if if_none_match.as_deref().is_some_and(|h| etag_matches(h, &etag)) {
+        let mut res = warp::reply::with_status(warp::reply::reply(), StatusCode::NOT_MODIFIED).into_response();
+        media_headers(&mut res, &record, &etag, None);
+        return Ok(res);
+    }
+    if !record.file_live {
+        return Err(reject(ApiError::from(Error::Gone { path: record.path.clone(), offset: record.offset })));
+    }
+    let cached = api.inner.cache.lock().ok().and_then(|c| c.get(&record.blake3));
+    let bytes = match cached {
+        Some(bytes) => Some(bytes),
+        None if record.decoded_length <= super::CACHE_ENTRY_MAX as u64 => {
+            // Small enough to decode whole: read it, check it, keep it for the next request.
+            let r = record.clone();
+            let read = tokio::task::spawn_blocking(move || -> crate::Result<Vec<u8>> {
+                let mut out = Vec::with_capacity(r.decoded_length as usize);
+                media::open(&r)?.read_to_end(&mut out).map_err(|e| media::into_error(e, &r))?;
+                Ok(out)
+            })
+            .await
+            .map_err(|e| reject(ApiError::internal(e.to_string())))?;
+            let bytes = Bytes::from(read.map_err(|e| media_failed(&api, &record, e))?);
+            if let Ok(mut cache) = api.inner.cache.lock() {
+                cache.put(record.blake3.clone(), bytes.clone());
+            }
+            Some(bytes)
+        }
+        None => None,
+    };
+    let mut res = match bytes {
+        Some(bytes) => warp::reply::Response::new(bytes.into()),
+        None => {
+            // Large: check the whole payload first, then stream it in 64 KiB pieces; a change between
+            // the two passes ends the stream with an error instead of a wrong byte.
+            let r = record.clone();
+            let verified = tokio::task::spawn_blocking(move || media::open(&r)?.verify())
+                .await
+                .map_err(|e| reject(ApiError::internal(e.to_string())))?;
+            verified.map_err(|e| media_failed(&api, &record, e))?;
+            let reader = media::open(&record).map_err(|e| media_failed(&api, &record, e))?;
+            warp::reply::stream(payload_stream(reader)).into_response()
+        }
+    };
+    media_headers(&mut res, &record, &etag, Some(record.decoded_length));
+    Ok(res)
+}
+
+/// Turns a media failure into its status, and queues a changed file for re-indexing.
+fn media_failed(api: &Api, record: &MediaRecord, e: Error) -> Rejection {
+    match e {
+        Error::Changed { .. } => {
+            tracing::warn!(path = %record.path.display(), offset = record.offset, "payload changed under its recorded offset; re-indexing the file");
+            api.reindex(record.path.clone());
+            reject(ApiError::from(e))
+        }
+        Error::Io { .. } => {
+            api.reindex(record.path.clone());
+            reject(ApiError::new(StatusCode::CONFLICT, "unreadable", e.to_string()))
+        }
+        e => reject(ApiError::from(e)),
+    }
+}
+
+/// Streams a payload from a blocking thread, a bounded number of pieces ahead.
+fn payload_stream(mut reader: media::PayloadReader) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> {
+    let (send, receive) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(4);
+    tokio::task::spawn_blocking(move || {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) => return,
+                Ok(n) => {
+                    if send.blocking_send(Ok(Bytes::copy_from_slice(&buf[..n]))).is_err() {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    let _ = send.blocking_send(Err(e));
+                    return;
+                }
+            }
+        }
+    });
+    tokio_stream::wrappers::ReceiverStream::new(receive)
+}
+
+fn etag_matches(header: &str, etag: &str) -> bool {
+    header.split(',').map(str::trim).any(|t| t == "*" || t == etag || t.strip_prefix("W/") == Some(etag))
+}
+
+fn media_headers(res: &mut warp::reply::Response, record: &MediaRecord, etag: &str, length: Option<u64>) {
+    let headers = res.headers_mut();
+    let media_type = record.media_type.as_deref().unwrap_or("application/octet-stream");
+    let inline = INLINE.contains(&media_type);
+    let content_type =
+        if inline || media_type.parse::<mime_check::Type>().is_ok() { media_type } else { "application/octet-stream" };
+    if let Ok(v) = HeaderValue::from_str(content_type) {
+        headers.insert(header::CONTENT_TYPE, v);
+    }
+    if !inline {
+        let name = format!("attachment; filename=\"{}.{}\"", &record.blake3[..16], record.extension());
+        if let Ok(v) = HeaderValue::from_str(&name) {
+            headers.insert(header::CONTENT_DISPOSITION, v);
+        }
+    }
+    if let Some(len) = length {
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    }
+    if let Ok(v) = HeaderValue::from_str(etag) {
+        headers.insert(header::ETAG, v);
+    }
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, max-age=31536000, immutable"));
+    headers.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+}
+
+/// A recorded media type is served as such only if it looks like one (`type/subtype`, token chars).
+mod mime_check {
+    pub struct Type;
+    impl std::str::FromStr for Type {
+        type Err = ();
+        fn from_str(s: &str) -> Result<Type, ()> {
+            let token =
+                |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b));
+            match s.split_once('/') {
+                Some((a, b)) if token(a) && token(b) => Ok(Type),
+                _ => Err(()),
+            }
+        }
+    }
+}
+
+/// Forwards bus events to one WebSocket client until either side closes.
+async fn forward_events(socket: warp::ws::WebSocket, mut events: tokio::sync::broadcast::Receiver<Event>) {
+    use tokio::sync::broadcast::error::RecvError;
+    let (mut out, mut incoming) = socket.split();
+    loop {
+        tokio::select! {
+            event = events.recv() => {
+                let text = match event {
+                    Ok(event) => serde_json::to_string(&event).unwrap_or_default(),
+                    Err(RecvError::Lagged(missed)) => serde_json::json!({ "type": "lagged", "missed": missed }).to_string(),
+                    Err(RecvError::Closed) => break,
+                };
+                if out.send(warp::ws::Message::text(text)).await.is_err() {
+                    break;
+                }
+            }
+            message = incoming.next() => match message {
+                Some(Ok(m)) if !m.is_close() => {}
+                _ => break,
+            },
+        }
+    }
+    let _ = out.close().await;
+}

@@ -1,0 +1,273 @@
+//! The HTTP API (SPEC section 4): warp filters, handlers, and one rejection -> status mapping.
+//!
+//! Reads come from an r2d2 pool of read-only SQLite connections, always inside `spawn_blocking`
+//! (the pool checkout included), and a connection is returned before any transcript byte is read.
+//! Media are served by seeking to the recorded offset ([`crate::media`]); bytes that do not hash to
+//! the recorded blake3 are never served (409, and the file is queued for the writer). Errors are
+//! `{"error": {"code", "message"}}` with a 4xx status; a 5xx is a bug.
+//!
+//! Security defaults: refs and hashes are looked up in the index, never turned into paths; listening
+//! beyond loopback requires a token ([`check_listen`]), and with a token every `/api` route answers
+//! 401 without it (`Authorization: Bearer`, or the `scrollback_token` cookie so `<img>` tags work).
+
+mod api;
+mod openapi;
+
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use r2d2_sqlite::SqliteConnectionManager;
+use rusqlite::{Connection, OpenFlags};
+use warp::Filter;
+use warp::http::StatusCode;
+
+use crate::db;
+use crate::error::{Error, Result};
+use crate::events::Bus;
+use crate::tail::Reindexer;
+
+pub use api::routes;
+pub use openapi::document as openapi_document;
+
+/// The default listen address.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
+
+/// Decoded photos kept in memory after verification, in bytes.
+const CACHE_BYTES: usize = 64 << 20;
+/// The largest photo kept in the cache; larger ones are streamed.
+const CACHE_ENTRY_MAX: usize = 16 << 20;
+
+/// Refuses to listen beyond loopback without a token.
+pub fn check_listen(addr: &SocketAddr, token: Option<&str>) -> std::result::Result<(), String> {
+    if !addr.ip().is_loopback() && token.is_none_or(str::is_empty) {
+        return Err(format!(
+            "refusing to listen on {addr} without --token: anyone who can reach it could read every transcript"
+        ));
+    }
+    Ok(())
+}
+
+/// The server's state, shared by every request.
+#[derive(Clone)]
+pub struct Api {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pool: r2d2::Pool<SqliteConnectionManager>,
+    bus: Bus,
+    token: Option<String>,
+    reindexer: Option<Reindexer>,
+    cache: Mutex<Cache>,
+}
+
+impl std::fmt::Debug for Api {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Api").field("token", &self.inner.token.as_ref().map(|_| "…")).finish_non_exhaustive()
+    }
+}
+
+impl Api {
+    /// State for a server over the index in `data_dir`. `reindexer` is told about files whose bytes
+    /// changed under a recorded offset; `bus` feeds `/api/events`.
+    pub fn new(data_dir: &Path, bus: Bus, token: Option<String>, reindexer: Option<Reindexer>) -> Result<Api> {
+        let path = data_dir.join(db::INDEX_FILE);
+        // The schema must exist before readers open it read-only.
+        db::open_reader(&path)?;
+        let manager = SqliteConnectionManager::file(&path)
+            .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI)
+            .with_init(|c: &mut Connection| {
+                db::configure_reader(c).map_err(|e| match e {
+                    Error::Sqlite(e) => e,
+                    other => rusqlite::Error::ToSqlConversionFailure(other.to_string().into()),
+                })
+            });
+        let pool = r2d2::Pool::builder().max_size(8).build(manager)?;
+        Ok(Api {
+            inner: Arc::new(Inner {
+                pool,
+                bus,
+                token: token.filter(|t| !t.is_empty()),
+                reindexer,
+                cache: Mutex::new(Cache::default()),
+            }),
+        })
+    }
+
+    /// Runs `f` on a pooled read-only connection on the blocking pool.
+    async fn db<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T> + Send + 'static,
+    ) -> std::result::Result<T, ApiError> {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let conn = inner.pool.get()?;
+            f(&conn)
+        })
+        .await
+        .map_err(|e| ApiError::internal(format!("worker failed: {e}")))?
+        .map_err(ApiError::from)
+    }
+
+    fn reindex(&self, path: PathBuf) {
+        if let Some(r) = &self.inner.reindexer {
+            r.reindex(path);
+        }
+    }
+}
+
+/// Serves `routes(api)` on `listener` until `shutdown` resolves; in-flight requests finish first.
+pub async fn serve(
+    api: Api,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    warp::serve(routes(api)).incoming(listener).graceful(shutdown).run().await;
+}
+
+/// A small FIFO cache of verified, decoded photos, keyed by blake3.
+#[derive(Default)]
+struct Cache {
+    map: HashMap<String, Bytes>,
+    order: VecDeque<String>,
+    total: usize,
+}
+
+impl Cache {
+    fn get(&self, key: &str) -> Option<Bytes> {
+        self.map.get(key).cloned()
+    }
+
+    fn put(&mut self, key: String, bytes: Bytes) {
+        if bytes.len() > CACHE_ENTRY_MAX || self.map.contains_key(&key) {
+            return;
+        }
+        while self.total + bytes.len() > CACHE_BYTES {
+            let Some(old) = self.order.pop_front() else { break };
+            if let Some(b) = self.map.remove(&old) {
+                self.total -= b.len();
+            }
+        }
+        self.total += bytes.len();
+        self.order.push_back(key.clone());
+        self.map.insert(key, bytes);
+    }
+}
+
+/// A domain error on its way to becoming a response.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+}
+
+impl warp::reject::Reject for ApiError {}
+
+impl ApiError {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError { status, code, message: message.into() }
+    }
+
+    fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad-request", message)
+    }
+
+    fn not_found(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, "not-found", message)
+    }
+
+    fn internal(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+    }
+}
+
+impl From<Error> for ApiError {
+    fn from(e: Error) -> ApiError {
+        match e {
+            Error::BadRef(_) => ApiError::bad_request(e.to_string()),
+            Error::NotFound(_) => ApiError::not_found(e.to_string()),
+            Error::FailedUpload { .. } => ApiError::new(StatusCode::NOT_FOUND, "failed-upload", e.to_string()),
+            Error::Gone { .. } => ApiError::new(StatusCode::GONE, "gone", e.to_string()),
+            Error::Changed { .. } => ApiError::new(StatusCode::CONFLICT, "changed", e.to_string()),
+            Error::Schema { .. } => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "index-unavailable", e.to_string()),
+            e => {
+                tracing::error!("request failed: {e}");
+                ApiError::internal(e.to_string())
+            }
+        }
+    }
+}
+
+/// The JSON error body.
+fn error_reply(status: StatusCode, code: &str, message: &str) -> warp::reply::Response {
+    let body = serde_json::json!({ "error": { "code": code, "message": message } });
+    let mut res = warp::reply::with_status(warp::reply::json(&body), status).into_response();
+    res.headers_mut().insert("x-content-type-options", warp::http::HeaderValue::from_static("nosniff"));
+    res
+}
+
+use warp::Reply as _;
+
+/// Maps every rejection to a status and a JSON body.
+pub async fn handle_rejection(
+    err: warp::Rejection,
+) -> std::result::Result<warp::reply::Response, std::convert::Infallible> {
+    use warp::reject;
+    let (status, code, message): (StatusCode, &str, String) = if let Some(e) = err.find::<ApiError>() {
+        (e.status, e.code, e.message.clone())
+    } else if err.is_not_found() {
+        (StatusCode::NOT_FOUND, "not-found", "no such route".into())
+    } else if let Some(e) = err.find::<reject::InvalidQuery>() {
+        (StatusCode::BAD_REQUEST, "bad-query", format!("query string: {e}"))
+    } else if err.find::<reject::MethodNotAllowed>().is_some() {
+        (StatusCode::METHOD_NOT_ALLOWED, "method-not-allowed", "method not allowed on this route".into())
+    } else if err.find::<reject::PayloadTooLarge>().is_some() {
+        (StatusCode::PAYLOAD_TOO_LARGE, "too-large", "request body too large".into())
+    } else if err.find::<reject::LengthRequired>().is_some() {
+        (StatusCode::LENGTH_REQUIRED, "length-required", "a Content-Length is required".into())
+    } else if err.find::<reject::UnsupportedMediaType>().is_some() {
+        (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported-media-type", "unsupported content type".into())
+    } else if let Some(e) = err.find::<reject::InvalidHeader>() {
+        (StatusCode::BAD_REQUEST, "bad-header", e.to_string())
+    } else if let Some(e) = err.find::<reject::MissingHeader>() {
+        (StatusCode::BAD_REQUEST, "missing-header", e.to_string())
+    } else if let Some(e) = err.find::<warp::filters::body::BodyDeserializeError>() {
+        (StatusCode::BAD_REQUEST, "bad-body", e.to_string())
+    } else if err.find::<warp::ws::MissingConnectionUpgrade>().is_some() {
+        (StatusCode::BAD_REQUEST, "not-a-websocket", "this route is a WebSocket: send an upgrade request".into())
+    } else {
+        tracing::warn!("unhandled rejection: {err:?}");
+        (StatusCode::BAD_REQUEST, "bad-request", format!("{err:?}"))
+    };
+    Ok(error_reply(status, code, &message))
+}
+
+/// A filter that extracts nothing and rejects with 401 when a token is set and not presented.
+fn authorized(api: Api) -> impl Filter<Extract = (), Error = warp::Rejection> + Clone {
+    warp::header::optional::<String>("authorization")
+        .and(warp::cookie::optional::<String>("scrollback_token"))
+        .and_then(move |header: Option<String>, cookie: Option<String>| {
+            let api = api.clone();
+            async move {
+                let Some(token) = api.inner.token.as_deref() else { return Ok(()) };
+                let presented = header.as_deref().and_then(|h| h.strip_prefix("Bearer ")).or(cookie.as_deref());
+                match presented {
+                    Some(p) if constant_time_eq(p.as_bytes(), token.as_bytes()) => Ok(()),
+                    _ => Err(warp::reject::custom(ApiError::new(
+                        StatusCode::UNAUTHORIZED,
+                        "unauthorized",
+                        "a token is required: Authorization: Bearer <token>, or the scrollback_token cookie",
+                    ))),
+                }
+            }
+        })
+        .untuple_one()
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

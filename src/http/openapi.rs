@@ -1,0 +1,207 @@
+//! `GET /api/openapi.json`: an OpenAPI 3 document describing every route, its parameters and its
+//! responses. Kept next to the routes; schemathesis checks the server against it in CI.
+
+use serde_json::{Value, json};
+
+fn error_response(description: &str) -> Value {
+    json!({
+        "description": description,
+        "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } }
+    })
+}
+
+fn json_response(description: &str, schema: &str) -> Value {
+    json!({
+        "description": description,
+        "content": { "application/json": { "schema": { "$ref": format!("#/components/schemas/{schema}") } } }
+    })
+}
+
+fn common_errors() -> Value {
+    json!({
+        "400": error_response("A malformed parameter or unknown query parameter."),
+        "401": error_response("A token is configured and was not presented."),
+        "404": error_response("No such route or object."),
+        "405": error_response("Method not allowed."),
+        "414": error_response("Query string too long.")
+    })
+}
+
+fn merge(mut base: Value, extra: Value) -> Value {
+    if let (Some(b), Some(e)) = (base.as_object_mut(), extra.as_object()) {
+        for (k, v) in e {
+            b.insert(k.clone(), v.clone());
+        }
+    }
+    base
+}
+
+fn limit(max: u32, default: u32) -> Value {
+    json!({ "name": "limit", "in": "query", "required": false,
+            "schema": { "type": "integer", "minimum": 1, "maximum": max, "default": default } })
+}
+
+fn media_responses() -> Value {
+    merge(
+        common_errors(),
+        json!({
+            "200": {
+                "description": "The decoded bytes, verified against the recorded blake3.",
+                "headers": {
+                    "ETag": { "schema": { "type": "string" } },
+                    "Cache-Control": { "schema": { "type": "string" } }
+                },
+                "content": { "*/*": { "schema": { "type": "string", "format": "binary" } } }
+            },
+            "304": { "description": "The client's copy (If-None-Match) is current." },
+            "409": error_response("The transcript's bytes no longer match the recorded hash; it is being re-indexed."),
+            "410": error_response("The transcript holding the payload is gone.")
+        }),
+    )
+}
+
+/// The document.
+pub fn document() -> Value {
+    let if_none_match =
+        json!({ "name": "If-None-Match", "in": "header", "required": false, "schema": { "type": "string" } });
+    json!({
+        "openapi": "3.0.3",
+        "info": {
+            "title": "scrollback",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "History, photos and search over an SQLite index of AI chat transcripts. \
+                            Errors are {\"error\": {\"code\", \"message\"}}."
+        },
+        "components": {
+            "securitySchemes": {
+                "bearer": { "type": "http", "scheme": "bearer" },
+                "cookie": { "type": "apiKey", "in": "cookie", "name": "scrollback_token" }
+            },
+            "schemas": {
+                "Error": {
+                    "type": "object", "required": ["error"],
+                    "properties": { "error": { "type": "object", "required": ["code", "message"],
+                        "properties": { "code": { "type": "string" }, "message": { "type": "string" } } } }
+                },
+                "Session": {
+                    "type": "object", "required": ["id", "entries", "images"],
+                    "properties": {
+                        "id": { "type": "string" },
+                        "project": { "type": "string", "nullable": true },
+                        "title": { "type": "string", "nullable": true },
+                        "firstTimestamp": { "type": "string", "nullable": true },
+                        "lastTimestamp": { "type": "string", "nullable": true },
+                        "entries": { "type": "integer" },
+                        "images": { "type": "integer" }
+                    }
+                },
+                "SessionPage": {
+                    "type": "object", "required": ["sessions", "next"],
+                    "properties": {
+                        "sessions": { "type": "array", "items": { "$ref": "#/components/schemas/Session" } },
+                        "next": { "type": "string", "nullable": true, "description": "Pass as cursor for the next page." }
+                    }
+                },
+                "Entry": {
+                    "type": "object", "required": ["cursor", "line", "isSidechain"],
+                    "properties": {
+                        "cursor": { "type": "integer" },
+                        "line": { "type": "integer", "description": "1-based line number in its transcript." },
+                        "uuid": { "type": "string", "nullable": true },
+                        "parentUuid": { "type": "string", "nullable": true },
+                        "type": { "type": "string", "nullable": true },
+                        "role": { "type": "string", "nullable": true },
+                        "timestamp": { "type": "string", "nullable": true },
+                        "isSidechain": { "type": "boolean" },
+                        "entry": { "type": "object", "description": "The stored line. Each image block under message.content carries ref, url, mimeType and bytes, or failed: true and placeholder for a failed upload; other payloads carry mediaUrl." },
+                        "invalid": { "type": "string", "description": "Why the line could not be indexed." }
+                    }
+                },
+                "HistoryPage": {
+                    "type": "object", "required": ["sessionId", "entries", "before", "after"],
+                    "properties": {
+                        "sessionId": { "type": "string" },
+                        "entries": { "type": "array", "items": { "$ref": "#/components/schemas/Entry" } },
+                        "before": { "type": "integer", "nullable": true, "description": "Pass as before for the next older page; null at the start." },
+                        "after": { "type": "integer", "nullable": true, "description": "Pass as after to catch up." }
+                    }
+                },
+                "SearchHits": {
+                    "type": "object", "required": ["hits"],
+                    "properties": { "hits": { "type": "array", "items": {
+                        "type": "object", "required": ["sessionId", "cursor", "line", "snippet"],
+                        "properties": {
+                            "sessionId": { "type": "string" },
+                            "entryUuid": { "type": "string", "nullable": true },
+                            "cursor": { "type": "integer" },
+                            "line": { "type": "integer" },
+                            "type": { "type": "string", "nullable": true },
+                            "timestamp": { "type": "string", "nullable": true },
+                            "snippet": { "type": "string", "description": "HTML-escaped text, matches in <mark>." }
+                        } } } }
+                }
+            }
+        },
+        "security": [ {}, { "bearer": [] }, { "cookie": [] } ],
+        "paths": {
+            "/api/sessions": { "get": {
+                "summary": "Sessions, newest first, cursor-paginated.",
+                "parameters": [
+                    { "name": "project", "in": "query", "required": false, "schema": { "type": "string" } },
+                    { "name": "q", "in": "query", "required": false, "schema": { "type": "string" },
+                      "description": "Full-text query (FTS5 syntax) or a substring of the title." },
+                    { "name": "cursor", "in": "query", "required": false, "schema": { "type": "string" } },
+                    limit(500, 50)
+                ],
+                "responses": merge(common_errors(), json!({ "200": json_response("A page of sessions.", "SessionPage") }))
+            } },
+            "/api/sessions/{sessionId}/history": { "get": {
+                "summary": "Entries of a session in line order: the newest page, or before / after a cursor.",
+                "parameters": [
+                    { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } },
+                    { "name": "before", "in": "query", "required": false, "schema": { "type": "integer", "minimum": 0 } },
+                    { "name": "after", "in": "query", "required": false, "schema": { "type": "integer", "minimum": 0 } },
+                    { "name": "sidechains", "in": "query", "required": false, "schema": { "type": "boolean", "default": false } },
+                    limit(500, 100)
+                ],
+                "responses": merge(common_errors(), json!({ "200": json_response("A page of entries.", "HistoryPage") }))
+            } },
+            "/api/session-media/{sessionId}/{entryUuid}/{ordinal}": { "get": {
+                "summary": "One image by ref: read from the transcript at its recorded offset.",
+                "parameters": [
+                    { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } },
+                    { "name": "entryUuid", "in": "path", "required": true, "schema": { "type": "string" } },
+                    { "name": "ordinal", "in": "path", "required": true, "schema": { "type": "integer", "minimum": 0, "maximum": 4294967295u64 } },
+                    if_none_match.clone()
+                ],
+                "responses": media_responses()
+            } },
+            "/api/media/{blake3}": { "get": {
+                "summary": "Any stripped payload, by the blake3 of its decoded bytes.",
+                "parameters": [
+                    { "name": "blake3", "in": "path", "required": true, "schema": { "type": "string", "pattern": "^[0-9a-fA-F]{64}$" } },
+                    if_none_match
+                ],
+                "responses": media_responses()
+            } },
+            "/api/search": { "get": {
+                "summary": "Full-text search over entries.",
+                "parameters": [
+                    { "name": "q", "in": "query", "required": true, "schema": { "type": "string", "minLength": 1 } },
+                    { "name": "session", "in": "query", "required": false, "schema": { "type": "string" } },
+                    limit(500, 20)
+                ],
+                "responses": merge(common_errors(), json!({ "200": json_response("Hits, best first.", "SearchHits") }))
+            } },
+            "/api/events": { "get": {
+                "summary": "WebSocket: the event bus (entries-appended, session-gone) as JSON text messages.",
+                "responses": merge(common_errors(), json!({ "101": { "description": "Switching to the WebSocket protocol." } }))
+            } },
+            "/api/openapi.json": { "get": {
+                "summary": "This document.",
+                "responses": { "200": { "description": "OpenAPI 3.", "content": { "application/json": { "schema": { "type": "object" } } } },
+                               "401": error_response("A token is configured and was not presented.") }
+            } }
+        }
+    })
+}
