@@ -4,6 +4,7 @@
 mod corpus;
 mod crash;
 mod generated;
+mod http;
 mod memory;
 mod model;
 mod prop;

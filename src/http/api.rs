@@ -264,7 +264,12 @@ async fn serve_media(
     if !record.file_live {
         return Err(reject(ApiError::from(Error::Gone { path: record.path.clone(), offset: record.offset })));
     }
-    let cached = api.inner.cache.lock().ok().and_then(|c| c.get(&record.blake3));
+    let mut cached = api.inner.cache.lock().ok().and_then(|c| c.get(&record.blake3));
+    if cached.is_some() && !record.path.is_file() {
+        // Deleted since it was indexed, and the writer has not seen it yet: gone, as it will say.
+        api.reindex(record.path.clone());
+        cached = None;
+    }
     let bytes = match cached {
         Some(bytes) => Some(bytes),
         None if record.decoded_length <= super::CACHE_ENTRY_MAX as u64 => {

@@ -1,0 +1,461 @@
+//! The HTTP API end to end: the real binary serving on 127.0.0.1:0 over the real corpus and generated
+//! trees, read back with a real HTTP client.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use reqwest::blocking::Client;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::util::{Env, b64, fake_png, image_block, user_line};
+
+/// A running `scrollback serve`; killed when dropped.
+pub struct Server {
+    child: Child,
+    pub base: String,
+    pub client: Client,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    pub fn start(env: &Env, args: &[&str]) -> Server {
+        let mut child = env
+            .cmd()
+            .env("RUST_LOG", "scrollback=warn")
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        let base = loop {
+            line.clear();
+            assert!(stderr.read_line(&mut line).unwrap() > 0, "serve exited before listening");
+            if let Some(rest) = line.split("serving http://").nth(1) {
+                break format!("http://{}", rest.split('/').next().unwrap());
+            }
+        };
+        // Keep draining stderr so the server never blocks on it.
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        Server { child, base, client: Client::builder().timeout(Duration::from_secs(30)).build().unwrap() }
+    }
+
+    pub fn get(&self, path: &str) -> reqwest::blocking::Response {
+        self.client.get(format!("{}{path}", self.base)).send().unwrap()
+    }
+
+    pub fn json(&self, path: &str) -> Value {
+        let res = self.get(path);
+        assert_eq!(res.status(), StatusCode::OK, "{path}");
+        res.json().unwrap()
+    }
+
+    /// Waits until the index has `n` sessions (the startup catch-up runs beside the server).
+    pub fn wait_for_sessions(&self, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let got = self.json("/api/sessions?limit=500")["sessions"].as_array().unwrap().len();
+            if got >= n {
+                return;
+            }
+            assert!(Instant::now() < deadline, "only {got} of {n} sessions indexed");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn corpus_env() -> Env {
+    let env = Env::new();
+    let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/real"));
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "jsonl") {
+            env.write(
+                &format!("corpus/{}", path.file_name().unwrap().to_str().unwrap()),
+                std::fs::read(&path).unwrap(),
+            );
+        }
+    }
+    env
+}
+
+/// Every page of a session's history, oldest first, following `before` from the newest page.
+fn all_pages(server: &Server, session: &str, limit: u32) -> Vec<Value> {
+    let mut pages = Vec::new();
+    let mut path = format!("/api/sessions/{session}/history?limit={limit}");
+    loop {
+        let page = server.json(&path);
+        let before = page["before"].as_i64();
+        pages.push(page);
+        match before {
+            Some(b) => path = format!("/api/sessions/{session}/history?limit={limit}&before={b}"),
+            None => break,
+        }
+    }
+    pages.reverse();
+    pages
+}
+
+fn image_blocks(entry: &Value) -> Vec<Value> {
+    fn walk(v: &Value, out: &mut Vec<Value>) {
+        match v {
+            Value::Object(m) => {
+                if matches!(m.get("type").and_then(Value::as_str), Some("image" | "image_url" | "input_image")) {
+                    out.push(v.clone());
+                }
+                m.values().for_each(|c| walk(c, out));
+            }
+            Value::Array(items) => items.iter().for_each(|c| walk(c, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(content) = entry.get("message").and_then(|m| m.get("content")) {
+        walk(content, &mut out);
+    }
+    out
+}
+
+#[test]
+fn every_listed_image_is_fetched_byte_exact_and_every_page_is_reached_once() {
+    let env = corpus_env();
+    let server = Server::start(&env, &[]);
+    server.wait_for_sessions(13);
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/real/MANIFEST.json")).unwrap(),
+    )
+    .unwrap();
+    let expected: Vec<String> = manifest
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|f| f["images"].as_array().unwrap().iter().map(|i| i["sha256"].as_str().unwrap().to_owned()))
+        .collect();
+
+    let sessions = server.json("/api/sessions?limit=500");
+    let mut fetched = Vec::new();
+    let mut failed = 0;
+    for session in sessions["sessions"].as_array().unwrap() {
+        let id = session["id"].as_str().unwrap();
+        let encoded: String = id
+            .bytes()
+            .map(|b| if b.is_ascii_alphanumeric() || b == b'-' { (b as char).to_string() } else { format!("%{b:02X}") })
+            .collect();
+        let pages = all_pages(&server, &encoded, 50);
+        let cursors: Vec<i64> = pages
+            .iter()
+            .flat_map(|p| p["entries"].as_array().unwrap().iter().map(|e| e["cursor"].as_i64().unwrap()))
+            .collect();
+        let mut sorted = cursors.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(cursors, sorted, "{id}: pages in order, no entry twice");
+        for entry in pages.iter().flat_map(|p| p["entries"].as_array().unwrap()) {
+            let Some(stored) = entry.get("entry") else { continue };
+            assert!(!stored.to_string().contains("STRIPPED_MEDIA_MARKER"));
+            for block in image_blocks(stored) {
+                match block.get("url").and_then(Value::as_str) {
+                    Some(url) if block.get("ref").is_some() => {
+                        let res = server.get(url);
+                        assert_eq!(res.status(), StatusCode::OK);
+                        assert_eq!(res.headers()["content-type"], block["mimeType"].as_str().unwrap());
+                        let bytes = res.bytes().unwrap();
+                        assert_eq!(bytes.len() as u64, block["bytes"].as_u64().unwrap());
+                        fetched.push(format!("{:x}", Sha256::digest(&bytes)));
+                    }
+                    _ => {
+                        assert_eq!(block["failed"], true);
+                        assert_eq!(block["placeholder"], "[image not displayed]");
+                        failed += 1;
+                    }
+                }
+            }
+        }
+    }
+    fetched.sort();
+    let mut want = expected.clone();
+    want.sort();
+    assert_eq!(fetched, want, "every manifest image, byte-exact, once");
+    assert_eq!(failed, 1, "the breadth fixture's trimmed image is a failed upload");
+
+    // The long session: 1,881 lines, reached page by page with `before`, none twice, none missed.
+    let pages = all_pages(&server, "fa812bfe-b295-4cca-9c2f-fdf01028cb46", 100);
+    let count: usize = pages.iter().map(|p| p["entries"].as_array().unwrap().len()).sum();
+    let conn = env.conn();
+    let want: i64 = conn
+        .query_row("SELECT count(*) FROM entries WHERE session_id = 'fa812bfe-b295-4cca-9c2f-fdf01028cb46' AND is_sidechain = 0", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(count as i64, want);
+    assert!(pages.len() > 10);
+}
+
+#[test]
+fn media_headers_etag_and_failed_uploads() {
+    let env = Env::new();
+    let photo = fake_png(3, 5000);
+    let mut pdf = b"%PDF-1.4 ".to_vec();
+    pdf.extend(fake_png(4, 300));
+    let content = format!(
+        r#"[{},{},{{"type":"document","source":{{"type":"base64","media_type":"application/pdf","data":"{}"}}}}]"#,
+        image_block("image/png", &b64(&photo)),
+        image_block("image/png", ""),
+        b64(&pdf)
+    );
+    env.write("p/s.jsonl", user_line("s", "u1", &content, "") + "\n");
+    let server = Server::start(&env, &[]);
+    server.wait_for_sessions(1);
+    let res = server.get("/api/session-media/s/u1/0");
+    assert_eq!(res.status(), StatusCode::OK);
+    let h = res.headers().clone();
+    assert_eq!(h["content-type"], "image/png");
+    assert_eq!(h["content-length"], photo.len().to_string().as_str());
+    assert_eq!(h["cache-control"], "private, max-age=31536000, immutable");
+    assert_eq!(h["x-content-type-options"], "nosniff");
+    let etag = h["etag"].to_str().unwrap().to_owned();
+    assert_eq!(etag, format!("\"{}\"", blake3::hash(&photo).to_hex()));
+    assert_eq!(res.bytes().unwrap().as_ref(), &photo[..]);
+    let again = server
+        .client
+        .get(format!("{}/api/session-media/s/u1/0", server.base))
+        .header("If-None-Match", &etag)
+        .send()
+        .unwrap();
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+    assert_eq!(again.headers()["etag"], etag.as_str());
+    // The failed upload: no ref, and its route is a 404 that says why.
+    let failed = server.get("/api/session-media/s/u1/1");
+    assert_eq!(failed.status(), StatusCode::NOT_FOUND);
+    assert_eq!(failed.json::<Value>().unwrap()["error"]["code"], "failed-upload");
+    // The PDF: by hash, as an attachment.
+    let history = server.json("/api/sessions/s/history");
+    let doc = &history["entries"][0]["entry"]["message"]["content"][2]["source"];
+    let url = doc["mediaUrl"].as_str().unwrap();
+    let res = server.get(url);
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(res.headers()["content-type"], "application/pdf");
+    assert!(res.headers()["content-disposition"].to_str().unwrap().starts_with("attachment;"));
+    assert_eq!(res.bytes().unwrap().as_ref(), &pdf[..]);
+}
+
+#[test]
+fn hostile_requests_get_a_4xx_and_the_server_keeps_serving() {
+    let env = Env::new();
+    env.write(
+        "p/s.jsonl",
+        user_line("s", "u1", &format!("[{}]", image_block("image/png", &b64(&fake_png(1, 100)))), "") + "\n",
+    );
+    let secret = env.dir.path().join("secret.txt");
+    std::fs::write(&secret, "TOP-SECRET-BYTES").unwrap();
+    let server = Server::start(&env, &[]);
+    server.wait_for_sessions(1);
+    let long = "a".repeat(5000);
+    let secret_path = secret.to_str().unwrap().to_owned();
+    let hostile = [
+        "/api/session-media/../../etc/passwd".to_owned(),
+        "/api/session-media/s/u1/..%2f..%2f..%2fetc%2fpasswd".to_owned(),
+        "/api/session-media/%2e%2e/%2e%2e/0".to_owned(),
+        "/api/session-media/s%2Fu1/u1/0".to_owned(),
+        "/api/session-media/s/u1%00/0".to_owned(),
+        format!("/api/session-media/s/{}/0", secret_path.replace('/', "%2F")),
+        format!("/api/media/{}", secret_path.replace('/', "%2F")),
+        format!("/api/session-media/{long}/{long}/0"),
+        "/api/session-media/s/u1/-1".to_owned(),
+        "/api/session-media/s/u1/99999999999999999999".to_owned(),
+        "/api/session-media/s/u1/4294967295".to_owned(),
+        "/api/session-media/s/u1/1e3".to_owned(),
+        "/api/media/not-hex".to_owned(),
+        format!("/api/media/{}", "g".repeat(64)),
+        format!("/api/media/{}", "0".repeat(64)),
+        "/api/search?q=%22unterminated".to_owned(),
+        "/api/search?q=AND%20OR".to_owned(),
+        "/api/search?q=col%3Avalue".to_owned(),
+        "/api/search?q=".to_owned(),
+        "/api/search".to_owned(),
+        "/api/sessions?unknown=1".to_owned(),
+        format!("/api/sessions?q={}", "x".repeat(10_000)),
+        "/api/sessions?limit=0".to_owned(),
+        "/api/sessions?limit=-5".to_owned(),
+        "/api/sessions?cursor=garbage".to_owned(),
+        "/api/sessions/s/history?before=-1".to_owned(),
+        "/api/sessions/s/history?before=1&after=2".to_owned(),
+        "/api/sessions/s/history?limit=100000".to_owned(),
+        "/api/sessions/nope/history".to_owned(),
+        "/api/events".to_owned(),
+        "/api/nothing-here".to_owned(),
+        "/etc/passwd".to_owned(),
+    ];
+    for path in &hostile {
+        let res = server.get(path);
+        let status = res.status();
+        let body = res.text().unwrap();
+        assert!(status.is_client_error(), "{path}: {status} {body}");
+        let error: Value = serde_json::from_str(&body).unwrap_or_else(|_| panic!("{path}: not a JSON error: {body}"));
+        assert!(error["error"]["code"].is_string() && error["error"]["message"].is_string(), "{path}: {body}");
+        assert!(!body.contains("TOP-SECRET") && !body.contains("root:"), "{path} leaked bytes");
+    }
+    // Bodies: none of these routes takes one; a 64 MB body, malformed JSON, no Content-Length.
+    let big = vec![b'x'; 64 << 20];
+    for (method, body) in
+        [("POST", big.clone()), ("POST", b"{not json".to_vec()), ("PUT", b"{}".to_vec()), ("DELETE", Vec::new())]
+    {
+        let res = server
+            .client
+            .request(method.parse().unwrap(), format!("{}/api/sessions", server.base))
+            .header("content-type", "application/json")
+            .body(body)
+            .send();
+        match res {
+            Ok(res) => assert!(res.status().is_client_error(), "{method}: {}", res.status()),
+            // The server may close the connection instead of reading 64 MB: also a refusal.
+            Err(e) => assert!(e.is_request() || e.is_body() || e.is_connect(), "{method}: {e}"),
+        }
+    }
+    let mut raw = TcpStream::connect(server.base.trim_start_matches("http://")).unwrap();
+    raw.write_all(
+        b"POST /api/sessions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+    )
+    .unwrap();
+    let mut head = [0u8; 12];
+    raw.read_exact(&mut head).unwrap();
+    assert!(head.starts_with(b"HTTP/1.1 4"), "{}", String::from_utf8_lossy(&head));
+    // Still serving, and still right.
+    assert_eq!(server.get("/api/session-media/s/u1/0").bytes().unwrap().as_ref(), &fake_png(1, 100)[..]);
+}
+
+#[test]
+fn a_transcript_rewritten_under_the_server_answers_409_then_resolves() {
+    let env = Env::new();
+    let line =
+        |seed| user_line("s", "u1", &format!("[{}]", image_block("image/png", &b64(&fake_png(seed, 3000)))), "") + "\n";
+    env.write("p/s.jsonl", line(1));
+    // Polling with a long interval: only the server's own 409 queues the file for re-indexing.
+    let server = Server::start(&env, &["--poll", "--poll-ms", "600000", "--rescan-secs", "600"]);
+    server.wait_for_sessions(1);
+    // Same layout, another photo of the same size: the recorded offset now holds other bytes.
+    env.write("p/s.jsonl", line(2));
+    let res = server.get("/api/session-media/s/u1/0");
+    assert_eq!(res.status(), StatusCode::CONFLICT);
+    assert_eq!(res.json::<Value>().unwrap()["error"]["code"], "changed");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let res = server.get("/api/session-media/s/u1/0");
+        if res.status() == StatusCode::OK {
+            assert_eq!(res.bytes().unwrap().as_ref(), &fake_png(2, 3000)[..]);
+            break;
+        }
+        assert_eq!(res.status(), StatusCode::CONFLICT);
+        assert!(Instant::now() < deadline, "never re-indexed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A gone transcript's photo: 410.
+    std::fs::remove_file(env.path("p/s.jsonl")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let status = server.get("/api/session-media/s/u1/0").status();
+        if status == StatusCode::GONE {
+            break;
+        }
+        assert!(Instant::now() < deadline, "still {status}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_token_guards_every_api_route_and_is_required_beyond_loopback() {
+    let env = Env::new();
+    env.write("p/s.jsonl", user_line("s", "u1", "\"hello\"", "") + "\n");
+    let server = Server::start(&env, &["--token", "sekrit"]);
+    for path in ["/api/sessions", "/api/openapi.json", "/api/search?q=hello", "/api/media/".to_owned().as_str()] {
+        let res = server.get(path);
+        assert!(res.status() == StatusCode::UNAUTHORIZED || res.status() == StatusCode::NOT_FOUND, "{path}");
+    }
+    assert_eq!(server.get("/api/sessions").status(), StatusCode::UNAUTHORIZED);
+    let url = format!("{}/api/sessions", server.base);
+    assert_eq!(server.client.get(&url).bearer_auth("wrong").send().unwrap().status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(server.client.get(&url).bearer_auth("sekrit").send().unwrap().status(), StatusCode::OK);
+    let with_cookie = server.client.get(&url).header("cookie", "scrollback_token=sekrit").send().unwrap();
+    assert_eq!(with_cookie.status(), StatusCode::OK);
+    drop(server);
+
+    let out = env.run(&["serve", "--listen", "0.0.0.0:0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("without --token"));
+}
+
+#[test]
+fn events_arrive_over_the_websocket_after_each_commit() {
+    let env = Env::new();
+    env.write("p/s.jsonl", user_line("s", "u1", "\"first\"", "") + "\n");
+    let server = Server::start(&env, &[]);
+    server.wait_for_sessions(1);
+    let mut ws = TcpStream::connect(server.base.trim_start_matches("http://")).unwrap();
+    ws.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    ws.write_all(
+        b"GET /api/events HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+          Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+    )
+    .unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        ws.read_exact(&mut byte).unwrap();
+        head.push(byte[0]);
+    }
+    assert!(head.starts_with(b"HTTP/1.1 101"), "{}", String::from_utf8_lossy(&head));
+    env.append("p/s.jsonl", user_line("s", "u2", "\"second\"", "") + "\n");
+    // One unmasked text frame from the server.
+    let mut hdr = [0u8; 2];
+    ws.read_exact(&mut hdr).unwrap();
+    assert_eq!(hdr[0], 0x81, "a final text frame");
+    let len = match hdr[1] & 0x7f {
+        126 => {
+            let mut l = [0u8; 2];
+            ws.read_exact(&mut l).unwrap();
+            u16::from_be_bytes(l) as usize
+        }
+        n => n as usize,
+    };
+    let mut payload = vec![0u8; len];
+    ws.read_exact(&mut payload).unwrap();
+    let event: Value = serde_json::from_slice(&payload).unwrap();
+    assert_eq!(event["type"], "entries-appended");
+    assert_eq!(event["sessionId"], "s");
+    assert_eq!((event["fromLine"].as_u64(), event["toLine"].as_u64()), (Some(2), Some(2)));
+    // The client's catch-up call after the event.
+    let first = server.json("/api/sessions/s/history?limit=1");
+    let after = first["entries"][0]["cursor"].as_i64().unwrap() - 1;
+    let caught_up = server.json(&format!("/api/sessions/s/history?after={after}"));
+    assert_eq!(caught_up["entries"][0]["uuid"], "u2");
+}
+
+#[test]
+fn the_openapi_document_describes_every_route() {
+    let env = Env::new();
+    let server = Server::start(&env, &[]);
+    let doc = server.json("/api/openapi.json");
+    assert_eq!(doc["openapi"], "3.0.3");
+    let paths: Vec<&str> = doc["paths"].as_object().unwrap().keys().map(String::as_str).collect();
+    for route in [
+        "/api/sessions",
+        "/api/sessions/{sessionId}/history",
+        "/api/session-media/{sessionId}/{entryUuid}/{ordinal}",
+        "/api/media/{blake3}",
+        "/api/search",
+        "/api/events",
+        "/api/openapi.json",
+    ] {
+        assert!(paths.contains(&route), "{route} missing");
+    }
+}
