@@ -189,8 +189,12 @@ fn json<T: serde::Serialize>(value: &T) -> warp::reply::Response {
 
 async fn list_sessions(p: SessionsParams, api: Api) -> Result<warp::reply::Response, Rejection> {
     let limit = check_limit(p.limit, 50)?;
-    let query =
-        SessionQuery { project: p.project, text: p.q.filter(|q| !q.trim().is_empty()), cursor: p.cursor, limit };
+    let query = SessionQuery {
+        project: p.project.filter(|p| !p.is_empty()),
+        text: p.q.filter(|q| !q.trim().is_empty()),
+        cursor: p.cursor.filter(|c| !c.is_empty()),
+        limit,
+    };
     let page = api.db(move |conn| history::sessions(conn, &query)).await.map_err(reject)?;
     match page {
         Ok(page) => Ok(json(&page)),

@@ -243,7 +243,12 @@ pub async fn handle_rejection(
         tracing::warn!("unhandled rejection: {err:?}");
         (StatusCode::BAD_REQUEST, "bad-request", format!("{err:?}"))
     };
-    Ok(error_reply(status, code, &message))
+    let mut res = error_reply(status, code, &message);
+    if status == StatusCode::METHOD_NOT_ALLOWED {
+        // Every route of this API is GET (RFC 9110: a 405 lists what is allowed).
+        res.headers_mut().insert(warp::http::header::ALLOW, warp::http::HeaderValue::from_static("GET"));
+    }
+    Ok(res)
 }
 
 /// A filter that extracts nothing and rejects with 401 when a token is set and not presented.

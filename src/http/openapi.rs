@@ -22,7 +22,7 @@ fn common_errors() -> Value {
         "400": error_response("A malformed parameter or unknown query parameter."),
         "401": error_response("A token is configured and was not presented."),
         "404": error_response("No such route or object."),
-        "405": error_response("Method not allowed."),
+        "405": merge(error_response("Method not allowed."), json!({ "headers": { "Allow": { "schema": { "type": "string" } } } })),
         "414": error_response("Query string too long.")
     })
 }
