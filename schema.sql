@@ -62,7 +62,8 @@ CREATE TABLE entries (
     invalid      TEXT,                          -- why the line is not indexed, or NULL
     UNIQUE (file_id, offset)
 );
-CREATE INDEX entries_session ON entries(session_id, file_id, line);
+-- Within one session_id the index is in rowid order: history pages walk it by cursor (entries.id).
+CREATE INDEX entries_session ON entries(session_id);
 CREATE INDEX entries_uuid ON entries(uuid) WHERE uuid IS NOT NULL;
 
 -- One row per stripped payload.

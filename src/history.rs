@@ -227,11 +227,11 @@ pub fn history(
     limit: u32,
     sidechains: bool,
 ) -> Result<Option<HistoryPage>> {
-    let exists: bool = conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1) OR EXISTS (SELECT 1 FROM entries WHERE session_id = ?1)",
-        [session_id],
-        |r| r.get(0),
-    )?;
+    let exists: bool = conn
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1) OR EXISTS (SELECT 1 FROM entries WHERE session_id = ?1)",
+        )?
+        .query_row([session_id], |r| r.get(0))?;
     if !exists {
         return Ok(None);
     }
@@ -278,7 +278,12 @@ pub fn history(
     if !matches!(at, Position::After(_)) {
         rows.reverse();
     }
-    let media = media_rows(conn, rows.iter().map(|r| r.0.cursor))?;
+    let media = match (rows.first(), rows.last()) {
+        (Some(first), Some(last)) => {
+            media_rows(conn, session_id, first.0.cursor.min(last.0.cursor), first.0.cursor.max(last.0.cursor))?
+        }
+        _ => Vec::new(),
+    };
     let mut entries = Vec::with_capacity(rows.len());
     for (mut entry, stripped, _) in rows {
         if let Some(stripped) = stripped {
@@ -305,19 +310,15 @@ pub fn history(
     Ok(Some(HistoryPage { session_id: session_id.to_owned(), entries, before, after }))
 }
 
-fn media_rows(conn: &Connection, entry_ids: impl Iterator<Item = i64>) -> Result<Vec<MediaRow>> {
-    let ids: Vec<i64> = entry_ids.collect();
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    let placeholders = vec!["?"; ids.len()].join(",");
-    let mut stmt = conn.prepare(&format!(
+/// The media rows of a session's entries with cursors in `from..=to`.
+fn media_rows(conn: &Connection, session_id: &str, from: i64, to: i64) -> Result<Vec<MediaRow>> {
+    let mut stmt = conn.prepare_cached(
         "SELECT m.entry_id, m.offset - e.offset, m.length, m.ordinal, m.kind, m.media_type, m.decoded_length,
                 m.blake3, m.encoding
          FROM media m JOIN entries e ON e.id = m.entry_id
-         WHERE m.entry_id IN ({placeholders}) ORDER BY m.entry_id, m.offset"
-    ))?;
-    let rows = stmt.query_map(rusqlite::params_from_iter(ids.iter()), |r| {
+         WHERE m.entry_id BETWEEN ?1 AND ?2 AND e.session_id = ?3 ORDER BY m.entry_id, m.offset",
+    )?;
+    let rows = stmt.query_map(params![from, to, session_id], |r| {
         Ok(MediaRow {
             entry_id: r.get(0)?,
             offset_in_line: r.get::<_, i64>(1)? as u64,
@@ -519,11 +520,11 @@ fn highlight(snippet: &str) -> String {
 mod tests {
     use super::*;
 
-    fn row(offset: u64, ordinal: Option<u32>, kind: &str) -> MediaRow {
+    fn row(span: &Span, ordinal: Option<u32>, kind: &str) -> MediaRow {
         MediaRow {
             entry_id: 1,
-            offset_in_line: offset,
-            length: 8,
+            offset_in_line: span.offset,
+            length: span.len,
             ordinal,
             kind: kind.into(),
             media_type: Some("image/png".into()),
@@ -535,16 +536,12 @@ mod tests {
 
     #[test]
     fn render_annotates_blocks_and_replaces_markers() {
-        let line = r#"{"message":{"content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAAAAAA"}},{"type":"image","source":{"type":"base64","data":""}},{"type":"image","url":"AAAAAAAA"}]},"toolUseResult":{"file":{"base64":"AAAAAAAA"}}}"#;
+        let line = r#"{"message":{"content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAAAAAA"}},{"type":"image","source":{"type":"base64","data":""}},{"type":"image","url":"data:image/png;base64,AAAAAAAA"}]},"toolUseResult":{"file":{"base64":"AAAAAAAA"}}}"#;
         let scanned = scan::scan(line.as_bytes()).unwrap();
         let stripped = String::from_utf8(scanned.stripped).unwrap();
         let spans = &scanned.output.spans;
         assert_eq!(spans.len(), 3);
-        let rows = [
-            row(spans[0].offset, Some(0), "image"),
-            row(spans[1].offset, Some(2), "image"),
-            row(spans[2].offset, None, "image"),
-        ];
+        let rows = [row(&spans[0], Some(0), "image"), row(&spans[1], Some(2), "image"), row(&spans[2], None, "image")];
         let refs: Vec<&MediaRow> = rows.iter().collect();
         let out = render("s", Some("u"), &stripped, &refs);
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
