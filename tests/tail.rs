@@ -13,7 +13,7 @@ use crate::util::{Env, b64, check_invariants, fake_png, image_block, user_line};
 /// A Tail on `env` with native events and no periodic rescan during the test (so that what is tested
 /// is the events), or with polling.
 pub fn start(env: &Env, poll: Option<Duration>) -> Tail {
-    let indexer = Indexer::open(&env.data).unwrap();
+    let indexer = Indexer::open(&env.data).unwrap_or_else(|e| panic!("opening the index: {e}"));
     let config = TailConfig { root: env.root.clone(), rescan_every: Duration::from_secs(3600), poll };
     Tail::start(indexer, config).unwrap()
 }
