@@ -27,6 +27,8 @@ use crate::tree::{self, Found};
 pub const FINGERPRINT_LEN: u64 = 4096;
 /// How many bytes just before the checkpoint are hashed to notice a rewrite that kept the start.
 pub const TAIL_LEN: u64 = 256;
+/// How long opening waits for the data directory's lock before saying another process holds it.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 /// A first catch-up of at least this many bytes is a bulk load (see [`begin_bulk`]).
 const BULK_BYTES: u64 = 64 << 20;
 /// How long a file must have been quiet for its mtime to be trusted (see [`settled_mtime`]).
@@ -150,12 +152,18 @@ impl Indexer {
             .write(true)
             .open(&lock_path)
             .map_err(|e| Error::io(&lock_path, e))?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(Error::Locked { path: lock_path });
+        // A lock can be held for a moment by a process that is only being forked (a child inherits
+        // the descriptor until it execs), so a refusal is final only after a short wait.
+        let deadline = Instant::now() + LOCK_WAIT;
+        loop {
+            match lock.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => return Err(Error::Locked { path: lock_path }),
+                Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&lock_path, e)),
             }
-            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&lock_path, e)),
         }
         let conn = db::open_writer(&data_dir.join(db::INDEX_FILE))?;
         // A bulk load that was interrupted left its indexes and triggers aside: put them back.
