@@ -85,8 +85,9 @@ def main():
         f.write(photo)
 
     port, nginx_port = free_port(), free_port()
-    server = subprocess.Popen([binary, "serve", "--transcripts", os.path.join(work, "projects"), "--data-dir", data,
-                               "--listen", f"127.0.0.1:{port}"], stderr=subprocess.DEVNULL)
+    serve = [binary, "serve", "--transcripts", os.path.join(work, "projects"), "--data-dir", data,
+             "--listen", f"127.0.0.1:{port}"]
+    server = subprocess.Popen(serve, stderr=subprocess.DEVNULL)
     conf = os.path.join(work, "nginx.conf")
     with open(conf, "w") as f:
         f.write(f"""daemon off; worker_processes 1; pid {work}/nginx.pid; error_log {work}/nginx-error.log;
@@ -114,9 +115,24 @@ http {{ access_log off; sendfile on; types {{ image/png png; }}
         page = json.load(urllib.request.urlopen(f"{base}/api/sessions/long/history?limit=100"))
         before = page["before"]
         history_url = f"{base}/api/sessions/long/history?limit=100&before={before - 50_000}"
-        rps, pct, e3 = wrk(history_url, 4, 10, latency=True)
-        print(f"history page of 100 (of 100,000), 4 connections: {rps:.0f} req/s, latency p50 {pct.get('50')}, "
-              f"p99 {pct.get('99')} (client-side, loopback; non-2xx: {e3})")
+        # Again with each request's server-side time logged (warp's elapsed: request in to response made).
+        server.terminate()
+        server.wait()
+        log_path = os.path.join(work, "serve-debug.log")
+        with open(log_path, "w") as log:
+            server = subprocess.Popen(serve, stderr=log, env=dict(os.environ, RUST_LOG="scrollback::http=debug",
+                                                                   NO_COLOR="1"))
+        wait_for(f"{base}/api/sessions")
+        for connections in (1, 4):
+            start = os.path.getsize(log_path)
+            rps, pct, e3 = wrk(history_url, connections, 10, latency=True)
+            with open(log_path) as log:
+                log.seek(start)
+                times = sorted(int(m) for m in re.findall(r"path=/api/sessions/long/history status=200 elapsed_us=(\d+)", log.read()))
+            p = lambda q: times[min(len(times) - 1, int(q * (len(times) - 1)))] / 1000
+            print(f"history page of 100 (of 100,000), {connections} connection(s): {rps:.0f} req/s; server-side p50 "
+                  f"{p(0.5):.2f} ms, p99 {p(0.99):.2f} ms over {len(times)} requests; client-side p50 {pct.get('50')}, "
+                  f"p99 {pct.get('99')} (non-2xx: {e3})")
         big_url = f"{base}/api/session-media/photos/twenty-mb/0"
         assert len(urllib.request.urlopen(big_url).read()) == 20_000_000
         before_kb = vm(server.pid, "VmHWM")

@@ -85,16 +85,13 @@ fn media_record(r: &Row<'_>) -> rusqlite::Result<MediaRecord> {
 /// [`Error::NotFound`]. When an entry appears in several files (a copied transcript), a live file wins.
 pub fn media_by_ref(conn: &Connection, r: &MediaRef) -> Result<MediaRecord> {
     let found = conn
-        .query_row(
-            &format!(
-                "SELECT {MEDIA_COLUMNS}
-                 FROM entries e JOIN media m ON m.entry_id = e.id JOIN files f ON f.id = e.file_id
-                 WHERE e.uuid = ?2 AND e.session_id = ?1 AND m.ordinal = ?3
-                 ORDER BY f.state = 'live' DESC, e.id DESC LIMIT 1"
-            ),
-            params![r.session_id, r.entry_uuid, r.ordinal],
-            media_record,
-        )
+        .prepare_cached(&format!(
+            "SELECT {MEDIA_COLUMNS}
+             FROM entries e JOIN media m ON m.entry_id = e.id JOIN files f ON f.id = e.file_id
+             WHERE e.uuid = ?2 AND e.session_id = ?1 AND m.ordinal = ?3
+             ORDER BY f.state = 'live' DESC, e.id DESC LIMIT 1"
+        ))?
+        .query_row(params![r.session_id, r.entry_uuid, r.ordinal], media_record)
         .optional()?;
     if let Some(record) = found {
         return Ok(record);
@@ -118,16 +115,13 @@ pub fn media_by_hash(conn: &Connection, blake3: &str) -> Result<MediaRecord> {
     if blake3.len() != 64 || !blake3.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(Error::NotFound(blake3.chars().take(80).collect()));
     }
-    conn.query_row(
-        &format!(
-            "SELECT {MEDIA_COLUMNS}
-             FROM media m JOIN entries e ON e.id = m.entry_id JOIN files f ON f.id = e.file_id
-             WHERE m.blake3 = ?1
-             ORDER BY f.state = 'live' DESC, m.id DESC LIMIT 1"
-        ),
-        [blake3.to_ascii_lowercase()],
-        media_record,
-    )
+    conn.prepare_cached(&format!(
+        "SELECT {MEDIA_COLUMNS}
+         FROM media m JOIN entries e ON e.id = m.entry_id JOIN files f ON f.id = e.file_id
+         WHERE m.blake3 = ?1
+         ORDER BY f.state = 'live' DESC, m.id DESC LIMIT 1"
+    ))?
+    .query_row([blake3.to_ascii_lowercase()], media_record)
     .optional()?
     .ok_or_else(|| Error::NotFound(blake3.to_owned()))
 }

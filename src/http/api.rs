@@ -144,7 +144,13 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
             .unify(),
     );
     api_routes.recover(handle_rejection).unify().with(warp::log::custom(|info| {
-        tracing::debug!(method = %info.method(), path = info.path(), status = info.status().as_u16(), "request");
+        tracing::debug!(
+            method = %info.method(),
+            path = info.path(),
+            status = info.status().as_u16(),
+            elapsed_us = info.elapsed().as_micros() as u64,
+            "request"
+        );
     }))
 }
 
