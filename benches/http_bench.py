@@ -39,7 +39,7 @@ def text_line(session, n):
 
 
 def wrk(url, connections, seconds, latency=False):
-    args = ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s"] + (["--latency"] if latency else []) + [url]
+    args = ["wrk", f"-t{min(2, connections)}", f"-c{connections}", f"-d{seconds}s"] + (["--latency"] if latency else []) + [url]
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     pct = dict(re.findall(r"^\s+(50|75|90|99)%\s+([\d.]+\w+)", out, re.M))
@@ -128,7 +128,7 @@ http {{ access_log off; sendfile on; types {{ image/png png; }}
             rps, pct, e3 = wrk(history_url, connections, 10, latency=True)
             with open(log_path) as log:
                 log.seek(start)
-                times = sorted(int(m) for m in re.findall(r"path=/api/sessions/long/history status=200 elapsed_us=(\d+)", log.read()))
+                times = sorted(int(m) for m in re.findall(r'path="/api/sessions/long/history" status=200 elapsed_us=(\d+)', log.read()))
             p = lambda q: times[min(len(times) - 1, int(q * (len(times) - 1)))] / 1000
             print(f"history page of 100 (of 100,000), {connections} connection(s): {rps:.0f} req/s; server-side p50 "
                   f"{p(0.5):.2f} ms, p99 {p(0.99):.2f} ms over {len(times)} requests; client-side p50 {pct.get('50')}, "

@@ -371,7 +371,17 @@ fn json_string(s: &str) -> String {
 ///
 /// The result is JSON; if the stored line cannot be scanned (it always can), it is returned as it is.
 fn render(session_id: &str, uuid: Option<&str>, stripped: &str, media: &[&MediaRow]) -> String {
-    let Ok(scanned) = scan::scan(stripped.as_bytes()) else { return stripped.to_owned() };
+    let bytes = stripped.as_bytes();
+    if media.is_empty()
+        && memchr::memmem::find(bytes, b"image").is_none()
+        && memchr::memmem::find(bytes, b"\\u").is_none()
+    {
+        // No payload and no image block (their `type` would spell "image", or hide it in an escape).
+        return stripped.to_owned();
+    }
+    let mut scanner = scan::Scanner::new();
+    scanner.feed(bytes);
+    let Ok(output) = scanner.finish() else { return stripped.to_owned() };
     // Edits as (position, bytes to remove, text to insert), applied from the end.
     let mut edits: Vec<(usize, usize, String)> = Vec::new();
     let spans: Vec<Span> = media
@@ -407,7 +417,7 @@ fn render(session_id: &str, uuid: Option<&str>, stripped: &str, media: &[&MediaR
             edits.push((at + STRIPPED_MEDIA_MARKER.len() + 1, 0, extra));
         }
     }
-    for block in &scanned.output.blocks {
+    for block in &output.blocks {
         let (start, end) = (block.start as usize, block.end as usize);
         let keys: Vec<String> =
             serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&stripped[start..=end])
