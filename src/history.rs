@@ -90,9 +90,6 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<Result<SessionPag
         args.push(Box::new(project.clone()));
     }
     if let Some(text) = &q.text {
-        if let Err(e) = check_fts(conn, text)? {
-            return Ok(Err(e));
-        }
         sql.push_str(
             " AND (instr(lower(coalesce(title, '')), lower(?)) > 0 OR id IN (
                  SELECT e.session_id FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid
@@ -107,22 +104,28 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<Result<SessionPag
         args.push(Box::new(*rowid));
     }
     write!(sql, " ORDER BY coalesce(last_timestamp, '') DESC, rowid DESC LIMIT {}", limit + 1).unwrap();
-    let mut stmt = conn.prepare(&sql)?;
-    let rows = stmt.query_map(rusqlite::params_from_iter(args.iter().map(|a| a.as_ref())), |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            SessionSummary {
-                id: r.get(1)?,
-                project: r.get(2)?,
-                title: r.get(3)?,
-                first_timestamp: r.get(4)?,
-                last_timestamp: r.get(5)?,
-                entries: r.get(6)?,
-                images: r.get(7)?,
-            },
-        ))
-    })?;
-    let mut rows: Vec<(i64, SessionSummary)> = rows.collect::<rusqlite::Result<_>>()?;
+    let rows = (|| {
+        let mut stmt = conn.prepare(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(args.iter().map(|a| a.as_ref())), |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                SessionSummary {
+                    id: r.get(1)?,
+                    project: r.get(2)?,
+                    title: r.get(3)?,
+                    first_timestamp: r.get(4)?,
+                    last_timestamp: r.get(5)?,
+                    entries: r.get(6)?,
+                    images: r.get(7)?,
+                },
+            ))
+        })?;
+        rows.collect::<rusqlite::Result<Vec<(i64, SessionSummary)>>>()
+    })();
+    let mut rows = match rows {
+        Ok(rows) => rows,
+        Err(e) => return fts_error(e).map(Err),
+    };
     let next = if rows.len() > limit as usize {
         rows.truncate(limit as usize);
         rows.last().map(|(rowid, s)| format!("{}|{rowid}", s.last_timestamp.as_deref().unwrap_or("")))
@@ -132,24 +135,19 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<Result<SessionPag
     Ok(Ok(SessionPage { sessions: rows.into_iter().map(|(_, s)| s).collect(), next }))
 }
 
-/// Checks a full-text query without running it: `Err(Invalid)` with FTS5's reason if it can't parse.
-fn check_fts(conn: &Connection, query: &str) -> Result<Result<(), Invalid>> {
-    match conn.query_row("SELECT 1 FROM entries_fts WHERE entries_fts MATCH ?1 LIMIT 1", [query], |_| Ok(())).optional()
-    {
-        Ok(_) => Ok(Ok(())),
-        Err(rusqlite::Error::SqliteFailure(_, Some(message))) if is_fts_syntax(&message) => {
-            Ok(Err(Invalid(format!("search query: {message}"))))
+/// A failed full-text query: `Ok(Invalid)` with FTS5's reason when the query could not be parsed
+/// (the caller's mistake), the error itself otherwise.
+fn fts_error(e: rusqlite::Error) -> Result<Invalid> {
+    match &e {
+        rusqlite::Error::SqliteFailure(_, Some(message))
+            if ["fts5", "syntax error", "no such column", "unterminated string", "unknown special query"]
+                .iter()
+                .any(|m| message.contains(m)) =>
+        {
+            Ok(Invalid(format!("search query: {message}")))
         }
-        Err(e) => Err(e.into()),
+        _ => Err(e.into()),
     }
-}
-
-fn is_fts_syntax(message: &str) -> bool {
-    message.contains("fts5")
-        || message.contains("syntax error")
-        || message.contains("no such column")
-        || message.contains("unterminated string")
-        || message.contains("unknown special query")
 }
 
 /// Where a history page starts.
@@ -484,9 +482,6 @@ pub fn search(
     session: Option<&str>,
     limit: u32,
 ) -> Result<Result<Vec<SearchHit>, Invalid>> {
-    if let Err(e) = check_fts(conn, query)? {
-        return Ok(Err(e));
-    }
     let mut stmt = conn.prepare_cached(
         "SELECT e.session_id, e.uuid, e.id, e.line, e.type, e.timestamp,
                 snippet(entries_fts, 0, char(57344), char(57345), '…', 16)
@@ -505,7 +500,10 @@ pub fn search(
             snippet: highlight(&r.get::<_, String>(6)?),
         })
     })?;
-    Ok(Ok(hits.collect::<rusqlite::Result<_>>()?))
+    match hits.collect::<rusqlite::Result<_>>() {
+        Ok(hits) => Ok(Ok(hits)),
+        Err(e) => fts_error(e).map(Err),
+    }
 }
 
 /// Escapes HTML, then turns FTS5's match markers (two private-use characters) into `<mark>`.

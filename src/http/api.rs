@@ -365,8 +365,7 @@ fn media_headers(res: &mut warp::reply::Response, record: &MediaRecord, etag: &s
     let headers = res.headers_mut();
     let media_type = record.media_type.as_deref().unwrap_or("application/octet-stream");
     let inline = INLINE.contains(&media_type);
-    let content_type =
-        if inline || media_type.parse::<mime_check::Type>().is_ok() { media_type } else { "application/octet-stream" };
+    let content_type = if inline || is_media_type(media_type) { media_type } else { "application/octet-stream" };
     if let Ok(v) = HeaderValue::from_str(content_type) {
         headers.insert(header::CONTENT_TYPE, v);
     }
@@ -386,20 +385,11 @@ fn media_headers(res: &mut warp::reply::Response, record: &MediaRecord, etag: &s
     headers.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
 }
 
-/// A recorded media type is served as such only if it looks like one (`type/subtype`, token chars).
-mod mime_check {
-    pub struct Type;
-    impl std::str::FromStr for Type {
-        type Err = ();
-        fn from_str(s: &str) -> Result<Type, ()> {
-            let token =
-                |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b));
-            match s.split_once('/') {
-                Some((a, b)) if token(a) && token(b) => Ok(Type),
-                _ => Err(()),
-            }
-        }
-    }
+/// Whether a recorded media type looks like one (`type/subtype`, token characters): only then is it
+/// sent as the `Content-Type`.
+fn is_media_type(s: &str) -> bool {
+    let token = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b));
+    s.split_once('/').is_some_and(|(a, b)| token(a) && token(b))
 }
 
 /// Forwards bus events to one WebSocket client until either side closes.
