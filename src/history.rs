@@ -182,7 +182,8 @@ pub struct HistoryEntry {
     pub timestamp: Option<String>,
     /// `isSidechain`.
     pub is_sidechain: bool,
-    /// The stored line, rendered (see [`render`]); absent for an invalid line.
+    /// The stored line, rendered for a client: markers replaced by URLs, image blocks with `ref`, `url`,
+    /// `mimeType` and `bytes` (see the module docs); absent for an invalid line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub entry: Option<Box<RawValue>>,
     /// Why the line could not be indexed.
