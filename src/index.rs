@@ -292,7 +292,7 @@ impl Indexer {
         let mtime_ns = meta.mtime().saturating_mul(1_000_000_000).saturating_add(meta.mtime_nsec());
         let mut row = self.file_row(path_str)?;
         if row.is_none() {
-            match self.same_file_elsewhere(path_str, dev, inode)? {
+            match self.same_file_elsewhere(&file, path_str, dev, inode)? {
                 Elsewhere::HardLink(other) => {
                     // One file, indexed once, under the path it was first found at.
                     tracing::debug!(path = %path.display(), other = %other, "a hard link to a file already indexed");
@@ -504,20 +504,30 @@ impl Indexer {
     }
 
     /// Whether a path new to the index is a file it already knows under another name.
-    fn same_file_elsewhere(&self, path: &str, dev: u64, inode: u64) -> Result<Elsewhere> {
+    ///
+    /// A row whose path no longer holds this inode is taken as renamed only if this file still starts
+    /// with the bytes that row fingerprinted: an inode freed by a deleted transcript and handed to an
+    /// unrelated new file must not take over (and re-index away) the deleted one's history.
+    fn same_file_elsewhere(&self, file: &File, path: &str, dev: u64, inode: u64) -> Result<Elsewhere> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT id, path FROM files WHERE dev = ?1 AND inode = ?2 AND state = 'live' AND path != ?3",
+            "SELECT id, path, fingerprint, fingerprint_len FROM files
+             WHERE dev = ?1 AND inode = ?2 AND state = 'live' AND path != ?3",
         )?;
-        let others: Vec<(i64, String)> = stmt
-            .query_map(params![dev as i64, inode as i64, path], |r| Ok((r.get(0)?, r.get(1)?)))?
+        let others: Vec<(i64, String, String, i64)> = stmt
+            .query_map(params![dev as i64, inode as i64, path], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
             .collect::<rusqlite::Result<_>>()?;
         let mut renamed = None;
-        for (id, other) in others {
+        for (id, other, fingerprint, fingerprint_len) in others {
             match std::fs::metadata(&other) {
                 Ok(meta) if (meta.dev(), meta.ino()) == (dev, inode) => {
                     return Ok(Elsewhere::HardLink(other));
                 }
-                _ => renamed = renamed.or(Some(id)),
+                _ if renamed.is_none()
+                    && hash_range(file, Path::new(path), 0, fingerprint_len as u64)? == fingerprint =>
+                {
+                    renamed = Some(id);
+                }
+                _ => {}
             }
         }
         Ok(renamed.map_or(Elsewhere::Nowhere, Elsewhere::Renamed))

@@ -99,3 +99,46 @@ fn bad_usage_exits_2_and_a_missing_tree_exits_1() {
     let out = env.run(&["media", "not-a-ref"]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn an_inode_reused_by_another_file_does_not_take_over_a_deleted_transcripts_history() {
+    use std::os::unix::fs::MetadataExt;
+    let env = Env::new();
+    env.write("p/a.jsonl", lines("a", "a", 2));
+    env.index();
+    // a.jsonl is deleted and, before scrollback notices, b.jsonl is created on the inode it freed
+    // (simulated: the file system may or may not reuse it at once).
+    std::fs::remove_file(env.path("p/a.jsonl")).unwrap();
+    let b = env.write("q/b.jsonl", lines("b", "b", 1));
+    let meta = std::fs::metadata(&b).unwrap();
+    rusqlite::Connection::open(env.data.join("index.sqlite3"))
+        .unwrap()
+        .execute("UPDATE files SET dev = ?1, inode = ?2", [meta.dev() as i64, meta.ino() as i64])
+        .unwrap();
+    env.index();
+    assert_eq!(uuids(&env), ["a0", "a1", "b0"], "a's history is kept, b is indexed as a new file");
+    let gone: String =
+        env.conn().query_row("SELECT state FROM files WHERE path LIKE '%a.jsonl'", [], |r| r.get(0)).unwrap();
+    assert_eq!(gone, "gone");
+}
+
+#[test]
+fn a_renamed_transcript_keeps_its_rows() {
+    let env = Env::new();
+    env.write("p/a.jsonl", lines("a", "a", 2));
+    env.index();
+    std::fs::rename(env.path("p/a.jsonl"), env.path("p/renamed.jsonl")).unwrap();
+    env.append("p/renamed.jsonl", lines("a", "c", 1));
+    env.index();
+    assert_eq!(uuids(&env), ["a0", "a1", "c0"]);
+    let files: Vec<(String, String)> = env
+        .conn()
+        .prepare("SELECT path, state FROM files")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(files.len(), 1, "one file, moved: {files:?}");
+    assert!(files[0].0.ends_with("p/renamed.jsonl") && files[0].1 == "live");
+}
