@@ -188,10 +188,13 @@ fn hints_of(event: notify::Result<notify::Event>) -> Vec<Hint> {
             } else if dir_event || path.is_dir() {
                 // A directory renamed into place, or created: its files may predate any watch on it.
                 Some(Hint::Dir(path))
-            } else if matches!(event.kind, notify::EventKind::Modify(notify::event::ModifyKind::Name(_)))
-                || matches!(event.kind, notify::EventKind::Remove(_))
+            } else if (matches!(event.kind, notify::EventKind::Modify(notify::event::ModifyKind::Name(_)))
+                || matches!(event.kind, notify::EventKind::Remove(_)))
+                && !path.exists()
             {
                 // A directory renamed away or removed reads as a plain path: its transcripts went too.
+                // (An existing file that is not a transcript, such as an editor's temporary file, is
+                // nothing to us.)
                 Some(Hint::Dir(path))
             } else {
                 None

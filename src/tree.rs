@@ -33,7 +33,10 @@ pub fn discover(root: &Path) -> Vec<Found> {
     let mut found = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let Ok(meta) = std::fs::metadata(&dir) else {
+        // A root that is gone or not a directory holds no transcripts.
+        let Ok(meta) = std::fs::metadata(&dir)
+            .and_then(|m| if m.is_dir() { Ok(m) } else { Err(std::io::ErrorKind::NotADirectory.into()) })
+        else {
             continue;
         };
         if !dirs_seen.insert((meta.dev(), meta.ino())) {

@@ -377,11 +377,11 @@ fn a_token_guards_every_api_route_and_is_required_beyond_loopback() {
     let env = Env::new();
     env.write("p/s.jsonl", user_line("s", "u1", "\"hello\"", "") + "\n");
     let server = Server::start(&env, &["--token", "sekrit"]);
-    for path in ["/api/sessions", "/api/openapi.json", "/api/search?q=hello", "/api/media/".to_owned().as_str()] {
-        let res = server.get(path);
-        assert!(res.status() == StatusCode::UNAUTHORIZED || res.status() == StatusCode::NOT_FOUND, "{path}");
+    // Every /api route, known or not, answers 401 before anything else.
+    for path in ["/api/sessions", "/api/openapi.json", "/api/search?q=hello", "/api/sessions/s/history", "/api/media/x"]
+    {
+        assert_eq!(server.get(path).status(), StatusCode::UNAUTHORIZED, "{path}");
     }
-    assert_eq!(server.get("/api/sessions").status(), StatusCode::UNAUTHORIZED);
     let url = format!("{}/api/sessions", server.base);
     assert_eq!(server.client.get(&url).bearer_auth("wrong").send().unwrap().status(), StatusCode::UNAUTHORIZED);
     assert_eq!(server.client.get(&url).bearer_auth("sekrit").send().unwrap().status(), StatusCode::OK);
