@@ -1,4 +1,4 @@
--- scrollback index schema, version 1 (PRAGMA user_version = 1).
+-- scrollback index schema, version 2 (PRAGMA user_version = 2).
 --
 -- The one source of truth for the database: every table, index, view and trigger. The offsets below
 -- are a frozen format, documented byte for byte in README.md ("The index"):
@@ -92,7 +92,8 @@ CREATE TABLE failed_images (
 ) WITHOUT ROWID;
 
 -- Full-text search over entries.text, external content, in the naming Datasette and sqlite-utils use.
-CREATE VIRTUAL TABLE entries_fts USING fts5(text, content='entries', content_rowid='id', tokenize='porter unicode61');
+-- Words are matched as written (case and diacritics folded), not stemmed: `photo*` finds "photos".
+CREATE VIRTUAL TABLE entries_fts USING fts5(text, content='entries', content_rowid='id', tokenize='unicode61 remove_diacritics 2');
 CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
     INSERT INTO entries_fts(rowid, text) VALUES (new.id, new.text);
 END;

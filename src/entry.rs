@@ -4,10 +4,14 @@
 //! Only the stripped line is parsed with serde_json, so a line's payloads are never parsed or copied.
 //! A stripped line longer than [`MAX_STORED_LINE`] is refused rather than held in memory.
 
-use serde_json::Value;
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 
 use crate::lines::{self, Line};
-use crate::scan::{self, FailedImage, STRIPPED_MEDIA_MARKER, Span};
+use crate::scan::{self, FailedImage, STRIPPED_MEDIA_MARKER, ScanOutput, Span};
 
 /// The longest stored line (the line without its payloads) that is indexed; a longer one is recorded
 /// as invalid, its bytes left in the transcript.
@@ -91,9 +95,9 @@ impl Described {
 }
 
 /// Turns a scanned line into an entry.
-pub fn describe(line: Line<'_>) -> Described {
-    let output = match &line.scan {
-        Ok(output) => output.clone(),
+pub fn describe(mut line: Line<'_>) -> Described {
+    let output = match std::mem::replace(&mut line.scan, Ok(ScanOutput::default())) {
+        Ok(output) => output,
         Err(e) => {
             let reason = match line.bytes.map(std::str::from_utf8) {
                 Some(Err(u)) => format!("not UTF-8: invalid byte at {}", u.valid_up_to()),
@@ -125,18 +129,16 @@ pub fn describe(line: Line<'_>) -> Described {
             return Described::invalid(&line, format!("not UTF-8: invalid byte at {}", e.utf8_error().valid_up_to()));
         }
     };
-    let value: Value = match serde_json::from_str(&stripped) {
-        Ok(v) => v,
-        Err(e) => return Described::invalid(&line, format!("not JSON: {e}")),
-    };
-    let Value::Object(_) = &value else {
-        return Described::invalid(&line, "not a JSON object".into());
+    let meta = match meta(&stripped) {
+        Ok(meta) => meta,
+        Err(MetaError::NotJson(e)) => return Described::invalid(&line, format!("not JSON: {e}")),
+        Err(MetaError::NotObject) => return Described::invalid(&line, "not a JSON object".into()),
     };
     Described {
         line: line.number,
         offset: line.offset,
         length: line.length,
-        meta: meta(&value),
+        meta,
         stripped: Some(stripped),
         invalid: None,
         spans: output.spans,
@@ -158,49 +160,109 @@ fn read_stripped(line: &Line<'_>, spans: &[Span]) -> crate::Result<Vec<u8>> {
     Ok(out)
 }
 
-fn string(v: Option<&Value>) -> Option<String> {
-    v.and_then(Value::as_str).map(str::to_owned)
+/// Why a stored line gives no entry: it is not JSON, or it is JSON but not an object.
+#[derive(Debug)]
+pub enum MetaError {
+    /// Not JSON (the parser's message).
+    NotJson(String),
+    /// Valid JSON, but not an object.
+    NotObject,
 }
 
-/// The column values and search text of a parsed (stripped) line.
-pub fn meta(v: &Value) -> Meta {
-    let message = v.get("message");
-    let kind = string(v.get("type"));
-    let mut text = String::new();
-    if let Some(content) = message.and_then(|m| m.get("content")) {
-        content_text(content, &mut text);
-    }
-    for key in ["summary", "customTitle", "aiTitle", "lastPrompt"] {
-        if let Some(s) = v.get(key).and_then(Value::as_str) {
+/// The column values and search text of a stored (stripped) line, read in one pass that borrows
+/// from the line: only the fields the index keeps are looked at, everything else is skipped as it
+/// is validated. A field of an unexpected JSON type counts as absent, and of a key given twice the
+/// last wins, as with any JSON object.
+pub fn meta(stripped: &str) -> Result<Meta, MetaError> {
+    let mut de = serde_json::Deserializer::from_str(stripped);
+    let fields = match Top::deserialize(&mut de).and_then(|f| de.end().map(|()| f)) {
+        Ok(Top(Some(fields))) => fields,
+        Ok(Top(None)) => return Err(MetaError::NotObject),
+        Err(e) => return Err(MetaError::NotJson(e.to_string())),
+    };
+    Ok(fields.into_meta())
+}
+
+type Str<'a> = Option<Cow<'a, str>>;
+
+/// The top-level fields of a line that the index reads.
+#[derive(Default)]
+struct Fields<'a> {
+    kind: Str<'a>,
+    session_id: Str<'a>,
+    uuid: Str<'a>,
+    parent_uuid: Str<'a>,
+    timestamp: Str<'a>,
+    cwd: Str<'a>,
+    is_sidechain: bool,
+    is_meta: bool,
+    message: Message<'a>,
+    /// `summary`, `customTitle`, `aiTitle`, `lastPrompt`, in that order.
+    titles: [Str<'a>; 4],
+    /// Top-level `content` (queue-operation lines).
+    content: Str<'a>,
+}
+
+#[derive(Default)]
+struct Message<'a> {
+    role: Str<'a>,
+    content: Content<'a>,
+}
+
+#[derive(Default)]
+enum Content<'a> {
+    #[default]
+    None,
+    Text(Cow<'a, str>),
+    Blocks(Vec<Block<'a>>),
+}
+
+#[derive(Default)]
+struct Block<'a> {
+    kind: Str<'a>,
+    text: Str<'a>,
+    thinking: Str<'a>,
+    name: Str<'a>,
+    input: Option<&'a RawValue>,
+    content: Content<'a>,
+}
+
+impl<'a> Fields<'a> {
+    fn into_meta(self) -> Meta {
+        let mut text = String::new();
+        content_text(&self.message.content, &mut text);
+        for s in self.titles.iter().flatten() {
             push_text(&mut text, s);
         }
-    }
-    if kind.as_deref() == Some("queue-operation")
-        && let Some(s) = v.get("content").and_then(Value::as_str)
-    {
-        push_text(&mut text, s);
-    }
-    let role = string(message.and_then(|m| m.get("role")));
-    let title = match kind.as_deref() {
-        Some("custom-title") => string(v.get("customTitle")).map(|t| (title_rank::CUSTOM, t)),
-        Some("ai-title") => string(v.get("aiTitle")).map(|t| (title_rank::AI, t)),
-        Some("summary") => string(v.get("summary")).map(|t| (title_rank::SUMMARY, t)),
-        Some("user") if role.as_deref() == Some("user") && v.get("isMeta") != Some(&Value::Bool(true)) => {
-            first_user_text(message.and_then(|m| m.get("content"))).map(|t| (title_rank::FIRST_USER_TEXT, t))
+        let kind = self.kind.as_deref();
+        if kind == Some("queue-operation")
+            && let Some(s) = &self.content
+        {
+            push_text(&mut text, s);
         }
-        _ => None,
-    };
-    Meta {
-        session_id: string(v.get("sessionId")),
-        uuid: string(v.get("uuid")),
-        parent_uuid: string(v.get("parentUuid")),
-        kind,
-        role,
-        timestamp: string(v.get("timestamp")),
-        is_sidechain: v.get("isSidechain").and_then(Value::as_bool).unwrap_or(false),
-        cwd: string(v.get("cwd")),
-        text: (!text.is_empty()).then_some(text),
-        title,
+        let [summary, custom, ai, _] = &self.titles;
+        let role = self.message.role.as_deref();
+        let title = match kind {
+            Some("custom-title") => custom.as_deref().map(|t| (title_rank::CUSTOM, t.to_owned())),
+            Some("ai-title") => ai.as_deref().map(|t| (title_rank::AI, t.to_owned())),
+            Some("summary") => summary.as_deref().map(|t| (title_rank::SUMMARY, t.to_owned())),
+            Some("user") if role == Some("user") && !self.is_meta => {
+                first_user_text(&self.message.content).map(|t| (title_rank::FIRST_USER_TEXT, t))
+            }
+            _ => None,
+        };
+        Meta {
+            session_id: self.session_id.map(Cow::into_owned),
+            uuid: self.uuid.map(Cow::into_owned),
+            parent_uuid: self.parent_uuid.map(Cow::into_owned),
+            kind: self.kind.map(Cow::into_owned),
+            role: self.message.role.map(Cow::into_owned),
+            timestamp: self.timestamp.map(Cow::into_owned),
+            is_sidechain: self.is_sidechain,
+            cwd: self.cwd.map(Cow::into_owned),
+            text: (!text.is_empty()).then_some(text),
+            title,
+        }
     }
 }
 
@@ -216,53 +278,322 @@ fn push_text(out: &mut String, s: &str) {
 }
 
 /// The searchable text of `message.content` (a string or blocks, nested tool results included).
-fn content_text(content: &Value, out: &mut String) {
+fn content_text(content: &Content<'_>, out: &mut String) {
     match content {
-        Value::String(s) => push_text(out, s),
-        Value::Array(blocks) => {
+        Content::None => {}
+        Content::Text(s) => push_text(out, s),
+        Content::Blocks(blocks) => {
             for block in blocks {
-                match block.get("type").and_then(Value::as_str) {
-                    Some("text") => push_text(out, block.get("text").and_then(Value::as_str).unwrap_or("")),
-                    Some("thinking") => push_text(out, block.get("thinking").and_then(Value::as_str).unwrap_or("")),
+                match block.kind.as_deref() {
+                    Some("text") => push_text(out, block.text.as_deref().unwrap_or("")),
+                    Some("thinking") => push_text(out, block.thinking.as_deref().unwrap_or("")),
                     Some("tool_use") => {
-                        if let Some(name) = block.get("name").and_then(Value::as_str) {
+                        if let Some(name) = &block.name {
                             push_text(out, name);
                         }
-                        if let Some(input) = block.get("input") {
-                            push_text(out, &input.to_string());
+                        if let Some(input) = block.input {
+                            push_text(out, input.get());
                         }
                     }
-                    Some("tool_result") => {
-                        if let Some(c) = block.get("content") {
-                            content_text(c, out);
-                        }
-                    }
+                    Some("tool_result") => content_text(&block.content, out),
                     _ => {
-                        if let Some(s) = block.get("text").and_then(Value::as_str) {
+                        if let Some(s) = &block.text {
                             push_text(out, s);
                         }
                     }
                 }
             }
         }
-        _ => {}
     }
 }
 
 /// The first text a user typed, for a session's title: text blocks only, not tool results, and not
 /// the harness's own `<command-...>` or `<local-command-...>` wrappers.
-fn first_user_text(content: Option<&Value>) -> Option<String> {
-    let text = match content? {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
+fn first_user_text(content: &Content<'_>) -> Option<String> {
+    let text = match content {
+        Content::None => return None,
+        Content::Text(s) => s,
+        Content::Blocks(blocks) => blocks
             .iter()
-            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-            .find_map(|b| b.get("text").and_then(Value::as_str).filter(|t| !t.trim().is_empty()).map(str::to_owned))?,
-        _ => return None,
+            .filter(|b| b.kind.as_deref() == Some("text"))
+            .find_map(|b| b.text.as_ref().filter(|t| !t.trim().is_empty()))?,
     };
     let text = text.trim();
     if text.is_empty() || text.starts_with('<') {
         return None;
     }
-    Some(text.chars().take(200).collect())
+    Some(match text.char_indices().nth(200) {
+        Some((at, _)) => text[..at].to_owned(),
+        None => text.to_owned(),
+    })
+}
+
+// The visitors. Each accepts any JSON value: the shape it expects is read, any other is skipped
+// (validated, not kept) and counts as absent.
+
+/// Implements the scalar visits of a visitor whose value is `Default` for anything unexpected.
+macro_rules! skip_scalars {
+    () => {
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+    };
+}
+
+macro_rules! skip_strings {
+    () => {
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+    };
+}
+
+macro_rules! skip_containers {
+    () => {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(Default::default())
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(Default::default())
+        }
+    };
+}
+
+/// An object's key, borrowed from the line unless it has escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(s.to_owned())))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// A string value, or nothing for any other JSON value.
+struct LooseStr<'a>(Str<'a>);
+
+impl<'de> Deserialize<'de> for LooseStr<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Str<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
+                Ok(Some(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                Ok(Some(Cow::Owned(s.to_owned())))
+            }
+            skip_scalars!();
+            skip_containers!();
+        }
+        d.deserialize_any(V).map(LooseStr)
+    }
+}
+
+/// `true`, or `false` for any other JSON value.
+struct LooseTrue(bool);
+
+impl<'de> Deserialize<'de> for LooseTrue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = bool;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E: de::Error>(self, b: bool) -> Result<bool, E> {
+                Ok(b)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<bool, E> {
+                Ok(false)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<bool, E> {
+                Ok(false)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<bool, E> {
+                Ok(false)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<bool, E> {
+                Ok(false)
+            }
+            skip_strings!();
+            skip_containers!();
+        }
+        d.deserialize_any(V).map(LooseTrue)
+    }
+}
+
+/// The line's fields: `Some` for an object, `None` for any other JSON value.
+struct Top<'a>(Option<Fields<'a>>);
+
+impl<'de> Deserialize<'de> for Top<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Option<Fields<'de>>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut f = Fields::default();
+                while let Some(key) = map.next_key::<Key>()? {
+                    match &*key.0 {
+                        "type" => f.kind = map.next_value::<LooseStr>()?.0,
+                        "sessionId" => f.session_id = map.next_value::<LooseStr>()?.0,
+                        "uuid" => f.uuid = map.next_value::<LooseStr>()?.0,
+                        "parentUuid" => f.parent_uuid = map.next_value::<LooseStr>()?.0,
+                        "timestamp" => f.timestamp = map.next_value::<LooseStr>()?.0,
+                        "cwd" => f.cwd = map.next_value::<LooseStr>()?.0,
+                        "isSidechain" => f.is_sidechain = map.next_value::<LooseTrue>()?.0,
+                        "isMeta" => f.is_meta = map.next_value::<LooseTrue>()?.0,
+                        "message" => f.message = map.next_value()?,
+                        "summary" => f.titles[0] = map.next_value::<LooseStr>()?.0,
+                        "customTitle" => f.titles[1] = map.next_value::<LooseStr>()?.0,
+                        "aiTitle" => f.titles[2] = map.next_value::<LooseStr>()?.0,
+                        "lastPrompt" => f.titles[3] = map.next_value::<LooseStr>()?.0,
+                        "content" => f.content = map.next_value::<LooseStr>()?.0,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(Some(f))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(None)
+            }
+            skip_scalars!();
+            skip_strings!();
+        }
+        d.deserialize_any(V).map(Top)
+    }
+}
+
+impl<'de> Deserialize<'de> for Message<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Message<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut m = Message::default();
+                while let Some(key) = map.next_key::<Key>()? {
+                    match &*key.0 {
+                        "role" => m.role = map.next_value::<LooseStr>()?.0,
+                        "content" => m.content = map.next_value()?,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(m)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Message::default())
+            }
+            skip_scalars!();
+            skip_strings!();
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for Content<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Content<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
+                Ok(Content::Text(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                Ok(Content::Text(Cow::Owned(s.to_owned())))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut blocks = Vec::new();
+                while let Some(block) = seq.next_element()? {
+                    blocks.push(block);
+                }
+                Ok(Content::Blocks(blocks))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Content::None)
+            }
+            skip_scalars!();
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for Block<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Block<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut b = Block::default();
+                while let Some(key) = map.next_key::<Key>()? {
+                    match &*key.0 {
+                        "type" => b.kind = map.next_value::<LooseStr>()?.0,
+                        "text" => b.text = map.next_value::<LooseStr>()?.0,
+                        "thinking" => b.thinking = map.next_value::<LooseStr>()?.0,
+                        "name" => b.name = map.next_value::<LooseStr>()?.0,
+                        "input" => b.input = Some(map.next_value()?),
+                        "content" => b.content = map.next_value()?,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(b)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Block::default())
+            }
+            skip_scalars!();
+            skip_strings!();
+        }
+        d.deserialize_any(V)
+    }
 }

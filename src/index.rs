@@ -12,10 +12,13 @@ use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::Receiver;
 use std::time::Instant;
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
+use crate::ahead::{self, ReadAhead};
+use crate::bulk::{self, FtsBuild};
 use crate::db;
 use crate::entry::{self, Described};
 use crate::error::{Error, Result};
@@ -29,16 +32,16 @@ pub const FINGERPRINT_LEN: u64 = 4096;
 pub const TAIL_LEN: u64 = 256;
 /// How long opening waits for the data directory's lock before saying another process holds it.
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
-/// A first catch-up of at least this many bytes is a bulk load (see [`begin_bulk`]).
+/// A first catch-up of at least this many bytes is a bulk load (see [`crate::bulk`]).
 const BULK_BYTES: u64 = 64 << 20;
 /// How long a file must have been quiet for its mtime to be trusted (see [`settled_mtime`]).
 const SETTLED: std::time::Duration = std::time::Duration::from_secs(2);
 /// Reads of at least this many bytes are parsed on a second thread while this one writes.
 const PIPELINE_BYTES: u64 = 256 << 10;
 /// Lines written to SQLite at a time within a file's transaction.
-const BATCH_LINES: usize = 1024;
+const BATCH_LINES: usize = 256;
 /// Stored bytes written to SQLite at a time within a file's transaction.
-const BATCH_BYTES: usize = 8 << 20;
+const BATCH_BYTES: usize = 2 << 20;
 
 /// Counts of one indexing pass.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -112,6 +115,8 @@ pub struct Indexer {
     /// is no newline after it. A long line arriving in pieces is then searched for its newline piece
     /// by piece and scanned once, not once per piece.
     partial: HashMap<PathBuf, Partial>,
+    /// The full-text index being built alongside a bulk load.
+    fts: Option<FtsBuild>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,7 +172,7 @@ impl Indexer {
         }
         let conn = db::open_writer(&data_dir.join(db::INDEX_FILE))?;
         // A bulk load that was interrupted left its indexes and triggers aside: put them back.
-        end_bulk(&conn)?;
+        bulk::end(&conn, &data_dir.join(db::INDEX_FILE), None)?;
         Ok(Indexer {
             conn,
             data_dir: data_dir.to_owned(),
@@ -175,6 +180,7 @@ impl Indexer {
             reader: LineReader::new(),
             bus: None,
             partial: HashMap::new(),
+            fts: None,
         })
     }
 
@@ -213,18 +219,30 @@ impl Indexer {
         let empty: bool = self.conn.query_row("SELECT NOT EXISTS (SELECT 1 FROM entries)", [], |r| r.get(0))?;
         let bulk = empty && total >= BULK_BYTES;
         if bulk {
-            begin_bulk(&self.conn)?;
+            bulk::begin(&self.conn)?;
+            self.fts = match FtsBuild::start(&self.conn, &self.data_dir) {
+                Ok(fts) => Some(fts),
+                Err(e) => {
+                    tracing::warn!("cannot build the full-text index alongside; it is built at the end: {e}");
+                    None
+                }
+            };
         }
         let mut summary = Summary::default();
-        for file in &found {
-            match self.index_found(file, progress) {
-                Ok(s) => summary.add(&s),
-                // One unreadable file must not stop the others.
-                Err(e) => tracing::warn!(path = %file.path.display(), "not indexed: {e}"),
+        // Files new to the index are read from their start whatever happens: read them ahead.
+        let new_files = found.iter().filter(|f| !known.contains_key(&f.path)).map(|f| f.path.clone()).collect();
+        std::thread::scope(|scope| {
+            let mut ahead = ReadAhead::start(scope, new_files);
+            for file in &found {
+                match self.index_found(file, progress, ahead.take(&file.path)) {
+                    Ok(s) => summary.add(&s),
+                    // One unreadable file must not stop the others.
+                    Err(e) => tracing::warn!(path = %file.path.display(), "not indexed: {e}"),
+                }
             }
-        }
+        });
         if bulk {
-            end_bulk(&self.conn)?;
+            bulk::end(&self.conn, &self.data_dir.join(db::INDEX_FILE), self.fts.take())?;
         }
         let seen: HashSet<&Path> = found.iter().map(|f| f.path.as_path()).collect();
         summary.gone += self.mark_gone_under(root, &seen)?;
@@ -239,7 +257,7 @@ impl Indexer {
         match std::fs::metadata(path) {
             Ok(meta) if meta.is_file() => {
                 let found = Found { path: path.to_owned(), dev: meta.dev(), inode: meta.ino(), size: meta.len() };
-                self.index_found(&found, &mut NoProgress)
+                self.index_found(&found, &mut NoProgress, None)
             }
             Ok(_) => Ok(Summary::default()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -281,7 +299,12 @@ impl Indexer {
             .optional()?)
     }
 
-    fn index_found(&mut self, found: &Found, progress: &mut dyn Progress) -> Result<Summary> {
+    fn index_found(
+        &mut self,
+        found: &Found,
+        progress: &mut dyn Progress,
+        ahead: Option<Receiver<ahead::Msg>>,
+    ) -> Result<Summary> {
         let path = &found.path;
         let path_str = path.to_str().ok_or_else(|| {
             Error::io(path, std::io::Error::new(std::io::ErrorKind::InvalidData, "path is not UTF-8"))
@@ -362,8 +385,16 @@ impl Indexer {
         // One transaction per pass over a file: a re-index replaces the old rows atomically, and the
         // checkpoint commits with the rows it covers. Rows are written in batches as lines are read,
         // so memory stays bounded however long the file.
+        if reset_reason.is_some() && row.is_some() && self.fts.take().is_some() {
+            // Rows are about to be deleted, which the scratch full-text build does not follow.
+            tracing::info!("a file is re-indexed during the bulk load: the full-text index is built at the end");
+        }
+        // What was read ahead is of use if it is this file, read from its start.
+        let ahead = ahead.filter(|_| start == 0 && row.is_none()).filter(
+            |receive| matches!(receive.recv(), Ok(ahead::Msg::Opened { dev: d, inode: i }) if (d, i) == (dev, inode)),
+        );
         let file_session = session_from_path(path);
-        let Indexer { conn, reader, .. } = self;
+        let Indexer { conn, reader, fts, .. } = self;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let file_id = match &row {
             None => {
@@ -393,9 +424,22 @@ impl Indexer {
                 range.0 = range.0.min(d.line);
                 range.1 = range.1.max(d.line);
             }
-            write_entries(&tx, file_id, &file_session, &batch.lines, &mut summary)
+            write_entries(&tx, file_id, &file_session, &batch.lines, &mut summary, fts.as_ref())
         };
-        let end = if size.saturating_sub(start) >= PIPELINE_BYTES {
+        let end = if let Some(receive) = ahead {
+            let mut end = None;
+            for msg in receive.iter() {
+                match msg {
+                    ahead::Msg::Batch(batch) => write(batch)?,
+                    ahead::Msg::Done(done) => {
+                        end = Some(done?);
+                        break;
+                    }
+                    ahead::Msg::Opened { .. } => {}
+                }
+            }
+            end.ok_or_else(|| Error::io(path, std::io::Error::other("reading ahead stopped")))?
+        } else if size.saturating_sub(start) >= PIPELINE_BYTES {
             // Two threads: this one writes to SQLite while a scoped one reads and parses ahead.
             std::thread::scope(|scope| {
                 let (send, receive) = std::sync::mpsc::sync_channel::<Batch>(4);
@@ -570,14 +614,14 @@ fn has_newline(file: &File, path: &Path, from: u64, to: u64) -> Result<bool> {
 }
 
 /// Lines read and described, ready to be written.
-struct Batch {
+pub(crate) struct Batch {
     lines: Vec<Described>,
     /// Transcript bytes they take.
     advance: u64,
 }
 
 /// Reads complete lines from `start` and hands them on in batches of bounded size.
-fn produce(
+pub(crate) fn produce(
     reader: &mut LineReader,
     file: &File,
     path: &Path,
@@ -602,55 +646,6 @@ fn produce(
         emit(batch)?;
     }
     Ok(end)
-}
-
-/// Starts a bulk load into an empty index: secondary indexes and the full-text triggers are set
-/// aside (their SQL kept in `scrollback_meta`, in the same transaction that drops them) and rebuilt
-/// once at the end, which is several times faster than maintaining them row by row; and commits skip
-/// fsync (`synchronous = OFF`: still safe if the process is killed, and a power cut can only cost
-/// the index being rebuilt, since it held nothing before).
-fn begin_bulk(conn: &Connection) -> Result<()> {
-    let tx = conn.unchecked_transaction()?;
-    let mut stmt = tx.prepare(
-        "SELECT type, name, sql FROM sqlite_master
-         WHERE type IN ('index', 'trigger') AND tbl_name IN ('entries', 'media') AND sql IS NOT NULL",
-    )?;
-    let deferred: Vec<(String, String, String)> =
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<rusqlite::Result<_>>()?;
-    drop(stmt);
-    for (kind, name, sql) in &deferred {
-        tx.execute(
-            "INSERT INTO scrollback_meta (key, value) VALUES (?1, ?2)",
-            [format!("deferred:{name}"), sql.clone()],
-        )?;
-        tx.execute_batch(&format!("DROP {} \"{name}\"", kind.to_uppercase()))?;
-    }
-    tx.commit()?;
-    conn.execute_batch("PRAGMA synchronous = OFF")?;
-    tracing::info!(deferred = deferred.len(), "bulk load: indexes and full-text triggers set aside");
-    Ok(())
-}
-
-/// Ends a bulk load (or finishes one that was interrupted): recreates what [`begin_bulk`] set aside
-/// and builds the full-text index, in one transaction.
-fn end_bulk(conn: &Connection) -> Result<()> {
-    let mut stmt = conn.prepare("SELECT key, value FROM scrollback_meta WHERE key LIKE 'deferred:%' ORDER BY key")?;
-    let deferred: Vec<(String, String)> =
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
-    drop(stmt);
-    if !deferred.is_empty() {
-        let started = Instant::now();
-        let tx = conn.unchecked_transaction()?;
-        for (key, sql) in &deferred {
-            tx.execute_batch(sql)?;
-            tx.execute("DELETE FROM scrollback_meta WHERE key = ?1", [key])?;
-        }
-        tx.execute_batch("INSERT INTO entries_fts (entries_fts) VALUES ('rebuild')")?;
-        tx.commit()?;
-        tracing::info!(seconds = started.elapsed().as_secs_f64(), "bulk load: indexes and full-text index built");
-    }
-    conn.execute_batch("PRAGMA synchronous = NORMAL")?;
-    Ok(())
 }
 
 /// The session id a file's name gives: `<sessionId>.jsonl`.
@@ -732,6 +727,7 @@ fn write_entries(
     file_session: &str,
     lines: &[Described],
     summary: &mut Summary,
+    fts: Option<&FtsBuild>,
 ) -> Result<()> {
     let mut insert_entry = tx.prepare_cached(
         "INSERT INTO entries (file_id, session_id, line, offset, length, uuid, parent_uuid, type, role, timestamp,
@@ -745,6 +741,7 @@ fn write_entries(
     let mut insert_failed =
         tx.prepare_cached("INSERT INTO failed_images (entry_id, ordinal, reason) VALUES (?1, ?2, ?3)")?;
     let mut sessions: HashMap<&str, SessionDelta> = HashMap::new();
+    let mut fts_rows = Vec::new();
     for d in lines {
         let session = d.meta.session_id.as_deref().unwrap_or(file_session);
         insert_entry.execute(params![
@@ -764,6 +761,10 @@ fn write_entries(
             d.invalid,
         ])?;
         let entry_id = tx.last_insert_rowid();
+        if fts.is_some() {
+            // Every row, as the insert trigger would: one without text still counts in the index.
+            fts_rows.push((entry_id, d.meta.text.clone()));
+        }
         summary.lines += 1;
         if d.invalid.is_some() {
             summary.invalid += 1;
@@ -827,6 +828,12 @@ fn write_entries(
             entries = sessions.entries + excluded.entries,
             images = sessions.images + excluded.images",
     )?;
+    if let Some(fts) = fts
+        && !fts_rows.is_empty()
+    {
+        // A stopped build is noticed, and replaced by a rebuild, at the end of the load.
+        fts.add(fts_rows);
+    }
     for (id, d) in sessions {
         let (rank, title) = match d.title {
             Some((rank, title)) => (rank, Some(title)),

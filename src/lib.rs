@@ -38,7 +38,9 @@
 
 #![deny(missing_docs)]
 
+mod ahead;
 mod b64;
+pub mod bulk;
 pub mod db;
 pub mod demo;
 pub mod entry;

@@ -2,7 +2,9 @@
 //!
 //! [`LineReader`] reads a file from its checkpoint in 1 MiB blocks, splits it at `\n` (a JSON line
 //! cannot hold a raw newline, so every `\n` ends a line) and feeds each line to the [`Scanner`] as it
-//! goes. A line of up to [`KEEP_IN_MEMORY`] bytes is also kept in memory; a longer one is not: its
+//! goes. A line that lies whole in a block is handed on from there, and is not scanned at all if
+//! [`scan::may_hold_media`] says it cannot hold media. A line of up to [`KEEP_IN_MEMORY`] bytes is
+//! also kept in memory; a longer one is not: its
 //! stored text is read back from the file between its payloads. Memory is therefore bounded by the
 //! block size plus [`KEEP_IN_MEMORY`], whatever the line's length. A last line without its `\n` is
 //! left alone: it is not a state of error, only not yet complete.
@@ -12,12 +14,12 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::scan::{ScanError, ScanOutput, Scanner};
+use crate::scan::{self, ScanError, ScanOutput, Scanner};
 
 /// Bytes read from the file at a time.
-pub const BLOCK: usize = 1 << 20;
+pub const BLOCK: usize = 128 << 10;
 /// Lines up to this length are kept in memory while scanned; longer ones are read back when needed.
-pub const KEEP_IN_MEMORY: usize = 4 << 20;
+pub const KEEP_IN_MEMORY: usize = 256 << 10;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -90,6 +92,34 @@ impl LineReader {
         let mut block_at = start;
         loop {
             let line_start = end.checkpoint;
+            // Most lines lie whole in the block: scan them there, without a copy, and not at all if
+            // they cannot hold media.
+            if let Some(j) = memchr::memchr(b'\n', &block[lo..hi]) {
+                let bytes = &block[lo..lo + j];
+                let scan = if scan::may_hold_media(bytes) {
+                    scanner.reset();
+                    scanner.feed(bytes);
+                    scanner.finish_mut()
+                } else {
+                    Ok(ScanOutput::default())
+                };
+                let length = if bytes.last() == Some(&b'\r') { j - 1 } else { j };
+                lo += j + 1;
+                end.checkpoint = block_at + lo as u64;
+                end.lines += 1;
+                end.size = end.size.max(end.checkpoint);
+                on_line(Line {
+                    number: end.lines,
+                    offset: line_start,
+                    length: length as u64,
+                    advance: end.checkpoint - line_start,
+                    scan,
+                    bytes: Some(&bytes[..length]),
+                    file,
+                    path,
+                })?;
+                continue;
+            }
             let mut skip = 0u64;
             let mut kept = true;
             let mut last = 0u8;

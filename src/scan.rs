@@ -166,6 +166,19 @@ impl fmt::Display for ScanError {
     }
 }
 
+/// Whether `line` may hold a payload or an image block, by a search for the words they cannot be
+/// written without: every payload needs `base64` (a `"type":"base64"` source, a `base64` key, or a
+/// data URL's `;base64,`), and every image block a type that starts or ends its string with `image`
+/// (`"image"`, `"image_url"`, `"input_image"`), unless those words are spelt with `\u` escapes. A
+/// line for which this is false scans to nothing (the tests check it against the scanner), so the
+/// indexer skips its scan; typical text lines are most lines.
+pub fn may_hold_media(line: &[u8]) -> bool {
+    use std::sync::LazyLock;
+    static NEEDLES: LazyLock<[memchr::memmem::Finder<'static>; 4]> =
+        LazyLock::new(|| [b"base64".as_slice(), b"\"image", b"image\"", b"\\u"].map(memchr::memmem::Finder::new));
+    NEEDLES.iter().any(|needle| needle.find(line).is_some())
+}
+
 /// Everything the scanner found in one line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ScanOutput {
@@ -1071,6 +1084,22 @@ mod tests {
         assert_eq!(s.output.image_blocks, 2);
         assert_eq!(s.output.failed_images, vec![FailedImage { ordinal: 0, offset: 23, reason: "empty payload" }]);
         assert_eq!(s.output.spans[0].ordinal, Some(1));
+    }
+
+    #[test]
+    fn media_words_rule_lines_in_or_out() {
+        let text = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"one image at a time"}]}}"#;
+        assert!(!may_hold_media(text.as_bytes()));
+        for line in [
+            r#"{"message":{"content":[{"type":"image","source":{"data":""}}]}}"#,
+            r#"{"content":[{"type":"input_image"}]}"#,
+            r#"{"a":{"image_url":{"url":"data:image/png;base64,AAAA"}}}"#,
+            r#"{"file":{"base64":"AAAA"}}"#,
+            // Words spelt with escapes are JSON's business: such lines are always scanned.
+            r#"{"message":{"content":[{"type":"image"}]}}"#,
+        ] {
+            assert!(may_hold_media(line.as_bytes()), "{line}");
+        }
     }
 
     #[test]

@@ -64,6 +64,32 @@ fn every_manifest_image_comes_back_byte_exact() {
 }
 
 #[test]
+fn lines_ruled_out_by_the_media_words_hold_no_media() {
+    // The indexer does not scan a line that `scan::may_hold_media` rules out: on every real line,
+    // such a line scans to nothing, and most text lines are ruled out.
+    let (mut ruled_out, mut lines) = (0, 0);
+    for entry in std::fs::read_dir(fixtures()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        for line in std::fs::read(&path).unwrap().split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            lines += 1;
+            if scrollback::scan::may_hold_media(line) {
+                continue;
+            }
+            ruled_out += 1;
+            let mut scanner = scrollback::scan::Scanner::new();
+            scanner.feed(line);
+            if let Ok(out) = scanner.finish() {
+                assert!(out.spans.is_empty() && out.image_blocks == 0, "{}: {}", path.display(), out.spans.len());
+            }
+        }
+    }
+    assert!(ruled_out * 2 > lines, "{ruled_out} of {lines} lines ruled out");
+}
+
+#[test]
 fn the_two_images_of_one_line_keep_their_order() {
     let env = Env::new();
     copy_corpus(&env);
