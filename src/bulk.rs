@@ -8,8 +8,8 @@
 //!
 //! The full-text index is built while the rows are written, by [`FtsBuild`]: a thread with its own
 //! connection to a scratch database (`fts-build.sqlite3` in the data directory) that gets each
-//! batch's `(id, text)` from the writer and indexes it into a copy of `entries_fts`, on another
-//! core. At the end, [`end`] copies that table's segments (its `_data`, `_idx` and `_docsize` shadow
+//! batch's lines and row ids from the writer (and frees the lines, off the writer's thread) and
+//! indexes their text into a copy of `entries_fts`, on another core. At the end, [`end`] copies that table's segments (its `_data`, `_idx` and `_docsize` shadow
 //! tables: same definition, same SQLite, so the same bytes a rebuild would write) into the index,
 //! from that second connection, so that the writer's connection sees the change as another
 //! connection's commit and drops any full-text state it cached. If the scratch build cannot be
@@ -25,6 +25,7 @@ use std::time::Instant;
 
 use rusqlite::{Connection, params};
 
+use crate::entry::Described;
 use crate::error::{Error, Result};
 
 /// The scratch database the full-text index is built in during a bulk load.
@@ -113,12 +114,9 @@ pub fn end(conn: &Connection, index_path: &Path, fts: Option<FtsBuild>) -> Resul
     Ok(())
 }
 
-/// Rows for the full-text index: each entry's id and text (`None` counts too, as with the trigger).
-pub type FtsRows = Vec<(i64, Option<String>)>;
-
 /// The full-text index of a bulk load, built on its own thread into a scratch database.
 pub struct FtsBuild {
-    send: Option<SyncSender<FtsRows>>,
+    send: Option<SyncSender<(Vec<i64>, Vec<Described>)>>,
     thread: Option<JoinHandle<Result<Connection>>>,
     path: PathBuf,
 }
@@ -145,16 +143,17 @@ impl FtsBuild {
         side.execute("INSERT INTO entries_fts (entries_fts, rank) VALUES ('hashsize', ?1)", [FTS_HASH_BYTES])?;
         // Segments are merged once, by the index's own automerge, as rows are added later.
         side.execute_batch("INSERT INTO entries_fts (entries_fts, rank) VALUES ('automerge', 0)")?;
-        let (send, receive) = sync_channel::<FtsRows>(4);
+        let (send, receive) = sync_channel::<(Vec<i64>, Vec<Described>)>(4);
         let thread = std::thread::Builder::new()
             .name("fts-build".into())
             .spawn(move || -> Result<Connection> {
                 side.execute_batch("BEGIN")?;
                 {
                     let mut insert = side.prepare("INSERT INTO entries_fts (rowid, text) VALUES (?1, ?2)")?;
-                    for rows in receive {
-                        for (id, text) in rows {
-                            insert.execute(params![id, text])?;
+                    for (ids, lines) in receive {
+                        // Every row, as the insert trigger would: one without text counts too.
+                        for (id, line) in ids.into_iter().zip(lines) {
+                            insert.execute(params![id, line.meta.text])?;
                         }
                     }
                 }
@@ -165,10 +164,10 @@ impl FtsBuild {
         Ok(FtsBuild { send: Some(send), thread: Some(thread), path })
     }
 
-    /// Indexes these rows' text. `false` means the thread stopped: the load then ends with a
-    /// rebuild, and logs why.
-    pub fn add(&self, rows: FtsRows) -> bool {
-        self.send.as_ref().is_some_and(|send| send.send(rows).is_ok())
+    /// Indexes the text of these lines, written as the rows `ids`. `false` means the thread
+    /// stopped: the load then ends with a rebuild, and logs why.
+    pub fn add(&self, ids: Vec<i64>, lines: Vec<Described>) -> bool {
+        self.send.as_ref().is_some_and(|send| send.send((ids, lines)).is_ok())
     }
 
     fn join(&mut self) -> Result<Connection> {

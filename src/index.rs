@@ -420,11 +420,20 @@ impl Indexer {
             summary.bytes += batch.advance;
             for d in &batch.lines {
                 let session = d.meta.session_id.as_deref().unwrap_or(&file_session);
-                let range = touched.entry(session.to_owned()).or_insert((d.line, d.line));
-                range.0 = range.0.min(d.line);
-                range.1 = range.1.max(d.line);
+                match touched.get_mut(session) {
+                    Some(range) => *range = (range.0.min(d.line), range.1.max(d.line)),
+                    None => {
+                        touched.insert(session.to_owned(), (d.line, d.line));
+                    }
+                }
             }
-            write_entries(&tx, file_id, &file_session, &batch.lines, &mut summary, fts.as_ref())
+            let ids = write_entries(&tx, file_id, &file_session, &batch.lines, &mut summary, fts.is_some())?;
+            if let Some(fts) = fts {
+                // The lines go to the full-text thread, which also frees them, off this one. A
+                // stopped build is noticed, and replaced by a rebuild, at the end of the load.
+                fts.add(ids, batch.lines);
+            }
+            Ok(())
         };
         let end = if let Some(receive) = ahead {
             let mut end = None;
@@ -720,15 +729,16 @@ struct SessionDelta {
     images: u64,
 }
 
-/// Inserts described lines of one file, adding to `summary`'s counts.
+/// Inserts described lines of one file, adding to `summary`'s counts; returns their rows' ids if
+/// `want_ids`.
 fn write_entries(
     tx: &Connection,
     file_id: i64,
     file_session: &str,
     lines: &[Described],
     summary: &mut Summary,
-    fts: Option<&FtsBuild>,
-) -> Result<()> {
+    want_ids: bool,
+) -> Result<Vec<i64>> {
     let mut insert_entry = tx.prepare_cached(
         "INSERT INTO entries (file_id, session_id, line, offset, length, uuid, parent_uuid, type, role, timestamp,
                               is_sidechain, stripped, text, invalid)
@@ -741,7 +751,7 @@ fn write_entries(
     let mut insert_failed =
         tx.prepare_cached("INSERT INTO failed_images (entry_id, ordinal, reason) VALUES (?1, ?2, ?3)")?;
     let mut sessions: HashMap<&str, SessionDelta> = HashMap::new();
-    let mut fts_rows = Vec::new();
+    let mut ids = Vec::with_capacity(if want_ids { lines.len() } else { 0 });
     for d in lines {
         let session = d.meta.session_id.as_deref().unwrap_or(file_session);
         insert_entry.execute(params![
@@ -761,9 +771,8 @@ fn write_entries(
             d.invalid,
         ])?;
         let entry_id = tx.last_insert_rowid();
-        if fts.is_some() {
-            // Every row, as the insert trigger would: one without text still counts in the index.
-            fts_rows.push((entry_id, d.meta.text.clone()));
+        if want_ids {
+            ids.push(entry_id);
         }
         summary.lines += 1;
         if d.invalid.is_some() {
@@ -828,12 +837,6 @@ fn write_entries(
             entries = sessions.entries + excluded.entries,
             images = sessions.images + excluded.images",
     )?;
-    if let Some(fts) = fts
-        && !fts_rows.is_empty()
-    {
-        // A stopped build is noticed, and replaced by a rebuild, at the end of the load.
-        fts.add(fts_rows);
-    }
     for (id, d) in sessions {
         let (rank, title) = match d.title {
             Some((rank, title)) => (rank, Some(title)),
@@ -841,5 +844,5 @@ fn write_entries(
         };
         upsert.execute(params![id, d.project, title, rank, d.first, d.last, d.entries as i64, d.images as i64])?;
     }
-    Ok(())
+    Ok(ids)
 }
