@@ -20,7 +20,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::Scope;
 
 use crate::error::{Error, Result};
-use crate::index::{Batch, produce};
+use crate::index::{Batch, Hashes, produce};
 use crate::lines::{End, LineReader};
 
 /// Worker threads at most, whatever the core count: the writer is the limit beyond that.
@@ -34,8 +34,8 @@ pub(crate) enum Msg {
     Opened { dev: u64, inode: u64 },
     /// Lines read, in file order.
     Batch(Batch),
-    /// Where reading stopped, or why it failed.
-    Done(Result<End>),
+    /// Where reading stopped and the hashes of what was read, or why it failed.
+    Done(Result<(End, Hashes)>),
 }
 
 /// The writer's end: one channel per file, taken in order.
@@ -116,7 +116,10 @@ impl Work {
                 // The writer dropped this file: stop reading it.
                 send.send(Msg::Batch(batch)).map_err(|_| Error::io(path, std::io::Error::other("not wanted")))
             });
-            let _ = send.send(Msg::Done(end));
+            // Hashed by the thread that read the bytes, right after: a rewrite in place between the
+            // read and the writer's commit must not be recorded as what was indexed.
+            let done = end.and_then(|end| Ok((end, Hashes::of(&file, path, &end)?)));
+            let _ = send.send(Msg::Done(done));
         }
     }
 }

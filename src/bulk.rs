@@ -143,7 +143,7 @@ impl FtsBuild {
         side.execute("INSERT INTO entries_fts (entries_fts, rank) VALUES ('hashsize', ?1)", [FTS_HASH_BYTES])?;
         // Segments are merged once, by the index's own automerge, as rows are added later.
         side.execute_batch("INSERT INTO entries_fts (entries_fts, rank) VALUES ('automerge', 0)")?;
-        let (send, receive) = sync_channel::<(Vec<i64>, Vec<Described>)>(4);
+        let (send, receive) = sync_channel::<(Vec<i64>, Vec<Described>)>(2);
         let thread = std::thread::Builder::new()
             .name("fts-build".into())
             .spawn(move || -> Result<Connection> {

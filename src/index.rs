@@ -435,13 +435,16 @@ impl Indexer {
             }
             Ok(())
         };
+        // The hashes of the bytes read, when whoever read them took them right after.
+        let mut read_hashes = None;
         let end = if let Some(receive) = ahead {
             let mut end = None;
             for msg in receive.iter() {
                 match msg {
                     ahead::Msg::Batch(batch) => write(batch)?,
                     ahead::Msg::Done(done) => {
-                        end = Some(done?);
+                        let (done, hashes) = done?;
+                        (end, read_hashes) = (Some(done), Some(hashes));
                         break;
                     }
                     ahead::Msg::Opened { .. } => {}
@@ -471,7 +474,10 @@ impl Indexer {
             // Nothing complete was added: leave the file as it is.
             return Ok(Summary { bytes: summary.bytes, ..Summary::default() });
         }
-        let fingerprint_len = end.size.min(FINGERPRINT_LEN);
+        let Hashes { fingerprint, fingerprint_len, tail } = match read_hashes {
+            Some(hashes) => hashes,
+            None => Hashes::of(&file, path, &end)?,
+        };
         tx.execute(
             "UPDATE files SET dev = ?2, inode = ?3, fingerprint = ?4, fingerprint_len = ?5, tail_hash = ?6,
                               size = ?7, checkpoint = ?8, lines = ?9, mtime_ns = ?10,
@@ -481,9 +487,9 @@ impl Indexer {
                 file_id,
                 dev as i64,
                 inode as i64,
-                hash_range(&file, path, 0, fingerprint_len)?,
+                fingerprint,
                 fingerprint_len as i64,
-                tail_hash(&file, path, end.checkpoint)?,
+                tail,
                 end.size as i64,
                 end.checkpoint as i64,
                 end.lines as i64,
@@ -660,6 +666,27 @@ pub(crate) fn produce(
 /// The session id a file's name gives: `<sessionId>.jsonl`.
 pub fn session_from_path(path: &Path) -> String {
     path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// What a file's row records of its bytes, to notice a rewrite later: the fingerprint (blake3 of
+/// the first bytes) and the tail hash (of the bytes just before the checkpoint).
+#[derive(Debug)]
+pub(crate) struct Hashes {
+    fingerprint: String,
+    fingerprint_len: u64,
+    tail: String,
+}
+
+impl Hashes {
+    /// The hashes of `file` read up to `end`; taken by whoever read it, right after reading.
+    pub(crate) fn of(file: &File, path: &Path, end: &End) -> Result<Hashes> {
+        let fingerprint_len = end.size.min(FINGERPRINT_LEN);
+        Ok(Hashes {
+            fingerprint: hash_range(file, path, 0, fingerprint_len)?,
+            fingerprint_len,
+            tail: tail_hash(file, path, end.checkpoint)?,
+        })
+    }
 }
 
 /// blake3 (hex) of `len` bytes of `file` from `offset`.
