@@ -1,11 +1,11 @@
 //! Complete lines of a transcript, read from a byte offset in bounded memory.
 //!
-//! [`LineReader`] reads a file from its checkpoint in 1 MiB blocks, splits it at `\n` (a JSON line
+//! [`LineReader`] reads a file from its checkpoint in [`BLOCK`]s, splits it at `\n` (a JSON line
 //! cannot hold a raw newline, so every `\n` ends a line) and feeds each line to the [`Scanner`] as it
 //! goes. A line that lies whole in a block is handed on from there, and is not scanned at all if
-//! [`scan::may_hold_media`] says it cannot hold media. A line of up to [`KEEP_IN_MEMORY`] bytes is
-//! also kept in memory; a longer one is not: its
-//! stored text is read back from the file between its payloads. Memory is therefore bounded by the
+//! [`scan::may_hold_media`] says it cannot hold media. A line across blocks of up to
+//! [`KEEP_IN_MEMORY`] bytes is copied and kept in memory; a longer one is not: its stored text is
+//! read back from the file between its payloads. Memory is therefore bounded by the
 //! block size plus [`KEEP_IN_MEMORY`], whatever the line's length. A last line without its `\n` is
 //! left alone: it is not a state of error, only not yet complete.
 

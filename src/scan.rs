@@ -1096,7 +1096,7 @@ mod tests {
             r#"{"a":{"image_url":{"url":"data:image/png;base64,AAAA"}}}"#,
             r#"{"file":{"base64":"AAAA"}}"#,
             // Words spelt with escapes are JSON's business: such lines are always scanned.
-            r#"{"message":{"content":[{"type":"image"}]}}"#,
+            r#"{"message":{"content":[{"type":"\u0069mage"}]}}"#,
         ] {
             assert!(may_hold_media(line.as_bytes()), "{line}");
         }
