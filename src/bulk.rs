@@ -108,7 +108,8 @@ pub fn end(conn: &Connection, index_path: &Path, fts: Option<FtsBuild>) -> Resul
             "bulk load: indexes and full-text index built"
         );
     } else if let Some(fts) = fts {
-        fts.cancel();
+        // Nothing to build: dropping it stops the thread and removes its file.
+        drop(fts);
     }
     conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON")?;
     Ok(())
@@ -174,11 +175,6 @@ impl FtsBuild {
         drop(self.send.take());
         let thread = self.thread.take().expect("joined once");
         thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-    }
-
-    /// Stops the build and removes its file.
-    pub fn cancel(self) {
-        drop(self);
     }
 
     /// Waits for the build, then copies it into the index at `index_path` in one transaction that

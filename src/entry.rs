@@ -331,9 +331,13 @@ fn first_user_text(content: &Content<'_>) -> Option<String> {
 // The visitors. Each accepts any JSON value: the shape it expects is read, any other is skipped
 // (validated, not kept) and counts as absent.
 
-/// Implements the scalar visits of a visitor whose value is `Default` for anything unexpected.
+/// Implements the scalar visits of a visitor whose value is `Default` for anything unexpected, and
+/// its `expecting`: every visitor here accepts any JSON value.
 macro_rules! skip_scalars {
     () => {
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("any JSON value")
+        }
         fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
             Ok(Default::default())
         }
@@ -360,12 +364,18 @@ macro_rules! skip_strings {
     };
 }
 
-macro_rules! skip_containers {
+macro_rules! skip_seq {
     () => {
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
             while seq.next_element::<IgnoredAny>()?.is_some() {}
             Ok(Default::default())
         }
+    };
+}
+
+macro_rules! skip_containers {
+    () => {
+        skip_seq!();
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
             while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
             Ok(Default::default())
@@ -403,9 +413,6 @@ impl<'de> Deserialize<'de> for LooseStr<'de> {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Str<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("any JSON value")
-            }
             fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
                 Ok(Some(Cow::Borrowed(s)))
             }
@@ -460,9 +467,6 @@ impl<'de> Deserialize<'de> for Top<'de> {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Option<Fields<'de>>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("any JSON value")
-            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut f = Fields::default();
                 while let Some(key) = map.next_key::<Key>()? {
@@ -488,10 +492,7 @@ impl<'de> Deserialize<'de> for Top<'de> {
                 }
                 Ok(Some(f))
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(None)
-            }
+            skip_seq!();
             skip_scalars!();
             skip_strings!();
         }
@@ -504,9 +505,6 @@ impl<'de> Deserialize<'de> for Message<'de> {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Message<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("any JSON value")
-            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut m = Message::default();
                 while let Some(key) = map.next_key::<Key>()? {
@@ -520,10 +518,7 @@ impl<'de> Deserialize<'de> for Message<'de> {
                 }
                 Ok(m)
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Message::default())
-            }
+            skip_seq!();
             skip_scalars!();
             skip_strings!();
         }
@@ -536,9 +531,6 @@ impl<'de> Deserialize<'de> for Content<'de> {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Content<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("any JSON value")
-            }
             fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
                 Ok(Content::Text(Cow::Borrowed(s)))
             }
@@ -567,9 +559,6 @@ impl<'de> Deserialize<'de> for Block<'de> {
         struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Block<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("any JSON value")
-            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut b = Block::default();
                 while let Some(key) = map.next_key::<Key>()? {
@@ -587,10 +576,7 @@ impl<'de> Deserialize<'de> for Block<'de> {
                 }
                 Ok(b)
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Block::default())
-            }
+            skip_seq!();
             skip_scalars!();
             skip_strings!();
         }
