@@ -1,4 +1,4 @@
--- scrollback index schema, version 2 (PRAGMA user_version = 2).
+-- scrollback index schema, version 3 (PRAGMA user_version = 3).
 --
 -- The one source of truth for the database: every table, index, view and trigger. The offsets below
 -- are a frozen format, documented byte for byte in README.md ("The index"):
@@ -91,9 +91,10 @@ CREATE TABLE failed_images (
     PRIMARY KEY (entry_id, ordinal)
 ) WITHOUT ROWID;
 
--- Full-text search over entries.text, external content, in the naming Datasette and sqlite-utils use.
+-- Full-text search over entries.text, external content, named `<table>_fts` and declared with
+-- content="entries" (double quotes), the form Datasette and sqlite-utils look for to recognise it.
 -- Words are matched as written (case and diacritics folded), not stemmed: `photo*` finds "photos".
-CREATE VIRTUAL TABLE entries_fts USING fts5(text, content='entries', content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE entries_fts USING fts5(text, content="entries", content_rowid='id', tokenize='unicode61 remove_diacritics 2');
 CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
     INSERT INTO entries_fts(rowid, text) VALUES (new.id, new.text);
 END;

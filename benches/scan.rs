@@ -9,7 +9,7 @@
 //!   index does not keep) for the columns and search text.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use scrollback::scan::{self, Scanner};
+use scrollback::ingest::scan::{self, Scanner};
 
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(format!("{}/tests/fixtures/real/{name}", env!("CARGO_MANIFEST_DIR"))).expect("the real corpus")
@@ -53,7 +53,7 @@ fn bench(c: &mut Criterion) {
                 let stripped =
                     if scan::may_hold_media(line) { scan::scan(line).unwrap().stripped } else { line.to_vec() };
                 let stripped = std::str::from_utf8(&stripped).unwrap();
-                scrollback::entry::meta(stripped).unwrap();
+                scrollback::ingest::entry::meta(stripped).unwrap();
             }
         })
     });

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use scrollback::Indexer;
 use scrollback::events::{Bus, Event};
-use scrollback::tail::{Tail, TailConfig};
+use scrollback::ingest::tail::{Tail, TailConfig};
 
 const APPENDS: usize = 1000;
 

@@ -3,16 +3,102 @@
 //! ```text
 //! cargo run --example export_markdown -- DATA_DIR SESSION_ID OUT_DIR
 //! ```
-//! Writes `OUT_DIR/<session>.md` and `OUT_DIR/<session>-<line>-<ordinal>.<ext>` for each photo, read
-//! from the transcripts by their recorded offsets and checked against their blake3. Failed uploads
-//! read `[image not displayed]`; side chains (sub-agents) are left out.
+//! Writes `OUT_DIR/<session>.md` and `OUT_DIR/<session>-<line>-<ordinal>.<ext>` for each photo (those
+//! inside tool results included), read from the transcripts by their recorded offsets and checked
+//! against their blake3. Failed uploads read `[image not displayed]`; side chains (sub-agents) are
+//! left out.
 
 use std::fmt::Write as _;
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use scrollback::history::{self, HistoryEntry, Position};
+use rusqlite::Connection;
+use scrollback::http::ApiUrls;
+use scrollback::read::history::{self, HistoryEntry, Position};
+use scrollback::read::render::NOT_DISPLAYED;
+use scrollback::read::{media, store};
 use serde_json::Value;
+
+/// What is written: the Markdown so far, and where photos go.
+struct Export<'a> {
+    conn: &'a Connection,
+    session: &'a str,
+    out_dir: &'a Path,
+    md: String,
+    photos: usize,
+}
+
+impl Export<'_> {
+    /// Writes one content block (recursing into a tool result's own blocks).
+    fn block(&mut self, line: i64, block: &Value) -> anyhow::Result<()> {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => writeln!(self.md, "{}\n", block["text"].as_str().unwrap_or("")).unwrap(),
+            Some("image" | "image_url" | "input_image") => match block.get("ref").and_then(Value::as_str) {
+                Some(reference) => self.photo(line, reference)?,
+                None => writeln!(self.md, "*{NOT_DISPLAYED}*\n").unwrap(),
+            },
+            Some("tool_use") => {
+                writeln!(self.md, "> tool call: `{}`\n", block["name"].as_str().unwrap_or("?")).unwrap()
+            }
+            Some("tool_result") => {
+                writeln!(self.md, "> tool result\n").unwrap();
+                self.content(line, &block["content"])?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Writes `message.content` or a tool result's content: a string or an array of blocks.
+    fn content(&mut self, line: i64, content: &Value) -> anyhow::Result<()> {
+        match content {
+            Value::String(text) => writeln!(self.md, "{text}\n").unwrap(),
+            Value::Array(blocks) => {
+                for block in blocks {
+                    self.block(line, block)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Writes one photo's verified bytes beside the Markdown, and links it.
+    fn photo(&mut self, line: i64, reference: &str) -> anyhow::Result<()> {
+        let record = store::media_by_ref(self.conn, &reference.parse()?)?;
+        let name = format!("{}-{line}-{}.{}", self.session, record.ordinal.unwrap_or(0), record.extension());
+        let mut bytes = Vec::new();
+        let read =
+            media::open(&record).and_then(|mut r| r.read_to_end(&mut bytes).map_err(|e| media::into_error(e, &record)));
+        match read {
+            Ok(_) => {
+                std::fs::write(self.out_dir.join(&name), &bytes)?;
+                writeln!(self.md, "![photo]({name})\n").unwrap();
+                self.photos += 1;
+            }
+            Err(e) => writeln!(self.md, "*[photo unavailable: {e}]*\n").unwrap(),
+        }
+        Ok(())
+    }
+}
+
+/// Every entry of a session, oldest first: pages newest first, following `before`.
+fn all_entries(conn: &Connection, session: &str) -> anyhow::Result<Option<Vec<HistoryEntry>>> {
+    let mut entries: Vec<HistoryEntry> = Vec::new();
+    let mut at = Position::Newest;
+    loop {
+        let Some(page) = history::history(conn, session, at, history::MAX_LIMIT, false)? else {
+            return Ok(None);
+        };
+        let mut page_entries = page.entries;
+        page_entries.append(&mut entries);
+        entries = page_entries;
+        match page.before {
+            Some(before) => at = Position::Before(before),
+            None => return Ok(Some(entries)),
+        }
+    }
+}
 
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args_os().skip(1).map(PathBuf::from);
@@ -21,68 +107,23 @@ fn main() -> anyhow::Result<()> {
     };
     let session = session.to_string_lossy().into_owned();
     std::fs::create_dir_all(&out_dir)?;
-    let conn = scrollback::store::open(&data_dir)?;
+    let conn = store::open(&data_dir)?;
+    let Some(entries) = all_entries(&conn, &session)? else {
+        anyhow::bail!("no session {session} in {}", data_dir.display());
+    };
 
-    // Every page, newest first, following `before`; then oldest first.
-    let mut entries: Vec<HistoryEntry> = Vec::new();
-    let mut at = Position::Newest;
-    loop {
-        let Some(page) = history::history(&conn, &session, at, history::MAX_LIMIT, false)? else {
-            anyhow::bail!("no session {session} in {}", data_dir.display());
-        };
-        let mut page_entries = page.entries;
-        page_entries.append(&mut entries);
-        entries = page_entries;
-        match page.before {
-            Some(before) => at = Position::Before(before),
-            None => break,
-        }
-    }
-
-    let mut md = format!("# Session {session}\n\n");
-    let mut photos = 0;
+    let mut export =
+        Export { conn: &conn, session: &session, out_dir: &out_dir, md: format!("# Session {session}\n\n"), photos: 0 };
     for entry in &entries {
-        let Some(raw) = &entry.entry else { continue };
-        let line: Value = serde_json::from_str(raw.get())?;
+        let Some(rendered) = entry.render(&ApiUrls) else { continue };
+        let line: Value = serde_json::from_str(&rendered)?;
         let Some(content) = line.get("message").and_then(|m| m.get("content")) else { continue };
-        let who = entry.role.as_deref().or(entry.kind.as_deref()).unwrap_or("entry");
-        writeln!(md, "### {who} · {}\n", entry.timestamp.as_deref().unwrap_or("")).unwrap();
-        let blocks = match content {
-            Value::String(text) => vec![serde_json::json!({"type": "text", "text": text})],
-            Value::Array(blocks) => blocks.clone(),
-            _ => Vec::new(),
-        };
-        for block in blocks {
-            match block.get("type").and_then(Value::as_str) {
-                Some("text") => writeln!(md, "{}\n", block["text"].as_str().unwrap_or("")).unwrap(),
-                Some("image" | "image_url" | "input_image") => match block.get("ref").and_then(Value::as_str) {
-                    Some(reference) => {
-                        let record = scrollback::store::media_by_ref(&conn, &reference.parse()?)?;
-                        let name =
-                            format!("{session}-{}-{}.{}", entry.line, record.ordinal.unwrap_or(0), record.extension());
-                        let mut bytes = Vec::new();
-                        let read = scrollback::media::open(&record).and_then(|mut r| {
-                            r.read_to_end(&mut bytes).map_err(|e| scrollback::media::into_error(e, &record))
-                        });
-                        match read {
-                            Ok(_) => {
-                                std::fs::write(out_dir.join(&name), &bytes)?;
-                                writeln!(md, "![photo]({name})\n").unwrap();
-                                photos += 1;
-                            }
-                            Err(e) => writeln!(md, "*[photo unavailable: {e}]*\n").unwrap(),
-                        }
-                    }
-                    None => writeln!(md, "*{}*\n", history::NOT_DISPLAYED).unwrap(),
-                },
-                Some("tool_use") => writeln!(md, "> tool call: `{}`\n", block["name"].as_str().unwrap_or("?")).unwrap(),
-                Some("tool_result") => writeln!(md, "> tool result\n").unwrap(),
-                _ => {}
-            }
-        }
+        let who = entry.columns.role.as_deref().or(entry.columns.kind.as_deref()).unwrap_or("entry");
+        writeln!(export.md, "### {who} · {}\n", entry.columns.timestamp.as_deref().unwrap_or("")).unwrap();
+        export.content(entry.line, content)?;
     }
     let path = out_dir.join(format!("{session}.md"));
-    std::fs::write(&path, md)?;
-    println!("{} ({} entries, {photos} photos)", path.display(), entries.len());
+    std::fs::write(&path, &export.md)?;
+    println!("{} ({} entries, {} photos)", path.display(), entries.len(), export.photos);
     Ok(())
 }

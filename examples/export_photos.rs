@@ -17,8 +17,8 @@ fn main() -> anyhow::Result<()> {
     let session = session.to_string_lossy().into_owned();
     std::fs::create_dir_all(&out_dir)?;
 
-    let conn = scrollback::store::open(&data_dir)?;
-    let records = scrollback::store::media_of_session(&conn, &session)?;
+    let conn = scrollback::read::store::open(&data_dir)?;
+    let records = scrollback::read::store::media_of_session(&conn, &session)?;
     drop(conn);
     if records.is_empty() {
         anyhow::bail!("session {session} has no photos in the index at {}", data_dir.display());
@@ -27,14 +27,14 @@ fn main() -> anyhow::Result<()> {
     for record in &records {
         let label = match record.ordinal {
             Some(ordinal) => format!("image{ordinal}"),
-            None => record.kind.clone(),
+            None => record.kind.as_str().to_owned(),
         };
         let name = format!("{}-{label}-{}.{}", record.id, &record.blake3[..12], record.extension());
         let target = out_dir.join(name);
         // Decode into a temporary file beside the target; keep it only if the hash matched.
         let mut tmp = tempfile::NamedTempFile::new_in(&out_dir)?;
-        let copied = scrollback::media::open(record).and_then(|mut reader| {
-            std::io::copy(&mut reader, tmp.as_file_mut()).map_err(|e| scrollback::media::into_error(e, record))
+        let copied = scrollback::read::media::open(record).and_then(|mut reader| {
+            std::io::copy(&mut reader, tmp.as_file_mut()).map_err(|e| scrollback::read::media::into_error(e, record))
         });
         match copied {
             Ok(bytes) => {
@@ -42,7 +42,10 @@ fn main() -> anyhow::Result<()> {
                 println!("{} ({bytes} bytes, {})", target.display(), record.media_type.as_deref().unwrap_or("?"));
                 written += 1;
             }
-            Err(e) => eprintln!("skipped {}: {e}", record.reference().unwrap_or_else(|| record.blake3.clone())),
+            Err(e) => {
+                let name = record.reference().map_or_else(|| record.blake3.clone(), |r| r.to_string());
+                eprintln!("skipped {name}: {e}");
+            }
         }
     }
     println!("{written} of {} payloads written to {}", records.len(), out_dir.display());

@@ -9,15 +9,17 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use scrollback::history::{self, HistoryEntry, Position};
+use scrollback::http::ApiUrls;
+use scrollback::read::history::{self, HistoryEntry, Position};
+use scrollback::read::render::NOT_DISPLAYED;
 use serde_json::Value;
 
 fn summary(entry: &HistoryEntry) -> String {
-    if let Some(reason) = &entry.invalid {
+    if let Some(reason) = entry.invalid() {
         return format!("(invalid line: {reason})");
     }
-    let Some(raw) = &entry.entry else { return String::new() };
-    let Ok(line) = serde_json::from_str::<Value>(raw.get()) else { return String::new() };
+    let Some(rendered) = entry.render(&ApiUrls) else { return String::new() };
+    let Ok(line) = serde_json::from_str::<Value>(&rendered) else { return String::new() };
     let content = line.get("message").and_then(|m| m.get("content"));
     let mut parts = Vec::new();
     match content {
@@ -29,7 +31,7 @@ fn summary(entry: &HistoryEntry) -> String {
                     Some("image") if block.get("ref").is_some() => {
                         parts.push(format!("[photo {}]", block["url"].as_str().unwrap_or("")))
                     }
-                    Some("image") => parts.push(history::NOT_DISPLAYED.to_owned()),
+                    Some("image") => parts.push(NOT_DISPLAYED.to_owned()),
                     Some("tool_use") => parts.push(format!("[tool {}]", block["name"].as_str().unwrap_or("?"))),
                     Some("tool_result") => parts.push("[tool result]".to_owned()),
                     _ => {}
@@ -48,14 +50,14 @@ fn main() -> anyhow::Result<()> {
         anyhow::bail!("usage: follow DATA_DIR SESSION_ID");
     };
     let session = session.to_string_lossy().into_owned();
-    let conn = scrollback::store::open(&data_dir)?;
+    let conn = scrollback::read::store::open(&data_dir)?;
     let mut at = Position::Newest;
     loop {
         let Some(page) = history::history(&conn, &session, at, 10, false)? else {
             anyhow::bail!("no session {session} in {}", data_dir.display());
         };
         for entry in &page.entries {
-            let who = entry.role.as_deref().or(entry.kind.as_deref()).unwrap_or("?");
+            let who = entry.columns.role.as_deref().or(entry.columns.kind.as_deref()).unwrap_or("?");
             println!("{:>5} {:<9} {}", entry.line, who, summary(entry));
         }
         if let Some(after) = page.after {

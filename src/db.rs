@@ -1,6 +1,8 @@
-//! Opening the index: pragmas, `PRAGMA user_version` migrations, and moving aside a file we cannot
-//! use. Never deletes an index: a corrupt file or one from a newer scrollback is renamed, with a
-//! warning, and a fresh index is built beside it.
+//! The index file: its schema, its `PRAGMA user_version` migrations, and the one place that says how
+//! a connection to it is opened ([`ConnectionKind`]: flags and pragmas, writer and reader).
+//!
+//! Never deletes an index: a corrupt file or one from a newer scrollback is renamed, with a warning,
+//! and a fresh index is built beside it.
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -13,7 +15,7 @@ use crate::error::{Error, Result};
 pub const SCHEMA: &str = include_str!("../schema.sql");
 
 /// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
-pub const VERSION: i64 = 2;
+pub const VERSION: i64 = 3;
 
 /// One step each: `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`. A step is run in
 /// the same transaction as the `user_version` bump. When you add one, bump `VERSION`, update
@@ -23,13 +25,87 @@ const MIGRATIONS: &[&str] = &[
     "DROP TABLE entries_fts;
      CREATE VIRTUAL TABLE entries_fts USING fts5(text, content='entries', content_rowid='id', tokenize='unicode61 remove_diacritics 2');
      INSERT INTO entries_fts (entries_fts) VALUES ('rebuild');",
+    // 2 -> 3: the full-text table declared with content="entries", which Datasette and sqlite-utils
+    // recognise (they look for that spelling in its SQL); the index itself is rebuilt unchanged.
+    "DROP TABLE entries_fts;
+     CREATE VIRTUAL TABLE entries_fts USING fts5(text, content=\"entries\", content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+     INSERT INTO entries_fts (entries_fts) VALUES ('rebuild');",
 ];
 
 /// The index's file name inside the data directory.
 pub const INDEX_FILE: &str = "index.sqlite3";
 
-/// Opens (creating or migrating) the index for writing.
-pub fn open_writer(path: &Path) -> Result<Connection> {
+/// How a connection to the index is opened. Every connection scrollback makes goes through here, so
+/// flags and pragmas have one home.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectionKind {
+    /// The one writer: creates and migrates the schema, WAL, `synchronous = NORMAL`.
+    Writer,
+    /// A reader (queries, media lookups, the server's pool): read-only, refuses to write.
+    Reader,
+}
+
+impl ConnectionKind {
+    /// The flags SQLite opens the file with.
+    pub fn flags(self) -> OpenFlags {
+        match self {
+            ConnectionKind::Writer => {
+                OpenFlags::SQLITE_OPEN_READ_WRITE
+                    | OpenFlags::SQLITE_OPEN_CREATE
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                    | OpenFlags::SQLITE_OPEN_URI
+            }
+            ConnectionKind::Reader => {
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI
+            }
+        }
+    }
+
+    /// Sets this kind's pragmas on a freshly opened connection.
+    pub fn configure(self, conn: &Connection) -> rusqlite::Result<()> {
+        match self {
+            ConnectionKind::Writer => conn.execute_batch(
+                "
+                -- Wait for readers' locks instead of failing at once.
+                PRAGMA busy_timeout = 5000;
+                -- Stored lines average about a kilobyte: 16 KiB pages hold them with less per-page
+                -- overhead. (Only takes effect when the file is created.)
+                PRAGMA page_size = 16384;
+                -- Readers (the HTTP server, sqlite3 users) never block the writer, nor it them.
+                PRAGMA journal_mode = WAL;
+                -- In WAL mode a commit survives a crash of this process; a power cut may lose the last
+                -- transactions, which the next catch-up re-reads from the transcripts (the index is
+                -- derived).
+                PRAGMA synchronous = NORMAL;
+                -- A 16 MiB page cache: enough for batched inserts, and inside the indexer's memory bound.
+                PRAGMA cache_size = -16384;
+                -- media and failed_images reference entries, entries reference files: checked, whatever
+                -- the SQLite build's default. (A bulk load turns this off for its duration.)
+                PRAGMA foreign_keys = ON;
+                ",
+            ),
+            ConnectionKind::Reader => conn.execute_batch(
+                "
+                -- Wait for the writer's checkpoints instead of failing at once.
+                PRAGMA busy_timeout = 5000;
+                -- Readers never write, whatever a caller's SQL says (the flags say so too).
+                PRAGMA query_only = ON;
+                ",
+            ),
+        }
+    }
+
+    /// Opens the index at `path` as this kind. A writer creates or migrates it (moving aside a file
+    /// it cannot use); a reader needs it to exist at this version.
+    pub fn open(self, path: &Path) -> Result<Connection> {
+        match self {
+            ConnectionKind::Writer => open_writer(path),
+            ConnectionKind::Reader => open_reader(path),
+        }
+    }
+}
+
+fn open_writer(path: &Path) -> Result<Connection> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
@@ -49,35 +125,20 @@ pub fn open_writer(path: &Path) -> Result<Connection> {
     }
 }
 
-/// Opens the index read-only (for queries and media). It must exist and be of this version.
-pub fn open_reader(path: &Path) -> Result<Connection> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+fn open_reader(path: &Path) -> Result<Connection> {
     if !path.exists() {
         return Err(Error::io(
             path,
             std::io::Error::new(std::io::ErrorKind::NotFound, "no index here yet: run `scrollback index` first"),
         ));
     }
-    let conn = Connection::open_with_flags(path, flags)?;
-    configure_reader(&conn)?;
+    let conn = Connection::open_with_flags(path, ConnectionKind::Reader.flags())?;
+    ConnectionKind::Reader.configure(&conn)?;
     let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if found != VERSION {
         return Err(Error::Schema { path: path.to_owned(), found, supported: VERSION });
     }
     Ok(conn)
-}
-
-/// Pragmas for a read-only connection.
-pub fn configure_reader(conn: &Connection) -> Result<()> {
-    conn.execute_batch(
-        "
-        -- Wait for the writer's checkpoints instead of failing at once.
-        PRAGMA busy_timeout = 5000;
-        -- Readers never write, whatever a caller's SQL says.
-        PRAGMA query_only = ON;
-        ",
-    )?;
-    Ok(())
 }
 
 enum Unusable {
@@ -109,23 +170,8 @@ impl From<rusqlite::Error> for Unusable {
 }
 
 fn try_open_writer(path: &Path) -> Result<Connection, Unusable> {
-    let conn = Connection::open(path)?;
-    conn.execute_batch(
-        "
-        -- Wait for readers' locks instead of failing at once.
-        PRAGMA busy_timeout = 5000;
-        -- Stored lines average about a kilobyte: 16 KiB pages hold them with less per-page overhead.
-        -- (Only takes effect when the file is created.)
-        PRAGMA page_size = 16384;
-        -- Readers (the HTTP server, sqlite3 users) never block the writer, nor it them.
-        PRAGMA journal_mode = WAL;
-        -- In WAL mode a commit survives a crash of this process; a power cut may lose the last
-        -- transactions, which the next catch-up re-reads from the transcripts (the index is derived).
-        PRAGMA synchronous = NORMAL;
-        -- A 16 MiB page cache: enough for batched inserts, and inside the indexer's memory bound.
-        PRAGMA cache_size = -16384;
-        ",
-    )?;
+    let conn = Connection::open_with_flags(path, ConnectionKind::Writer.flags())?;
+    ConnectionKind::Writer.configure(&conn)?;
     let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if found > VERSION {
         return Err(Unusable::Newer(found));
@@ -186,7 +232,7 @@ mod tests {
     #[test]
     fn every_old_version_migrates_to_the_fresh_schema() -> Result<()> {
         let dir = tempfile::tempdir().unwrap();
-        let fresh = open_writer(&dir.path().join("fresh.sqlite3"))?;
+        let fresh = ConnectionKind::Writer.open(&dir.path().join("fresh.sqlite3"))?;
         assert_eq!(MIGRATIONS.len() as i64, VERSION - 1, "one migration per version step");
         for version in 1..VERSION {
             let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/schema-v{version}.sql"));
@@ -203,7 +249,7 @@ mod tests {
                  VALUES (1, 's', 1, 0, 10, 'two photos of the harbour');",
             )?;
             drop(old);
-            let migrated = open_writer(&path)?;
+            let migrated = ConnectionKind::Writer.open(&path)?;
             assert_eq!(objects(&migrated), objects(&fresh), "v{version} migrated");
             let hits: i64 = migrated.query_row(
                 "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'harbour photo*'",
@@ -244,6 +290,40 @@ mod tests {
         std::fs::write(&corrupt, b"this is not a database, but somebody's data".repeat(200)).unwrap();
         open_writer(&corrupt)?;
         assert!(names(dir.path()).iter().any(|n| n.starts_with("corrupt.sqlite3.corrupt-")));
+        Ok(())
+    }
+
+    #[test]
+    fn readers_cannot_write() -> Result<()> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(INDEX_FILE);
+        drop(ConnectionKind::Writer.open(&path)?);
+        let reader = ConnectionKind::Reader.open(&path)?;
+        for sql in
+            ["INSERT INTO scrollback_meta (key, value) VALUES ('k', 'v')", "DELETE FROM files", "CREATE TABLE mine (x)"]
+        {
+            let refused = reader.execute(sql, []);
+            assert!(refused.is_err(), "a reader ran {sql:?}");
+        }
+        drop(reader);
+        let writer = ConnectionKind::Writer.open(&path)?;
+        let rows: i64 = writer.query_row("SELECT count(*) FROM scrollback_meta", [], |r| r.get(0))?;
+        assert_eq!(rows, 0);
+        Ok(())
+    }
+
+    #[test]
+    fn the_writer_checks_foreign_keys() -> Result<()> {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = ConnectionKind::Writer.open(&dir.path().join(INDEX_FILE))?;
+        let on: bool = writer.query_row("PRAGMA foreign_keys", [], |r| r.get(0))?;
+        assert!(on);
+        let orphan = writer.execute(
+            "INSERT INTO media (entry_id, ordinal, kind, offset, length, encoding, decoded_length, blake3)
+             VALUES (42, 0, 'image', 0, 4, 'base64', 3, '')",
+            [],
+        );
+        assert!(orphan.is_err(), "a media row without its entry was accepted");
         Ok(())
     }
 

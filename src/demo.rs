@@ -70,109 +70,118 @@ pub fn write(data_dir: &Path) -> Result<PathBuf> {
 
     let photos_path = project.join(format!("{PHOTO_SESSION}.jsonl"));
     if !photos_path.exists() {
-        let s = PHOTO_SESSION;
-        let (a, b, c) = (png(480, 300, 1), png(320, 320, 2), png(640, 360, 3));
-        let image = |data: &str| serde_json::json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}});
-        let mut text = String::new();
-        text += &line(
-            s,
-            1,
-            None,
-            "user",
-            serde_json::json!({"role": "user", "content": [
-                image(&b64(&a)), image(&b64(&b)),
-                {"type": "text", "text": "[Image #1] [Image #2] Here are the two mock-ups. Which layout reads better on a phone?"}
-            ]}),
-            None,
-        );
-        text += &line(
-            s,
-            2,
-            Some(1),
-            "assistant",
-            serde_json::json!({"role": "assistant", "id": "msg_demo_1", "content": [
-                {"type": "text", "text": "The second one: its square frame keeps the photo large on a narrow screen, and the first needs horizontal scrolling below 480 px."}
-            ]}),
-            None,
-        );
-        text += &line(
-            s,
-            3,
-            Some(2),
-            "assistant",
-            serde_json::json!({"role": "assistant", "id": "msg_demo_2", "content": [
-                {"type": "tool_use", "id": "toolu_demo_1", "name": "Read", "input": {"file_path": "/home/demo/project/screenshot.png"}}
-            ]}),
-            None,
-        );
-        text += &line(
-            s,
-            4,
-            Some(3),
-            "user",
-            serde_json::json!({"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "toolu_demo_1", "content": [image(&b64(&c))]}
-            ]}),
-            Some((
-                "toolUseResult",
-                serde_json::json!({"type": "image", "file": {"base64": b64(&c), "type": "image/png", "originalSize": c.len()}}),
-            )),
-        );
-        text += &line(
-            s,
-            5,
-            Some(4),
-            "user",
-            serde_json::json!({"role": "user", "content": [
-                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": ""}},
-                {"type": "text", "text": "This upload failed: it shows as [image not displayed]."}
-            ]}),
-            None,
-        );
-        text += &line(
-            s,
-            6,
-            Some(5),
-            "assistant",
-            serde_json::json!({"role": "assistant", "id": "msg_demo_3", "content": [
-                {"type": "text", "text": "I can see the screenshot, but the last image did not come through."}
-            ]}),
-            None,
-        );
-        text += &serde_json::json!({"type": "summary", "summary": "Demo: choosing a mobile layout from photos", "leafUuid": format!("{s}-0006")}).to_string();
-        text += "\n";
-        std::fs::write(&photos_path, text).map_err(|e| Error::io(&photos_path, e))?;
+        std::fs::write(&photos_path, photo_session()).map_err(|e| Error::io(&photos_path, e))?;
     }
-
     let text_path = project.join(format!("{TEXT_SESSION}.jsonl"));
     if !text_path.exists() {
-        let s = TEXT_SESSION;
-        let mut text = String::new();
-        for n in 1..=240u32 {
-            let parent = (n > 1).then(|| n - 1);
-            text += &if n % 2 == 1 {
-                line(
-                    s,
-                    n,
-                    parent,
-                    "user",
-                    serde_json::json!({"role": "user", "content": format!("Question {n}: how does scrollback page through a long session?")}),
-                    None,
-                )
-            } else {
-                line(
-                    s,
-                    n,
-                    parent,
-                    "assistant",
-                    serde_json::json!({"role": "assistant", "id": format!("msg_text_{n}"), "content": [
-                        {"type": "text", "text": format!("Answer {n}: the history API returns the newest page first; pass its `before` cursor to fetch the page before it, one request per page, and `after` to catch up when an event says new entries were committed.")}
-                    ]}),
-                    None,
-                )
-            };
-        }
-        std::fs::write(&text_path, text).map_err(|e| Error::io(&text_path, e))?;
+        std::fs::write(&text_path, text_session()).map_err(|e| Error::io(&text_path, e))?;
     }
     Ok(root)
+}
+
+/// The photo session: two pasted photos, a photo the Read tool returned, a failed upload, a summary.
+fn photo_session() -> String {
+    let s = PHOTO_SESSION;
+    let (a, b, c) = (png(480, 300, 1), png(320, 320, 2), png(640, 360, 3));
+    let image = |data: &str| serde_json::json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}});
+    let mut text = String::new();
+    text += &line(
+        s,
+        1,
+        None,
+        "user",
+        serde_json::json!({"role": "user", "content": [
+            image(&b64(&a)), image(&b64(&b)),
+            {"type": "text", "text": "[Image #1] [Image #2] Here are the two mock-ups. Which layout reads better on a phone?"}
+        ]}),
+        None,
+    );
+    text += &line(
+        s,
+        2,
+        Some(1),
+        "assistant",
+        serde_json::json!({"role": "assistant", "id": "msg_demo_1", "content": [
+            {"type": "text", "text": "The second one: its square frame keeps the photo large on a narrow screen, and the first needs horizontal scrolling below 480 px."}
+        ]}),
+        None,
+    );
+    text += &line(
+        s,
+        3,
+        Some(2),
+        "assistant",
+        serde_json::json!({"role": "assistant", "id": "msg_demo_2", "content": [
+            {"type": "tool_use", "id": "toolu_demo_1", "name": "Read", "input": {"file_path": "/home/demo/project/screenshot.png"}}
+        ]}),
+        None,
+    );
+    text += &line(
+        s,
+        4,
+        Some(3),
+        "user",
+        serde_json::json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_demo_1", "content": [image(&b64(&c))]}
+        ]}),
+        Some((
+            "toolUseResult",
+            serde_json::json!({"type": "image", "file": {"base64": b64(&c), "type": "image/png", "originalSize": c.len()}}),
+        )),
+    );
+    text += &line(
+        s,
+        5,
+        Some(4),
+        "user",
+        serde_json::json!({"role": "user", "content": [
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": ""}},
+            {"type": "text", "text": "This upload failed: it shows as [image not displayed]."}
+        ]}),
+        None,
+    );
+    text += &line(
+        s,
+        6,
+        Some(5),
+        "assistant",
+        serde_json::json!({"role": "assistant", "id": "msg_demo_3", "content": [
+            {"type": "text", "text": "I can see the screenshot, but the last image did not come through."}
+        ]}),
+        None,
+    );
+    text += &serde_json::json!({"type": "summary", "summary": "Demo: choosing a mobile layout from photos", "leafUuid": format!("{s}-0006")}).to_string();
+    text += "\n";
+    text
+}
+
+/// The long text session: 240 lines, questions and answers, for paging.
+fn text_session() -> String {
+    let s = TEXT_SESSION;
+    let mut text = String::new();
+    for n in 1..=240u32 {
+        let parent = (n > 1).then(|| n - 1);
+        text += &if n % 2 == 1 {
+            line(
+                s,
+                n,
+                parent,
+                "user",
+                serde_json::json!({"role": "user", "content": format!("Question {n}: how does scrollback page through a long session?")}),
+                None,
+            )
+        } else {
+            line(
+                s,
+                n,
+                parent,
+                "assistant",
+                serde_json::json!({"role": "assistant", "id": format!("msg_text_{n}"), "content": [
+                    {"type": "text", "text": format!("Answer {n}: the history API returns the newest page first; pass its `before` cursor to fetch the page before it, one request per page, and `after` to catch up when an event says new entries were committed.")}
+                ]}),
+                None,
+            )
+        };
+    }
+    text
 }

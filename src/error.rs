@@ -43,6 +43,13 @@ pub enum Error {
     /// A media ref is malformed.
     #[error("bad media ref {0:?}: expected <sessionId>/<entryUuid>/<ordinal>")]
     BadRef(String),
+    /// A content hash is malformed.
+    #[error("{0:?} is not a blake3 hash (64 hex digits)")]
+    BadHash(String),
+    /// A request the caller got wrong: a search query the full-text engine cannot parse, a cursor
+    /// this index never gave. The message says which part and why.
+    #[error("{0}")]
+    BadQuery(String),
     /// Nothing in the index answers to this ref or hash.
     #[error("no media for {0}")]
     NotFound(String),

@@ -15,47 +15,38 @@
 //! let summary = indexer.catch_up(Path::new("/path/to/transcripts"), &mut scrollback::NoProgress)?;
 //! println!("{} lines, {} photos", summary.lines, summary.media);
 //!
-//! let conn = scrollback::store::open(data_dir)?;
-//! let record = scrollback::store::media_by_ref(&conn, &"session/entry-uuid/0".parse()?)?;
+//! let conn = scrollback::read::store::open(data_dir)?;
+//! let record = scrollback::read::store::media_by_ref(&conn, &"session/entry-uuid/0".parse()?)?;
 //! let mut png = Vec::new();
-//! scrollback::media::open(&record)?.read_to_end(&mut png).map_err(|e| scrollback::media::into_error(e, &record))?;
+//! scrollback::read::media::open(&record)?.read_to_end(&mut png).map_err(|e| scrollback::read::media::into_error(e, &record))?;
 //! # Ok(()) }
 //! ```
 //!
 //! # Layout
-//! - [`scan`]: bytes of a line -> payload spans and the stripped line; no I/O.
-//! - [`lines`]: complete lines of a file from an offset, in bounded memory.
-//! - [`entry`]: a scanned line -> an entry row (stored line, columns, search text) or an invalid one.
-//! - [`tree`]: finding the transcripts under a root.
-//! - [`db`]: opening the index, pragmas, migrations (`schema.sql`).
-//! - [`index`]: the one writer: rows and checkpoint in one transaction.
-//! - [`store`]: read queries: media lookups.
-//! - [`history`]: read queries: sessions, history pages rendered for clients, search.
-//! - [`http`]: the warp server over all of it.
-//! - [`media`]: a recorded payload -> verified decoded bytes, as a stream.
-//! - [`tail`]: the live indexer: notify hints, periodic rescans, on the writer's own thread.
+//! The folders follow the data flow, from a transcript's bytes to an HTTP response:
+//! - [`ingest`]: the writer side. Tree walk, line reader, scanner, entry description, batches,
+//!   fingerprints, the [`Indexer`] (the one writer) and the live [`Tail`].
+//! - [`db`]: the index file: `schema.sql`, migrations, and how connections are opened.
 //! - [`events`]: the bus the writer announces commits on.
+//! - [`read`]: the read side. Queries (sessions, history, search), media lookups by ref or hash,
+//!   rendering stored lines with URLs, and payload streams verified against their blake3.
+//! - [`http`]: the boundary. Routes, the wire format (camelCase JSON, URLs, escaped snippets), the
+//!   OpenAPI document.
+//! - [`demo`]: the sample tree `serve --demo` serves.
 
 #![deny(missing_docs)]
 
-mod ahead;
-mod b64;
-pub mod bulk;
 pub mod db;
 pub mod demo;
-pub mod entry;
 mod error;
 pub mod events;
-pub mod history;
 pub mod http;
-pub mod index;
-pub mod lines;
-pub mod media;
-pub mod scan;
-pub mod store;
-pub mod tail;
-pub mod tree;
+pub mod ingest;
+pub mod read;
 
 pub use error::{Error, Result};
-pub use index::{Indexer, NoProgress, Progress, Summary};
-pub use scan::STRIPPED_MEDIA_MARKER;
+pub use ingest::scan::STRIPPED_MEDIA_MARKER;
+pub use ingest::tail::{Tail, TailConfig};
+pub use ingest::{Indexer, NoProgress, Progress, Summary};
+pub use read::media::MediaRecord;
+pub use read::refs::{ContentHash, MediaName, MediaRef};

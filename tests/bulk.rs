@@ -48,7 +48,7 @@ fn a_bulk_load_builds_the_same_search_index_as_a_rebuild() {
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{log}");
     assert!(log.contains("bulk load") && log.contains("copied=true"), "the load must be a bulk load: {log}");
-    assert!(!env.data.join(scrollback::bulk::FTS_BUILD_FILE).exists(), "the scratch database is removed");
+    assert!(!env.data.join(scrollback::ingest::bulk::FTS_BUILD_FILE).exists(), "the scratch database is removed");
     check_invariants(&env.data);
 
     let conn = Connection::open(env.data.join(scrollback::db::INDEX_FILE)).unwrap();
@@ -98,4 +98,54 @@ fn a_bulk_load_builds_the_same_search_index_as_a_rebuild() {
     env.index();
     assert_eq!(hits(&conn, "pelican").len(), 1);
     conn.execute("INSERT INTO entries_fts (entries_fts, rank) VALUES ('integrity-check', 1)", []).unwrap();
+}
+
+/// Index and trigger definitions, for comparing with a fresh schema.
+fn definitions(conn: &Connection) -> Vec<(String, String)> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT name, sql FROM sqlite_master WHERE type IN ('index', 'trigger', 'table', 'view')
+             AND sql IS NOT NULL ORDER BY name",
+        )
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().collect::<rusqlite::Result<_>>().unwrap()
+}
+
+#[test]
+fn a_bulk_load_killed_midway_is_finished_when_the_index_is_reopened() {
+    let env = Env::new();
+    write_corpus(&env);
+    // Kill `index` during its bulk load: sooner each time, until the kill lands inside it.
+    let mut interrupted = false;
+    for delay_ms in [400, 250, 150, 80, 40, 20] {
+        let _ = std::fs::remove_dir_all(&env.data);
+        let mut child = env.cmd().arg("index").spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let status = child.wait().unwrap();
+        let Ok(conn) = Connection::open(env.data.join(scrollback::db::INDEX_FILE)) else { continue };
+        let deferred: rusqlite::Result<i64> =
+            conn.query_row("SELECT count(*) FROM scrollback_meta WHERE key LIKE 'deferred:%'", [], |r| r.get(0));
+        if !status.success() && deferred.is_ok_and(|n| n > 0) {
+            interrupted = true;
+            break;
+        }
+    }
+    assert!(interrupted, "no kill landed inside the bulk load");
+
+    env.index();
+    check_invariants(&env.data);
+    let conn = Connection::open(env.data.join(scrollback::db::INDEX_FILE)).unwrap();
+    let pending: i64 =
+        conn.query_row("SELECT count(*) FROM scrollback_meta WHERE key LIKE 'deferred:%'", [], |r| r.get(0)).unwrap();
+    assert_eq!(pending, 0, "nothing is left aside");
+    let fresh = Connection::open_in_memory().unwrap();
+    fresh.execute_batch(scrollback::db::SCHEMA).unwrap();
+    assert_eq!(definitions(&conn), definitions(&fresh), "every index and trigger is back, as the schema says");
+    conn.execute("INSERT INTO entries_fts (entries_fts, rank) VALUES ('integrity-check', 1)", []).unwrap();
+    let lines: i64 = conn.query_row("SELECT count(*) FROM entries", [], |r| r.get(0)).unwrap();
+    assert_eq!(lines, 64 * 301, "every line indexed once");
+    for word in WORDS {
+        assert!(!hits(&conn, word).is_empty(), "{word}");
+    }
 }

@@ -75,11 +75,11 @@ fn lines_ruled_out_by_the_media_words_hold_no_media() {
         }
         for line in std::fs::read(&path).unwrap().split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
             lines += 1;
-            if scrollback::scan::may_hold_media(line) {
+            if scrollback::ingest::scan::may_hold_media(line) {
                 continue;
             }
             ruled_out += 1;
-            let mut scanner = scrollback::scan::Scanner::new();
+            let mut scanner = scrollback::ingest::scan::Scanner::new();
             scanner.feed(line);
             if let Ok(out) = scanner.finish() {
                 assert!(out.spans.is_empty() && out.image_blocks == 0, "{}: {}", path.display(), out.spans.len());

@@ -1,4 +1,4 @@
-//! Generated transcripts with every payload shape of SPEC section 1 and every kind of bad line: exact
+//! Generated transcripts with every payload shape the scanner knows and every kind of bad line: exact
 //! refs, exact bytes, exact ordinals.
 
 use crate::util::{
@@ -225,8 +225,9 @@ fn every_payload_shape_gets_exact_refs_bytes_and_ordinals() {
         assert_eq!(code, 1, "{unknown}");
         assert!(message.contains("not indexed yet") || message.contains("unknown"), "{message}");
     }
-    let (code, _) = env.media("../../etc/passwd").unwrap_err();
-    assert_eq!(code, 1);
+    let (code, message) = env.media("../../etc/passwd").unwrap_err();
+    assert_eq!(code, 2, "a malformed ref is bad usage: {message}");
+    assert!(message.contains("bad media ref"), "{message}");
 
     // Bad lines are recorded with a reason, and the lines after them are indexed.
     let invalid: Vec<(i64, String)> = conn

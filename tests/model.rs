@@ -47,7 +47,7 @@ fn expected_lines(bytes: &[u8]) -> Vec<(i64, i64, String)> {
 type State = (BTreeMap<String, Vec<(i64, i64, String)>>, usize);
 
 fn index_state(env: &Env) -> Option<State> {
-    let conn = scrollback::store::open(&env.data).ok()?;
+    let conn = scrollback::read::store::open(&env.data).ok()?;
     let mut files = BTreeMap::new();
     let mut stmt = conn.prepare("SELECT id, path FROM files WHERE state = 'live'").ok()?;
     let live: Vec<(i64, String)> =

@@ -1,12 +1,12 @@
 //! The scanner against an oracle: random JSON lines with payloads at random depths and key orders,
 //! written with random escapes, fed in random chunk sizes. serde_json parses the same line (keeping
-//! key order) and a plain tree walk applies SPEC section 1's rules; both must agree on every payload,
+//! key order) and a plain tree walk applies the payload rules (listed on `Scanner`); both must agree on every payload,
 //! its bytes, kind, media type and ordinal, and the stripped line must be the parsed line with each
 //! payload string replaced by the marker.
 
 use base64::Engine;
 use proptest::prelude::*;
-use scrollback::scan::{self, STRIPPED_MEDIA_MARKER, Scanner};
+use scrollback::ingest::scan::{self, STRIPPED_MEDIA_MARKER, Scanner};
 use serde_json::Value;
 
 /// A JSON tree that keeps key order and says how each string is written.

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use scrollback::Indexer;
-use scrollback::tail::{Tail, TailConfig};
+use scrollback::ingest::tail::{Tail, TailConfig};
 
 use crate::util::{Env, b64, check_invariants, fake_png, image_block, user_line};
 
@@ -20,7 +20,7 @@ pub fn start(env: &Env, poll: Option<Duration>) -> Tail {
 
 /// Entries of live files: (path relative to the root, uuid), in file and line order.
 pub fn live_entries(env: &Env) -> Vec<(String, String)> {
-    let Ok(conn) = scrollback::store::open(&env.data) else {
+    let Ok(conn) = scrollback::read::store::open(&env.data) else {
         return Vec::new();
     };
     let mut stmt = conn

@@ -4,6 +4,7 @@
 mod bulk;
 mod corpus;
 mod crash;
+mod examples;
 mod generated;
 mod http;
 mod memory;
@@ -11,4 +12,5 @@ mod model;
 mod prop;
 mod reindex;
 mod tail;
+mod tools;
 mod util;

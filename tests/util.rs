@@ -1,15 +1,13 @@
 //! Test helpers: a temporary transcript tree and data directory, a runner for the real binary, a
 //! transcript generator, and the index invariants every suite checks.
 
-#![allow(dead_code)]
-
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use rusqlite::Connection;
-use scrollback::scan::{Encoding, MediaKind, STRIPPED_MEDIA_MARKER, Span};
+use scrollback::ingest::scan::{Encoding, MediaKind, STRIPPED_MEDIA_MARKER, Span};
 
 /// A transcript root and a data directory in a fresh temporary directory. Nothing outside it is
 /// read or written: the binary runs with `HOME` pointing inside it.
@@ -85,13 +83,13 @@ impl Env {
     }
 
     pub fn conn(&self) -> Connection {
-        scrollback::store::open(&self.data).unwrap()
+        scrollback::read::store::open(&self.data).unwrap()
     }
 }
 
 /// Row counts of every table.
 pub fn counts(conn: &Connection) -> Vec<(String, i64)> {
-    scrollback::store::table_counts(conn).unwrap()
+    scrollback::read::store::table_counts(conn).unwrap()
 }
 
 /// One media row as the tests compare it.
@@ -140,7 +138,7 @@ pub fn media_rows(conn: &Connection, path: &Path) -> Vec<MediaRow> {
 ///
 /// Returns the number of lines checked.
 pub fn check_invariants(data: &Path) -> u64 {
-    let conn = scrollback::store::open(data).unwrap();
+    let conn = scrollback::read::store::open(data).unwrap();
     let mut files = conn.prepare("SELECT id, path, checkpoint, lines FROM files WHERE state = 'live'").unwrap();
     let files: Vec<(i64, String, i64, i64)> = files
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
@@ -190,7 +188,7 @@ pub fn check_invariants(data: &Path) -> u64 {
                     );
                 }
             }
-            let restored = scrollback::scan::restore(stripped.as_bytes(), &spans, |i| {
+            let restored = scrollback::ingest::scan::restore(stripped.as_bytes(), &spans, |i| {
                 original[spans[i].offset as usize..(spans[i].offset + spans[i].len) as usize].to_vec()
             })
             .expect("markers where the spans say");
@@ -202,10 +200,10 @@ pub fn check_invariants(data: &Path) -> u64 {
     let mut stmt = conn.prepare("SELECT blake3 FROM media").unwrap();
     let hashes: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().collect::<rusqlite::Result<_>>().unwrap();
     for hash in hashes {
-        let record = scrollback::store::media_by_hash(&conn, &hash).unwrap();
+        let record = scrollback::read::store::media_by_hash(&conn, &hash.parse().unwrap()).unwrap();
         if record.file_live {
             let mut bytes = Vec::new();
-            scrollback::media::open(&record).unwrap().read_to_end(&mut bytes).unwrap();
+            scrollback::read::media::open(&record).unwrap().read_to_end(&mut bytes).unwrap();
             assert_eq!(blake3::hash(&bytes).to_hex().as_str(), hash);
             assert_eq!(bytes.len() as u64, record.decoded_length);
         }
@@ -289,13 +287,6 @@ pub fn user_line(session: &str, uuid: &str, content: &str, extra: &str) -> Strin
     format!(
         r#"{{"parentUuid":null,"isSidechain":false,"cwd":"/work/demo","sessionId":"{session}","type":"user","uuid":"{uuid}","timestamp":"2026-01-01T00:00:00.000Z","message":{{"role":"user","content":{content}}}{extra}}}"#
     )
-}
-
-/// Reads a whole file.
-pub fn read(path: &Path) -> Vec<u8> {
-    let mut out = Vec::new();
-    File::open(path).unwrap().read_to_end(&mut out).unwrap();
-    out
 }
 
 pub fn hash_hex(bytes: &[u8]) -> String {

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
-use scrollback::tail::{Tail, TailConfig};
-use scrollback::{Indexer, Progress, media, store};
+use scrollback::read::{history, media, store};
+use scrollback::{Indexer, MediaName, Progress, Tail, TailConfig};
 
 /// An embedded, SQLite-indexed store for AI chat transcripts.
 #[derive(Debug, Parser)]
@@ -241,16 +241,13 @@ fn serve(
 
 fn search(query: &str, data_dir: &Path, session: Option<&str>, limit: u32) -> anyhow::Result<()> {
     let conn = store::open(data_dir)?;
-    let hits = scrollback::history::search(&conn, query, session, limit)?.map_err(|e| Usage(e.0))?;
+    let hits = history::search(&conn, query, session, limit).map_err(|e| match e {
+        scrollback::Error::BadQuery(why) => anyhow::Error::new(Usage(why)),
+        e => e.into(),
+    })?;
     let mut out = std::io::stdout().lock();
     for hit in &hits {
-        let snippet = hit.snippet.replace("<mark>", "[").replace("</mark>", "]");
-        let snippet = snippet
-            .replace("&lt;", "<")
-            .replace("&gt;", ">")
-            .replace("&quot;", "\"")
-            .replace("&#39;", "'")
-            .replace("&amp;", "&");
+        let snippet = hit.snippet.marked("[", "]");
         writeln!(
             out,
             "{} {} line {} {}\n    {}",
@@ -305,12 +302,8 @@ fn index(dirs: &Dirs) -> anyhow::Result<()> {
 
 fn media_cmd(reference: &str, data_dir: &Path, output: Option<&Path>) -> anyhow::Result<()> {
     let conn = store::open(data_dir)?;
-    let record = if reference.len() == 64 && reference.bytes().all(|b| b.is_ascii_hexdigit()) {
-        store::media_by_hash(&conn, reference)
-    } else {
-        store::media_by_ref(&conn, &reference.parse()?)
-    };
-    let record = record.map_err(|e| match e {
+    let name = MediaName::parse(reference).map_err(|e| Usage(e.to_string()))?;
+    let record = store::media_by_name(&conn, &name).map_err(|e| match e {
         scrollback::Error::NotFound(what) => anyhow::anyhow!(
             "no media for {what}: the ref is unknown, or its line is not indexed yet (run `scrollback index`)"
         ),

@@ -9,17 +9,16 @@ use serde::Deserialize;
 use warp::http::{HeaderValue, StatusCode, header};
 use warp::{Filter, Rejection, Reply};
 
-use super::{Api, ApiError, authorized, handle_rejection};
+use super::{Api, ApiError, authorized, handle_rejection, wire};
 use crate::error::Error;
 use crate::events::Event;
-use crate::history::{self, Position, SessionQuery};
-use crate::media::{self, MediaRecord};
-use crate::store::{self, MediaRef};
+use crate::read::history::{self, Position, SessionQuery};
+use crate::read::media::{self, MediaRecord};
+use crate::read::refs::{self, ContentHash, MediaName, MediaRef};
+use crate::read::store;
 
 /// Longest query string accepted.
 const MAX_QUERY: usize = 4096;
-/// Longest path segment accepted (ids, uuids, hashes).
-const MAX_SEGMENT: usize = 256;
 /// Media types served inline; anything else is an attachment.
 const INLINE: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp"];
 
@@ -53,7 +52,8 @@ struct SearchParams {
 #[serde(deny_unknown_fields)]
 struct NoParams {}
 
-/// Every route of the API, with authorization and the rejection mapping.
+/// Every route of the API, with authorization and the rejection mapping. Long because it is the
+/// route table: each route's filter chain is here, in one place, next to the others.
 pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
     let with_api = {
         let api = api.clone();
@@ -97,7 +97,7 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
                 reject(ApiError::bad_request(format!("ordinal {:?} is not a small number", trim(&o))))
             })?;
             let r = MediaRef { session_id, entry_uuid, ordinal };
-            serve_media(api, Lookup::Ref(r), inm).await
+            serve_media(api, MediaName::Ref(r), inm).await
         });
     let media_by_hash = warp::path!("media" / String)
         .and(warp::get())
@@ -105,13 +105,8 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
         .and(warp::header::optional::<String>("if-none-match"))
         .and(with_api.clone())
         .and_then(|h: String, _: NoParams, inm: Option<String>, api: Api| async move {
-            if h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(reject(ApiError::bad_request(format!(
-                    "{:?} is not a blake3 hash (64 hex digits)",
-                    trim(&h)
-                ))));
-            }
-            serve_media(api, Lookup::Hash(h.to_ascii_lowercase()), inm).await
+            let hash = h.parse::<ContentHash>().map_err(|e| reject(ApiError::from(e)))?;
+            serve_media(api, MediaName::Hash(hash), inm).await
         });
     let search = warp::path!("search")
         .and(warp::get())
@@ -165,7 +160,7 @@ fn trim(s: &str) -> String {
 /// Percent-decodes a path segment; refuses NUL, slashes, dot segments and long ones.
 fn segment(raw: &str) -> Result<String, Rejection> {
     let bad = |why: &str| reject(ApiError::bad_request(format!("path segment {:?}: {why}", trim(raw))));
-    if raw.len() > MAX_SEGMENT * 3 {
+    if raw.len() > refs::MAX_ID * 3 {
         return Err(bad("too long"));
     }
     let bytes = raw.as_bytes();
@@ -183,7 +178,7 @@ fn segment(raw: &str) -> Result<String, Rejection> {
         }
     }
     let s = String::from_utf8(out).map_err(|_| bad("not UTF-8"))?;
-    if s.is_empty() || s.len() > MAX_SEGMENT || s.contains(['\0', '/', '\\']) || s == "." || s == ".." {
+    if !refs::is_id(&s) {
         return Err(bad("not an id"));
     }
     Ok(s)
@@ -202,10 +197,7 @@ async fn list_sessions(p: SessionsParams, api: Api) -> Result<warp::reply::Respo
         limit,
     };
     let page = api.db(move |conn| history::sessions(conn, &query)).await.map_err(reject)?;
-    match page {
-        Ok(page) => Ok(json(&page)),
-        Err(invalid) => Err(reject(ApiError::bad_request(invalid.0))),
-    }
+    Ok(json(&wire::Sessions::from(&page)))
 }
 
 fn check_limit(limit: Option<u32>, default: u32) -> Result<u32, Rejection> {
@@ -230,7 +222,7 @@ async fn session_history(raw_session: String, p: HistoryParams, api: Api) -> Res
     let sid = session_id.clone();
     let page = api.db(move |conn| history::history(conn, &sid, at, limit, sidechains)).await.map_err(reject)?;
     match page {
-        Some(page) => Ok(json(&page)),
+        Some(page) => Ok(json(&wire::History::from(&page))),
         None => Err(reject(ApiError::not_found(format!("no session {}", trim(&session_id))))),
     }
 }
@@ -241,30 +233,16 @@ async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Reje
         return Err(reject(ApiError::bad_request("q: an empty search")));
     }
     let hits = api.db(move |conn| history::search(conn, &p.q, p.session.as_deref(), limit)).await.map_err(reject)?;
-    match hits {
-        Ok(hits) => Ok(json(&serde_json::json!({ "hits": hits }))),
-        Err(invalid) => Err(reject(ApiError::bad_request(invalid.0))),
-    }
-}
-
-enum Lookup {
-    Ref(MediaRef),
-    Hash(String),
+    Ok(json(&wire::Hits::new(&hits)))
 }
 
 /// Looks a payload up, checks its bytes, and serves it.
 async fn serve_media(
     api: Api,
-    lookup: Lookup,
+    name: MediaName,
     if_none_match: Option<String>,
 ) -> Result<warp::reply::Response, Rejection> {
-    let record = api
-        .db(move |conn| match &lookup {
-            Lookup::Ref(r) => store::media_by_ref(conn, r),
-            Lookup::Hash(h) => store::media_by_hash(conn, h),
-        })
-        .await
-        .map_err(reject)?;
+    let record = api.db(move |conn| store::media_by_name(conn, &name)).await.map_err(reject)?;
     let etag = format!("\"{}\"", record.blake3);
     if if_none_match.as_deref().is_some_and(|h| etag_matches(h, &etag)) {
         let mut res = warp::reply::with_status(warp::reply::reply(), StatusCode::NOT_MODIFIED).into_response();
@@ -335,22 +313,34 @@ fn media_failed(api: &Api, record: &MediaRecord, e: Error) -> Rejection {
 }
 
 /// Streams a payload from a blocking thread, a bounded number of pieces ahead.
+///
+/// The last piece is held back until the reader has checked the whole payload against its blake3
+/// (it does so when the range is used up): a payload that changed since the first, verifying pass
+/// then ends the response short of its `Content-Length`, which a client cannot take for a whole
+/// photo, instead of after its last byte, which it could.
 fn payload_stream(mut reader: media::PayloadReader) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> {
     let (send, receive) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(4);
     tokio::task::spawn_blocking(move || {
         let mut buf = vec![0u8; 64 * 1024];
+        let mut held: Option<Bytes> = None;
         loop {
-            match reader.read(&mut buf) {
-                Ok(0) => return,
-                Ok(n) => {
-                    if send.blocking_send(Ok(Bytes::copy_from_slice(&buf[..n]))).is_err() {
-                        return;
+            let next = match reader.read(&mut buf) {
+                Ok(0) => {
+                    if let Some(last) = held {
+                        let _ = send.blocking_send(Ok(last));
                     }
+                    return;
                 }
+                Ok(n) => held.replace(Bytes::copy_from_slice(&buf[..n])),
                 Err(e) => {
                     let _ = send.blocking_send(Err(e));
                     return;
                 }
+            };
+            if let Some(piece) = next
+                && send.blocking_send(Ok(piece)).is_err()
+            {
+                return;
             }
         }
     });
@@ -400,7 +390,7 @@ async fn forward_events(socket: warp::ws::WebSocket, mut events: tokio::sync::br
         tokio::select! {
             event = events.recv() => {
                 let text = match event {
-                    Ok(event) => serde_json::to_string(&event).unwrap_or_default(),
+                    Ok(event) => wire::event(&event).to_string(),
                     Err(RecvError::Lagged(missed)) => serde_json::json!({ "type": "lagged", "missed": missed }).to_string(),
                     Err(RecvError::Closed) => break,
                 };

@@ -1,8 +1,8 @@
-//! The HTTP API (SPEC section 4): warp filters, handlers, and one rejection -> status mapping.
+//! The HTTP API: warp filters, handlers, the wire format, and one rejection -> status mapping.
 //!
 //! Reads come from an r2d2 pool of read-only SQLite connections, always inside `spawn_blocking`
 //! (the pool checkout included), and a connection is returned before any transcript byte is read.
-//! Media are served by seeking to the recorded offset ([`crate::media`]); bytes that do not hash to
+//! Media are served by seeking to the recorded offset ([`crate::read::media`]); bytes that do not hash to
 //! the recorded blake3 are never served (409, and the file is queued for the writer). Errors are
 //! `{"error": {"code", "message"}}` with a 4xx status; a 5xx is a bug.
 //!
@@ -12,6 +12,7 @@
 
 mod api;
 mod openapi;
+mod wire;
 
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
@@ -20,17 +21,17 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use r2d2_sqlite::SqliteConnectionManager;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 use warp::Filter;
 use warp::http::StatusCode;
 
-use crate::db;
+use crate::db::{self, ConnectionKind};
 use crate::error::{Error, Result};
 use crate::events::Bus;
-use crate::tail::Reindexer;
+use crate::ingest::tail::Reindexer;
 
 pub use api::routes;
-pub use openapi::document as openapi_document;
+pub use wire::ApiUrls;
 
 /// The default listen address.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
@@ -75,16 +76,11 @@ impl Api {
     /// changed under a recorded offset; `bus` feeds `/api/events`.
     pub fn new(data_dir: &Path, bus: Bus, token: Option<String>, reindexer: Option<Reindexer>) -> Result<Api> {
         let path = data_dir.join(db::INDEX_FILE);
-        // The schema must exist before readers open it read-only.
-        db::open_reader(&path)?;
+        // The schema must exist, at this version, before readers open it read-only.
+        ConnectionKind::Reader.open(&path)?;
         let manager = SqliteConnectionManager::file(&path)
-            .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI)
-            .with_init(|c: &mut Connection| {
-                db::configure_reader(c).map_err(|e| match e {
-                    Error::Sqlite(e) => e,
-                    other => rusqlite::Error::ToSqlConversionFailure(other.to_string().into()),
-                })
-            });
+            .with_flags(ConnectionKind::Reader.flags())
+            .with_init(|c: &mut Connection| ConnectionKind::Reader.configure(c));
         let pool = r2d2::Pool::builder().max_size(8).build(manager)?;
         Ok(Api {
             inner: Arc::new(Inner {
@@ -188,7 +184,7 @@ impl ApiError {
 impl From<Error> for ApiError {
     fn from(e: Error) -> ApiError {
         match e {
-            Error::BadRef(_) => ApiError::bad_request(e.to_string()),
+            Error::BadRef(_) | Error::BadHash(_) | Error::BadQuery(_) => ApiError::bad_request(e.to_string()),
             Error::NotFound(_) => ApiError::not_found(e.to_string()),
             Error::FailedUpload { .. } => ApiError::new(StatusCode::NOT_FOUND, "failed-upload", e.to_string()),
             Error::Gone { .. } => ApiError::new(StatusCode::GONE, "gone", e.to_string()),

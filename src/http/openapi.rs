@@ -60,7 +60,8 @@ fn media_responses() -> Value {
     )
 }
 
-/// The document.
+/// The document. One JSON literal, long because the API is: split up, the routes it describes could
+/// no longer be read (and checked against the router) in one place.
 pub fn document() -> Value {
     let if_none_match =
         json!({ "name": "If-None-Match", "in": "header", "required": false, "schema": { "type": "string" } });

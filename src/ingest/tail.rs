@@ -8,7 +8,7 @@
 //! with the index and reads what is new. An event with notify's rescan flag, a new directory (whose
 //! files may predate its watch), or a removed directory triggers a catch-up of that subtree.
 //!
-//! Symlinked directories are followed by scans (see [`crate::tree`]); live events inside them depend
+//! Symlinked directories are followed by scans (see [`crate::ingest::tree`]); live events inside them depend
 //! on the watcher following them too (notify's inotify backend does), and the periodic rescan covers
 //! any other case. With [`TailConfig::poll`], notify's `PollWatcher` replaces the native watcher.
 
@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 use notify::Watcher;
 
 use crate::error::{Error, Result};
-use crate::index::{Indexer, NoProgress};
-use crate::tree::is_transcript;
+use crate::ingest::indexer::{Indexer, NoProgress};
+use crate::ingest::tree::is_transcript;
 
 /// How the live indexer runs.
 #[derive(Debug, Clone)]
@@ -115,7 +115,7 @@ impl Tail {
         let thread = std::thread::Builder::new()
             .name("scrollback-writer".into())
             .spawn(move || {
-                catch_up(&mut indexer, &root);
+                catch_up_logged(&mut indexer, &root);
                 run(&mut indexer, &root, &receive, rescan_every);
                 indexer
             })
@@ -203,7 +203,7 @@ fn hints_of(event: notify::Result<notify::Event>) -> Vec<Hint> {
         .collect()
 }
 
-fn catch_up(indexer: &mut Indexer, dir: &Path) {
+fn catch_up_logged(indexer: &mut Indexer, dir: &Path) {
     match indexer.catch_up(dir, &mut NoProgress) {
         Ok(s) if s.files > 0 || s.gone > 0 => {
             tracing::info!(dir = %dir.display(), files = s.files, lines = s.lines, gone = s.gone, "caught up");
@@ -218,30 +218,39 @@ fn catch_up(indexer: &mut Indexer, dir: &Path) {
 /// them send no event.
 const DIR_RECHECKS: [Duration; 2] = [Duration::from_millis(50), Duration::from_millis(500)];
 
+/// A directory to scan again.
+#[derive(Debug)]
+struct Recheck {
+    /// When.
+    due: Instant,
+    dir: PathBuf,
+    /// How many rechecks it has had.
+    done: usize,
+}
+
 /// The writer loop: hints in batches, and a rescan whenever `rescan_every` passes without one.
 fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<Hint>, rescan_every: Duration) {
     let mut next_rescan = Instant::now() + rescan_every;
-    // Directories to scan again: when, which, and how many rechecks it has had.
-    let mut rechecks: Vec<(Instant, PathBuf, usize)> = Vec::new();
+    let mut rechecks: Vec<Recheck> = Vec::new();
     loop {
         let now = Instant::now();
-        let due = rechecks.iter().map(|r| r.0).min().map_or(next_rescan, |d| d.min(next_rescan));
+        let due = rechecks.iter().map(|r| r.due).min().map_or(next_rescan, |d| d.min(next_rescan));
         let first = match hints.recv_timeout(due.saturating_duration_since(now)) {
             Ok(hint) => hint,
             Err(RecvTimeoutError::Timeout) => {
                 let now = Instant::now();
                 if now >= next_rescan {
-                    catch_up(indexer, root);
+                    catch_up_logged(indexer, root);
                     next_rescan = Instant::now() + rescan_every;
                     rechecks.clear();
                     continue;
                 }
-                let (ready, waiting): (Vec<_>, Vec<_>) = rechecks.drain(..).partition(|r| r.0 <= now);
+                let (ready, waiting): (Vec<_>, Vec<_>) = rechecks.drain(..).partition(|r| r.due <= now);
                 rechecks = waiting;
-                for (_, dir, done) in ready {
-                    catch_up(indexer, &dir);
+                for Recheck { dir, done, .. } in ready {
+                    catch_up_logged(indexer, &dir);
                     if let Some(delay) = DIR_RECHECKS.get(done) {
-                        rechecks.push((Instant::now() + *delay, dir, done + 1));
+                        rechecks.push(Recheck { due: Instant::now() + *delay, dir, done: done + 1 });
                     }
                 }
                 continue;
@@ -266,15 +275,15 @@ fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<Hint>, rescan_
             }
         }
         if rescan {
-            catch_up(indexer, root);
+            catch_up_logged(indexer, root);
             next_rescan = Instant::now() + rescan_every;
         } else {
             for dir in dirs {
                 if dir.starts_with(root) {
-                    catch_up(indexer, &dir);
+                    catch_up_logged(indexer, &dir);
                     if dir.is_dir() {
-                        rechecks.retain(|r| r.1 != dir);
-                        rechecks.push((Instant::now() + DIR_RECHECKS[0], dir, 1));
+                        rechecks.retain(|r| r.dir != dir);
+                        rechecks.push(Recheck { due: Instant::now() + DIR_RECHECKS[0], dir, done: 1 });
                     }
                 }
             }

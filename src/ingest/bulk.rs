@@ -25,8 +25,8 @@ use std::time::Instant;
 
 use rusqlite::{Connection, params};
 
-use crate::entry::Described;
 use crate::error::{Error, Result};
+use crate::ingest::entry::Described;
 
 /// The scratch database the full-text index is built in during a bulk load.
 pub const FTS_BUILD_FILE: &str = "fts-build.sqlite3";
@@ -154,7 +154,7 @@ impl FtsBuild {
                     for (ids, lines) in receive {
                         // Every row, as the insert trigger would: one without text counts too.
                         for (id, line) in ids.into_iter().zip(lines) {
-                            insert.execute(params![id, line.meta.text])?;
+                            insert.execute(params![id, line.stored().and_then(|s| s.meta.text.as_deref())])?;
                         }
                     }
                 }

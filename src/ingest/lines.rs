@@ -14,7 +14,7 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::scan::{self, ScanError, ScanOutput, Scanner};
+use crate::ingest::scan::{self, ScanError, ScanOutput, Scanner};
 
 /// Bytes read from the file at a time.
 pub const BLOCK: usize = 128 << 10;
@@ -76,7 +76,8 @@ impl LineReader {
     }
 
     /// Calls `on_line` for each complete line of `file` from `start` (a line boundary), numbering
-    /// them after `lines_before`.
+    /// them after `lines_before`. One loop over the blocks, long because its three cases (a line in
+    /// the block, a line kept across blocks, a line too long to keep) share the block's bounds.
     pub fn read(
         &mut self,
         file: &File,

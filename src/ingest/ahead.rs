@@ -20,8 +20,9 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::Scope;
 
 use crate::error::{Error, Result};
-use crate::index::{Batch, Hashes, produce};
-use crate::lines::{End, LineReader};
+use crate::ingest::batch::{Batch, produce};
+use crate::ingest::fingerprint::Hashes;
+use crate::ingest::lines::{End, LineReader};
 
 /// Worker threads at most, whatever the core count: the writer is the limit beyond that.
 pub const MAX_WORKERS: usize = 4;

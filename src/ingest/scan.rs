@@ -4,7 +4,7 @@
 //! keeps a few hundred bytes of state whatever the line's length: strings are skipped with `memchr`,
 //! and the strings that may be payloads (values of `data`, `base64`, `url` and `image_url`) are decoded
 //! as a stream into a blake3 hasher, never copied. When an object closes, its keys decide whether a
-//! candidate was a payload (SPEC section 1, "Media payloads"); when the line ends, image blocks under
+//! candidate was a payload (the shapes are listed on [`Scanner`]); when the line ends, image blocks under
 //! `message.content` are numbered in the order in which they begin.
 //!
 //! [`strip`] then builds the stored line by replacing each span with [`STRIPPED_MEDIA_MARKER`], and
@@ -18,7 +18,7 @@
 
 use std::fmt;
 
-use crate::b64::Base64Stream;
+use crate::ingest::b64::Base64Stream;
 
 /// The text that replaces every payload in a stored line.
 pub const STRIPPED_MEDIA_MARKER: &str = "STRIPPED_MEDIA_MARKER";
@@ -105,6 +105,56 @@ impl MediaKind {
             MediaKind::File => "file",
         }
     }
+
+    /// The kind a stored name stands for.
+    pub fn parse(s: &str) -> Option<MediaKind> {
+        [MediaKind::Image, MediaKind::Document, MediaKind::File].into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// Where a payload's bytes are in its line: offset from the line's first byte, and length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Extent {
+    /// Byte offset from the start of the line.
+    pub offset: u64,
+    /// Bytes of the payload as written (escapes and a data URL header included).
+    pub len: u64,
+}
+
+/// The byte a two-character JSON escape `\c` stands for, or `None` if `c` makes no such escape
+/// (`\u` is the four-digit form, handled apart).
+pub(crate) fn simple_escape(c: u8) -> Option<u8> {
+    Some(match c {
+        b'"' => b'"',
+        b'\\' => b'\\',
+        b'/' => b'/',
+        b'b' => 0x08,
+        b'f' => 0x0c,
+        b'n' => b'\n',
+        b'r' => b'\r',
+        b't' => b'\t',
+        _ => return None,
+    })
+}
+
+/// What an escaped character means inside a base64 payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PayloadChar {
+    /// A line wrap (`\n`, `\r`), which base64 in JSON may carry: skipped.
+    Skip,
+    /// An ASCII character, handed to the base64 decoder (which refuses what is not base64).
+    Ascii(u8),
+    /// Not ASCII: the string is not base64.
+    Reject,
+}
+
+/// The one rule, for the scanner and the media reader alike, for an escaped code point in a payload.
+pub(crate) fn payload_char(code: u32) -> PayloadChar {
+    match code {
+        0x0a | 0x0d => PayloadChar::Skip,
+        c if c < 0x80 => PayloadChar::Ascii(c as u8),
+        _ => PayloadChar::Reject,
+    }
 }
 
 /// One payload found in a line.
@@ -126,6 +176,13 @@ pub struct Span {
     pub decoded_len: u64,
     /// blake3 of the decoded bytes.
     pub blake3: blake3::Hash,
+}
+
+impl Span {
+    /// Where the payload is in its line.
+    pub fn extent(&self) -> Extent {
+        Extent { offset: self.offset, len: self.len }
+    }
 }
 
 /// An image block under `message.content` with nothing behind it (a failed upload): it takes an
@@ -224,12 +281,13 @@ pub fn strip(line: &[u8], spans: &[Span]) -> Vec<u8> {
     out
 }
 
-/// Where the stored-line offset of each span lands: the start of its marker in the stripped line.
-pub fn marker_offsets(spans: &[Span]) -> impl Iterator<Item = u64> + '_ {
+/// Where each payload's marker starts in the stripped line, given the payloads' extents in the
+/// original line, in order.
+pub fn marker_offsets(payloads: impl IntoIterator<Item = Extent>) -> impl Iterator<Item = u64> {
     let mut shift: i64 = 0;
-    spans.iter().map(move |span| {
-        let at = (span.offset as i64 + shift) as u64;
-        shift += STRIPPED_MEDIA_MARKER.len() as i64 - span.len as i64;
+    payloads.into_iter().map(move |extent| {
+        let at = (extent.offset as i64 + shift) as u64;
+        shift += STRIPPED_MEDIA_MARKER.len() as i64 - extent.len as i64;
         at
     })
 }
@@ -240,7 +298,7 @@ pub fn restore(stripped: &[u8], spans: &[Span], mut payload: impl FnMut(usize) -
     let marker = STRIPPED_MEDIA_MARKER.as_bytes();
     let mut out = Vec::with_capacity(stripped.len());
     let mut at = 0usize;
-    for (i, start) in marker_offsets(spans).enumerate() {
+    for (i, start) in marker_offsets(spans.iter().map(Span::extent)).enumerate() {
         let start = start as usize;
         if stripped.get(start..start + marker.len())? != marker || start < at {
             return None;
@@ -265,7 +323,7 @@ enum State {
     /// Just after `{`: a key or `}`.
     ObjectFirst,
     /// After `,` in an object: a key.
-    Key,
+    KnownKey,
     /// After a key: `:`.
     Colon,
     /// After a value: `,` or a closing bracket.
@@ -286,7 +344,7 @@ enum State {
 
 /// The keys the scanner acts on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Key {
+enum KnownKey {
     Type,
     MediaType,
     MimeType,
@@ -299,19 +357,19 @@ enum Key {
     Other,
 }
 
-impl Key {
-    fn from_bytes(b: &[u8]) -> Key {
+impl KnownKey {
+    fn from_bytes(b: &[u8]) -> KnownKey {
         match b {
-            b"type" => Key::Type,
-            b"media_type" => Key::MediaType,
-            b"mimeType" | b"mime_type" => Key::MimeType,
-            b"data" => Key::Data,
-            b"base64" => Key::Base64,
-            b"url" => Key::Url,
-            b"image_url" => Key::ImageUrl,
-            b"message" => Key::Message,
-            b"content" => Key::Content,
-            _ => Key::Other,
+            b"type" => KnownKey::Type,
+            b"media_type" => KnownKey::MediaType,
+            b"mimeType" | b"mime_type" => KnownKey::MimeType,
+            b"data" => KnownKey::Data,
+            b"base64" => KnownKey::Base64,
+            b"url" => KnownKey::Url,
+            b"image_url" => KnownKey::ImageUrl,
+            b"message" => KnownKey::Message,
+            b"content" => KnownKey::Content,
+            _ => KnownKey::Other,
         }
     }
 }
@@ -331,18 +389,18 @@ enum Role {
 
 /// Why an image block has no payload, from the strings seen inside it; the larger wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Hint {
+enum Missing {
     None,
     Empty,
     NotBase64,
 }
 
-impl Hint {
+impl Missing {
     fn reason(self) -> &'static str {
         match self {
-            Hint::None => "no payload",
-            Hint::Empty => "empty payload",
-            Hint::NotBase64 => "payload is not base64",
+            Missing::None => "no payload",
+            Missing::Empty => "empty payload",
+            Missing::NotBase64 => "payload is not base64",
         }
     }
 }
@@ -350,7 +408,7 @@ impl Hint {
 /// A finished candidate string, waiting for its object to close.
 #[derive(Debug)]
 struct Candidate {
-    key: Key,
+    key: KnownKey,
     offset: u64,
     len: u64,
     data_url: bool,
@@ -365,14 +423,14 @@ struct Frame {
     object: bool,
     start: u64,
     role: Role,
-    key: Key,
+    key: KnownKey,
     ty: Option<String>,
     media_type: Option<String>,
     mime_type: Option<String>,
     candidates: Vec<Candidate>,
     /// Payloads decided in this frame or below, not yet claimed by a block.
     pending: Vec<Span>,
-    hint: Hint,
+    hint: Missing,
 }
 
 impl Frame {
@@ -381,13 +439,13 @@ impl Frame {
             object,
             start,
             role,
-            key: Key::Other,
+            key: KnownKey::Other,
             ty: None,
             media_type: None,
             mime_type: None,
             candidates: Vec::new(),
             pending: Vec::new(),
-            hint: Hint::None,
+            hint: Missing::None,
         }
     }
 }
@@ -396,11 +454,11 @@ impl Frame {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum StrRole {
     /// An object key: kept (short ones only) to know what the value is.
-    Key,
+    KnownKey,
     /// The value of `type`, `media_type` or `mimeType`: kept (short ones only).
-    Small(Key),
+    Small(KnownKey),
     /// The value of `data`, `base64`, `url` or `image_url`: may be a payload.
-    Candidate(Key),
+    Candidate(KnownKey),
     /// Anything else: skipped.
     Skip,
 }
@@ -421,7 +479,7 @@ enum Mode {
 /// The state of the candidate string being read. One exists at a time (strings do not nest), and
 /// its buffers are reused from one candidate to the next.
 struct Decoder {
-    key: Key,
+    key: KnownKey,
     offset: u64,
     mode: Mode,
     data_url: bool,
@@ -437,7 +495,7 @@ struct Decoder {
 impl Decoder {
     fn new() -> Decoder {
         Decoder {
-            key: Key::Other,
+            key: KnownKey::Other,
             offset: 0,
             mode: Mode::Rejected,
             data_url: false,
@@ -450,10 +508,10 @@ impl Decoder {
         }
     }
 
-    fn start(&mut self, key: Key, offset: u64) {
+    fn start(&mut self, key: KnownKey, offset: u64) {
         self.key = key;
         self.offset = offset;
-        self.mode = if key == Key::Base64 { Mode::Base64 } else { Mode::Sniff };
+        self.mode = if key == KnownKey::Base64 { Mode::Base64 } else { Mode::Sniff };
         self.data_url = false;
         self.escaped = false;
         self.empty = true;
@@ -512,7 +570,7 @@ impl Decoder {
 
     /// The first characters were not `data:`: plain base64 for `data`, nothing for a URL key.
     fn sniffed_plain(&mut self) {
-        if self.key == Key::Data {
+        if self.key == KnownKey::Data {
             self.mode = Mode::Base64;
             let head = std::mem::take(&mut self.head);
             self.push_base64(&head);
@@ -550,36 +608,36 @@ impl Decoder {
 
     /// The closing quote at `end` (offset in the line): a candidate, or `Err(hint)` if it can't be
     /// a payload.
-    fn finish(&mut self, end: u64) -> Result<Candidate, Hint> {
+    fn finish(&mut self, end: u64) -> Result<Candidate, Missing> {
         if self.empty {
-            return Err(Hint::Empty);
+            return Err(Missing::Empty);
         }
         match self.mode {
             Mode::Base64 => {}
-            Mode::Sniff if self.key == Key::Data => {
+            Mode::Sniff if self.key == KnownKey::Data => {
                 // Fewer than five characters, all of them a prefix of "data:"; decode them.
                 self.mode = Mode::Base64;
                 let head = std::mem::take(&mut self.head);
                 self.push_base64(&head);
                 if self.mode != Mode::Base64 {
-                    return Err(Hint::NotBase64);
+                    return Err(Missing::NotBase64);
                 }
             }
             // A URL that is not a data URL is a link, not a broken payload.
-            _ if !self.data_url && matches!(self.key, Key::Url | Key::ImageUrl) => {
-                return Err(Hint::None);
+            _ if !self.data_url && matches!(self.key, KnownKey::Url | KnownKey::ImageUrl) => {
+                return Err(Missing::None);
             }
-            _ => return Err(Hint::NotBase64),
+            _ => return Err(Missing::NotBase64),
         }
         if self.base64.is_empty() {
             // `"data:image/png;base64,"`: nothing behind the header.
-            return Err(Hint::Empty);
+            return Err(Missing::Empty);
         }
         let Decoder { base64, hasher, .. } = self;
         if !base64.finish(&mut |d| {
             hasher.update(d);
         }) {
-            return Err(Hint::NotBase64);
+            return Err(Missing::NotBase64);
         }
         Ok(Candidate {
             key: self.key,
@@ -594,7 +652,32 @@ impl Decoder {
     }
 }
 
+/// An image block under `message.content` whose object has closed, waiting for its ordinal.
+#[derive(Debug)]
+struct ClosedBlock {
+    /// Offset of its `{`.
+    start: u64,
+    /// Offset of its `}`.
+    end: u64,
+    /// Its payload, if it has one.
+    payload: Option<Span>,
+    /// Why it has none, if it has none.
+    missing: Missing,
+}
+
 /// A push tokenizer for one line. Feed it the line's bytes in chunks, then call [`Scanner::finish`].
+///
+/// A *payload* is a non-empty base64 string in one of these places, at any depth of the line, keys
+/// in any order, with or without JSON escapes (`\/`, `\n` line wraps, `\uXXXX`), padded or not:
+/// - `data` of an object whose `type` is `base64` (Anthropic image and document sources:
+///   `{"type":"image","source":{"type":"base64","media_type":"image/png","data":...}}`);
+/// - `base64` of a `file` object (the Read tool's `toolUseResult.file.base64` copy, attachments);
+/// - a `data:<type>;base64,` URL in `url`, `image_url` or `data` (a chat UI's image chunk, OpenAI's
+///   `{"type":"image_url","image_url":{"url":...}}` and `input_image`).
+///
+/// An *image block* is an object whose `type` is `image`, `image_url` or `input_image`; those under
+/// `message.content` (tool results included) get ordinals, 0-based, in the order they begin in the
+/// line. One without a payload (a failed upload) keeps its ordinal and is reported as failed.
 pub struct Scanner {
     state: State,
     /// Offset in the line of the next byte fed.
@@ -608,7 +691,7 @@ pub struct Scanner {
     code: u32,
     decoder: Decoder,
     /// Image blocks under `message.content`: where each begins and ends, its payload, why it has none.
-    image_blocks: Vec<(u64, u64, Option<Span>, Hint)>,
+    image_blocks: Vec<ClosedBlock>,
     claimed: Vec<Span>,
     error: Option<ScanError>,
 }
@@ -661,11 +744,6 @@ impl Scanner {
         self.error = None;
     }
 
-    /// Bytes of the line fed so far.
-    pub fn position(&self) -> u64 {
-        self.pos
-    }
-
     /// Feeds the next bytes of the line.
     pub fn feed(&mut self, chunk: &[u8]) {
         let base = self.pos;
@@ -695,24 +773,14 @@ impl Scanner {
                     let at = base + i as u64;
                     let c = chunk[i];
                     i += 1;
-                    let decoded = match c {
-                        b'"' => b'"',
-                        b'\\' => b'\\',
-                        b'/' => b'/',
-                        b'b' => 0x08,
-                        b'f' => 0x0c,
-                        b'n' => b'\n',
-                        b'r' => b'\r',
-                        b't' => b'\t',
-                        b'u' => {
-                            self.code = 0;
-                            self.state = State::Unicode(4);
-                            continue;
-                        }
-                        _ => {
-                            self.fail(at, "invalid escape in a string");
-                            continue;
-                        }
+                    if c == b'u' {
+                        self.code = 0;
+                        self.state = State::Unicode(4);
+                        continue;
+                    }
+                    let Some(decoded) = simple_escape(c) else {
+                        self.fail(at, "invalid escape in a string");
+                        continue;
                     };
                     self.state = State::Str;
                     self.escaped_char(decoded as u32);
@@ -777,9 +845,9 @@ impl Scanner {
                     self.value(c, at);
                 }
             }
-            State::ObjectFirst | State::Key => {
+            State::ObjectFirst | State::KnownKey => {
                 if c == b'"' {
-                    self.string = StrRole::Key;
+                    self.string = StrRole::KnownKey;
                     self.small.clear();
                     self.small_overflow = false;
                     self.state = State::Str;
@@ -797,7 +865,7 @@ impl Scanner {
                 }
             }
             State::AfterValue => match (c, self.stack.last().map(|f| f.object)) {
-                (b',', Some(true)) => self.state = State::Key,
+                (b',', Some(true)) => self.state = State::KnownKey,
                 (b',', Some(false)) => self.state = State::Value,
                 (b'}', Some(true)) => self.close(true, at),
                 (b']', Some(false)) => self.close(false, at),
@@ -810,19 +878,19 @@ impl Scanner {
 
     fn value(&mut self, c: u8, at: u64) {
         let (role, key) = match self.stack.last() {
-            None => (None, Key::Other),
+            None => (None, KnownKey::Other),
             Some(f) if f.object => (Some(f.role), f.key),
-            Some(f) => (Some(f.role), Key::Other),
+            Some(f) => (Some(f.role), KnownKey::Other),
         };
         match c {
             b'"' => {
                 self.string = match key {
-                    Key::Type | Key::MediaType | Key::MimeType => {
+                    KnownKey::Type | KnownKey::MediaType | KnownKey::MimeType => {
                         self.small.clear();
                         self.small_overflow = false;
                         StrRole::Small(key)
                     }
-                    Key::Data | Key::Base64 | Key::Url | Key::ImageUrl => {
+                    KnownKey::Data | KnownKey::Base64 | KnownKey::Url | KnownKey::ImageUrl => {
                         self.decoder.start(key, at + 1);
                         StrRole::Candidate(key)
                     }
@@ -837,8 +905,8 @@ impl Scanner {
                 }
                 let role = match (role, key) {
                     (None, _) => Role::Top,
-                    (Some(Role::Top), Key::Message) if c == b'{' => Role::Message,
-                    (Some(Role::Message), Key::Content) => Role::InContent,
+                    (Some(Role::Top), KnownKey::Message) if c == b'{' => Role::Message,
+                    (Some(Role::Message), KnownKey::Content) => Role::InContent,
                     (Some(Role::InContent), _) => Role::InContent,
                     _ => Role::Other,
                 };
@@ -854,8 +922,8 @@ impl Scanner {
     fn string_chars(&mut self, chars: &[u8]) {
         match self.string {
             StrRole::Skip => {}
-            StrRole::Key | StrRole::Small(_) => {
-                let cap = if self.string == StrRole::Key { MAX_KEY } else { MAX_SMALL };
+            StrRole::KnownKey | StrRole::Small(_) => {
+                let cap = if self.string == StrRole::KnownKey { MAX_KEY } else { MAX_SMALL };
                 if self.small.len() + chars.len() > cap {
                     self.small_overflow = true;
                 } else {
@@ -870,7 +938,7 @@ impl Scanner {
     fn escaped_char(&mut self, code: u32) {
         match self.string {
             StrRole::Skip => {}
-            StrRole::Key | StrRole::Small(_) => match char::from_u32(code) {
+            StrRole::KnownKey | StrRole::Small(_) => match char::from_u32(code) {
                 Some(ch) => {
                     let mut buf = [0u8; 4];
                     self.string_chars(ch.encode_utf8(&mut buf).as_bytes());
@@ -881,11 +949,10 @@ impl Scanner {
             StrRole::Candidate(_) => {
                 self.decoder.escaped = true;
                 self.decoder.empty = false;
-                match code {
-                    // Line wraps inside base64.
-                    0x0a | 0x0d => {}
-                    c if c < 0x80 => self.decoder.push(&[c as u8]),
-                    _ => self.decoder.mode = Mode::Rejected,
+                match payload_char(code) {
+                    PayloadChar::Skip => {}
+                    PayloadChar::Ascii(c) => self.decoder.push(&[c]),
+                    PayloadChar::Reject => self.decoder.mode = Mode::Rejected,
                 }
             }
         }
@@ -893,8 +960,8 @@ impl Scanner {
 
     fn end_string(&mut self, quote: u64) {
         match self.string {
-            StrRole::Key => {
-                let key = if self.small_overflow { Key::Other } else { Key::from_bytes(&self.small) };
+            StrRole::KnownKey => {
+                let key = if self.small_overflow { KnownKey::Other } else { KnownKey::from_bytes(&self.small) };
                 if let Some(f) = self.stack.last_mut() {
                     f.key = key;
                 }
@@ -905,8 +972,8 @@ impl Scanner {
                 let value = (!self.small_overflow).then(|| String::from_utf8(self.small.clone()).ok()).flatten();
                 if let Some(f) = self.stack.last_mut() {
                     match key {
-                        Key::Type => f.ty = value,
-                        Key::MediaType => f.media_type = value,
+                        KnownKey::Type => f.ty = value,
+                        KnownKey::MediaType => f.media_type = value,
                         _ => f.mime_type = value,
                     }
                 }
@@ -950,7 +1017,12 @@ impl Scanner {
                 }
             }
             if image && frame.role == Role::InContent {
-                self.image_blocks.push((frame.start, at, first, frame.hint));
+                self.image_blocks.push(ClosedBlock {
+                    start: frame.start,
+                    end: at,
+                    payload: first,
+                    missing: frame.hint,
+                });
             }
         } else if let Some(parent) = self.stack.last_mut() {
             parent.pending.append(&mut frame.pending);
@@ -969,14 +1041,14 @@ impl Scanner {
                 c.media_type
             } else {
                 match c.key {
-                    Key::Data if ty == Some("base64") => frame.media_type.clone(),
-                    Key::Base64 => ty
+                    KnownKey::Data if ty == Some("base64") => frame.media_type.clone(),
+                    KnownKey::Base64 => ty
                         .filter(|t| t.contains('/'))
                         .map(str::to_owned)
                         .or_else(|| frame.media_type.clone())
                         .or_else(|| frame.mime_type.clone()),
                     _ => {
-                        frame.hint = frame.hint.max(Hint::NotBase64);
+                        frame.hint = frame.hint.max(Missing::NotBase64);
                         continue;
                     }
                 }
@@ -1021,17 +1093,17 @@ impl Scanner {
             }
         }
         let mut blocks = std::mem::take(&mut self.image_blocks);
-        blocks.sort_by_key(|b| b.0);
+        blocks.sort_by_key(|b| b.start);
         let mut spans = std::mem::take(&mut self.claimed);
         let mut failed_images = Vec::new();
         let image_blocks = blocks.len() as u32;
         let mut positions = Vec::with_capacity(blocks.len());
-        for (ordinal, (start, end, found, hint)) in blocks.into_iter().enumerate() {
+        for (ordinal, ClosedBlock { start, end, payload, missing }) in blocks.into_iter().enumerate() {
             let ordinal = ordinal as u32;
             positions.push(ImageBlock { ordinal, start, end });
-            match found {
+            match payload {
                 Some(span) => spans.push(Span { ordinal: Some(ordinal), ..span }),
-                None => failed_images.push(FailedImage { ordinal, offset: start, reason: hint.reason() }),
+                None => failed_images.push(FailedImage { ordinal, offset: start, reason: missing.reason() }),
             }
         }
         spans.sort_by_key(|s| s.offset);

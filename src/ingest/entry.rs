@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::lines::{self, Line};
-use crate::scan::{self, FailedImage, STRIPPED_MEDIA_MARKER, ScanOutput, Span};
+use crate::ingest::lines::{self, Line};
+use crate::ingest::scan::{self, FailedImage, STRIPPED_MEDIA_MARKER, ScanOutput, Span};
 
 /// The longest stored line (the line without its payloads) that is indexed; a longer one is recorded
 /// as invalid, its bytes left in the transcript.
@@ -27,13 +27,21 @@ pub mod title_rank {
     pub const SUMMARY: u8 = 2;
     /// The first user message's text.
     pub const FIRST_USER_TEXT: u8 = 1;
+    /// From this rank up a later title replaces an earlier one of the same rank; below it (the
+    /// first user text) the first one stays. The sessions upsert states this rule in SQL with this
+    /// constant, so both say the same.
+    pub const LATEST_WINS_FROM: u8 = SUMMARY;
+
+    /// Whether a title of rank `new`, seen after one of rank `old`, replaces it.
+    pub fn replaces(new: u8, old: u8) -> bool {
+        new > old || (new == old && new >= LATEST_WINS_FROM)
+    }
 }
 
-/// The fields of a line the index keeps in columns.
+/// The fields of a line that the index keeps as `entries` columns and gives back with each history
+/// entry, as they were written.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Meta {
-    /// `sessionId`.
-    pub session_id: Option<String>,
+pub struct Columns {
     /// `uuid`.
     pub uuid: Option<String>,
     /// `parentUuid`.
@@ -46,6 +54,15 @@ pub struct Meta {
     pub timestamp: Option<String>,
     /// `isSidechain`.
     pub is_sidechain: bool,
+}
+
+/// What the indexer reads of a line: its columns, and what it adds to its session and to search.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Meta {
+    /// `sessionId`.
+    pub session_id: Option<String>,
+    /// The `entries` columns.
+    pub columns: Columns,
     /// `cwd`.
     pub cwd: Option<String>,
     /// Plain text for search.
@@ -54,7 +71,7 @@ pub struct Meta {
     pub title: Option<(u8, String)>,
 }
 
-/// A line ready to be written.
+/// A line ready to be written: where it is, and what it holds.
 #[derive(Debug, Clone)]
 pub struct Described {
     /// 1-based line number.
@@ -63,10 +80,26 @@ pub struct Described {
     pub offset: u64,
     /// Bytes of the line, terminator excluded.
     pub length: u64,
-    /// The stored line, or `None` for an invalid one.
-    pub stripped: Option<String>,
-    /// Why the line is invalid.
-    pub invalid: Option<String>,
+    /// The entry, or why there is none.
+    pub body: Body,
+}
+
+/// What a line holds: an entry to store, or the reason it cannot be one.
+#[derive(Debug, Clone)]
+// Nearly every line is `Stored`: boxing it would cost an allocation per line for the rare invalid one.
+#[allow(clippy::large_enum_variant)]
+pub enum Body {
+    /// A JSON object, its payloads stripped.
+    Stored(Stored),
+    /// Not an entry (not JSON, not UTF-8, not an object, too long): the reason.
+    Invalid(String),
+}
+
+/// A valid line, ready to be written.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    /// The line with each payload replaced by the marker.
+    pub stripped: String,
     /// Payloads, offsets relative to the line.
     pub spans: Vec<Span>,
     /// Image blocks without a payload.
@@ -80,17 +113,20 @@ pub struct Described {
 impl Described {
     fn invalid(line: &Line<'_>, reason: String) -> Described {
         tracing::warn!(path = %line.path.display(), offset = line.offset, line = line.number, "invalid line: {reason}");
-        Described {
-            line: line.number,
-            offset: line.offset,
-            length: line.length,
-            stripped: None,
-            invalid: Some(reason),
-            spans: Vec::new(),
-            failed_images: Vec::new(),
-            image_blocks: 0,
-            meta: Meta::default(),
+        Described { line: line.number, offset: line.offset, length: line.length, body: Body::Invalid(reason) }
+    }
+
+    /// The stored entry, if the line is valid.
+    pub fn stored(&self) -> Option<&Stored> {
+        match &self.body {
+            Body::Stored(stored) => Some(stored),
+            Body::Invalid(_) => None,
         }
+    }
+
+    /// The session the entry belongs to: its `sessionId`, else the file's.
+    pub fn session<'a>(&'a self, file_session: &'a str) -> &'a str {
+        self.stored().and_then(|s| s.meta.session_id.as_deref()).unwrap_or(file_session)
     }
 }
 
@@ -138,12 +174,13 @@ pub fn describe(mut line: Line<'_>) -> Described {
         line: line.number,
         offset: line.offset,
         length: line.length,
-        meta,
-        stripped: Some(stripped),
-        invalid: None,
-        spans: output.spans,
-        failed_images: output.failed_images,
-        image_blocks: output.image_blocks,
+        body: Body::Stored(Stored {
+            stripped,
+            spans: output.spans,
+            failed_images: output.failed_images,
+            image_blocks: output.image_blocks,
+            meta,
+        }),
     }
 }
 
@@ -253,12 +290,14 @@ impl<'a> Fields<'a> {
         };
         Meta {
             session_id: self.session_id.map(Cow::into_owned),
-            uuid: self.uuid.map(Cow::into_owned),
-            parent_uuid: self.parent_uuid.map(Cow::into_owned),
-            kind: self.kind.map(Cow::into_owned),
-            role: self.message.role.map(Cow::into_owned),
-            timestamp: self.timestamp.map(Cow::into_owned),
-            is_sidechain: self.is_sidechain,
+            columns: Columns {
+                uuid: self.uuid.map(Cow::into_owned),
+                parent_uuid: self.parent_uuid.map(Cow::into_owned),
+                kind: self.kind.map(Cow::into_owned),
+                role: self.message.role.map(Cow::into_owned),
+                timestamp: self.timestamp.map(Cow::into_owned),
+                is_sidechain: self.is_sidechain,
+            },
             cwd: self.cwd.map(Cow::into_owned),
             text: (!text.is_empty()).then_some(text),
             title,

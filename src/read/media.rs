@@ -13,13 +13,15 @@ use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
-use crate::b64::Base64Stream;
 use crate::error::{Error, Result};
-use crate::scan::Encoding;
+use crate::ingest::b64::Base64Stream;
+use crate::ingest::scan::{self, Encoding, Extent, MediaKind, PayloadChar};
+use crate::read::refs::MediaRef;
 
-const BLOCK: usize = 64 * 1024;
+const CHUNK: usize = 64 * 1024;
 
-/// Where one stripped payload is, as recorded in the index (a `media` row with its file).
+/// Where one stripped payload is, as recorded in the index: a `media` row with its entry and file.
+/// The one type for a media row, for lookups and history pages alike.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MediaRecord {
     /// `media.id`.
@@ -40,20 +42,33 @@ pub struct MediaRecord {
     pub decoded_length: u64,
     /// blake3 (hex) of the decoded bytes.
     pub blake3: String,
-    /// `image`, `document` or `file`.
-    pub kind: String,
+    /// What the payload belongs to.
+    pub kind: MediaKind,
     /// The image ordinal, if the payload has a ref.
     pub ordinal: Option<u32>,
     /// The entry's session.
     pub session_id: String,
     /// The entry's uuid.
     pub entry_uuid: Option<String>,
+    /// The entry's row id (its history cursor).
+    pub entry_id: i64,
+    /// Absolute byte offset of the entry's line in the transcript.
+    pub line_offset: u64,
 }
 
 impl MediaRecord {
-    /// `<sessionId>/<entryUuid>/<ordinal>`, for a payload that has one.
-    pub fn reference(&self) -> Option<String> {
-        Some(format!("{}/{}/{}", self.session_id, self.entry_uuid.as_deref()?, self.ordinal?))
+    /// The payload's ref, for an image block's payload (one with an ordinal, in an entry with a uuid).
+    pub fn reference(&self) -> Option<MediaRef> {
+        Some(MediaRef {
+            session_id: self.session_id.clone(),
+            entry_uuid: self.entry_uuid.clone()?,
+            ordinal: self.ordinal?,
+        })
+    }
+
+    /// Where the payload is within its line.
+    pub fn extent(&self) -> Extent {
+        Extent { offset: self.offset - self.line_offset, len: self.length }
     }
 
     /// A file name extension for the media type (`png`, `jpg`, `pdf`, ...; `bin` if unknown).
@@ -90,7 +105,7 @@ pub fn open(record: &MediaRecord) -> Result<PayloadReader> {
         record: record.clone(),
         at: record.offset,
         end: record.offset + record.length,
-        raw: Vec::with_capacity(BLOCK + 8),
+        raw: Vec::with_capacity(CHUNK + 8),
         carry: Vec::new(),
         in_header: record.encoding.is_data_url(),
         base64: Base64Stream::new(),
@@ -167,7 +182,7 @@ impl PayloadReader {
             }
             return Ok(());
         }
-        let want = ((self.end - self.at) as usize).min(BLOCK);
+        let want = ((self.end - self.at) as usize).min(CHUNK);
         self.raw.clear();
         self.raw.append(&mut self.carry);
         let have = self.raw.len();
@@ -222,14 +237,12 @@ impl PayloadReader {
                                 .ok()
                                 .and_then(|h| u32::from_str_radix(h, 16).ok())
                                 .ok_or_else(|| self.changed())?,
-                            b'n' => 0x0a,
-                            b'r' => 0x0d,
-                            c => c as u32,
+                            c => scan::simple_escape(c).ok_or_else(|| self.changed())? as u32,
                         };
-                        match code {
-                            0x0a | 0x0d => {}
-                            c if c < 0x80 => clean_storage.push(c as u8),
-                            _ => return Err(self.changed()),
+                        match scan::payload_char(code) {
+                            PayloadChar::Skip => {}
+                            PayloadChar::Ascii(c) => clean_storage.push(c),
+                            PayloadChar::Reject => return Err(self.changed()),
                         }
                         i += need;
                     }

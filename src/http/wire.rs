@@ -1,0 +1,263 @@
+//! The wire format: how the read side's values and the bus's events look in HTTP responses.
+//!
+//! JSON with camelCase keys; payload URLs under `/api/session-media/` (by ref, each segment
+//! percent-encoded) and `/api/media/` (by hash); search snippets as HTML, escaped, with matches in
+//! `<mark>`. This is the only place that knows any of it.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::events::Event;
+use crate::read::history::{self, HistoryEntry, HistoryPage, SearchHit, SessionPage, SessionSummary, Snippet};
+use crate::read::refs::MediaRef;
+use crate::read::render::MediaUrls;
+
+/// The API's media URLs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ApiUrls;
+
+impl MediaUrls for ApiUrls {
+    fn by_ref(&self, r: &MediaRef) -> String {
+        format!("/api/session-media/{}/{}/{}", encode_segment(&r.session_id), encode_segment(&r.entry_uuid), r.ordinal)
+    }
+
+    fn by_hash(&self, blake3: &str) -> String {
+        format!("/api/media/{blake3}")
+    }
+}
+
+/// Percent-encodes a path segment (anything but unreserved characters).
+fn encode_segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            write!(out, "%{b:02X}").unwrap();
+        }
+    }
+    out
+}
+
+/// One session, as listed.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Session<'a> {
+    id: &'a str,
+    project: Option<&'a str>,
+    title: Option<&'a str>,
+    first_timestamp: Option<&'a str>,
+    last_timestamp: Option<&'a str>,
+    entries: i64,
+    images: i64,
+}
+
+impl<'a> From<&'a SessionSummary> for Session<'a> {
+    fn from(s: &'a SessionSummary) -> Self {
+        Session {
+            id: &s.id,
+            project: s.project.as_deref(),
+            title: s.title.as_deref(),
+            first_timestamp: s.first_timestamp.as_deref(),
+            last_timestamp: s.last_timestamp.as_deref(),
+            entries: s.entries,
+            images: s.images,
+        }
+    }
+}
+
+/// `GET /api/sessions`.
+#[derive(Debug, Serialize)]
+pub struct Sessions<'a> {
+    sessions: Vec<Session<'a>>,
+    next: Option<&'a str>,
+}
+
+impl<'a> From<&'a SessionPage> for Sessions<'a> {
+    fn from(p: &'a SessionPage) -> Self {
+        Sessions { sessions: p.sessions.iter().map(Session::from).collect(), next: p.next.as_deref() }
+    }
+}
+
+/// One history entry: its columns, and the stored line rendered with the API's URLs (or why the
+/// line is invalid).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry<'a> {
+    cursor: i64,
+    line: i64,
+    uuid: Option<&'a str>,
+    parent_uuid: Option<&'a str>,
+    #[serde(rename = "type")]
+    kind: Option<&'a str>,
+    role: Option<&'a str>,
+    timestamp: Option<&'a str>,
+    is_sidechain: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    entry: Option<Box<RawValue>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    invalid: Option<&'a str>,
+}
+
+impl<'a> From<&'a HistoryEntry> for Entry<'a> {
+    fn from(e: &'a HistoryEntry) -> Self {
+        let entry = e.render(&ApiUrls).map(|rendered| {
+            // A stored line is JSON by construction, and rendering keeps it so; should either ever
+            // fail, the client gets the text as a string rather than an error.
+            RawValue::from_string(rendered).unwrap_or_else(|e| {
+                tracing::error!("a rendered line is not JSON: {e}");
+                RawValue::from_string(serde_json::Value::Null.to_string()).expect("null is JSON")
+            })
+        });
+        Entry {
+            cursor: e.cursor,
+            line: e.line,
+            uuid: e.columns.uuid.as_deref(),
+            parent_uuid: e.columns.parent_uuid.as_deref(),
+            kind: e.columns.kind.as_deref(),
+            role: e.columns.role.as_deref(),
+            timestamp: e.columns.timestamp.as_deref(),
+            is_sidechain: e.columns.is_sidechain,
+            entry,
+            invalid: e.invalid(),
+        }
+    }
+}
+
+/// `GET /api/sessions/{id}/history`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct History<'a> {
+    session_id: &'a str,
+    entries: Vec<Entry<'a>>,
+    before: Option<i64>,
+    after: Option<i64>,
+}
+
+impl<'a> From<&'a HistoryPage> for History<'a> {
+    fn from(p: &'a HistoryPage) -> Self {
+        History {
+            session_id: &p.session_id,
+            entries: p.entries.iter().map(Entry::from).collect(),
+            before: p.before,
+            after: p.after,
+        }
+    }
+}
+
+/// One search hit, its snippet as escaped HTML.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hit<'a> {
+    session_id: &'a str,
+    entry_uuid: Option<&'a str>,
+    cursor: i64,
+    line: i64,
+    #[serde(rename = "type")]
+    kind: Option<&'a str>,
+    timestamp: Option<&'a str>,
+    snippet: String,
+}
+
+impl<'a> From<&'a SearchHit> for Hit<'a> {
+    fn from(h: &'a SearchHit) -> Self {
+        Hit {
+            session_id: &h.session_id,
+            entry_uuid: h.entry_uuid.as_deref(),
+            cursor: h.cursor,
+            line: h.line,
+            kind: h.kind.as_deref(),
+            timestamp: h.timestamp.as_deref(),
+            snippet: snippet_html(&h.snippet),
+        }
+    }
+}
+
+/// `GET /api/search`.
+#[derive(Debug, Serialize)]
+pub struct Hits<'a> {
+    hits: Vec<Hit<'a>>,
+}
+
+impl<'a> Hits<'a> {
+    /// The response for `hits`.
+    pub fn new(hits: &'a [history::SearchHit]) -> Self {
+        Hits { hits: hits.iter().map(Hit::from).collect() }
+    }
+}
+
+/// A snippet as HTML: its text escaped, each match in `<mark>`. The only markup it can hold.
+pub fn snippet_html(snippet: &Snippet) -> String {
+    let mut out = String::new();
+    for (text, matched) in snippet.segments() {
+        if matched {
+            out.push_str("<mark>");
+        }
+        for c in text.chars() {
+            match c {
+                '&' => out.push_str("&amp;"),
+                '<' => out.push_str("&lt;"),
+                '>' => out.push_str("&gt;"),
+                '"' => out.push_str("&quot;"),
+                '\'' => out.push_str("&#39;"),
+                c => out.push(c),
+            }
+        }
+        if matched {
+            out.push_str("</mark>");
+        }
+    }
+    out
+}
+
+/// An event as the events WebSocket sends it.
+pub fn event(e: &Event) -> serde_json::Value {
+    match e {
+        Event::EntriesAppended { session_id, file_id, from_line, to_line, replaced } => serde_json::json!({
+            "type": "entries-appended",
+            "sessionId": session_id,
+            "fileId": file_id,
+            "fromLine": from_line,
+            "toLine": to_line,
+            "replaced": replaced,
+        }),
+        Event::SessionGone { session_id, file_id } => {
+            serde_json::json!({ "type": "session-gone", "sessionId": session_id, "fileId": file_id })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snippets_are_escaped_html_with_marks() {
+        let hit = "<b>\u{E000}x\u{E001}</b> & 'q'";
+        let snippet: Snippet = history::Snippet::from_fts(hit);
+        assert_eq!(snippet_html(&snippet), "&lt;b&gt;<mark>x</mark>&lt;/b&gt; &amp; &#39;q&#39;");
+    }
+
+    #[test]
+    fn ref_urls_encode_each_segment() {
+        let r = MediaRef { session_id: "a b".into(), entry_uuid: "u/1".into(), ordinal: 2 };
+        assert_eq!(ApiUrls.by_ref(&r), "/api/session-media/a%20b/u%2F1/2");
+    }
+
+    #[test]
+    fn events_serialize_as_the_api_documents() {
+        let e =
+            Event::EntriesAppended { session_id: "s".into(), file_id: 3, from_line: 4, to_line: 9, replaced: false };
+        let expected: serde_json::Value = serde_json::from_str(
+            r#"{"type":"entries-appended","sessionId":"s","fileId":3,"fromLine":4,"toLine":9,"replaced":false}"#,
+        )
+        .unwrap();
+        assert_eq!(event(&e), expected);
+        let g = Event::SessionGone { session_id: "s".into(), file_id: 3 };
+        let expected: serde_json::Value =
+            serde_json::from_str(r#"{"type":"session-gone","sessionId":"s","fileId":3}"#).unwrap();
+        assert_eq!(event(&g), expected);
+    }
+}

@@ -1,0 +1,714 @@
+//! The one writer: reads transcripts from their checkpoints and commits rows and checkpoint together.
+//!
+//! [`Indexer`] holds the only connection that writes, and a lock file so that a second scrollback
+//! process on the same data directory is refused. For each file it first decides (`plan`) from the
+//! file's identity (device, inode), its fingerprint and the bytes just before the checkpoint
+//! (`fingerprint`) whether to skip it, read on from the checkpoint, or re-index it from the start;
+//! then it reads complete lines in batches (`batch`) and commits the new rows (`rows`), the sessions
+//! they touch and the new checkpoint in one `BEGIN IMMEDIATE` transaction. A partial last line is left for the next pass. It never
+//! deletes the rows of a transcript that disappeared: they are marked gone.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+
+use crate::db::{self, ConnectionKind};
+use crate::error::{Error, Result};
+use crate::events::{Bus, Event};
+use crate::ingest::ahead::{self, ReadAhead};
+use crate::ingest::batch::{Batch, produce};
+use crate::ingest::bulk::{self, FtsBuild};
+use crate::ingest::fingerprint::{self, Hashes, hash_range, partial_window, settled_mtime, tail_hash};
+use crate::ingest::lines::{End, LineReader};
+use crate::ingest::rows;
+use crate::ingest::tree::{self, Found};
+
+/// How long opening waits for the data directory's lock before saying another process holds it.
+const LOCK_WAIT: Duration = Duration::from_secs(1);
+/// A first catch-up of at least this many bytes is a bulk load (see [`crate::ingest::bulk`]).
+const BULK_BYTES: u64 = 64 << 20;
+/// Reads of at least this many bytes are parsed on a second thread while this one writes.
+const PIPELINE_BYTES: u64 = 256 << 10;
+/// Partial lines shorter than this are simply read again; the memo is for long ones.
+const PARTIAL_MEMO_MIN: u64 = 64 << 10;
+
+/// Counts of one indexing pass.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Summary {
+    /// Files read (new bytes or re-indexed).
+    pub files: u64,
+    /// Complete lines indexed.
+    pub lines: u64,
+    /// Payloads stripped (media rows).
+    pub media: u64,
+    /// Lines recorded as invalid.
+    pub invalid: u64,
+    /// Transcript bytes read.
+    pub bytes: u64,
+    /// Files re-indexed from the start (truncated, replaced, rewritten).
+    pub reindexed: u64,
+    /// Transcripts newly seen gone.
+    pub gone: u64,
+    /// Wall time of the pass.
+    pub seconds: f64,
+}
+
+impl Summary {
+    fn add(&mut self, other: &Summary) {
+        self.files += other.files;
+        self.lines += other.lines;
+        self.media += other.media;
+        self.invalid += other.invalid;
+        self.bytes += other.bytes;
+        self.reindexed += other.reindexed;
+        self.gone += other.gone;
+    }
+}
+
+/// Told how far a pass has got, in transcript bytes (for a progress bar).
+pub trait Progress {
+    /// The pass will read about this many bytes.
+    fn start(&mut self, _total_bytes: u64) {}
+    /// This many more bytes were read.
+    fn advance(&mut self, _bytes: u64) {}
+}
+
+/// A [`Progress`] that shows nothing.
+#[derive(Debug, Default)]
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+/// What the index knows of one live file.
+#[derive(Debug, Clone)]
+struct FileRow {
+    id: i64,
+    dev: u64,
+    inode: u64,
+    fingerprint: String,
+    fingerprint_len: u64,
+    tail_hash: String,
+    size: u64,
+    mtime_ns: i64,
+    checkpoint: u64,
+    lines: u64,
+}
+
+/// A transcript opened for a pass, with what its metadata said at that moment.
+struct Opened {
+    path: PathBuf,
+    path_str: String,
+    file: File,
+    dev: u64,
+    inode: u64,
+    size: u64,
+    mtime_ns: i64,
+}
+
+impl Opened {
+    fn open(path: &Path) -> Result<Opened> {
+        let path_str = path
+            .to_str()
+            .ok_or_else(|| Error::io(path, std::io::Error::new(std::io::ErrorKind::InvalidData, "path is not UTF-8")))?
+            .to_owned();
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+        let mtime_ns = meta.mtime().saturating_mul(1_000_000_000).saturating_add(meta.mtime_nsec());
+        Ok(Opened {
+            path: path.to_owned(),
+            path_str,
+            file,
+            dev: meta.dev(),
+            inode: meta.ino(),
+            size: meta.len(),
+            mtime_ns,
+        })
+    }
+}
+
+/// Why a known file is read again from its start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reset {
+    /// Another inode is at its path.
+    Replaced,
+    /// It is shorter than its checkpoint.
+    Truncated,
+    /// Its first bytes changed.
+    StartChanged,
+    /// The bytes just before its checkpoint changed.
+    TailChanged,
+}
+
+impl std::fmt::Display for Reset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Reset::Replaced => "replaced by another file",
+            Reset::Truncated => "truncated",
+            Reset::StartChanged => "rewritten (its first bytes changed)",
+            Reset::TailChanged => "rewritten (the bytes before the checkpoint changed)",
+        })
+    }
+}
+
+/// What a pass over one file reads.
+#[derive(Debug)]
+enum Plan {
+    /// Nothing to read: unchanged, or only its incomplete last line grew.
+    Skip,
+    /// A file new to the index, from its start.
+    New,
+    /// New bytes of a known file, from its checkpoint.
+    Append(FileRow),
+    /// A known file again from its start (why is logged); its rows are replaced.
+    Reindex(FileRow),
+}
+
+/// The lines one pass committed for a session, for the event that announces them.
+#[derive(Debug, Clone, Copy)]
+struct LineRange {
+    from: u64,
+    to: u64,
+}
+
+/// The index's writer. Only one exists per data directory at a time.
+pub struct Indexer {
+    conn: Connection,
+    data_dir: PathBuf,
+    _lock: File,
+    reader: LineReader,
+    bus: Option<Bus>,
+    /// Files whose last line is incomplete: where their checkpoint was, and up to where we know there
+    /// is no newline after it. A long line arriving in pieces is then searched for its newline piece
+    /// by piece and scanned once, not once per piece.
+    partial: HashMap<PathBuf, Partial>,
+    /// The full-text index being built alongside a bulk load.
+    fts: Option<FtsBuild>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Partial {
+    dev: u64,
+    inode: u64,
+    checkpoint: u64,
+    no_newline_until: u64,
+    /// [`partial_window`] of `checkpoint..no_newline_until`: the partial line was not edited in
+    /// place if it is unchanged.
+    window: [u8; 32],
+}
+
+impl std::fmt::Debug for Indexer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Indexer").field("data_dir", &self.data_dir).finish_non_exhaustive()
+    }
+}
+
+impl Indexer {
+    /// Opens the index in `data_dir` for writing, creating it if needed. Fails with
+    /// [`Error::Locked`] while another process holds it.
+    ///
+    /// The writer's connection stays inside: readers open their own ([`crate::read::store::open`]).
+    /// ```compile_fail
+    /// # fn f(indexer: scrollback::Indexer) {
+    /// let _ = indexer.connection();
+    /// # }
+    /// ```
+    pub fn open(data_dir: &Path) -> Result<Indexer> {
+        std::fs::create_dir_all(data_dir).map_err(|e| Error::io(data_dir, e))?;
+        let lock = lock_data_dir(data_dir)?;
+        let index_path = data_dir.join(db::INDEX_FILE);
+        let conn = ConnectionKind::Writer.open(&index_path)?;
+        // A bulk load that was interrupted left its indexes and triggers aside: put them back.
+        bulk::end(&conn, &index_path, None)?;
+        Ok(Indexer {
+            conn,
+            data_dir: data_dir.to_owned(),
+            _lock: lock,
+            reader: LineReader::new(),
+            bus: None,
+            partial: HashMap::new(),
+            fts: None,
+        })
+    }
+
+    /// Announces every commit on `bus` from now on.
+    pub fn set_bus(&mut self, bus: Bus) {
+        self.bus = Some(bus);
+    }
+
+    fn announce(&self, event: Event) {
+        if let Some(bus) = &self.bus {
+            // No receiver is not an error: nobody is listening yet.
+            let _ = bus.send(event);
+        }
+    }
+
+    /// Brings the index up to date with every transcript under `root`: new bytes of known files,
+    /// new files, files rewritten, and files gone.
+    pub fn catch_up(&mut self, root: &Path, progress: &mut dyn Progress) -> Result<Summary> {
+        let started = Instant::now();
+        // Paths are stored absolute, so that media can be read from any working directory.
+        let root = &std::path::absolute(root).map_err(|e| Error::io(root, e))?;
+        let found = tree::discover(root);
+        let known = self.known_sizes()?;
+        let total = found.iter().map(|f| f.size.saturating_sub(known.get(&f.path).copied().unwrap_or(0))).sum();
+        progress.start(total);
+        let empty: bool = self.conn.query_row("SELECT NOT EXISTS (SELECT 1 FROM entries)", [], |r| r.get(0))?;
+        let bulk = empty && total >= BULK_BYTES;
+        if bulk {
+            bulk::begin(&self.conn)?;
+            self.fts = match FtsBuild::start(&self.conn, &self.data_dir) {
+                Ok(fts) => Some(fts),
+                Err(e) => {
+                    tracing::warn!("cannot build the full-text index alongside; it is built at the end: {e}");
+                    None
+                }
+            };
+        }
+        let mut summary = Summary::default();
+        // Files new to the index are read from their start whatever happens: read them ahead.
+        let new_files = found.iter().filter(|f| !known.contains_key(&f.path)).map(|f| f.path.clone()).collect();
+        std::thread::scope(|scope| {
+            let mut ahead = ReadAhead::start(scope, new_files);
+            for file in &found {
+                match self.index_found(file, progress, ahead.take(&file.path)) {
+                    Ok(s) => summary.add(&s),
+                    // One unreadable file must not stop the others.
+                    Err(e) => tracing::warn!(path = %file.path.display(), "not indexed: {e}"),
+                }
+            }
+        });
+        if bulk {
+            bulk::end(&self.conn, &self.data_dir.join(db::INDEX_FILE), self.fts.take())?;
+        }
+        let seen: HashSet<&Path> = found.iter().map(|f| f.path.as_path()).collect();
+        summary.gone += self.mark_gone_under(root, &seen)?;
+        summary.seconds = started.elapsed().as_secs_f64();
+        Ok(summary)
+    }
+
+    /// Indexes one file's new bytes (or all of it, if it was rewritten). A path that no longer exists
+    /// is marked gone.
+    pub fn index_path(&mut self, path: &Path) -> Result<Summary> {
+        let path = &std::path::absolute(path).map_err(|e| Error::io(path, e))?;
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_file() => {
+                let found = Found { path: path.to_owned(), dev: meta.dev(), inode: meta.ino(), size: meta.len() };
+                self.index_found(&found, &mut NoProgress, None)
+            }
+            Ok(_) => Ok(Summary::default()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let gone = self.mark_gone(path)?;
+                Ok(Summary { gone: gone as u64, ..Summary::default() })
+            }
+            Err(e) => Err(Error::io(path, e)),
+        }
+    }
+
+    fn known_sizes(&self) -> Result<HashMap<PathBuf, u64>> {
+        let mut stmt = self.conn.prepare("SELECT path, checkpoint FROM files WHERE state = 'live'")?;
+        let rows = stmt.query_map([], |r| Ok((PathBuf::from(r.get::<_, String>(0)?), r.get::<_, i64>(1)? as u64)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn file_row(&self, path: &str) -> Result<Option<FileRow>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT id, dev, inode, fingerprint, fingerprint_len, tail_hash, size, mtime_ns, checkpoint, lines
+                 FROM files WHERE path = ?1 AND state = 'live'",
+                [path],
+                |r| {
+                    Ok(FileRow {
+                        id: r.get(0)?,
+                        dev: r.get::<_, i64>(1)? as u64,
+                        inode: r.get::<_, i64>(2)? as u64,
+                        fingerprint: r.get(3)?,
+                        fingerprint_len: r.get::<_, i64>(4)? as u64,
+                        tail_hash: r.get(5)?,
+                        size: r.get::<_, i64>(6)? as u64,
+                        mtime_ns: r.get(7)?,
+                        checkpoint: r.get::<_, i64>(8)? as u64,
+                        lines: r.get::<_, i64>(9)? as u64,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    /// One pass over one file: decide, then read and write what the decision says.
+    fn index_found(
+        &mut self,
+        found: &Found,
+        progress: &mut dyn Progress,
+        ahead: Option<Receiver<ahead::Msg>>,
+    ) -> Result<Summary> {
+        let opened = Opened::open(&found.path)?;
+        let mut row = self.file_row(&opened.path_str)?;
+        if row.is_none() {
+            match self.same_file_elsewhere(&opened)? {
+                Elsewhere::HardLink(other) => {
+                    // One file, indexed once, under the path it was first found at.
+                    tracing::debug!(path = %opened.path.display(), other = %other, "a hard link to a file already indexed");
+                    return self.index_path(Path::new(&other));
+                }
+                Elsewhere::Renamed(id) => {
+                    tracing::info!(path = %opened.path.display(), "transcript was renamed; its rows follow it");
+                    self.conn.execute("UPDATE files SET path = ?2 WHERE id = ?1", params![id, opened.path_str])?;
+                    row = self.file_row(&opened.path_str)?;
+                }
+                Elsewhere::Nowhere => {}
+            }
+        }
+        match self.plan(&opened, row)? {
+            Plan::Skip => Ok(Summary::default()),
+            plan => self.read_and_commit(&opened, plan, progress, ahead),
+        }
+    }
+
+    /// Decides what a pass over `opened` reads. Records a settled mtime, and remembers a long
+    /// incomplete last line, on the way.
+    fn plan(&mut self, opened: &Opened, row: Option<FileRow>) -> Result<Plan> {
+        let Opened { path, file, dev, inode, size, mtime_ns, .. } = opened;
+        let (dev, inode, size, mtime_ns) = (*dev, *inode, *size, *mtime_ns);
+        let Some(row) = row else { return Ok(Plan::New) };
+        if row.mtime_ns != 0 && (row.dev, row.inode, row.size, row.mtime_ns) == (dev, inode, size, mtime_ns) {
+            // Not touched since it was last read: nothing to hash, nothing to read.
+            return Ok(Plan::Skip);
+        }
+        let reset = if (row.dev, row.inode) != (dev, inode) {
+            Some(Reset::Replaced)
+        } else if size < row.checkpoint {
+            Some(Reset::Truncated)
+        } else if hash_range(file, path, 0, row.fingerprint_len)? != row.fingerprint {
+            Some(Reset::StartChanged)
+        } else if tail_hash(file, path, row.checkpoint)? != row.tail_hash {
+            Some(Reset::TailChanged)
+        } else {
+            None
+        };
+        if let Some(reset) = reset {
+            tracing::info!(path = %path.display(), "re-indexing from the start: {reset}");
+            return Ok(Plan::Reindex(row));
+        }
+        if size == row.checkpoint {
+            // Unchanged, as its bytes show. Once its mtime has settled, record it, so that later
+            // rescans can trust the mtime instead of reading the file.
+            let settled = settled_mtime(mtime_ns);
+            if row.mtime_ns != settled && settled != 0 {
+                self.conn.execute(
+                    "UPDATE files SET mtime_ns = ?2, size = ?3 WHERE id = ?1",
+                    params![row.id, settled, size as i64],
+                )?;
+            }
+            return Ok(Plan::Skip);
+        }
+        if let Some(known) = self.partial.get(path).copied()
+            && (known.dev, known.inode, known.checkpoint) == (dev, inode, row.checkpoint)
+            && known.no_newline_until <= size
+            && partial_window(file, path, known.checkpoint, known.no_newline_until)? == known.window
+            && !fingerprint::has_newline(file, path, known.no_newline_until, size)?
+        {
+            // Only the incomplete last line grew, and still has no newline.
+            let window = partial_window(file, path, known.checkpoint, size)?;
+            self.partial.insert(path.clone(), Partial { no_newline_until: size, window, ..known });
+            return Ok(Plan::Skip);
+        }
+        Ok(Plan::Append(row))
+    }
+
+    /// Reads what `plan` says and commits rows and checkpoint in one transaction: a re-index
+    /// replaces the old rows atomically, and rows are written in batches as lines are read, so
+    /// memory stays bounded however long the file.
+    fn read_and_commit(
+        &mut self,
+        opened: &Opened,
+        plan: Plan,
+        progress: &mut dyn Progress,
+        ahead: Option<Receiver<ahead::Msg>>,
+    ) -> Result<Summary> {
+        let path = &opened.path;
+        let (start, lines_before) = match &plan {
+            Plan::Append(row) => (row.checkpoint, row.lines),
+            _ => (0, 0),
+        };
+        if matches!(plan, Plan::Reindex(..)) && self.fts.take().is_some() {
+            // Rows are about to be deleted, which the scratch full-text build does not follow.
+            tracing::info!("a file is re-indexed during the bulk load: the full-text index is built at the end");
+        }
+        // What was read ahead is of use if it is this file, read from its start.
+        let ahead = ahead.filter(|_| matches!(plan, Plan::New)).filter(|receive| {
+            matches!(receive.recv(), Ok(ahead::Msg::Opened { dev, inode }) if (dev, inode) == (opened.dev, opened.inode))
+        });
+        let file_session = session_from_path(path);
+        let Indexer { conn, reader, fts, .. } = self;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let file_id = match &plan {
+            Plan::New => insert_file_row(&tx, opened, &file_session)?,
+            Plan::Reindex(row) => {
+                rows::delete_file_rows(&tx, row.id)?;
+                row.id
+            }
+            Plan::Append(row) => row.id,
+            Plan::Skip => unreachable!("a skipped file is not read"),
+        };
+        let mut summary = Summary::default();
+        let mut touched: HashMap<String, LineRange> = HashMap::new();
+        let mut write = |batch: Batch| -> Result<()> {
+            progress.advance(batch.advance);
+            summary.bytes += batch.advance;
+            for d in &batch.lines {
+                let range = touched
+                    .entry(d.session(&file_session).to_owned())
+                    .or_insert(LineRange { from: d.line, to: d.line });
+                (range.from, range.to) = (range.from.min(d.line), range.to.max(d.line));
+            }
+            let written = rows::write_entries(&tx, file_id, &file_session, &batch.lines, fts.is_some())?;
+            summary.lines += written.lines;
+            summary.media += written.media;
+            summary.invalid += written.invalid;
+            if let Some(fts) = fts {
+                // The lines go to the full-text thread, which also frees them, off this one. A
+                // stopped build is noticed, and replaced by a rebuild, at the end of the load.
+                fts.add(written.ids, batch.lines);
+            }
+            Ok(())
+        };
+        let source = Source { reader, opened, start, lines_before, ahead };
+        let (end, read_hashes) = source.read(&mut write)?;
+        if end.checkpoint == start && matches!(plan, Plan::Append(_)) {
+            // Nothing complete was added: leave the file as it is.
+            return Ok(Summary { bytes: summary.bytes, ..Summary::default() });
+        }
+        let hashes = match read_hashes {
+            Some(hashes) => hashes,
+            None => Hashes::of(&opened.file, path, &end)?,
+        };
+        record_checkpoint(&tx, file_id, opened, &end, &hashes)?;
+        tx.commit()?;
+        self.remember_partial(opened, &end)?;
+        let reset = matches!(plan, Plan::Reindex(..));
+        for (session_id, range) in touched {
+            self.announce(Event::EntriesAppended {
+                session_id,
+                file_id,
+                from_line: range.from,
+                to_line: range.to,
+                replaced: reset,
+            });
+        }
+        summary.files = 1;
+        summary.reindexed = reset as u64;
+        tracing::debug!(path = %path.display(), from = start, to = end.checkpoint, lines = summary.lines, "indexed");
+        Ok(summary)
+    }
+
+    /// Remembers a long incomplete last line, so that the next pass looks only at its new bytes.
+    fn remember_partial(&mut self, opened: &Opened, end: &End) -> Result<()> {
+        if end.size - end.checkpoint >= PARTIAL_MEMO_MIN {
+            let partial = Partial {
+                dev: opened.dev,
+                inode: opened.inode,
+                checkpoint: end.checkpoint,
+                no_newline_until: end.size,
+                window: partial_window(&opened.file, &opened.path, end.checkpoint, end.size)?,
+            };
+            self.partial.insert(opened.path.clone(), partial);
+        } else {
+            self.partial.remove(&opened.path);
+        }
+        Ok(())
+    }
+
+    /// Marks every live file under `root` that is not in `seen` as gone.
+    fn mark_gone_under(&mut self, root: &Path, seen: &HashSet<&Path>) -> Result<u64> {
+        let mut stmt = self.conn.prepare("SELECT path FROM files WHERE state = 'live'")?;
+        let live: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        drop(stmt);
+        let mut gone = 0;
+        for path in live {
+            let path = PathBuf::from(path);
+            if path.starts_with(root) && !seen.contains(path.as_path()) && !path.is_file() {
+                gone += self.mark_gone(&path)? as u64;
+            }
+        }
+        Ok(gone)
+    }
+
+    /// Marks the live file at `path` gone, keeping its rows. Returns whether there was one.
+    pub fn mark_gone(&mut self, path: &Path) -> Result<bool> {
+        let Some(path_str) = path.to_str() else {
+            return Ok(false);
+        };
+        self.partial.remove(path);
+        let gone: Option<(i64, String)> = self
+            .conn
+            .query_row(
+                "UPDATE files SET state = 'gone', gone_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+                 WHERE path = ?1 AND state = 'live' RETURNING id, session_id",
+                [path_str],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let Some((file_id, session_id)) = gone else {
+            return Ok(false);
+        };
+        tracing::info!(path = %path.display(), "transcript is gone; its history is kept");
+        self.announce(Event::SessionGone { session_id, file_id });
+        Ok(true)
+    }
+
+    /// Whether a path new to the index is a file it already knows under another name.
+    ///
+    /// A row whose path no longer holds this inode is taken as renamed only if this file still starts
+    /// with the bytes that row fingerprinted: an inode freed by a deleted transcript and handed to an
+    /// unrelated new file must not take over (and re-index away) the deleted one's history.
+    fn same_file_elsewhere(&self, opened: &Opened) -> Result<Elsewhere> {
+        let Opened { file, path, path_str, dev, inode, .. } = opened;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, path, fingerprint, fingerprint_len FROM files
+             WHERE dev = ?1 AND inode = ?2 AND state = 'live' AND path != ?3",
+        )?;
+        let others: Vec<(i64, String, String, i64)> = stmt
+            .query_map(params![*dev as i64, *inode as i64, path_str], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut renamed = None;
+        for (id, other, fingerprint, fingerprint_len) in others {
+            match std::fs::metadata(&other) {
+                Ok(meta) if (meta.dev(), meta.ino()) == (*dev, *inode) => {
+                    return Ok(Elsewhere::HardLink(other));
+                }
+                _ if renamed.is_none() && hash_range(file, path, 0, fingerprint_len as u64)? == fingerprint => {
+                    renamed = Some(id);
+                }
+                _ => {}
+            }
+        }
+        Ok(renamed.map_or(Elsewhere::Nowhere, Elsewhere::Renamed))
+    }
+}
+
+/// A new path's file, known under another path.
+enum Elsewhere {
+    /// The other path is the same file still (a hard link): index it once.
+    HardLink(String),
+    /// The other path is no longer this file: it was renamed, and its row moves.
+    Renamed(i64),
+    Nowhere,
+}
+
+/// Takes the data directory's lock, waiting a moment: a lock can be held briefly by a process that
+/// is only being forked (a child inherits the descriptor until it execs).
+fn lock_data_dir(data_dir: &Path) -> Result<File> {
+    let lock_path = data_dir.join("scrollback.lock");
+    let lock = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| Error::io(&lock_path, e))?;
+    let deadline = Instant::now() + LOCK_WAIT;
+    loop {
+        match lock.try_lock() {
+            Ok(()) => return Ok(lock),
+            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => return Err(Error::Locked { path: lock_path }),
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&lock_path, e)),
+        }
+    }
+}
+
+/// Where a pass's batches come from: the read-ahead worker that already read the file, a reading
+/// thread beside this one for a long read, or this thread.
+struct Source<'a> {
+    reader: &'a mut LineReader,
+    opened: &'a Opened,
+    start: u64,
+    lines_before: u64,
+    ahead: Option<Receiver<ahead::Msg>>,
+}
+
+impl Source<'_> {
+    /// Hands every batch to `write`; returns where reading stopped and, when the reader took them
+    /// right after reading, the hashes of the bytes read.
+    fn read(self, write: &mut dyn FnMut(Batch) -> Result<()>) -> Result<(End, Option<Hashes>)> {
+        let Source { reader, opened, start, lines_before, ahead } = self;
+        let (file, path) = (&opened.file, opened.path.as_path());
+        if let Some(receive) = ahead {
+            for msg in receive.iter() {
+                match msg {
+                    ahead::Msg::Batch(batch) => write(batch)?,
+                    ahead::Msg::Done(done) => {
+                        let (end, hashes) = done?;
+                        return Ok((end, Some(hashes)));
+                    }
+                    ahead::Msg::Opened { .. } => {}
+                }
+            }
+            return Err(Error::io(path, std::io::Error::other("reading ahead stopped")));
+        }
+        if opened.size.saturating_sub(start) < PIPELINE_BYTES {
+            return Ok((produce(reader, file, path, start, lines_before, write)?, None));
+        }
+        // Two threads: this one writes to SQLite while a scoped one reads and parses ahead.
+        std::thread::scope(|scope| {
+            let (send, receive) = std::sync::mpsc::sync_channel::<Batch>(4);
+            let producer = scope.spawn(move || {
+                produce(reader, file, path, start, lines_before, |batch| {
+                    // A closed channel means the writer failed; its error is the one reported.
+                    send.send(batch).map_err(|_| Error::io(path, std::io::Error::other("writer stopped")))
+                })
+            });
+            let written = receive.iter().try_for_each(&mut *write);
+            drop(receive);
+            let end = producer.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            Ok((written.and(end)?, None))
+        })
+    }
+}
+
+/// A new file's row, before its lines: the checkpoint and hashes are set when they commit.
+fn insert_file_row(tx: &Transaction<'_>, opened: &Opened, file_session: &str) -> Result<i64> {
+    tx.execute(
+        "INSERT INTO files (path, session_id, dev, inode, fingerprint, fingerprint_len, tail_hash,
+                            size, mtime_ns, checkpoint, lines, state, indexed_at)
+         VALUES (?1, ?2, ?3, ?4, '', 0, '', 0, 0, 0, 0, 'live', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+        params![opened.path_str, file_session, opened.dev as i64, opened.inode as i64],
+    )?;
+    Ok(tx.last_insert_rowid())
+}
+
+/// Moves a file's checkpoint to `end`, with the hashes of the bytes read, in the rows' transaction.
+fn record_checkpoint(tx: &Transaction<'_>, file_id: i64, opened: &Opened, end: &End, hashes: &Hashes) -> Result<()> {
+    tx.execute(
+        "UPDATE files SET dev = ?2, inode = ?3, fingerprint = ?4, fingerprint_len = ?5, tail_hash = ?6,
+                          size = ?7, checkpoint = ?8, lines = ?9, mtime_ns = ?10,
+                          indexed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+         WHERE id = ?1",
+        params![
+            file_id,
+            opened.dev as i64,
+            opened.inode as i64,
+            hashes.fingerprint,
+            hashes.fingerprint_len as i64,
+            hashes.tail,
+            end.size as i64,
+            end.checkpoint as i64,
+            end.lines as i64,
+            settled_mtime(opened.mtime_ns),
+        ],
+    )?;
+    Ok(())
+}
+
+/// The session id a file's name gives: `<sessionId>.jsonl`.
+pub fn session_from_path(path: &Path) -> String {
+    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}

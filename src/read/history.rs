@@ -1,0 +1,414 @@
+//! Reading history back: session lists, pages of entries, and full-text search.
+//!
+//! Plain functions of a read-only `&Connection`, returning plain Rust values; how they look on the
+//! wire (camelCase JSON, URLs, escaped snippets) is the HTTP layer's business. A page never reads a
+//! transcript byte: everything it needs (stored lines, media rows) is in SQLite, and
+//! [`HistoryEntry::render`] turns a stored line into what a client shows.
+
+use std::fmt::Write as _;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::error::{Error, Result};
+use crate::ingest::entry::Columns;
+use crate::read::media::MediaRecord;
+use crate::read::render::{self, MediaUrls};
+use crate::read::store::{MEDIA_COLUMNS, media_record};
+
+/// The longest page a caller may ask for.
+pub const MAX_LIMIT: u32 = 500;
+
+/// One session, as listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionSummary {
+    /// The session id.
+    pub id: String,
+    /// Its working directory.
+    pub project: Option<String>,
+    /// Its title.
+    pub title: Option<String>,
+    /// Earliest entry timestamp.
+    pub first_timestamp: Option<String>,
+    /// Latest entry timestamp.
+    pub last_timestamp: Option<String>,
+    /// Valid entries.
+    pub entries: i64,
+    /// Image blocks (failed uploads included).
+    pub images: i64,
+}
+
+/// A page of sessions, newest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionPage {
+    /// The sessions.
+    pub sessions: Vec<SessionSummary>,
+    /// Pass as `cursor` for the next page; `None` at the end.
+    pub next: Option<String>,
+}
+
+/// Which sessions to list.
+#[derive(Debug, Clone, Default)]
+pub struct SessionQuery {
+    /// Only sessions whose project is this.
+    pub project: Option<String>,
+    /// Only sessions with an entry matching this full-text query, or whose title contains it.
+    pub text: Option<String>,
+    /// From this cursor on.
+    pub cursor: Option<String>,
+    /// At most this many.
+    pub limit: u32,
+}
+
+/// Lists sessions, newest (by last entry) first. A cursor this index never gave, or a text query
+/// the full-text engine cannot parse, is [`Error::BadQuery`].
+pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
+    let limit = q.limit.clamp(1, MAX_LIMIT);
+    // The cursor is "<lastTimestamp>|<rowid>" of the last session of the previous page.
+    let cursor = match q.cursor.as_deref() {
+        None => None,
+        Some(c) => match c.rsplit_once('|').and_then(|(ts, id)| Some((ts.to_owned(), id.parse::<i64>().ok()?))) {
+            Some(parsed) => Some(parsed),
+            None => return Err(Error::BadQuery(format!("cursor {c:?} is not one this server gave"))),
+        },
+    };
+    let mut sql = String::from(
+        "SELECT rowid, id, project, title, first_timestamp, last_timestamp, entries, images
+         FROM sessions WHERE 1",
+    );
+    let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
+    if let Some(project) = &q.project {
+        sql.push_str(" AND project = ?");
+        args.push(Box::new(project.clone()));
+    }
+    if let Some(text) = &q.text {
+        sql.push_str(
+            " AND (instr(lower(coalesce(title, '')), lower(?)) > 0 OR id IN (
+                 SELECT e.session_id FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid
+                 WHERE entries_fts MATCH ?))",
+        );
+        args.push(Box::new(text.clone()));
+        args.push(Box::new(text.clone()));
+    }
+    if let Some((ts, rowid)) = &cursor {
+        sql.push_str(" AND (coalesce(last_timestamp, ''), rowid) < (?, ?)");
+        args.push(Box::new(ts.clone()));
+        args.push(Box::new(*rowid));
+    }
+    write!(sql, " ORDER BY coalesce(last_timestamp, '') DESC, rowid DESC LIMIT {}", limit + 1).unwrap();
+    let rows = (|| {
+        let mut stmt = conn.prepare(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(args.iter().map(|a| a.as_ref())), |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                SessionSummary {
+                    id: r.get(1)?,
+                    project: r.get(2)?,
+                    title: r.get(3)?,
+                    first_timestamp: r.get(4)?,
+                    last_timestamp: r.get(5)?,
+                    entries: r.get(6)?,
+                    images: r.get(7)?,
+                },
+            ))
+        })?;
+        rows.collect::<rusqlite::Result<Vec<(i64, SessionSummary)>>>()
+    })();
+    let mut rows = rows.map_err(fts_error)?;
+    let next = if rows.len() > limit as usize {
+        rows.truncate(limit as usize);
+        rows.last().map(|(rowid, s)| format!("{}|{rowid}", s.last_timestamp.as_deref().unwrap_or("")))
+    } else {
+        None
+    };
+    Ok(SessionPage { sessions: rows.into_iter().map(|(_, s)| s).collect(), next })
+}
+
+/// A failed full-text query: [`Error::BadQuery`] with FTS5's reason when the query could not be
+/// parsed (the caller's mistake), the database error otherwise.
+fn fts_error(e: rusqlite::Error) -> Error {
+    match &e {
+        rusqlite::Error::SqliteFailure(_, Some(message))
+            if ["fts5", "syntax error", "no such column", "unterminated string", "unknown special query"]
+                .iter()
+                .any(|m| message.contains(m)) =>
+        {
+            Error::BadQuery(format!("search query: {message}"))
+        }
+        _ => e.into(),
+    }
+}
+
+/// Where a history page starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Position {
+    /// The newest page.
+    Newest,
+    /// The page just older than this cursor.
+    Before(i64),
+    /// Entries newer than this cursor (catching up after an event).
+    After(i64),
+}
+
+/// One entry of a history page.
+#[derive(Debug, Clone)]
+pub struct HistoryEntry {
+    /// This entry's cursor.
+    pub cursor: i64,
+    /// 1-based line number in its transcript.
+    pub line: i64,
+    /// Its columns (`uuid`, `type`, role, timestamp, ...).
+    pub columns: Columns,
+    /// The stored line and its payloads, or why the line could not be indexed.
+    pub body: EntryBody,
+}
+
+/// What an entry holds.
+#[derive(Debug, Clone)]
+pub enum EntryBody {
+    /// The stored line (each payload replaced by the marker) and its media rows, in line order.
+    Stored {
+        /// The stored line.
+        stripped: String,
+        /// Its payloads.
+        media: Vec<MediaRecord>,
+    },
+    /// Why the line could not be indexed.
+    Invalid(String),
+}
+
+impl HistoryEntry {
+    /// The stored line rendered for a client, with payload URLs from `urls` (see
+    /// [`render::render`]); `None` for an invalid line.
+    pub fn render(&self, urls: &impl MediaUrls) -> Option<String> {
+        match &self.body {
+            EntryBody::Stored { stripped, media } => {
+                Some(render::render(stripped, &media.iter().collect::<Vec<_>>(), urls))
+            }
+            EntryBody::Invalid(_) => None,
+        }
+    }
+
+    /// Why the line could not be indexed, if it could not.
+    pub fn invalid(&self) -> Option<&str> {
+        match &self.body {
+            EntryBody::Invalid(reason) => Some(reason),
+            EntryBody::Stored { .. } => None,
+        }
+    }
+}
+
+/// A page of history.
+#[derive(Debug, Clone)]
+pub struct HistoryPage {
+    /// The session.
+    pub session_id: String,
+    /// Entries in line order.
+    pub entries: Vec<HistoryEntry>,
+    /// Pass as `before` for the next older page; `None` at the start of the session.
+    pub before: Option<i64>,
+    /// Pass as `after` to catch up later.
+    pub after: Option<i64>,
+}
+
+/// A page of a session's history. Side chains (sub-agent transcripts) are left out unless asked for.
+pub fn history(
+    conn: &Connection,
+    session_id: &str,
+    at: Position,
+    limit: u32,
+    sidechains: bool,
+) -> Result<Option<HistoryPage>> {
+    let exists: bool = conn
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1) OR EXISTS (SELECT 1 FROM entries WHERE session_id = ?1)",
+        )?
+        .query_row([session_id], |r| r.get(0))?;
+    if !exists {
+        return Ok(None);
+    }
+    let limit = limit.clamp(1, MAX_LIMIT) as i64;
+    let side = if sidechains { "" } else { " AND is_sidechain = 0" };
+    let columns = "id, line, uuid, parent_uuid, type, role, timestamp, is_sidechain, stripped, invalid";
+    let sql = match at {
+        Position::Newest => format!(
+            "SELECT {columns} FROM entries WHERE session_id = ?1{side} AND ?2 IS NULL ORDER BY id DESC LIMIT ?3"
+        ),
+        Position::Before(_) => {
+            format!("SELECT {columns} FROM entries WHERE session_id = ?1{side} AND id < ?2 ORDER BY id DESC LIMIT ?3")
+        }
+        Position::After(_) => {
+            format!("SELECT {columns} FROM entries WHERE session_id = ?1{side} AND id > ?2 ORDER BY id ASC LIMIT ?3")
+        }
+    };
+    let cursor = match at {
+        Position::Newest => None,
+        Position::Before(c) | Position::After(c) => Some(c),
+    };
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut entries: Vec<HistoryEntry> = stmt
+        .query_map(params![session_id, cursor, limit], |r| {
+            let body = match (r.get::<_, Option<String>>(8)?, r.get::<_, Option<String>>(9)?) {
+                (Some(stripped), None) => EntryBody::Stored { stripped, media: Vec::new() },
+                (_, invalid) => EntryBody::Invalid(invalid.unwrap_or_default()),
+            };
+            Ok(HistoryEntry {
+                cursor: r.get(0)?,
+                line: r.get(1)?,
+                columns: Columns {
+                    uuid: r.get(2)?,
+                    parent_uuid: r.get(3)?,
+                    kind: r.get(4)?,
+                    role: r.get(5)?,
+                    timestamp: r.get(6)?,
+                    is_sidechain: r.get(7)?,
+                },
+                body,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    if !matches!(at, Position::After(_)) {
+        entries.reverse();
+    }
+    attach_media(conn, session_id, &mut entries)?;
+    let oldest = entries.first().map(|e| e.cursor);
+    let newest = entries.last().map(|e| e.cursor);
+    let older_exists = match oldest {
+        Some(oldest) => conn
+            .prepare_cached(&format!("SELECT 1 FROM entries WHERE session_id = ?1{side} AND id < ?2 LIMIT 1"))?
+            .query_row(params![session_id, oldest], |_| Ok(()))
+            .optional()?
+            .is_some(),
+        None => false,
+    };
+    let before = if older_exists { oldest } else { None };
+    let after = newest.or(cursor);
+    Ok(Some(HistoryPage { session_id: session_id.to_owned(), entries, before, after }))
+}
+
+/// Gives each stored entry of a page (in cursor order) its media rows, read in one query.
+fn attach_media(conn: &Connection, session_id: &str, entries: &mut [HistoryEntry]) -> Result<()> {
+    let (Some(first), Some(last)) = (entries.first(), entries.last()) else { return Ok(()) };
+    let (from, to) = (first.cursor.min(last.cursor), first.cursor.max(last.cursor));
+    let mut media = media_of_entries(conn, session_id, from, to)?.into_iter().peekable();
+    for entry in entries {
+        if let EntryBody::Stored { media: own, .. } = &mut entry.body {
+            while let Some(m) = media.next_if(|m| m.entry_id <= entry.cursor) {
+                if m.entry_id == entry.cursor {
+                    own.push(m);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The media rows of a session's entries with cursors in `from..=to`, in cursor and line order.
+fn media_of_entries(conn: &Connection, session_id: &str, from: i64, to: i64) -> Result<Vec<MediaRecord>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {MEDIA_COLUMNS}
+         FROM media m JOIN entries e ON e.id = m.entry_id JOIN files f ON f.id = e.file_id
+         WHERE m.entry_id BETWEEN ?1 AND ?2 AND e.session_id = ?3 ORDER BY m.entry_id, m.offset"
+    ))?;
+    let rows = stmt.query_map(params![from, to, session_id], media_record)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// One full-text hit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchHit {
+    /// The session.
+    pub session_id: String,
+    /// The entry's uuid.
+    pub entry_uuid: Option<String>,
+    /// The entry's cursor (for `before`/`after`).
+    pub cursor: i64,
+    /// Its line number.
+    pub line: i64,
+    /// `type`.
+    pub kind: Option<String>,
+    /// `timestamp`.
+    pub timestamp: Option<String>,
+    /// The matching text around the hit.
+    pub snippet: Snippet,
+}
+
+/// Text around a full-text hit, with the matched words marked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snippet(String);
+
+/// FTS5 is asked to mark matches with these two private-use characters.
+const MATCH_OPEN: char = '\u{E000}';
+const MATCH_CLOSE: char = '\u{E001}';
+
+impl Snippet {
+    /// A snippet as FTS5's `snippet()` gives it, matches between `\u{E000}` and `\u{E001}`.
+    pub fn from_fts(text: impl Into<String>) -> Snippet {
+        Snippet(text.into())
+    }
+
+    /// The snippet as pieces of text, each with whether it is a match, in order.
+    pub fn segments(&self) -> impl Iterator<Item = (&str, bool)> {
+        let mut matched = false;
+        self.0.split_inclusive([MATCH_OPEN, MATCH_CLOSE]).filter_map(move |piece| {
+            let (text, next) = match piece.strip_suffix(MATCH_OPEN) {
+                Some(text) => (text, true),
+                None => match piece.strip_suffix(MATCH_CLOSE) {
+                    Some(text) => (text, false),
+                    None => (piece, matched),
+                },
+            };
+            let segment = (text, matched);
+            matched = next;
+            (!text.is_empty()).then_some(segment)
+        })
+    }
+
+    /// The snippet's text with each match between `open` and `close`.
+    pub fn marked(&self, open: &str, close: &str) -> String {
+        let mut out = String::with_capacity(self.0.len());
+        for (text, matched) in self.segments() {
+            if matched {
+                write!(out, "{open}{text}{close}").unwrap();
+            } else {
+                out.push_str(text);
+            }
+        }
+        out
+    }
+}
+
+/// Full-text search, best matches first. A query FTS5 cannot parse is [`Error::BadQuery`].
+pub fn search(conn: &Connection, query: &str, session: Option<&str>, limit: u32) -> Result<Vec<SearchHit>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT e.session_id, e.uuid, e.id, e.line, e.type, e.timestamp,
+                snippet(entries_fts, 0, char(57344), char(57345), '…', 16)
+         FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid
+         WHERE entries_fts MATCH ?1 AND (?2 IS NULL OR e.session_id = ?2)
+         ORDER BY rank LIMIT ?3",
+    )?;
+    let hits = stmt.query_map(params![query, session, limit.clamp(1, MAX_LIMIT)], |r| {
+        Ok(SearchHit {
+            session_id: r.get(0)?,
+            entry_uuid: r.get(1)?,
+            cursor: r.get(2)?,
+            line: r.get(3)?,
+            kind: r.get(4)?,
+            timestamp: r.get(5)?,
+            snippet: Snippet(r.get(6)?),
+        })
+    })?;
+    hits.collect::<rusqlite::Result<_>>().map_err(fts_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snippets_split_into_marked_segments() {
+        let s = Snippet(format!("<b>{MATCH_OPEN}x{MATCH_CLOSE}</b> and {MATCH_OPEN}y{MATCH_CLOSE}"));
+        let segments: Vec<(&str, bool)> = s.segments().collect();
+        assert_eq!(segments, [("<b>", false), ("x", true), ("</b> and ", false), ("y", true)]);
+        assert_eq!(s.marked("[", "]"), "<b>[x]</b> and [y]");
+    }
+}
