@@ -1,5 +1,6 @@
-//! The index file: its schema, its `PRAGMA user_version` migrations, and the one place that says how
-//! a connection to it is opened ([`ConnectionKind`]: flags and pragmas, writer and reader).
+//! The SQLite files: the index and the acceptance record, their schemas, their `PRAGMA user_version`
+//! migrations, and the one place that says how a connection is opened ([`ConnectionKind`]: flags
+//! and pragmas of the index's writer and readers, and of the acceptance record).
 //!
 //! Never deletes an index: a corrupt file or one from a newer scrollback is renamed, with a warning,
 //! and a fresh index is built beside it.
@@ -35,6 +36,16 @@ const MIGRATIONS: &[&str] = &[
 /// The index's file name inside the data directory.
 pub const INDEX_FILE: &str = "index.sqlite3";
 
+/// The acceptance record's schema: primary data, in a file of its own ([`ACCEPT_FILE`]).
+pub const ACCEPT_SCHEMA: &str = include_str!("../accept.sql");
+/// The version `ACCEPT_SCHEMA` creates, kept in that file's `PRAGMA user_version`.
+pub const ACCEPT_VERSION: i64 = 1;
+/// One step each, as [`MIGRATIONS`] for the index. Keep each old schema in
+/// `tests/fixtures/accept-v<N>.sql`.
+const ACCEPT_MIGRATIONS: &[&str] = &[];
+/// The acceptance record's file name inside the data directory.
+pub const ACCEPT_FILE: &str = "accepted.sqlite3";
+
 /// How a connection to the index is opened. Every connection scrollback makes goes through here, so
 /// flags and pragmas have one home.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,13 +54,16 @@ pub enum ConnectionKind {
     Writer,
     /// A reader (queries, media lookups, the server's pool): read-only, refuses to write.
     Reader,
+    /// The acceptance record (`accepted.sqlite3`): primary data, so every commit is synced to disk,
+    /// and a file it cannot use is an error, never moved aside and replaced.
+    Acceptances,
 }
 
 impl ConnectionKind {
     /// The flags SQLite opens the file with.
     pub fn flags(self) -> OpenFlags {
         match self {
-            ConnectionKind::Writer => {
+            ConnectionKind::Writer | ConnectionKind::Acceptances => {
                 OpenFlags::SQLITE_OPEN_READ_WRITE
                     | OpenFlags::SQLITE_OPEN_CREATE
                     | OpenFlags::SQLITE_OPEN_NO_MUTEX
@@ -92,6 +106,16 @@ impl ConnectionKind {
                 PRAGMA query_only = ON;
                 ",
             ),
+            ConnectionKind::Acceptances => conn.execute_batch(
+                "
+                PRAGMA busy_timeout = 5000;
+                -- Readers (sqlite3 users) do not block sends.
+                PRAGMA journal_mode = WAL;
+                -- A send is answered only after its row is on disk: a commit survives a power cut.
+                PRAGMA synchronous = FULL;
+                PRAGMA foreign_keys = ON;
+                ",
+            ),
         }
     }
 
@@ -101,6 +125,7 @@ impl ConnectionKind {
         match self {
             ConnectionKind::Writer => open_writer(path),
             ConnectionKind::Reader => open_reader(path),
+            ConnectionKind::Acceptances => open_acceptances(path),
         }
     }
 }
@@ -141,6 +166,29 @@ fn open_reader(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
+fn open_acceptances(path: &Path) -> Result<Connection> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    let conn = Connection::open_with_flags(path, ConnectionKind::Acceptances.flags())?;
+    ConnectionKind::Acceptances.configure(&conn)?;
+    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if found > ACCEPT_VERSION {
+        return Err(Error::Schema { path: path.to_owned(), found, supported: ACCEPT_VERSION });
+    }
+    let schema =
+        Schema { what: "acceptance", sql: ACCEPT_SCHEMA, version: ACCEPT_VERSION, migrations: ACCEPT_MIGRATIONS };
+    schema.migrate(&conn, found).map_err(|e| match e {
+        // Primary data is never moved aside: the person must look at it.
+        Unusable::Corrupt(why) => Error::Sqlite(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+            Some(format!("{}: {why}; it holds sent messages, so scrollback leaves it as it is", path.display())),
+        )),
+        other => other.into_error(),
+    })?;
+    Ok(conn)
+}
+
 enum Unusable {
     Corrupt(String),
     Newer(i64),
@@ -176,27 +224,39 @@ fn try_open_writer(path: &Path) -> Result<Connection, Unusable> {
     if found > VERSION {
         return Err(Unusable::Newer(found));
     }
-    migrate(&conn, found)?;
+    let schema = Schema { what: "index", sql: SCHEMA, version: VERSION, migrations: MIGRATIONS };
+    schema.migrate(&conn, found)?;
     Ok(conn)
 }
 
-/// Brings a database at version `found` to [`VERSION`], one step per transaction.
-fn migrate(conn: &Connection, found: i64) -> Result<(), Unusable> {
-    if found == 0 {
-        let empty: bool = conn.query_row("SELECT count(*) = 0 FROM sqlite_master", [], |r| r.get(0))?;
-        if !empty {
-            return Err(Unusable::Corrupt("tables present but no schema version".into()));
+/// A database file's schema, its version and the steps that lead to it.
+struct Schema {
+    what: &'static str,
+    sql: &'static str,
+    version: i64,
+    migrations: &'static [&'static str],
+}
+
+impl Schema {
+    /// Brings a database at version `found` to this version, one step per transaction.
+    fn migrate(&self, conn: &Connection, found: i64) -> Result<(), Unusable> {
+        let Schema { what, sql, version, migrations } = self;
+        if found == 0 {
+            let empty: bool = conn.query_row("SELECT count(*) = 0 FROM sqlite_master", [], |r| r.get(0))?;
+            if !empty {
+                return Err(Unusable::Corrupt("tables present but no schema version".into()));
+            }
+            conn.execute_batch(&format!("BEGIN IMMEDIATE; {sql}\nPRAGMA user_version = {version}; COMMIT;"))?;
+            tracing::info!(version, "created {what} schema");
+            return Ok(());
         }
-        conn.execute_batch(&format!("BEGIN IMMEDIATE; {SCHEMA}\nPRAGMA user_version = {VERSION}; COMMIT;"))?;
-        tracing::info!(version = VERSION, "created index schema");
-        return Ok(());
+        for from in found..*version {
+            let step = migrations[(from - 1) as usize];
+            conn.execute_batch(&format!("BEGIN IMMEDIATE; {step}\nPRAGMA user_version = {}; COMMIT;", from + 1))?;
+            tracing::info!(from, to = from + 1, "migrated {what} schema");
+        }
+        Ok(())
     }
-    for version in found..VERSION {
-        let step = MIGRATIONS[(version - 1) as usize];
-        conn.execute_batch(&format!("BEGIN IMMEDIATE; {step}\nPRAGMA user_version = {}; COMMIT;", version + 1))?;
-        tracing::info!(from = version, to = version + 1, "migrated index schema");
-    }
-    Ok(())
 }
 
 /// Renames `path` (and its WAL files) to `<path>.<why>-<unix seconds>`; returns the new name.

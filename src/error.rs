@@ -50,6 +50,16 @@ pub enum Error {
     /// this index never gave. The message says which part and why.
     #[error("{0}")]
     BadQuery(String),
+    /// A send request that breaks a rule (ids, text, images): the message says which and why.
+    #[error("{0}")]
+    BadSend(String),
+    /// Text or an image over its documented limit.
+    #[error("{0}")]
+    TooLarge(String),
+    /// The request disagrees with what is recorded: a `clientMessageId` reused for another message,
+    /// a chat already bound to another session.
+    #[error("{0}")]
+    Conflict(String),
     /// Nothing in the index answers to this ref or hash.
     #[error("no media for {0}")]
     NotFound(String),

@@ -1,8 +1,10 @@
-//! The event bus: what the writer announces right after each commit, for the HTTP layer's
-//! `/api/events` and for library users following a session live.
+//! The event bus: what the writer announces right after each commit, and what the server announces
+//! about sent messages, for the HTTP layer's `/api/events` and for library users following live.
 //!
 //! A `tokio::sync::broadcast` channel: sending never blocks the writer, and a receiver that falls
 //! more than [`CAPACITY`] events behind is told it lagged (it should then re-read from its cursor).
+
+use crate::accept::Accepted;
 
 /// Events a slow receiver may fall behind before it is told it lagged.
 pub const CAPACITY: usize = 4096;
@@ -24,6 +26,31 @@ pub enum Event {
         to_line: u64,
         /// The file was re-indexed from the start.
         replaced: bool,
+    },
+    /// A message was accepted (recorded durably).
+    ChatUserMessage(Box<Accepted>),
+    /// A chat was bound to the session its engine assigned.
+    SessionBound {
+        /// The chat.
+        chat_id: String,
+        /// The session.
+        session_id: String,
+    },
+    /// The engine failed for an accepted message (which stays accepted).
+    EngineFailed {
+        /// The chat.
+        chat_id: String,
+        /// The message.
+        client_message_id: String,
+        /// Why.
+        error: String,
+    },
+    /// A client retired these messages of a chat: the transcript backs them.
+    ChatRetired {
+        /// The chat.
+        chat_id: String,
+        /// The messages.
+        client_message_ids: Vec<String>,
     },
     /// A transcript of this session disappeared; its history stays in the index.
     SessionGone {

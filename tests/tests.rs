@@ -10,6 +10,7 @@ mod http;
 mod memory;
 mod model;
 mod prop;
+mod reconcile;
 mod reindex;
 mod tail;
 mod tools;

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
+use scrollback::accept::engine::Engine;
 use scrollback::read::{history, media, store};
 use scrollback::{Indexer, MediaName, Progress, Tail, TailConfig};
 
@@ -43,6 +44,26 @@ enum Command {
         /// Milliseconds between polls, with --poll.
         #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..))]
         poll_ms: u64,
+        /// Run this for each accepted message, the message as JSON on its standard input (a program
+        /// and its arguments, split on spaces; no shell). With --demo: the built-in demo engine.
+        #[arg(long, env = "SCROLLBACK_ENGINE")]
+        engine: Option<String>,
+        /// Seconds an engine run may take before it is killed and recorded as failed.
+        #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+        engine_timeout_secs: u64,
+    },
+    /// A stand-in for the agent: reads an accepted message on standard input and appends it, and a
+    /// reply, to its session's transcript (what `serve --demo` runs for each message).
+    DemoEngine {
+        /// The transcript tree to write into.
+        #[arg(long)]
+        transcripts: PathBuf,
+        /// The project folder under it.
+        #[arg(long, default_value = scrollback::demo::engine::DEMO_PROJECT)]
+        project: String,
+        /// Milliseconds between the user line and the reply.
+        #[arg(long, default_value_t = 300)]
+        reply_delay_ms: u64,
     },
     /// Index the transcript tree once (only new bytes on a second run) and print a summary.
     Index {
@@ -149,8 +170,25 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve { dirs, listen, token, demo, rescan_secs, poll, poll_ms } => {
-            serve(&dirs, listen, token, demo, rescan_secs, poll.then_some(poll_ms))
+        Command::Serve { dirs, listen, token, demo, rescan_secs, poll, poll_ms, engine, engine_timeout_secs } => {
+            let options = ServeOptions {
+                listen,
+                token,
+                demo,
+                rescan_secs,
+                poll_ms: poll.then_some(poll_ms),
+                engine,
+                engine_timeout: Duration::from_secs(engine_timeout_secs),
+            };
+            serve(&dirs, options)
+        }
+        Command::DemoEngine { transcripts, project, reply_delay_ms } => {
+            let engine = scrollback::demo::engine::DemoEngine {
+                transcripts,
+                project,
+                reply_delay: Duration::from_millis(reply_delay_ms),
+            };
+            Ok(engine.run(std::io::stdin().lock(), std::io::stdout().lock())?)
         }
         Command::Search { query, data, session, limit } => search(&query, &data.resolve()?, session.as_deref(), limit),
         Command::Index { dirs } => index(&dirs),
@@ -192,14 +230,38 @@ impl std::fmt::Display for Usage {
 
 impl std::error::Error for Usage {}
 
-fn serve(
-    dirs: &Dirs,
+/// `serve`'s flags beyond the directories.
+struct ServeOptions {
     listen: SocketAddr,
     token: Option<String>,
     demo: bool,
     rescan_secs: u64,
     poll_ms: Option<u64>,
-) -> anyhow::Result<()> {
+    engine: Option<String>,
+    engine_timeout: Duration,
+}
+
+/// The engine `serve` runs: `--engine`, else with `--demo` this binary's `demo-engine`.
+fn engine(options: &ServeOptions, root: &Path) -> anyhow::Result<Option<Engine>> {
+    if let Some(command) = &options.engine {
+        let engine = Engine::parse(command, options.engine_timeout).ok_or_else(|| Usage("--engine is empty".into()))?;
+        return Ok(Some(engine));
+    }
+    if !options.demo {
+        return Ok(None);
+    }
+    let program = std::env::current_exe().context("finding this program, to run its demo engine")?;
+    let root = root.to_str().context("the demo tree's path is not UTF-8")?;
+    Ok(Some(Engine {
+        program,
+        args: vec!["demo-engine".into(), "--transcripts".into(), root.into()],
+        timeout: options.engine_timeout,
+    }))
+}
+
+fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
+    let ServeOptions { listen, demo, rescan_secs, poll_ms, .. } = options;
+    let token = options.token.clone();
     scrollback::http::check_listen(&listen, token.as_deref()).map_err(Usage)?;
     let data_dir = dirs.data.resolve()?;
     let root = if demo { scrollback::demo::write(&data_dir)? } else { dirs.transcripts()? };
@@ -214,8 +276,10 @@ fn serve(
         rescan_every: Duration::from_secs(rescan_secs),
         poll: poll_ms.map(Duration::from_millis),
     };
+    let engine = engine(&options, &root)?;
     let tail = Tail::start(indexer, config)?;
-    let api = scrollback::http::Api::new(&data_dir, bus, token, Some(tail.reindexer()))?;
+    let api_config = scrollback::http::Config { token, reindexer: Some(tail.reindexer()), engine };
+    let api = scrollback::http::Api::new(&data_dir, bus, api_config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("listening on {listen}"))?;

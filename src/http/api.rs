@@ -123,7 +123,7 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
         .and(warp::get())
         .map(|| warp::reply::json(&super::openapi::document()).into_response());
 
-    let api_routes = warp::path("api").and(query_cap).and(authorized(api)).and(
+    let api_routes = warp::path("api").and(query_cap).and(authorized(api.clone())).and(
         sessions
             .or(history)
             .unify()
@@ -136,6 +136,8 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
             .or(events)
             .unify()
             .or(openapi)
+            .unify()
+            .or(super::chat::routes(api.clone()))
             .unify(),
     );
     api_routes.recover(handle_rejection).unify().with(warp::log::custom(|info| {
@@ -236,17 +238,32 @@ async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Reje
     Ok(json(&wire::Hits::new(&hits)))
 }
 
-/// Looks a payload up, checks its bytes, and serves it.
+/// Looks a payload up, checks its bytes, and serves it: a transcript payload from the index, else
+/// (by hash) an image a person sent, from the acceptance record.
 async fn serve_media(
     api: Api,
     name: MediaName,
     if_none_match: Option<String>,
 ) -> Result<warp::reply::Response, Rejection> {
-    let record = api.db(move |conn| store::media_by_name(conn, &name)).await.map_err(reject)?;
+    let lookup = name.clone();
+    let record = match api.db(move |conn| store::media_by_name(conn, &lookup)).await {
+        Ok(record) => record,
+        Err(e) if e.status == StatusCode::NOT_FOUND => match name {
+            MediaName::Hash(hash) => return serve_sent_image(api, hash, if_none_match, e).await,
+            MediaName::Ref(_) => return Err(reject(e)),
+        },
+        Err(e) => return Err(reject(e)),
+    };
     let etag = format!("\"{}\"", record.blake3);
+    let headers = MediaHeaders {
+        media_type: record.media_type.as_deref(),
+        blake3: &record.blake3,
+        extension: record.extension(),
+        etag: &etag,
+    };
     if if_none_match.as_deref().is_some_and(|h| etag_matches(h, &etag)) {
         let mut res = warp::reply::with_status(warp::reply::reply(), StatusCode::NOT_MODIFIED).into_response();
-        media_headers(&mut res, &record, &etag, None);
+        headers.set(&mut res, None);
         return Ok(res);
     }
     if !record.file_live {
@@ -292,7 +309,68 @@ async fn serve_media(
             warp::reply::stream(payload_stream(reader)).into_response()
         }
     };
-    media_headers(&mut res, &record, &etag, Some(record.decoded_length));
+    headers.set(&mut res, Some(record.decoded_length));
+    Ok(res)
+}
+
+/// Serves an image a person sent, by its hash: read whole (it is at most
+/// [`crate::accept::send::MAX_IMAGE_BYTES`]), checked against the hash, never served otherwise.
+async fn serve_sent_image(
+    api: Api,
+    hash: ContentHash,
+    if_none_match: Option<String>,
+    not_found: ApiError,
+) -> Result<warp::reply::Response, Rejection> {
+    let lookup = hash.clone();
+    let Some(image) = api.accept(move |store| store.image(&lookup)).await.map_err(reject)? else {
+        return Err(reject(not_found));
+    };
+    let etag = format!("\"{hash}\"");
+    let headers = MediaHeaders {
+        media_type: Some(&image.media_type),
+        blake3: hash.as_str(),
+        extension: media::extension(Some(&image.media_type)),
+        etag: &etag,
+    };
+    if if_none_match.as_deref().is_some_and(|h| etag_matches(h, &etag)) {
+        let mut res = warp::reply::with_status(warp::reply::reply(), StatusCode::NOT_MODIFIED).into_response();
+        headers.set(&mut res, None);
+        return Ok(res);
+    }
+    let cached = api.inner.cache.lock().ok().and_then(|c| c.get(hash.as_str()));
+    let bytes = match cached {
+        Some(bytes) => bytes,
+        None => {
+            let path = image.path.clone();
+            let read = tokio::task::spawn_blocking(move || std::fs::read(&path))
+                .await
+                .map_err(|e| reject(ApiError::internal(e.to_string())))?
+                .map_err(|e| {
+                    tracing::error!(path = %image.path.display(), "a sent image cannot be read: {e}");
+                    reject(ApiError::new(
+                        StatusCode::CONFLICT,
+                        "unreadable",
+                        format!("sent image {hash} cannot be read"),
+                    ))
+                })?;
+            if ContentHash::of(&read) != hash {
+                tracing::error!(path = %image.path.display(), "a sent image's bytes no longer match its hash");
+                return Err(reject(ApiError::new(
+                    StatusCode::CONFLICT,
+                    "changed",
+                    format!("sent image {hash}: its stored bytes no longer match their hash"),
+                )));
+            }
+            let bytes = Bytes::from(read);
+            if let Ok(mut cache) = api.inner.cache.lock() {
+                cache.put(hash.to_string(), bytes.clone());
+            }
+            bytes
+        }
+    };
+    let length = bytes.len() as u64;
+    let mut res = warp::reply::Response::new(bytes.into());
+    headers.set(&mut res, Some(length));
     Ok(res)
 }
 
@@ -351,28 +429,38 @@ fn etag_matches(header: &str, etag: &str) -> bool {
     header.split(',').map(str::trim).any(|t| t == "*" || t == etag || t.strip_prefix("W/") == Some(etag))
 }
 
-fn media_headers(res: &mut warp::reply::Response, record: &MediaRecord, etag: &str, length: Option<u64>) {
-    let headers = res.headers_mut();
-    let media_type = record.media_type.as_deref().unwrap_or("application/octet-stream");
-    let inline = INLINE.contains(&media_type);
-    let content_type = if inline || is_media_type(media_type) { media_type } else { "application/octet-stream" };
-    if let Ok(v) = HeaderValue::from_str(content_type) {
-        headers.insert(header::CONTENT_TYPE, v);
-    }
-    if !inline {
-        let name = format!("attachment; filename=\"{}.{}\"", &record.blake3[..16], record.extension());
-        if let Ok(v) = HeaderValue::from_str(&name) {
-            headers.insert(header::CONTENT_DISPOSITION, v);
+/// The headers every media response carries.
+struct MediaHeaders<'a> {
+    media_type: Option<&'a str>,
+    blake3: &'a str,
+    extension: &'a str,
+    etag: &'a str,
+}
+
+impl MediaHeaders<'_> {
+    fn set(&self, res: &mut warp::reply::Response, length: Option<u64>) {
+        let headers = res.headers_mut();
+        let media_type = self.media_type.unwrap_or("application/octet-stream");
+        let inline = INLINE.contains(&media_type);
+        let content_type = if inline || is_media_type(media_type) { media_type } else { "application/octet-stream" };
+        if let Ok(v) = HeaderValue::from_str(content_type) {
+            headers.insert(header::CONTENT_TYPE, v);
         }
+        if !inline {
+            let name = format!("attachment; filename=\"{}.{}\"", &self.blake3[..16], self.extension);
+            if let Ok(v) = HeaderValue::from_str(&name) {
+                headers.insert(header::CONTENT_DISPOSITION, v);
+            }
+        }
+        if let Some(len) = length {
+            headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+        }
+        if let Ok(v) = HeaderValue::from_str(self.etag) {
+            headers.insert(header::ETAG, v);
+        }
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, max-age=31536000, immutable"));
+        headers.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
     }
-    if let Some(len) = length {
-        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
-    }
-    if let Ok(v) = HeaderValue::from_str(etag) {
-        headers.insert(header::ETAG, v);
-    }
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, max-age=31536000, immutable"));
-    headers.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
 }
 
 /// Whether a recorded media type looks like one (`type/subtype`, token characters): only then is it

@@ -11,6 +11,7 @@
 //! 401 without it (`Authorization: Bearer`, or the `scrollback_token` cookie so `<img>` tags work).
 
 mod api;
+mod chat;
 mod openapi;
 mod wire;
 
@@ -25,6 +26,8 @@ use rusqlite::Connection;
 use warp::Filter;
 use warp::http::StatusCode;
 
+use crate::accept::engine::Engine;
+use crate::accept::{AcceptStore, Accepted};
 use crate::db::{self, ConnectionKind};
 use crate::error::{Error, Result};
 use crate::events::Bus;
@@ -63,7 +66,27 @@ struct Inner {
     token: Option<String>,
     reindexer: Option<Reindexer>,
     cache: Mutex<Cache>,
+    accept: Arc<AcceptStore>,
+    engine: Option<Engine>,
+    /// One engine run at a time per chat, in acceptance order.
+    chat_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Send bodies being read and checked at once: each may be [`crate::accept::send::MAX_BODY`].
+    sends: Arc<tokio::sync::Semaphore>,
 }
+
+/// What a server is set up with, beyond its data directory and bus.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// Require this token on every `/api` route.
+    pub token: Option<String>,
+    /// Told about files whose bytes changed under a recorded offset.
+    pub reindexer: Option<Reindexer>,
+    /// Run for each accepted message.
+    pub engine: Option<Engine>,
+}
+
+/// Send requests read and checked at the same time; more wait their turn.
+const CONCURRENT_SENDS: usize = 4;
 
 impl std::fmt::Debug for Api {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -72,9 +95,10 @@ impl std::fmt::Debug for Api {
 }
 
 impl Api {
-    /// State for a server over the index in `data_dir`. `reindexer` is told about files whose bytes
-    /// changed under a recorded offset; `bus` feeds `/api/events`.
-    pub fn new(data_dir: &Path, bus: Bus, token: Option<String>, reindexer: Option<Reindexer>) -> Result<Api> {
+    /// State for a server over the index and the acceptance record in `data_dir`; `bus` feeds
+    /// `/api/events`.
+    pub fn new(data_dir: &Path, bus: Bus, config: Config) -> Result<Api> {
+        let Config { token, reindexer, engine } = config;
         let path = data_dir.join(db::INDEX_FILE);
         // The schema must exist, at this version, before readers open it read-only.
         ConnectionKind::Reader.open(&path)?;
@@ -89,8 +113,92 @@ impl Api {
                 token: token.filter(|t| !t.is_empty()),
                 reindexer,
                 cache: Mutex::new(Cache::default()),
+                accept: Arc::new(AcceptStore::open(data_dir)?),
+                engine,
+                chat_locks: Mutex::new(HashMap::new()),
+                sends: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_SENDS)),
             }),
         })
+    }
+
+    /// Runs `f` on the acceptance record on the blocking pool.
+    async fn accept<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&AcceptStore) -> Result<T> + Send + 'static,
+    ) -> std::result::Result<T, ApiError> {
+        let store = self.inner.accept.clone();
+        tokio::task::spawn_blocking(move || f(&store))
+            .await
+            .map_err(|e| ApiError::internal(format!("worker failed: {e}")))?
+            .map_err(ApiError::from)
+    }
+
+    /// Announces an accepted message.
+    fn announce(&self, event: crate::events::Event) {
+        // No receiver is not an error: nobody is listening.
+        let _ = self.inner.bus.send(event);
+    }
+
+    /// The lock that keeps a chat's engine runs one at a time.
+    fn chat_lock(&self, chat_id: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut locks = self.inner.chat_locks.lock().unwrap_or_else(|e| e.into_inner());
+        // Chats whose runs are all done are forgotten, so the map stays as small as the work in hand.
+        locks.retain(|_, lock| Arc::strong_count(lock) > 1);
+        locks.entry(chat_id.to_owned()).or_default().clone()
+    }
+
+    /// Runs the engine for an accepted message, after the chat's earlier runs; binds the chat to the
+    /// session the engine assigned; records and announces a failure.
+    async fn run_engine(&self, record: Accepted) {
+        let Some(engine) = self.inner.engine.clone() else { return };
+        let lock = self.chat_lock(&record.chat_id);
+        let _turn = lock.lock().await;
+        let id = record.client_message_id.clone();
+        // Read again: an earlier run may have bound the chat since this message was accepted.
+        let record = match self.accept(move |store| store.record(&id)).await {
+            Ok(Some(record)) => record,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::error!("engine: cannot read the accepted message back: {}", e.message);
+                return;
+            }
+        };
+        let store = self.inner.accept.clone();
+        let input = crate::accept::engine::input(&record, |hash| {
+            let hash = hash.parse().ok()?;
+            store.image(&hash).ok().flatten().map(|i| i.path)
+        });
+        match engine.run(&input).await {
+            Ok(ran) => {
+                if let Some(session_id) = ran.session_id.filter(|_| record.session_id.is_none()) {
+                    self.bind(record.chat_id.clone(), session_id).await;
+                }
+            }
+            Err(error) => {
+                tracing::warn!(chat_id = %record.chat_id, client_message_id = %record.client_message_id, "engine failed: {error}");
+                let (id, message) = (record.client_message_id.clone(), error.clone());
+                if let Err(e) = self.accept(move |store| store.set_engine_error(&id, &message)).await {
+                    tracing::error!("engine: cannot record its failure: {}", e.message);
+                }
+                self.announce(crate::events::Event::EngineFailed {
+                    chat_id: record.chat_id,
+                    client_message_id: record.client_message_id,
+                    error,
+                });
+            }
+        }
+    }
+
+    /// Binds a chat to a session an engine printed, announcing it; a refusal is logged.
+    async fn bind(&self, chat_id: String, session_id: String) {
+        let (chat, session) = (chat_id.clone(), session_id.clone());
+        match self.accept(move |store| store.bind(&chat, &session)).await {
+            Ok(crate::accept::store::Bound::Now) => {
+                self.announce(crate::events::Event::SessionBound { chat_id, session_id });
+            }
+            Ok(crate::accept::store::Bound::Already) => {}
+            Err(e) => tracing::warn!(%chat_id, %session_id, "engine's session not bound: {}", e.message),
+        }
     }
 
     /// Runs `f` on a pooled read-only connection on the blocking pool.
@@ -156,7 +264,7 @@ impl Cache {
 /// A domain error on its way to becoming a response.
 #[derive(Debug)]
 pub struct ApiError {
-    status: StatusCode,
+    pub(crate) status: StatusCode,
     code: &'static str,
     message: String,
 }
@@ -166,6 +274,10 @@ impl warp::reject::Reject for ApiError {}
 impl ApiError {
     fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
         ApiError { status, code, message: message.into() }
+    }
+
+    fn forbidden(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::FORBIDDEN, "cross-site", message)
     }
 
     fn bad_request(message: impl Into<String>) -> ApiError {
@@ -185,6 +297,9 @@ impl From<Error> for ApiError {
     fn from(e: Error) -> ApiError {
         match e {
             Error::BadRef(_) | Error::BadHash(_) | Error::BadQuery(_) => ApiError::bad_request(e.to_string()),
+            Error::BadSend(_) => ApiError::new(StatusCode::BAD_REQUEST, "bad-send", e.to_string()),
+            Error::TooLarge(_) => ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too-large", e.to_string()),
+            Error::Conflict(_) => ApiError::new(StatusCode::CONFLICT, "conflict", e.to_string()),
             Error::NotFound(_) => ApiError::not_found(e.to_string()),
             Error::FailedUpload { .. } => ApiError::new(StatusCode::NOT_FOUND, "failed-upload", e.to_string()),
             Error::Gone { .. } => ApiError::new(StatusCode::GONE, "gone", e.to_string()),
@@ -241,8 +356,10 @@ pub async fn handle_rejection(
     };
     let mut res = error_reply(status, code, &message);
     if status == StatusCode::METHOD_NOT_ALLOWED {
-        // Every route of this API is GET (RFC 9110: a 405 lists what is allowed).
-        res.headers_mut().insert(warp::http::header::ALLOW, warp::http::HeaderValue::from_static("GET"));
+        // RFC 9110: a 405 lists what is allowed. The routes that take POST say so themselves
+        // (code "post-only"); every other route is GET.
+        let allow = if code == "post-only" { "POST" } else { "GET" };
+        res.headers_mut().insert(warp::http::header::ALLOW, warp::http::HeaderValue::from_static(allow));
     }
     Ok(res)
 }

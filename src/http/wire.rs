@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use crate::accept::Accepted;
 use crate::events::Event;
 use crate::read::history::{self, HistoryEntry, HistoryPage, SearchHit, SessionPage, SessionSummary, Snippet};
 use crate::read::refs::MediaRef;
@@ -131,9 +132,9 @@ impl<'a> From<&'a HistoryEntry> for Entry<'a> {
 #[serde(rename_all = "camelCase")]
 pub struct History<'a> {
     session_id: &'a str,
-    entries: Vec<Entry<'a>>,
-    before: Option<i64>,
-    after: Option<i64>,
+    pub(super) entries: Vec<Entry<'a>>,
+    pub(super) before: Option<i64>,
+    pub(super) after: Option<i64>,
 }
 
 impl<'a> From<&'a HistoryPage> for History<'a> {
@@ -212,9 +213,54 @@ pub fn snippet_html(snippet: &Snippet) -> String {
     out
 }
 
+/// An accepted message: `{clientMessageId, chatId, sessionId, text, images, acceptedAt, state}`,
+/// with `engineError` when the engine failed for it; each image `{blake3, url, mimeType, bytes}`.
+pub fn accepted(a: &Accepted) -> serde_json::Value {
+    let images: Vec<serde_json::Value> = a
+        .images
+        .iter()
+        .map(|i| {
+            serde_json::json!({
+                "blake3": i.blake3,
+                "url": ApiUrls.by_hash(&i.blake3),
+                "mimeType": i.media_type,
+                "bytes": i.bytes,
+            })
+        })
+        .collect();
+    let mut v = serde_json::json!({
+        "clientMessageId": a.client_message_id,
+        "chatId": a.chat_id,
+        "sessionId": a.session_id,
+        "text": a.text,
+        "images": images,
+        "acceptedAt": a.accepted_at,
+        "state": a.state.as_str(),
+    });
+    if let Some(error) = &a.engine_error {
+        v["engineError"] = error.as_str().into();
+    }
+    v
+}
+
 /// An event as the events WebSocket sends it.
 pub fn event(e: &Event) -> serde_json::Value {
     match e {
+        Event::ChatUserMessage(a) => serde_json::json!({ "type": "chat-user-message", "message": accepted(a) }),
+        Event::SessionBound { chat_id, session_id } => {
+            serde_json::json!({ "type": "session-bound", "chatId": chat_id, "sessionId": session_id })
+        }
+        Event::EngineFailed { chat_id, client_message_id, error } => serde_json::json!({
+            "type": "engine-failed",
+            "chatId": chat_id,
+            "clientMessageId": client_message_id,
+            "error": error,
+        }),
+        Event::ChatRetired { chat_id, client_message_ids } => serde_json::json!({
+            "type": "chat-retired",
+            "chatId": chat_id,
+            "clientMessageIds": client_message_ids,
+        }),
         Event::EntriesAppended { session_id, file_id, from_line, to_line, replaced } => serde_json::json!({
             "type": "entries-appended",
             "sessionId": session_id,

@@ -73,16 +73,21 @@ impl MediaRecord {
 
     /// A file name extension for the media type (`png`, `jpg`, `pdf`, ...; `bin` if unknown).
     pub fn extension(&self) -> &'static str {
-        match self.media_type.as_deref() {
-            Some("image/png") => "png",
-            Some("image/jpeg" | "image/jpg") => "jpg",
-            Some("image/gif") => "gif",
-            Some("image/webp") => "webp",
-            Some("image/svg+xml") => "svg",
-            Some("application/pdf") => "pdf",
-            Some("text/plain") => "txt",
-            _ => "bin",
-        }
+        extension(self.media_type.as_deref())
+    }
+}
+
+/// A file name extension for a media type (`png`, `jpg`, `pdf`, ...; `bin` if unknown).
+pub fn extension(media_type: Option<&str>) -> &'static str {
+    match media_type {
+        Some("image/png") => "png",
+        Some("image/jpeg" | "image/jpg") => "jpg",
+        Some("image/gif") => "gif",
+        Some("image/webp") => "webp",
+        Some("image/svg+xml") => "svg",
+        Some("application/pdf") => "pdf",
+        Some("text/plain") => "txt",
+        _ => "bin",
     }
 }
 

@@ -39,7 +39,8 @@ fn json_string(s: &str) -> String {
 /// Renders a stored line whose payloads are `media` (its own media rows, in line order):
 /// - each payload marker becomes the payload's URL (by ref for an image with one, else by hash), so a
 ///   chat UI's `{"type":"image","url":...}` chunk renders as it is;
-/// - each image block under `message.content` gains `ref`, `url`, `mimeType` and `bytes`, or, for a
+/// - each image block under `message.content` gains `ref`, `url`, `mimeType`, `bytes` and `blake3`
+///   (of the decoded bytes, what a client compares a sent photo with), or, for a
 ///   failed upload, `"failed": true` and `"placeholder": "[image not displayed]"` (keys the block
 ///   already has are left alone);
 /// - every other stripped payload's object gains `mediaUrl`, `mediaType` and `mediaBytes`.
@@ -74,6 +75,7 @@ pub fn render(stripped: &str, media: &[&MediaRecord], urls: &impl MediaUrls) -> 
                     fields.push(("mimeType", json_string(t)));
                 }
                 fields.push(("bytes", m.decoded_length.to_string()));
+                fields.push(("blake3", json_string(&m.blake3)));
             }
             None => {
                 fields.push(("failed", "true".into()));
@@ -180,6 +182,7 @@ mod tests {
         assert_eq!(blocks[0]["url"], "/ref/s/u/0");
         assert_eq!(blocks[0]["source"]["data"], "/ref/s/u/0");
         assert_eq!(blocks[0]["bytes"], 6);
+        assert_eq!(blocks[0]["blake3"], "ab".repeat(32));
         assert_eq!(blocks[1]["failed"], true);
         assert_eq!(blocks[1]["placeholder"], NOT_DISPLAYED);
         assert!(blocks[1].get("ref").is_none());

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
+pub mod engine;
+
 /// The session with photos.
 pub const PHOTO_SESSION: &str = "0d000000-demo-4000-8000-000000000001";
 /// The long text session.
@@ -65,7 +67,7 @@ fn line(
 /// Writes the demo tree under `data_dir/demo/projects` (once) and returns its root.
 pub fn write(data_dir: &Path) -> Result<PathBuf> {
     let root = data_dir.join("demo/projects");
-    let project = root.join("-home-demo-project");
+    let project = root.join(engine::DEMO_PROJECT);
     std::fs::create_dir_all(&project).map_err(|e| Error::io(&project, e))?;
 
     let photos_path = project.join(format!("{PHOTO_SESSION}.jsonl"));

@@ -1,0 +1,46 @@
+-- scrollback acceptance record, version 1 (PRAGMA user_version = 1), in `accepted.sqlite3`.
+--
+-- Primary data: what people sent, recorded before anything else happens ("recording it IS
+-- acceptance"). It is not derived from the transcripts and is never rebuilt, moved aside or deleted
+-- by scrollback; the index (index.sqlite3) can be deleted and rebuilt without touching it.
+-- Times are UTC, RFC 3339 with milliseconds: 2026-11-30T20:00:00.000Z.
+
+-- One row per accepted message.
+CREATE TABLE acceptances (
+    id                INTEGER PRIMARY KEY,
+    client_message_id TEXT    NOT NULL UNIQUE,     -- the client's id for the message: a retry repeats it
+    chat_id           TEXT    NOT NULL REFERENCES chats(chat_id),
+    text              TEXT    NOT NULL,
+    accepted_at       TEXT    NOT NULL,
+    -- 'pending' until a client, having reconciled, tells the server the transcript backs it.
+    state             TEXT    NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'retired')),
+    retired_at        TEXT,
+    engine_error      TEXT                          -- why the engine failed for it, if it did
+);
+CREATE INDEX acceptances_chat ON acceptances(chat_id, state, id);
+
+-- The images of a message, in the order they were sent. Their bytes are files under the data
+-- directory's `accepted-images/`, named by blake3, written and synced before the row commits.
+CREATE TABLE acceptance_images (
+    acceptance_id INTEGER NOT NULL REFERENCES acceptances(id),
+    position      INTEGER NOT NULL,
+    blake3        TEXT    NOT NULL,                 -- blake3 (hex) of the decoded bytes
+    media_type    TEXT    NOT NULL,
+    bytes         INTEGER NOT NULL,
+    PRIMARY KEY (acceptance_id, position)
+) WITHOUT ROWID;
+CREATE INDEX acceptance_images_blake3 ON acceptance_images(blake3);
+
+-- A chat, and the transcript session its engine assigned (NULL until one is bound).
+CREATE TABLE chats (
+    chat_id    TEXT PRIMARY KEY,
+    session_id TEXT,
+    created_at TEXT NOT NULL,
+    bound_at   TEXT
+) WITHOUT ROWID;
+
+-- Every send, with its chat's session, for offline questions.
+CREATE VIEW sends AS
+    SELECT a.client_message_id, a.chat_id, c.session_id, a.text, a.accepted_at, a.state, a.retired_at,
+           a.engine_error, (SELECT count(*) FROM acceptance_images i WHERE i.acceptance_id = a.id) AS images
+    FROM acceptances a JOIN chats c USING (chat_id);

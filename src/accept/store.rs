@@ -1,0 +1,379 @@
+//! The acceptance record: each sent message, recorded durably before anything else happens.
+//!
+//! [`AcceptStore`] owns `accepted.sqlite3` (synchronous commits, see `accept.sql`) and the image
+//! files under `accepted-images/`, named by the blake3 of their bytes. A send's images are written
+//! and synced (file and directory) before its row commits, and the row commits before the send is
+//! answered: "recording it IS acceptance". The same `clientMessageId` again returns the recorded
+//! message and stores nothing twice. Nothing here is derived from the transcripts, and nothing here
+//! is deleted or rebuilt by scrollback.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use crate::accept::send::Send;
+use crate::db::{self, ConnectionKind};
+use crate::error::{Error, Result};
+use crate::read::refs::ContentHash;
+
+/// The folder under the data directory that holds sent images.
+pub const IMAGES_DIR: &str = "accepted-images";
+
+/// Whether the transcript backs a message yet, as far as a client has said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Owed: no client has said the transcript holds it.
+    Pending,
+    /// A client reconciled it with a transcript entry; kept as an audit of the send.
+    Retired,
+}
+
+impl State {
+    /// The name stored and sent (`pending`, `retired`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Pending => "pending",
+            State::Retired => "retired",
+        }
+    }
+}
+
+/// One accepted message, as recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Accepted {
+    /// The client's id for it.
+    pub client_message_id: String,
+    /// Its chat.
+    pub chat_id: String,
+    /// The chat's session, once one is bound.
+    pub session_id: Option<String>,
+    /// The text.
+    pub text: String,
+    /// The images, in order.
+    pub images: Vec<AcceptedImage>,
+    /// When it was recorded (UTC, RFC 3339 with milliseconds).
+    pub accepted_at: String,
+    /// Pending or retired.
+    pub state: State,
+    /// Why the engine failed for it, if it did.
+    pub engine_error: Option<String>,
+}
+
+/// One recorded image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcceptedImage {
+    /// blake3 (hex) of its bytes.
+    pub blake3: String,
+    /// Its media type.
+    pub media_type: String,
+    /// Its length.
+    pub bytes: u64,
+}
+
+/// What [`AcceptStore::accept`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Recorded now.
+    New(Accepted),
+    /// Recorded before, under the same `clientMessageId`: nothing was stored.
+    Existing(Accepted),
+}
+
+impl Outcome {
+    /// The record, either way.
+    pub fn record(&self) -> &Accepted {
+        match self {
+            Outcome::New(a) | Outcome::Existing(a) => a,
+        }
+    }
+}
+
+/// What [`AcceptStore::bind`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    /// The chat is bound to the session now.
+    Now,
+    /// It already was, to the same session.
+    Already,
+}
+
+/// A sent image's file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredImage {
+    /// Where its bytes are.
+    pub path: PathBuf,
+    /// Its media type.
+    pub media_type: String,
+    /// Its length.
+    pub bytes: u64,
+}
+
+/// The acceptance record of a data directory. Cheap to share behind an `Arc`; its methods block
+/// (call them off an async runtime's threads).
+#[derive(Debug)]
+pub struct AcceptStore {
+    conn: Mutex<Connection>,
+    images: PathBuf,
+}
+
+const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+
+impl AcceptStore {
+    /// Opens (creating if needed) the acceptance record in `data_dir`.
+    pub fn open(data_dir: &Path) -> Result<AcceptStore> {
+        let conn = ConnectionKind::Acceptances.open(&data_dir.join(db::ACCEPT_FILE))?;
+        Ok(AcceptStore { conn: Mutex::new(conn), images: data_dir.join(IMAGES_DIR) })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock leaves no transaction open (rusqlite rolls back on drop).
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records a checked send: images first (written and synced), then the row, committed durably.
+    /// A `clientMessageId` recorded before returns that record if the send is the same message, and
+    /// is [`Error::Conflict`] if it is another one. A chat bound to another session than the one
+    /// the send names is [`Error::Conflict`] too.
+    pub fn accept(&self, send: &Send) -> Result<Outcome> {
+        let mut conn = self.lock();
+        if let Some(existing) = record(&conn, &send.client_message_id)? {
+            return if same_message(&existing, send) {
+                Ok(Outcome::Existing(existing))
+            } else {
+                Err(Error::Conflict(format!(
+                    "clientMessageId {:?} was already used for another message",
+                    send.client_message_id
+                )))
+            };
+        }
+        for image in &send.images {
+            self.write_image(&image.blake3, &image.bytes)?;
+        }
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute(
+            &format!("INSERT INTO chats (chat_id, created_at) VALUES (?1, {NOW}) ON CONFLICT DO NOTHING"),
+            [&send.chat_id],
+        )?;
+        if let Some(session) = &send.session_id {
+            bind_in(&tx, &send.chat_id, session)?;
+        }
+        tx.execute(
+            &format!(
+                "INSERT INTO acceptances (client_message_id, chat_id, text, accepted_at) VALUES (?1, ?2, ?3, {NOW})"
+            ),
+            params![send.client_message_id, send.chat_id, send.text],
+        )?;
+        let id = tx.last_insert_rowid();
+        for (position, image) in send.images.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO acceptance_images (acceptance_id, position, blake3, media_type, bytes)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![id, position as i64, image.blake3.as_str(), image.media_type, image.bytes.len() as i64],
+            )?;
+        }
+        tx.commit()?;
+        let recorded =
+            record(&conn, &send.client_message_id)?.ok_or_else(|| Error::NotFound(send.client_message_id.clone()))?;
+        tracing::info!(client_message_id = %recorded.client_message_id, chat_id = %recorded.chat_id, images = recorded.images.len(), "accepted");
+        Ok(Outcome::New(recorded))
+    }
+
+    /// Writes an image's bytes under their hash, synced, unless they are there already.
+    fn write_image(&self, hash: &ContentHash, bytes: &[u8]) -> Result<()> {
+        let path = self.image_path(hash);
+        let dir = path.parent().unwrap_or(&self.images);
+        if std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64) {
+            return Ok(());
+        }
+        let created = !dir.is_dir();
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
+        tmp.write_all(bytes).map_err(|e| Error::io(tmp.path(), e))?;
+        tmp.as_file().sync_all().map_err(|e| Error::io(tmp.path(), e))?;
+        tmp.persist(&path).map_err(|e| Error::io(&path, e.error))?;
+        sync_dir(dir)?;
+        if created {
+            // The new folder's own entry lives in its parent.
+            sync_dir(&self.images)?;
+            if let Some(data_dir) = self.images.parent() {
+                sync_dir(data_dir)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Where an image's bytes are kept: `accepted-images/<first two hex digits>/<hash>`.
+    fn image_path(&self, hash: &ContentHash) -> PathBuf {
+        self.images.join(&hash.as_str()[..2]).join(hash.as_str())
+    }
+
+    /// The recorded message with this `clientMessageId`.
+    pub fn record(&self, client_message_id: &str) -> Result<Option<Accepted>> {
+        record(&self.lock(), client_message_id)
+    }
+
+    /// A chat's messages that no client has retired, oldest first.
+    pub fn pending(&self, chat_id: &str) -> Result<Vec<Accepted>> {
+        let conn = self.lock();
+        let ids: Vec<String> = conn
+            .prepare_cached(
+                "SELECT client_message_id FROM acceptances WHERE chat_id = ?1 AND state = 'pending' ORDER BY id",
+            )?
+            .query_map([chat_id], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        ids.iter().filter_map(|id| record(&conn, id).transpose()).collect()
+    }
+
+    /// The session a chat is bound to: `None` for a chat never seen, `Some(None)` while unbound.
+    pub fn chat_session(&self, chat_id: &str) -> Result<Option<Option<String>>> {
+        Ok(self
+            .lock()
+            .prepare_cached("SELECT session_id FROM chats WHERE chat_id = ?1")?
+            .query_row([chat_id], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// Binds a chat (created if new) to the session its engine assigned. Binding again to the same
+    /// session changes nothing; to another is [`Error::Conflict`].
+    pub fn bind(&self, chat_id: &str, session_id: &str) -> Result<Bound> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute(
+            &format!("INSERT INTO chats (chat_id, created_at) VALUES (?1, {NOW}) ON CONFLICT DO NOTHING"),
+            [chat_id],
+        )?;
+        let bound = bind_in(&tx, chat_id, session_id)?;
+        tx.commit()?;
+        Ok(bound)
+    }
+
+    /// Marks these of a chat's messages retired (the transcript backs them); returns the ids that
+    /// were pending until now. Unknown ids, and ids of other chats, are left alone.
+    pub fn retire(&self, chat_id: &str, client_message_ids: &[String]) -> Result<Vec<String>> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut retired = Vec::new();
+        {
+            let mut stmt = tx.prepare_cached(&format!(
+                "UPDATE acceptances SET state = 'retired', retired_at = {NOW}
+                 WHERE chat_id = ?1 AND client_message_id = ?2 AND state = 'pending'"
+            ))?;
+            for id in client_message_ids {
+                if stmt.execute(params![chat_id, id])? > 0 {
+                    retired.push(id.clone());
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(retired)
+    }
+
+    /// Records why the engine failed for a message. The message stays accepted.
+    pub fn set_engine_error(&self, client_message_id: &str, error: &str) -> Result<()> {
+        self.lock().execute(
+            "UPDATE acceptances SET engine_error = ?2 WHERE client_message_id = ?1",
+            params![client_message_id, error],
+        )?;
+        Ok(())
+    }
+
+    /// A sent image by the blake3 of its bytes, if one was recorded.
+    pub fn image(&self, hash: &ContentHash) -> Result<Option<StoredImage>> {
+        let found: Option<(String, i64)> = self
+            .lock()
+            .prepare_cached("SELECT media_type, bytes FROM acceptance_images WHERE blake3 = ?1 LIMIT 1")?
+            .query_row([hash.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        Ok(found.map(|(media_type, bytes)| StoredImage {
+            path: self.image_path(hash),
+            media_type,
+            bytes: bytes as u64,
+        }))
+    }
+
+    /// Row counts (acceptances, pending, images, chats), for checks and status.
+    pub fn counts(&self) -> Result<[i64; 4]> {
+        let conn = self.lock();
+        let mut out = [0; 4];
+        for (i, sql) in [
+            "SELECT count(*) FROM acceptances",
+            "SELECT count(*) FROM acceptances WHERE state = 'pending'",
+            "SELECT count(*) FROM acceptance_images",
+            "SELECT count(*) FROM chats",
+        ]
+        .iter()
+        .enumerate()
+        {
+            out[i] = conn.query_row(sql, [], |r| r.get(0))?;
+        }
+        Ok(out)
+    }
+}
+
+/// Whether a recorded message and a send are the same message (a retry).
+fn same_message(recorded: &Accepted, send: &Send) -> bool {
+    recorded.chat_id == send.chat_id
+        && recorded.text == send.text
+        && recorded.images.len() == send.images.len()
+        && recorded.images.iter().zip(&send.images).all(|(r, s)| r.blake3 == s.blake3.as_str())
+}
+
+/// Binds inside a transaction that has made sure the chat's row exists.
+fn bind_in(tx: &Connection, chat_id: &str, session_id: &str) -> Result<Bound> {
+    let current: Option<String> =
+        tx.query_row("SELECT session_id FROM chats WHERE chat_id = ?1", [chat_id], |r| r.get(0))?;
+    match current {
+        Some(current) if current == session_id => Ok(Bound::Already),
+        Some(current) => {
+            Err(Error::Conflict(format!("chat {chat_id:?} is bound to session {current:?}, not {session_id:?}")))
+        }
+        None => {
+            tx.execute(
+                &format!("UPDATE chats SET session_id = ?2, bound_at = {NOW} WHERE chat_id = ?1"),
+                params![chat_id, session_id],
+            )?;
+            Ok(Bound::Now)
+        }
+    }
+}
+
+fn record(conn: &Connection, client_message_id: &str) -> Result<Option<Accepted>> {
+    let row = conn
+        .prepare_cached(
+            "SELECT a.id, a.client_message_id, a.chat_id, c.session_id, a.text, a.accepted_at, a.state, a.engine_error
+             FROM acceptances a JOIN chats c USING (chat_id) WHERE a.client_message_id = ?1",
+        )?
+        .query_row([client_message_id], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                Accepted {
+                    client_message_id: r.get(1)?,
+                    chat_id: r.get(2)?,
+                    session_id: r.get(3)?,
+                    text: r.get(4)?,
+                    images: Vec::new(),
+                    accepted_at: r.get(5)?,
+                    state: if r.get::<_, String>(6)? == "retired" { State::Retired } else { State::Pending },
+                    engine_error: r.get(7)?,
+                },
+            ))
+        })
+        .optional()?;
+    let Some((id, mut accepted)) = row else { return Ok(None) };
+    accepted.images = conn
+        .prepare_cached(
+            "SELECT blake3, media_type, bytes FROM acceptance_images WHERE acceptance_id = ?1 ORDER BY position",
+        )?
+        .query_map([id], |r| {
+            Ok(AcceptedImage { blake3: r.get(0)?, media_type: r.get(1)?, bytes: r.get::<_, i64>(2)? as u64 })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(Some(accepted))
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(dir, e))
+}

@@ -1,0 +1,57 @@
+//! The reconcile rule against the shared vectors in `tests/vectors/reconcile/`: in Rust here, and in
+//! the viewer's JavaScript (`web/reconcile.js`) through `node --test tests/js/`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use scrollback::accept::reconcile::{PendingSend, TranscriptEntry, reconcile};
+use serde_json::Value;
+
+fn vectors() -> Vec<(PathBuf, Value)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/reconcile");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files.into_iter().map(|p| (p.clone(), serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap())).collect()
+}
+
+#[test]
+fn every_vector_holds_in_rust() {
+    let vectors = vectors();
+    assert!(vectors.len() >= 25, "{} vectors", vectors.len());
+    for (path, vector) in vectors {
+        let name = path.file_name().unwrap().to_string_lossy();
+        assert!(vector["description"].as_str().is_some_and(|d| !d.is_empty()), "{name} has no description");
+        let entries: Vec<TranscriptEntry> = serde_json::from_value(vector["entries"].clone()).unwrap();
+        let pending: Vec<PendingSend> = serde_json::from_value(vector["pending"].clone()).unwrap();
+        let got = reconcile(&entries, &pending);
+        let retired: Vec<Value> = got
+            .retired
+            .iter()
+            .map(|r| serde_json::json!({ "clientMessageId": r.client_message_id, "uuid": r.uuid }))
+            .collect();
+        assert_eq!(Value::Array(retired), vector["expected"]["retired"], "{name}: retired");
+        assert_eq!(serde_json::json!(got.still_pending), vector["expected"]["stillPending"], "{name}: still pending");
+    }
+}
+
+#[test]
+fn every_vector_holds_in_the_viewers_javascript() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let Ok(out) = Command::new("node").args(["--test", "tests/js/"]).current_dir(root).output() else {
+        assert!(std::env::var_os("CI").is_none(), "node is missing: .ci/run installs nodejs");
+        eprintln!("SKIPPED: node is not installed; `apt-get install nodejs` to run the JavaScript side");
+        return;
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "node --test failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let passed: usize = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("# pass "))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("node --test reports how many passed");
+    assert!(passed >= vectors().len(), "only {passed} JavaScript tests passed");
+}
