@@ -53,7 +53,7 @@ pub enum Error {
     /// A send request that breaks a rule (ids, text, images): the message says which and why.
     #[error("{0}")]
     BadSend(String),
-    /// Text or an image over its documented limit.
+    /// An image over its documented limit.
     #[error("{0}")]
     TooLarge(String),
     /// The request disagrees with what is recorded: a `clientMessageId` reused for another message,

@@ -15,7 +15,7 @@ use crate::util::{Env, b64, fake_png, image_block, user_line};
 
 /// A running `scrollback serve`; killed when dropped.
 pub struct Server {
-    child: Child,
+    pub child: Child,
     pub base: String,
     pub client: Client,
 }
@@ -464,7 +464,13 @@ fn every_documented_route_answers() {
         blake3::hash(&bytes).to_hex().to_string()
     };
     let parts: Vec<&str> = reference.split('/').collect();
-    let values = [("sessionId", parts[0]), ("entryUuid", parts[1]), ("ordinal", parts[2]), ("blake3", &hash)];
+    let values = [
+        ("sessionId", parts[0]),
+        ("entryUuid", parts[1]),
+        ("ordinal", parts[2]),
+        ("blake3", &hash),
+        ("chatId", "doc-example"),
+    ];
     let mut called = 0;
     for (template, methods) in doc["paths"].as_object().unwrap() {
         for (method, operation) in methods.as_object().unwrap() {
@@ -485,7 +491,11 @@ fn every_documented_route_answers() {
                 path = format!("{path}?{}", query.join("&"));
             }
             let method = reqwest::Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
-            let res = server.client.request(method.clone(), format!("{}{path}", server.base)).send().unwrap();
+            let mut request = server.client.request(method.clone(), format!("{}{path}", server.base));
+            if let Some(example) = operation["requestBody"]["content"]["application/json"].get("example") {
+                request = request.json(example);
+            }
+            let res = request.send().unwrap();
             let status = res.status();
             let body: Value = res.json().unwrap_or(Value::Null);
             let documented = operation["responses"].as_object().unwrap();
@@ -503,7 +513,7 @@ fn every_documented_route_answers() {
             called += 1;
         }
     }
-    assert!(called >= 7, "only {called} routes are documented");
+    assert!(called >= 11, "only {called} routes are documented");
 }
 
 #[test]

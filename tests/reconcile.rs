@@ -55,3 +55,15 @@ fn every_vector_holds_in_the_viewers_javascript() {
         .expect("node --test reports how many passed");
     assert!(passed >= vectors().len(), "only {passed} JavaScript tests passed");
 }
+
+#[test]
+fn the_server_serves_the_same_module_it_was_built_with() {
+    let env = crate::util::Env::new();
+    let server = crate::http::Server::start(&env, &[]);
+    let res = server.get("/web/reconcile.js");
+    assert_eq!(res.status(), reqwest::StatusCode::OK);
+    assert_eq!(res.headers()["content-type"], "text/javascript; charset=utf-8");
+    assert_eq!(res.headers()["x-content-type-options"], "nosniff");
+    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("web/reconcile.js")).unwrap();
+    assert_eq!(res.text().unwrap(), source);
+}

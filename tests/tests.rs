@@ -1,6 +1,7 @@
 //! The integration suite: one binary, one module per area. Every test works in its own temporary
 //! directory and runs the real `scrollback` binary where the CLI is what is tested.
 
+mod accept;
 mod bulk;
 mod corpus;
 mod crash;

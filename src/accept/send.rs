@@ -110,7 +110,7 @@ fn check_id(what: &str, s: &str) -> Result<()> {
 
 impl SendRequest {
     /// Checks everything and decodes the images. A violation is [`Error::BadSend`], or
-    /// [`Error::TooLarge`] for text or an image over its limit.
+    /// [`Error::TooLarge`] for an image over its limit.
     pub fn validate(self) -> Result<Send> {
         check_id("clientMessageId", &self.client_message_id)?;
         check_id("chatId", &self.chat_id)?;
@@ -118,7 +118,7 @@ impl SendRequest {
             check_id("sessionId", session)?;
         }
         if self.text.len() > MAX_TEXT {
-            return Err(Error::TooLarge(format!("text is {} bytes; at most {MAX_TEXT}", self.text.len())));
+            return Err(Error::BadSend(format!("text is {} bytes; at most {MAX_TEXT}", self.text.len())));
         }
         let inputs = self.images.unwrap_or_default();
         if inputs.len() > MAX_IMAGES {
@@ -243,6 +243,6 @@ mod tests {
         let too_big = request(vec![ImageInput { url: data_url("image/png", &big), mime_type: None }]);
         assert!(matches!(too_big.validate(), Err(Error::TooLarge(_))));
         let long_text = SendRequest { text: "x".repeat(MAX_TEXT + 1), ..request(vec![]) };
-        assert!(matches!(long_text.validate(), Err(Error::TooLarge(_))));
+        assert!(matches!(long_text.validate(), Err(Error::BadSend(_))));
     }
 }

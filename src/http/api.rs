@@ -140,7 +140,7 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
             .or(super::chat::routes(api.clone()))
             .unify(),
     );
-    api_routes.recover(handle_rejection).unify().with(warp::log::custom(|info| {
+    api_routes.or(super::web::routes()).unify().recover(handle_rejection).unify().with(warp::log::custom(|info| {
         tracing::debug!(
             method = %info.method(),
             path = info.path(),

@@ -13,6 +13,7 @@
 mod api;
 mod chat;
 mod openapi;
+mod web;
 mod wire;
 
 use std::collections::{HashMap, VecDeque};

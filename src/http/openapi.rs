@@ -60,9 +60,145 @@ fn media_responses() -> Value {
     )
 }
 
-/// The document. One JSON literal, long because the API is: split up, the routes it describes could
-/// no longer be read (and checked against the router) in one place.
+/// The answers of a route that changes state, beyond its 200.
+fn state_changing_errors() -> Value {
+    merge(
+        common_errors(),
+        json!({
+            "403": error_response("A cross-site request (Origin or Sec-Fetch-Site): refused."),
+            "409": error_response("Disagrees with what is recorded (a clientMessageId reused for another message, a chat bound to another session)."),
+            "411": error_response("A Content-Length is required."),
+            "413": error_response("The body or an image is over its limit."),
+            "415": error_response("The body must be Content-Type: application/json.")
+        }),
+    )
+}
+
+fn json_body(schema: &str, example: Value) -> Value {
+    json!({
+        "required": true,
+        "content": { "application/json": {
+            "schema": { "$ref": format!("#/components/schemas/{schema}") },
+            "example": example
+        } }
+    })
+}
+
+/// The schemas of the chat routes (acceptances).
+fn chat_schemas() -> Value {
+    let id = json!({ "type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$" });
+    json!({
+        "AcceptedImage": {
+            "type": "object", "required": ["blake3", "url", "mimeType", "bytes"],
+            "properties": {
+                "blake3": { "type": "string", "pattern": "^[0-9a-f]{64}$" },
+                "url": { "type": "string", "description": "/api/media/{blake3}" },
+                "mimeType": { "type": "string" },
+                "bytes": { "type": "integer" }
+            }
+        },
+        "Accepted": {
+            "type": "object", "required": ["clientMessageId", "chatId", "sessionId", "text", "images", "acceptedAt", "state"],
+            "properties": {
+                "clientMessageId": { "type": "string" },
+                "chatId": { "type": "string" },
+                "sessionId": { "type": "string", "nullable": true, "description": "null until the chat is bound to a session." },
+                "text": { "type": "string" },
+                "images": { "type": "array", "items": { "$ref": "#/components/schemas/AcceptedImage" } },
+                "acceptedAt": { "type": "string", "description": "UTC, RFC 3339 with milliseconds." },
+                "state": { "type": "string", "enum": ["pending", "retired"] },
+                "engineError": { "type": "string", "description": "Why the engine failed for this message." }
+            }
+        },
+        "SendRequest": {
+            "type": "object", "additionalProperties": false, "required": ["clientMessageId", "chatId", "text"],
+            "properties": {
+                "clientMessageId": id,
+                "chatId": id,
+                "sessionId": merge(id.clone(), json!({ "nullable": true })),
+                "text": { "type": "string", "maxLength": crate::accept::send::MAX_TEXT, "description": "At most 64 KiB of UTF-8; may be empty when images are sent." },
+                "images": { "type": "array", "maxItems": crate::accept::send::MAX_IMAGES, "items": {
+                    "type": "object", "additionalProperties": false, "required": ["url"],
+                    "properties": {
+                        "url": { "type": "string", "pattern": "^data:image/(png|jpeg|gif|webp);base64,", "description": "A base64 data URL of at most 5 MiB decoded, whose bytes are of its type." },
+                        "mimeType": { "type": "string" }
+                    }
+                } }
+            }
+        },
+        "BindRequest": {
+            "type": "object", "additionalProperties": false, "required": ["sessionId"],
+            "properties": { "sessionId": id }
+        },
+        "Bound": {
+            "type": "object", "required": ["chatId", "sessionId"],
+            "properties": { "chatId": { "type": "string" }, "sessionId": { "type": "string" } }
+        },
+        "RetireRequest": {
+            "type": "object", "additionalProperties": false, "required": ["chatId", "clientMessageIds"],
+            "properties": { "chatId": id, "clientMessageIds": { "type": "array", "maxItems": 1000, "items": id } }
+        },
+        "Retired": {
+            "type": "object", "required": ["chatId", "retired"],
+            "properties": { "chatId": { "type": "string" }, "retired": { "type": "array", "items": { "type": "string" } } }
+        },
+        "Bootstrap": {
+            "type": "object", "required": ["chatId", "sessionId", "entries", "before", "after", "pending"],
+            "properties": {
+                "chatId": { "type": "string" },
+                "sessionId": { "type": "string", "nullable": true },
+                "entries": { "type": "array", "items": { "$ref": "#/components/schemas/Entry" }, "description": "The newest history page of the chat's session (empty while none is bound)." },
+                "before": { "type": "integer", "nullable": true },
+                "after": { "type": "integer", "nullable": true },
+                "pending": { "type": "array", "items": { "$ref": "#/components/schemas/Accepted" }, "description": "Sends no client has retired, oldest first." }
+            }
+        }
+    })
+}
+
+/// The chat routes (acceptances).
+fn chat_paths() -> Value {
+    json!({
+        "/api/chat/send": { "post": {
+            "summary": "Record a sent message durably, then run the engine. The same clientMessageId answers the same record.",
+            "requestBody": json_body("SendRequest", json!({ "clientMessageId": "doc-example-1", "chatId": "doc-example", "text": "hello" })),
+            "responses": merge(state_changing_errors(), json!({ "200": json_response("The accepted record.", "Accepted") }))
+        } },
+        "/api/chats/{chatId}/session": { "post": {
+            "summary": "Bind a chat to the session its engine assigned. Idempotent; another session is a 409.",
+            "parameters": [ { "name": "chatId", "in": "path", "required": true, "schema": { "type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$" } } ],
+            "requestBody": json_body("BindRequest", json!({ "sessionId": "doc-example-session" })),
+            "responses": merge(state_changing_errors(), json!({ "200": json_response("The binding.", "Bound") }))
+        } },
+        "/api/chat/bootstrap": { "get": {
+            "summary": "The two records side by side: the newest history page of the chat's session and its pending sends.",
+            "parameters": [ { "name": "chatId", "in": "query", "required": true, "schema": { "type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$" } } ],
+            "responses": merge(common_errors(), json!({ "200": json_response("Entries and pending sends.", "Bootstrap") }))
+        } },
+        "/api/chat/retire": { "post": {
+            "summary": "Tell the server which sends the transcript now backs (after reconciling); they leave pending.",
+            "requestBody": json_body("RetireRequest", json!({ "chatId": "doc-example", "clientMessageIds": ["doc-example-1"] })),
+            "responses": merge(state_changing_errors(), json!({ "200": json_response("The ids retired now.", "Retired") }))
+        } }
+    })
+}
+
+/// The document: the history routes and the chat routes.
 pub fn document() -> Value {
+    let mut doc = index_document();
+    if let (Some(schemas), Some(chat)) = (doc["components"]["schemas"].as_object_mut(), chat_schemas().as_object()) {
+        schemas.extend(chat.clone());
+    }
+    if let (Some(paths), Some(chat)) = (doc["paths"].as_object_mut(), chat_paths().as_object()) {
+        paths.extend(chat.clone());
+    }
+    doc
+}
+
+/// The history, media, search and events routes.
+// One JSON literal, long because the API is: split up, the routes it describes could no longer be
+// read (and checked against the router) in one place.
+fn index_document() -> Value {
     let if_none_match =
         json!({ "name": "If-None-Match", "in": "header", "required": false, "schema": { "type": "string" } });
     json!({
@@ -114,7 +250,7 @@ pub fn document() -> Value {
                         "role": { "type": "string", "nullable": true },
                         "timestamp": { "type": "string", "nullable": true },
                         "isSidechain": { "type": "boolean" },
-                        "entry": { "type": "object", "description": "The stored line. Each image block under message.content carries ref, url, mimeType and bytes, or failed: true and placeholder for a failed upload; other payloads carry mediaUrl." },
+                        "entry": { "type": "object", "description": "The stored line. Each image block under message.content carries ref, url, mimeType, bytes and blake3, or failed: true and placeholder for a failed upload; other payloads carry mediaUrl." },
                         "invalid": { "type": "string", "description": "Why the line could not be indexed." }
                     }
                 },
@@ -195,7 +331,7 @@ pub fn document() -> Value {
                 "responses": merge(common_errors(), json!({ "200": json_response("Hits, best first.", "SearchHits") }))
             } },
             "/api/events": { "get": {
-                "summary": "WebSocket: the event bus (entries-appended, session-gone) as JSON text messages.",
+                "summary": "WebSocket: the event bus (entries-appended, session-gone, chat-user-message, session-bound, engine-failed, chat-retired) as JSON text messages.",
                 "responses": merge(common_errors(), json!({ "101": { "description": "Switching to the WebSocket protocol." } }))
             } },
             "/api/openapi.json": { "get": {

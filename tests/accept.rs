@@ -1,0 +1,356 @@
+//! Sent messages end to end: the real binary on 127.0.0.1:0, real sends over HTTP, the acceptance
+//! record read back through the API and, for counts, from `accepted.sqlite3` itself.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use rusqlite::{Connection, OpenFlags};
+use scrollback::accept::reconcile::{PendingSend, TranscriptEntry, reconcile};
+use serde_json::{Value, json};
+
+use crate::http::Server;
+use crate::util::{Env, b64, hash_hex};
+
+/// A small real PNG (1x1).
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+fn png() -> Vec<u8> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.decode(PNG).unwrap()
+}
+
+/// A bigger, distinct PNG-headed image.
+fn photo(seed: u64) -> Vec<u8> {
+    crate::util::fake_png(seed, 200_000)
+}
+
+fn data_url(bytes: &[u8]) -> String {
+    format!("data:image/png;base64,{}", b64(bytes))
+}
+
+impl Server {
+    fn post(&self, path: &str, body: &Value) -> reqwest::blocking::Response {
+        self.client.post(format!("{}{path}", self.base)).json(body).send().unwrap()
+    }
+
+    fn send(&self, body: &Value) -> Value {
+        let res = self.post("/api/chat/send", body);
+        assert_eq!(res.status(), StatusCode::OK);
+        res.json().unwrap()
+    }
+
+    fn bootstrap(&self, chat: &str) -> Value {
+        self.json(&format!("/api/chat/bootstrap?chatId={chat}"))
+    }
+
+    /// Polls bootstrap until `ready` holds.
+    fn bootstrap_until(&self, chat: &str, what: &str, ready: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let b = self.bootstrap(chat);
+            if ready(&b) {
+                return b;
+            }
+            assert!(Instant::now() < deadline, "waited 30 s for {what}: {b:#}");
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    }
+
+    fn kill9(mut self) {
+        // `Child::kill` is SIGKILL: no shutdown code runs.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Rows of the acceptance record and files under `accepted-images`.
+fn stored(data: &Path) -> (i64, i64, usize) {
+    let path = data.join("accepted.sqlite3");
+    if !path.exists() {
+        return (0, 0, 0);
+    }
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let count = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+    let files = walk(&data.join("accepted-images"));
+    (count("SELECT count(*) FROM acceptances"), count("SELECT count(*) FROM acceptance_images"), files)
+}
+
+fn walk(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries.map(|e| e.unwrap().path()).map(|p| if p.is_dir() { walk(&p) } else { 1 }).sum()
+}
+
+fn demo_engine(env: &Env) -> String {
+    format!("{} demo-engine --transcripts {} --reply-delay-ms 50", env!("CARGO_BIN_EXE_scrollback"), env.root.display())
+}
+
+#[test]
+fn a_send_survives_kill_9_and_the_loss_of_the_index() {
+    let env = Env::new();
+    let server = Server::start(&env, &[]);
+    let image = photo(1);
+    let record = server.send(&json!({
+        "clientMessageId": "m-durable", "chatId": "c1", "text": "keep this",
+        "images": [{"url": data_url(&image), "mimeType": "image/png"}],
+    }));
+    assert_eq!(record["state"], "pending");
+    assert_eq!(record["images"][0]["blake3"], hash_hex(&image));
+    server.kill9();
+
+    for round in ["after kill -9", "after deleting the index"] {
+        let server = Server::start(&env, &[]);
+        let b = server.bootstrap("c1");
+        assert_eq!(b["pending"].as_array().unwrap().len(), 1, "{round}");
+        let pending = &b["pending"][0];
+        assert_eq!(pending["clientMessageId"], "m-durable", "{round}");
+        assert_eq!(pending["text"], "keep this", "{round}");
+        let url = pending["images"][0]["url"].as_str().unwrap();
+        let res = server.get(url);
+        assert_eq!(res.status(), StatusCode::OK, "{round}");
+        assert_eq!(res.headers()["content-type"], "image/png");
+        assert_eq!(res.headers()["etag"], format!("\"{}\"", hash_hex(&image)).as_str());
+        assert_eq!(res.bytes().unwrap().as_ref(), image.as_slice(), "{round}: byte-exact");
+        drop(server);
+        for name in ["index.sqlite3", "index.sqlite3-wal", "index.sqlite3-shm"] {
+            let _ = std::fs::remove_file(env.data.join(name));
+        }
+    }
+}
+
+#[test]
+fn twenty_concurrent_retries_store_one_message_and_one_image() {
+    let env = Env::new();
+    let server = Server::start(&env, &[]);
+    let image = photo(2);
+    let body = json!({
+        "clientMessageId": "m-retry", "chatId": "c1", "text": "once",
+        "images": [{"url": data_url(&image)}],
+    });
+    let answers: Vec<Value> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..20).map(|_| scope.spawn(|| server.send(&body))).collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(answers.iter().all(|a| a == &answers[0]), "every answer is the same record");
+    assert_eq!(stored(&env.data), (1, 1, 1), "one row, one image row, one file");
+    // The same id for another message is refused, and stores nothing.
+    let other = server.post("/api/chat/send", &json!({"clientMessageId": "m-retry", "chatId": "c1", "text": "twice"}));
+    assert_eq!(other.status(), StatusCode::CONFLICT);
+    assert_eq!(stored(&env.data), (1, 1, 1));
+}
+
+/// Sends raw bytes as a request; returns the status.
+fn raw(server: &Server, head: &str, body: &[u8]) -> u16 {
+    let mut stream = TcpStream::connect(server.base.trim_start_matches("http://")).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    stream.write_all(head.as_bytes()).unwrap();
+    let _ = stream.write_all(body);
+    let mut response = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !response.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => response.extend_from_slice(&buf[..n]),
+        }
+    }
+    let text = String::from_utf8_lossy(&response);
+    text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0)
+}
+
+#[test]
+fn bad_sends_get_a_4xx_and_store_nothing() {
+    let env = Env::new();
+    let server = Server::start(&env, &[]);
+    server.send(&json!({"clientMessageId": "m-ok", "chatId": "c1", "text": "a good one", "images": [{"url": data_url(&png())}]}));
+    let before = stored(&env.data);
+    let big = {
+        let mut b = png();
+        b.resize((5 << 20) + 1, 0);
+        b
+    };
+    let text_as_image = format!("data:image/png;base64,{}", b64(b"just some text, not an image"));
+    let bad: Vec<(&str, Value, u16)> = vec![
+        (
+            "malformed data url",
+            json!({"clientMessageId": "m1", "chatId": "c1", "text": "x", "images": [{"url": "data:image/png,AAAA"}]}),
+            400,
+        ),
+        (
+            "not base64",
+            json!({"clientMessageId": "m1", "chatId": "c1", "text": "x", "images": [{"url": "data:image/png;base64,%%%"}]}),
+            400,
+        ),
+        (
+            "http url",
+            json!({"clientMessageId": "m1", "chatId": "c1", "text": "x", "images": [{"url": "https://example.com/a.png"}]}),
+            400,
+        ),
+        (
+            "not an image type",
+            json!({"clientMessageId": "m1", "chatId": "c1", "text": "x", "images": [{"url": format!("data:text/html;base64,{}", b64(b"<b>x</b>"))}]}),
+            400,
+        ),
+        (
+            "svg",
+            json!({"clientMessageId": "m1", "chatId": "c1", "text": "x", "images": [{"url": format!("data:image/svg+xml;base64,{}", b64(b"<svg/>"))}]}),
+            400,
+        ),
+        (
+            "bytes are not the type",
+            json!({"clientMessageId": "m1", "chatId": "c1", "text": "x", "images": [{"url": text_as_image}]}),
+            400,
+        ),
+        (
+            "mimeType disagrees",
+            json!({"clientMessageId": "m1", "chatId": "c1", "text": "x", "images": [{"url": data_url(&png()), "mimeType": "image/jpeg"}]}),
+            400,
+        ),
+        (
+            "image over 5 MiB",
+            json!({"clientMessageId": "m1", "chatId": "c1", "text": "x", "images": [{"url": data_url(&big)}]}),
+            413,
+        ),
+        (
+            "nine images",
+            json!({"clientMessageId": "m1", "chatId": "c1", "text": "x", "images": vec![json!({"url": data_url(&png())}); 9]}),
+            400,
+        ),
+        ("unknown field", json!({"clientMessageId": "m1", "chatId": "c1", "text": "x", "mood": "happy"}), 400),
+        (
+            "unknown image field",
+            json!({"clientMessageId": "m1", "chatId": "c1", "text": "x", "images": [{"url": data_url(&png()), "alt": "a"}]}),
+            400,
+        ),
+        ("missing clientMessageId", json!({"chatId": "c1", "text": "x"}), 400),
+        ("missing text", json!({"clientMessageId": "m1", "chatId": "c1"}), 400),
+        ("overlong id", json!({"clientMessageId": "m".repeat(129), "chatId": "c1", "text": "x"}), 400),
+        ("empty chat id", json!({"clientMessageId": "m1", "chatId": "", "text": "x"}), 400),
+        ("chat id with a path", json!({"clientMessageId": "m1", "chatId": "../../etc", "text": "x"}), 400),
+        ("chat id with a slash", json!({"clientMessageId": "m1", "chatId": "a/b", "text": "x"}), 400),
+        ("empty message", json!({"clientMessageId": "m1", "chatId": "c1", "text": "   "}), 400),
+        ("text over 64 KiB", json!({"clientMessageId": "m1", "chatId": "c1", "text": "x".repeat((64 << 10) + 1)}), 400),
+        ("an array", json!([1, 2]), 400),
+    ];
+    for (what, body, status) in bad {
+        let res = server.post("/api/chat/send", &body);
+        assert_eq!(res.status().as_u16(), status, "{what}");
+        let error: Value = res.json().unwrap();
+        assert!(error["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{what}: {error}");
+    }
+    let url = format!("{}/api/chat/send", server.base);
+    let body = json!({"clientMessageId": "m1", "chatId": "c1", "text": "x"}).to_string();
+    let cross = server
+        .client
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("origin", "https://evil.example")
+        .body(body.clone())
+        .send()
+        .unwrap();
+    assert_eq!(cross.status(), StatusCode::FORBIDDEN, "cross-site Origin");
+    let fetch = server
+        .client
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("sec-fetch-site", "cross-site")
+        .body(body.clone())
+        .send()
+        .unwrap();
+    assert_eq!(fetch.status(), StatusCode::FORBIDDEN, "Sec-Fetch-Site: cross-site");
+    let form = server.client.post(&url).header("content-type", "text/plain").body(body.clone()).send().unwrap();
+    assert_eq!(form.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE, "a form-like content type");
+    let get = server.get("/api/chat/send");
+    assert_eq!(get.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(get.headers()["allow"], "POST");
+    // Bytes that are not UTF-8 inside the JSON, and a body over the limit (refused by its length).
+    let mut not_utf8 = br#"{"clientMessageId":"m1","chatId":"c1","text":""#.to_vec();
+    not_utf8.extend_from_slice(b"\xff\xfe\"}");
+    let head = format!(
+        "POST /api/chat/send HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        not_utf8.len()
+    );
+    assert_eq!(raw(&server, &head, &not_utf8), 400, "invalid UTF-8");
+    let head = "POST /api/chat/send HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 900000000\r\nConnection: close\r\n\r\n";
+    assert_eq!(raw(&server, head, b"{"), 413, "a body over the limit");
+    assert_eq!(stored(&env.data), before, "nothing was stored");
+    // The server still serves.
+    assert_eq!(server.get("/api/sessions").status(), StatusCode::OK);
+}
+
+#[test]
+fn a_new_chat_end_to_end_with_the_demo_engine() {
+    let env = Env::new();
+    let engine = demo_engine(&env);
+    let server = Server::start(&env, &["--engine", &engine]);
+    let first = server.send(&json!({"clientMessageId": "m1", "chatId": "new-chat", "text": "hello, engine"}));
+    assert_eq!(first["sessionId"], Value::Null, "a new chat has no session yet");
+
+    // The engine makes the session and writes the line; bootstrap shows both records side by side.
+    let b = server.bootstrap_until("new-chat", "the transcript line", |b| {
+        b["entries"].as_array().is_some_and(|e| e.iter().any(|e| e["type"] == "user"))
+    });
+    let session = b["sessionId"].as_str().unwrap().to_owned();
+    assert_eq!(b["pending"].as_array().unwrap().len(), 1, "still pending until a client retires it");
+    let retire_all = |b: &Value| -> Vec<String> {
+        let entries: Vec<TranscriptEntry> = serde_json::from_value(b["entries"].clone()).unwrap();
+        let pending: Vec<PendingSend> = serde_json::from_value(b["pending"].clone()).unwrap();
+        let reconciled = reconcile(&entries, &pending);
+        assert!(reconciled.still_pending.is_empty(), "{reconciled:?}");
+        reconciled.retired.into_iter().map(|r| r.client_message_id).collect()
+    };
+    let ids = retire_all(&b);
+    assert_eq!(ids, ["m1"]);
+    let res = server.post("/api/chat/retire", &json!({"chatId": "new-chat", "clientMessageIds": ids}));
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(res.json::<Value>().unwrap()["retired"], json!(["m1"]));
+    assert!(server.bootstrap("new-chat")["pending"].as_array().unwrap().is_empty());
+
+    // A photo, into the now bound chat: byte-exact from both records.
+    let image = photo(3);
+    let second = server.send(&json!({
+        "clientMessageId": "m2", "chatId": "new-chat", "text": "and a photo",
+        "images": [{"url": data_url(&image), "mimeType": "image/png"}],
+    }));
+    assert_eq!(second["sessionId"], session.as_str());
+    let b = server.bootstrap_until("new-chat", "the photo's line", |b| {
+        b["entries"]
+            .as_array()
+            .is_some_and(|e| e.iter().any(|e| e["entry"].to_string().contains("/api/session-media/")))
+    });
+    let block = b["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|e| e["entry"]["message"]["content"].as_array().cloned().unwrap_or_default())
+        .find(|block| block["type"] == "image")
+        .unwrap();
+    assert_eq!(block["blake3"], hash_hex(&image));
+    let from_transcript = server.get(block["url"].as_str().unwrap()).bytes().unwrap();
+    let from_acceptance = server.get(second["images"][0]["url"].as_str().unwrap()).bytes().unwrap();
+    assert_eq!(from_transcript.as_ref(), image.as_slice(), "the transcript's copy");
+    assert_eq!(from_acceptance.as_ref(), image.as_slice(), "the acceptance's copy");
+    assert_eq!(retire_all(&b), ["m2"]);
+
+    // Binding is idempotent; another session for the chat is a conflict.
+    let bind = |session: &str| server.post("/api/chats/new-chat/session", &json!({"sessionId": session})).status();
+    assert_eq!(bind(&session), StatusCode::OK);
+    assert_eq!(bind("another-session"), StatusCode::CONFLICT);
+}
+
+#[test]
+fn an_engine_that_fails_or_hangs_leaves_the_acceptance_standing() {
+    for (engine, timeout, says) in [("false", "60", "exited with status 1"), ("sleep 30", "1", "timed out")] {
+        let env = Env::new();
+        let server = Server::start(&env, &["--engine", engine, "--engine-timeout-secs", timeout]);
+        let record = server.send(&json!({"clientMessageId": "m1", "chatId": "c1", "text": "will the engine cope?"}));
+        assert_eq!(record["state"], "pending");
+        let b = server.bootstrap_until("c1", "the engine's failure", |b| b["pending"][0].get("engineError").is_some());
+        let error = b["pending"][0]["engineError"].as_str().unwrap();
+        assert!(error.contains(says), "{engine}: {error}");
+        assert_eq!(b["pending"][0]["text"], "will the engine cope?");
+        assert_eq!(server.get("/api/sessions").status(), StatusCode::OK, "the server keeps serving");
+        assert_eq!(stored(&env.data).0, 1);
+    }
+}
