@@ -354,6 +354,29 @@ mod tests {
     }
 
     #[test]
+    fn the_acceptance_record_is_created_and_never_moved_aside() -> Result<()> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(ACCEPT_FILE);
+        let conn = ConnectionKind::Acceptances.open(&path)?;
+        assert_eq!(ACCEPT_MIGRATIONS.len() as i64, ACCEPT_VERSION - 1, "one migration per version step");
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        assert_eq!(version, ACCEPT_VERSION);
+        let sync: i64 = conn.query_row("PRAGMA synchronous", [], |r| r.get(0))?;
+        assert_eq!(sync, 2, "synchronous = FULL");
+        conn.execute_batch("PRAGMA user_version = 99")?;
+        drop(conn);
+        assert!(matches!(ConnectionKind::Acceptances.open(&path), Err(Error::Schema { found: 99, .. })));
+        let garbage = dir.path().join("garbage.sqlite3");
+        std::fs::write(&garbage, b"sent messages, not a database".repeat(200)).unwrap();
+        assert!(ConnectionKind::Acceptances.open(&garbage).is_err());
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        names.sort();
+        assert!(names.iter().all(|n| !n.contains(".corrupt-") && !n.contains(".v99-")), "nothing moved: {names:?}");
+        Ok(())
+    }
+
+    #[test]
     fn readers_cannot_write() -> Result<()> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(INDEX_FILE);

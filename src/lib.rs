@@ -34,7 +34,7 @@
 //!   engine that writes the transcript, and [`reconcile`](accept::reconcile), the client's rule.
 //! - [`http`]: the boundary. Routes, the wire format (camelCase JSON, URLs, escaped snippets), the
 //!   OpenAPI document.
-//! - [`demo`]: the sample tree `serve --demo` serves.
+//! - [`demo`]: the sample tree `serve --demo` serves, and the stand-in engine that answers its sends.
 
 #![deny(missing_docs)]
 

@@ -23,7 +23,11 @@ fn demo_env() -> Env {
 fn example(name: &str) -> Command {
     let exe = std::env::current_exe().unwrap();
     let path: PathBuf = exe.parent().and_then(|deps| deps.parent()).unwrap().join("examples").join(name);
-    assert!(path.is_file(), "{} is not built: run the tests with `cargo test`", path.display());
+    assert!(
+        path.is_file(),
+        "{} is not built: `cargo test` builds the examples (or `cargo build --examples`)",
+        path.display()
+    );
     let mut cmd = Command::new(path);
     cmd.env("RUST_LOG", "error");
     cmd
@@ -90,4 +94,31 @@ fn follow_prints_the_newest_entries_with_their_photos() {
     assert!(printed.iter().any(|l| l.contains("[tool Read]")), "{printed:#?}");
     let numbers: Vec<&str> = printed.iter().map(|l| l.split_whitespace().next().unwrap()).collect();
     assert_eq!(numbers, ["1", "2", "3", "4", "5", "6", "7"]);
+}
+
+#[test]
+fn send_waits_until_reconcile_retires_its_message() {
+    let env = Env::new();
+    let server = crate::http::Server::start(&env, &["--demo"]);
+    let photo_path = env.dir.path().join("photo.png");
+    let photo = png(64, 48, 5);
+    std::fs::write(&photo_path, &photo).unwrap();
+    let out = example("send")
+        .args([&server.base, "example-chat", "a photo from the example"])
+        .arg(&photo_path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("retired by entry"), "{stdout}");
+    let bootstrap = server.json("/api/chat/bootstrap?chatId=example-chat");
+    assert_eq!(bootstrap["pending"], serde_json::json!([]), "the example told the server");
+    let sent = bootstrap["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|e| e["entry"]["message"]["content"].as_array().cloned().unwrap_or_default())
+        .find(|b| b["type"] == "image")
+        .expect("the transcript holds the photo");
+    assert_eq!(server.get(sent["url"].as_str().unwrap()).bytes().unwrap().as_ref(), photo.as_slice());
 }
