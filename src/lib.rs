@@ -31,7 +31,7 @@
 //! - [`read`]: the read side. Queries (sessions, history, search), media lookups by ref or hash,
 //!   rendering stored lines with URLs, and payload streams verified against their blake3.
 //! - [`accept`]: sent messages. The acceptance record (primary data, its own SQLite file), the
-//!   engine that writes the transcript, and [`reconcile`](accept::reconcile), the client's rule.
+//!   engine that writes the transcript, and [`reconcile`](fn@accept::reconcile), the client's rule.
 //! - [`http`]: the boundary. Routes, the wire format (camelCase JSON, URLs, escaped snippets), the
 //!   OpenAPI document.
 //! - [`demo`]: the sample tree `serve --demo` serves, and the stand-in engine that answers its sends.

@@ -2,7 +2,7 @@
 //! transcript.
 //!
 //! [`send`] checks a send request; [`store`] records it durably (its images content-addressed on
-//! disk) before anything else happens; [`engine`] runs whatever writes the transcript; [`reconcile`]
+//! disk) before anything else happens; [`engine`] runs whatever writes the transcript; [`reconcile`](mod@reconcile)
 //! is the pure comparison a client makes between transcript entries and pending sends. The server
 //! never compares the two records itself.
 
