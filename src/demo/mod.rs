@@ -55,7 +55,13 @@ fn line(
         "version": "2.1.39",
         "type": kind,
         "uuid": format!("{session}-{n:04}"),
-        "timestamp": format!("2026-11-{:02}T{:02}:{:02}:00.000Z", 20 + n / 600, 9 + n / 60 % 10, n % 60),
+        // The photo session is the newest, so that the viewer opens on it.
+        "timestamp": format!(
+            "2026-11-{:02}T{:02}:{:02}:00.000Z",
+            20 + n / 600 + u32::from(session == PHOTO_SESSION),
+            9 + n / 60 % 10,
+            n % 60
+        ),
         "message": message,
     });
     if let Some((key, value)) = extra {

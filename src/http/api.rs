@@ -113,31 +113,48 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
         .and(warp::query::<SearchParams>())
         .and(with_api.clone())
         .and_then(search);
-    let events = warp::path!("events").and(warp::get()).and(warp::ws()).and(with_api.clone()).map(
-        |ws: warp::ws::Ws, api: Api| {
+    // A WebSocket is not bound by the same-origin policy: a page elsewhere is refused by its Origin.
+    let events = warp::path!("events")
+        .and(warp::get())
+        .and(super::chat::same_origin())
+        .and(warp::ws())
+        .and(with_api.clone())
+        .map(|ws: warp::ws::Ws, api: Api| {
             let receiver = api.inner.bus.subscribe();
             ws.on_upgrade(move |socket| forward_events(socket, receiver)).into_response()
-        },
-    );
+        });
     let openapi = warp::path!("openapi.json")
         .and(warp::get())
         .map(|| warp::reply::json(&super::openapi::document()).into_response());
 
-    let api_routes = warp::path("api").and(query_cap).and(authorized(api.clone())).and(
-        sessions
-            .or(history)
-            .unify()
-            .or(session_media)
-            .unify()
-            .or(media_by_hash)
-            .unify()
-            .or(search)
-            .unify()
-            .or(events)
-            .unify()
-            .or(openapi)
-            .unify()
-            .or(super::chat::routes(api.clone()))
+    let info = warp::path!("info").and(warp::get()).map(|| {
+        use crate::accept::send::{MAX_BODY, MAX_IMAGE_BYTES, MAX_IMAGES, MAX_TEXT};
+        json(&serde_json::json!({
+            "version": env!("CARGO_PKG_VERSION"),
+            "limits": { "maxImages": MAX_IMAGES, "maxImageBytes": MAX_IMAGE_BYTES, "maxText": MAX_TEXT, "maxBody": MAX_BODY },
+        }))
+    });
+    let api_routes = warp::path("api").and(query_cap).and(
+        super::login(api.clone())
+            .or(authorized(api.clone()).and(
+                sessions
+                    .or(history)
+                    .unify()
+                    .or(session_media)
+                    .unify()
+                    .or(media_by_hash)
+                    .unify()
+                    .or(search)
+                    .unify()
+                    .or(events)
+                    .unify()
+                    .or(openapi)
+                    .unify()
+                    .or(info)
+                    .unify()
+                    .or(super::chat::routes(api.clone()))
+                    .unify(),
+            ))
             .unify(),
     );
     api_routes.or(super::web::routes()).unify().recover(handle_rejection).unify().with(warp::log::custom(|info| {

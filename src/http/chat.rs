@@ -16,7 +16,7 @@ use crate::read::history::{self, Position};
 /// The most ids one retire request may name.
 pub const MAX_RETIRE: usize = 1000;
 /// The largest body of a request other than a send.
-const MAX_SMALL_BODY: u64 = 256 << 10;
+pub(super) const MAX_SMALL_BODY: u64 = 256 << 10;
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -45,16 +45,15 @@ fn json(value: &serde_json::Value) -> warp::reply::Response {
     warp::reply::Reply::into_response(warp::reply::json(value))
 }
 
-/// Passes a request that may change state: not cross-site (`Sec-Fetch-Site`, or an `Origin` other
-/// than the `Host` it was sent to), and a JSON body.
-fn same_site_json() -> impl Filter<Extract = (), Error = Rejection> + Clone {
+/// Passes a request that is not cross-site: no `Sec-Fetch-Site: cross-site`, and no `Origin` other
+/// than the `Host` it was sent to. (A request without either, from a program, passes.)
+pub(super) fn same_origin() -> impl Filter<Extract = (), Error = Rejection> + Clone {
     warp::header::optional::<String>("origin")
         .and(warp::header::optional::<String>("host"))
         .and(warp::header::optional::<String>("sec-fetch-site"))
-        .and(warp::header::optional::<String>("content-type"))
-        .and_then(|origin: Option<String>, host: Option<String>, site: Option<String>, content_type: Option<String>| async move {
+        .and_then(|origin: Option<String>, host: Option<String>, site: Option<String>| async move {
             if site.is_some_and(|s| s.eq_ignore_ascii_case("cross-site")) {
-                return Err(reject(ApiError::forbidden("a cross-site request cannot change anything here")));
+                return Err(reject(ApiError::forbidden("a cross-site request is refused here")));
             }
             if let Some(origin) = origin {
                 let from = origin.split_once("://").map(|(_, rest)| rest.trim_end_matches('/'));
@@ -64,11 +63,21 @@ fn same_site_json() -> impl Filter<Extract = (), Error = Rejection> + Clone {
                 };
                 if !same {
                     return Err(reject(ApiError::forbidden(format!(
-                        "Origin {:?} is not this server: a cross-site request cannot change anything here",
+                        "Origin {:?} is not this server: a cross-site request is refused here",
                         origin.chars().take(100).collect::<String>()
                     ))));
                 }
             }
+            Ok(())
+        })
+        .untuple_one()
+}
+
+/// Passes a request that may change state: [`same_origin`], and a JSON body.
+pub(super) fn same_site_json() -> impl Filter<Extract = (), Error = Rejection> + Clone {
+    same_origin()
+        .and(warp::header::optional::<String>("content-type"))
+        .and_then(|content_type: Option<String>| async move {
             let json = content_type.as_deref().and_then(|t| t.split(';').next()).map(str::trim);
             if !json.is_some_and(|t| t.eq_ignore_ascii_case("application/json")) {
                 return Err(reject(ApiError::new(
@@ -83,7 +92,7 @@ fn same_site_json() -> impl Filter<Extract = (), Error = Rejection> + Clone {
 }
 
 /// A JSON body of at most `limit` bytes, parsed with the body's own errors as 400s.
-fn json_body<T: serde::de::DeserializeOwned + Send>(
+pub(super) fn json_body<T: serde::de::DeserializeOwned + Send>(
     limit: u64,
 ) -> impl Filter<Extract = (T,), Error = Rejection> + Clone {
     warp::body::content_length_limit(limit).and(warp::body::bytes()).and_then(|body: bytes::Bytes| async move {

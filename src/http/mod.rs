@@ -365,10 +365,51 @@ pub async fn handle_rejection(
     Ok(res)
 }
 
+/// The cookie the viewer keeps the token in, so that `<img>` and the events socket carry it.
+pub const TOKEN_COOKIE: &str = "scrollback_token";
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LoginBody {
+    token: String,
+}
+
+/// `POST /api/login {token}`: checks a token and sets it as an `HttpOnly; SameSite=Strict` cookie
+/// (the page cannot set an HttpOnly cookie itself). Reachable without a token; a wrong one is a 401.
+fn login(api: Api) -> impl Filter<Extract = (warp::reply::Response,), Error = warp::Rejection> + Clone {
+    warp::path!("login")
+        .and(warp::post())
+        .and(chat::same_site_json())
+        .and(chat::json_body::<LoginBody>(chat::MAX_SMALL_BODY))
+        .and_then(move |body: LoginBody| {
+            let api = api.clone();
+            async move {
+                let Some(token) = api.inner.token.as_deref() else {
+                    return Ok(warp::reply::json(&serde_json::json!({ "required": false })).into_response());
+                };
+                if !constant_time_eq(body.token.as_bytes(), token.as_bytes()) {
+                    return Err(warp::reject::custom(ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "wrong token")));
+                }
+                let cookie_safe = token.bytes().all(|b| b.is_ascii_graphic() && !b"\",;".contains(&b));
+                if !cookie_safe {
+                    return Err(warp::reject::custom(ApiError::bad_request(
+                        "this token cannot be a cookie (it has spaces, quotes, commas or semicolons): send it as Authorization: Bearer",
+                    )));
+                }
+                let cookie = format!("{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=2592000");
+                let mut res = warp::reply::json(&serde_json::json!({ "required": true })).into_response();
+                if let Ok(v) = warp::http::HeaderValue::from_str(&cookie) {
+                    res.headers_mut().insert(warp::http::header::SET_COOKIE, v);
+                }
+                Ok(res)
+            }
+        })
+}
+
 /// A filter that extracts nothing and rejects with 401 when a token is set and not presented.
 fn authorized(api: Api) -> impl Filter<Extract = (), Error = warp::Rejection> + Clone {
     warp::header::optional::<String>("authorization")
-        .and(warp::cookie::optional::<String>("scrollback_token"))
+        .and(warp::cookie::optional::<String>(TOKEN_COOKIE))
         .and_then(move |header: Option<String>, cookie: Option<String>| {
             let api = api.clone();
             async move {

@@ -142,6 +142,25 @@ fn chat_schemas() -> Value {
             "type": "object", "required": ["chatId", "retired"],
             "properties": { "chatId": { "type": "string" }, "retired": { "type": "array", "items": { "type": "string" } } }
         },
+        "LoginRequest": {
+            "type": "object", "additionalProperties": false, "required": ["token"],
+            "properties": { "token": { "type": "string" } }
+        },
+        "Login": {
+            "type": "object", "required": ["required"],
+            "properties": { "required": { "type": "boolean", "description": "Whether this server needs a token at all." } }
+        },
+        "Info": {
+            "type": "object", "required": ["version", "limits"],
+            "properties": {
+                "version": { "type": "string" },
+                "limits": { "type": "object", "required": ["maxImages", "maxImageBytes", "maxText", "maxBody"],
+                    "properties": {
+                        "maxImages": { "type": "integer" }, "maxImageBytes": { "type": "integer" },
+                        "maxText": { "type": "integer" }, "maxBody": { "type": "integer" }
+                    } }
+            }
+        },
         "Bootstrap": {
             "type": "object", "required": ["chatId", "sessionId", "entries", "before", "after", "pending"],
             "properties": {
@@ -174,6 +193,15 @@ fn chat_paths() -> Value {
             "summary": "The two records side by side: the newest history page of the chat's session and its pending sends.",
             "parameters": [ { "name": "chatId", "in": "query", "required": true, "schema": { "type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$" } } ],
             "responses": merge(common_errors(), json!({ "200": json_response("Entries and pending sends.", "Bootstrap") }))
+        } },
+        "/api/login": { "post": {
+            "summary": "Check the server's token and keep it in an HttpOnly, SameSite=Strict cookie (for the viewer). Needs no token itself.",
+            "requestBody": json_body("LoginRequest", json!({ "token": "the-token" })),
+            "responses": merge(state_changing_errors(), json!({ "200": json_response("Signed in (or no token is needed).", "Login") }))
+        } },
+        "/api/info": { "get": {
+            "summary": "The server's version and the limits of a send.",
+            "responses": merge(common_errors(), json!({ "200": json_response("Version and limits.", "Info") }))
         } },
         "/api/chat/retire": { "post": {
             "summary": "Tell the server which sends the transcript now backs (after reconciling); they leave pending.",
@@ -221,7 +249,7 @@ fn index_document() -> Value {
                         "properties": { "code": { "type": "string" }, "message": { "type": "string" } } } }
                 },
                 "Session": {
-                    "type": "object", "required": ["id", "entries", "images"],
+                    "type": "object", "required": ["id", "entries", "images", "gone"],
                     "properties": {
                         "id": { "type": "string" },
                         "project": { "type": "string", "nullable": true },
@@ -229,7 +257,8 @@ fn index_document() -> Value {
                         "firstTimestamp": { "type": "string", "nullable": true },
                         "lastTimestamp": { "type": "string", "nullable": true },
                         "entries": { "type": "integer" },
-                        "images": { "type": "integer" }
+                        "images": { "type": "integer" },
+                        "gone": { "type": "boolean", "description": "Every transcript of the session is gone; its history is kept." }
                     }
                 },
                 "SessionPage": {

@@ -53,6 +53,7 @@ pub struct Session<'a> {
     last_timestamp: Option<&'a str>,
     entries: i64,
     images: i64,
+    gone: bool,
 }
 
 impl<'a> From<&'a SessionSummary> for Session<'a> {
@@ -65,6 +66,7 @@ impl<'a> From<&'a SessionSummary> for Session<'a> {
             last_timestamp: s.last_timestamp.as_deref(),
             entries: s.entries,
             images: s.images,
+            gone: s.gone,
         }
     }
 }

@@ -35,6 +35,8 @@ pub struct SessionSummary {
     pub entries: i64,
     /// Image blocks (failed uploads included).
     pub images: i64,
+    /// Every transcript of the session is gone: the index holds its only copy.
+    pub gone: bool,
 }
 
 /// A page of sessions, newest first.
@@ -72,7 +74,9 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
         },
     };
     let mut sql = String::from(
-        "SELECT rowid, id, project, title, first_timestamp, last_timestamp, entries, images
+        "SELECT rowid, id, project, title, first_timestamp, last_timestamp, entries, images,
+                NOT EXISTS (SELECT 1 FROM entries e JOIN files f ON f.id = e.file_id
+                            WHERE e.session_id = sessions.id AND f.state = 'live')
          FROM sessions WHERE 1",
     );
     let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
@@ -108,6 +112,7 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
                     last_timestamp: r.get(5)?,
                     entries: r.get(6)?,
                     images: r.get(7)?,
+                    gone: r.get(8)?,
                 },
             ))
         })?;

@@ -1,0 +1,469 @@
+// The viewer's scenarios in real headless Chromium (Debian's /usr/bin/chromium, started by
+// playwright-core; nothing downloads a browser). Run by tests/browser.rs, which writes the fixture
+// trees and passes SCROLLBACK_BIN, SCROLLBACK_FIXTURES, SCROLLBACK_SHOTS and SCROLLBACK_SESSION.
+// Each scenario starts the real `scrollback serve` on 127.0.0.1:0 over a fresh copy of its tree,
+// asserts on the DOM and on the requests the page made, and saves a screenshot.
+
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync, appendFileSync, unlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const BIN = process.env.SCROLLBACK_BIN;
+const FIXTURES = process.env.SCROLLBACK_FIXTURES;
+const SHOTS = process.env.SCROLLBACK_SHOTS;
+const SESSION = process.env.SCROLLBACK_SESSION;
+const CHROMIUM = process.env.SCROLLBACK_CHROMIUM || "/usr/bin/chromium";
+assert.ok(BIN && FIXTURES && SHOTS && SESSION, "run by tests/browser.rs (cargo test)");
+
+const temps = [];
+const servers = [];
+let browser;
+
+after(async () => {
+  if (browser) await browser.close();
+  for (const s of servers) s.kill();
+  for (const t of temps) rmSync(t, { recursive: true, force: true });
+});
+
+function temp() {
+  const dir = mkdtempSync(join(tmpdir(), "scrollback-browser-"));
+  temps.push(dir);
+  return dir;
+}
+
+/** Starts `scrollback serve` over a copy of fixture `name` (or an empty tree). */
+async function startServer(name, { args = [], engine = null, port = 0, dirs = null } = {}) {
+  const base = dirs ? dirs.base : temp();
+  const transcripts = join(base, "projects");
+  const data = join(base, "data");
+  if (!dirs && name) cpSync(join(FIXTURES, name), transcripts, { recursive: true });
+  const engineArgs = engine ? ["--engine", engine(transcripts, base)] : [];
+  const proc = spawn(BIN, ["serve", "--transcripts", transcripts, "--data-dir", data, "--listen", `127.0.0.1:${port}`, ...engineArgs, ...args], {
+    env: { ...process.env, HOME: base, RUST_LOG: "scrollback=warn" },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  servers.push(proc);
+  const url = await new Promise((resolve, reject) => {
+    let err = "";
+    proc.stderr.on("data", (chunk) => {
+      err += chunk;
+      const m = err.match(/serving (http:\/\/[0-9.:]+)\//);
+      if (m) resolve(m[1]);
+    });
+    proc.on("exit", (code) => reject(new Error(`serve exited (${code}): ${err}`)));
+  });
+  const server = {
+    url,
+    proc,
+    base,
+    transcripts,
+    data,
+    file: join(transcripts, "p", `${SESSION}.jsonl`),
+    stop() {
+      return new Promise((resolve) => {
+        proc.once("exit", resolve);
+        proc.kill("SIGKILL");
+      });
+    },
+  };
+  // The catch-up runs beside the server: wait until the sessions are listed.
+  for (let i = 0; i < 200 && name; i++) {
+    const res = await fetch(`${url}/api/sessions`, { headers: args.includes("--token") ? { Authorization: `Bearer ${args[args.indexOf("--token") + 1]}` } : {} });
+    if (res.ok && (await res.json()).sessions.length > 0) break;
+    await sleep(50);
+  }
+  return server;
+}
+
+/** An engine that waits `delayMs` before the demo engine writes the transcript. */
+function delayedEngine(delayMs) {
+  return (transcripts, base) => {
+    const script = join(base, "engine.sh");
+    writeFileSync(script, `#!/bin/sh\nsleep ${delayMs / 1000}\nexec "${BIN}" demo-engine --transcripts "${transcripts}" --project p --reply-delay-ms 100\n`);
+    chmodSync(script, 0o755);
+    return script;
+  };
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what, fn, timeoutMs = 15000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms for ${what}`);
+    await sleep(50);
+  }
+}
+
+async function newPage(viewport = { width: 1280, height: 800 }) {
+  if (!browser) {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"],
+    });
+  }
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  // Everything that went wrong: console errors, page errors, failed requests, error answers.
+  const problems = [];
+  const requests = [];
+  page.on("console", (m) => {
+    if (m.type() === "error") problems.push(`console: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  page.on("request", (r) => requests.push(r.url()));
+  page.on("requestfailed", (r) => problems.push(`failed: ${r.url()} ${r.failure() && r.failure().errorText}`));
+  page.on("response", (r) => {
+    if (r.status() >= 400) problems.push(`${r.status()}: ${r.url()}`);
+  });
+  return { page, context, problems, requests };
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: join(SHOTS, `${name}.png`) });
+}
+
+const photoRequests = (requests) => requests.filter((u) => new URL(u).pathname.startsWith("/api/session-media/"));
+const scroller = (page) => page.locator(".scroller");
+const countEntries = (page) => page.locator("ol.entries:not(.pending-list) > li").count();
+
+/** Scrolls the conversation up step by step until its first entry is loaded and in view. */
+async function scrollToStart(page) {
+  for (let i = 0; i < 400; i++) {
+    const done = await page.evaluate(() => {
+      const s = document.querySelector(".scroller");
+      s.scrollBy(0, -600);
+      return s.scrollTop === 0 && document.querySelector(".scroller .status").textContent.includes("start of this session");
+    });
+    if (done) return;
+    await sleep(60);
+  }
+  throw new Error("never reached the start of the session");
+}
+
+test("1. photos load lazily, one request each, 304 or cache after a reload, at their stored size", async () => {
+  const server = await startServer("photos40");
+  const sizes = JSON.parse(readFileSync(join(FIXTURES, "photos40", "sizes.json"), "utf8"));
+  const expected = new Map(sizes.map((s) => [s.ordinalOf, s]));
+  const { page, problems, requests, context } = await newPage();
+  const statuses = new Map();
+  page.on("response", (r) => {
+    if (new URL(r.url()).pathname.startsWith("/api/session-media/")) statuses.set(r.url(), [...(statuses.get(r.url()) || []), r.status()]);
+  });
+  await page.goto(`${server.url}/sessions/${SESSION}`);
+  await page.locator("img.photo").first().waitFor();
+  await sleep(1000);
+  const onOpen = new Set(photoRequests(requests));
+  const inPage = await page.locator("img.photo").count();
+  assert.ok(onOpen.size > 0 && onOpen.size < inPage, `on open, only photos near the view are requested (${onOpen.size} of the ${inPage} on the first page)`);
+  await scrollToStart(page);
+  assert.equal(await page.locator("img.photo").count(), 40, "every photo has its <img>");
+  await until("all 40 photos requested", () => new Set(photoRequests(requests)).size === 40);
+  await until("all 40 photos answered", () => [...statuses.values()].length === 40);
+  for (const [url, s] of statuses) assert.deepEqual(s, [200], `${url} requested once, answered 200`);
+  assert.equal(photoRequests(requests).length, 40, "no photo requested twice");
+  // Every photo at its stored size, once it has loaded.
+  const natural = await page.$$eval("img.photo", (imgs) =>
+    Promise.all(imgs.map(async (img) => {
+      img.scrollIntoView();
+      await img.decode().catch(() => {});
+      return { src: img.getAttribute("src"), w: img.naturalWidth, h: img.naturalHeight };
+    })),
+  );
+  for (const { src, w, h } of natural) {
+    const uuid = src.split("/")[4];
+    const size = expected.get(uuid);
+    assert.ok(size, `a photo of the fixture: ${src}`);
+    assert.deepEqual([w, h], [size.width, size.height], `${src} shows at its stored size`);
+  }
+  await shot(page, "1-photos");
+
+  // After a reload: each photo comes from the browser's cache or as a 304, never as a new 200.
+  const cdp = await context.newCDPSession(page);
+  await cdp.send("Network.enable");
+  const fromCache = new Set();
+  const again = [];
+  cdp.on("Network.requestServedFromCache", (e) => fromCache.add(e.requestId));
+  cdp.on("Network.responseReceived", (e) => {
+    if (new URL(e.response.url).pathname.startsWith("/api/session-media/")) again.push(e);
+  });
+  await page.reload();
+  await page.locator("img.photo").first().waitFor();
+  await scrollToStart(page);
+  await sleep(500);
+  assert.ok(again.length > 0, "photos were shown again after the reload");
+  for (const e of again) {
+    const cached = e.response.fromDiskCache || e.response.fromMemoryCache || fromCache.has(e.requestId);
+    assert.ok(cached || e.response.status === 304, `${e.response.url}: ${e.response.status} not from cache`);
+  }
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});
+
+test("2. scrolling up loads older pages to the first entry, none twice, the view held", async () => {
+  const server = await startServer("history");
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/sessions/${SESSION}`);
+  await until("the newest page", async () => (await countEntries(page)) >= 50);
+  // The entry at the top of the view stays where it is while an older page goes in above it.
+  let held = 0;
+  for (let i = 0; i < 20; i++) {
+    const before = await countEntries(page);
+    const probe = await page.evaluate(() => {
+      const s = document.querySelector(".scroller");
+      const items = [...document.querySelectorAll("ol.entries > li")];
+      const top = s.getBoundingClientRect().top;
+      const anchor = items.find((li) => li.getBoundingClientRect().top >= top);
+      const y = anchor.getBoundingClientRect().top;
+      s.scrollTop = Math.min(s.scrollTop, 250);
+      return { cursor: anchor.dataset.cursor, expected: anchor.getBoundingClientRect().top, y };
+    });
+    const grew = await until("an older page", async () => (await countEntries(page)) > before || (await page.locator(".scroller .status").textContent()).includes("start"), 5000);
+    if ((await countEntries(page)) === before) break;
+    const now = await page.evaluate((c) => document.querySelector(`li[data-cursor="${c}"]`).getBoundingClientRect().top, probe.cursor);
+    assert.ok(Math.abs(now - probe.expected) <= 2, `entry ${probe.cursor} stayed at ${probe.expected}px (now ${now}px)`);
+    held += grew ? 1 : 0;
+  }
+  await scrollToStart(page);
+  assert.ok(held >= 3, `older pages were loaded while the view held (${held})`);
+  const cursors = await page.$$eval("ol.entries > li", (lis) => lis.map((li) => li.dataset.cursor));
+  assert.equal(cursors.length, 300, "every entry, to the first");
+  assert.equal(new Set(cursors).size, 300, "no entry twice");
+  const first = await page.locator("ol.entries > li").first().textContent();
+  assert.match(first, /entry 1 of the long session/);
+  await shot(page, "2-history-start");
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});
+
+test("3. a failed upload reads [image not displayed]; a PDF is a link that downloads", async () => {
+  const server = await startServer("failed");
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/sessions/${SESSION}`);
+  await page.locator(".failed").first().waitFor();
+  assert.equal(await page.locator(".failed").first().textContent(), "[image not displayed]");
+  const link = page.locator("a.attachment");
+  assert.match(await link.textContent(), /PDF document/);
+  assert.match(await link.getAttribute("href"), /^\/api\/media\/[0-9a-f]{64}$/);
+  const [download] = await Promise.all([page.waitForEvent("download"), link.click()]);
+  assert.match(download.suggestedFilename(), /\.pdf$/);
+  const bytes = readFileSync(await download.path());
+  assert.ok(bytes.subarray(0, 5).toString() === "%PDF-", "the PDF's own bytes");
+  await shot(page, "3-failed-and-pdf");
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});
+
+test("4. hostile transcript text renders as text: no script runs, nothing is fetched", async () => {
+  const server = await startServer("hostile");
+  const { page, problems, requests, context } = await newPage();
+  await page.goto(`${server.url}/sessions/${SESSION}`);
+  await until("the hostile lines", async () => (await countEntries(page)) >= 9);
+  await page.locator("details").first().click();
+  await page.locator("text=click me").first().click().catch(() => {});
+  await sleep(500);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined, "no payload ran");
+  const body = await page.locator("ol.entries:not(.pending-list)").textContent();
+  assert.ok(body.includes("<script>window.__pwned = 'script'</script>"), "the script is shown as text");
+  assert.ok(body.includes("<img src=x onerror="), "the img tag is shown as text");
+  assert.equal(await page.locator("ol.entries script, ol.entries iframe, ol.entries svg, ol.entries a[href^='javascript']").count(), 0);
+  const fetchedX = requests.filter((u) => /\/x$/.test(new URL(u).pathname) || u.startsWith("javascript"));
+  assert.deepEqual(fetchedX, [], "no request to x");
+  assert.equal(await page.locator(".failed").count(), 2, "images pointing elsewhere are not loaded");
+  await shot(page, "4-hostile");
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});
+
+/** Pastes images into the composer's text box, as a clipboard paste does. */
+async function paste(page, images) {
+  await page.evaluate(async (list) => {
+    const dt = new DataTransfer();
+    for (const { b64, name } of list) {
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      dt.items.add(new File([bytes], name, { type: "image/png" }));
+    }
+    const event = new ClipboardEvent("paste", { clipboardData: dt, bubbles: true, cancelable: true });
+    document.querySelector(".composer textarea").dispatchEvent(event);
+  }, images);
+}
+
+const PNG_A = readFileSync(new URL("./fixtures/a.png", import.meta.url)).toString("base64");
+const PNG_B = readFileSync(new URL("./fixtures/b.png", import.meta.url)).toString("base64");
+
+test("5. a send with two pasted photos: pending at once, once across a reload, then retired", async () => {
+  const server = await startServer("history", { engine: delayedEngine(4000) });
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/sessions/${SESSION}`);
+  await until("the history", async () => (await countEntries(page)) >= 50);
+  await paste(page, [{ b64: PNG_A, name: "a.png" }, { b64: PNG_B, name: "b.png" }]);
+  await until("two staged photos", async () => (await page.locator(".staged img").count()) === 2);
+  await page.locator(".composer textarea").fill("two photos of the harbour");
+  await page.locator(".composer textarea").press("Enter");
+  const pendingItem = page.locator("li.pending");
+  await pendingItem.first().waitFor();
+  assert.equal(await pendingItem.count(), 1, "pending at once");
+  assert.equal(await pendingItem.locator("img").count(), 2, "with its own photos");
+  assert.match(await pendingItem.locator("img").first().getAttribute("src"), /^data:image\/png;base64,/);
+  await until("accepted", async () => (await pendingItem.textContent()).includes("waiting for the transcript"));
+  // Reload before the engine has written the transcript.
+  await page.reload();
+  await until("pending after the reload", async () => (await page.locator("li.pending").count()) === 1);
+  const srcs = await page.locator("li.pending img").evaluateAll((imgs) => imgs.map((i) => i.getAttribute("src")));
+  assert.equal(srcs.length, 2);
+  for (const src of srcs) assert.match(src, /^\/api\/media\/[0-9a-f]{64}$/, "after a reload, the photos come from the server");
+  assert.equal(await page.locator("ol.entries:not(.pending-list) li", { hasText: "two photos of the harbour" }).count(), 0, "not in the transcript yet");
+  await shot(page, "5-pending-after-reload");
+  // The engine writes the line: the message is retired and shown once, with the transcript's URLs.
+  await until("the transcript's line", async () => (await page.locator("ol.entries:not(.pending-list) li.user", { hasText: "two photos of the harbour" }).count()) === 1, 20000);
+  await until("retired", async () => (await page.locator("li.pending").count()) === 0);
+  assert.equal(await page.locator("li.user", { hasText: "two photos of the harbour" }).count(), 1, "shown once");
+  const sent = await page.locator("ol.entries li.user", { hasText: "two photos of the harbour" }).locator("img").evaluateAll((imgs) => imgs.map((i) => i.getAttribute("src")));
+  assert.equal(sent.length, 2);
+  for (const src of sent) assert.match(src, /^\/api\/session-media\//, "the transcript's photo URLs");
+  await shot(page, "5-retired");
+  await page.reload();
+  await page.locator("ol.entries li").first().waitFor();
+  await sleep(500);
+  assert.equal(await page.locator("li.pending").count(), 0);
+  const boot = await (await fetch(`${server.url}/api/chat/bootstrap?chatId=session-${SESSION}`)).json();
+  assert.deepEqual(boot.pending, [], "pending is empty on the server after the reload");
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});
+
+test("6. the same text sent twice is two messages, both retired by two entries", async () => {
+  const server = await startServer("history", { engine: delayedEngine(1500) });
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/sessions/${SESSION}`);
+  await until("the history", async () => (await countEntries(page)) >= 50);
+  for (let i = 0; i < 2; i++) {
+    await page.locator(".composer textarea").fill("same words twice");
+    await page.locator(".composer textarea").press("Enter");
+  }
+  await until("two pending", async () => (await page.locator("li.pending", { hasText: "same words twice" }).count()) === 2);
+  await until("both in the transcript", async () => (await page.locator("ol.entries:not(.pending-list) li.user", { hasText: "same words twice" }).count()) === 2, 30000);
+  await until("both retired", async () => (await page.locator("li.pending").count()) === 0);
+  assert.equal(await page.locator("li.user", { hasText: "same words twice" }).count(), 2, "two messages, each once");
+  await shot(page, "6-twice");
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});
+
+test("7. live: appended lines appear, a deleted transcript stays, a restarted server reconnects", async () => {
+  let server = await startServer("history");
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/sessions/${SESSION}`);
+  await until("the history", async () => (await countEntries(page)) >= 50);
+  const append = (n, text) =>
+    appendFileSync(server.file, JSON.stringify({
+      parentUuid: null, isSidechain: false, cwd: "/home/test/project", sessionId: SESSION, type: "assistant",
+      uuid: `live-${n}`, timestamp: new Date().toISOString(), message: { role: "assistant", content: [{ type: "text", text }] },
+    }) + "\n");
+  const started = Date.now();
+  append(1, "a line appended while the page is open");
+  await until("the appended line", async () => (await page.locator("li", { hasText: "a line appended while the page is open" }).count()) === 1, 5000);
+  console.log(`# live: an appended line was on screen after ${Date.now() - started} ms`);
+  unlinkSync(server.file);
+  await until("the gone banner", async () => await page.locator(".banner").isVisible(), 10000);
+  assert.ok((await countEntries(page)) >= 51, "the history stays on screen");
+  await shot(page, "7-gone");
+  // Kill the server and start it again on the same address: the page reconnects by itself.
+  const port = new URL(server.url).port;
+  const dirs = { base: server.base };
+  await server.stop();
+  await until("the socket noticed", async () => !(await page.locator("#live.on").count()), 10000);
+  server = await startServer(null, { port, dirs });
+  await until("reconnected", async () => (await page.locator("#live.on").count()) === 1, 15000);
+  cpSync(join(FIXTURES, "history", "p", `${SESSION}.jsonl`), server.file);
+  append(2, "a line after the restart");
+  await until("the line after the restart", async () => (await page.locator("li", { hasText: "a line after the restart" }).count()) === 1, 15000);
+  await shot(page, "7-reconnected");
+  // While the server was down, the browser reported the socket's failed reconnections (and the
+  // page did nothing else): those, and only those, are expected.
+  const unexpected = problems.filter((p) => !/WebSocket connection to 'ws:\/\/127\.0\.0\.1:\d+\/api\/events' failed/.test(p));
+  assert.deepEqual(unexpected, []);
+  await context.close();
+  await server.stop();
+});
+
+test("8. search finds a word, and its hit opens the session at that entry", async () => {
+  const server = await startServer("search");
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/`);
+  await page.locator("#search-input").fill("zebrafinch");
+  await page.locator("#search-input").press("Enter");
+  await page.waitForURL(/\/search\?q=zebrafinch/);
+  const hit = page.locator(".hit a").first();
+  await hit.waitFor();
+  assert.equal(await hit.locator("mark").textContent(), "zebrafinch");
+  await shot(page, "8-search");
+  await hit.click();
+  await page.waitForURL(/\/sessions\/.+\?cursor=\d+/);
+  const target = page.locator("li.target");
+  await target.waitFor();
+  assert.match(await target.textContent(), /zebrafinch nests/);
+  assert.ok(await target.isVisible(), "the hit's entry is in view");
+  await shot(page, "8-hit-opened");
+  await page.goBack();
+  await page.waitForURL(/\/search\?q=zebrafinch/);
+  await page.locator(".hit a").first().waitFor();
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});
+
+test("9. with --token the page asks for it once, then every request succeeds", async () => {
+  const server = await startServer("photos40", { args: ["--token", "s3cret-token"] });
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/sessions/${SESSION}`);
+  await page.locator("#login-token").waitFor();
+  await shot(page, "9-login");
+  await page.locator("#login-token").fill("s3cret-token");
+  await page.locator("#login-form button[type=submit]").click();
+  await page.locator("img.photo").first().waitFor();
+  await until("a photo loaded with the cookie", () => page.evaluate(() => [...document.querySelectorAll("img.photo")].some((i) => i.complete && i.naturalWidth > 0)));
+  await until("live", async () => (await page.locator("#live.on").count()) === 1);
+  const cookies = await context.cookies();
+  const cookie = cookies.find((c) => c.name === "scrollback_token");
+  assert.ok(cookie && cookie.httpOnly && cookie.sameSite === "Strict", "an HttpOnly, SameSite=Strict cookie");
+  // Before signing in, the API answered 401: those answers are the only errors.
+  const afterLogin = problems.filter((p) => !/^401: /.test(p) && !/status of 401 \(Unauthorized\)/.test(p));
+  assert.deepEqual(afterLogin, []);
+  await page.reload();
+  await page.locator("img.photo").first().waitFor();
+  assert.equal(await page.locator("#login").evaluate((d) => d.open), false, "asked once: the cookie is kept");
+  await shot(page, "9-signed-in");
+  await context.close();
+  await server.stop();
+});
+
+test("10. a phone-width window shows the history with its photos", async () => {
+  const server = await startServer("photos40");
+  const { page, problems, context } = await newPage({ width: 390, height: 844 });
+  await page.goto(`${server.url}/sessions/${SESSION}`);
+  await page.locator("img.photo").first().waitFor();
+  await until("a photo loaded", () => page.evaluate(() => [...document.querySelectorAll("img.photo")].some((i) => i.complete && i.naturalWidth > 0)));
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `nothing wider than the window (${overflow}px over)`);
+  assert.equal(await page.locator("#sidebar").isVisible(), false, "the sessions are behind a button");
+  await shot(page, "10-phone");
+  await page.locator("#toggle-sidebar").click();
+  assert.equal(await page.locator("#sidebar").isVisible(), true);
+  await shot(page, "10-phone-sessions");
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});

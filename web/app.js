@@ -1,0 +1,714 @@
+// The viewer: sessions, a conversation that scrolls back page by page, search, live updates, and a
+// composer whose sends show at once as pending and are retired by `reconcile` when the transcript
+// holds them. Every view has its own URL (/sessions/{id}[?cursor=N], /chats/{chatId}, /search?q=).
+
+import { ApiError, Events, Unauthorized, get, post, query } from "./api.js";
+import { reconcile } from "./reconcile.js";
+import * as render from "./render.js";
+
+const PAGE = 50;
+const $ = (id) => document.getElementById(id);
+
+/** The server's limits for sends (from /api/info; these are its defaults). */
+let limits = { maxImages: 8, maxImageBytes: 5 << 20, maxText: 64 << 10 };
+const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/** The view on screen: it is told about events and closed when another opens. */
+let view = null;
+
+// ---------------------------------------------------------------------------------------------
+// Navigation
+
+function navigate(url, { replace = false } = {}) {
+  if (replace) history.replaceState(null, "", url);
+  else history.pushState(null, "", url);
+  route();
+}
+
+function route() {
+  if (view && view.close) view.close();
+  view = null;
+  const main = $("main");
+  main.replaceChildren();
+  closeSidebar();
+  const path = location.pathname;
+  const params = new URLSearchParams(location.search);
+  let m;
+  if ((m = path.match(/^\/sessions\/([^/]+)$/))) {
+    const sessionId = decodeURIComponent(m[1]);
+    const cursor = params.has("cursor") ? Number(params.get("cursor")) : null;
+    view = new Conversation(main, { sessionId, cursor: Number.isFinite(cursor) ? cursor : null });
+  } else if ((m = path.match(/^\/chats\/([^/]+)$/))) {
+    view = new Conversation(main, { chatId: decodeURIComponent(m[1]) });
+  } else if (path === "/search") {
+    $("search-input").value = params.get("q") || "";
+    view = new Search(main, params.get("q") || "");
+  } else {
+    view = new Home(main);
+  }
+  sidebar.highlight();
+}
+
+document.addEventListener("click", (e) => {
+  const a = e.target.closest("a[data-link]");
+  if (!a || e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) return;
+  e.preventDefault();
+  navigate(a.getAttribute("href"));
+});
+window.addEventListener("popstate", route);
+
+function link(href, ...children) {
+  const a = render.el("a", null, ...children);
+  a.href = href;
+  a.dataset.link = "";
+  return a;
+}
+
+/** Runs an API call; a 401 opens the token dialog, then retries. */
+async function call(fn) {
+  for (;;) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (!(e instanceof Unauthorized)) throw e;
+      await login();
+    }
+  }
+}
+
+let loggingIn = null;
+function login() {
+  if (loggingIn) return loggingIn;
+  loggingIn = new Promise((resolve) => {
+    const dialog = $("login");
+    const form = $("login-form");
+    const error = $("login-error");
+    error.hidden = true;
+    form.onsubmit = async (e) => {
+      e.preventDefault();
+      try {
+        await post("/api/login", { token: $("login-token").value });
+        dialog.close();
+        loggingIn = null;
+        resolve();
+        events.reconnect();
+      } catch (err) {
+        error.textContent = err instanceof Unauthorized ? "That is not the token." : err.message;
+        error.hidden = false;
+      }
+    };
+    dialog.showModal();
+  });
+  return loggingIn;
+}
+
+function openPhoto(src) {
+  $("lightbox-img").src = src;
+  $("lightbox").showModal();
+}
+$("lightbox").addEventListener("click", (e) => {
+  if (e.target.id === "lightbox" || e.target.id === "lightbox-img") $("lightbox").close();
+});
+
+// ---------------------------------------------------------------------------------------------
+// The sessions list
+
+const sidebar = {
+  next: null,
+  projects: new Set(),
+  loading: false,
+  refreshTimer: null,
+
+  async load(more = false) {
+    if (this.loading) return;
+    this.loading = true;
+    const status = $("sessions-status");
+    try {
+      const page = await call(() =>
+        get(`/api/sessions${query({ q: $("filter-text").value.trim(), project: $("filter-project").value, cursor: more ? this.next : "", limit: PAGE })}`),
+      );
+      const list = $("sessions");
+      if (!more) list.replaceChildren();
+      for (const s of page.sessions) list.append(this.item(s));
+      this.next = page.next;
+      $("more-sessions").hidden = !page.next;
+      status.hidden = list.children.length > 0;
+      status.textContent = "No sessions yet.";
+      this.highlight();
+      return page;
+    } catch (e) {
+      status.hidden = false;
+      status.textContent = e.message;
+    } finally {
+      this.loading = false;
+    }
+  },
+
+  item(s) {
+    if (s.project && !this.projects.has(s.project)) {
+      this.projects.add(s.project);
+      const option = render.el("option", null, s.project);
+      option.value = s.project;
+      $("filter-project").append(option);
+    }
+    const title = render.el("span", "title", s.title || s.id);
+    const meta = render.el(
+      "span",
+      "meta",
+      [s.project ? s.project.split("/").filter(Boolean).pop() : null, s.lastTimestamp ? s.lastTimestamp.slice(0, 16).replace("T", " ") : null]
+        .filter(Boolean)
+        .join(" · "),
+    );
+    const counts = render.el("span", "counts", `${s.entries} entries · ${s.images} photos`, s.gone ? render.el("span", "gone", "transcript gone") : null);
+    const li = render.el("li", null, link(`/sessions/${encodeURIComponent(s.id)}`, title, meta, counts));
+    li.dataset.session = s.id;
+    return li;
+  },
+
+  highlight() {
+    const current = view && view.sessionId;
+    for (const li of $("sessions").children) li.classList.toggle("current", li.dataset.session === current);
+  },
+
+  /** Reloads the first page soon (many events come in bursts). */
+  refreshSoon() {
+    clearTimeout(this.refreshTimer);
+    this.refreshTimer = setTimeout(() => {
+      if (!this.next || $("sessions").children.length <= PAGE) this.load();
+    }, 400);
+  },
+};
+
+let filterTimer = null;
+$("filter-text").addEventListener("input", () => {
+  clearTimeout(filterTimer);
+  filterTimer = setTimeout(() => sidebar.load(), 250);
+});
+$("filter-project").addEventListener("change", () => sidebar.load());
+$("more-sessions").addEventListener("click", () => sidebar.load(true));
+$("search-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const q = $("search-input").value.trim();
+  if (q) navigate(`/search${query({ q })}`);
+});
+$("new-chat").addEventListener("click", () => navigate(`/chats/chat-${crypto.randomUUID()}`));
+$("toggle-sidebar").addEventListener("click", () => {
+  const open = document.body.classList.toggle("sidebar-open");
+  $("toggle-sidebar").setAttribute("aria-expanded", String(open));
+});
+function closeSidebar() {
+  document.body.classList.remove("sidebar-open");
+  $("toggle-sidebar").setAttribute("aria-expanded", "false");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Views
+
+/** `/`: opens the newest session. */
+class Home {
+  constructor(main) {
+    this.main = main;
+    main.append(render.el("p", "status", "Loading…"));
+    sidebar.ready.then(() => {
+      if (view !== this) return;
+      const first = $("sessions").querySelector("li[data-session]");
+      if (first) navigate(`/sessions/${encodeURIComponent(first.dataset.session)}`, { replace: true });
+      else main.replaceChildren(render.el("p", "status", "No sessions yet. Start one with “New chat”."));
+    });
+  }
+}
+
+/** `/search?q=`: full-text hits; each opens its session at that entry. */
+class Search {
+  constructor(main, q) {
+    main.append(render.el("h1", "view-title", `Search: ${q}`));
+    const list = render.el("ol", "hits");
+    const status = render.el("p", "status", "Searching…");
+    main.append(status, list);
+    call(() => get(`/api/search${query({ q, limit: 100 })}`))
+      .then(({ hits }) => {
+        status.textContent = hits.length ? `${hits.length} hits` : "No hits.";
+        for (const hit of hits) {
+          const href = `/sessions/${encodeURIComponent(hit.sessionId)}${query({ cursor: hit.cursor })}`;
+          const when = hit.timestamp ? hit.timestamp.slice(0, 16).replace("T", " ") : "";
+          list.append(render.el("li", "hit", link(href, render.snippet(hit.snippet), render.el("span", "meta", `${hit.sessionId} · ${when}`))));
+        }
+      })
+      .catch((e) => {
+        status.textContent = e instanceof ApiError ? e.message : String(e);
+        status.classList.add("error");
+      });
+  }
+}
+
+/**
+ * A conversation: a session's history (newest page first, older pages as you scroll up, newer ones
+ * live) and the chat's pending sends, reconciled.
+ */
+class Conversation {
+  constructor(main, { sessionId = null, chatId = null, cursor = null }) {
+    this.sessionId = sessionId;
+    this.chatId = chatId || (sessionId && /^[A-Za-z0-9._:-]{1,120}$/.test(sessionId) ? `session-${sessionId}` : null);
+    this.before = null;
+    this.after = null;
+    this.hasMoreAfter = false;
+    this.entries = new Map(); // cursor -> entry
+    this.pending = new Map(); // clientMessageId -> pending send
+    this.sidechains = false;
+    this.loadingOlder = false;
+    this.catchingUp = null;
+    this.closed = false;
+
+    this.title = render.el("h1", "view-title", sessionId ? "Session" : "New chat");
+    const toggle = render.el("input");
+    toggle.type = "checkbox";
+    toggle.addEventListener("change", () => {
+      this.sidechains = toggle.checked;
+      this.reload();
+    });
+    this.banner = render.el("p", "banner", "");
+    this.banner.hidden = true;
+    const head = render.el("header", "conv-head", this.title, render.el("label", "toggle", toggle, " Side chains"));
+    this.list = render.el("ol", "entries");
+    this.pendingList = render.el("ol", "entries pending-list");
+    this.status = render.el("p", "status", "");
+    this.scroller = render.el("div", "scroller", this.status, this.list, this.pendingList);
+    this.scroller.addEventListener("scroll", () => this.onScroll());
+    main.append(render.el("section", "conversation", head, this.banner, this.scroller, this.composer()));
+    this.open(cursor);
+  }
+
+  close() {
+    this.closed = true;
+  }
+
+  /** Loads the first page (newest, or around `cursor`) and the pending sends. */
+  async open(cursor) {
+    try {
+      if (this.chatId) {
+        const boot = await call(() => get(`/api/chat/bootstrap${query({ chatId: this.chatId })}`));
+        if (this.closed) return;
+        for (const p of boot.pending) this.pending.set(p.clientMessageId, { ...p });
+        if (!this.sessionId && boot.sessionId) this.sessionId = boot.sessionId;
+        if (!cursor && boot.sessionId === this.sessionId && boot.entries.length) {
+          this.show(boot, "newest");
+        }
+      }
+      if (this.sessionId && this.entries.size === 0) {
+        if (cursor !== null) await this.openAround(cursor);
+        else await this.loadPage({}, "newest");
+      }
+      if (!this.sessionId) this.status.textContent = "A new chat: send a message to start it.";
+      this.reconcile();
+      this.renderPending();
+      if (cursor === null) this.scrollToBottom();
+      sidebar.highlight();
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  fail(e) {
+    this.status.textContent = e instanceof ApiError && e.status === 404 ? "No such session." : e.message || String(e);
+    this.status.classList.add("error");
+  }
+
+  historyUrl(params) {
+    return `/api/sessions/${encodeURIComponent(this.sessionId)}/history${query({ limit: PAGE, sidechains: this.sidechains ? "true" : "", ...params })}`;
+  }
+
+  async loadPage(params, where) {
+    const page = await call(() => get(this.historyUrl(params)));
+    if (!this.closed) this.show(page, where);
+    return page;
+  }
+
+  /** Opens at an entry: the page ending there, and the one after it. */
+  async openAround(cursor) {
+    await this.loadPage({ before: cursor + 1 }, "newest");
+    const next = await this.loadPage({ after: cursor }, "after");
+    this.hasMoreAfter = next.entries.length >= PAGE;
+    const target = this.list.querySelector(`li[data-cursor="${cursor}"]`);
+    if (target) {
+      target.classList.add("target");
+      target.scrollIntoView({ block: "center" });
+    }
+  }
+
+  reload() {
+    this.entries.clear();
+    this.list.replaceChildren();
+    this.before = this.after = null;
+    this.loadPage({}, "newest").then(() => {
+      this.reconcile();
+      this.renderPending();
+      this.scrollToBottom();
+    }, (e) => this.fail(e));
+  }
+
+  /** Puts a page's entries on screen: above (older, or the first page) or below (newer). */
+  show(page, where) {
+    if (page.sessionId) this.setTitle(page.sessionId);
+    // What is on screen stays where it is while older entries go in above it: measured from the
+    // bottom before any change, put back after all of them (the status line above the list too).
+    const fromBottom = this.scroller.scrollHeight - this.scroller.scrollTop;
+    const fresh = page.entries.filter((e) => !this.entries.has(e.cursor));
+    for (const e of fresh) this.entries.set(e.cursor, e);
+    const items = fresh.map((e) => render.entry(e, openPhoto)).filter(Boolean);
+    if (where === "older" || where === "newest") {
+      this.list.prepend(...items);
+      this.before = page.before;
+    } else {
+      this.list.append(...items);
+    }
+    if (where !== "older" && page.after !== null && page.after !== undefined) {
+      this.after = this.after === null ? page.after : Math.max(this.after, page.after);
+    }
+    this.status.textContent = this.before === null && this.entries.size ? "The start of this session." : "";
+    this.status.classList.remove("error");
+    if (where === "older") this.scroller.scrollTop = this.scroller.scrollHeight - fromBottom;
+  }
+
+  /** The session's title, from the sessions list (once it has loaded). */
+  async setTitle(sessionId) {
+    if (this.titled) return;
+    this.titled = true;
+    this.title.textContent = sessionId;
+    await sidebar.ready;
+    const found = $("sessions").querySelector(`li[data-session="${CSS.escape(sessionId)}"] .title`);
+    if (found && !this.closed) this.title.textContent = found.textContent;
+  }
+
+  onScroll() {
+    if (this.scroller.scrollTop < 300 && this.before !== null && !this.loadingOlder) this.loadOlder();
+    const nearBottom = this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < 300;
+    if (nearBottom && this.hasMoreAfter) this.catchUp();
+  }
+
+  async loadOlder() {
+    this.loadingOlder = true;
+    try {
+      await this.loadPage({ before: this.before }, "older");
+    } catch (e) {
+      this.fail(e);
+    } finally {
+      this.loadingOlder = false;
+    }
+    // A short page may leave the top in view: keep going.
+    if (this.scroller.scrollTop < 300 && this.before !== null && !this.closed) this.loadOlder();
+  }
+
+  /** Fetches what is newer than the newest entry on screen. One at a time. */
+  catchUp() {
+    if (!this.sessionId) return Promise.resolve();
+    if (this.catchingUp) {
+      this.catchUpAgain = true;
+      return this.catchingUp;
+    }
+    this.catchingUp = (async () => {
+      try {
+        do {
+          this.catchUpAgain = false;
+          const stick = this.atBottom();
+          const page = await this.loadPage(this.after === null ? {} : { after: this.after }, "after");
+          this.hasMoreAfter = page.entries.length >= PAGE;
+          this.reconcile();
+          this.renderPending();
+          if (stick) this.scrollToBottom();
+        } while (this.catchUpAgain && !this.closed);
+      } catch (e) {
+        this.fail(e);
+      } finally {
+        this.catchingUp = null;
+      }
+    })();
+    return this.catchingUp;
+  }
+
+  atBottom() {
+    return this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < 80;
+  }
+
+  scrollToBottom() {
+    this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
+  /** Retires every pending send the loaded entries back, and tells the server. */
+  reconcile() {
+    const accepted = [...this.pending.values()].filter((p) => p.acceptedAt);
+    if (accepted.length === 0) return;
+    const { retired } = reconcile([...this.entries.values()], accepted);
+    if (retired.length === 0) return;
+    for (const r of retired) this.pending.delete(r.clientMessageId);
+    const ids = retired.map((r) => r.clientMessageId);
+    call(() => post("/api/chat/retire", { chatId: this.chatId, clientMessageIds: ids })).catch(() => {});
+  }
+
+  renderPending() {
+    const items = [...this.pending.values()].map((p) => render.pending(p, openPhoto, (id) => this.retry(id)));
+    this.pendingList.replaceChildren(...items);
+  }
+
+  /** Something happened on the server. */
+  onEvent(event) {
+    switch (event.type) {
+      case "entries-appended":
+        if (event.sessionId === this.sessionId) {
+          if (event.replaced) this.reload();
+          else if (!this.hasMoreAfter) this.catchUp();
+        }
+        break;
+      case "session-gone":
+        if (event.sessionId === this.sessionId) {
+          this.banner.textContent = "This session's transcript was deleted; its history is kept here.";
+          this.banner.hidden = false;
+        }
+        break;
+      case "session-bound":
+        if (event.chatId === this.chatId && !this.sessionId) {
+          this.sessionId = event.sessionId;
+          this.status.textContent = "";
+          this.catchUp();
+        }
+        break;
+      case "chat-user-message":
+        if (event.message.chatId === this.chatId && !this.pending.has(event.message.clientMessageId) && event.message.state === "pending") {
+          // Sent from elsewhere (another tab), or this tab's own send answered over the socket first.
+          if (!this.sentHere || !this.sentHere.has(event.message.clientMessageId)) {
+            this.pending.set(event.message.clientMessageId, { ...event.message });
+            this.reconcile();
+            this.renderPending();
+          }
+        }
+        break;
+      case "engine-failed": {
+        const p = event.chatId === this.chatId && this.pending.get(event.clientMessageId);
+        if (p) {
+          p.engineError = event.error;
+          this.renderPending();
+        }
+        break;
+      }
+      case "chat-retired":
+        if (event.chatId === this.chatId) {
+          for (const id of event.clientMessageIds) this.pending.delete(id);
+          this.renderPending();
+        }
+        break;
+      default:
+    }
+  }
+
+  /** After the socket came back: what happened while it was down. */
+  onReconnect() {
+    this.catchUp();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The composer
+
+  composer() {
+    const form = render.el("form", "composer");
+    const textarea = render.el("textarea");
+    textarea.rows = 2;
+    textarea.placeholder = this.chatId ? "Write a message; paste or drop photos" : "This session cannot take messages here";
+    textarea.setAttribute("aria-label", "Message");
+    const files = render.el("input");
+    files.type = "file";
+    files.accept = IMAGE_TYPES.join(",");
+    files.multiple = true;
+    files.hidden = true;
+    const attach = render.el("button", "attach", "Photo");
+    attach.type = "button";
+    attach.addEventListener("click", () => files.click());
+    const send = render.el("button", "send", "Send");
+    send.type = "submit";
+    const staged = render.el("div", "staged");
+    const error = render.el("p", "error");
+    error.hidden = true;
+    form.append(staged, error, render.el("div", "row", attach, textarea, send), files);
+    if (!this.chatId) {
+      for (const c of [textarea, attach, send]) c.disabled = true;
+    }
+    this.staged = [];
+    const say = (message) => {
+      error.textContent = message;
+      error.hidden = !message;
+    };
+    const stage = async (list) => {
+      for (const file of list) {
+        if (!IMAGE_TYPES.includes(file.type)) {
+          say(`${file.name || "That file"} is not a PNG, JPEG, GIF or WebP photo.`);
+          continue;
+        }
+        if (file.size > limits.maxImageBytes) {
+          say(`${file.name || "That photo"} is ${render.formatBytes(file.size)}; at most ${render.formatBytes(limits.maxImageBytes)}.`);
+          continue;
+        }
+        if (this.staged.length >= limits.maxImages) {
+          say(`At most ${limits.maxImages} photos in one message.`);
+          break;
+        }
+        const dataUrl = await new Promise((resolve, reject) => {
+          const reader = new FileReader();
+          reader.onload = () => resolve(reader.result);
+          reader.onerror = () => reject(reader.error);
+          reader.readAsDataURL(file);
+        });
+        this.staged.push({ dataUrl, mimeType: file.type });
+        const remove = render.el("button", "remove", "×");
+        remove.type = "button";
+        remove.title = "Remove";
+        const thumb = render.el("span", "thumb", render.photo(dataUrl, "photo to send", openPhoto), remove);
+        remove.addEventListener("click", () => {
+          this.staged = this.staged.filter((s) => s.dataUrl !== dataUrl);
+          thumb.remove();
+        });
+        staged.append(thumb);
+      }
+    };
+    files.addEventListener("change", () => {
+      stage([...files.files]);
+      files.value = "";
+    });
+    textarea.addEventListener("paste", (e) => {
+      const images = [...e.clipboardData.items].filter((i) => i.kind === "file").map((i) => i.getAsFile()).filter(Boolean);
+      if (images.length) {
+        e.preventDefault();
+        stage(images);
+      }
+    });
+    form.addEventListener("dragover", (e) => e.preventDefault());
+    form.addEventListener("drop", (e) => {
+      e.preventDefault();
+      stage([...e.dataTransfer.files]);
+    });
+    textarea.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+        e.preventDefault();
+        form.requestSubmit();
+      }
+    });
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      const text = textarea.value;
+      if (!text.trim() && this.staged.length === 0) return;
+      if (new TextEncoder().encode(text).length > limits.maxText) {
+        say(`The message is longer than ${render.formatBytes(limits.maxText)}.`);
+        return;
+      }
+      say("");
+      const images = this.staged.map((s) => ({ dataUrl: s.dataUrl, mimeType: s.mimeType }));
+      this.staged = [];
+      staged.replaceChildren();
+      textarea.value = "";
+      this.send({ clientMessageId: crypto.randomUUID(), text, images });
+    });
+    return form;
+  }
+
+  /** Shows a send at once, then records it; a failure offers a retry with the same id. */
+  async send({ clientMessageId, text, images }) {
+    this.sentHere = this.sentHere || new Set();
+    this.sentHere.add(clientMessageId);
+    const local = { clientMessageId, text, images, acceptedAt: null, local: true };
+    this.pending.set(clientMessageId, local);
+    this.renderPending();
+    this.scrollToBottom();
+    const body = {
+      clientMessageId,
+      chatId: this.chatId,
+      text,
+      images: images.map((i) => ({ url: i.dataUrl, mimeType: i.mimeType })),
+    };
+    if (this.sessionId) body.sessionId = this.sessionId;
+    try {
+      const record = await call(() => post("/api/chat/send", body));
+      if (!this.pending.has(clientMessageId)) return;
+      // The server's record, with this page's own photos still shown from their data URLs.
+      const shown = { ...record, images: record.images.map((image, i) => ({ ...image, dataUrl: images[i] && images[i].dataUrl })) };
+      this.pending.set(clientMessageId, shown);
+      if (!this.sessionId && record.sessionId) this.sessionId = record.sessionId;
+      this.reconcile();
+    } catch (e) {
+      const p = this.pending.get(clientMessageId);
+      if (p) p.error = `Not sent: ${e.message}`;
+    }
+    this.renderPending();
+  }
+
+  retry(clientMessageId) {
+    const p = this.pending.get(clientMessageId);
+    if (!p) return;
+    const images = (p.images || []).map((i) => ({ dataUrl: i.dataUrl, mimeType: i.mimeType }));
+    if (p.engineError || images.some((i) => !i.dataUrl)) {
+      // Accepted already: the server has the record; sending it again under the same id returns it.
+      // Its photos come back from the server.
+      this.resend(p);
+      return;
+    }
+    delete p.error;
+    this.send({ clientMessageId, text: p.text, images });
+  }
+
+  async resend(p) {
+    const images = await Promise.all(
+      (p.images || []).map(async (i) => {
+        if (i.dataUrl) return { dataUrl: i.dataUrl, mimeType: i.mimeType };
+        const blob = await (await fetch(i.url, { credentials: "same-origin" })).blob();
+        const dataUrl = await new Promise((resolve) => {
+          const reader = new FileReader();
+          reader.onload = () => resolve(reader.result);
+          reader.readAsDataURL(blob);
+        });
+        return { dataUrl, mimeType: i.mimeType };
+      }),
+    );
+    delete p.error;
+    this.send({ clientMessageId: p.clientMessageId, text: p.text, images });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Live updates
+
+const events = {
+  socket: null,
+  wasOpen: false,
+  start() {
+    this.socket = new Events(
+      (event) => {
+        if (view && view.onEvent) view.onEvent(event);
+        if (event.type === "entries-appended" || event.type === "session-gone" || event.type === "session-bound") sidebar.refreshSoon();
+      },
+      (open) => {
+        $("live").classList.toggle("on", open);
+        $("live").title = open ? "Live: following the transcripts" : "Reconnecting…";
+        if (open && this.wasOpen === false && this.everOpen) {
+          if (view && view.onReconnect) view.onReconnect();
+          sidebar.refreshSoon();
+        }
+        if (open) this.everOpen = true;
+        this.wasOpen = open;
+      },
+    );
+  },
+  reconnect() {
+    if (this.socket) this.socket.close();
+    this.wasOpen = false;
+    this.start();
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// Start
+
+sidebar.ready = call(() => get("/api/info"))
+  .then((info) => {
+    if (info && info.limits) limits = info.limits;
+  })
+  .catch(() => {})
+  .then(() => sidebar.load());
+// The socket opens once the server has let this page in (with a token, after signing in).
+sidebar.ready.then(() => events.start());
+route();
