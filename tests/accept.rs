@@ -268,11 +268,11 @@ fn bad_sends_get_a_4xx_and_store_nothing() {
     let mut not_utf8 = br#"{"clientMessageId":"m1","chatId":"c1","text":""#.to_vec();
     not_utf8.extend_from_slice(b"\xff\xfe\"}");
     let head = format!(
-        "POST /api/chat/send HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "POST /api/chat/send HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         not_utf8.len()
     );
     assert_eq!(raw(&server, &head, &not_utf8), 400, "invalid UTF-8");
-    let head = "POST /api/chat/send HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 900000000\r\nConnection: close\r\n\r\n";
+    let head = "POST /api/chat/send HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 900000000\r\nConnection: close\r\n\r\n";
     assert_eq!(raw(&server, head, b"{"), 413, "a body over the limit");
     assert_eq!(stored(&env.data), before, "nothing was stored");
     // The server still serves.

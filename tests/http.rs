@@ -324,7 +324,7 @@ fn hostile_requests_get_a_4xx_and_the_server_keeps_serving() {
     }
     let mut raw = TcpStream::connect(server.base.trim_start_matches("http://")).unwrap();
     raw.write_all(
-        b"POST /api/sessions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+        b"POST /api/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
     )
     .unwrap();
     let mut head = [0u8; 12];
@@ -564,4 +564,32 @@ fn a_large_payload_changed_while_streaming_ends_the_response_with_an_error() {
         body.len()
     );
     assert_eq!(&body[..1 << 20], &photo[..1 << 20], "what was sent before the change is the photo");
+}
+
+#[test]
+fn without_a_token_only_loopback_host_names_are_answered() {
+    // DNS rebinding: a page on evil.example points its name at 127.0.0.1 and reads the API.
+    let env = Env::new();
+    env.write("p/s.jsonl", user_line("s", "u1", "\"private words\"", "") + "\n");
+    let server = Server::start(&env, &[]);
+    server.wait_for_sessions(1);
+    let port = server.base.rsplit(':').next().unwrap();
+    let status = |host: &str, path: &str| -> u16 {
+        let mut stream = TcpStream::connect(server.base.trim_start_matches("http://")).unwrap();
+        write!(stream, "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").unwrap();
+        let mut response = String::new();
+        let _ = stream.read_to_string(&mut response);
+        response.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    for path in ["/api/sessions", "/api/sessions/s/history", "/", "/web/app.js"] {
+        assert_eq!(status(&format!("evil.example:{port}"), path), 403, "{path} for a foreign name");
+        assert_eq!(status(&format!("localhost:{port}"), path), 200, "{path} for localhost");
+        assert_eq!(status(&format!("127.0.0.1:{port}"), path), 200, "{path} for 127.0.0.1");
+    }
+    // With a token the token guards every route, whatever name the request used.
+    let other = Env::new();
+    let guarded = Server::start(&other, &["--token", "t0ken"]);
+    let res =
+        guarded.client.get(format!("{}/api/sessions", guarded.base)).header("host", "evil.example").send().unwrap();
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
 }

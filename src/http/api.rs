@@ -157,15 +157,17 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
             ))
             .unify(),
     );
-    api_routes.or(super::web::routes()).unify().recover(handle_rejection).unify().with(warp::log::custom(|info| {
-        tracing::debug!(
-            method = %info.method(),
-            path = info.path(),
-            status = info.status().as_u16(),
-            elapsed_us = info.elapsed().as_micros() as u64,
-            "request"
-        );
-    }))
+    super::loopback_host(api).and(api_routes.or(super::web::routes()).unify()).recover(handle_rejection).unify().with(
+        warp::log::custom(|info| {
+            tracing::debug!(
+                method = %info.method(),
+                path = info.path(),
+                status = info.status().as_u16(),
+                elapsed_us = info.elapsed().as_micros() as u64,
+                "request"
+            );
+        }),
+    )
 }
 
 fn reject(e: ApiError) -> Rejection {

@@ -406,6 +406,45 @@ fn login(api: Api) -> impl Filter<Extract = (warp::reply::Response,), Error = wa
         })
 }
 
+/// Whether a `Host` header names this machine's loopback: `localhost` (or a name under it, which
+/// browsers resolve to loopback themselves), `127.0.0.0/8` or `[::1]`, with or without a port.
+fn is_loopback_host(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => host
+            .rsplit_once(':')
+            .map_or(host, |(name, port)| if port.bytes().all(|b| b.is_ascii_digit()) { name } else { host }),
+    };
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    name == "localhost"
+        || name.ends_with(".localhost")
+        || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Without a token, answers only requests addressed to a loopback name: a page the person visits
+/// cannot reach this server by pointing a name of its own at 127.0.0.1 (DNS rebinding). With a
+/// token, the token guards every route instead.
+fn loopback_host(api: Api) -> impl Filter<Extract = (), Error = warp::Rejection> + Clone {
+    warp::header::optional::<String>("host")
+        .and_then(move |host: Option<String>| {
+            let api = api.clone();
+            async move {
+                if api.inner.token.is_some() || host.as_deref().is_some_and(is_loopback_host) {
+                    return Ok(());
+                }
+                Err(warp::reject::custom(ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    "bad-host",
+                    format!(
+                        "Host {:?} is not a loopback name: without --token this server answers only localhost and 127.0.0.1",
+                        host.unwrap_or_default().chars().take(100).collect::<String>()
+                    ),
+                )))
+            }
+        })
+        .untuple_one()
+}
+
 /// A filter that extracts nothing and rejects with 401 when a token is set and not presented.
 fn authorized(api: Api) -> impl Filter<Extract = (), Error = warp::Rejection> + Clone {
     warp::header::optional::<String>("authorization")
@@ -430,4 +469,35 @@ fn authorized(api: Api) -> impl Filter<Extract = (), Error = warp::Rejection> + 
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts_and_others() {
+        for host in [
+            "localhost",
+            "localhost:7878",
+            "127.0.0.1:7878",
+            "127.9.9.9",
+            "[::1]:7878",
+            "app.localhost:80",
+            "LOCALHOST.",
+        ] {
+            assert!(is_loopback_host(host), "{host}");
+        }
+        for host in [
+            "evil.example",
+            "evil.example:7878",
+            "127.0.0.1.evil.example",
+            "localhost.evil.example",
+            "[::2]:80",
+            "10.0.0.1",
+            "",
+        ] {
+            assert!(!is_loopback_host(host), "{host}");
+        }
+    }
 }

@@ -47,9 +47,14 @@ pub(super) fn routes() -> impl Filter<Extract = (warp::reply::Response,), Error 
             }
         },
     );
-    let page = warp::get().and(warp::path::full()).and_then(|path: FullPath| async move {
-        if is_view(path.as_str()) { Ok(page()) } else { Err(warp::reject::not_found()) }
-    });
+    // The path first: a request elsewhere (under /api) must get that route's answer, not a 405 of
+    // this GET-only one.
+    let view = warp::path::full()
+        .and_then(|path: FullPath| async move {
+            if is_view(path.as_str()) { Ok(()) } else { Err(warp::reject::not_found()) }
+        })
+        .untuple_one();
+    let page = view.and(warp::get()).map(page);
     files.or(page).unify()
 }
 
