@@ -241,26 +241,30 @@ fn bad_sends_get_a_4xx_and_store_nothing() {
     }
     let url = format!("{}/api/chat/send", server.base);
     let body = json!({"clientMessageId": "m1", "chatId": "c1", "text": "x"}).to_string();
-    let cross = server
-        .client
-        .post(&url)
-        .header("content-type", "application/json")
-        .header("origin", "https://evil.example")
-        .body(body.clone())
-        .send()
-        .unwrap();
-    assert_eq!(cross.status(), StatusCode::FORBIDDEN, "cross-site Origin");
-    let fetch = server
-        .client
-        .post(&url)
-        .header("content-type", "application/json")
-        .header("sec-fetch-site", "cross-site")
-        .body(body.clone())
-        .send()
-        .unwrap();
-    assert_eq!(fetch.status(), StatusCode::FORBIDDEN, "Sec-Fetch-Site: cross-site");
-    let form = server.client.post(&url).header("content-type", "text/plain").body(body.clone()).send().unwrap();
-    assert_eq!(form.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE, "a form-like content type");
+    let refused = [
+        (
+            "cross-site Origin",
+            ("content-type", "application/json"),
+            ("origin", "https://evil.example"),
+            StatusCode::FORBIDDEN,
+        ),
+        (
+            "Sec-Fetch-Site: cross-site",
+            ("content-type", "application/json"),
+            ("sec-fetch-site", "cross-site"),
+            StatusCode::FORBIDDEN,
+        ),
+        (
+            "a form-like content type",
+            ("content-type", "text/plain"),
+            ("origin", server.base.as_str()),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ),
+    ];
+    for (what, (k1, v1), (k2, v2), status) in refused {
+        let res = server.client.post(&url).header(k1, v1).header(k2, v2).body(body.clone()).send().unwrap();
+        assert_eq!(res.status(), status, "{what}");
+    }
     let get = server.get("/api/chat/send");
     assert_eq!(get.status(), StatusCode::METHOD_NOT_ALLOWED);
     assert_eq!(get.headers()["allow"], "POST");
@@ -274,6 +278,10 @@ fn bad_sends_get_a_4xx_and_store_nothing() {
     assert_eq!(raw(&server, &head, &not_utf8), 400, "invalid UTF-8");
     let head = "POST /api/chat/send HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 900000000\r\nConnection: close\r\n\r\n";
     assert_eq!(raw(&server, head, b"{"), 413, "a body over the limit");
+    // A chat bound to one session refuses a send naming another, before writing its photo.
+    assert_eq!(server.post("/api/chats/c1/session", &json!({"sessionId": "s-a"})).status(), StatusCode::OK);
+    let other = json!({"clientMessageId": "m9", "chatId": "c1", "sessionId": "s-b", "text": "x", "images": [{"url": data_url(&photo(9))}]});
+    assert_eq!(server.post("/api/chat/send", &other).status(), StatusCode::CONFLICT);
     assert_eq!(stored(&env.data), before, "nothing was stored");
     // The server still serves.
     assert_eq!(server.get("/api/sessions").status(), StatusCode::OK);

@@ -149,6 +149,18 @@ impl AcceptStore {
                 )))
             };
         }
+        // A conflict is found before anything is written (the lock keeps it true until the commit).
+        if let Some(session) = &send.session_id {
+            let current: Option<Option<String>> = conn
+                .query_row("SELECT session_id FROM chats WHERE chat_id = ?1", [&send.chat_id], |r| r.get(0))
+                .optional()?;
+            if let Some(Some(current)) = current.filter(|c| c.as_ref() != Some(session)) {
+                return Err(Error::Conflict(format!(
+                    "chat {:?} is bound to session {current:?}, not {session:?}",
+                    send.chat_id
+                )));
+            }
+        }
         for image in &send.images {
             self.write_image(&image.blake3, &image.bytes)?;
         }
