@@ -103,7 +103,7 @@ pub(super) fn json_body<T: serde::de::DeserializeOwned + Send>(
 
 /// Any other method than POST on a POST route: 405 with `Allow: POST`. (A POST the route itself
 /// refused keeps its own answer: this passes it by.)
-fn post_only() -> impl Filter<Extract = (warp::reply::Response,), Error = Rejection> + Clone {
+pub(super) fn post_only() -> impl Filter<Extract = (warp::reply::Response,), Error = Rejection> + Clone {
     warp::method().and_then(|method: warp::http::Method| async move {
         if method == warp::http::Method::POST {
             return Err(warp::reject::not_found());

@@ -404,6 +404,8 @@ fn login(api: Api) -> impl Filter<Extract = (warp::reply::Response,), Error = wa
                 Ok(res)
             }
         })
+        .or(warp::path!("login").and(chat::post_only()))
+        .unify()
 }
 
 /// Whether a `Host` header names this machine's loopback: `localhost` (or a name under it, which
