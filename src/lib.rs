@@ -28,6 +28,7 @@
 //!   fingerprints, the [`Indexer`] (the one writer) and the live [`Tail`].
 //! - [`db`]: the index file: `schema.sql`, migrations, and how connections are opened.
 //! - [`events`]: the bus the writer announces commits on.
+//! - [`files`]: opening a transcript without blocking, regular files only.
 //! - [`read`]: the read side. Queries (sessions, history, search), media lookups by ref or hash,
 //!   rendering stored lines with URLs, and payload streams verified against their blake3.
 //! - [`accept`]: sent messages. The acceptance record (primary data, its own SQLite file), the
@@ -43,6 +44,7 @@ pub mod db;
 pub mod demo;
 mod error;
 pub mod events;
+pub mod files;
 pub mod http;
 pub mod ingest;
 pub mod read;

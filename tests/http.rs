@@ -593,3 +593,22 @@ fn without_a_token_only_loopback_host_names_are_answered() {
         guarded.client.get(format!("{}/api/sessions", guarded.base)).header("host", "evil.example").send().unwrap();
     assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
 }
+
+#[test]
+fn a_fifo_in_place_of_a_transcript_is_answered_at_once() {
+    let env = Env::new();
+    let photo = fake_png(5, 30_000);
+    let line = user_line("s", "u", &format!("[{}]", image_block("image/png", &b64(&photo))), "") + "\n";
+    let path = env.write("p/s.jsonl", &line);
+    // The writer does not look again during the test: only the media request meets the FIFO.
+    let server = Server::start(&env, &["--poll", "--poll-ms", "600000", "--rescan-secs", "3600"]);
+    server.wait_for_sessions(1);
+    std::fs::remove_file(&path).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(&path).status().unwrap().success());
+    let client = Client::builder().timeout(Duration::from_secs(10)).build().unwrap();
+    let res = client.get(format!("{}/api/session-media/s/u/0", server.base)).send().expect("an answer, not a wait");
+    assert_eq!(res.status(), StatusCode::CONFLICT);
+    let body = res.text().unwrap();
+    assert!(!body.contains(env.dir.path().to_str().unwrap()), "no absolute path in the answer: {body}");
+    assert_eq!(server.get("/api/sessions/s/history").status(), StatusCode::OK, "the server keeps serving");
+}

@@ -402,8 +402,9 @@ fn media_failed(api: &Api, record: &MediaRecord, e: Error) -> Rejection {
             reject(ApiError::from(e))
         }
         Error::Io { .. } => {
+            tracing::warn!(path = %record.path.display(), offset = record.offset, "payload unreadable ({e}); re-indexing the file");
             api.reindex(record.path.clone());
-            reject(ApiError::new(StatusCode::CONFLICT, "unreadable", e.to_string()))
+            reject(ApiError::from(e))
         }
         e => reject(ApiError::from(e)),
     }

@@ -303,12 +303,30 @@ impl From<Error> for ApiError {
             Error::Conflict(_) => ApiError::new(StatusCode::CONFLICT, "conflict", e.to_string()),
             Error::NotFound(_) => ApiError::not_found(e.to_string()),
             Error::FailedUpload { .. } => ApiError::new(StatusCode::NOT_FOUND, "failed-upload", e.to_string()),
-            Error::Gone { .. } => ApiError::new(StatusCode::GONE, "gone", e.to_string()),
-            Error::Changed { .. } => ApiError::new(StatusCode::CONFLICT, "changed", e.to_string()),
-            Error::Schema { .. } => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "index-unavailable", e.to_string()),
+            // Paths stay in the log: an answer names no file of the machine.
+            Error::Gone { offset, .. } => ApiError::new(
+                StatusCode::GONE,
+                "gone",
+                format!("the transcript holding this payload (at byte {offset}) is gone; its history is kept"),
+            ),
+            Error::Changed { expected, .. } => ApiError::new(
+                StatusCode::CONFLICT,
+                "changed",
+                format!(
+                    "the transcript's bytes no longer decode to the recorded blake3 {expected}: it is being re-indexed"
+                ),
+            ),
+            Error::Io { source, .. } => {
+                ApiError::new(StatusCode::CONFLICT, "unreadable", format!("the transcript cannot be read: {source}"))
+            }
+            Error::Schema { found, supported, .. } => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "index-unavailable",
+                format!("the index has schema version {found}; this server reads version {supported}"),
+            ),
             e => {
                 tracing::error!("request failed: {e}");
-                ApiError::internal(e.to_string())
+                ApiError::internal("the request failed on the server; its log says why")
             }
         }
     }

@@ -11,7 +11,6 @@
 //! file indexed earlier in the pass, a file replaced in between) it drops the channel, the worker's
 //! next send fails, and the worker moves on to its next file.
 
-use std::fs::File;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -102,7 +101,7 @@ impl Work {
             let Some(send) = self.senders[i].lock().unwrap_or_else(|e| e.into_inner()).take() else {
                 continue;
             };
-            let opened = File::open(path).and_then(|file| file.metadata().map(|meta| (file, meta)));
+            let opened = crate::files::open_regular(path).and_then(|file| file.metadata().map(|meta| (file, meta)));
             let (file, meta) = match opened {
                 Ok(opened) => opened,
                 Err(e) => {

@@ -115,7 +115,7 @@ impl Opened {
             .to_str()
             .ok_or_else(|| Error::io(path, std::io::Error::new(std::io::ErrorKind::InvalidData, "path is not UTF-8")))?
             .to_owned();
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let file = crate::files::open_regular(path).map_err(|e| Error::io(path, e))?;
         let meta = file.metadata().map_err(|e| Error::io(path, e))?;
         let mtime_ns = meta.mtime().saturating_mul(1_000_000_000).saturating_add(meta.mtime_nsec());
         Ok(Opened {

@@ -96,7 +96,7 @@ pub fn open(record: &MediaRecord) -> Result<PayloadReader> {
     if !record.file_live {
         return Err(Error::Gone { path: record.path.clone(), offset: record.offset });
     }
-    let file = File::open(&record.path).map_err(|e| match e.kind() {
+    let file = crate::files::open_regular(&record.path).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => Error::Gone { path: record.path.clone(), offset: record.offset },
         _ => Error::io(&record.path, e),
     })?;
