@@ -612,3 +612,49 @@ fn a_fifo_in_place_of_a_transcript_is_answered_at_once() {
     assert!(!body.contains(env.dir.path().to_str().unwrap()), "no absolute path in the answer: {body}");
     assert_eq!(server.get("/api/sessions/s/history").status(), StatusCode::OK, "the server keeps serving");
 }
+
+#[test]
+fn a_photo_edited_in_the_middle_of_its_file_is_reindexed_not_409_forever() {
+    // The edit is neither in the first 4 KiB nor in the 256 bytes before the checkpoint: only the
+    // media reader's verification sees it, and that must force a re-index from the start.
+    let env = Env::new();
+    let filler: String =
+        (0..40).map(|i| user_line("s", &format!("f{i}"), "\"some words before the photo\"", "") + "\n").collect();
+    let photo = fake_png(6, 60_000);
+    let data = b64(&photo);
+    let photo_line = user_line("s", "u", &format!("[{}]", image_block("image/png", &data)), "") + "\n";
+    let after: String = (0..10).map(|i| user_line("s", &format!("a{i}"), "\"and some after it\"", "") + "\n").collect();
+    let body = format!("{filler}{photo_line}{after}");
+    let path = env.write("p/s.jsonl", &body);
+    let server = Server::start(&env, &["--poll", "--poll-ms", "600000", "--rescan-secs", "3600"]);
+    server.wait_for_sessions(1);
+    assert_eq!(server.get("/api/session-media/s/u/0").bytes().unwrap().as_ref(), photo.as_slice());
+
+    let mut bytes = body.into_bytes();
+    let at = filler.len() + photo_line.find(&data).unwrap() + data.len() / 2;
+    bytes[at] = if bytes[at] == b'A' { b'B' } else { b'A' };
+    std::fs::OpenOptions::new().write(true).open(&path).unwrap().write_all(&bytes).unwrap();
+    let edited = {
+        use base64::Engine;
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        let start = filler.len() + photo_line.find(&data).unwrap();
+        base64::engine::general_purpose::STANDARD.decode(&text[start..start + data.len()]).unwrap()
+    };
+    // The cache holds the verified old bytes; a new server starts cold, so the request reads the file.
+    drop(server);
+    let server = Server::start(&env, &["--poll", "--poll-ms", "600000", "--rescan-secs", "3600"]);
+    server.wait_for_sessions(1);
+    let res = server.get("/api/session-media/s/u/0");
+    assert_eq!(res.status(), StatusCode::CONFLICT);
+    assert!(!res.text().unwrap().contains(env.dir.path().to_str().unwrap()), "no path in the answer");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let res = server.get("/api/session-media/s/u/0");
+        if res.status() == StatusCode::OK {
+            assert_eq!(res.bytes().unwrap().as_ref(), edited.as_slice(), "the edited photo, as it now is");
+            break;
+        }
+        assert!(Instant::now() < deadline, "still {} after the re-index should have run", res.status());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -141,6 +141,8 @@ enum Reset {
     StartChanged,
     /// The bytes just before its checkpoint changed.
     TailChanged,
+    /// A recorded payload no longer matches its bytes (an edit the hashes above do not cover).
+    PayloadChanged,
 }
 
 impl std::fmt::Display for Reset {
@@ -150,6 +152,7 @@ impl std::fmt::Display for Reset {
             Reset::Truncated => "truncated",
             Reset::StartChanged => "rewritten (its first bytes changed)",
             Reset::TailChanged => "rewritten (the bytes before the checkpoint changed)",
+            Reset::PayloadChanged => "rewritten (a recorded payload no longer matches its bytes)",
         })
     }
 }
@@ -187,6 +190,8 @@ pub struct Indexer {
     partial: HashMap<PathBuf, Partial>,
     /// The full-text index being built alongside a bulk load.
     fts: Option<FtsBuild>,
+    /// Files a reader found a payload of changed in: their next pass re-indexes them.
+    changed: HashSet<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,6 +236,7 @@ impl Indexer {
             bus: None,
             partial: HashMap::new(),
             fts: None,
+            changed: HashSet::new(),
         })
     }
 
@@ -308,6 +314,16 @@ impl Indexer {
         }
     }
 
+    /// Re-indexes one file from the start: a reader found that a payload recorded in it no longer
+    /// matches its bytes, an edit its fingerprint and tail hash may not show.
+    pub fn reindex_path(&mut self, path: &Path) -> Result<Summary> {
+        let path = std::path::absolute(path).map_err(|e| Error::io(path, e))?;
+        self.changed.insert(path.clone());
+        let summary = self.index_path(&path);
+        self.changed.remove(&path);
+        summary
+    }
+
     fn known_sizes(&self) -> Result<HashMap<PathBuf, u64>> {
         let mut stmt = self.conn.prepare("SELECT path, checkpoint FROM files WHERE state = 'live'")?;
         let rows = stmt.query_map([], |r| Ok((PathBuf::from(r.get::<_, String>(0)?), r.get::<_, i64>(1)? as u64)))?;
@@ -375,12 +391,15 @@ impl Indexer {
         let Opened { path, file, dev, inode, size, mtime_ns, .. } = opened;
         let (dev, inode, size, mtime_ns) = (*dev, *inode, *size, *mtime_ns);
         let Some(row) = row else { return Ok(Plan::New) };
-        if row.mtime_ns != 0 && (row.dev, row.inode, row.size, row.mtime_ns) == (dev, inode, size, mtime_ns) {
+        let unchanged = (row.dev, row.inode, row.size, row.mtime_ns) == (dev, inode, size, mtime_ns);
+        if row.mtime_ns != 0 && unchanged && !self.changed.contains(path) {
             // Not touched since it was last read: nothing to hash, nothing to read.
             return Ok(Plan::Skip);
         }
         let reset = if (row.dev, row.inode) != (dev, inode) {
             Some(Reset::Replaced)
+        } else if self.changed.contains(path) {
+            Some(Reset::PayloadChanged)
         } else if size < row.checkpoint {
             Some(Reset::Truncated)
         } else if hash_range(file, path, 0, row.fingerprint_len)? != row.fingerprint {

@@ -49,6 +49,9 @@ impl TailConfig {
 enum Hint {
     /// This transcript may have changed.
     File(PathBuf),
+    /// A payload recorded in this transcript no longer matches its bytes: re-index it from the start,
+    /// whatever its fingerprint and tail hash say (an edit in the middle changes neither).
+    Changed(PathBuf),
     /// This directory appeared or disappeared: catch up on everything under it.
     Dir(PathBuf),
     /// Events were lost: catch up on the whole tree.
@@ -61,9 +64,10 @@ enum Hint {
 pub struct Reindexer(mpsc::Sender<Hint>);
 
 impl Reindexer {
-    /// Queues `path` for the writer: it re-reads it, re-indexing from the start if it was rewritten.
+    /// Queues `path` for the writer, whose recorded payload no longer matched its bytes: it is
+    /// re-indexed from the start.
     pub fn reindex(&self, path: PathBuf) {
-        let _ = self.0.send(Hint::File(path));
+        let _ = self.0.send(Hint::Changed(path));
     }
 }
 
@@ -259,6 +263,7 @@ fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<Hint>, rescan_
         };
         // Take every hint already queued: a burst of events on one file is one read.
         let mut files = BTreeSet::new();
+        let mut changed = BTreeSet::new();
         let mut dirs = BTreeSet::new();
         let mut rescan = false;
         let mut stop = false;
@@ -266,6 +271,9 @@ fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<Hint>, rescan_
             match hint {
                 Hint::File(path) => {
                     files.insert(path);
+                }
+                Hint::Changed(path) => {
+                    changed.insert(path);
                 }
                 Hint::Dir(path) => {
                     dirs.insert(path);
@@ -287,8 +295,13 @@ fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<Hint>, rescan_
                     }
                 }
             }
-            for path in files {
-                if let Err(e) = indexer.index_path(&path) {
+            for path in &changed {
+                if let Err(e) = indexer.reindex_path(path) {
+                    tracing::warn!(path = %path.display(), "not re-indexed: {e}");
+                }
+            }
+            for path in files.difference(&changed) {
+                if let Err(e) = indexer.index_path(path) {
                     tracing::warn!(path = %path.display(), "not indexed: {e}");
                 }
             }
