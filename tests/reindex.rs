@@ -142,3 +142,65 @@ fn a_renamed_transcript_keeps_its_rows() {
     assert_eq!(files.len(), 1, "one file, moved: {files:?}");
     assert!(files[0].0.ends_with("p/renamed.jsonl") && files[0].1 == "live");
 }
+
+#[test]
+fn media_writes_like_cp_into_fifos_devices_links_and_files() {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    let env = Env::new();
+    let photo = fake_png(8, 100_000);
+    env.write("p/s.jsonl", user_line("s", "u", &format!("[{}]", image_block("image/png", &b64(&photo))), "") + "\n");
+    env.index();
+    let out = |target: &std::path::Path| env.run(&["media", "s/u/0", "-o", target.to_str().unwrap()]);
+
+    // A FIFO: written into, and still a FIFO.
+    let fifo = env.dir.path().join("pipe");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let res = out(&fifo);
+    assert!(res.status.success(), "{}", String::from_utf8_lossy(&res.stderr));
+    assert_eq!(reader.join().unwrap(), photo);
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+
+    // A symbolic link to a file: the file gets the bytes, the link stays a link, the mode stays.
+    let real = env.dir.path().join("real.bin");
+    std::fs::write(&real, b"old").unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let link = env.dir.path().join("link.png");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    assert!(out(&link).status.success());
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read(&real).unwrap(), photo);
+    assert_eq!(std::fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o640);
+
+    // A new path: a file readable by all.
+    let new = env.dir.path().join("new.png");
+    assert!(out(&new).status.success());
+    assert_eq!(std::fs::read(&new).unwrap(), photo);
+    assert_eq!(std::fs::metadata(&new).unwrap().permissions().mode() & 0o777, 0o644);
+
+    // A device that refuses the bytes (like /dev/full, made here): a failure, and still a device.
+    let full = env.dir.path().join("full");
+    let made = std::process::Command::new("mknod").arg(&full).args(["c", "1", "7"]).status();
+    if made.is_ok_and(|s| s.success()) {
+        let res = out(&full);
+        assert_eq!(res.status.code(), Some(1), "a full device is a failure");
+        let stderr = String::from_utf8_lossy(&res.stderr);
+        assert!(stderr.contains("No space left on device") && stderr.contains("full"), "{stderr}");
+        assert!(std::fs::symlink_metadata(&full).unwrap().file_type().is_char_device(), "the device is still one");
+        // Standard output on that device: the error names standard output, not the transcript.
+        let to_stdout = env
+            .cmd()
+            .args(["media", "s/u/0"])
+            .stdout(std::fs::OpenOptions::new().write(true).open(&full).unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(to_stdout.status.code(), Some(1));
+        let stderr = String::from_utf8_lossy(&to_stdout.stderr);
+        assert!(stderr.contains("standard output: No space left on device"), "{stderr}");
+    } else {
+        eprintln!("SKIPPED the device case: mknod needs root");
+    }
+}

@@ -374,15 +374,9 @@ fn media_cmd(reference: &str, data_dir: &Path, output: Option<&Path>) -> anyhow:
         e => e.into(),
     })?;
     drop(conn);
-    let fail = |e: std::io::Error| anyhow::Error::from(media::into_error(e, &record));
     match output {
         Some(path) => {
-            // Decode next to the target and rename once verified: a mismatch leaves nothing behind.
-            let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-            let mut tmp = tempfile::NamedTempFile::new_in(dir)
-                .with_context(|| format!("creating a file in {}", dir.display()))?;
-            std::io::copy(&mut media::open(&record)?, tmp.as_file_mut()).map_err(fail)?;
-            tmp.persist(path).with_context(|| format!("writing {}", path.display()))?;
+            media::save(&record, path)?;
         }
         None => {
             let mut stdout = std::io::stdout().lock();
@@ -395,8 +389,7 @@ fn media_cmd(reference: &str, data_dir: &Path, output: Option<&Path>) -> anyhow:
             }
             // Verify first, so that standard output never gets a byte of a payload that changed.
             media::open(&record)?.verify()?;
-            std::io::copy(&mut media::open(&record)?, &mut stdout).map_err(fail)?;
-            stdout.flush()?;
+            media::copy_to(&record, media::open(&record)?, &mut stdout, Path::new("standard output"))?;
         }
     }
     Ok(())

@@ -9,9 +9,9 @@
 //! Never turns a ref or a hash into a path: records come from the index.
 
 use std::fs::File;
-use std::io::{self, Read};
-use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{FileExt, PermissionsExt};
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::ingest::b64::Base64Stream;
@@ -289,6 +289,67 @@ impl Read for PayloadReader {
         self.out_at += n;
         Ok(n)
     }
+}
+
+/// Writes a payload's decoded bytes to `out` (named `out_name` in errors), read by `reader`; a read
+/// failure is the payload's error, a write failure `out_name`'s. Returns the bytes written.
+pub fn copy_to(record: &MediaRecord, mut reader: PayloadReader, out: &mut dyn Write, out_name: &Path) -> Result<u64> {
+    let mut buf = vec![0u8; CHUNK];
+    let mut total = 0u64;
+    loop {
+        let n = reader.read(&mut buf).map_err(|e| into_error(e, record))?;
+        if n == 0 {
+            out.flush().map_err(|e| Error::io(out_name, e))?;
+            return Ok(total);
+        }
+        out.write_all(&buf[..n]).map_err(|e| Error::io(out_name, e))?;
+        total += n as u64;
+    }
+}
+
+/// Writes a payload's verified bytes to `target` as `cp` would, and returns how many:
+/// - a symbolic link is followed to the file it names;
+/// - into an existing FIFO or device (standard output's `/dev/stdout`, say) the bytes are written
+///   as they are, after a first, verifying pass: bytes written there cannot be taken back;
+/// - a regular file or a new path gets a temporary file beside it, renamed into place once every
+///   byte was checked (a mismatch leaves nothing behind); an existing file's permissions are kept,
+///   a new one is readable by all (0644).
+pub fn save(record: &MediaRecord, target: &Path) -> Result<u64> {
+    let target = resolve_links(target);
+    match std::fs::metadata(&target) {
+        Ok(meta) if meta.is_dir() => {
+            Err(Error::io(&target, io::Error::new(io::ErrorKind::IsADirectory, "is a directory")))
+        }
+        Ok(meta) if !meta.is_file() => {
+            open(record)?.verify()?;
+            let mut out = std::fs::OpenOptions::new().write(true).open(&target).map_err(|e| Error::io(&target, e))?;
+            copy_to(record, open(record)?, &mut out, &target)
+        }
+        existing => {
+            let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
+            let written = copy_to(record, open(record)?, tmp.as_file_mut(), &target)?;
+            let permissions = match existing {
+                Ok(meta) => meta.permissions(),
+                Err(_) => std::fs::Permissions::from_mode(0o644),
+            };
+            tmp.as_file().set_permissions(permissions).map_err(|e| Error::io(tmp.path(), e))?;
+            tmp.persist(&target).map_err(|e| Error::io(&target, e.error))?;
+            Ok(written)
+        }
+    }
+}
+
+/// The path a chain of symbolic links ends at (the first path that is not a link, existing or not).
+fn resolve_links(path: &Path) -> PathBuf {
+    let mut path = path.to_owned();
+    for _ in 0..40 {
+        match std::fs::read_link(&path) {
+            Ok(next) => path = path.parent().map_or(next.clone(), |dir| dir.join(&next)),
+            Err(_) => return path,
+        }
+    }
+    path
 }
 
 /// Turns an I/O error from a [`PayloadReader`] back into the library error it carries.
