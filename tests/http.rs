@@ -658,3 +658,40 @@ fn a_photo_edited_in_the_middle_of_its_file_is_reindexed_not_409_forever() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn costly_searches_are_refused_and_never_starve_the_other_routes() {
+    let env = Env::new();
+    // Many distinct words starting with each letter, so that a prefix query expands widely.
+    let mut body = String::new();
+    for i in 0..3000 {
+        let words: Vec<String> =
+            (0..12).map(|k| format!("{}{:x}word", (b'a' + ((i + k) % 26) as u8) as char, i * 13 + k)).collect();
+        body += &(user_line("s", &format!("u{i}"), &serde_json::to_string(&words.join(" ")).unwrap(), "") + "\n");
+    }
+    env.write("p/s.jsonl", &body);
+    let server = Server::start(&env, &[]);
+    server.wait_for_sessions(1);
+    let many_prefixes = vec!["a*"; 300].join(" ");
+    for q in [many_prefixes.as_str(), &vec!["word"; 40].join(" ")] {
+        let res = server.get(&format!("/api/search?q={}", q.replace(' ', "%20").replace('*', "%2A")));
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{q}");
+        let error: Value = res.json().unwrap();
+        assert!(error["error"]["message"].as_str().unwrap().contains("at most"), "{error}");
+        let res = server.get(&format!("/api/sessions?q={}", q.replace(' ', "%20").replace('*', "%2A")));
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST, "sessions?q= {q}");
+    }
+    // Sixteen allowed but costly searches at once: history and sessions are answered meanwhile.
+    let costly = "/api/search?q=a%2A%20b%2A%20c%2A%20d%2A&limit=500";
+    std::thread::scope(|scope| {
+        let searches: Vec<_> = (0..16).map(|_| scope.spawn(|| server.get(costly).status())).collect();
+        for _ in 0..5 {
+            assert_eq!(server.get("/api/sessions").status(), StatusCode::OK);
+            assert_eq!(server.get("/api/sessions/s/history?limit=5").status(), StatusCode::OK);
+        }
+        for s in searches {
+            let status = s.join().unwrap();
+            assert!(status == StatusCode::OK || status == StatusCode::BAD_REQUEST, "{status}");
+        }
+    });
+}

@@ -217,7 +217,12 @@ async fn list_sessions(p: SessionsParams, api: Api) -> Result<warp::reply::Respo
         cursor: p.cursor.filter(|c| !c.is_empty()),
         limit,
     };
-    let page = api.db(move |conn| history::sessions(conn, &query)).await.map_err(reject)?;
+    let page = if query.text.is_some() {
+        api.search_db(move |conn| history::sessions(conn, &query)).await
+    } else {
+        api.db(move |conn| history::sessions(conn, &query)).await
+    }
+    .map_err(reject)?;
     Ok(json(&wire::Sessions::from(&page)))
 }
 
@@ -253,7 +258,8 @@ async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Reje
     if p.q.trim().is_empty() {
         return Err(reject(ApiError::bad_request("q: an empty search")));
     }
-    let hits = api.db(move |conn| history::search(conn, &p.q, p.session.as_deref(), limit)).await.map_err(reject)?;
+    let hits =
+        api.search_db(move |conn| history::search(conn, &p.q, p.session.as_deref(), limit)).await.map_err(reject)?;
     Ok(json(&wire::Hits::new(&hits)))
 }
 

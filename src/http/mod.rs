@@ -73,6 +73,9 @@ struct Inner {
     chat_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// Send bodies being read and checked at once: each may be [`crate::accept::send::MAX_BODY`].
     sends: Arc<tokio::sync::Semaphore>,
+    /// Full-text queries running at once: fewer than the pool's connections, so that searches can
+    /// never hold every connection and starve history, sessions and media.
+    searches: Arc<tokio::sync::Semaphore>,
 }
 
 /// What a server is set up with, beyond its data directory and bus.
@@ -88,6 +91,10 @@ pub struct Config {
 
 /// Send requests read and checked at the same time; more wait their turn.
 const CONCURRENT_SENDS: usize = 4;
+/// Connections in the readers' pool.
+const POOL_SIZE: u32 = 8;
+/// Full-text queries at the same time (of [`POOL_SIZE`] connections); more wait their turn.
+const CONCURRENT_SEARCHES: usize = 2;
 
 impl std::fmt::Debug for Api {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -106,7 +113,7 @@ impl Api {
         let manager = SqliteConnectionManager::file(&path)
             .with_flags(ConnectionKind::Reader.flags())
             .with_init(|c: &mut Connection| ConnectionKind::Reader.configure(c));
-        let pool = r2d2::Pool::builder().max_size(8).build(manager)?;
+        let pool = r2d2::Pool::builder().max_size(POOL_SIZE).build(manager)?;
         Ok(Api {
             inner: Arc::new(Inner {
                 pool,
@@ -118,8 +125,18 @@ impl Api {
                 engine,
                 chat_locks: Mutex::new(HashMap::new()),
                 sends: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_SENDS)),
+                searches: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_SEARCHES)),
             }),
         })
+    }
+
+    /// [`Api::db`] for a full-text query: one of [`CONCURRENT_SEARCHES`] at a time.
+    async fn search_db<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T> + Send + 'static,
+    ) -> std::result::Result<T, ApiError> {
+        let _turn = self.inner.searches.acquire().await.map_err(|_| ApiError::internal("the server is stopping"))?;
+        self.db(f).await
     }
 
     /// Runs `f` on the acceptance record on the blocking pool.

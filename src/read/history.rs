@@ -18,6 +18,77 @@ use crate::read::store::{MEDIA_COLUMNS, media_record};
 /// The longest page a caller may ask for.
 pub const MAX_LIMIT: u32 = 500;
 
+/// The most terms a full-text query may have.
+pub const MAX_TERMS: usize = 32;
+/// The most prefix terms (`word*`) a full-text query may have: each expands to every word it
+/// begins, the costliest part of a query.
+pub const MAX_PREFIX_TERMS: usize = 4;
+/// The longest full-text query, in bytes.
+pub const MAX_QUERY: usize = 1000;
+/// The most SQLite virtual machine steps one full-text query may take (about a second of work on
+/// this project's machines) before it is stopped and refused.
+pub const QUERY_STEPS: u64 = 50_000_000;
+
+/// Refuses a full-text query over the budget before it runs: too long, too many terms, too many
+/// prefix terms. The answer says which.
+pub fn check_query(query: &str) -> Result<()> {
+    if query.len() > MAX_QUERY {
+        return Err(Error::BadQuery(format!("search query: {} bytes; at most {MAX_QUERY}", query.len())));
+    }
+    // Terms as FTS5 sees them, near enough: white space outside double quotes separates them.
+    let mut terms = Vec::new();
+    let mut quoted = false;
+    let mut term = String::new();
+    for c in query.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                term.push(c);
+            }
+            c if c.is_whitespace() && !quoted => terms.push(std::mem::take(&mut term)),
+            c => term.push(c),
+        }
+    }
+    terms.push(term);
+    let terms: Vec<&String> =
+        terms.iter().filter(|t| !t.is_empty() && !["AND", "OR", "NOT", "NEAR"].contains(&t.as_str())).collect();
+    let prefixes = terms.iter().filter(|t| t.trim_end_matches([')', '"']).ends_with('*')).count();
+    if terms.len() > MAX_TERMS {
+        return Err(Error::BadQuery(format!("search query: {} terms; at most {MAX_TERMS}", terms.len())));
+    }
+    if prefixes > MAX_PREFIX_TERMS {
+        return Err(Error::BadQuery(format!(
+            "search query: {prefixes} prefix terms (word*); at most {MAX_PREFIX_TERMS}"
+        )));
+    }
+    Ok(())
+}
+
+/// Runs `f` with a bound on the work SQLite may do: past [`QUERY_STEPS`] steps the query is
+/// interrupted and refused as [`Error::BadQuery`], so that no query can hold a connection for long.
+fn within_budget<T>(conn: &Connection, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    /// The handler is called every this many steps.
+    const EVERY: i32 = 100_000;
+    let mut steps = 0u64;
+    conn.progress_handler(
+        EVERY,
+        Some(move || {
+            steps += EVERY as u64;
+            steps > QUERY_STEPS
+        }),
+    )?;
+    let result = f();
+    conn.progress_handler(EVERY, None::<fn() -> bool>)?;
+    result.map_err(|e| match &e {
+        Error::Sqlite(rusqlite::Error::SqliteFailure(f, _)) if f.code == rusqlite::ErrorCode::OperationInterrupted => {
+            Error::BadQuery(
+                "search query: it would take too long; narrow it (fewer or longer words, no prefixes)".into(),
+            )
+        }
+        _ => e,
+    })
+}
+
 /// One session, as listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionSummary {
@@ -85,6 +156,7 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
         args.push(Box::new(project.clone()));
     }
     if let Some(text) = &q.text {
+        check_query(text)?;
         sql.push_str(
             " AND (instr(lower(coalesce(title, '')), lower(?)) > 0 OR id IN (
                  SELECT e.session_id FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid
@@ -99,7 +171,7 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
         args.push(Box::new(*rowid));
     }
     write!(sql, " ORDER BY coalesce(last_timestamp, '') DESC, rowid DESC LIMIT {}", limit + 1).unwrap();
-    let rows = (|| {
+    let rows = within_budget(conn, || {
         let mut stmt = conn.prepare(&sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(args.iter().map(|a| a.as_ref())), |r| {
             Ok((
@@ -116,9 +188,9 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
                 },
             ))
         })?;
-        rows.collect::<rusqlite::Result<Vec<(i64, SessionSummary)>>>()
-    })();
-    let mut rows = rows.map_err(fts_error)?;
+        rows.collect::<rusqlite::Result<Vec<(i64, SessionSummary)>>>().map_err(fts_error)
+    });
+    let mut rows = rows?;
     let next = if rows.len() > limit as usize {
         rows.truncate(limit as usize);
         rows.last().map(|(rowid, s)| format!("{}|{rowid}", s.last_timestamp.as_deref().unwrap_or("")))
@@ -384,6 +456,11 @@ impl Snippet {
 
 /// Full-text search, best matches first. A query FTS5 cannot parse is [`Error::BadQuery`].
 pub fn search(conn: &Connection, query: &str, session: Option<&str>, limit: u32) -> Result<Vec<SearchHit>> {
+    check_query(query)?;
+    within_budget(conn, || search_unbounded(conn, query, session, limit))
+}
+
+fn search_unbounded(conn: &Connection, query: &str, session: Option<&str>, limit: u32) -> Result<Vec<SearchHit>> {
     let mut stmt = conn.prepare_cached(
         "SELECT e.session_id, e.uuid, e.id, e.line, e.type, e.timestamp,
                 snippet(entries_fts, 0, char(57344), char(57345), '…', 16)
@@ -408,6 +485,41 @@ pub fn search(conn: &Connection, query: &str, session: Option<&str>, limit: u32)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn queries_over_the_budget_are_refused_before_they_run() {
+        assert!(check_query("harbour photo*").is_ok());
+        assert!(check_query("\"a long quoted phrase with many words inside it\" AND other").is_ok());
+        let prefixes = ["a*"; MAX_PREFIX_TERMS + 1].join(" ");
+        assert!(matches!(check_query(&prefixes), Err(Error::BadQuery(m)) if m.contains("prefix")));
+        let terms = ["w"; MAX_TERMS + 1].join(" ");
+        assert!(matches!(check_query(&terms), Err(Error::BadQuery(m)) if m.contains("terms")));
+        assert!(matches!(check_query(&"x".repeat(MAX_QUERY + 1)), Err(Error::BadQuery(_))));
+    }
+
+    #[test]
+    fn a_query_past_its_steps_is_stopped_and_refused() -> Result<()> {
+        let conn = Connection::open_in_memory()?;
+        // A query that would run for a very long time: a cross join of a large generated series.
+        let slow = within_budget(&conn, || {
+            let n: i64 = conn.query_row(
+                "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000000)
+                 SELECT count(*) FROM c",
+                [],
+                |r| r.get(0),
+            )?;
+            Ok(n)
+        });
+        assert!(matches!(slow, Err(Error::BadQuery(m)) if m.contains("too long")));
+        // The handler is gone afterwards: the next query runs to its end.
+        let n: i64 = conn.query_row(
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 10000000) SELECT count(*) FROM c",
+            [],
+            |r| r.get(0),
+        )?;
+        assert_eq!(n, 10_000_000);
+        Ok(())
+    }
 
     #[test]
     fn snippets_split_into_marked_segments() {
