@@ -125,6 +125,13 @@ async function newPage(viewport = { width: 1280, height: 800 }) {
   return { page, context, problems, requests };
 }
 
+/** Reloads once the page's requests are done: a reload aborts those in flight, which is the
+ * test's doing, not a failure of the page. */
+async function reload(page) {
+  await page.waitForLoadState("networkidle");
+  await page.reload();
+}
+
 async function shot(page, name) {
   await page.screenshot({ path: join(SHOTS, `${name}.png`) });
 }
@@ -193,7 +200,7 @@ test("1. photos load lazily, one request each, 304 or cache after a reload, at t
   cdp.on("Network.responseReceived", (e) => {
     if (new URL(e.response.url).pathname.startsWith("/api/session-media/")) again.push(e);
   });
-  await page.reload();
+  await reload(page);
   await page.locator("img.photo").first().waitFor();
   await scrollToStart(page);
   await sleep(500);
@@ -317,7 +324,7 @@ test("5. a send with two pasted photos: pending at once, once across a reload, t
   assert.match(await pendingItem.locator("img").first().getAttribute("src"), /^data:image\/png;base64,/);
   await until("accepted", async () => (await pendingItem.textContent()).includes("waiting for the transcript"));
   // Reload before the engine has written the transcript.
-  await page.reload();
+  await reload(page);
   await until("pending after the reload", async () => (await page.locator("li.pending").count()) === 1);
   const srcs = await page.locator("li.pending img").evaluateAll((imgs) => imgs.map((i) => i.getAttribute("src")));
   assert.equal(srcs.length, 2);
@@ -332,7 +339,9 @@ test("5. a send with two pasted photos: pending at once, once across a reload, t
   assert.equal(sent.length, 2);
   for (const src of sent) assert.match(src, /^\/api\/session-media\//, "the transcript's photo URLs");
   await shot(page, "5-retired");
-  await page.reload();
+  // The engine's reply follows the line: let it arrive before reloading.
+  await until("the engine's reply", async () => (await page.locator("li.assistant", { hasText: "(demo engine)" }).count()) === 1, 20000);
+  await reload(page);
   await page.locator("ol.entries li").first().waitFor();
   await sleep(500);
   assert.equal(await page.locator("li.pending").count(), 0);
@@ -442,7 +451,7 @@ test("9. with --token the page asks for it once, then every request succeeds", a
   // Before signing in, the API answered 401: those answers are the only errors.
   const afterLogin = problems.filter((p) => !/^401: /.test(p) && !/status of 401 \(Unauthorized\)/.test(p));
   assert.deepEqual(afterLogin, []);
-  await page.reload();
+  await reload(page);
   await page.locator("img.photo").first().waitFor();
   assert.equal(await page.locator("#login").evaluate((d) => d.open), false, "asked once: the cookie is kept");
   await shot(page, "9-signed-in");
