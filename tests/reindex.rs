@@ -22,7 +22,7 @@ fn a_rewritten_file_is_reindexed_and_its_old_rows_replaced() {
     // Same length, different bytes: the fingerprint tells.
     env.write("p/s.jsonl", lines("s", "b", 3));
     let summary = env.index();
-    assert!(summary.contains("(1 re-indexed, 0 gone)"), "{summary}");
+    assert!(summary.contains("(1 re-indexed, 0 gone, 0 failed)"), "{summary}");
     assert_eq!(uuids(&env), ["b0", "b1", "b2"]);
     // Truncated to fewer lines.
     env.write("p/s.jsonl", lines("s", "c", 1));
@@ -203,4 +203,21 @@ fn media_writes_like_cp_into_fifos_devices_links_and_files() {
     } else {
         eprintln!("SKIPPED the device case: mknod needs root");
     }
+}
+
+#[test]
+fn index_counts_the_files_it_could_not_index_and_exits_1() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = Env::new();
+    env.write("p/good.jsonl", lines("good", "g", 3));
+    // A name that is not UTF-8 cannot be stored as a path in the index.
+    let bad = env.root.join("p").join(std::ffi::OsStr::from_bytes(b"bad-\xff.jsonl"));
+    std::fs::write(&bad, lines("bad", "b", 2)).unwrap();
+    let out = env.run(&["index"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("(0 re-indexed, 0 gone, 1 failed)"), "{stdout}");
+    assert!(stderr.contains("could not be indexed"), "{stderr}");
+    assert_eq!(uuids(&env), ["g0", "g1", "g2"], "the others are indexed");
 }

@@ -351,7 +351,7 @@ fn index(dirs: &Dirs) -> anyhow::Result<()> {
         bar.finish_and_clear();
     }
     println!(
-        "indexed {} files, {} lines, {} photos, {} invalid lines, {:.1} MB in {:.2} s ({} re-indexed, {} gone)",
+        "indexed {} files, {} lines, {} photos, {} invalid lines, {:.1} MB in {:.2} s ({} re-indexed, {} gone, {} failed)",
         s.files,
         s.lines,
         s.media,
@@ -359,8 +359,12 @@ fn index(dirs: &Dirs) -> anyhow::Result<()> {
         s.bytes as f64 / 1e6,
         s.seconds,
         s.reindexed,
-        s.gone
+        s.gone,
+        s.failed
     );
+    if s.failed > 0 {
+        bail!("{} transcript(s) could not be indexed (the log above says why); the others were", s.failed);
+    }
     Ok(())
 }
 

@@ -54,6 +54,8 @@ pub struct Summary {
     pub reindexed: u64,
     /// Transcripts newly seen gone.
     pub gone: u64,
+    /// Transcripts that could not be indexed (each logged with its reason); the others were.
+    pub failed: u64,
     /// Wall time of the pass.
     pub seconds: f64,
 }
@@ -67,6 +69,7 @@ impl Summary {
         self.bytes += other.bytes;
         self.reindexed += other.reindexed;
         self.gone += other.gone;
+        self.failed += other.failed;
     }
 }
 
@@ -283,7 +286,10 @@ impl Indexer {
                 match self.index_found(file, progress, ahead.take(&file.path)) {
                     Ok(s) => summary.add(&s),
                     // One unreadable file must not stop the others.
-                    Err(e) => tracing::warn!(path = %file.path.display(), "not indexed: {e}"),
+                    Err(e) => {
+                        tracing::warn!(path = %file.path.display(), "not indexed: {e}");
+                        summary.failed += 1;
+                    }
                 }
             }
         });

@@ -209,6 +209,9 @@ fn hints_of(event: notify::Result<notify::Event>) -> Vec<Hint> {
 
 fn catch_up_logged(indexer: &mut Indexer, dir: &Path) {
     match indexer.catch_up(dir, &mut NoProgress) {
+        Ok(s) if s.failed > 0 => {
+            tracing::warn!(dir = %dir.display(), files = s.files, failed = s.failed, "caught up, but some transcripts could not be indexed");
+        }
         Ok(s) if s.files > 0 || s.gone > 0 => {
             tracing::info!(dir = %dir.display(), files = s.files, lines = s.lines, gone = s.gone, "caught up");
         }
