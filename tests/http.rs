@@ -392,6 +392,10 @@ fn a_token_guards_every_api_route_and_is_required_beyond_loopback() {
     let out = env.run(&["serve", "--listen", "0.0.0.0:0"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("without --token"));
+    // A token of only white space is no token.
+    let out = env.run(&["serve", "--listen", "0.0.0.0:0", "--token", "   "]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("without --token"));
 }
 
 #[test]

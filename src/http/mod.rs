@@ -47,7 +47,8 @@ const CACHE_ENTRY_MAX: usize = 16 << 20;
 
 /// Refuses to listen beyond loopback without a token.
 pub fn check_listen(addr: &SocketAddr, token: Option<&str>) -> std::result::Result<(), String> {
-    if !addr.ip().is_loopback() && token.is_none_or(str::is_empty) {
+    // A token of only white space guards nothing: it counts as none.
+    if !addr.ip().is_loopback() && token.is_none_or(|t| t.trim().is_empty()) {
         return Err(format!(
             "refusing to listen on {addr} without --token: anyone who can reach it could read every transcript"
         ));
@@ -118,7 +119,7 @@ impl Api {
             inner: Arc::new(Inner {
                 pool,
                 bus,
-                token: token.filter(|t| !t.is_empty()),
+                token: token.filter(|t| !t.trim().is_empty()),
                 reindexer,
                 cache: Mutex::new(Cache::default()),
                 accept: Arc::new(AcceptStore::open(data_dir)?),
