@@ -227,7 +227,7 @@ class Search {
     main.append(status, list);
     call(() => get(`/api/search${query({ q, limit: 100 })}`))
       .then(({ hits }) => {
-        status.textContent = hits.length ? `${hits.length} hits` : "No hits.";
+        status.textContent = hits.length === 1 ? "1 hit" : hits.length ? `${hits.length} hits` : "No hits.";
         for (const hit of hits) {
           const href = `/sessions/${encodeURIComponent(hit.sessionId)}${query({ cursor: hit.cursor })}`;
           const when = hit.timestamp ? hit.timestamp.slice(0, 16).replace("T", " ") : "";

@@ -305,24 +305,6 @@ impl AcceptStore {
             bytes: bytes as u64,
         }))
     }
-
-    /// Row counts (acceptances, pending, images, chats), for checks and status.
-    pub fn counts(&self) -> Result<[i64; 4]> {
-        let conn = self.lock();
-        let mut out = [0; 4];
-        for (i, sql) in [
-            "SELECT count(*) FROM acceptances",
-            "SELECT count(*) FROM acceptances WHERE state = 'pending'",
-            "SELECT count(*) FROM acceptance_images",
-            "SELECT count(*) FROM chats",
-        ]
-        .iter()
-        .enumerate()
-        {
-            out[i] = conn.query_row(sql, [], |r| r.get(0))?;
-        }
-        Ok(out)
-    }
 }
 
 /// Whether a recorded message and a send are the same message (a retry).

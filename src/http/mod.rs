@@ -152,7 +152,7 @@ impl Api {
             .map_err(ApiError::from)
     }
 
-    /// Announces an accepted message.
+    /// Announces an event on the bus (and so over `/api/events`).
     fn announce(&self, event: crate::events::Event) {
         // No receiver is not an error: nobody is listening.
         let _ = self.inner.bus.send(event);
@@ -173,20 +173,24 @@ impl Api {
         let lock = self.chat_lock(&record.chat_id);
         let _turn = lock.lock().await;
         let id = record.client_message_id.clone();
-        // Read again: an earlier run may have bound the chat since this message was accepted.
-        let record = match self.accept(move |store| store.record(&id)).await {
-            Ok(Some(record)) => record,
+        // Read again: an earlier run may have bound the chat since this message was accepted. The
+        // record and its images' paths are read on the blocking pool, as every store call is.
+        let read = self.accept(move |store| {
+            let Some(record) = store.record(&id)? else { return Ok(None) };
+            let input = crate::accept::engine::input(&record, |hash| {
+                let hash = hash.parse().ok()?;
+                store.image(&hash).ok().flatten().map(|i| i.path)
+            });
+            Ok(Some((record, input)))
+        });
+        let (record, input) = match read.await {
+            Ok(Some(read)) => read,
             Ok(None) => return,
             Err(e) => {
                 tracing::error!("engine: cannot read the accepted message back: {}", e.message);
                 return;
             }
         };
-        let store = self.inner.accept.clone();
-        let input = crate::accept::engine::input(&record, |hash| {
-            let hash = hash.parse().ok()?;
-            store.image(&hash).ok().flatten().map(|i| i.path)
-        });
         match engine.run(&input).await {
             Ok(ran) => {
                 if let Some(session_id) = ran.session_id.filter(|_| record.session_id.is_none()) {

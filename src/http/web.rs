@@ -8,7 +8,7 @@ use warp::path::FullPath;
 use warp::{Filter, Rejection};
 
 /// The reconcile rule in JavaScript, the same as [`crate::accept::reconcile()`](fn@crate::accept::reconcile).
-pub const RECONCILE_JS: &str = include_str!("../../web/reconcile.js");
+const RECONCILE_JS: &str = include_str!("../../web/reconcile.js");
 
 /// The page every view is served from.
 const INDEX_HTML: &str = include_str!("../../web/index.html");
