@@ -1,4 +1,4 @@
--- scrollback index schema, version 3 (PRAGMA user_version = 3).
+-- scrollback index schema, version 4 (PRAGMA user_version = 4).
 --
 -- The one source of truth for the database: every table, index, view and trigger. The offsets below
 -- are a frozen format, documented byte for byte in README.md ("The index"):
@@ -37,8 +37,10 @@ CREATE TABLE sessions (
     title_rank      INTEGER NOT NULL DEFAULT 0, -- which of those the title is (4 .. 1; 0 none)
     first_timestamp TEXT,
     last_timestamp  TEXT,
-    entries         INTEGER NOT NULL DEFAULT 0,
-    images          INTEGER NOT NULL DEFAULT 0  -- image blocks under message.content, failed ones included
+    entries         INTEGER NOT NULL DEFAULT 0, -- entries history returns with side chains (invalid lines too)
+    images          INTEGER NOT NULL DEFAULT 0, -- image blocks under message.content, failed ones included
+    sidechain_entries INTEGER NOT NULL DEFAULT 0, -- of `entries`, those on a side chain (sub-agents)
+    title_order     TEXT                        -- the conversation order of the entry the title is from
 );
 CREATE INDEX sessions_last ON sessions(last_timestamp);
 
@@ -60,10 +62,18 @@ CREATE TABLE entries (
     stripped     TEXT,                          -- the line, each payload replaced by the marker
     text         TEXT,                          -- plain text for search
     invalid      TEXT,                          -- why the line is not indexed, or NULL
+    sort_at      TEXT    NOT NULL DEFAULT '',   -- conversation order: latest timestamp of the file so far
+    sort_file    INTEGER NOT NULL DEFAULT 0,    -- conversation order: 0 main transcript, else from the path
+    duplicate    INTEGER NOT NULL DEFAULT 0,    -- 1: an entry of the session earlier in order has this uuid
+    agent_id     TEXT,                          -- agentId: the sub-agent whose transcript the line is in
+    spawned_agent TEXT,                         -- toolUseResult.agentId: the sub-agent this tool call ran
     UNIQUE (file_id, offset)
 );
--- Within one session_id the index is in rowid order: history pages walk it by cursor (entries.id).
+-- A session's history is in conversation order, (sort_at, sort_file, line): see README.md.
+CREATE INDEX entries_order ON entries(session_id, sort_at, sort_file, line);
+-- Within one session_id in rowid (indexing) order: catching up on what was indexed since a cursor.
 CREATE INDEX entries_session ON entries(session_id);
+CREATE INDEX entries_agent ON entries(session_id, agent_id) WHERE agent_id IS NOT NULL;
 CREATE INDEX entries_uuid ON entries(uuid) WHERE uuid IS NOT NULL;
 
 -- One row per stripped payload.
@@ -94,6 +104,8 @@ CREATE TABLE failed_images (
 -- Full-text search over entries.text, external content, named `<table>_fts` and declared with
 -- content="entries" (double quotes), the form Datasette and sqlite-utils look for to recognise it.
 -- Words are matched as written (case and diacritics folded), not stemmed: `photo*` finds "photos".
+-- In text written without spaces (Chinese, Japanese) entries.text has a zero-width space (U+200B)
+-- at each Unicode word boundary, so that each word there is a token; queries are marked the same.
 CREATE VIRTUAL TABLE entries_fts USING fts5(text, content="entries", content_rowid='id', tokenize='unicode61 remove_diacritics 2');
 CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
     INSERT INTO entries_fts(rowid, text) VALUES (new.id, new.text);
@@ -101,7 +113,7 @@ END;
 CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
     INSERT INTO entries_fts(entries_fts, rowid, text) VALUES ('delete', old.id, old.text);
 END;
-CREATE TRIGGER entries_au AFTER UPDATE ON entries BEGIN
+CREATE TRIGGER entries_au AFTER UPDATE OF text ON entries BEGIN
     INSERT INTO entries_fts(entries_fts, rowid, text) VALUES ('delete', old.id, old.text);
     INSERT INTO entries_fts(rowid, text) VALUES (new.id, new.text);
 END;
@@ -114,12 +126,12 @@ CREATE TABLE scrollback_meta (
 
 -- Views for the questions people ask offline.
 
--- One row per user or assistant message, with its text.
+-- One row per user or assistant message (copies left out), with its text (word marks removed).
 CREATE VIEW messages AS
 SELECT e.session_id, e.line, e.uuid, e.parent_uuid, e.type, e.role, e.timestamp, e.is_sidechain,
-       e.text, f.path
+       replace(e.text, char(8203), '') AS text, f.path
 FROM entries e JOIN files f ON f.id = e.file_id
-WHERE e.invalid IS NULL AND e.type IN ('user', 'assistant');
+WHERE e.invalid IS NULL AND e.duplicate = 0 AND e.type IN ('user', 'assistant');
 
 -- Every stripped payload, with its ref (for images under message.content) and where its bytes are.
 CREATE VIEW photos AS

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 pub const SCHEMA: &str = include_str!("../schema.sql");
 
 /// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
-pub const VERSION: i64 = 3;
+pub const VERSION: i64 = 4;
 
 /// One step each: `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`. A step is run in
 /// the same transaction as the `user_version` bump. When you add one, bump `VERSION`, update
@@ -31,7 +31,36 @@ const MIGRATIONS: &[&str] = &[
     "DROP TABLE entries_fts;
      CREATE VIRTUAL TABLE entries_fts USING fts5(text, content=\"entries\", content_rowid='id', tokenize='unicode61 remove_diacritics 2');
      INSERT INTO entries_fts (entries_fts) VALUES ('rebuild');",
+    // 3 -> 4: conversation order across a session's files, copies of an entry marked, sub-agent
+    // links, side-chain counts, where a title came from. The new columns of rows written before are
+    // filled in by the writer when it next opens the index (`BACKFILL_PENDING`: they need Rust:
+    // path hashes, the line parser, word marks), in one transaction.
+    "ALTER TABLE entries ADD COLUMN sort_at TEXT NOT NULL DEFAULT '';
+     ALTER TABLE entries ADD COLUMN sort_file INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE entries ADD COLUMN duplicate INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE entries ADD COLUMN agent_id TEXT;
+     ALTER TABLE entries ADD COLUMN spawned_agent TEXT;
+     ALTER TABLE sessions ADD COLUMN sidechain_entries INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE sessions ADD COLUMN title_order TEXT;
+     CREATE INDEX entries_order ON entries(session_id, sort_at, sort_file, line);
+     CREATE INDEX entries_agent ON entries(session_id, agent_id) WHERE agent_id IS NOT NULL;
+     DROP TRIGGER entries_au;
+     CREATE TRIGGER entries_au AFTER UPDATE OF text ON entries BEGIN
+    INSERT INTO entries_fts(entries_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    INSERT INTO entries_fts(rowid, text) VALUES (new.id, new.text);
+END;
+     DROP VIEW messages;
+     CREATE VIEW messages AS
+SELECT e.session_id, e.line, e.uuid, e.parent_uuid, e.type, e.role, e.timestamp, e.is_sidechain,
+       replace(e.text, char(8203), '') AS text, f.path
+FROM entries e JOIN files f ON f.id = e.file_id
+WHERE e.invalid IS NULL AND e.duplicate = 0 AND e.type IN ('user', 'assistant');
+     INSERT INTO scrollback_meta (key, value) VALUES ('pending:v4-backfill', 'fill in the version 4 columns');",
 ];
+
+/// The `scrollback_meta` key that says rows written before version 4 still need their version 4
+/// columns filled in (see `ingest::rows::backfill_v4`).
+pub const BACKFILL_PENDING: &str = "pending:v4-backfill";
 
 /// The index's file name inside the data directory.
 pub const INDEX_FILE: &str = "index.sqlite3";
@@ -282,11 +311,45 @@ fn move_aside(path: &Path, why: &str) -> Result<PathBuf> {
 mod tests {
     use super::*;
 
+    /// Every object of the schema: its SQL, except that a plain table is described by its columns
+    /// (a migration adds columns with `ALTER TABLE`, which words the stored SQL its own way).
     fn objects(conn: &Connection) -> Vec<(String, String, Option<String>)> {
         let mut stmt = conn
             .prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name")
             .unwrap();
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().collect::<rusqlite::Result<_>>().unwrap()
+        let objects: Vec<(String, String, Option<String>)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        objects
+            .into_iter()
+            .map(|(kind, name, sql)| {
+                if kind != "table" || sql.as_deref().is_some_and(|s| s.starts_with("CREATE VIRTUAL")) {
+                    return (kind, name, sql);
+                }
+                let mut columns = conn
+                    .prepare(&format!(
+                        "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info('{name}')"
+                    ))
+                    .unwrap();
+                let columns: Vec<String> = columns
+                    .query_map([], |r| {
+                        Ok(format!(
+                            "{} {} {} {:?} {}",
+                            r.get::<_, String>(0)?,
+                            r.get::<_, String>(1)?,
+                            r.get::<_, bool>(2)?,
+                            r.get::<_, Option<String>>(3)?,
+                            r.get::<_, i64>(4)?
+                        ))
+                    })
+                    .unwrap()
+                    .collect::<rusqlite::Result<_>>()
+                    .unwrap();
+                (kind, name, Some(columns.join(", ")))
+            })
+            .collect()
     }
 
     #[test]

@@ -123,6 +123,27 @@ fn fixtures(root: &Path) {
             &line(n, if n % 2 == 1 { "user" } else { "assistant" }, json!([{"type": "text", "text": text}]), json!({}));
     }
     write(root, "search", &body);
+
+    // 11: a conversation whose sub-agent's transcript arrives while it is open.
+    let at = |n: usize, s: u32| json!({"uuid": format!("m{n}"), "timestamp": format!("2026-11-02T10:00:{s:02}.000Z")});
+    let mut body = String::new();
+    body += &line(1, "user", json!("Find where the parser loses lines"), at(1, 1));
+    body += &line(
+        2,
+        "assistant",
+        json!([{"type": "tool_use", "id": "t1", "name": "Task", "input": {"prompt": "read the parser"}}]),
+        at(2, 2),
+    );
+    let mut result = at(3, 20);
+    result["toolUseResult"] = json!({"agentId": "a1", "status": "completed"});
+    body += &line(
+        3,
+        "user",
+        json!([{"type": "tool_result", "tool_use_id": "t1", "content": "the helper found it"}]),
+        result,
+    );
+    body += &line(4, "assistant", json!([{"type": "text", "text": "The parser drops a torn last line."}]), at(4, 30));
+    write(root, "subagents", &body);
 }
 
 /// What the browser tests need: Chromium, Node.js and playwright-core (`npm ci` in tests/browser).

@@ -258,7 +258,8 @@ fn every_payload_shape_gets_exact_refs_bytes_and_ordinals() {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
         })
         .unwrap();
-    assert_eq!((title.as_str(), entries, images, project.as_str()), ("Generated session", 10, 11, "/work/demo"));
+    // Every line history returns counts, the two invalid ones too.
+    assert_eq!((title.as_str(), entries, images, project.as_str()), ("Generated session", 12, 11, "/work/demo"));
 
     // The torn line is not indexed; once its newline arrives it is, and nothing else changes.
     let checkpoint: i64 = conn.query_row("SELECT checkpoint FROM files", [], |r| r.get(0)).unwrap();

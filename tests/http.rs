@@ -154,14 +154,25 @@ fn every_listed_image_is_fetched_byte_exact_and_every_page_is_reached_once() {
             .map(|b| if b.is_ascii_alphanumeric() || b == b'-' { (b as char).to_string() } else { format!("%{b:02X}") })
             .collect();
         let pages = all_pages(&server, &encoded, 50);
-        let cursors: Vec<i64> = pages
+        let entries: Vec<&Value> = pages.iter().flat_map(|p| p["entries"].as_array().unwrap()).collect();
+        let orders: Vec<(String, i64, i64, i64)> = entries
             .iter()
-            .flat_map(|p| p["entries"].as_array().unwrap().iter().map(|e| e["cursor"].as_i64().unwrap()))
+            .map(|e| {
+                let o = &e["order"];
+                (
+                    o[0].as_str().unwrap().to_owned(),
+                    o[1].as_i64().unwrap(),
+                    o[2].as_i64().unwrap(),
+                    e["cursor"].as_i64().unwrap(),
+                )
+            })
             .collect();
-        let mut sorted = cursors.clone();
-        sorted.sort();
-        sorted.dedup();
-        assert_eq!(cursors, sorted, "{id}: pages in order, no entry twice");
+        assert!(orders.windows(2).all(|w| w[0] < w[1]), "{id}: pages in conversation order");
+        let mut cursors: Vec<i64> = entries.iter().map(|e| e["cursor"].as_i64().unwrap()).collect();
+        let all = cursors.len();
+        cursors.sort();
+        cursors.dedup();
+        assert_eq!(cursors.len(), all, "{id}: no entry twice");
         for entry in pages.iter().flat_map(|p| p["entries"].as_array().unwrap()) {
             let Some(stored) = entry.get("entry") else { continue };
             assert!(!stored.to_string().contains("STRIPPED_MEDIA_MARKER"));

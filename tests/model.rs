@@ -1,9 +1,11 @@
 //! A model-based test of the live indexer (Vector's file_watcher tests are the model): random
 //! sequences of append, partial append, truncate, rewrite, rename-replace, delete, recreate, new
 //! directory and restart, applied to real files watched by a real [`Tail`] and to an in-memory model
-//! (the bytes each file should hold). After each action settles, the index equals the model: for each
-//! live file, one entry per complete line at the right offset with the right uuid; for deleted files,
-//! their entries kept.
+//! (the bytes each file should hold). Some files are sub-agent transcripts of the same session
+//! (`<dir>/s/subagents/agent-*.jsonl`), and lines carry timestamps that mostly go forward. After
+//! each action settles, the index equals the model: for each live file, one entry per complete line
+//! at the right offset with the right uuid; for deleted files, their entries kept; and the session's
+//! history, page by page, is every shown entry once, in conversation order, as many as its count.
 //!
 //! `SCROLLBACK_MODEL_CASES` (default 20) x `SCROLLBACK_MODEL_ACTIONS` (default 500) actions;
 //! `SCROLLBACK_MODEL_SEED` replays one case.
@@ -76,19 +78,34 @@ impl Model {
         (self.files.iter().map(|(p, b)| (p.clone(), expected_lines(b))).collect(), self.gone_entries)
     }
 
-    fn line(&mut self, rng: &mut StdRng) -> Vec<u8> {
+    fn line(&mut self, rng: &mut StdRng, path: &str) -> Vec<u8> {
         self.next_uuid += 1;
+        // A clock that mostly goes forward, sometimes steps back a little.
+        let ms = self.next_uuid * 1000 - rng.random_range(0..3000u64).min(self.next_uuid * 1000);
+        let ts = format!(
+            "2026-01-01T{:02}:{:02}:{:02}.{:03}Z",
+            ms / 3_600_000 % 24,
+            ms / 60_000 % 60,
+            ms / 1000 % 60,
+            ms % 1000
+        );
+        let extra = match path.rsplit_once("/agent-") {
+            Some((_, agent)) => format!(r#""isSidechain":true,"agentId":"{}""#, agent.trim_end_matches(".jsonl")),
+            None => String::new(),
+        };
         let uuid = format!("u{}", self.next_uuid);
         let content = if rng.random_ratio(1, 8) {
             format!("[{}]", image_block("image/png", &b64(&fake_png(self.next_uuid, rng.random_range(10..2000)))))
         } else {
             format!("\"{}\"", "w".repeat(rng.random_range(0..300)))
         };
-        (user_line("s", &uuid, &content, "") + "\n").into_bytes()
+        let line = user_line("s", &uuid, &content, &extra).replace("2026-01-01T00:00:00.000Z", &ts);
+        // (A key given twice: the last one, the sub-agent's `isSidechain`, counts.)
+        (line + "\n").into_bytes()
     }
 
-    fn lines(&mut self, rng: &mut StdRng, n: usize) -> Vec<u8> {
-        (0..n).flat_map(|_| self.line(rng)).collect()
+    fn lines(&mut self, rng: &mut StdRng, n: usize, path: &str) -> Vec<u8> {
+        (0..n).flat_map(|_| self.line(rng, path)).collect()
     }
 
     fn pick_existing(&self, rng: &mut StdRng) -> Option<String> {
@@ -98,7 +115,11 @@ impl Model {
 
     fn pick_any(&self, rng: &mut StdRng) -> String {
         let dir = &self.dirs[rng.random_range(0..self.dirs.len())];
-        format!("{dir}/f{}.jsonl", rng.random_range(0..3))
+        if rng.random_ratio(1, 3) {
+            format!("{dir}/s/subagents/agent-a{}.jsonl", rng.random_range(0..2))
+        } else {
+            format!("{dir}/f{}.jsonl", rng.random_range(0..3))
+        }
     }
 }
 
@@ -110,14 +131,14 @@ fn act(env: &Env, model: &mut Model, rng: &mut StdRng) -> &'static str {
         (0..30, _) | (_, None) => {
             let path = model.pick_any(rng);
             let n = rng.random_range(1..4);
-            let add = model.lines(rng, n);
+            let add = model.lines(rng, n, &path);
             env.append(&path, &add);
             model.files.entry(path).or_default().extend(add);
             "append"
         }
         (30..45, Some(path)) => {
             // A line in pieces: its first part now, the rest by a later append.
-            let line = model.line(rng);
+            let line = model.line(rng, &path);
             let cut = rng.random_range(1..line.len());
             env.append(&path, &line[..cut]);
             model.files.get_mut(&path).unwrap().extend_from_slice(&line[..cut]);
@@ -138,7 +159,7 @@ fn act(env: &Env, model: &mut Model, rng: &mut StdRng) -> &'static str {
         }
         (55..65, Some(path)) => {
             let n = rng.random_range(0..5);
-            let bytes = model.lines(rng, n);
+            let bytes = model.lines(rng, n, &path);
             env.write(&path, &bytes);
             model.files.insert(path, bytes);
             "rewrite"
@@ -153,7 +174,7 @@ fn act(env: &Env, model: &mut Model, rng: &mut StdRng) -> &'static str {
                 bytes.extend_from_slice(&old[..=n]);
             }
             let n = rng.random_range(0..5);
-            bytes.extend(model.lines(rng, n));
+            bytes.extend(model.lines(rng, n, &path));
             let tmp = env.path(&format!("{path}.tmp"));
             std::fs::write(&tmp, &bytes).unwrap();
             std::fs::rename(&tmp, env.path(&path)).unwrap();
@@ -170,7 +191,7 @@ fn act(env: &Env, model: &mut Model, rng: &mut StdRng) -> &'static str {
             let dir = format!("n{}/deep", model.dirs.len());
             let path = format!("{dir}/f0.jsonl");
             let n = rng.random_range(1..3);
-            let bytes = model.lines(rng, n);
+            let bytes = model.lines(rng, n, &path);
             env.write(&path, &bytes);
             model.files.insert(path, bytes);
             model.dirs.push(dir);
@@ -209,10 +230,50 @@ fn run_case(seed: u64, actions: usize) -> usize {
             }
             std::thread::sleep(Duration::from_millis(2));
         }
+        if step % 25 == 24 {
+            check_history(&env, seed, step);
+        }
     }
     drop(tail);
+    check_history(&env, seed, actions);
     check_invariants(&env.data);
     actions
+}
+
+/// The session's history with side chains, page by page backwards: every shown entry once, in
+/// conversation order, as many as the session's count; a uuid shown once.
+fn check_history(env: &Env, seed: u64, step: usize) {
+    use scrollback::read::history::{self, Position};
+    let conn = scrollback::read::store::open(&env.data).unwrap();
+    // One snapshot for the pages and the counts.
+    let tx = conn.unchecked_transaction().unwrap();
+    let Some(mut page) = history::history(&tx, "s", Position::Newest, 7, true).unwrap() else { return };
+    let mut entries = Vec::new();
+    loop {
+        entries.splice(0..0, page.entries);
+        match page.before {
+            Some(before) => page = history::history(&tx, "s", Position::Before(before), 7, true).unwrap().unwrap(),
+            None => break,
+        }
+    }
+    assert!(
+        entries.windows(2).all(|w| (&w[0].order, w[0].cursor) < (&w[1].order, w[1].cursor)),
+        "seed {seed}, step {step}: history not in conversation order"
+    );
+    let (count, shown): (i64, i64) = tx
+        .query_row(
+            "SELECT (SELECT entries FROM sessions WHERE id = 's'),
+                    (SELECT count(*) FROM entries WHERE session_id = 's' AND duplicate = 0)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((entries.len() as i64, count), (shown, shown), "seed {seed}, step {step}: history, count, rows");
+    let mut uuids: Vec<&str> = entries.iter().filter_map(|e| e.columns.uuid.as_deref()).collect();
+    let all = uuids.len();
+    uuids.sort();
+    uuids.dedup();
+    assert_eq!(uuids.len(), all, "seed {seed}, step {step}: a uuid shown twice");
 }
 
 fn env_number(name: &str, default: u64) -> u64 {

@@ -14,6 +14,7 @@ mod model;
 mod prop;
 mod reconcile;
 mod reindex;
+mod sessions;
 mod tail;
 mod tools;
 mod util;

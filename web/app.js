@@ -7,6 +7,16 @@ import { reconcile } from "./reconcile.js";
 import * as render from "./render.js";
 
 const PAGE = 50;
+
+/** Compares two entries' places in the conversation: `order` (`[at, file, line]`) element by
+ * element, then the cursor. */
+function compareOrder(a, b) {
+  for (let i = 0; i < 3; i++) {
+    if (a.order[i] < b.order[i]) return -1;
+    if (a.order[i] > b.order[i]) return 1;
+  }
+  return a.cursor - b.cursor;
+}
 const $ = (id) => document.getElementById(id);
 
 /** The server's limits for sends (from /api/info; these are its defaults). */
@@ -37,7 +47,8 @@ function route() {
   if ((m = path.match(/^\/sessions\/([^/]+)$/))) {
     const sessionId = decodeURIComponent(m[1]);
     const cursor = params.has("cursor") ? Number(params.get("cursor")) : null;
-    view = new Conversation(main, { sessionId, cursor: Number.isFinite(cursor) ? cursor : null });
+    const sidechains = params.get("sidechains") === "true";
+    view = new Conversation(main, { sessionId, cursor: Number.isFinite(cursor) ? cursor : null, sidechains });
   } else if ((m = path.match(/^\/chats\/([^/]+)$/))) {
     view = new Conversation(main, { chatId: decodeURIComponent(m[1]) });
   } else if (path === "/search") {
@@ -246,15 +257,18 @@ class Search {
  * live) and the chat's pending sends, reconciled.
  */
 class Conversation {
-  constructor(main, { sessionId = null, chatId = null, cursor = null }) {
+  constructor(main, { sessionId = null, chatId = null, cursor = null, sidechains = false }) {
     this.sessionId = sessionId;
     this.chatId = chatId || (sessionId && /^[A-Za-z0-9._:-]{1,120}$/.test(sessionId) ? `session-${sessionId}` : null);
-    this.before = null;
-    this.after = null;
-    this.hasMoreAfter = false;
+    this.before = null; // pass as before for the page before what is loaded; null at the start
+    this.after = null; // pass as after to catch up
+    this.hasMoreAfter = false; // opened at an entry: newer pages remain to be read forward
     this.entries = new Map(); // cursor -> entry
+    this.placed = []; // [{ entry, item }] of the entries on screen, in conversation order
+    this.first = null; // the first and last loaded entries in conversation order
+    this.last = null;
     this.pending = new Map(); // clientMessageId -> pending send
-    this.sidechains = false;
+    this.sidechains = sidechains;
     this.loadingOlder = false;
     this.catchingUp = null;
     this.closed = false;
@@ -262,6 +276,7 @@ class Conversation {
     this.title = render.el("h1", "view-title", sessionId ? "Session" : "New chat");
     const toggle = render.el("input");
     toggle.type = "checkbox";
+    toggle.checked = sidechains;
     toggle.addEventListener("change", () => {
       this.sidechains = toggle.checked;
       this.reload();
@@ -323,11 +338,10 @@ class Conversation {
     return page;
   }
 
-  /** Opens at an entry: the page ending there, and the one after it. */
+  /** Opens at an entry: the page before it, and it with the ones after it. */
   async openAround(cursor) {
-    await this.loadPage({ before: cursor + 1 }, "newest");
-    const next = await this.loadPage({ after: cursor }, "after");
-    this.hasMoreAfter = next.entries.length >= PAGE;
+    await this.loadPage({ before: cursor }, "newest");
+    await this.loadPage({ from: cursor }, "forward");
     const target = this.list.querySelector(`li[data-cursor="${cursor}"]`);
     if (target) {
       target.classList.add("target");
@@ -337,8 +351,10 @@ class Conversation {
 
   reload() {
     this.entries.clear();
+    this.placed = [];
     this.list.replaceChildren();
-    this.before = this.after = null;
+    this.before = this.after = this.first = this.last = null;
+    this.hasMoreAfter = false;
     this.loadPage({}, "newest").then(() => {
       this.reconcile();
       this.renderPending();
@@ -346,27 +362,58 @@ class Conversation {
     }, (e) => this.fail(e));
   }
 
-  /** Puts a page's entries on screen: above (older, or the first page) or below (newer). */
+  /**
+   * Puts a page's entries on screen, each in its place in the conversation: `where` is "newest"
+   * (the first page), "older" (a page before), "forward" (an entry and those after it) or "after"
+   * (a catch-up, whose entries may belong anywhere: one outside the stretch loaded so far is left
+   * to the page that reaches it).
+   */
   show(page, where) {
     if (page.sessionId) this.setTitle(page.sessionId);
     // What is on screen stays where it is while older entries go in above it: measured from the
     // bottom before any change, put back after all of them (the status line above the list too).
     const fromBottom = this.scroller.scrollHeight - this.scroller.scrollTop;
-    const fresh = page.entries.filter((e) => !this.entries.has(e.cursor));
-    for (const e of fresh) this.entries.set(e.cursor, e);
-    const items = fresh.map((e) => render.entry(e, openPhoto)).filter(Boolean);
-    if (where === "older" || where === "newest") {
-      this.list.prepend(...items);
-      this.before = page.before;
-    } else {
-      this.list.append(...items);
+    let fresh = page.entries.filter((e) => !this.entries.has(e.cursor));
+    if (where === "after") {
+      fresh = fresh.filter(
+        (e) => (this.before === null || this.first === null || compareOrder(e, this.first) > 0) &&
+          (!this.hasMoreAfter || this.last === null || compareOrder(e, this.last) < 0),
+      );
     }
+    for (const e of fresh) {
+      this.entries.set(e.cursor, e);
+      if (this.first === null || compareOrder(e, this.first) < 0) this.first = e;
+      if (this.last === null || compareOrder(e, this.last) > 0) this.last = e;
+      const item = render.entry(e, openPhoto, (agent) => this.subagentHref(agent));
+      if (item) this.place(e, item);
+    }
+    if (where === "older" || where === "newest") this.before = page.before;
+    if (where === "forward") this.hasMoreAfter = page.next !== null && page.next !== undefined;
     if (where !== "older" && page.after !== null && page.after !== undefined) {
       this.after = this.after === null ? page.after : Math.max(this.after, page.after);
     }
     this.status.textContent = this.before === null && this.entries.size ? "The start of this session." : "";
     this.status.classList.remove("error");
     if (where === "older") this.scroller.scrollTop = this.scroller.scrollHeight - fromBottom;
+  }
+
+  /** Where a sub-agent's entries are read: this session with side chains, at its first entry. */
+  subagentHref(agent) {
+    return `/sessions/${encodeURIComponent(this.sessionId)}${query({ cursor: agent.first, sidechains: "true" })}`;
+  }
+
+  /** Puts an entry's item on screen in its place in the conversation. */
+  place(e, item) {
+    let low = 0;
+    let high = this.placed.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (compareOrder(this.placed[mid].entry, e) < 0) low = mid + 1;
+      else high = mid;
+    }
+    const next = this.placed[low];
+    this.placed.splice(low, 0, { entry: e, item });
+    this.list.insertBefore(item, next ? next.item : null);
   }
 
   /** The session's title, from the sessions list (once it has loaded). */
@@ -382,7 +429,7 @@ class Conversation {
   onScroll() {
     if (this.scroller.scrollTop < 300 && this.before !== null && !this.loadingOlder) this.loadOlder();
     const nearBottom = this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < 300;
-    if (nearBottom && this.hasMoreAfter) this.catchUp();
+    if (nearBottom && this.hasMoreAfter && !this.loadingNewer) this.loadNewer();
   }
 
   async loadOlder() {
@@ -398,7 +445,19 @@ class Conversation {
     if (this.scroller.scrollTop < 300 && this.before !== null && !this.closed) this.loadOlder();
   }
 
-  /** Fetches what is newer than the newest entry on screen. One at a time. */
+  /** Opened at an entry: reads the next stretch forward. */
+  async loadNewer() {
+    this.loadingNewer = true;
+    try {
+      await this.loadPage({ from: this.last.cursor }, "forward");
+    } catch (e) {
+      this.fail(e);
+    } finally {
+      this.loadingNewer = false;
+    }
+  }
+
+  /** Fetches what was indexed since the last page, wherever it belongs. One at a time. */
   catchUp() {
     if (!this.sessionId) return Promise.resolve();
     if (this.catchingUp) {
@@ -410,8 +469,9 @@ class Conversation {
         do {
           this.catchUpAgain = false;
           const stick = this.atBottom();
-          const page = await this.loadPage(this.after === null ? {} : { after: this.after }, "after");
-          this.hasMoreAfter = page.entries.length >= PAGE;
+          const page = await this.loadPage(this.after === null ? {} : { after: this.after }, this.after === null ? "newest" : "after");
+          // A full page may have more behind it.
+          if (page.entries.length >= PAGE) this.catchUpAgain = true;
           this.reconcile();
           this.renderPending();
           if (stick) this.scrollToBottom();
@@ -455,7 +515,7 @@ class Conversation {
       case "entries-appended":
         if (event.sessionId === this.sessionId) {
           if (event.replaced) this.reload();
-          else if (!this.hasMoreAfter) this.catchUp();
+          else this.catchUp();
         }
         break;
       case "session-gone":

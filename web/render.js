@@ -148,9 +148,10 @@ function time(timestamp) {
 
 /**
  * One history entry as a list item, or null for a line a person does not read (progress,
- * snapshots, bookkeeping). `data-cursor` and `data-uuid` say which entry it is.
+ * snapshots, bookkeeping). `data-cursor` and `data-uuid` say which entry it is. A tool call that ran
+ * a sub-agent links to its entries at `subagentHref(e.subagent)`.
  */
-export function entry(e, onOpen) {
+export function entry(e, onOpen, subagentHref) {
   const item = el("li", "entry");
   item.dataset.cursor = String(e.cursor);
   if (e.uuid) item.dataset.uuid = e.uuid;
@@ -170,7 +171,15 @@ export function entry(e, onOpen) {
     const isToolResult = Array.isArray(message.content) && message.content.some((b) => b && b.type === "tool_result");
     item.classList.add(kind === "user" && !isToolResult ? "user" : "assistant");
     if (line.isMeta) item.classList.add("meta");
-    item.append(el("div", "bubble", ...content), el("div", "byline", kind === "user" && !isToolResult ? "You" : "Assistant", " ", time(e.timestamp)));
+    const mine = kind === "user" && !isToolResult;
+    const who = e.isSidechain ? (mine ? "To the sub-agent" : "Sub-agent") : mine ? "You" : "Assistant";
+    item.append(el("div", "bubble", ...content), el("div", "byline", who, " ", time(e.timestamp)));
+    if (e.subagent && e.subagent.first !== null && subagentHref) {
+      const a = el("a", "subagent", `Sub-agent ${e.subagent.agentId}: ${e.subagent.entries} ${e.subagent.entries === 1 ? "entry" : "entries"}`);
+      a.href = subagentHref(e.subagent);
+      a.dataset.link = "";
+      item.append(a);
+    }
     return item;
   }
   if (kind === "attachment" && line.attachment && line.attachment.type === "queued_command") {

@@ -35,6 +35,7 @@ struct SessionsParams {
 #[serde(deny_unknown_fields)]
 struct HistoryParams {
     before: Option<i64>,
+    from: Option<i64>,
     after: Option<i64>,
     limit: Option<u32>,
     sidechains: Option<bool>,
@@ -237,12 +238,15 @@ fn check_limit(limit: Option<u32>, default: u32) -> Result<u32, Rejection> {
 async fn session_history(raw_session: String, p: HistoryParams, api: Api) -> Result<warp::reply::Response, Rejection> {
     let session_id = segment(&raw_session)?;
     let limit = check_limit(p.limit, 100)?;
-    let at = match (p.before, p.after) {
-        (Some(_), Some(_)) => return Err(reject(ApiError::bad_request("give before or after, not both"))),
-        (Some(b), None) if b >= 0 => Position::Before(b),
-        (None, Some(a)) if a >= 0 => Position::After(a),
-        (None, None) => Position::Newest,
-        _ => return Err(reject(ApiError::bad_request("cursors are not negative"))),
+    let at = match (p.before, p.from, p.after) {
+        (None, None, None) => Position::Newest,
+        (Some(c), None, None) if c >= 0 => Position::Before(c),
+        (None, Some(c), None) if c >= 0 => Position::From(c),
+        (None, None, Some(c)) if c >= 0 => Position::After(c),
+        (None, None, Some(_)) | (None, Some(_), None) | (Some(_), None, None) => {
+            return Err(reject(ApiError::bad_request("cursors are not negative")));
+        }
+        _ => return Err(reject(ApiError::bad_request("give one of before, from and after"))),
     };
     let sidechains = p.sidechains.unwrap_or(false);
     let sid = session_id.clone();

@@ -249,14 +249,15 @@ fn index_document() -> Value {
                         "properties": { "code": { "type": "string" }, "message": { "type": "string" } } } }
                 },
                 "Session": {
-                    "type": "object", "required": ["id", "entries", "images", "gone"],
+                    "type": "object", "required": ["id", "entries", "sidechainEntries", "images", "gone"],
                     "properties": {
                         "id": { "type": "string" },
                         "project": { "type": "string", "nullable": true },
                         "title": { "type": "string", "nullable": true },
                         "firstTimestamp": { "type": "string", "nullable": true },
                         "lastTimestamp": { "type": "string", "nullable": true },
-                        "entries": { "type": "integer" },
+                        "entries": { "type": "integer", "description": "Entries history returns with sidechains=true: invalid lines included, copies of an entry (same uuid) left out." },
+                        "sidechainEntries": { "type": "integer", "description": "Of entries, those on a side chain: history without side chains returns entries - sidechainEntries." },
                         "images": { "type": "integer" },
                         "gone": { "type": "boolean", "description": "Every transcript of the session is gone; its history is kept." }
                     }
@@ -269,9 +270,11 @@ fn index_document() -> Value {
                     }
                 },
                 "Entry": {
-                    "type": "object", "required": ["cursor", "line", "isSidechain"],
+                    "type": "object", "required": ["cursor", "order", "line", "isSidechain"],
                     "properties": {
                         "cursor": { "type": "integer" },
+                        "order": { "type": "array", "minItems": 3, "maxItems": 3, "items": {},
+                                   "description": "[at, file, line]: the entry's place in the conversation, compared element by element (at as text: the latest timestamp of its file so far; file: 0 for the main transcript)." },
                         "line": { "type": "integer", "description": "1-based line number in its transcript." },
                         "uuid": { "type": "string", "nullable": true },
                         "parentUuid": { "type": "string", "nullable": true },
@@ -279,17 +282,25 @@ fn index_document() -> Value {
                         "role": { "type": "string", "nullable": true },
                         "timestamp": { "type": "string", "nullable": true },
                         "isSidechain": { "type": "boolean" },
+                        "subagent": { "type": "object", "required": ["agentId", "first", "entries"],
+                            "description": "The sub-agent this tool call ran (toolUseResult.agentId), and where its entries are (with sidechains=true).",
+                            "properties": {
+                                "agentId": { "type": "string" },
+                                "first": { "type": "integer", "nullable": true, "description": "Cursor of its first entry; null if its transcript is not indexed." },
+                                "entries": { "type": "integer" }
+                            } },
                         "entry": { "type": "object", "description": "The stored line. Each image block under message.content carries ref, url, mimeType, bytes and blake3, or failed: true and placeholder for a failed upload; other payloads carry mediaUrl." },
                         "invalid": { "type": "string", "description": "Why the line could not be indexed." }
                     }
                 },
                 "HistoryPage": {
-                    "type": "object", "required": ["sessionId", "entries", "before", "after"],
+                    "type": "object", "required": ["sessionId", "entries", "before", "after", "next"],
                     "properties": {
                         "sessionId": { "type": "string" },
-                        "entries": { "type": "array", "items": { "$ref": "#/components/schemas/Entry" } },
-                        "before": { "type": "integer", "nullable": true, "description": "Pass as before for the next older page; null at the start." },
-                        "after": { "type": "integer", "nullable": true, "description": "Pass as after to catch up." }
+                        "entries": { "type": "array", "items": { "$ref": "#/components/schemas/Entry" }, "description": "In conversation order." },
+                        "before": { "type": "integer", "nullable": true, "description": "Pass as before for the page before this one; null at the start (and for a catch-up)." },
+                        "after": { "type": "integer", "nullable": true, "description": "Pass as after to catch up on entries indexed since this page." },
+                        "next": { "type": "integer", "nullable": true, "description": "For a page read with from: the entry after it, to pass as from; null at the newest entry and for other pages." }
                     }
                 },
                 "SearchHits": {
@@ -322,11 +333,15 @@ fn index_document() -> Value {
                 "responses": merge(common_errors(), json!({ "200": json_response("A page of sessions.", "SessionPage") }))
             } },
             "/api/sessions/{sessionId}/history": { "get": {
-                "summary": "Entries of a session in line order: the newest page, or before / after a cursor.",
+                "summary": "Entries of a session in conversation order: the newest page, the page before an entry, an entry and those after it, or a catch-up.",
                 "parameters": [
                     { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } },
-                    { "name": "before", "in": "query", "required": false, "schema": { "type": "integer", "minimum": 0 } },
-                    { "name": "after", "in": "query", "required": false, "schema": { "type": "integer", "minimum": 0 } },
+                    { "name": "before", "in": "query", "required": false, "schema": { "type": "integer", "minimum": 0 },
+                      "description": "The page just before this entry (a cursor of this session)." },
+                    { "name": "from", "in": "query", "required": false, "schema": { "type": "integer", "minimum": 0 },
+                      "description": "This entry (a cursor of this session) and those after it." },
+                    { "name": "after", "in": "query", "required": false, "schema": { "type": "integer", "minimum": 0 },
+                      "description": "Catch up: the entries indexed since the page that gave this after, each exactly once, wherever they stand in the conversation." },
                     { "name": "sidechains", "in": "query", "required": false, "schema": { "type": "boolean", "default": false } },
                     limit(500, 100)
                 ],

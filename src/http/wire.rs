@@ -52,6 +52,7 @@ pub struct Session<'a> {
     first_timestamp: Option<&'a str>,
     last_timestamp: Option<&'a str>,
     entries: i64,
+    sidechain_entries: i64,
     images: i64,
     gone: bool,
 }
@@ -65,6 +66,7 @@ impl<'a> From<&'a SessionSummary> for Session<'a> {
             first_timestamp: s.first_timestamp.as_deref(),
             last_timestamp: s.last_timestamp.as_deref(),
             entries: s.entries,
+            sidechain_entries: s.sidechain_entries,
             images: s.images,
             gone: s.gone,
         }
@@ -90,6 +92,8 @@ impl<'a> From<&'a SessionPage> for Sessions<'a> {
 #[serde(rename_all = "camelCase")]
 pub struct Entry<'a> {
     cursor: i64,
+    /// `[at, file, line]`: compared element by element, the entry's place in the conversation.
+    order: (&'a str, i64, i64),
     line: i64,
     uuid: Option<&'a str>,
     parent_uuid: Option<&'a str>,
@@ -98,6 +102,8 @@ pub struct Entry<'a> {
     role: Option<&'a str>,
     timestamp: Option<&'a str>,
     is_sidechain: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    subagent: Option<Subagent<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     entry: Option<Box<RawValue>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -116,6 +122,7 @@ impl<'a> From<&'a HistoryEntry> for Entry<'a> {
         });
         Entry {
             cursor: e.cursor,
+            order: (&e.order.at, e.order.file, e.order.line),
             line: e.line,
             uuid: e.columns.uuid.as_deref(),
             parent_uuid: e.columns.parent_uuid.as_deref(),
@@ -123,10 +130,24 @@ impl<'a> From<&'a HistoryEntry> for Entry<'a> {
             role: e.columns.role.as_deref(),
             timestamp: e.columns.timestamp.as_deref(),
             is_sidechain: e.columns.is_sidechain,
+            subagent: e.subagent.as_ref().map(|s| Subagent {
+                agent_id: &s.agent_id,
+                first: s.first,
+                entries: s.entries,
+            }),
             entry,
             invalid: e.invalid(),
         }
     }
+}
+
+/// The sub-agent an entry's tool call ran, and where its entries are.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Subagent<'a> {
+    agent_id: &'a str,
+    first: Option<i64>,
+    entries: i64,
 }
 
 /// `GET /api/sessions/{id}/history`.
@@ -137,6 +158,7 @@ pub struct History<'a> {
     pub(super) entries: Vec<Entry<'a>>,
     pub(super) before: Option<i64>,
     pub(super) after: Option<i64>,
+    pub(super) next: Option<i64>,
 }
 
 impl<'a> From<&'a HistoryPage> for History<'a> {
@@ -146,6 +168,7 @@ impl<'a> From<&'a HistoryPage> for History<'a> {
             entries: p.entries.iter().map(Entry::from).collect(),
             before: p.before,
             after: p.after,
+            next: p.next,
         }
     }
 }

@@ -27,6 +27,7 @@ use rusqlite::{Connection, params};
 
 use crate::error::{Error, Result};
 use crate::ingest::entry::Described;
+use crate::ingest::rows;
 
 /// The scratch database the full-text index is built in during a bulk load.
 pub const FTS_BUILD_FILE: &str = "fts-build.sqlite3";
@@ -77,6 +78,8 @@ pub fn end(conn: &Connection, index_path: &Path, fts: Option<FtsBuild>) -> Resul
             tx.execute_batch(sql)?;
             tx.execute("DELETE FROM scrollback_meta WHERE key = ?1", [key])?;
         }
+        // The load wrote copies of entries unmarked (there was no `uuid` index to look them up by).
+        rows::mark_copies(&tx)?;
         // (A load interrupted by an older version has no FTS_PENDING row, but needs the build too.)
         tx.execute(
             "INSERT OR IGNORE INTO scrollback_meta (key, value) VALUES (?1, 'build entries_fts')",

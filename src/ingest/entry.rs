@@ -12,6 +12,7 @@ use serde_json::value::RawValue;
 
 use crate::ingest::lines::{self, Line};
 use crate::ingest::scan::{self, FailedImage, STRIPPED_MEDIA_MARKER, ScanOutput, Span};
+use crate::ingest::words;
 
 /// The longest stored line (the line without its payloads) that is indexed; a longer one is recorded
 /// as invalid, its bytes left in the transcript.
@@ -25,16 +26,23 @@ pub mod title_rank {
     pub const AI: u8 = 3;
     /// `summary` lines.
     pub const SUMMARY: u8 = 2;
-    /// The first user message's text.
+    /// The first words the person wrote in the main transcript.
     pub const FIRST_USER_TEXT: u8 = 1;
-    /// From this rank up a later title replaces an earlier one of the same rank; below it (the
-    /// first user text) the first one stays. The sessions upsert states this rule in SQL with this
-    /// constant, so both say the same.
+    /// From this rank up the latest title (in conversation order) wins over an earlier one of the
+    /// same rank; below it (the person's first words) the earliest stays. The sessions upsert
+    /// states this rule in SQL with this constant, so both say the same.
     pub const LATEST_WINS_FROM: u8 = SUMMARY;
 
-    /// Whether a title of rank `new`, seen after one of rank `old`, replaces it.
-    pub fn replaces(new: u8, old: u8) -> bool {
-        new > old || (new == old && new >= LATEST_WINS_FROM)
+    /// Whether a title of rank `new` from the entry at `new_order` replaces one of rank `old` from
+    /// `old_order`.
+    pub fn replaces(
+        new: u8,
+        new_order: &crate::ingest::order::Order,
+        old: u8,
+        old_order: &crate::ingest::order::Order,
+    ) -> bool {
+        new > old
+            || (new == old && if new >= LATEST_WINS_FROM { new_order >= old_order } else { new_order < old_order })
     }
 }
 
@@ -69,6 +77,10 @@ pub struct Meta {
     pub text: Option<String>,
     /// A title this line gives its session, with its rank.
     pub title: Option<(u8, String)>,
+    /// `agentId`: the sub-agent whose transcript this line is in.
+    pub agent_id: Option<String>,
+    /// `toolUseResult.agentId`: the sub-agent this line's tool call ran.
+    pub spawned_agent: Option<String>,
 }
 
 /// A line ready to be written: where it is, and what it holds.
@@ -236,8 +248,18 @@ struct Fields<'a> {
     message: Message<'a>,
     /// `summary`, `customTitle`, `aiTitle`, `lastPrompt`, in that order.
     titles: [Str<'a>; 4],
-    /// Top-level `content` (queue-operation lines).
+    /// Top-level `content` (queue-operation and system lines).
     content: Str<'a>,
+    agent_id: Str<'a>,
+    tool_use_result: Nested<'a>,
+    attachment: Nested<'a>,
+}
+
+/// The fields read from an object below the top level (`toolUseResult`, `attachment`).
+#[derive(Default)]
+struct Nested<'a> {
+    agent_id: Str<'a>,
+    prompt: Str<'a>,
 }
 
 #[derive(Default)]
@@ -272,10 +294,13 @@ impl<'a> Fields<'a> {
             push_text(&mut text, s);
         }
         let kind = self.kind.as_deref();
-        if kind == Some("queue-operation")
+        if matches!(kind, Some("queue-operation" | "system"))
             && let Some(s) = &self.content
         {
             push_text(&mut text, s);
+        }
+        if let Some(prompt) = &self.attachment.prompt {
+            push_text(&mut text, prompt);
         }
         let [summary, custom, ai, _] = &self.titles;
         let role = self.message.role.as_deref();
@@ -283,10 +308,14 @@ impl<'a> Fields<'a> {
             Some("custom-title") => custom.as_deref().map(|t| (title_rank::CUSTOM, t.to_owned())),
             Some("ai-title") => ai.as_deref().map(|t| (title_rank::AI, t.to_owned())),
             Some("summary") => summary.as_deref().map(|t| (title_rank::SUMMARY, t.to_owned())),
-            Some("user") if role == Some("user") && !self.is_meta => {
+            Some("user") if role == Some("user") && !self.is_meta && !self.is_sidechain => {
                 first_user_text(&self.message.content).map(|t| (title_rank::FIRST_USER_TEXT, t))
             }
             _ => None,
+        };
+        let text = match words::mark(&text) {
+            std::borrow::Cow::Borrowed(_) => text,
+            std::borrow::Cow::Owned(marked) => marked,
         };
         Meta {
             session_id: self.session_id.map(Cow::into_owned),
@@ -301,6 +330,8 @@ impl<'a> Fields<'a> {
             cwd: self.cwd.map(Cow::into_owned),
             text: (!text.is_empty()).then_some(text),
             title,
+            agent_id: self.agent_id.map(Cow::into_owned),
+            spawned_agent: self.tool_use_result.agent_id.map(Cow::into_owned),
         }
     }
 }
@@ -346,25 +377,47 @@ fn content_text(content: &Content<'_>, out: &mut String) {
     }
 }
 
-/// The first text a user typed, for a session's title: text blocks only, not tool results, and not
-/// the harness's own `<command-...>` or `<local-command-...>` wrappers.
+/// The first words a person typed, for a session's title: text blocks only (not tool results), and
+/// of each, what follows the context the harness put in front of it (`<ide_selection>…</…>`,
+/// `<system-reminder>…</…>`, `<command-name>…</…>` and other tagged blocks): a block that holds
+/// nothing else is skipped, not the whole message.
 fn first_user_text(content: &Content<'_>) -> Option<String> {
-    let text = match content {
-        Content::None => return None,
-        Content::Text(s) => s,
-        Content::Blocks(blocks) => blocks
-            .iter()
-            .filter(|b| b.kind.as_deref() == Some("text"))
-            .find_map(|b| b.text.as_ref().filter(|t| !t.trim().is_empty()))?,
+    let own = |text: &str| -> Option<String> {
+        let text = without_injected(text);
+        if text.is_empty() || text.starts_with('<') {
+            return None;
+        }
+        Some(match text.char_indices().nth(200) {
+            Some((at, _)) => text[..at].to_owned(),
+            None => text.to_owned(),
+        })
     };
-    let text = text.trim();
-    if text.is_empty() || text.starts_with('<') {
-        return None;
+    match content {
+        Content::None => None,
+        Content::Text(s) => own(s),
+        Content::Blocks(blocks) => {
+            blocks.iter().filter(|b| b.kind.as_deref() == Some("text")).find_map(|b| b.text.as_deref().and_then(own))
+        }
     }
-    Some(match text.char_indices().nth(200) {
-        Some((at, _)) => text[..at].to_owned(),
-        None => text.to_owned(),
-    })
+}
+
+/// `text` (trimmed) without the tagged blocks at its start: `<tag …>…</tag>`, one after another.
+fn without_injected(text: &str) -> &str {
+    let mut rest = text.trim();
+    while let Some(inner) = rest.strip_prefix('<') {
+        let name_end =
+            inner.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')).unwrap_or(inner.len());
+        let name = &inner[..name_end];
+        if name.is_empty() {
+            break;
+        }
+        let close = format!("</{name}>");
+        match rest.find(&close) {
+            Some(at) => rest = rest[at + close.len()..].trim_start(),
+            None => break,
+        }
+    }
+    rest
 }
 
 // The visitors. Each accepts any JSON value: the shape it expects is read, any other is skipped
@@ -524,6 +577,9 @@ impl<'de> Deserialize<'de> for Top<'de> {
                         "aiTitle" => f.titles[2] = map.next_value::<LooseStr>()?.0,
                         "lastPrompt" => f.titles[3] = map.next_value::<LooseStr>()?.0,
                         "content" => f.content = map.next_value::<LooseStr>()?.0,
+                        "agentId" => f.agent_id = map.next_value::<LooseStr>()?.0,
+                        "toolUseResult" => f.tool_use_result = map.next_value()?,
+                        "attachment" => f.attachment = map.next_value()?,
                         _ => {
                             map.next_value::<IgnoredAny>()?;
                         }
@@ -536,6 +592,32 @@ impl<'de> Deserialize<'de> for Top<'de> {
             skip_strings!();
         }
         d.deserialize_any(V).map(Top)
+    }
+}
+
+impl<'de> Deserialize<'de> for Nested<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Nested<'de>;
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut n = Nested::default();
+                while let Some(key) = map.next_key::<Key>()? {
+                    match &*key.0 {
+                        "agentId" => n.agent_id = map.next_value::<LooseStr>()?.0,
+                        "prompt" => n.prompt = map.next_value::<LooseStr>()?.0,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(n)
+            }
+            skip_seq!();
+            skip_scalars!();
+            skip_strings!();
+        }
+        d.deserialize_any(V)
     }
 }
 

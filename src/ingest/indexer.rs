@@ -193,6 +193,8 @@ pub struct Indexer {
     partial: HashMap<PathBuf, Partial>,
     /// The full-text index being built alongside a bulk load.
     fts: Option<FtsBuild>,
+    /// A bulk load is running (its secondary indexes are set aside).
+    bulk: bool,
     /// Files a reader found a payload of changed in: their next pass re-indexes them.
     changed: HashSet<PathBuf>,
 }
@@ -231,6 +233,7 @@ impl Indexer {
         let conn = ConnectionKind::Writer.open(&index_path)?;
         // A bulk load that was interrupted left its indexes and triggers aside: put them back.
         bulk::end(&conn, &index_path, None)?;
+        rows::backfill_v4(&conn)?;
         Ok(Indexer {
             conn,
             data_dir: data_dir.to_owned(),
@@ -239,6 +242,7 @@ impl Indexer {
             bus: None,
             partial: HashMap::new(),
             fts: None,
+            bulk: false,
             changed: HashSet::new(),
         })
     }
@@ -269,6 +273,7 @@ impl Indexer {
         let bulk = empty && total >= BULK_BYTES;
         if bulk {
             bulk::begin(&self.conn)?;
+            self.bulk = true;
             self.fts = match FtsBuild::start(&self.conn, &self.data_dir) {
                 Ok(fts) => Some(fts),
                 Err(e) => {
@@ -294,6 +299,7 @@ impl Indexer {
             }
         });
         if bulk {
+            self.bulk = false;
             bulk::end(&self.conn, &self.data_dir.join(db::INDEX_FILE), self.fts.take())?;
         }
         let seen: HashSet<&Path> = found.iter().map(|f| f.path.as_path()).collect();
@@ -469,7 +475,7 @@ impl Indexer {
             matches!(receive.recv(), Ok(ahead::Msg::Opened { dev, inode }) if (dev, inode) == (opened.dev, opened.inode))
         });
         let file_session = session_from_path(path);
-        let Indexer { conn, reader, fts, .. } = self;
+        let Indexer { conn, reader, fts, bulk, .. } = self;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let file_id = match &plan {
             Plan::New => insert_file_row(&tx, opened, &file_session)?,
@@ -491,7 +497,8 @@ impl Indexer {
                     .or_insert(LineRange { from: d.line, to: d.line });
                 (range.from, range.to) = (range.from.min(d.line), range.to.max(d.line));
             }
-            let written = rows::write_entries(&tx, file_id, &file_session, &batch.lines, fts.is_some())?;
+            let file = rows::FileRows { id: file_id, path, session: &file_session, bulk: *bulk };
+            let written = rows::write_entries(&tx, file, &batch.lines, fts.is_some())?;
             summary.lines += written.lines;
             summary.media += written.media;
             summary.invalid += written.invalid;
@@ -733,7 +740,16 @@ fn record_checkpoint(tx: &Transaction<'_>, file_id: i64, opened: &Opened, end: &
     Ok(())
 }
 
-/// The session id a file's name gives: `<sessionId>.jsonl`.
+/// The session id a file's name gives: `<sessionId>.jsonl`, and for a sub-agent's transcript
+/// `<sessionId>/subagents/agent-<id>.jsonl`, its session's. (Lines that name their `sessionId`
+/// belong to that session whatever the file's name.)
 pub fn session_from_path(path: &Path) -> String {
-    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut up = path.ancestors().skip(1).filter_map(Path::file_name);
+    match (up.next(), up.next()) {
+        (Some(dir), Some(session)) if stem.starts_with("agent-") && dir == "subagents" => {
+            session.to_string_lossy().into_owned()
+        }
+        _ => stem,
+    }
 }

@@ -16,9 +16,11 @@ pub mod entry;
 mod fingerprint;
 pub mod indexer;
 pub mod lines;
+pub mod order;
 mod rows;
 pub mod scan;
 pub mod tail;
 pub mod tree;
+pub mod words;
 
 pub use indexer::{Indexer, NoProgress, Progress, Summary};

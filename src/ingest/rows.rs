@@ -1,22 +1,43 @@
 //! Writing one file's rows: entries, media, failed images, and the sessions they add to.
 //!
 //! Called by the writer inside the transaction that also moves the file's checkpoint; nothing here
-//! commits. Session rows are upserted per batch: counts add up, time ranges widen, and a title
-//! replaces the one before it by [`title_rank::replaces`] (stated again in the upsert's SQL with
-//! the same constant).
+//! commits. Each entry gets its conversation [`Order`] here. Session rows are upserted per batch:
+//! counts add up, time ranges widen, and a title replaces the one before it by
+//! [`title_rank::replaces`] and the two titles' orders (stated again in the upsert's SQL with the same
+//! constant).
+//!
+//! A line that is a copy of an entry of the same session (the same `uuid` and the same stored line:
+//! Claude Code copies entries into another file on resume and fork, and a transcript moved away and
+//! back is read again) is kept, marked `duplicate`: of all copies, the one first in conversation
+//! order is the one history, search and counts show, whatever order the files were indexed in. Two
+//! different lines that share a `uuid` are both shown: neither is a copy, and hiding one would lose
+//! it. During a bulk load (no `uuid` index) copies are marked at its end ([`mark_copies`]).
 
 use std::collections::HashMap;
+use std::path::Path;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::Result;
-use crate::ingest::entry::{Body, Described, Stored, title_rank};
+use crate::ingest::entry::{self, Body, Described, Stored, title_rank};
+use crate::ingest::order::{self, Order};
 
-/// Deletes a file's entries and everything that hangs off them, and fixes the sessions' counts.
+/// Deletes a file's entries and everything that hangs off them, shows the next copy of each entry
+/// that was shown, and fixes the sessions' counts.
 pub(crate) fn delete_file_rows(tx: &Connection, file_id: i64) -> Result<()> {
     let mut stmt = tx.prepare("SELECT DISTINCT session_id FROM entries WHERE file_id = ?1")?;
     let sessions: Vec<String> = stmt.query_map([file_id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
     drop(stmt);
+    // The first copy in another file of each shown entry takes its place.
+    tx.execute(
+        "UPDATE entries SET duplicate = 0 WHERE id IN (
+             SELECT (SELECT o.id FROM entries o
+                     WHERE o.uuid = r.uuid AND o.session_id = r.session_id AND o.stripped IS r.stripped
+                       AND o.file_id != r.file_id
+                     ORDER BY o.sort_at, o.sort_file, o.line, o.id LIMIT 1)
+             FROM entries r WHERE r.file_id = ?1 AND r.duplicate = 0 AND r.uuid IS NOT NULL)",
+        [file_id],
+    )?;
     tx.execute("DELETE FROM media WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?1)", [file_id])?;
     tx.execute("DELETE FROM failed_images WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?1)", [file_id])?;
     tx.execute("DELETE FROM entries WHERE file_id = ?1", [file_id])?;
@@ -26,20 +47,43 @@ pub(crate) fn delete_file_rows(tx: &Connection, file_id: i64) -> Result<()> {
     Ok(())
 }
 
-/// Recomputes a session's counts and time range from its rows (after rows were removed).
+/// Recomputes a session's counts and time range from its rows (after rows were removed, or copies
+/// marked).
 fn recount_session(tx: &Connection, session: &str) -> Result<()> {
-    tx.execute(
+    tx.prepare_cached(
         "UPDATE sessions SET
-            entries = (SELECT count(*) FROM entries WHERE session_id = ?1 AND invalid IS NULL),
+            entries = (SELECT count(*) FROM entries WHERE session_id = ?1 AND duplicate = 0),
+            sidechain_entries = (SELECT count(*) FROM entries WHERE session_id = ?1 AND duplicate = 0 AND is_sidechain),
             images = (SELECT count(*) FROM media m JOIN entries e ON e.id = m.entry_id
-                      WHERE e.session_id = ?1 AND m.ordinal IS NOT NULL)
+                      WHERE e.session_id = ?1 AND e.duplicate = 0 AND m.ordinal IS NOT NULL)
                    + (SELECT count(*) FROM failed_images f JOIN entries e ON e.id = f.entry_id
-                      WHERE e.session_id = ?1),
+                      WHERE e.session_id = ?1 AND e.duplicate = 0),
             first_timestamp = (SELECT min(timestamp) FROM entries WHERE session_id = ?1),
             last_timestamp = (SELECT max(timestamp) FROM entries WHERE session_id = ?1)
          WHERE id = ?1",
-        [session],
+    )?
+    .execute([session])?;
+    Ok(())
+}
+
+/// Marks every copy of an entry that is not the first of its session in conversation order (after a
+/// bulk load, which wrote them without the `uuid` index), and recounts the sessions that have one.
+pub(crate) fn mark_copies(tx: &Connection) -> Result<()> {
+    let marked = tx.execute(
+        "UPDATE entries SET duplicate = 1
+         WHERE uuid IS NOT NULL AND duplicate = 0 AND EXISTS (
+             SELECT 1 FROM entries o WHERE o.uuid = entries.uuid AND o.session_id = entries.session_id
+               AND o.stripped IS entries.stripped
+               AND (o.sort_at, o.sort_file, o.line, o.id) < (entries.sort_at, entries.sort_file, entries.line, entries.id))",
+        [],
     )?;
+    if marked > 0 {
+        let mut stmt = tx.prepare("SELECT DISTINCT session_id FROM entries WHERE duplicate = 1")?;
+        let sessions: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        for session in sessions {
+            recount_session(tx, &session)?;
+        }
+    }
     Ok(())
 }
 
@@ -47,11 +91,28 @@ fn recount_session(tx: &Connection, session: &str) -> Result<()> {
 #[derive(Debug, Default)]
 struct SessionDelta {
     project: Option<String>,
-    title: Option<(u8, String)>,
+    /// The best title of the batch: its rank, the order of its entry, and the title.
+    title: Option<(u8, Order, String)>,
     first: Option<String>,
     last: Option<String>,
     entries: u64,
+    sidechain_entries: u64,
     images: u64,
+    /// A copy was shown or hidden: the counts are recomputed from the rows instead.
+    recount: bool,
+}
+
+/// The file whose rows are written.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FileRows<'a> {
+    /// `files.id`.
+    pub id: i64,
+    /// Its path.
+    pub path: &'a Path,
+    /// The session its name gives (for lines that name none).
+    pub session: &'a str,
+    /// A bulk load is running: no `uuid` index, so copies are marked at its end.
+    pub bulk: bool,
 }
 
 /// What [`write_entries`] wrote.
@@ -71,15 +132,15 @@ pub(crate) struct Written {
 /// the rows' ids if `want_ids`.
 pub(crate) fn write_entries(
     tx: &Connection,
-    file_id: i64,
-    file_session: &str,
+    file: FileRows<'_>,
     lines: &[Described],
     want_ids: bool,
 ) -> Result<Written> {
     let mut insert_entry = tx.prepare_cached(
         "INSERT INTO entries (file_id, session_id, line, offset, length, uuid, parent_uuid, type, role, timestamp,
-                              is_sidechain, stripped, text, invalid)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                              is_sidechain, stripped, text, invalid, sort_at, sort_file, duplicate, agent_id,
+                              spawned_agent)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
     )?;
     let mut insert_media = tx.prepare_cached(
         "INSERT INTO media (entry_id, ordinal, kind, offset, length, encoding, media_type, decoded_length, blake3)
@@ -87,17 +148,37 @@ pub(crate) fn write_entries(
     )?;
     let mut insert_failed =
         tx.prepare_cached("INSERT INTO failed_images (entry_id, ordinal, reason) VALUES (?1, ?2, ?3)")?;
+    // The running maximum of the file's timestamps goes on from its last row.
+    let mut at: String = tx
+        .prepare_cached("SELECT sort_at FROM entries WHERE file_id = ?1 ORDER BY offset DESC LIMIT 1")?
+        .query_row([file.id], |r| r.get(0))
+        .optional()?
+        .unwrap_or_default();
+    let mut file_keys: HashMap<&str, i64> = HashMap::new();
     let mut sessions: HashMap<&str, SessionDelta> = HashMap::new();
     let mut written = Written { ids: Vec::with_capacity(if want_ids { lines.len() } else { 0 }), ..Written::default() };
     for d in lines {
-        let session = d.session(file_session);
+        let session = d.session(file.session);
         let (stored, invalid) = match &d.body {
             Body::Stored(stored) => (Some(stored), None),
             Body::Invalid(reason) => (None, Some(reason)),
         };
-        let columns = stored.map(|s| &s.meta.columns);
+        let meta = stored.map(|s| &s.meta);
+        let columns = meta.map(|m| &m.columns);
+        at = order::advance(&at, columns.and_then(|c| c.timestamp.as_deref()));
+        let sort_file = *file_keys.entry(session).or_insert_with(|| order::file_key(file.path, session));
+        let order = Order { at: at.clone(), file: sort_file, line: d.line as i64 };
+        let delta = sessions.entry(session).or_default();
+        let duplicate = match (file.bulk, columns.and_then(|c| c.uuid.as_deref())) {
+            (false, Some(uuid)) => {
+                let copy = mark_copy(tx, session, uuid, stored.map(|s| s.stripped.as_str()), &order)?;
+                delta.recount |= copy != Copies::None;
+                copy == Copies::Later
+            }
+            _ => false,
+        };
         insert_entry.execute(params![
-            file_id,
+            file.id,
             session,
             d.line as i64,
             d.offset as i64,
@@ -109,14 +190,22 @@ pub(crate) fn write_entries(
             columns.and_then(|c| c.timestamp.as_deref()),
             columns.is_some_and(|c| c.is_sidechain),
             stored.map(|s| s.stripped.as_str()),
-            stored.and_then(|s| s.meta.text.as_deref()),
+            meta.and_then(|m| m.text.as_deref()),
             invalid,
+            order.at,
+            order.file,
+            duplicate,
+            meta.and_then(|m| m.agent_id.as_deref()),
+            meta.and_then(|m| m.spawned_agent.as_deref()),
         ])?;
         let entry_id = tx.last_insert_rowid();
         if want_ids {
             written.ids.push(entry_id);
         }
         written.lines += 1;
+        if !duplicate {
+            delta.entries += 1;
+        }
         let Some(stored) = stored else {
             written.invalid += 1;
             continue;
@@ -138,25 +227,63 @@ pub(crate) fn write_entries(
         for failed in &stored.failed_images {
             insert_failed.execute(params![entry_id, failed.ordinal, failed.reason])?;
         }
-        sessions.entry(session).or_default().add(stored);
+        let order = Order { at: at.clone(), file: sort_file, line: d.line as i64 };
+        delta.add(stored, order, duplicate);
     }
     upsert_sessions(tx, sessions)?;
     Ok(written)
 }
 
+/// What an entry is among the entries of its session with its `uuid`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Copies {
+    /// The only one.
+    None,
+    /// Not the first in order: it is written hidden.
+    Later,
+    /// Before the one shown until now, which is hidden instead.
+    Earlier,
+}
+
+/// Looks for the shown copy of the line `stripped` with `uuid` in `session`, and hides it if the new
+/// one at `order` comes before it.
+fn mark_copy(tx: &Connection, session: &str, uuid: &str, stripped: Option<&str>, order: &Order) -> Result<Copies> {
+    let shown: Option<(i64, String, i64, i64)> = tx
+        .prepare_cached(
+            "SELECT id, sort_at, sort_file, line FROM entries
+             WHERE uuid = ?1 AND session_id = ?2 AND duplicate = 0 AND stripped IS ?3",
+        )?
+        .query_row(params![uuid, session, stripped], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .optional()?;
+    let Some((id, at, file, line)) = shown else { return Ok(Copies::None) };
+    if (Order { at, file, line }) <= *order {
+        return Ok(Copies::Later);
+    }
+    tx.prepare_cached("UPDATE entries SET duplicate = 1 WHERE id = ?1")?.execute([id])?;
+    Ok(Copies::Earlier)
+}
+
 impl SessionDelta {
-    /// Adds one valid entry of the session.
-    fn add(&mut self, stored: &Stored) {
+    /// Adds one valid entry of the session, at `order`; a `duplicate` adds nothing but its place.
+    fn add(&mut self, stored: &Stored, order: Order, duplicate: bool) {
         let meta = &stored.meta;
-        self.entries += 1;
+        if duplicate {
+            return;
+        }
+        self.sidechain_entries += meta.columns.is_sidechain as u64;
         self.images += stored.image_blocks as u64;
         if self.project.is_none() {
             self.project.clone_from(&meta.cwd);
         }
-        if let Some((rank, title)) = &meta.title
-            && self.title.as_ref().is_none_or(|(old, _)| title_rank::replaces(*rank, *old))
+        // The person's first words count only from the main transcript.
+        let title = meta.title.as_ref().filter(|(rank, _)| *rank != title_rank::FIRST_USER_TEXT || order.file == 0);
+        if let Some((rank, title)) = title
+            && self
+                .title
+                .as_ref()
+                .is_none_or(|(old, old_order, _)| title_rank::replaces(*rank, &order, *old, old_order))
         {
-            self.title = Some((*rank, title.clone()));
+            self.title = Some((*rank, order, title.clone()));
         }
         if let Some(ts) = &meta.columns.timestamp {
             if self.first.as_ref().is_none_or(|f| ts < f) {
@@ -172,28 +299,144 @@ impl SessionDelta {
 /// Adds each session's delta to its row, creating the row if it is new.
 fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>) -> Result<()> {
     let mut upsert = tx.prepare_cached(&format!(
-        "INSERT INTO sessions (id, project, title, title_rank, first_timestamp, last_timestamp, entries, images)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+        "INSERT INTO sessions (id, project, title, title_rank, title_order, first_timestamp, last_timestamp, entries,
+                               sidechain_entries, images)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
          ON CONFLICT (id) DO UPDATE SET
             project = coalesce(sessions.project, excluded.project),
-            title = CASE WHEN excluded.title_rank > sessions.title_rank
-                           OR (excluded.title_rank = sessions.title_rank AND excluded.title_rank >= {latest})
-                         THEN excluded.title ELSE sessions.title END,
-            title_rank = max(sessions.title_rank, excluded.title_rank),
+            title = CASE WHEN {replaces} THEN excluded.title ELSE sessions.title END,
+            title_order = CASE WHEN {replaces} THEN excluded.title_order ELSE sessions.title_order END,
+            title_rank = CASE WHEN {replaces} THEN excluded.title_rank ELSE sessions.title_rank END,
             first_timestamp = coalesce(min(sessions.first_timestamp, excluded.first_timestamp),
                                        sessions.first_timestamp, excluded.first_timestamp),
             last_timestamp = coalesce(max(sessions.last_timestamp, excluded.last_timestamp),
                                       sessions.last_timestamp, excluded.last_timestamp),
             entries = sessions.entries + excluded.entries,
+            sidechain_entries = sessions.sidechain_entries + excluded.sidechain_entries,
             images = sessions.images + excluded.images",
-        latest = title_rank::LATEST_WINS_FROM
+        // Whether the batch's title replaces the session's: `title_rank::replaces`, in SQL. (SQLite
+        // evaluates every assignment against the row as it was, so the order of the three is free.)
+        replaces = format!(
+            "(excluded.title IS NOT NULL AND (excluded.title_rank > sessions.title_rank
+               OR (excluded.title_rank = sessions.title_rank AND (sessions.title_order IS NULL
+                   OR CASE WHEN excluded.title_rank >= {latest} THEN excluded.title_order >= sessions.title_order
+                           ELSE excluded.title_order < sessions.title_order END))))",
+            latest = title_rank::LATEST_WINS_FROM
+        )
     ))?;
     for (id, d) in sessions {
-        let (rank, title) = match d.title {
-            Some((rank, title)) => (rank, Some(title)),
-            None => (0, None),
+        let (rank, order, title) = match d.title {
+            Some((rank, order, title)) => (rank, Some(order.key()), Some(title)),
+            None => (0, None, None),
         };
-        upsert.execute(params![id, d.project, title, rank, d.first, d.last, d.entries as i64, d.images as i64])?;
+        upsert.execute(params![
+            id,
+            d.project,
+            title,
+            rank,
+            order,
+            d.first,
+            d.last,
+            d.entries as i64,
+            d.sidechain_entries as i64,
+            d.images as i64
+        ])?;
+        if d.recount {
+            recount_session(tx, id)?;
+        }
     }
+    Ok(())
+}
+
+/// Fills in the columns version 4 added for rows written before it (the migration's pending part,
+/// `db::BACKFILL_PENDING`), in one transaction: each entry's order, copies, search text and sub-agent
+/// fields (the stored line described again), then each session's title and counts. Does nothing when
+/// nothing is pending.
+pub(crate) fn backfill_v4(conn: &Connection) -> Result<()> {
+    let pending: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM scrollback_meta WHERE key = ?1)",
+        [crate::db::BACKFILL_PENDING],
+        |r| r.get(0),
+    )?;
+    if !pending {
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    let tx = conn.unchecked_transaction()?;
+    // Order: the file part from each file's path, the time part as the running maximum per file.
+    let mut stmt =
+        tx.prepare("SELECT DISTINCT f.id, f.path, e.session_id FROM files f JOIN entries e ON e.file_id = f.id")?;
+    let files: Vec<(i64, String, String)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<rusqlite::Result<_>>()?;
+    drop(stmt);
+    for (file_id, path, session) in &files {
+        tx.execute(
+            "UPDATE entries SET sort_file = ?1 WHERE file_id = ?2 AND session_id = ?3",
+            params![order::file_key(Path::new(path), session), file_id, session],
+        )?;
+    }
+    tx.execute_batch(
+        "UPDATE entries SET sort_at = r.at FROM (
+             SELECT id, coalesce(max(timestamp) OVER (PARTITION BY file_id ORDER BY line), '') AS at FROM entries
+         ) AS r WHERE r.id = entries.id",
+    )?;
+    mark_copies(&tx)?;
+    // Each stored line described again: search text and sub-agent fields, and the sessions' titles.
+    let mut titles: HashMap<String, (u8, Order, String)> = HashMap::new();
+    let mut after = 0i64;
+    loop {
+        let mut stmt = tx.prepare_cached(
+            "SELECT id, session_id, sort_at, sort_file, line, duplicate, stripped, text FROM entries
+             WHERE id > ?1 AND stripped IS NOT NULL ORDER BY id LIMIT 1000",
+        )?;
+        type Row = (i64, String, String, i64, i64, bool, String, Option<String>);
+        let rows: Vec<Row> = stmt
+            .query_map([after], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        drop(stmt);
+        let Some(last) = rows.last() else { break };
+        after = last.0;
+        for (id, session, at, file, line, duplicate, stripped, text) in rows {
+            let Ok(meta) = entry::meta(&stripped) else { continue };
+            if meta.text != text {
+                tx.prepare_cached("UPDATE entries SET text = ?1 WHERE id = ?2")?.execute(params![meta.text, id])?;
+            }
+            if meta.agent_id.is_some() || meta.spawned_agent.is_some() {
+                tx.prepare_cached("UPDATE entries SET agent_id = ?1, spawned_agent = ?2 WHERE id = ?3")?
+                    .execute(params![meta.agent_id, meta.spawned_agent, id])?;
+            }
+            let order = Order { at, file, line };
+            let title =
+                meta.title.filter(|(rank, _)| !duplicate && (*rank != title_rank::FIRST_USER_TEXT || file == 0));
+            if let Some((rank, title)) = title {
+                let best = titles.get(&session);
+                if best.is_none_or(|(old, old_order, _)| title_rank::replaces(rank, &order, *old, old_order)) {
+                    titles.insert(session, (rank, order, title));
+                }
+            }
+        }
+    }
+    let mut stmt = tx.prepare("SELECT id FROM sessions")?;
+    let sessions: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    drop(stmt);
+    for session in sessions {
+        recount_session(&tx, &session)?;
+        let (rank, order, title) = match titles.remove(&session) {
+            Some((rank, order, title)) => (rank, Some(order.key()), Some(title)),
+            None => (0, None, None),
+        };
+        tx.execute(
+            "UPDATE sessions SET title = ?1, title_rank = ?2, title_order = ?3 WHERE id = ?4",
+            params![title, rank, order, session],
+        )?;
+    }
+    tx.execute("DELETE FROM scrollback_meta WHERE key = ?1", [crate::db::BACKFILL_PENDING])?;
+    tx.commit()?;
+    tracing::info!(
+        seconds = started.elapsed().as_secs_f64(),
+        "index: rows written before version 4 brought up to date"
+    );
     Ok(())
 }

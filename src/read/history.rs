@@ -5,12 +5,15 @@
 //! transcript byte: everything it needs (stored lines, media rows) is in SQLite, and
 //! [`HistoryEntry::render`] turns a stored line into what a client shows.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::{Error, Result};
 use crate::ingest::entry::Columns;
+use crate::ingest::order::Order;
+use crate::ingest::words;
 use crate::read::media::MediaRecord;
 use crate::read::render::{self, MediaUrls};
 use crate::read::store::{MEDIA_COLUMNS, media_record};
@@ -102,8 +105,11 @@ pub struct SessionSummary {
     pub first_timestamp: Option<String>,
     /// Latest entry timestamp.
     pub last_timestamp: Option<String>,
-    /// Valid entries.
+    /// Entries: what history returns with side chains (invalid lines included, copies of an entry
+    /// left out).
     pub entries: i64,
+    /// Of `entries`, those on a side chain: history without side chains returns the others.
+    pub sidechain_entries: i64,
     /// Image blocks (failed uploads included).
     pub images: i64,
     /// Every transcript of the session is gone: the index holds its only copy.
@@ -145,7 +151,7 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
         },
     };
     let mut sql = String::from(
-        "SELECT rowid, id, project, title, first_timestamp, last_timestamp, entries, images,
+        "SELECT rowid, id, project, title, first_timestamp, last_timestamp, entries, images, sidechain_entries,
                 NOT EXISTS (SELECT 1 FROM entries e JOIN files f ON f.id = e.file_id
                             WHERE e.session_id = sessions.id AND f.state = 'live')
          FROM sessions WHERE 1",
@@ -160,10 +166,10 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
         sql.push_str(
             " AND (instr(lower(coalesce(title, '')), lower(?)) > 0 OR id IN (
                  SELECT e.session_id FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid
-                 WHERE entries_fts MATCH ?))",
+                 WHERE entries_fts MATCH ? AND e.duplicate = 0))",
         );
         args.push(Box::new(text.clone()));
-        args.push(Box::new(text.clone()));
+        args.push(Box::new(words::mark(text).into_owned()));
     }
     if let Some((ts, rowid)) = &cursor {
         sql.push_str(" AND (coalesce(last_timestamp, ''), rowid) < (?, ?)");
@@ -184,7 +190,8 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
                     last_timestamp: r.get(5)?,
                     entries: r.get(6)?,
                     images: r.get(7)?,
-                    gone: r.get(8)?,
+                    sidechain_entries: r.get(8)?,
+                    gone: r.get(9)?,
                 },
             ))
         })?;
@@ -215,14 +222,19 @@ fn fts_error(e: rusqlite::Error) -> Error {
     }
 }
 
-/// Where a history page starts.
+/// Where a history page starts. Pages are in conversation order (see [`crate::ingest::order`]); a
+/// cursor is an entry's `entries.id`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Position {
     /// The newest page.
     Newest,
-    /// The page just older than this cursor.
+    /// The page just before this entry in conversation order.
     Before(i64),
-    /// Entries newer than this cursor (catching up after an event).
+    /// This entry and the ones after it in conversation order (reading forward from a search hit).
+    From(i64),
+    /// Catching up: the session's entries indexed since the page that gave this `after`, wherever
+    /// they stand in the conversation (a sub-agent's file may be indexed after entries that follow
+    /// it). Each entry is given exactly once across catch-ups.
     After(i64),
 }
 
@@ -231,12 +243,29 @@ pub enum Position {
 pub struct HistoryEntry {
     /// This entry's cursor.
     pub cursor: i64,
+    /// Where it stands in the conversation: pages are sorted by it (then by cursor), and a client
+    /// puts an entry from a catch-up in its place by it.
+    pub order: Order,
     /// 1-based line number in its transcript.
     pub line: i64,
     /// Its columns (`uuid`, `type`, role, timestamp, ...).
     pub columns: Columns,
+    /// The sub-agent this entry's tool call ran, where the transcript says so.
+    pub subagent: Option<Subagent>,
     /// The stored line and its payloads, or why the line could not be indexed.
     pub body: EntryBody,
+}
+
+/// A sub-agent a tool call ran (a `Task` tool result's `toolUseResult.agentId`), and where its
+/// entries are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subagent {
+    /// Its `agentId`.
+    pub agent_id: String,
+    /// The cursor of its first entry in this session (with side chains), if its transcript is indexed.
+    pub first: Option<i64>,
+    /// How many entries it has in this session.
+    pub entries: i64,
 }
 
 /// What an entry holds.
@@ -279,16 +308,44 @@ impl HistoryEntry {
 pub struct HistoryPage {
     /// The session.
     pub session_id: String,
-    /// Entries in line order.
+    /// Entries in conversation order.
     pub entries: Vec<HistoryEntry>,
-    /// Pass as `before` for the next older page; `None` at the start of the session.
+    /// Pass as `before` for the page before this one; `None` at the start of the session (and for a
+    /// catch-up).
     pub before: Option<i64>,
-    /// Pass as `after` to catch up later.
+    /// Pass as `after` to catch up on what is indexed from now on.
     pub after: Option<i64>,
+    /// For a page read forward ([`Position::From`]): the first entry after it, to pass as `from`
+    /// for the next page; `None` at the newest entry (and for other pages).
+    pub next: Option<i64>,
 }
 
-/// A page of a session's history. Side chains (sub-agent transcripts) are left out unless asked for.
+/// The columns a history row is read with, and the order clause of each direction.
+const COLUMNS: &str = "id, line, uuid, parent_uuid, type, role, timestamp, is_sidechain, stripped, invalid, sort_at, sort_file, spawned_agent";
+// Entries of the same place (two files of the same name, at the same instant and line: copies, in
+// practice) are ordered by cursor, so that the order is total and pages neither skip nor repeat.
+const OLDEST_FIRST: &str = "ORDER BY sort_at, sort_file, line, id";
+const NEWEST_FIRST: &str = "ORDER BY sort_at DESC, sort_file DESC, line DESC, id DESC";
+
+/// A page of a session's history, in conversation order. Side chains (sub-agent transcripts) are
+/// left out unless asked for; copies of an entry are always left out. A `before` or `from` cursor
+/// that is not an entry of this session is [`Error::BadQuery`].
 pub fn history(
+    conn: &Connection,
+    session_id: &str,
+    at: Position,
+    limit: u32,
+    sidechains: bool,
+) -> Result<Option<HistoryPage>> {
+    // One snapshot for the page and the catch-up mark, so that nothing indexed between the two
+    // reads is skipped.
+    let tx = if conn.is_autocommit() { Some(conn.unchecked_transaction()?) } else { None };
+    let page = history_in(conn, session_id, at, limit, sidechains);
+    drop(tx);
+    page
+}
+
+fn history_in(
     conn: &Connection,
     session_id: &str,
     at: Position,
@@ -305,22 +362,32 @@ pub fn history(
     }
     let limit = limit.clamp(1, MAX_LIMIT) as i64;
     let side = if sidechains { "" } else { " AND is_sidechain = 0" };
-    let columns = "id, line, uuid, parent_uuid, type, role, timestamp, is_sidechain, stripped, invalid";
+    let visible = format!("session_id = ?1 AND duplicate = 0{side}");
+    let place = "(SELECT sort_at, sort_file, line, id FROM entries WHERE id = ?2)";
     let sql = match at {
-        Position::Newest => format!(
-            "SELECT {columns} FROM entries WHERE session_id = ?1{side} AND ?2 IS NULL ORDER BY id DESC LIMIT ?3"
+        Position::Newest => {
+            format!("SELECT {COLUMNS} FROM entries WHERE {visible} AND ?2 IS NULL {NEWEST_FIRST} LIMIT ?3")
+        }
+        Position::Before(_) => format!(
+            "SELECT {COLUMNS} FROM entries WHERE {visible} AND (sort_at, sort_file, line, id) < {place} {NEWEST_FIRST} LIMIT ?3"
         ),
-        Position::Before(_) => {
-            format!("SELECT {columns} FROM entries WHERE session_id = ?1{side} AND id < ?2 ORDER BY id DESC LIMIT ?3")
-        }
-        Position::After(_) => {
-            format!("SELECT {columns} FROM entries WHERE session_id = ?1{side} AND id > ?2 ORDER BY id ASC LIMIT ?3")
-        }
+        Position::From(_) => format!(
+            "SELECT {COLUMNS} FROM entries WHERE {visible} AND (sort_at, sort_file, line, id) >= {place} {OLDEST_FIRST} LIMIT ?3 + 1"
+        ),
+        Position::After(_) => format!("SELECT {COLUMNS} FROM entries WHERE {visible} AND id > ?2 ORDER BY id LIMIT ?3"),
     };
     let cursor = match at {
         Position::Newest => None,
-        Position::Before(c) | Position::After(c) => Some(c),
+        Position::Before(c) | Position::From(c) | Position::After(c) => Some(c),
     };
+    if let Position::Before(c) | Position::From(c) = at {
+        let known: bool = conn
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM entries WHERE id = ?1 AND session_id = ?2)")?
+            .query_row(params![c, session_id], |r| r.get(0))?;
+        if !known {
+            return Err(Error::BadQuery(format!("cursor {c} is not an entry of this session")));
+        }
+    }
     let mut stmt = conn.prepare_cached(&sql)?;
     let mut entries: Vec<HistoryEntry> = stmt
         .query_map(params![session_id, cursor, limit], |r| {
@@ -328,9 +395,11 @@ pub fn history(
                 (Some(stripped), None) => EntryBody::Stored { stripped, media: Vec::new() },
                 (_, invalid) => EntryBody::Invalid(invalid.unwrap_or_default()),
             };
+            let line: i64 = r.get(1)?;
             Ok(HistoryEntry {
                 cursor: r.get(0)?,
-                line: r.get(1)?,
+                order: Order { at: r.get(10)?, file: r.get(11)?, line },
+                line,
                 columns: Columns {
                     uuid: r.get(2)?,
                     parent_uuid: r.get(3)?,
@@ -339,41 +408,74 @@ pub fn history(
                     timestamp: r.get(6)?,
                     is_sidechain: r.get(7)?,
                 },
+                subagent: r.get::<_, Option<String>>(12)?.map(|agent_id| Subagent {
+                    agent_id,
+                    first: None,
+                    entries: 0,
+                }),
                 body,
             })
         })?
         .collect::<rusqlite::Result<_>>()?;
-    if !matches!(at, Position::After(_)) {
-        entries.reverse();
-    }
-    attach_media(conn, session_id, &mut entries)?;
-    let oldest = entries.first().map(|e| e.cursor);
-    let newest = entries.last().map(|e| e.cursor);
-    let older_exists = match oldest {
-        Some(oldest) => conn
-            .prepare_cached(&format!("SELECT 1 FROM entries WHERE session_id = ?1{side} AND id < ?2 LIMIT 1"))?
-            .query_row(params![session_id, oldest], |_| Ok(()))
-            .optional()?
-            .is_some(),
-        None => false,
+    let next = match at {
+        Position::From(_) if entries.len() as i64 > limit => entries.pop().map(|e| e.cursor),
+        _ => None,
     };
-    let before = if older_exists { oldest } else { None };
-    let after = newest.or(cursor);
-    Ok(Some(HistoryPage { session_id: session_id.to_owned(), entries, before, after }))
+    let high_water: Option<i64> = conn.prepare_cached("SELECT max(id) FROM entries")?.query_row([], |r| r.get(0))?;
+    let after = match at {
+        // A full catch-up page may leave more behind it: the next one goes on from its last row.
+        Position::After(c) if entries.len() as i64 >= limit => entries.last().map(|e| e.cursor).or(Some(c)),
+        _ => high_water.or(cursor),
+    };
+    entries.sort_by(|a, b| (&a.order, a.cursor).cmp(&(&b.order, b.cursor)));
+    attach_media(conn, session_id, &mut entries)?;
+    attach_subagents(conn, session_id, &mut entries)?;
+    let before = match (at, entries.first()) {
+        (Position::After(_), _) | (_, None) => None,
+        (_, Some(oldest)) => {
+            let older_exists = conn
+                .prepare_cached(&format!(
+                    "SELECT 1 FROM entries WHERE {visible}
+                     AND (sort_at, sort_file, line, id) < (SELECT sort_at, sort_file, line, id FROM entries WHERE id = ?2) LIMIT 1"
+                ))?
+                .query_row(params![session_id, oldest.cursor], |_| Ok(()))
+                .optional()?
+                .is_some();
+            older_exists.then_some(oldest.cursor)
+        }
+    };
+    Ok(Some(HistoryPage { session_id: session_id.to_owned(), entries, before, after, next }))
 }
 
-/// Gives each stored entry of a page (in cursor order) its media rows, read in one query.
+/// Gives each entry that ran a sub-agent where that sub-agent's entries are.
+fn attach_subagents(conn: &Connection, session_id: &str, entries: &mut [HistoryEntry]) -> Result<()> {
+    for subagent in entries.iter_mut().filter_map(|e| e.subagent.as_mut()) {
+        let (first, count): (Option<i64>, i64) = conn
+            .prepare_cached(&format!(
+                "SELECT (SELECT id FROM entries WHERE session_id = ?1 AND agent_id = ?2 AND duplicate = 0 {OLDEST_FIRST} LIMIT 1),
+                        (SELECT count(*) FROM entries WHERE session_id = ?1 AND agent_id = ?2 AND duplicate = 0)"
+            ))?
+            .query_row(params![session_id, subagent.agent_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        (subagent.first, subagent.entries) = (first, count);
+    }
+    Ok(())
+}
+
+/// Gives each stored entry of a page its media rows, read in one query.
 fn attach_media(conn: &Connection, session_id: &str, entries: &mut [HistoryEntry]) -> Result<()> {
-    let (Some(first), Some(last)) = (entries.first(), entries.last()) else { return Ok(()) };
-    let (from, to) = (first.cursor.min(last.cursor), first.cursor.max(last.cursor));
-    let mut media = media_of_entries(conn, session_id, from, to)?.into_iter().peekable();
+    let (Some(from), Some(to)) = (entries.iter().map(|e| e.cursor).min(), entries.iter().map(|e| e.cursor).max())
+    else {
+        return Ok(());
+    };
+    let mut by_entry: HashMap<i64, Vec<MediaRecord>> = HashMap::new();
+    for m in media_of_entries(conn, session_id, from, to)? {
+        by_entry.entry(m.entry_id).or_default().push(m);
+    }
     for entry in entries {
-        if let EntryBody::Stored { media: own, .. } = &mut entry.body {
-            while let Some(m) = media.next_if(|m| m.entry_id <= entry.cursor) {
-                if m.entry_id == entry.cursor {
-                    own.push(m);
-                }
-            }
+        if let EntryBody::Stored { media, .. } = &mut entry.body
+            && let Some(own) = by_entry.remove(&entry.cursor)
+        {
+            *media = own;
         }
     }
     Ok(())
@@ -465,9 +567,10 @@ fn search_unbounded(conn: &Connection, query: &str, session: Option<&str>, limit
         "SELECT e.session_id, e.uuid, e.id, e.line, e.type, e.timestamp,
                 snippet(entries_fts, 0, char(57344), char(57345), '…', 16)
          FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid
-         WHERE entries_fts MATCH ?1 AND (?2 IS NULL OR e.session_id = ?2)
+         WHERE entries_fts MATCH ?1 AND (?2 IS NULL OR e.session_id = ?2) AND e.duplicate = 0
          ORDER BY rank LIMIT ?3",
     )?;
+    let query = words::mark(query);
     let hits = stmt.query_map(params![query, session, limit.clamp(1, MAX_LIMIT)], |r| {
         Ok(SearchHit {
             session_id: r.get(0)?,
@@ -476,7 +579,7 @@ fn search_unbounded(conn: &Connection, query: &str, session: Option<&str>, limit
             line: r.get(3)?,
             kind: r.get(4)?,
             timestamp: r.get(5)?,
-            snippet: Snippet(r.get(6)?),
+            snippet: Snippet(words::unmark(&r.get::<_, String>(6)?).into_owned()),
         })
     })?;
     hits.collect::<rusqlite::Result<_>>().map_err(fts_error)

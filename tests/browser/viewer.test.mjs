@@ -7,9 +7,9 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync, appendFileSync, unlinkSync } from "node:fs";
+import { cpSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, chmodSync, appendFileSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { chromium } from "playwright-core";
 
 const BIN = process.env.SCROLLBACK_BIN;
@@ -472,6 +472,40 @@ test("10. a phone-width window shows the history with its photos", async () => {
   await page.locator("#toggle-sidebar").click();
   assert.equal(await page.locator("#sidebar").isVisible(), true);
   await shot(page, "10-phone-sessions");
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});
+
+test("11. a sub-agent's entries, indexed while the page is open, appear where they happened; its tool call links to them", async () => {
+  const server = await startServer("subagents");
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/sessions/${SESSION}?sidechains=true`);
+  await until("the conversation", async () => (await page.locator("li", { hasText: "The parser drops a torn last line." }).count()) === 1);
+  const agentFile = join(server.transcripts, "p", SESSION, "subagents", "agent-a1.jsonl");
+  mkdirSync(dirname(agentFile), { recursive: true });
+  const agentLine = (n, s, kind, content) => JSON.stringify({
+    parentUuid: null, isSidechain: true, agentId: "a1", cwd: "/home/test/project", sessionId: SESSION, type: kind,
+    uuid: `a1-${n}`, timestamp: `2026-11-02T10:00:${String(s).padStart(2, "0")}.000Z`, message: { role: kind, content },
+  }) + "\n";
+  writeFileSync(agentFile, agentLine(1, 5, "user", "read the parser") + agentLine(2, 10, "assistant", [{ type: "text", text: "The sub-agent reads lines.rs" }]));
+  await until("the sub-agent's entries", async () => (await page.locator("li", { hasText: "The sub-agent reads lines.rs" }).count()) === 1, 10000);
+  // In the order it happened: after the Task call (10:00:02), before its result (10:00:20).
+  const texts = await page.locator("ol.entries:not(.pending-list) > li").allTextContents();
+  const at = (s) => texts.findIndex((t) => t.includes(s));
+  assert.ok(at("Task") < at("The sub-agent reads lines.rs"), texts.join(" | "));
+  assert.ok(at("The sub-agent reads lines.rs") < at("the helper found it"), texts.join(" | "));
+  await shot(page, "11-subagent-in-place");
+  // The tool call's result links to the sub-agent's first entry.
+  await reload(page);
+  const link = page.locator("a.subagent");
+  await link.waitFor();
+  assert.match(await link.textContent(), /Sub-agent a1: 2 entries/);
+  await link.click();
+  await page.waitForURL(/\?cursor=\d+&sidechains=true/);
+  const target = page.locator("li.target");
+  await target.waitFor();
+  assert.match(await target.textContent(), /read the parser/);
   assert.deepEqual(problems, []);
   await context.close();
   await server.stop();

@@ -1,0 +1,97 @@
+//! Conversation order: where an entry stands in its session, whichever of the session's files it
+//! came from and whenever that file was indexed.
+//!
+//! A session is often several files: the main transcript (`<sessionId>.jsonl`), sub-agent
+//! transcripts (`<sessionId>/subagents/agent-*.jsonl`, or `agent-*.jsonl` beside it), a resumed copy.
+//! Each entry gets an [`Order`] when it is written, and it never changes:
+//! - `at`: the latest `timestamp` of its file up to and including its line (the running maximum, so
+//!   that within one file the order is the line order even where a clock stepped back; `""` before
+//!   the file's first timestamp);
+//! - `file`: 0 for the session's main transcript (a file named after the entry's session), else a
+//!   number derived from the file's name (`agent-<id>.jsonl`: stable, the same wherever the tree is,
+//!   and independent of when the file was indexed);
+//! - `line`: its line number.
+//!
+//! History sorts by `(at, file, line)`: side chains and sub-agents land where they happened in time,
+//! the main transcript first among entries of the same instant. Timestamps are compared as written
+//! (Claude Code writes RFC 3339 UTC with milliseconds, which sorts as text).
+
+use std::path::Path;
+
+/// An entry's place in its session's conversation (see the module documentation).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Order {
+    /// The running maximum of its file's timestamps, `""` before the first one.
+    pub at: String,
+    /// 0 for the main transcript, else a number from the file's name (below 2^52, so that it is
+    /// exact as a JSON number in a browser too).
+    pub file: i64,
+    /// Its line number in its file.
+    pub line: i64,
+}
+
+impl Order {
+    /// The order as one string that sorts as the order does (fixed-width numbers, separators below
+    /// any printable character): how sessions compare where their title came from, in SQL.
+    pub fn key(&self) -> String {
+        format!("{}\u{1}{:016}\u{1}{:012}", self.at, self.file, self.line)
+    }
+}
+
+/// The `file` part of the order of an entry of session `session` in the file at `path`: 0 when the
+/// file is that session's main transcript (`<session>.jsonl`), else from a hash of the file's name.
+pub fn file_key(path: &Path, session: &str) -> i64 {
+    if path.file_stem().is_some_and(|stem| stem.as_encoded_bytes() == session.as_bytes()) {
+        return 0;
+    }
+    let name = path.file_name().unwrap_or(path.as_os_str());
+    let hash = blake3::hash(name.as_encoded_bytes());
+    let first = u64::from_le_bytes(hash.as_bytes()[..8].try_into().expect("8 bytes"));
+    // 1 ..= 2^52 - 1: never the main transcript's 0, and exact as a double.
+    ((first >> 12) | 1) as i64
+}
+
+/// The running maximum of a file's timestamps after a line with `timestamp`, from `previous`.
+pub fn advance(previous: &str, timestamp: Option<&str>) -> String {
+    match timestamp {
+        Some(ts) if ts > previous => ts.to_owned(),
+        _ => previous.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_main_transcript_comes_first_among_entries_of_the_same_instant() {
+        let main = file_key(Path::new("/p/s1.jsonl"), "s1");
+        let sub = file_key(Path::new("/p/s1/subagents/agent-a1.jsonl"), "s1");
+        assert_eq!(main, 0);
+        assert!(sub > 0 && sub < 1 << 52);
+        assert_eq!(sub, file_key(Path::new("/elsewhere/s1/subagents/agent-a1.jsonl"), "s1"), "stable");
+        let at = "2026-01-01T10:00:00.000Z".to_owned();
+        let a = Order { at: at.clone(), file: main, line: 9 };
+        let b = Order { at, file: sub, line: 1 };
+        assert!(a < b && a.key() < b.key());
+    }
+
+    #[test]
+    fn keys_sort_as_orders_do() {
+        let orders = [
+            Order { at: String::new(), file: 0, line: 2 },
+            Order { at: "2026-01-01T10:00:00Z".into(), file: 0, line: 1 },
+            Order { at: "2026-01-01T10:00:00Z".into(), file: 7, line: 1 },
+            Order { at: "2026-01-01T10:00:00.5Z".into(), file: 0, line: 1 },
+            Order { at: "2026-01-01T10:00:00Z0".into(), file: 0, line: 1 },
+        ];
+        for a in &orders {
+            for b in &orders {
+                assert_eq!(a.cmp(b), a.key().cmp(&b.key()), "{a:?} {b:?}");
+            }
+        }
+        assert_eq!(advance("b", Some("a")), "b");
+        assert_eq!(advance("b", Some("c")), "c");
+        assert_eq!(advance("b", None), "b");
+    }
+}
