@@ -504,3 +504,103 @@ fn an_index_written_by_version_3_reads_as_a_fresh_one_once_opened() {
     }
     crate::util::check_invariants(&old);
 }
+
+/// The files of a public fixture tree, relative to the tree, with their bytes.
+fn public_tree(name: &str) -> Vec<(String, String)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/public").join(name);
+    let mut files = Vec::new();
+    let mut dirs = vec![root.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                let rel = path.strip_prefix(&root).unwrap().to_str().unwrap().to_owned();
+                files.push((format!("{name}/{rel}"), std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn other_projects_multi_file_sessions_read_the_same_in_every_indexing_order() {
+    for (tree, session) in [
+        ("claude-code-log", "55550000-0000-4000-8000-000000000001"),
+        ("claude-code-viewer", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"),
+    ] {
+        let files = public_tree(tree);
+        assert_eq!(files.len(), 3, "{tree}");
+        let mut first: Option<Seen> = None;
+        for order in permutations(3) {
+            let env = Env::new();
+            let in_order: Vec<(&str, String)> =
+                order.iter().map(|&i| (files[i].0.as_str(), files[i].1.clone())).collect();
+            index_in_order(&env, &in_order);
+            let conn = env.conn();
+            let (with, without) = (all_history(&conn, session, true, 4), all_history(&conn, session, false, 4));
+            let row = session_row(&conn, session);
+            assert_eq!((row.1, row.1 - row.2), (with.len() as i64, without.len() as i64), "{tree} {order:?}");
+            let timestamps: Vec<&str> = with.iter().filter_map(|e| e.columns.timestamp.as_deref()).collect();
+            assert!(timestamps.windows(2).all(|w| w[0] <= w[1]), "{tree} {order:?}: in time order");
+            let now = (seen(&with), seen(&without), row);
+            match &first {
+                None => first = Some(now),
+                Some(first) => assert_eq!(&now, first, "{tree}: indexing order {order:?} gives another session"),
+            }
+        }
+        let (with, without, (title, entries, sidechain_entries)) = first.unwrap();
+        match tree {
+            "claude-code-log" => {
+                // The main transcript's 11 lines, then the two sub-agents' (10:00:12 on).
+                assert_eq!((entries, sidechain_entries), (17, 6));
+                assert_eq!(with[..11], without[..]);
+                assert_eq!(with[11..13], ["showcol1-u1 user", "showcol1-a1 assistant"]);
+                let expected = "Give me a tour of the repository: its structure, then compare the web and jobs modules side by side.";
+                assert_eq!(title.as_deref(), Some(expected));
+            }
+            _ => {
+                // The sub-agents' transcripts are dated days before the main one: they come first.
+                // 4 in the sub-agents' files, 22 side-chain lines in the main transcript itself.
+                assert_eq!(sidechain_entries, 26);
+                assert!(with[..4].iter().all(|s| s.starts_with('a')), "{with:?}");
+                // The title is not the sub-agent's prompt, nor the slash command's wrapper.
+                // The title is the slash command the person typed with its (Japanese) arguments: not
+                // the command's wrapper tags, not the sub-agent's prompt.
+                assert_eq!(title.as_deref(), Some("/orchestrator @CLAUDE.md を最新の状態にアップデートしてください"));
+            }
+        }
+    }
+    // The sub-agent links of claude-code-log's showcase, and its Japanese text in the other one.
+    let env = Env::new();
+    let mut all = public_tree("claude-code-log");
+    all.extend(public_tree("claude-code-viewer"));
+    let all: Vec<(&str, String)> = all.iter().map(|(p, b)| (p.as_str(), b.clone())).collect();
+    index_in_order(&env, &all);
+    let conn = env.conn();
+    let with = all_history(&conn, "55550000-0000-4000-8000-000000000001", true, 100);
+    let links: Vec<(String, i64, Option<String>)> = with
+        .iter()
+        .filter_map(|e| e.subagent.as_ref())
+        .map(|s| {
+            let first = with.iter().find(|e| Some(e.cursor) == s.first).and_then(|e| e.columns.uuid.clone());
+            (s.agent_id.clone(), s.entries, first)
+        })
+        .collect();
+    assert_eq!(
+        links,
+        [
+            ("showcol1".to_owned(), 2, Some("showcol1-u1".to_owned())),
+            ("showcol2".to_owned(), 4, Some("showcol2-u1".to_owned()))
+        ]
+    );
+    let hits = history::search(&conn, "最新", None, 10).unwrap();
+    assert!(!hits.is_empty());
+    for hit in hits {
+        assert_eq!(hit.session_id, "5c0375b4-57a5-4f26-b12d-d022ee4e51b7");
+        assert!(hit.snippet.marked("[", "]").contains("[最新]"), "{:?}", hit.snippet.marked("[", "]"));
+    }
+    crate::util::check_invariants(&env.data);
+}

@@ -379,17 +379,29 @@ fn content_text(content: &Content<'_>, out: &mut String) {
 
 /// The first words a person typed, for a session's title: text blocks only (not tool results), and
 /// of each, what follows the context the harness put in front of it (`<ide_selection>…</…>`,
-/// `<system-reminder>…</…>`, `<command-name>…</…>` and other tagged blocks): a block that holds
-/// nothing else is skipped, not the whole message.
+/// `<system-reminder>…</…>` and other tagged blocks): a block that holds nothing else is skipped,
+/// not the whole message. A slash command with arguments (`<command-name>`, `<command-args>`)
+/// gives its name and arguments, as the person typed them.
 fn first_user_text(content: &Content<'_>) -> Option<String> {
     let own = |text: &str| -> Option<String> {
-        let text = without_injected(text);
-        if text.is_empty() || text.starts_with('<') {
+        let rest = without_injected(text);
+        let words = if rest.is_empty() {
+            // A slash command the person gave arguments to: its name and arguments are their words
+            // (one without, like `/clear`, says nothing about the conversation).
+            let name = tag_content(text, "command-name")?;
+            let args = tag_content(text, "command-args")?;
+            format!("{name} {args}")
+        } else if rest.starts_with('<') {
+            return None;
+        } else {
+            rest.to_owned()
+        };
+        if words.is_empty() {
             return None;
         }
-        Some(match text.char_indices().nth(200) {
-            Some((at, _)) => text[..at].to_owned(),
-            None => text.to_owned(),
+        Some(match words.char_indices().nth(200) {
+            Some((at, _)) => words[..at].to_owned(),
+            None => words,
         })
     };
     match content {
@@ -399,6 +411,14 @@ fn first_user_text(content: &Content<'_>) -> Option<String> {
             blocks.iter().filter(|b| b.kind.as_deref() == Some("text")).find_map(|b| b.text.as_deref().and_then(own))
         }
     }
+}
+
+/// What `<name>…</name>` holds in `text`, trimmed, if it is there and not empty.
+fn tag_content<'t>(text: &'t str, name: &str) -> Option<&'t str> {
+    let open = format!("<{name}>");
+    let start = text.find(&open)? + open.len();
+    let end = start + text[start..].find(&format!("</{name}>"))?;
+    Some(text[start..end].trim()).filter(|s| !s.is_empty())
 }
 
 /// `text` (trimmed) without the tagged blocks at its start: `<tag …>…</tag>`, one after another.
