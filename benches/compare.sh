@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Times `scrollback index` against DuckDB's read_json_auto (into a table) and against `cat`, side by
-# side in one run, on two generated corpora: image-heavy (~300 MB, mostly base64) and text (~200k
-# lines). Prints a table of median wall time, throughput, peak RSS and the ratios.
+# in one run, on three generated corpora: image-heavy (~300 MB, mostly base64), text
+# (~200k lines), and the same kind of lines in Chinese and Japanese (~50k lines). Prints a table of
+# median wall time, throughput, peak RSS and the ratios.
 #
-#   benches/compare.sh [WORK_DIR]      (default: a fresh temporary directory)
+#   benches/compare.sh [WORK_DIR [BASELINE_BINARY]]   (default: a fresh temporary directory)
+#
+# With BASELINE_BINARY (e.g. a release build of the commit before a change), that binary is timed
+# too, taking turns with this one, and both indexes' sizes are printed: before and after, one run.
 #
 # Needs python3 and pip (DuckDB is installed from PyPI if missing). Builds scrollback in release mode.
 set -euo pipefail
@@ -14,4 +18,6 @@ python3 -c 'import duckdb' 2>/dev/null || python3 -m pip install --quiet duckdb
 cargo build --release --quiet
 [ -d "$work/image" ] || python3 benches/gen_corpus.py image "$work/image" 300
 [ -d "$work/text" ] || python3 benches/gen_corpus.py text "$work/text" 200000
-python3 benches/compare.py target/release/scrollback "$work"
+[ -d "$work/cjk" ] || python3 benches/gen_corpus.py cjk "$work/cjk" 50000
+python3 benches/compare.py target/release/scrollback "$work" ${2:+"$2"}
+

@@ -3,6 +3,8 @@
 
   gen_corpus.py image OUT_DIR [MB]     image-heavy: user lines with ~1 MB pasted photos (default 300 MB)
   gen_corpus.py text  OUT_DIR [LINES]  text: user/assistant/tool lines, no photos (default 200000 lines)
+  gen_corpus.py cjk   OUT_DIR [LINES]  the same lines in Chinese and Japanese, written without spaces
+                                       and as UTF-8, as Claude Code writes them (default 50000 lines)
 
 Deterministic (seeded), so runs compare like with like.
 """
@@ -18,8 +20,15 @@ WORDS = ("the index keeps every line of the transcript and serves photos by seek
          "function error result value table column query page cursor session entry media bytes").split()
 
 
+CJK_WORDS = ("数据库 索引 性能 问题 修复 函数 返回 错误 检查 文件 会话 图片 历史 搜索 服务器 查询 "
+             "データベース インデックス 再構築 写真 履歴 検索 サーバー 関数 エラー ファイル を の で して ください").split()
+
+# The words and how they are joined, per corpus kind (set by main).
+LANGUAGE = {"words": WORDS, "joiner": " "}
+
+
 def sentence(rng, n):
-    return " ".join(rng.choice(WORDS) for _ in range(n))
+    return LANGUAGE["joiner"].join(rng.choice(LANGUAGE["words"]) for _ in range(n))
 
 
 def base_line(rng, session, kind, parent, n, cwd):
@@ -80,7 +89,7 @@ def text_corpus(out, lines):
         project = os.path.join(out, "-home-user-project-%d" % (files % 5))
         os.makedirs(project, exist_ok=True)
         parent = None
-        with open(os.path.join(project, session + ".jsonl"), "w") as f:
+        with open(os.path.join(project, session + ".jsonl"), "w", encoding="utf-8") as f:
             for n in range(2000):
                 kind = ("user", "assistant", "assistant", "user")[n % 4]
                 line = base_line(rng, session, kind, parent, n, "/home/user/project")
@@ -93,14 +102,14 @@ def text_corpus(out, lines):
                 elif n % 4 == 2:
                     line["message"] = {"role": "assistant", "id": "msg_%d" % n, "model": "claude", "content": [
                         {"type": "tool_use", "id": "toolu_%d" % n, "name": "Bash",
-                         "input": {"command": "grep -rn " + rng.choice(WORDS) + " src/"}}]}
+                         "input": {"command": "grep -rn " + rng.choice(LANGUAGE["words"]) + " src/"}}]}
                 else:
                     out_text = "\n".join(sentence(rng, 12) for _ in range(rng.randint(1, 12)))
                     line["message"] = {"role": "user", "content": [
                         {"type": "tool_result", "tool_use_id": "toolu_%d" % (n - 1), "content": out_text}]}
                     line["toolUseResult"] = {"stdout": out_text, "stderr": "", "interrupted": False}
                 parent = line["uuid"]
-                f.write(json.dumps(line, separators=(",", ":")) + "\n")
+                f.write(json.dumps(line, separators=(",", ":"), ensure_ascii=LANGUAGE["joiner"] == " ") + "\n")
                 written += 1
                 if written >= lines:
                     break
@@ -108,14 +117,17 @@ def text_corpus(out, lines):
 
 
 def main():
-    if len(sys.argv) < 3 or sys.argv[1] not in ("image", "text"):
+    if len(sys.argv) < 3 or sys.argv[1] not in ("image", "text", "cjk"):
         sys.exit(__doc__)
     kind, out = sys.argv[1], sys.argv[2]
     os.makedirs(out, exist_ok=True)
     if kind == "image":
         image_corpus(out, int(sys.argv[3]) if len(sys.argv) > 3 else 300)
-    else:
+    elif kind == "text":
         text_corpus(out, int(sys.argv[3]) if len(sys.argv) > 3 else 200_000)
+    else:
+        LANGUAGE.update(words=CJK_WORDS, joiner="")
+        text_corpus(out, int(sys.argv[3]) if len(sys.argv) > 3 else 50_000)
 
 
 if __name__ == "__main__":

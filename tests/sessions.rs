@@ -604,3 +604,36 @@ fn other_projects_multi_file_sessions_read_the_same_in_every_indexing_order() {
     }
     crate::util::check_invariants(&env.data);
 }
+
+#[test]
+fn a_page_costs_the_same_wherever_it_starts_even_when_every_timestamp_is_equal() {
+    // 20,000 lines of one instant: every entry has the same `at`, so only the line orders them. A
+    // page must start at its place in the index, not walk the session down to it. Measured in
+    // SQLite virtual-machine steps (deterministic), not in time.
+    let env = Env::new();
+    let body: String =
+        (0..20_000).map(|n| line(user(&format!("e{n}"), &ts(0), json!(format!("line {n}")), json!({})))).collect();
+    env.write(MAIN, body);
+    Indexer::open(&env.data).unwrap().catch_up(&env.root, &mut NoProgress).unwrap();
+    let conn = env.conn();
+    let steps = |at: Position| -> u64 {
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let c = count.clone();
+        conn.progress_handler(
+            100,
+            Some(move || {
+                c.fetch_add(100, std::sync::atomic::Ordering::Relaxed);
+                false
+            }),
+        )
+        .unwrap();
+        let page = history::history(&conn, S, at, 50, false).unwrap().unwrap();
+        conn.progress_handler(100, None::<fn() -> bool>).unwrap();
+        assert_eq!(page.entries.len(), 50);
+        count.load(std::sync::atomic::Ordering::Relaxed)
+    };
+    let newest = steps(Position::Newest);
+    let middle = all_history(&conn, S, false, 500)[10_000].cursor;
+    let (before, from) = (steps(Position::Before(middle)), steps(Position::From(middle)));
+    assert!(before < 3 * newest && from < 3 * newest, "newest {newest} steps, before {before}, from {from}");
+}

@@ -480,7 +480,7 @@ impl Indexer {
         let file_id = match &plan {
             Plan::New => insert_file_row(&tx, opened, &file_session)?,
             Plan::Reindex(row) => {
-                rows::delete_file_rows(&tx, row.id)?;
+                rows::delete_file_rows(&tx, row.id, *bulk)?;
                 row.id
             }
             Plan::Append(row) => row.id,

@@ -363,60 +363,44 @@ fn history_in(
     let limit = limit.clamp(1, MAX_LIMIT) as i64;
     let side = if sidechains { "" } else { " AND is_sidechain = 0" };
     let visible = format!("session_id = ?1 AND duplicate = 0{side}");
-    let place = "(SELECT sort_at, sort_file, line, id FROM entries WHERE id = ?2)";
-    let sql = match at {
-        Position::Newest => {
-            format!("SELECT {COLUMNS} FROM entries WHERE {visible} AND ?2 IS NULL {NEWEST_FIRST} LIMIT ?3")
-        }
-        Position::Before(_) => format!(
-            "SELECT {COLUMNS} FROM entries WHERE {visible} AND (sort_at, sort_file, line, id) < {place} {NEWEST_FIRST} LIMIT ?3"
-        ),
-        Position::From(_) => format!(
-            "SELECT {COLUMNS} FROM entries WHERE {visible} AND (sort_at, sort_file, line, id) >= {place} {OLDEST_FIRST} LIMIT ?3 + 1"
-        ),
-        Position::After(_) => format!("SELECT {COLUMNS} FROM entries WHERE {visible} AND id > ?2 ORDER BY id LIMIT ?3"),
+    // A place is compared as values bound to the statement, not as a subquery: so SQLite walks
+    // `entries_order` from that place on, whatever the ties on its first columns.
+    let before_place = "(sort_at, sort_file, line, id) < (?2, ?3, ?4, ?5)";
+    let place = match at {
+        Position::Before(c) | Position::From(c) => match place_of(conn, session_id, c)? {
+            Some(place) => Some((place, c)),
+            None => return Err(Error::BadQuery(format!("cursor {c} is not an entry of this session"))),
+        },
+        Position::Newest | Position::After(_) => None,
+    };
+    let mut entries: Vec<HistoryEntry> = match (at, &place) {
+        (Position::Newest, _) => conn
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM entries WHERE {visible} {NEWEST_FIRST} LIMIT ?2"))?
+            .query_map(params![session_id, limit], history_row)?
+            .collect::<rusqlite::Result<_>>()?,
+        (Position::After(c), _) => conn
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM entries WHERE {visible} AND id > ?2 ORDER BY id LIMIT ?3"))?
+            .query_map(params![session_id, c, limit], history_row)?
+            .collect::<rusqlite::Result<_>>()?,
+        (Position::Before(_), Some((o, c))) => conn
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM entries WHERE {visible} AND {before_place} {NEWEST_FIRST} LIMIT ?6"
+            ))?
+            .query_map(params![session_id, o.at, o.file, o.line, c, limit], history_row)?
+            .collect::<rusqlite::Result<_>>()?,
+        (Position::From(_), Some((o, c))) => conn
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM entries WHERE {visible} AND (sort_at, sort_file, line, id) >= (?2, ?3, ?4, ?5)
+                 {OLDEST_FIRST} LIMIT ?6 + 1"
+            ))?
+            .query_map(params![session_id, o.at, o.file, o.line, c, limit], history_row)?
+            .collect::<rusqlite::Result<_>>()?,
+        (Position::Before(_) | Position::From(_), None) => unreachable!("a place was found above"),
     };
     let cursor = match at {
         Position::Newest => None,
         Position::Before(c) | Position::From(c) | Position::After(c) => Some(c),
     };
-    if let Position::Before(c) | Position::From(c) = at {
-        let known: bool = conn
-            .prepare_cached("SELECT EXISTS (SELECT 1 FROM entries WHERE id = ?1 AND session_id = ?2)")?
-            .query_row(params![c, session_id], |r| r.get(0))?;
-        if !known {
-            return Err(Error::BadQuery(format!("cursor {c} is not an entry of this session")));
-        }
-    }
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut entries: Vec<HistoryEntry> = stmt
-        .query_map(params![session_id, cursor, limit], |r| {
-            let body = match (r.get::<_, Option<String>>(8)?, r.get::<_, Option<String>>(9)?) {
-                (Some(stripped), None) => EntryBody::Stored { stripped, media: Vec::new() },
-                (_, invalid) => EntryBody::Invalid(invalid.unwrap_or_default()),
-            };
-            let line: i64 = r.get(1)?;
-            Ok(HistoryEntry {
-                cursor: r.get(0)?,
-                order: Order { at: r.get(10)?, file: r.get(11)?, line },
-                line,
-                columns: Columns {
-                    uuid: r.get(2)?,
-                    parent_uuid: r.get(3)?,
-                    kind: r.get(4)?,
-                    role: r.get(5)?,
-                    timestamp: r.get(6)?,
-                    is_sidechain: r.get(7)?,
-                },
-                subagent: r.get::<_, Option<String>>(12)?.map(|agent_id| Subagent {
-                    agent_id,
-                    first: None,
-                    entries: 0,
-                }),
-                body,
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
     let next = match at {
         Position::From(_) if entries.len() as i64 > limit => entries.pop().map(|e| e.cursor),
         _ => None,
@@ -433,12 +417,10 @@ fn history_in(
     let before = match (at, entries.first()) {
         (Position::After(_), _) | (_, None) => None,
         (_, Some(oldest)) => {
+            let o = &oldest.order;
             let older_exists = conn
-                .prepare_cached(&format!(
-                    "SELECT 1 FROM entries WHERE {visible}
-                     AND (sort_at, sort_file, line, id) < (SELECT sort_at, sort_file, line, id FROM entries WHERE id = ?2) LIMIT 1"
-                ))?
-                .query_row(params![session_id, oldest.cursor], |_| Ok(()))
+                .prepare_cached(&format!("SELECT 1 FROM entries WHERE {visible} AND {before_place} LIMIT 1"))?
+                .query_row(params![session_id, o.at, o.file, o.line, oldest.cursor], |_| Ok(()))
                 .optional()?
                 .is_some();
             older_exists.then_some(oldest.cursor)
@@ -447,16 +429,59 @@ fn history_in(
     Ok(Some(HistoryPage { session_id: session_id.to_owned(), entries, before, after, next }))
 }
 
-/// Gives each entry that ran a sub-agent where that sub-agent's entries are.
+/// One row of a history query ([`COLUMNS`]).
+fn history_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryEntry> {
+    let body = match (r.get::<_, Option<String>>(8)?, r.get::<_, Option<String>>(9)?) {
+        (Some(stripped), None) => EntryBody::Stored { stripped, media: Vec::new() },
+        (_, invalid) => EntryBody::Invalid(invalid.unwrap_or_default()),
+    };
+    let line: i64 = r.get(1)?;
+    Ok(HistoryEntry {
+        cursor: r.get(0)?,
+        order: Order { at: r.get(10)?, file: r.get(11)?, line },
+        line,
+        columns: Columns {
+            uuid: r.get(2)?,
+            parent_uuid: r.get(3)?,
+            kind: r.get(4)?,
+            role: r.get(5)?,
+            timestamp: r.get(6)?,
+            is_sidechain: r.get(7)?,
+        },
+        subagent: r.get::<_, Option<String>>(12)?.map(|agent_id| Subagent { agent_id, first: None, entries: 0 }),
+        body,
+    })
+}
+
+/// The place of entry `cursor` of `session_id`, if it is one.
+fn place_of(conn: &Connection, session_id: &str, cursor: i64) -> Result<Option<Order>> {
+    Ok(conn
+        .prepare_cached("SELECT sort_at, sort_file, line FROM entries WHERE id = ?1 AND session_id = ?2")?
+        .query_row(params![cursor, session_id], |r| Ok(Order { at: r.get(0)?, file: r.get(1)?, line: r.get(2)? }))
+        .optional()?)
+}
+
+/// Gives each entry that ran a sub-agent where that sub-agent's entries are. (The sub-agent's rows
+/// are read by `entries_agent` and the first found here: an `ORDER BY` would have SQLite walk the
+/// whole session in order instead.)
 fn attach_subagents(conn: &Connection, session_id: &str, entries: &mut [HistoryEntry]) -> Result<()> {
     for subagent in entries.iter_mut().filter_map(|e| e.subagent.as_mut()) {
-        let (first, count): (Option<i64>, i64) = conn
-            .prepare_cached(&format!(
-                "SELECT (SELECT id FROM entries WHERE session_id = ?1 AND agent_id = ?2 AND duplicate = 0 {OLDEST_FIRST} LIMIT 1),
-                        (SELECT count(*) FROM entries WHERE session_id = ?1 AND agent_id = ?2 AND duplicate = 0)"
-            ))?
-            .query_row(params![session_id, subagent.agent_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        (subagent.first, subagent.entries) = (first, count);
+        let mut stmt = conn.prepare_cached(
+            "SELECT id, sort_at, sort_file, line FROM entries WHERE session_id = ?1 AND agent_id = ?2 AND duplicate = 0",
+        )?;
+        let rows = stmt.query_map(params![session_id, subagent.agent_id], |r| {
+            Ok((Order { at: r.get(1)?, file: r.get(2)?, line: r.get(3)? }, r.get::<_, i64>(0)?))
+        })?;
+        let mut count = 0;
+        let mut first: Option<(Order, i64)> = None;
+        for row in rows {
+            let row = row?;
+            count += 1;
+            if first.as_ref().is_none_or(|f| row < *f) {
+                first = Some(row);
+            }
+        }
+        (subagent.first, subagent.entries) = (first.map(|(_, id)| id), count);
     }
     Ok(())
 }
