@@ -298,3 +298,43 @@ fn crlf_lines_and_a_byte_order_mark() {
     assert!(!stripped.ends_with('\r'), "the terminator is not part of the line");
     assert_eq!(check_invariants(&env.data), 2);
 }
+
+#[test]
+fn a_lines_verdict_depends_on_that_line_alone() {
+    // The same lines first in a file (read across blocks, scanned) and after another line (read
+    // within a block, where a line without media words is not scanned): the same verdicts.
+    let env = Env::new();
+    let deep = |n: usize| {
+        format!(
+            r#"{{"type":"user","uuid":"d{n}","sessionId":"s","message":{{"role":"user","content":"x"}},"nest":{}{}}}"#,
+            "[".repeat(n),
+            "]".repeat(n)
+        )
+    };
+    let image = user_line("s", "i1", &format!("[{}]", image_block("image/png", &b64(&fake_png(1, 300)))), "");
+    let lines = [deep(2_000), deep(510), deep(511), "{\"type\":\"user\",\"nest\":[[[}".to_owned()];
+    for (i, line) in lines.iter().enumerate() {
+        env.write(&format!("p/first-{i}.jsonl"), format!("{line}\n"));
+        env.write(&format!("p/second-{i}.jsonl"), format!("{image}\n{line}\n"));
+    }
+    env.index();
+    let conn = env.conn();
+    for i in 0..lines.len() {
+        let verdict = |name: &str| -> Option<String> {
+            conn.query_row(
+                "SELECT e.invalid FROM entries e JOIN files f ON f.id = e.file_id
+                 WHERE f.path LIKE '%/' || ?1 ORDER BY e.line DESC LIMIT 1",
+                [name],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        let (first, second) = (verdict(&format!("first-{i}.jsonl")), verdict(&format!("second-{i}.jsonl")));
+        assert_eq!(first, second, "line {i}");
+        match i {
+            0 => assert!(first.as_deref().is_some_and(|r| r.contains("nesting too deep")), "{first:?}"),
+            1 | 2 => assert_eq!(first, None, "511 levels inside the line's object are within the limit"),
+            _ => assert!(first.is_some(), "not JSON either way"),
+        }
+    }
+}

@@ -221,3 +221,38 @@ fn index_counts_the_files_it_could_not_index_and_exits_1() {
     assert!(stderr.contains("could not be indexed"), "{stderr}");
     assert_eq!(uuids(&env), ["g0", "g1", "g2"], "the others are indexed");
 }
+
+#[test]
+fn a_transcript_moved_away_and_back_takes_its_old_rows_back() {
+    let env = Env::new();
+    let title = r#"{"type":"custom-title","sessionId":"a","customTitle":"Named"}"#;
+    env.write("p/a.jsonl", format!("{}{title}\n", lines("a", "a", 2)));
+    env.index();
+    // Moved out of the tree: gone, its history kept.
+    let away = env.dir.path().join("away.jsonl");
+    std::fs::rename(env.path("p/a.jsonl"), &away).unwrap();
+    env.index();
+    let state: String = env.conn().query_row("SELECT state FROM files", [], |r| r.get(0)).unwrap();
+    assert_eq!(state, "gone");
+    // Back, with a line more: the same row, live again, read on from where it was.
+    std::fs::rename(&away, env.path("p/a.jsonl")).unwrap();
+    env.append("p/a.jsonl", lines("a", "b", 1));
+    env.index();
+    let conn = env.conn();
+    let files: Vec<String> = conn
+        .prepare("SELECT state FROM files")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(files, ["live"], "one row for one file");
+    let history =
+        scrollback::read::history::history(&conn, "a", scrollback::read::history::Position::Newest, 100, true)
+            .unwrap()
+            .unwrap();
+    let seen: Vec<Option<&str>> = history.entries.iter().map(|e| e.columns.uuid.as_deref()).collect();
+    assert_eq!(seen, [Some("a0"), Some("a1"), None, Some("b0")], "each line once, the title line too");
+    let entries: i64 = conn.query_row("SELECT entries FROM sessions WHERE id = 'a'", [], |r| r.get(0)).unwrap();
+    assert_eq!(entries, 4);
+}

@@ -170,7 +170,9 @@ const sidebar = {
         .filter(Boolean)
         .join(" · "),
     );
-    const counts = render.el("span", "counts", `${s.entries} entries · ${s.images} photos`, s.gone ? render.el("span", "gone", "transcript gone") : null);
+    const main = s.entries - (s.sidechainEntries || 0);
+    const side = s.sidechainEntries ? ` (+${s.sidechainEntries} in side chains)` : "";
+    const counts = render.el("span", "counts", `${main} entries${side} · ${s.images} photos`, s.gone ? render.el("span", "gone", "transcript gone") : null);
     const li = render.el("li", null, link(`/sessions/${encodeURIComponent(s.id)}`, title, meta, counts));
     li.dataset.session = s.id;
     return li;

@@ -388,6 +388,14 @@ impl Indexer {
                     self.conn.execute("UPDATE files SET path = ?2 WHERE id = ?1", params![id, opened.path_str])?;
                     row = self.file_row(&opened.path_str)?;
                 }
+                Elsewhere::Returned(id) => {
+                    tracing::info!(path = %opened.path.display(), "transcript is back; it takes its old rows back");
+                    self.conn.execute(
+                        "UPDATE files SET path = ?2, state = 'live', gone_at = NULL WHERE id = ?1",
+                        params![id, opened.path_str],
+                    )?;
+                    row = self.file_row(&opened.path_str)?;
+                }
                 Elsewhere::Nowhere => {}
             }
         }
@@ -621,7 +629,25 @@ impl Indexer {
                 _ => {}
             }
         }
-        Ok(renamed.map_or(Elsewhere::Nowhere, Elsewhere::Renamed))
+        if let Some(id) = renamed {
+            return Ok(Elsewhere::Renamed(id));
+        }
+        // A transcript seen gone that came back (moved away and back, its directory unreadable for
+        // a moment): the same file, by identity and first bytes, takes its old row back rather
+        // than starting a second copy of its history beside it.
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, fingerprint, fingerprint_len FROM files
+             WHERE dev = ?1 AND inode = ?2 AND state = 'gone' ORDER BY id DESC",
+        )?;
+        let gone: Vec<(i64, String, i64)> = stmt
+            .query_map(params![*dev as i64, *inode as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        for (id, fingerprint, fingerprint_len) in gone {
+            if hash_range(file, path, 0, fingerprint_len as u64)? == fingerprint {
+                return Ok(Elsewhere::Returned(id));
+            }
+        }
+        Ok(Elsewhere::Nowhere)
     }
 }
 
@@ -631,6 +657,8 @@ enum Elsewhere {
     HardLink(String),
     /// The other path is no longer this file: it was renamed, and its row moves.
     Renamed(i64),
+    /// A row marked gone is this file, back: the row is live again, at this path.
+    Returned(i64),
     Nowhere,
 }
 

@@ -102,7 +102,7 @@ impl LineReader {
                     scanner.feed(bytes);
                     scanner.finish_mut()
                 } else {
-                    Ok(ScanOutput::default())
+                    scan::scan_without_media(bytes)
                 };
                 let length = if bytes.last() == Some(&b'\r') { j - 1 } else { j };
                 lo += j + 1;
@@ -176,7 +176,12 @@ impl LineReader {
                 offset,
                 length,
                 advance: end.checkpoint - line_start,
-                scan: scanner.finish_mut(),
+                // A line held whole gets the verdict it would have got in one block; a longer one
+                // never fits in a block, so it is always scanned.
+                scan: match kept && !scan::may_hold_media(line) {
+                    true => scan::scan_without_media(line),
+                    false => scanner.finish_mut(),
+                },
                 bytes: kept.then(|| &line[..length as usize]),
                 file,
                 path,

@@ -236,6 +236,39 @@ pub fn may_hold_media(line: &[u8]) -> bool {
     NEEDLES.iter().any(|needle| needle.find(line).is_some())
 }
 
+/// What a line that [`may_hold_media`] says cannot hold media scans to, without running the
+/// scanner: nothing, unless it nests deeper than [`MAX_DEPTH`], which the scanner refuses at the same
+/// byte. So a line's verdict is the same whether it was scanned or not (which depends on where it
+/// fell in the reader's blocks), and depends on that line alone.
+pub fn scan_without_media(line: &[u8]) -> Result<ScanOutput, ScanError> {
+    // Only a line with more opening brackets than the limit can be too deep.
+    if memchr::memchr2_iter(b'[', b'{', line).count() < MAX_DEPTH {
+        return Ok(ScanOutput::default());
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (at, &b) in line.iter().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' if depth >= MAX_DEPTH => {
+                return Err(ScanError { offset: at as u64, reason: "nesting too deep" });
+            }
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(ScanOutput::default())
+}
+
 /// Everything the scanner found in one line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ScanOutput {
