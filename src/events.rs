@@ -52,6 +52,12 @@ pub enum Event {
         /// The messages.
         client_message_ids: Vec<String>,
     },
+    /// The writer died: the index is no longer kept up to date (`serve` stops so that a supervisor
+    /// restarts it).
+    WriterFailed {
+        /// Why (the panic's message).
+        error: String,
+    },
     /// A transcript of this session disappeared; its history stays in the index.
     SessionGone {
         /// The session.

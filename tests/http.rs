@@ -76,6 +76,43 @@ impl Server {
     }
 }
 
+/// Opens `/api/events` with a bare WebSocket handshake.
+fn open_events(base: &str) -> TcpStream {
+    let mut ws = TcpStream::connect(base.trim_start_matches("http://")).unwrap();
+    ws.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    ws.write_all(
+        b"GET /api/events HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+          Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+    )
+    .unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        ws.read_exact(&mut byte).unwrap();
+        head.push(byte[0]);
+    }
+    assert!(head.starts_with(b"HTTP/1.1 101"), "{}", String::from_utf8_lossy(&head));
+    ws
+}
+
+/// Reads one unmasked text frame from the server, as JSON.
+fn read_event(ws: &mut TcpStream) -> Value {
+    let mut hdr = [0u8; 2];
+    ws.read_exact(&mut hdr).unwrap();
+    assert_eq!(hdr[0], 0x81, "a final text frame");
+    let len = match hdr[1] & 0x7f {
+        126 => {
+            let mut l = [0u8; 2];
+            ws.read_exact(&mut l).unwrap();
+            u16::from_be_bytes(l) as usize
+        }
+        n => n as usize,
+    };
+    let mut payload = vec![0u8; len];
+    ws.read_exact(&mut payload).unwrap();
+    serde_json::from_slice(&payload).unwrap()
+}
+
 fn corpus_env() -> Env {
     let env = Env::new();
     let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/real"));
@@ -415,36 +452,9 @@ fn events_arrive_over_the_websocket_after_each_commit() {
     env.write("p/s.jsonl", user_line("s", "u1", "\"first\"", "") + "\n");
     let server = Server::start(&env, &[]);
     server.wait_for_sessions(1);
-    let mut ws = TcpStream::connect(server.base.trim_start_matches("http://")).unwrap();
-    ws.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    ws.write_all(
-        b"GET /api/events HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-          Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
-    )
-    .unwrap();
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        ws.read_exact(&mut byte).unwrap();
-        head.push(byte[0]);
-    }
-    assert!(head.starts_with(b"HTTP/1.1 101"), "{}", String::from_utf8_lossy(&head));
+    let mut ws = open_events(&server.base);
     env.append("p/s.jsonl", user_line("s", "u2", "\"second\"", "") + "\n");
-    // One unmasked text frame from the server.
-    let mut hdr = [0u8; 2];
-    ws.read_exact(&mut hdr).unwrap();
-    assert_eq!(hdr[0], 0x81, "a final text frame");
-    let len = match hdr[1] & 0x7f {
-        126 => {
-            let mut l = [0u8; 2];
-            ws.read_exact(&mut l).unwrap();
-            u16::from_be_bytes(l) as usize
-        }
-        n => n as usize,
-    };
-    let mut payload = vec![0u8; len];
-    ws.read_exact(&mut payload).unwrap();
-    let event: Value = serde_json::from_slice(&payload).unwrap();
+    let event = read_event(&mut ws);
     assert_eq!(event["type"], "entries-appended");
     assert_eq!(event["sessionId"], "s");
     assert_eq!((event["fromLine"].as_u64(), event["toLine"].as_u64()), (Some(2), Some(2)));
@@ -709,4 +719,63 @@ fn costly_searches_are_refused_and_never_starve_the_other_routes() {
             assert!(status == StatusCode::OK || status == StatusCode::BAD_REQUEST, "{status}");
         }
     });
+}
+
+#[test]
+fn a_dead_writer_is_loud_and_serve_exits_with_an_error() {
+    let env = Env::new();
+    env.write("p/s.jsonl", user_line("s", "u1", "\"first\"", "") + "\n");
+    // The writer panics at its first file event (fault injection: `FAULT_WRITER_PANIC`).
+    let mut child = env
+        .cmd()
+        .env("RUST_LOG", "scrollback=warn")
+        .env(scrollback::ingest::tail::FAULT_WRITER_PANIC, "1")
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut log = String::new();
+    let base = loop {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "serve exited before listening: {log}");
+        log += &line;
+        if let Some(rest) = line.split("serving http://").nth(1) {
+            break format!("http://{}", rest.split('/').next().unwrap());
+        }
+    };
+    let rest = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = stderr.read_to_string(&mut rest);
+        rest
+    });
+    let client = Client::new();
+    let status =
+        |client: &Client| -> Value { client.get(format!("{base}/api/status")).send().unwrap().json().unwrap() };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while status(&client)["entries"] != 1 {
+        assert!(Instant::now() < deadline, "the startup catch-up never finished");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let now = status(&client);
+    assert_eq!(now["writer"]["state"], "running");
+    assert_eq!((now["watcher"].as_str(), now["transcripts"]["live"].as_i64()), (Some("notify"), Some(1)));
+    let mut ws = open_events(&base);
+    env.append("p/s.jsonl", user_line("s", "u2", "\"second\"", "") + "\n");
+    // The death is announced to open pages, logged, and the process exits with an error.
+    let event = read_event(&mut ws);
+    assert_eq!(event["type"], "writer-failed", "{event}");
+    assert!(event["error"].as_str().unwrap().contains("injected fault"), "{event}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let code = loop {
+        if let Some(code) = child.try_wait().unwrap() {
+            break code;
+        }
+        assert!(Instant::now() < deadline, "serve kept running with a dead writer");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(code.code(), Some(1), "a supervisor sees a failure");
+    let rest = rest.join().unwrap();
+    assert!(rest.contains("the writer died") && rest.contains("the indexer died"), "{rest}");
 }

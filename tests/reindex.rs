@@ -256,3 +256,21 @@ fn a_transcript_moved_away_and_back_takes_its_old_rows_back() {
     let entries: i64 = conn.query_row("SELECT entries FROM sessions WHERE id = 'a'", [], |r| r.get(0)).unwrap();
     assert_eq!(entries, 4);
 }
+
+#[test]
+fn status_counts_what_the_index_holds_and_creates_nothing() {
+    let env = Env::new();
+    env.write("p/a.jsonl", format!("{}not json\n", lines("a", "a", 2)));
+    env.write("p/b.jsonl", lines("b", "b", 1));
+    env.index();
+    std::fs::remove_file(env.path("p/b.jsonl")).unwrap();
+    env.index();
+    let out = env.run(&["status"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for want in ["1 followed, 1 gone", "sessions        2", "entries         4 (1 invalid lines)", "sends pending   0"]
+    {
+        assert!(text.contains(want), "{want:?} in\n{text}");
+    }
+    assert!(!env.data.join("accepted.sqlite3").exists(), "status wrote nothing");
+}

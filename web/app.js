@@ -742,9 +742,15 @@ const events = {
       (event) => {
         if (view && view.onEvent) view.onEvent(event);
         if (event.type === "entries-appended" || event.type === "session-gone" || event.type === "session-bound") sidebar.refreshSoon();
+        if (event.type === "writer-failed") {
+          // The server stops (a supervisor restarts it); the page reconnects when it is back.
+          $("live").title = `The indexer stopped: ${event.error}. History is not updated until scrollback restarts.`;
+          $("live").classList.add("failed");
+        }
       },
       (open) => {
         $("live").classList.toggle("on", open);
+        if (open) $("live").classList.remove("failed");
         $("live").title = open ? "Live: following the transcripts" : "Reconnecting…";
         if (open && this.wasOpen === false && this.everOpen) {
           if (view && view.onReconnect) view.onReconnect();

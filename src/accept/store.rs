@@ -227,6 +227,11 @@ impl AcceptStore {
         record(&self.lock(), client_message_id)
     }
 
+    /// How many messages, of every chat, no client has retired.
+    pub fn pending_count(&self) -> Result<i64> {
+        Ok(self.lock().query_row("SELECT count(*) FROM acceptances WHERE state = 'pending'", [], |r| r.get(0))?)
+    }
+
     /// A chat's messages that no client has retired, oldest first.
     pub fn pending(&self, chat_id: &str) -> Result<Vec<Accepted>> {
         let conn = self.lock();

@@ -93,6 +93,12 @@ enum Command {
         #[arg(short = 'o', long = "output")]
         output: Option<PathBuf>,
     },
+    /// What the index holds: transcripts live and gone, sessions, entries, invalid lines, photos,
+    /// its size, the data directory's free space, and sends pending.
+    Status {
+        #[command(flatten)]
+        data: DataDir,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -192,6 +198,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Search { query, data, session, limit } => search(&query, &data.resolve()?, session.as_deref(), limit),
         Command::Index { dirs } => index(&dirs),
+        Command::Status { data } => status(&data.resolve()?),
         Command::Media { reference, data, output } => media_cmd(&reference, &data.resolve()?, output.as_deref()),
     }
 }
@@ -277,8 +284,16 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
         poll: poll_ms.map(Duration::from_millis),
     };
     let engine = engine(&options, &root)?;
+    // Subscribed before the writer starts, so that its death is never missed.
+    let mut writer_events = bus.subscribe();
     let tail = Tail::start(indexer, config)?;
-    let api_config = scrollback::http::Config { token, reindexer: Some(tail.reindexer()), engine };
+    let api_config = scrollback::http::Config {
+        token,
+        reindexer: Some(tail.reindexer()),
+        engine,
+        writer: Some(tail.health()),
+        watcher: Some(tail.watcher_kind()),
+    };
     let api = scrollback::http::Api::new(&data_dir, bus, api_config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
@@ -293,13 +308,66 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
         let server = tokio::spawn(scrollback::http::serve(api, listener, async {
             let _ = stopped.await;
         }));
-        shutdown_signal().await?;
-        eprintln!("scrollback: stopping");
+        let writer_died = async {
+            loop {
+                match writer_events.recv().await {
+                    Ok(scrollback::events::Event::WriterFailed { error }) => return error,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => std::future::pending::<()>().await,
+                    _ => {}
+                }
+            }
+        };
+        let died = tokio::select! {
+            signal = shutdown_signal() => {
+                signal?;
+                None
+            }
+            error = writer_died => Some(error),
+        };
+        match &died {
+            // A supervisor restarts a process that exits with an error: a server whose index no
+            // longer follows the transcripts must not go on answering as if it did.
+            Some(error) => {
+                eprintln!("scrollback: the indexer died ({error}); stopping");
+                // A moment for the event to reach the open pages.
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+            None => eprintln!("scrollback: stopping"),
+        }
         let _ = stop.send(());
         server.await?;
-        anyhow::Ok(())
+        match died {
+            Some(error) => Err(anyhow::anyhow!("the indexer died: {error}")),
+            None => anyhow::Ok(()),
+        }
     })?;
-    tail.stop();
+    if tail.stop().is_none() {
+        bail!("the indexer died; see the log above");
+    }
+    Ok(())
+}
+
+fn status(data_dir: &Path) -> anyhow::Result<()> {
+    let conn = store::open(data_dir)?;
+    let s = scrollback::read::status::index_status(&conn, data_dir)?;
+    // (Read only if it exists: status creates nothing.)
+    let pending = match data_dir.join(scrollback::db::ACCEPT_FILE).exists() {
+        true => scrollback::accept::AcceptStore::open(data_dir)?.pending_count()?,
+        false => 0,
+    };
+    let mb = |b: u64| b as f64 / 1e6;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "data directory  {}", data_dir.display())?;
+    writeln!(out, "transcripts     {} followed, {} gone (their history kept)", s.transcripts_live, s.transcripts_gone)?;
+    writeln!(out, "sessions        {}", s.sessions)?;
+    writeln!(out, "entries         {} ({} invalid lines)", s.entries, s.invalid_lines)?;
+    writeln!(out, "photos          {}", s.photos)?;
+    writeln!(out, "index           {:.1} MB", mb(s.index_bytes))?;
+    match s.free_bytes {
+        Some(free) => writeln!(out, "free space      {:.1} MB", mb(free))?,
+        None => writeln!(out, "free space      unknown")?,
+    }
+    writeln!(out, "sends pending   {pending}")?;
     Ok(())
 }
 

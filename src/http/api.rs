@@ -135,6 +135,23 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
             "limits": { "maxImages": MAX_IMAGES, "maxImageBytes": MAX_IMAGE_BYTES, "maxText": MAX_TEXT, "maxBody": MAX_BODY },
         }))
     });
+    let status = warp::path!("status").and(warp::get()).and(warp::query::<NoParams>()).and(with_api.clone()).and_then(
+        |_: NoParams, api: Api| async move {
+            let data_dir = api.inner.data_dir.clone();
+            let index = api.db(move |conn| crate::read::status::index_status(conn, &data_dir)).await.map_err(reject)?;
+            let accept = api.inner.accept.clone();
+            let pending = tokio::task::spawn_blocking(move || accept.pending_count())
+                .await
+                .map_err(|e| reject(ApiError::internal(format!("worker failed: {e}"))))?
+                .map_err(|e| reject(ApiError::from(e)))?;
+            let writer = match (&api.inner.writer, api.writer_failure()) {
+                (None, _) => serde_json::json!({ "state": "none" }),
+                (Some(_), None) => serde_json::json!({ "state": "running" }),
+                (Some(_), Some(error)) => serde_json::json!({ "state": "failed", "error": error }),
+            };
+            Ok::<_, Rejection>(json(&wire::status(&index, pending, writer, api.inner.watcher)))
+        },
+    );
     let api_routes = warp::path("api").and(query_cap).and(
         super::login(api.clone())
             .or(authorized(api.clone()).and(
@@ -152,6 +169,8 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
                     .or(openapi)
                     .unify()
                     .or(info)
+                    .unify()
+                    .or(status)
                     .unify()
                     .or(super::chat::routes(api.clone()))
                     .unify(),
@@ -406,15 +425,14 @@ async fn serve_sent_image(
 /// Turns a media failure into its status, and queues a changed file for re-indexing.
 fn media_failed(api: &Api, record: &MediaRecord, e: Error) -> Rejection {
     match e {
-        Error::Changed { .. } => {
-            tracing::warn!(path = %record.path.display(), offset = record.offset, "payload changed under its recorded offset; re-indexing the file");
-            api.reindex(record.path.clone());
-            reject(ApiError::from(e))
-        }
-        Error::Io { .. } => {
-            tracing::warn!(path = %record.path.display(), offset = record.offset, "payload unreadable ({e}); re-indexing the file");
-            api.reindex(record.path.clone());
-            reject(ApiError::from(e))
+        Error::Changed { .. } | Error::Io { .. } => {
+            tracing::warn!(path = %record.path.display(), offset = record.offset, "payload changed or unreadable ({e}); re-indexing the file");
+            if api.reindex(record.path.clone()) {
+                reject(ApiError::from(e))
+            } else {
+                // Nothing will re-index it: say so, rather than a 409 that never resolves.
+                reject(ApiError::writer_stopped(api.writer_failure()))
+            }
         }
         e => reject(ApiError::from(e)),
     }

@@ -32,7 +32,7 @@ use crate::accept::{AcceptStore, Accepted};
 use crate::db::{self, ConnectionKind};
 use crate::error::{Error, Result};
 use crate::events::Bus;
-use crate::ingest::tail::Reindexer;
+use crate::ingest::tail::{Reindexer, WriterHealth};
 
 pub use api::routes;
 pub use wire::ApiUrls;
@@ -67,6 +67,9 @@ struct Inner {
     bus: Bus,
     token: Option<String>,
     reindexer: Option<Reindexer>,
+    writer: Option<WriterHealth>,
+    watcher: Option<&'static str>,
+    data_dir: PathBuf,
     cache: Mutex<Cache>,
     accept: Arc<AcceptStore>,
     engine: Option<Engine>,
@@ -88,6 +91,10 @@ pub struct Config {
     pub reindexer: Option<Reindexer>,
     /// Run for each accepted message.
     pub engine: Option<Engine>,
+    /// The live writer's health, for `/api/status` (and 503s when it is dead).
+    pub writer: Option<WriterHealth>,
+    /// How the live writer notices changes (`"notify"` or `"poll"`), for `/api/status`.
+    pub watcher: Option<&'static str>,
 }
 
 /// Send requests read and checked at the same time; more wait their turn.
@@ -107,7 +114,7 @@ impl Api {
     /// State for a server over the index and the acceptance record in `data_dir`; `bus` feeds
     /// `/api/events`.
     pub fn new(data_dir: &Path, bus: Bus, config: Config) -> Result<Api> {
-        let Config { token, reindexer, engine } = config;
+        let Config { token, reindexer, engine, writer, watcher } = config;
         let path = data_dir.join(db::INDEX_FILE);
         // The schema must exist, at this version, before readers open it read-only.
         ConnectionKind::Reader.open(&path)?;
@@ -121,6 +128,9 @@ impl Api {
                 bus,
                 token: token.filter(|t| !t.trim().is_empty()),
                 reindexer,
+                writer,
+                watcher,
+                data_dir: data_dir.to_owned(),
                 cache: Mutex::new(Cache::default()),
                 accept: Arc::new(AcceptStore::open(data_dir)?),
                 engine,
@@ -239,10 +249,17 @@ impl Api {
         .map_err(ApiError::from)
     }
 
-    fn reindex(&self, path: PathBuf) {
-        if let Some(r) = &self.inner.reindexer {
-            r.reindex(path);
+    /// Queues a file for the writer to re-index; `false` if the writer is not running.
+    fn reindex(&self, path: PathBuf) -> bool {
+        match &self.inner.reindexer {
+            Some(r) => r.reindex(path),
+            None => true,
         }
+    }
+
+    /// Why the live writer died, if it did.
+    fn writer_failure(&self) -> Option<String> {
+        self.inner.writer.as_ref().and_then(WriterHealth::failure)
     }
 }
 
@@ -351,6 +368,20 @@ impl From<Error> for ApiError {
                 ApiError::internal("the request failed on the server; its log says why")
             }
         }
+    }
+}
+
+impl ApiError {
+    /// 503: the live writer is not running, so what the request needs (a re-index) cannot happen.
+    fn writer_stopped(why: Option<String>) -> ApiError {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "writer-stopped",
+            match why {
+                Some(why) => format!("the indexer stopped ({why}); restart scrollback"),
+                None => "the indexer is not running; restart scrollback".into(),
+            },
+        )
     }
 }
 

@@ -161,6 +161,25 @@ fn chat_schemas() -> Value {
                     } }
             }
         },
+        "Status": {
+            "type": "object",
+            "required": ["writer", "watcher", "transcripts", "sessions", "entries", "invalidLines", "photos", "indexBytes", "freeBytes", "acceptancesPending"],
+            "properties": {
+                "writer": { "type": "object", "required": ["state"], "properties": {
+                    "state": { "type": "string", "enum": ["running", "failed", "none"] },
+                    "error": { "type": "string" } } },
+                "watcher": { "type": "string", "nullable": true, "enum": ["notify", "poll", null] },
+                "transcripts": { "type": "object", "required": ["live", "gone"], "properties": {
+                    "live": { "type": "integer" }, "gone": { "type": "integer" } } },
+                "sessions": { "type": "integer" },
+                "entries": { "type": "integer" },
+                "invalidLines": { "type": "integer" },
+                "photos": { "type": "integer" },
+                "indexBytes": { "type": "integer" },
+                "freeBytes": { "type": "integer", "nullable": true },
+                "acceptancesPending": { "type": "integer" }
+            }
+        },
         "Bootstrap": {
             "type": "object", "required": ["chatId", "sessionId", "entries", "before", "after", "pending"],
             "properties": {
@@ -198,6 +217,10 @@ fn chat_paths() -> Value {
             "summary": "Check the server's token and keep it in an HttpOnly, SameSite=Strict cookie (for the viewer). Needs no token itself.",
             "requestBody": json_body("LoginRequest", json!({ "token": "the-token" })),
             "responses": merge(state_changing_errors(), json!({ "200": json_response("Signed in (or no token is needed).", "Login") }))
+        } },
+        "/api/status": { "get": {
+            "summary": "What the index holds and how the server stands: the writer (running, or failed and why), the watcher, transcripts live and gone, sessions, entries, invalid lines, photos, the index's size, the data directory's free space, sends pending.",
+            "responses": merge(common_errors(), json!({ "200": json_response("The status.", "Status") }))
         } },
         "/api/info": { "get": {
             "summary": "The server's version and the limits of a send.",

@@ -150,6 +150,27 @@ pub struct Subagent<'a> {
     entries: i64,
 }
 
+/// `GET /api/status`.
+pub fn status(
+    s: &crate::read::status::IndexStatus,
+    acceptances_pending: i64,
+    writer: serde_json::Value,
+    watcher: Option<&str>,
+) -> serde_json::Value {
+    serde_json::json!({
+        "writer": writer,
+        "watcher": watcher,
+        "transcripts": { "live": s.transcripts_live, "gone": s.transcripts_gone },
+        "sessions": s.sessions,
+        "entries": s.entries,
+        "invalidLines": s.invalid_lines,
+        "photos": s.photos,
+        "indexBytes": s.index_bytes,
+        "freeBytes": s.free_bytes,
+        "acceptancesPending": acceptances_pending,
+    })
+}
+
 /// `GET /api/sessions/{id}/history`.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -297,6 +318,7 @@ pub fn event(e: &Event) -> serde_json::Value {
         Event::SessionGone { session_id, file_id } => {
             serde_json::json!({ "type": "session-gone", "sessionId": session_id, "fileId": file_id })
         }
+        Event::WriterFailed { error } => serde_json::json!({ "type": "writer-failed", "error": error }),
     }
 }
 

@@ -252,6 +252,11 @@ impl Indexer {
         self.bus = Some(bus);
     }
 
+    /// The bus commits are announced on, if any.
+    pub(crate) fn bus(&self) -> Option<Bus> {
+        self.bus.clone()
+    }
+
     fn announce(&self, event: Event) {
         if let Some(bus) = &self.bus {
             // No receiver is not an error: nobody is listening yet.

@@ -15,12 +15,14 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use notify::Watcher;
 
 use crate::error::{Error, Result};
+use crate::events::Event;
 use crate::ingest::indexer::{Indexer, NoProgress};
 use crate::ingest::tree::is_transcript;
 
@@ -65,16 +67,37 @@ pub struct Reindexer(mpsc::Sender<Hint>);
 
 impl Reindexer {
     /// Queues `path` for the writer, whose recorded payload no longer matched its bytes: it is
-    /// re-indexed from the start.
-    pub fn reindex(&self, path: PathBuf) {
-        let _ = self.0.send(Hint::Changed(path));
+    /// re-indexed from the start. `false` if the writer is not running (it stopped, or died).
+    pub fn reindex(&self, path: PathBuf) -> bool {
+        self.0.send(Hint::Changed(path)).is_ok()
     }
 }
+
+/// Whether the writer thread is alive; cheap to clone, readable from any thread.
+#[derive(Debug, Clone, Default)]
+pub struct WriterHealth(Arc<Mutex<Option<String>>>);
+
+impl WriterHealth {
+    /// Why the writer died (its panic's message), or `None` while it runs (or after a clean stop).
+    pub fn failure(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    fn fail(&self, why: String) {
+        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(why);
+    }
+}
+
+/// The environment variable that makes the writer panic at its first file hint: fault injection
+/// for the test that checks a dead writer is loud (`tests/tail.rs`). Never set it otherwise.
+pub const FAULT_WRITER_PANIC: &str = "SCROLLBACK_FAULT_WRITER_PANIC";
 
 /// The running live indexer. Dropping it stops it.
 pub struct Tail {
     hints: mpsc::Sender<Hint>,
-    thread: Option<JoinHandle<Indexer>>,
+    thread: Option<JoinHandle<Option<Indexer>>>,
+    health: WriterHealth,
+    watcher_kind: &'static str,
     _watcher: Box<dyn Watcher + Send>,
 }
 
@@ -116,15 +139,50 @@ impl Tail {
             Some(interval) => config.rescan_every.min(interval),
             None => config.rescan_every,
         };
+        let health = WriterHealth::default();
+        let failure = health.clone();
+        let bus = indexer.bus();
+        let fault = std::env::var_os(FAULT_WRITER_PANIC).is_some();
         let thread = std::thread::Builder::new()
             .name("scrollback-writer".into())
             .spawn(move || {
-                catch_up_logged(&mut indexer, &root);
-                run(&mut indexer, &root, &receive, rescan_every);
-                indexer
+                // A panic here (a bug, or a read-ahead worker's panic carried over) must not leave a
+                // server serving a frozen index in silence: it is logged, recorded for `status`, and
+                // announced on the bus, whose listeners (`serve`) stop with an error.
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    catch_up_logged(&mut indexer, &root);
+                    run(&mut indexer, &root, &receive, rescan_every, fault);
+                }));
+                match outcome {
+                    Ok(()) => Some(indexer),
+                    Err(panic) => {
+                        let why = panic
+                            .downcast_ref::<&str>()
+                            .map(|s| s.to_string())
+                            .or_else(|| panic.downcast_ref::<String>().cloned())
+                            .unwrap_or_else(|| "a panic without a message".into());
+                        tracing::error!("the writer died: {why}; the index is no longer kept up to date");
+                        failure.fail(why.clone());
+                        if let Some(bus) = bus {
+                            let _ = bus.send(Event::WriterFailed { error: why });
+                        }
+                        None
+                    }
+                }
             })
             .map_err(|e| Error::io(&config.root, e))?;
-        Ok(Tail { hints, thread: Some(thread), _watcher: watcher })
+        let watcher_kind = if config.poll.is_some() { "poll" } else { "notify" };
+        Ok(Tail { hints, thread: Some(thread), health, watcher_kind, _watcher: watcher })
+    }
+
+    /// Whether the writer runs, or why it died.
+    pub fn health(&self) -> WriterHealth {
+        self.health.clone()
+    }
+
+    /// How changes are noticed: `"notify"` (native events) or `"poll"`.
+    pub fn watcher_kind(&self) -> &'static str {
+        self.watcher_kind
     }
 
     /// Asks for a full catch-up now (as if events had been lost).
@@ -138,14 +196,16 @@ impl Tail {
         Reindexer(self.hints.clone())
     }
 
-    /// Stops watching, finishes the work in hand, and gives the indexer back.
+    /// Stops watching, finishes the work in hand, and gives the indexer back; `None` if the writer
+    /// died (see [`Tail::health`]).
     pub fn stop(mut self) -> Option<Indexer> {
         self.stop_thread()
     }
 
     fn stop_thread(&mut self) -> Option<Indexer> {
         let _ = self.hints.send(Hint::Stop);
-        self.thread.take().and_then(|t| t.join().ok())
+        // The thread catches its own panics; a join error would be one in that catching.
+        self.thread.take().and_then(|t| t.join().unwrap_or(None))
     }
 }
 
@@ -236,7 +296,7 @@ struct Recheck {
 }
 
 /// The writer loop: hints in batches, and a rescan whenever `rescan_every` passes without one.
-fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<Hint>, rescan_every: Duration) {
+fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<Hint>, rescan_every: Duration, fault: bool) {
     let mut next_rescan = Instant::now() + rescan_every;
     let mut rechecks: Vec<Recheck> = Vec::new();
     loop {
@@ -272,6 +332,7 @@ fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<Hint>, rescan_
         let mut stop = false;
         for hint in std::iter::once(first).chain(hints.try_iter()) {
             match hint {
+                Hint::File(_) if fault => panic!("injected fault ({FAULT_WRITER_PANIC})"),
                 Hint::File(path) => {
                     files.insert(path);
                 }

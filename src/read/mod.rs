@@ -10,4 +10,5 @@ pub mod history;
 pub mod media;
 pub mod refs;
 pub mod render;
+pub mod status;
 pub mod store;

@@ -1,0 +1,60 @@
+//! What the index holds and how it stands, for `scrollback status` and `GET /api/status`.
+
+use std::path::Path;
+
+use rusqlite::Connection;
+
+use crate::db;
+use crate::error::{Error, Result};
+
+/// Counts of what the index holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexStatus {
+    /// Transcripts followed (their files exist).
+    pub transcripts_live: i64,
+    /// Transcripts seen gone (the index keeps their history).
+    pub transcripts_gone: i64,
+    /// Sessions.
+    pub sessions: i64,
+    /// Entries history shows (copies left out), invalid lines included.
+    pub entries: i64,
+    /// Of those, lines that could not be indexed.
+    pub invalid_lines: i64,
+    /// Photos: image payloads under `message.content`, with a ref.
+    pub photos: i64,
+    /// Bytes of the index's files (`index.sqlite3` and its write-ahead log).
+    pub index_bytes: u64,
+    /// Bytes free for an unprivileged user on the data directory's file system.
+    pub free_bytes: Option<u64>,
+}
+
+/// Reads the counts from `conn`, and the sizes from `data_dir`.
+pub fn index_status(conn: &Connection, data_dir: &Path) -> Result<IndexStatus> {
+    let count = |sql: &str| -> Result<i64> { Ok(conn.query_row(sql, [], |r| r.get(0))?) };
+    let index = data_dir.join(db::INDEX_FILE);
+    let mut index_bytes = 0;
+    for suffix in ["", "-wal"] {
+        let mut name = index.as_os_str().to_owned();
+        name.push(suffix);
+        index_bytes += std::fs::metadata(&name).map(|m| m.len()).unwrap_or(0);
+    }
+    Ok(IndexStatus {
+        transcripts_live: count("SELECT count(*) FROM files WHERE state = 'live'")?,
+        transcripts_gone: count("SELECT count(*) FROM files WHERE state = 'gone'")?,
+        sessions: count("SELECT count(*) FROM sessions")?,
+        entries: count("SELECT count(*) FROM entries WHERE duplicate = 0")?,
+        invalid_lines: count("SELECT count(*) FROM entries WHERE duplicate = 0 AND invalid IS NOT NULL")?,
+        photos: count(
+            "SELECT count(*) FROM media m JOIN entries e ON e.id = m.entry_id
+             WHERE e.duplicate = 0 AND m.ordinal IS NOT NULL AND m.kind = 'image'",
+        )?,
+        index_bytes,
+        free_bytes: free_bytes(data_dir).ok(),
+    })
+}
+
+/// Bytes available to an unprivileged user on the file system holding `dir`.
+pub fn free_bytes(dir: &Path) -> Result<u64> {
+    let stat = rustix::fs::statvfs(dir).map_err(|e| Error::io(dir, e.into()))?;
+    Ok(stat.f_bavail.saturating_mul(stat.f_frsize))
+}
