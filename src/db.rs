@@ -289,7 +289,7 @@ impl Schema {
 }
 
 /// Renames `path` (and its WAL files) to `<path>.<why>-<unix seconds>`; returns the new name.
-fn move_aside(path: &Path, why: &str) -> Result<PathBuf> {
+pub(crate) fn move_aside(path: &Path, why: &str) -> Result<PathBuf> {
     let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let mut name = path.as_os_str().to_owned();
     name.push(format!(".{why}-{secs}"));

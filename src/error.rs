@@ -97,4 +97,16 @@ impl Error {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
         Error::Io { path: path.into(), source }
     }
+
+    /// Whether SQLite found the database file damaged ("database disk image is malformed", "file
+    /// is not a database"): a fault of the file, not of the request.
+    pub fn is_corruption(&self) -> bool {
+        matches!(
+            self,
+            Error::Sqlite(e) if matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+            )
+        )
+    }
 }

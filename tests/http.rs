@@ -779,3 +779,79 @@ fn a_dead_writer_is_loud_and_serve_exits_with_an_error() {
     let rest = rest.join().unwrap();
     assert!(rest.contains("the writer died") && rest.contains("the indexer died"), "{rest}");
 }
+
+#[test]
+fn a_damaged_index_answers_503_and_check_and_rebuild_recover_it() {
+    use std::os::unix::fs::FileExt;
+    let env = Env::new();
+    let photo = fake_png(7, 900);
+    let lines = |s: &str, n: usize| -> String {
+        (0..n).map(|i| user_line(s, &format!("{s}{i}"), &format!("\"line {i} of {s}\""), "") + "\n").collect()
+    };
+    env.write("p/a.jsonl", lines("a", 40));
+    env.write(
+        "p/b.jsonl",
+        lines("b", 30) + &user_line("b", "bp", &format!("[{}]", image_block("image/png", &b64(&photo))), "") + "\n",
+    );
+    env.index();
+    // b's transcript is deleted: the index is the only record of its history.
+    std::fs::remove_file(env.path("p/b.jsonl")).unwrap();
+    env.index();
+    let history = |conn: &rusqlite::Connection, s: &str| -> Vec<String> {
+        let page = scrollback::read::history::history(conn, s, scrollback::read::history::Position::Newest, 500, true);
+        page.unwrap().unwrap().entries.into_iter().filter_map(|e| e.columns.uuid).collect()
+    };
+    let (a_before, b_before) = {
+        let c = env.conn();
+        (history(&c, "a"), history(&c, "b"))
+    };
+    // Damage every page of the index history pages walk: what a bad disk does to a file.
+    let db = env.data.join("index.sqlite3");
+    let pages: Vec<i64> = {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let mut stmt = c.prepare("SELECT pageno FROM dbstat WHERE name = 'entries_order'").unwrap();
+        stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    assert!(!pages.is_empty());
+    let file = std::fs::OpenOptions::new().write(true).open(&db).unwrap();
+    for page in &pages {
+        file.write_all_at(&[0xA5; 16384], (*page as u64 - 1) * 16384).unwrap();
+    }
+    drop(file);
+
+    // The server answers 503 with a clear code, never a 500, and status says why.
+    let server = Server::start(&env, &[]);
+    let res = server.get("/api/sessions/a/history");
+    assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let body: Value = res.json().unwrap();
+    assert_eq!(body["error"]["code"], "index-damaged", "{body}");
+    let status = server.json("/api/status");
+    assert!(status["indexDamage"].as_str().is_some_and(|d| d.contains("malformed")), "{status}");
+    drop(server);
+
+    // `check` says so and exits 1; `rebuild` keeps the old file and recovers everything readable.
+    let out = env.run(&["check"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("damaged"), "{}", String::from_utf8_lossy(&out.stdout));
+    let out = env.run(&["rebuild"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("1 gone transcripts carried over"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let kept: Vec<_> = std::fs::read_dir(&env.data)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("index.sqlite3.rebuilt-") && !n.ends_with("-wal") && !n.ends_with("-shm"))
+        .collect();
+    assert_eq!(kept.len(), 1, "the old index is kept: {kept:?}");
+    assert!(env.run(&["check"]).status.success());
+    let c = env.conn();
+    assert_eq!((history(&c, "a"), history(&c, "b")), (a_before, b_before), "every entry back, the gone one's too");
+    let state: String = c.query_row("SELECT state FROM files WHERE path LIKE '%b.jsonl'", [], |r| r.get(0)).unwrap();
+    assert_eq!(state, "gone");
+    let photos: i64 = c.query_row("SELECT images FROM sessions WHERE id = 'b'", [], |r| r.get(0)).unwrap();
+    assert_eq!(photos, 1, "the gone transcript's photo row is carried over");
+    crate::util::check_invariants(&env.data);
+}

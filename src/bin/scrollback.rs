@@ -99,6 +99,17 @@ enum Command {
         #[command(flatten)]
         data: DataDir,
     },
+    /// Check the index file for damage (SQLite's integrity check); exits 1 if it is damaged.
+    Check {
+        #[command(flatten)]
+        data: DataDir,
+    },
+    /// Build a new index from the transcripts, moving the old one aside (never deleting it) and
+    /// carrying over the history only it held (transcripts gone since), as much as can be read.
+    Rebuild {
+        #[command(flatten)]
+        dirs: Dirs,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -199,6 +210,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Search { query, data, session, limit } => search(&query, &data.resolve()?, session.as_deref(), limit),
         Command::Index { dirs } => index(&dirs),
         Command::Status { data } => status(&data.resolve()?),
+        Command::Check { data } => check(&data.resolve()?),
+        Command::Rebuild { dirs } => rebuild(&dirs),
         Command::Media { reference, data, output } => media_cmd(&reference, &data.resolve()?, output.as_deref()),
     }
 }
@@ -432,6 +445,60 @@ fn index(dirs: &Dirs) -> anyhow::Result<()> {
     );
     if s.failed > 0 {
         bail!("{} transcript(s) could not be indexed (the log above says why); the others were", s.failed);
+    }
+    Ok(())
+}
+
+fn check(data_dir: &Path) -> anyhow::Result<()> {
+    let conn = store::open(data_dir)?;
+    let mut problems: Vec<String> = Vec::new();
+    let integrity = conn
+        .prepare("PRAGMA integrity_check(100)")
+        .and_then(|mut stmt| stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>());
+    match integrity {
+        Ok(lines) => problems.extend(lines.into_iter().filter(|l| l != "ok")),
+        Err(e) => problems.push(e.to_string()),
+    }
+    let path = data_dir.join(scrollback::db::INDEX_FILE);
+    if problems.is_empty() {
+        let counts = store::table_counts(&conn)?;
+        let counts: Vec<String> = counts.iter().map(|(table, n)| format!("{n} {table}")).collect();
+        println!("{}: ok ({})", path.display(), counts.join(", "));
+        return Ok(());
+    }
+    println!("{}: damaged; SQLite's integrity check says:", path.display());
+    for problem in problems.iter().take(20) {
+        println!("  {problem}");
+    }
+    if problems.len() > 20 {
+        println!("  ... and {} more", problems.len() - 20);
+    }
+    bail!("the index is damaged: stop `scrollback serve`, then run `scrollback rebuild` (the old file is kept)")
+}
+
+fn rebuild(dirs: &Dirs) -> anyhow::Result<()> {
+    let root = dirs.transcripts()?;
+    let data_dir = dirs.data.resolve()?;
+    if !root.is_dir() {
+        bail!("transcript directory {} does not exist", root.display());
+    }
+    let (mut indexer, old) = Indexer::open_rebuilt(&data_dir)?;
+    eprintln!("scrollback: the old index is kept as {}", old.display());
+    let mut bar = Bar(None);
+    let s = indexer.catch_up(&root, &mut bar)?;
+    if let Some(bar) = bar.0 {
+        bar.finish_and_clear();
+    }
+    let carried = indexer.carry_over(&old)?;
+    println!(
+        "rebuilt: {} transcripts indexed ({} lines, {} failed); {} gone transcripts carried over from the old index ({} entries, {} payloads)",
+        s.files, s.lines, s.failed, carried.files, carried.entries, carried.media
+    );
+    for what in &carried.unreadable {
+        eprintln!("scrollback: could not read from the old index: {what}");
+    }
+    if s.failed > 0 || !carried.unreadable.is_empty() {
+        bail!("the rebuild is done, but not all of it could be read (see above); the old index is kept");
     }
     Ok(())
 }

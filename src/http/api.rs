@@ -138,7 +138,12 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
     let status = warp::path!("status").and(warp::get()).and(warp::query::<NoParams>()).and(with_api.clone()).and_then(
         |_: NoParams, api: Api| async move {
             let data_dir = api.inner.data_dir.clone();
-            let index = api.db(move |conn| crate::read::status::index_status(conn, &data_dir)).await.map_err(reject)?;
+            // A damaged index is what status must still report: its counts are then unknown.
+            let index = match api.db(move |conn| crate::read::status::index_status(conn, &data_dir)).await {
+                Ok(index) => Some(index),
+                Err(_) if api.damage().is_some() => None,
+                Err(e) => return Err(reject(e)),
+            };
             let accept = api.inner.accept.clone();
             let pending = tokio::task::spawn_blocking(move || accept.pending_count())
                 .await
@@ -149,7 +154,7 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
                 (Some(_), None) => serde_json::json!({ "state": "running" }),
                 (Some(_), Some(error)) => serde_json::json!({ "state": "failed", "error": error }),
             };
-            Ok::<_, Rejection>(json(&wire::status(&index, pending, writer, api.inner.watcher)))
+            Ok::<_, Rejection>(json(&wire::status(index.as_ref(), pending, writer, api.inner.watcher, api.damage())))
         },
     );
     let api_routes = warp::path("api").and(query_cap).and(

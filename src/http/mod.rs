@@ -70,6 +70,8 @@ struct Inner {
     writer: Option<WriterHealth>,
     watcher: Option<&'static str>,
     data_dir: PathBuf,
+    /// SQLite found the index damaged (a request met it): why.
+    damage: Mutex<Option<String>>,
     cache: Mutex<Cache>,
     accept: Arc<AcceptStore>,
     engine: Option<Engine>,
@@ -131,6 +133,7 @@ impl Api {
                 writer,
                 watcher,
                 data_dir: data_dir.to_owned(),
+                damage: Mutex::new(None),
                 cache: Mutex::new(Cache::default()),
                 accept: Arc::new(AcceptStore::open(data_dir)?),
                 engine,
@@ -246,7 +249,19 @@ impl Api {
         })
         .await
         .map_err(|e| ApiError::internal(format!("worker failed: {e}")))?
-        .map_err(ApiError::from)
+        .map_err(|e| {
+            if e.is_corruption() {
+                // Remembered for `/api/status`; every request that meets it answers 503.
+                tracing::error!("the index is damaged: {e}; run `scrollback check`, then `scrollback rebuild`");
+                *self.inner.damage.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e.to_string());
+            }
+            ApiError::from(e)
+        })
+    }
+
+    /// What SQLite said when it last found the index damaged, if it ever did.
+    fn damage(&self) -> Option<String> {
+        self.inner.damage.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
     /// Queues a file for the writer to re-index; `false` if the writer is not running.
@@ -358,6 +373,11 @@ impl From<Error> for ApiError {
             Error::Io { source, .. } => {
                 ApiError::new(StatusCode::CONFLICT, "unreadable", format!("the transcript cannot be read: {source}"))
             }
+            e if e.is_corruption() => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "index-damaged",
+                format!("the index is damaged ({e}): run `scrollback check`, then `scrollback rebuild`"),
+            ),
             Error::Schema { found, supported, .. } => ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "index-unavailable",

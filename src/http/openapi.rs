@@ -163,19 +163,21 @@ fn chat_schemas() -> Value {
         },
         "Status": {
             "type": "object",
-            "required": ["writer", "watcher", "transcripts", "sessions", "entries", "invalidLines", "photos", "indexBytes", "freeBytes", "acceptancesPending"],
+            "required": ["writer", "indexDamage", "watcher", "transcripts", "sessions", "entries", "invalidLines", "photos", "indexBytes", "freeBytes", "acceptancesPending"],
             "properties": {
                 "writer": { "type": "object", "required": ["state"], "properties": {
                     "state": { "type": "string", "enum": ["running", "failed", "none"] },
                     "error": { "type": "string" } } },
+                "indexDamage": { "type": "string", "nullable": true, "description": "What SQLite said when a request found the index damaged (run scrollback check, then scrollback rebuild); null if none did." },
                 "watcher": { "type": "string", "nullable": true, "enum": ["notify", "poll", null] },
-                "transcripts": { "type": "object", "required": ["live", "gone"], "properties": {
-                    "live": { "type": "integer" }, "gone": { "type": "integer" } } },
-                "sessions": { "type": "integer" },
-                "entries": { "type": "integer" },
-                "invalidLines": { "type": "integer" },
-                "photos": { "type": "integer" },
-                "indexBytes": { "type": "integer" },
+                "transcripts": { "type": "object", "nullable": true, "required": ["live", "gone"], "properties": {
+                    "live": { "type": "integer" }, "gone": { "type": "integer" } },
+                    "description": "The counts below are null when the index is damaged." },
+                "sessions": { "type": "integer", "nullable": true },
+                "entries": { "type": "integer", "nullable": true },
+                "invalidLines": { "type": "integer", "nullable": true },
+                "photos": { "type": "integer", "nullable": true },
+                "indexBytes": { "type": "integer", "nullable": true },
                 "freeBytes": { "type": "integer", "nullable": true },
                 "acceptancesPending": { "type": "integer" }
             }

@@ -152,21 +152,23 @@ pub struct Subagent<'a> {
 
 /// `GET /api/status`.
 pub fn status(
-    s: &crate::read::status::IndexStatus,
+    s: Option<&crate::read::status::IndexStatus>,
     acceptances_pending: i64,
     writer: serde_json::Value,
     watcher: Option<&str>,
+    damage: Option<String>,
 ) -> serde_json::Value {
     serde_json::json!({
         "writer": writer,
+        "indexDamage": damage,
         "watcher": watcher,
-        "transcripts": { "live": s.transcripts_live, "gone": s.transcripts_gone },
-        "sessions": s.sessions,
-        "entries": s.entries,
-        "invalidLines": s.invalid_lines,
-        "photos": s.photos,
-        "indexBytes": s.index_bytes,
-        "freeBytes": s.free_bytes,
+        "transcripts": s.map(|s| serde_json::json!({ "live": s.transcripts_live, "gone": s.transcripts_gone })),
+        "sessions": s.map(|s| s.sessions),
+        "entries": s.map(|s| s.entries),
+        "invalidLines": s.map(|s| s.invalid_lines),
+        "photos": s.map(|s| s.photos),
+        "indexBytes": s.map(|s| s.index_bytes),
+        "freeBytes": s.and_then(|s| s.free_bytes),
         "acceptancesPending": acceptances_pending,
     })
 }

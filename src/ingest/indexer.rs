@@ -234,7 +234,36 @@ impl Indexer {
         // A bulk load that was interrupted left its indexes and triggers aside: put them back.
         bulk::end(&conn, &index_path, None)?;
         rows::backfill_v4(&conn)?;
-        Ok(Indexer {
+        Ok(Indexer::with(conn, data_dir, lock))
+    }
+
+    /// For `scrollback rebuild`: moves the index aside (renamed `index.sqlite3.rebuilt-<time>`, never
+    /// deleted) and opens a new, empty one in its place. Returns it, and where the old file went;
+    /// index the transcripts with [`Indexer::catch_up`], then copy what only the old file held with
+    /// [`Indexer::carry_over`].
+    pub fn open_rebuilt(data_dir: &Path) -> Result<(Indexer, PathBuf)> {
+        let lock = lock_data_dir(data_dir)?;
+        let index_path = data_dir.join(db::INDEX_FILE);
+        if !index_path.exists() {
+            return Err(Error::io(
+                &index_path,
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no index to rebuild here"),
+            ));
+        }
+        let old = db::move_aside(&index_path, "rebuilt")?;
+        tracing::warn!(old = %old.display(), "the index was moved aside; building a new one");
+        let conn = ConnectionKind::Writer.open(&index_path)?;
+        Ok((Indexer::with(conn, data_dir, lock), old))
+    }
+
+    /// Copies from the index at `old` the history of every transcript this index has no row for
+    /// (see [`crate::ingest::rebuild`]).
+    pub fn carry_over(&mut self, old: &Path) -> Result<crate::ingest::rebuild::CarriedOver> {
+        crate::ingest::rebuild::carry_over(&self.conn, old)
+    }
+
+    fn with(conn: Connection, data_dir: &Path, lock: File) -> Indexer {
+        Indexer {
             conn,
             data_dir: data_dir.to_owned(),
             _lock: lock,
@@ -244,7 +273,7 @@ impl Indexer {
             fts: None,
             bulk: false,
             changed: HashSet::new(),
-        })
+        }
     }
 
     /// Announces every commit on `bus` from now on.

@@ -17,6 +17,7 @@ mod fingerprint;
 pub mod indexer;
 pub mod lines;
 pub mod order;
+pub mod rebuild;
 mod rows;
 pub mod scan;
 pub mod tail;
