@@ -1,4 +1,4 @@
--- scrollback index schema, version 4 (PRAGMA user_version = 4).
+-- scrollback index schema, version 5 (PRAGMA user_version = 5).
 --
 -- The one source of truth for the database: every table, index, view and trigger. The offsets below
 -- are a frozen format, documented byte for byte in README.md ("The index"):
@@ -25,7 +25,8 @@ CREATE TABLE files (
     lines           INTEGER NOT NULL,           -- complete lines indexed (the next line's number - 1)
     state           TEXT    NOT NULL CHECK (state IN ('live', 'gone')),
     indexed_at      TEXT    NOT NULL,           -- UTC, RFC 3339
-    gone_at         TEXT                        -- UTC, RFC 3339, when it was seen gone
+    gone_at         TEXT,                       -- UTC, RFC 3339, when it was seen gone
+    vault           TEXT                        -- absolute path of its hard link in <data dir>/vault, or NULL
 );
 CREATE UNIQUE INDEX files_live_path ON files(path) WHERE state = 'live';
 

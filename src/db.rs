@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 pub const SCHEMA: &str = include_str!("../schema.sql");
 
 /// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
-pub const VERSION: i64 = 4;
+pub const VERSION: i64 = 5;
 
 /// One step each: `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`. A step is run in
 /// the same transaction as the `user_version` bump. When you add one, bump `VERSION`, update
@@ -56,6 +56,9 @@ SELECT e.session_id, e.line, e.uuid, e.parent_uuid, e.type, e.role, e.timestamp,
 FROM entries e JOIN files f ON f.id = e.file_id
 WHERE e.invalid IS NULL AND e.duplicate = 0 AND e.type IN ('user', 'assistant');
      INSERT INTO scrollback_meta (key, value) VALUES ('pending:v4-backfill', 'fill in the version 4 columns');",
+    // 4 -> 5: the vault, a hard link per transcript in the data directory, so that a transcript's
+    // bytes outlive its deletion. Rows written before have no link until their file is re-read.
+    "ALTER TABLE files ADD COLUMN vault TEXT;",
 ];
 
 /// The `scrollback_meta` key that says rows written before version 4 still need their version 4

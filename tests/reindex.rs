@@ -53,14 +53,15 @@ fn a_rewrite_that_keeps_the_start_but_changes_the_end_is_noticed() {
 }
 
 #[test]
-fn a_deleted_transcript_keeps_its_history_and_its_photos_answer_gone() {
+fn a_deleted_transcript_keeps_its_history_and_without_the_vault_its_photos_answer_gone() {
     let env = Env::new();
     let photo = fake_png(5, 2000);
     env.write("p/s.jsonl", user_line("s", "u1", &format!("[{}]", image_block("image/png", &b64(&photo))), "") + "\n");
-    env.index();
+    let out = env.run(&["index", "--vault", "off"]);
+    assert!(out.status.success());
     assert_eq!(env.media("s/u1/0").unwrap(), photo);
     std::fs::remove_file(env.path("p/s.jsonl")).unwrap();
-    let summary = env.index();
+    let summary = String::from_utf8(env.run(&["index", "--vault", "off"]).stdout).unwrap();
     assert!(summary.contains("1 gone"), "{summary}");
     let (state, entries): (String, i64) = env
         .conn()

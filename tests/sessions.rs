@@ -462,7 +462,8 @@ fn an_index_written_by_version_3_reads_as_a_fresh_one_once_opened() {
     v3.execute_batch(&schema).unwrap();
     v3.execute("ATTACH ?1 AS fresh", [env.data.join("index.sqlite3").to_str().unwrap()]).unwrap();
     v3.execute_batch(
-        "INSERT INTO files SELECT * FROM fresh.files;
+        "INSERT INTO files SELECT id, path, session_id, dev, inode, fingerprint, fingerprint_len, tail_hash, size,
+                                  mtime_ns, checkpoint, lines, state, indexed_at, gone_at FROM fresh.files;
          INSERT INTO entries (id, file_id, session_id, line, offset, length, uuid, parent_uuid, type, role, timestamp,
                               is_sidechain, stripped, text, invalid)
              SELECT id, file_id, session_id, line, offset, length, uuid, parent_uuid, type, role, timestamp,

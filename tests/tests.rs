@@ -18,3 +18,4 @@ mod sessions;
 mod tail;
 mod tools;
 mod util;
+mod vault;

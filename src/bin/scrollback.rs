@@ -119,6 +119,21 @@ struct Dirs {
     transcripts: Option<PathBuf>,
     #[command(flatten)]
     data: DataDir,
+    /// Keep a hard link to every transcript in the data directory (`vault/`), so that a deleted
+    /// transcript's photos are still served: no disk while the transcript exists.
+    #[arg(long, default_value = "on", value_parser = ["on", "off"])]
+    vault: String,
+}
+
+impl Dirs {
+    /// The writer, with the vault as asked.
+    fn indexer(&self, data_dir: &Path) -> anyhow::Result<Indexer> {
+        let mut indexer = Indexer::open(data_dir)?;
+        if self.vault == "off" {
+            indexer.set_vault_off("turned off with --vault off")?;
+        }
+        Ok(indexer)
+    }
 }
 
 #[derive(Debug, Args)]
@@ -288,7 +303,7 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
     if !root.is_dir() {
         bail!("transcript directory {} does not exist (try --demo, or --transcripts DIR)", root.display());
     }
-    let mut indexer = Indexer::open(&data_dir)?;
+    let mut indexer = dirs.indexer(&data_dir)?;
     let bus = scrollback::events::bus();
     indexer.set_bus(bus.clone());
     let config = TailConfig {
@@ -381,6 +396,18 @@ fn status(data_dir: &Path) -> anyhow::Result<()> {
         None => writeln!(out, "free space      unknown")?,
     }
     writeln!(out, "sends pending   {pending}")?;
+    match &s.vault.off {
+        None => writeln!(
+            out,
+            "vault           on: {} links; {:.1} MB of deleted transcripts only the vault still holds",
+            s.vault.links,
+            mb(s.vault.only_in_vault_bytes)
+        )?,
+        Some(why) => writeln!(out, "vault           off: {why}")?,
+    }
+    for broken in &s.vault.broken {
+        writeln!(out, "vault problem   {broken}")?;
+    }
     Ok(())
 }
 
@@ -425,7 +452,7 @@ fn index(dirs: &Dirs) -> anyhow::Result<()> {
     if !root.is_dir() {
         bail!("transcript directory {} does not exist", root.display());
     }
-    let mut indexer = Indexer::open(&data_dir)?;
+    let mut indexer = dirs.indexer(&data_dir)?;
     let mut bar = Bar(None);
     let s = indexer.catch_up(&root, &mut bar)?;
     if let Some(bar) = bar.0 {

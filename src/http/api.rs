@@ -430,6 +430,8 @@ async fn serve_sent_image(
 /// Turns a media failure into its status, and queues a changed file for re-indexing.
 fn media_failed(api: &Api, record: &MediaRecord, e: Error) -> Rejection {
     match e {
+        // A vault link is not a transcript: nothing re-indexes it, and its bytes are what they are.
+        Error::Changed { .. } if record.from_vault => reject(ApiError::from(e)),
         Error::Changed { .. } | Error::Io { .. } => {
             tracing::warn!(path = %record.path.display(), offset = record.offset, "payload changed or unreadable ({e}); re-indexing the file");
             if api.reindex(record.path.clone()) {

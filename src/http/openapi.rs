@@ -163,7 +163,7 @@ fn chat_schemas() -> Value {
         },
         "Status": {
             "type": "object",
-            "required": ["writer", "indexDamage", "watcher", "transcripts", "sessions", "entries", "invalidLines", "photos", "indexBytes", "freeBytes", "acceptancesPending"],
+            "required": ["writer", "indexDamage", "watcher", "transcripts", "sessions", "entries", "invalidLines", "photos", "indexBytes", "freeBytes", "vault", "acceptancesPending"],
             "properties": {
                 "writer": { "type": "object", "required": ["state"], "properties": {
                     "state": { "type": "string", "enum": ["running", "failed", "none"] },
@@ -179,6 +179,15 @@ fn chat_schemas() -> Value {
                 "photos": { "type": "integer", "nullable": true },
                 "indexBytes": { "type": "integer", "nullable": true },
                 "freeBytes": { "type": "integer", "nullable": true },
+                "vault": { "type": "object", "nullable": true, "required": ["state", "off", "links", "onlyInVaultBytes", "broken"],
+                    "description": "The vault of hard links: on or off (and why), its links, the bytes of gone transcripts only it holds, and the retention check's findings.",
+                    "properties": {
+                        "state": { "type": "string", "enum": ["on", "off"] },
+                        "off": { "type": "string", "nullable": true },
+                        "links": { "type": "integer" },
+                        "onlyInVaultBytes": { "type": "integer" },
+                        "broken": { "type": "array", "items": { "type": "string" } }
+                    } },
                 "acceptancesPending": { "type": "integer" }
             }
         },

@@ -169,6 +169,13 @@ pub fn status(
         "photos": s.map(|s| s.photos),
         "indexBytes": s.map(|s| s.index_bytes),
         "freeBytes": s.and_then(|s| s.free_bytes),
+        "vault": s.map(|s| serde_json::json!({
+            "state": if s.vault.off.is_some() { "off" } else { "on" },
+            "off": s.vault.off,
+            "links": s.vault.links,
+            "onlyInVaultBytes": s.vault.only_in_vault_bytes,
+            "broken": s.vault.broken,
+        })),
         "acceptancesPending": acceptances_pending,
     })
 }

@@ -195,6 +195,8 @@ pub struct Indexer {
     fts: Option<FtsBuild>,
     /// A bulk load is running (its secondary indexes are set aside).
     bulk: bool,
+    /// Where transcripts are hard-linked, so that their bytes outlive them.
+    vault: Vault,
     /// Files a reader found a payload of changed in: their next pass re-indexes them.
     changed: HashSet<PathBuf>,
 }
@@ -234,6 +236,12 @@ impl Indexer {
         // A bulk load that was interrupted left its indexes and triggers aside: put them back.
         bulk::end(&conn, &index_path, None)?;
         rows::backfill_v4(&conn)?;
+        // The vault is on until a link fails or `set_vault_off` turns it off.
+        conn.execute("DELETE FROM scrollback_meta WHERE key = ?1", [VAULT_OFF_KEY])?;
+        // The retention check: reported, never fixed by deleting anything.
+        for broken in crate::read::status::vault_status(&conn)?.broken {
+            tracing::warn!("vault: {broken}");
+        }
         Ok(Indexer::with(conn, data_dir, lock))
     }
 
@@ -272,8 +280,19 @@ impl Indexer {
             partial: HashMap::new(),
             fts: None,
             bulk: false,
+            vault: Vault::open(conn_vault_dir(data_dir)),
             changed: HashSet::new(),
         }
+    }
+
+    /// Keeps no vault links from now on (`--vault off`), saying why in `status`.
+    pub fn set_vault_off(&mut self, why: &str) -> Result<()> {
+        self.vault = Vault::Off;
+        self.conn.execute(
+            "INSERT OR REPLACE INTO scrollback_meta (key, value) VALUES (?1, ?2)",
+            params![VAULT_OFF_KEY, why],
+        )?;
+        Ok(())
     }
 
     /// Announces every commit on `bus` from now on.
@@ -299,7 +318,9 @@ impl Indexer {
         let started = Instant::now();
         // Paths are stored absolute, so that media can be read from any working directory.
         let root = &std::path::absolute(root).map_err(|e| Error::io(root, e))?;
-        let found = tree::discover(root);
+        let mut found = tree::discover(root);
+        // The vault's links are not transcripts, even when the data directory is inside the tree.
+        found.retain(|f| !self.vault.holds(&f.path));
         let known = self.known_sizes()?;
         let total = found.iter().map(|f| f.size.saturating_sub(known.get(&f.path).copied().unwrap_or(0))).sum();
         progress.start(total);
@@ -346,6 +367,9 @@ impl Indexer {
     /// is marked gone.
     pub fn index_path(&mut self, path: &Path) -> Result<Summary> {
         let path = &std::path::absolute(path).map_err(|e| Error::io(path, e))?;
+        if self.vault.holds(path) {
+            return Ok(Summary::default());
+        }
         match std::fs::metadata(path) {
             Ok(meta) if meta.is_file() => {
                 let found = Found { path: path.to_owned(), dev: meta.dev(), inode: meta.ino(), size: meta.len() };
@@ -517,7 +541,7 @@ impl Indexer {
             matches!(receive.recv(), Ok(ahead::Msg::Opened { dev, inode }) if (dev, inode) == (opened.dev, opened.inode))
         });
         let file_session = session_from_path(path);
-        let Indexer { conn, reader, fts, bulk, .. } = self;
+        let Indexer { conn, reader, fts, bulk, vault, .. } = self;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let file_id = match &plan {
             Plan::New => insert_file_row(&tx, opened, &file_session)?,
@@ -528,6 +552,11 @@ impl Indexer {
             Plan::Append(row) => row.id,
             Plan::Skip => unreachable!("a skipped file is not read"),
         };
+        // The vault link is made before the rows' first commit, and again whenever the file is read
+        // from its start (it may be another inode now, which the old link no longer is).
+        if matches!(plan, Plan::New | Plan::Reindex(..)) {
+            vault.link(&tx, file_id, opened)?;
+        }
         let mut summary = Summary::default();
         let mut touched: HashMap<String, LineRange> = HashMap::new();
         let mut write = |batch: Batch| -> Result<()> {
@@ -682,6 +711,114 @@ impl Indexer {
             }
         }
         Ok(Elsewhere::Nowhere)
+    }
+}
+
+/// The directory of the vault's links, in the data directory.
+pub const VAULT_DIR: &str = "vault";
+/// The `scrollback_meta` key that says why the vault is off (absent while it is on).
+pub const VAULT_OFF_KEY: &str = "vault:off";
+
+fn conn_vault_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join(VAULT_DIR)
+}
+
+/// The environment variable that makes every vault link fail as across file systems (EXDEV):
+/// fault injection for the test of that fallback (`tests/vault.rs`). Never set it otherwise.
+pub const FAULT_VAULT_EXDEV: &str = "SCROLLBACK_FAULT_VAULT_EXDEV";
+
+/// The vault: a hard link to every transcript indexed, `<data dir>/vault/<dev>-<inode>.jsonl` (a
+/// name no other file can take while the link keeps that inode alive, and the same for every row
+/// of the same file, in this index or a rebuilt one). While
+/// the transcript exists it costs no disk (the same inode); once its path is deleted, the bytes stay
+/// and every recorded offset stays valid, so its photos are still served. No byte is ever copied:
+/// where links cannot be made (another file system, or refused), the vault is off, and says so.
+#[derive(Debug)]
+enum Vault {
+    On(PathBuf),
+    /// (Why is in `scrollback_meta`, for `status`.)
+    Off,
+}
+
+impl Vault {
+    fn open(dir: PathBuf) -> Vault {
+        Vault::On(dir)
+    }
+
+    /// Whether `path` is one of the vault's links.
+    fn holds(&self, path: &Path) -> bool {
+        matches!(self, Vault::On(dir) if path.starts_with(dir))
+    }
+
+    /// Links the file `opened` (row `file_id`) into the vault and records the link, in `tx`.
+    fn link(&mut self, tx: &Transaction<'_>, file_id: i64, opened: &Opened) -> Result<()> {
+        let Vault::On(dir) = self else { return Ok(()) };
+        let link = dir.join(format!("{}-{}.jsonl", opened.dev, opened.inode));
+        std::fs::create_dir_all(&*dir).map_err(|e| Error::io(&*dir, e))?;
+        // A link this row had to another inode (the file was replaced) goes once no row needs it.
+        let previous: Option<String> =
+            tx.query_row("SELECT vault FROM files WHERE id = ?1", [file_id], |r| r.get(0)).optional()?.flatten();
+        tx.execute("UPDATE files SET vault = NULL WHERE id = ?1", [file_id])?;
+        if let Some(previous) = previous.filter(|p| Path::new(p) != link) {
+            let needed: bool =
+                tx.query_row("SELECT EXISTS (SELECT 1 FROM files WHERE vault = ?1)", [&previous], |r| r.get(0))?;
+            if !needed {
+                match std::fs::remove_file(&previous) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(&previous, e)),
+                    _ => {}
+                }
+            }
+        }
+        let made = if std::env::var_os(FAULT_VAULT_EXDEV).is_some() {
+            Err(std::io::Error::from_raw_os_error(libc::EXDEV))
+        } else {
+            match std::fs::symlink_metadata(&link) {
+                // Already this file's link (a row of the same inode made it).
+                Ok(meta) if (meta.dev(), meta.ino()) == (opened.dev, opened.inode) => Ok(()),
+                // A leftover of an inode that no longer exists under that name: not this file.
+                Ok(_) => std::fs::remove_file(&link).and_then(|()| std::fs::hard_link(&opened.path, &link)),
+                Err(_) => std::fs::hard_link(&opened.path, &link),
+            }
+        };
+        match made {
+            Ok(()) => {
+                // The path may have been replaced between its open and the link: the link must be
+                // the inode that was read, or none.
+                let meta = std::fs::metadata(&link).map_err(|e| Error::io(&link, e))?;
+                if (meta.dev(), meta.ino()) != (opened.dev, opened.inode) {
+                    std::fs::remove_file(&link).map_err(|e| Error::io(&link, e))?;
+                    return Ok(());
+                }
+                let link = link.to_str().ok_or_else(|| Error::io(&link, std::io::ErrorKind::InvalidData.into()))?;
+                tx.execute("UPDATE files SET vault = ?2 WHERE id = ?1", params![file_id, link])?;
+                Ok(())
+            }
+            Err(e)
+                if e.raw_os_error() == Some(libc::EXDEV)
+                    || matches!(e.kind(), std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::Unsupported) =>
+            {
+                let why = if e.raw_os_error() == Some(libc::EXDEV) {
+                    format!("the data directory is on another file system than the transcripts ({e})")
+                } else {
+                    format!("the file system refuses hard links here ({e})")
+                };
+                tracing::warn!(
+                    "no vault: {why}. A deleted transcript's text stays in the index, but its photos will answer 410; \
+                     put the data directory on the transcripts' file system to keep them"
+                );
+                tx.execute(
+                    "INSERT OR REPLACE INTO scrollback_meta (key, value) VALUES (?1, ?2)",
+                    params![VAULT_OFF_KEY, why],
+                )?;
+                *self = Vault::Off;
+                Ok(())
+            }
+            Err(e) => {
+                // This file has no link; the others may.
+                tracing::warn!(path = %opened.path.display(), "no vault link: {e}");
+                Ok(())
+            }
+        }
     }
 }
 

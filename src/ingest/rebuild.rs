@@ -71,6 +71,12 @@ fn copy_gone(conn: &Connection, out: &mut CarriedOver) -> Result<()> {
         )?;
         let new_file = tx.last_insert_rowid();
         out.files += 1;
+        // Its vault link, where the old index (version 5 on) recorded one: named by the file's
+        // identity, so it is the same file's link in the new index.
+        let _ = tx.execute(
+            "UPDATE files SET vault = (SELECT vault FROM old.files WHERE id = ?2) WHERE id = ?1",
+            params![new_file, old_id],
+        );
         let entries: Vec<i64> = {
             let mut stmt = tx.prepare("SELECT id FROM old.entries WHERE file_id = ?1 ORDER BY line")?;
             let rows = stmt.query_map([old_id], |r| r.get(0))?;

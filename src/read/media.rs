@@ -28,8 +28,10 @@ pub struct MediaRecord {
     pub id: i64,
     /// The transcript.
     pub path: PathBuf,
-    /// Whether the transcript still exists (`live`) or not (`gone`).
+    /// Whether the payload's bytes can be read: the transcript exists, or its vault link does.
     pub file_live: bool,
+    /// `path` is the vault's link to a transcript that is gone.
+    pub from_vault: bool,
     /// Absolute byte offset of the payload in the transcript.
     pub offset: u64,
     /// Bytes of the payload in the transcript.

@@ -147,6 +147,7 @@ mod tests {
             id: 1,
             path: "/t/s.jsonl".into(),
             file_live: true,
+            from_vault: false,
             offset: 1000 + span.offset,
             length: span.len,
             encoding: Encoding::Base64,

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use crate::db;
 use crate::error::{Error, Result};
@@ -26,6 +26,54 @@ pub struct IndexStatus {
     pub index_bytes: u64,
     /// Bytes free for an unprivileged user on the data directory's file system.
     pub free_bytes: Option<u64>,
+    /// The vault of hard links.
+    pub vault: VaultStatus,
+}
+
+/// The vault: whether it is on, its links, and what only it still holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VaultStatus {
+    /// Why the writer keeps no links (another file system, refused, `--vault off`); `None` if on.
+    pub off: Option<String>,
+    /// Transcripts with a link.
+    pub links: i64,
+    /// Bytes of the links whose transcripts are gone: what only the vault still holds.
+    pub only_in_vault_bytes: u64,
+    /// The retention check: links that are missing, or that are no longer the inode of their row
+    /// (each is logged by the writer when it opens; nothing is deleted to fix them).
+    pub broken: Vec<String>,
+}
+
+/// The vault's state, and the retention check: every recorded link is stat'ed.
+pub fn vault_status(conn: &Connection) -> Result<VaultStatus> {
+    use std::os::unix::fs::MetadataExt;
+    let off: Option<String> =
+        conn.query_row("SELECT value FROM scrollback_meta WHERE key = 'vault:off'", [], |r| r.get(0)).optional()?;
+    let mut stmt = conn.prepare("SELECT id, vault, dev, inode, state FROM files WHERE vault IS NOT NULL")?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, i64>(2)?,
+            r.get::<_, i64>(3)?,
+            r.get::<_, String>(4)?,
+        ))
+    })?;
+    let mut status = VaultStatus { off, ..VaultStatus::default() };
+    for row in rows {
+        let (id, link, dev, inode, state) = row?;
+        status.links += 1;
+        match std::fs::metadata(&link) {
+            Ok(meta) if (meta.dev() as i64, meta.ino() as i64) == (dev, inode) => {
+                if state == "gone" {
+                    status.only_in_vault_bytes += meta.len();
+                }
+            }
+            Ok(_) => status.broken.push(format!("file {id}: its vault link is another file than the one indexed")),
+            Err(e) => status.broken.push(format!("file {id}: its vault link cannot be read ({e})")),
+        }
+    }
+    Ok(status)
 }
 
 /// Reads the counts from `conn`, and the sizes from `data_dir`.
@@ -50,6 +98,7 @@ pub fn index_status(conn: &Connection, data_dir: &Path) -> Result<IndexStatus> {
         )?,
         index_bytes,
         free_bytes: free_bytes(data_dir).ok(),
+        vault: vault_status(conn)?,
     })
 }
 

@@ -18,7 +18,7 @@ pub fn open(data_dir: &Path) -> Result<Connection> {
 
 /// The columns [`media_record`] reads, over `media m JOIN entries e JOIN files f`.
 pub(crate) const MEDIA_COLUMNS: &str = "m.id, f.path, f.state, m.offset, m.length, m.encoding, m.media_type,
-     m.decoded_length, m.blake3, m.kind, m.ordinal, e.session_id, e.uuid, e.id, e.offset";
+     m.decoded_length, m.blake3, m.kind, m.ordinal, e.session_id, e.uuid, e.id, e.offset, f.vault";
 
 fn bad_column(column: usize, what: &str, value: &str) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, format!("{what} {value:?}").into())
@@ -30,8 +30,14 @@ pub(crate) fn media_record(r: &Row<'_>) -> rusqlite::Result<MediaRecord> {
     let kind: String = r.get(9)?;
     Ok(MediaRecord {
         id: r.get(0)?,
-        path: PathBuf::from(r.get::<_, String>(1)?),
-        file_live: r.get::<_, String>(2)? == "live",
+        // A gone transcript's bytes are read from its vault link, where there is one: the same
+        // inode, so every recorded offset holds.
+        path: PathBuf::from(match (r.get::<_, String>(2)?.as_str(), r.get::<_, Option<String>>(15)?) {
+            ("gone", Some(vault)) => vault,
+            _ => r.get::<_, String>(1)?,
+        }),
+        file_live: r.get::<_, String>(2)? == "live" || r.get::<_, Option<String>>(15)?.is_some(),
+        from_vault: r.get::<_, String>(2)? == "gone" && r.get::<_, Option<String>>(15)?.is_some(),
         offset: r.get::<_, i64>(3)? as u64,
         length: r.get::<_, i64>(4)? as u64,
         encoding: Encoding::parse(&encoding).ok_or_else(|| bad_column(5, "encoding", &encoding))?,

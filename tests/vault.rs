@@ -1,0 +1,151 @@
+//! The vault: a hard link per transcript in the data directory, so that a deleted transcript's
+//! photos are still served, at no disk cost while it exists; and what happens where links cannot be.
+
+use std::os::unix::fs::MetadataExt;
+
+use reqwest::StatusCode;
+use serde_json::Value;
+
+use crate::http::Server;
+use crate::util::{Env, b64, fake_png, image_block, user_line};
+
+/// Three transcripts with two photos each; returns (ref, blake3, bytes) of every photo.
+fn photo_tree(env: &Env) -> Vec<(String, String, Vec<u8>)> {
+    let mut photos = Vec::new();
+    for s in 0..3 {
+        let session = format!("s{s}");
+        let mut body = String::new();
+        for i in 0..2 {
+            let bytes = fake_png(s * 10 + i, 3000 + 500 * i as usize);
+            let uuid = format!("u{s}{i}");
+            body += &(user_line(&session, &uuid, &format!("[{}]", image_block("image/png", &b64(&bytes))), "") + "\n");
+            photos.push((format!("{session}/{uuid}/0"), blake3::hash(&bytes).to_hex().to_string(), bytes));
+        }
+        env.write(&format!("p/{session}.jsonl"), body);
+    }
+    photos
+}
+
+fn vault_links(env: &Env) -> Vec<std::path::PathBuf> {
+    match std::fs::read_dir(env.data.join("vault")) {
+        Ok(dir) => dir.map(|e| e.unwrap().path()).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+#[test]
+fn photos_of_deleted_transcripts_are_served_from_the_vault_byte_exact() {
+    let env = Env::new();
+    let photos = photo_tree(&env);
+    env.index();
+    // The links are the transcripts' own inodes: no byte copied.
+    let links = vault_links(&env);
+    assert_eq!(links.len(), 3);
+    for link in &links {
+        let meta = std::fs::metadata(link).unwrap();
+        assert_eq!(meta.nlink(), 2, "{}: the transcript and its link, one inode", link.display());
+    }
+    let sizes: u64 = (0..3).map(|s| std::fs::metadata(env.path(&format!("p/s{s}.jsonl"))).unwrap().len()).sum();
+    // Every transcript deleted, and the server started afresh on what the index says.
+    for s in 0..3 {
+        std::fs::remove_file(env.path(&format!("p/s{s}.jsonl"))).unwrap();
+    }
+    env.index();
+    let server = Server::start(&env, &[]);
+    let status = server.json("/api/status");
+    assert_eq!(status["transcripts"]["gone"], 3, "{status}");
+    assert_eq!(status["vault"]["state"], "on");
+    assert_eq!(status["vault"]["links"], 3);
+    assert_eq!(status["vault"]["onlyInVaultBytes"].as_u64(), Some(sizes), "the bytes only the vault still holds");
+    assert_eq!(status["vault"]["broken"], Value::Array(vec![]));
+    for (reference, hash, bytes) in &photos {
+        for url in [format!("/api/session-media/{reference}"), format!("/api/media/{hash}")] {
+            let res = server.get(&url);
+            assert_eq!(res.status(), StatusCode::OK, "{url}");
+            assert_eq!(res.bytes().unwrap().as_ref(), bytes.as_slice(), "{url}: byte-exact");
+        }
+    }
+    drop(server);
+    assert_eq!(env.media(&photos[0].0).unwrap(), photos[0].2, "the CLI reads the vault too");
+    let out = String::from_utf8(env.run(&["status"]).stdout).unwrap();
+    assert!(out.contains("vault           on: 3 links"), "{out}");
+    // A link whose file was deleted by hand is reported, and its photos are then gone.
+    std::fs::remove_file(&links[0]).unwrap();
+    let out = String::from_utf8(env.run(&["status"]).stdout).unwrap();
+    assert!(out.contains("vault problem"), "{out}");
+}
+
+#[test]
+fn where_links_cannot_be_made_the_vault_is_off_and_says_so() {
+    // A data directory on another file system than the transcripts: EXDEV, simulated.
+    let env = Env::new();
+    let photos = photo_tree(&env);
+    let out = env
+        .cmd()
+        .env(scrollback::ingest::indexer::FAULT_VAULT_EXDEV, "1")
+        .env("RUST_LOG", "warn")
+        .arg("index")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("no vault").count(), 1, "said once: {stderr}");
+    assert!(vault_links(&env).is_empty(), "nothing copied, nothing linked");
+    let status = String::from_utf8(env.run(&["status"]).stdout).unwrap();
+    assert!(status.contains("vault           off: the data directory is on another file system"), "{status}");
+    // Everything else works; a deleted transcript's photos answer gone.
+    assert_eq!(env.media(&photos[0].0).unwrap(), photos[0].2);
+    std::fs::remove_file(env.path("p/s0.jsonl")).unwrap();
+    env.index();
+    let (code, message) = env.media(&photos[0].0).unwrap_err();
+    assert_eq!(code, 1);
+    assert!(message.contains("is gone"), "{message}");
+    let server = Server::start(&env, &["--vault", "off"]);
+    assert_eq!(server.get(&format!("/api/session-media/{}", photos[0].0)).status(), StatusCode::GONE);
+    assert_eq!(server.get(&format!("/api/session-media/{}", photos[2].0)).status(), StatusCode::OK);
+    let status = server.json("/api/status");
+    assert_eq!(status["vault"]["off"], "turned off with --vault off", "{status}");
+}
+
+#[test]
+fn links_follow_replacements_and_are_never_indexed_as_transcripts() {
+    let env = Env::new();
+    // The data directory inside the transcript tree: its links must not be read as transcripts.
+    let data = env.root.join("p").join(".scrollback");
+    let index = || {
+        let out = env.cmd().env("SCROLLBACK_DATA_DIR", &data).arg("index").output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    let links = || -> Vec<(u64, String)> {
+        let mut out: Vec<(u64, String)> = std::fs::read_dir(data.join("vault"))
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (e.metadata().unwrap().ino(), e.file_name().into_string().unwrap())
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    env.write("p/a.jsonl", user_line("a", "a1", "\"one\"", "") + "\n");
+    index();
+    index();
+    let conn = scrollback::read::store::open(&data).unwrap();
+    let files: i64 = conn.query_row("SELECT count(*) FROM files", [], |r| r.get(0)).unwrap();
+    assert_eq!(files, 1, "the vault's link was not indexed");
+    let ino = |p: &str| std::fs::metadata(env.path(p)).unwrap().ino();
+    assert_eq!(links().iter().map(|l| l.0).collect::<Vec<_>>(), [ino("p/a.jsonl")]);
+    // Rewritten in place (same inode): the same link.
+    std::fs::write(env.path("p/a.jsonl"), user_line("a", "a2", "\"two\"", "") + "\n").unwrap();
+    index();
+    assert_eq!(links().iter().map(|l| l.0).collect::<Vec<_>>(), [ino("p/a.jsonl")]);
+    // Replaced by rename (a new inode): the new file's link; the old one, needed by no row, goes.
+    let tmp = env.path("p/a.jsonl.tmp");
+    std::fs::write(&tmp, user_line("a", "a3", "\"three\"", "") + "\n").unwrap();
+    std::fs::rename(&tmp, env.path("p/a.jsonl")).unwrap();
+    index();
+    assert_eq!(links().iter().map(|l| l.0).collect::<Vec<_>>(), [ino("p/a.jsonl")], "no stale link");
+    let recorded: String =
+        scrollback::read::store::open(&data).unwrap().query_row("SELECT vault FROM files", [], |r| r.get(0)).unwrap();
+    assert!(recorded.ends_with(&links()[0].1), "{recorded}");
+}
