@@ -275,3 +275,12 @@ fn status_counts_what_the_index_holds_and_creates_nothing() {
     }
     assert!(!env.data.join("accepted.sqlite3").exists(), "status wrote nothing");
 }
+
+#[test]
+fn an_error_says_its_cause_once() {
+    let env = Env::new();
+    let out = env.run(&["search", "x", "--data-dir", "/nonexistent/scrollback-test"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("no index here yet").count(), 1, "{stderr}");
+}

@@ -191,7 +191,7 @@ fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("scrollback: {e:#}");
+            eprintln!("scrollback: {}", message(&e));
             if e.downcast_ref::<Usage>().is_some() {
                 return ExitCode::from(2);
             }
@@ -373,6 +373,23 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
         bail!("the indexer died; see the log above");
     }
     Ok(())
+}
+
+/// An error and its causes, each said once: a cause whose words its error already ends with (an
+/// I/O error shows its OS message, and has it as its source too) is not repeated.
+fn message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.ends_with(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }
 
 fn status(data_dir: &Path) -> anyhow::Result<()> {
