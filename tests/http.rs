@@ -18,6 +18,8 @@ pub struct Server {
     pub child: Child,
     pub base: String,
     pub client: Client,
+    /// Everything it wrote to standard error after it started listening.
+    pub log: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Drop for Server {
@@ -29,9 +31,15 @@ impl Drop for Server {
 
 impl Server {
     pub fn start(env: &Env, args: &[&str]) -> Server {
+        Server::start_with(env, args, &[])
+    }
+
+    /// [`Server::start`] with these environment variables set too.
+    pub fn start_with(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Server {
         let mut child = env
             .cmd()
             .env("RUST_LOG", "scrollback=warn")
+            .envs(vars.iter().copied())
             .args(["serve", "--listen", "127.0.0.1:0"])
             .args(args)
             .stdout(Stdio::null())
@@ -48,8 +56,16 @@ impl Server {
             }
         };
         // Keep draining stderr so the server never blocks on it.
-        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-        Server { child, base, client: Client::builder().timeout(Duration::from_secs(30)).build().unwrap() }
+        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let kept = log.clone();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            while stderr.read_line(&mut line).is_ok_and(|n| n > 0) {
+                kept.lock().unwrap().push_str(&line);
+                line.clear();
+            }
+        });
+        Server { child, base, client: Client::builder().timeout(Duration::from_secs(30)).build().unwrap(), log }
     }
 
     pub fn get(&self, path: &str) -> reqwest::blocking::Response {
@@ -726,42 +742,16 @@ fn a_dead_writer_is_loud_and_serve_exits_with_an_error() {
     let env = Env::new();
     env.write("p/s.jsonl", user_line("s", "u1", "\"first\"", "") + "\n");
     // The writer panics at its first file event (fault injection: `FAULT_WRITER_PANIC`).
-    let mut child = env
-        .cmd()
-        .env("RUST_LOG", "scrollback=warn")
-        .env(scrollback::ingest::tail::FAULT_WRITER_PANIC, "1")
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut log = String::new();
-    let base = loop {
-        let mut line = String::new();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "serve exited before listening: {log}");
-        log += &line;
-        if let Some(rest) = line.split("serving http://").nth(1) {
-            break format!("http://{}", rest.split('/').next().unwrap());
-        }
-    };
-    let rest = std::thread::spawn(move || {
-        let mut rest = String::new();
-        let _ = stderr.read_to_string(&mut rest);
-        rest
-    });
-    let client = Client::new();
-    let status =
-        |client: &Client| -> Value { client.get(format!("{base}/api/status")).send().unwrap().json().unwrap() };
+    let mut server = Server::start_with(&env, &[], &[(scrollback::ingest::tail::FAULT_WRITER_PANIC, "1")]);
     let deadline = Instant::now() + Duration::from_secs(20);
-    while status(&client)["entries"] != 1 {
+    while server.json("/api/status")["entries"] != 1 {
         assert!(Instant::now() < deadline, "the startup catch-up never finished");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let now = status(&client);
+    let now = server.json("/api/status");
     assert_eq!(now["writer"]["state"], "running");
     assert_eq!((now["watcher"].as_str(), now["transcripts"]["live"].as_i64()), (Some("notify"), Some(1)));
-    let mut ws = open_events(&base);
+    let mut ws = open_events(&server.base);
     env.append("p/s.jsonl", user_line("s", "u2", "\"second\"", "") + "\n");
     // The death is announced to open pages, logged, and the process exits with an error.
     let event = read_event(&mut ws);
@@ -769,15 +759,21 @@ fn a_dead_writer_is_loud_and_serve_exits_with_an_error() {
     assert!(event["error"].as_str().unwrap().contains("injected fault"), "{event}");
     let deadline = Instant::now() + Duration::from_secs(20);
     let code = loop {
-        if let Some(code) = child.try_wait().unwrap() {
+        if let Some(code) = server.child.try_wait().unwrap() {
             break code;
         }
         assert!(Instant::now() < deadline, "serve kept running with a dead writer");
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(code.code(), Some(1), "a supervisor sees a failure");
-    let rest = rest.join().unwrap();
-    assert!(rest.contains("the writer died") && rest.contains("the indexer died"), "{rest}");
+    // (Its last lines reach the log's reader thread a moment after it exits.)
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let said = |log: &str| log.contains("the writer died") && log.contains("the indexer died");
+    while !said(&server.log.lock().unwrap()) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let log = server.log.lock().unwrap().clone();
+    assert!(said(&log), "{log}");
 }
 
 #[test]
