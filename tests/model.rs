@@ -274,6 +274,32 @@ fn check_history(env: &Env, seed: u64, step: usize) {
     uuids.sort();
     uuids.dedup();
     assert_eq!(uuids.len(), all, "seed {seed}, step {step}: a uuid shown twice");
+    drop(tx);
+    check_vault(env, &conn, seed, step);
+}
+
+/// The vault: every row's link is its file's inode (no link lost while a row needs it), and every
+/// link is a row's (no stale link survives its last row).
+fn check_vault(env: &Env, conn: &rusqlite::Connection, seed: u64, step: usize) {
+    use std::os::unix::fs::MetadataExt;
+    let mut stmt = conn.prepare("SELECT vault, dev, inode FROM files WHERE vault IS NOT NULL").unwrap();
+    let rows: Vec<(String, i64, i64)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect();
+    for (link, dev, inode) in &rows {
+        let meta = std::fs::metadata(link).unwrap_or_else(|e| panic!("seed {seed}, step {step}: {link}: {e}"));
+        assert_eq!((meta.dev() as i64, meta.ino() as i64), (*dev, *inode), "seed {seed}, step {step}: {link}");
+    }
+    let recorded: std::collections::HashSet<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    if let Ok(dir) = std::fs::read_dir(env.data.join("vault")) {
+        for entry in dir {
+            let path = entry.unwrap().path();
+            assert!(
+                recorded.contains(path.to_str().unwrap()),
+                "seed {seed}, step {step}: stale link {}",
+                path.display()
+            );
+        }
+    }
 }
 
 fn env_number(name: &str, default: u64) -> u64 {

@@ -432,6 +432,18 @@ impl Indexer {
         progress: &mut dyn Progress,
         ahead: Option<Receiver<ahead::Msg>>,
     ) -> Result<Summary> {
+        let result = self.index_found_unsettled(found, progress, ahead);
+        // Committed or rolled back, links no row refers to now go (see `Vault::settle`).
+        self.vault.settle(&self.conn);
+        result
+    }
+
+    fn index_found_unsettled(
+        &mut self,
+        found: &Found,
+        progress: &mut dyn Progress,
+        ahead: Option<Receiver<ahead::Msg>>,
+    ) -> Result<Summary> {
         let opened = Opened::open(&found.path)?;
         let mut row = self.file_row(&opened.path_str)?;
         if row.is_none() {
@@ -735,40 +747,56 @@ pub const FAULT_VAULT_EXDEV: &str = "SCROLLBACK_FAULT_VAULT_EXDEV";
 /// where links cannot be made (another file system, or refused), the vault is off, and says so.
 #[derive(Debug)]
 enum Vault {
-    On(PathBuf),
+    /// Its directory, and the links a pass made or replaced, to be removed if, once the pass has
+    /// committed or rolled back, no row refers to them (file operations are not transactional).
+    On(PathBuf, Vec<String>),
     /// (Why is in `scrollback_meta`, for `status`.)
     Off,
 }
 
 impl Vault {
     fn open(dir: PathBuf) -> Vault {
-        Vault::On(dir)
+        Vault::On(dir, Vec::new())
     }
 
     /// Whether `path` is one of the vault's links.
     fn holds(&self, path: &Path) -> bool {
-        matches!(self, Vault::On(dir) if path.starts_with(dir))
+        matches!(self, Vault::On(dir, _) if path.starts_with(dir))
+    }
+
+    /// Removes the links the last pass made or replaced that no row refers to (a replaced file's
+    /// old link; a new link whose rows were rolled back). A failure is logged: the link stays.
+    fn settle(&mut self, conn: &Connection) {
+        let Vault::On(_, touched) = self else { return };
+        for link in touched.drain(..) {
+            let needed = conn.query_row("SELECT EXISTS (SELECT 1 FROM files WHERE vault = ?1)", [&link], |r| r.get(0));
+            match needed {
+                Ok(true) => {}
+                Ok(false) => match std::fs::remove_file(&link) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        tracing::warn!(link = %link, "vault: cannot remove a link no row needs: {e}");
+                    }
+                    _ => {}
+                },
+                Err(e) => tracing::warn!(link = %link, "vault: cannot tell whether a link is needed: {e}"),
+            }
+        }
     }
 
     /// Links the file `opened` (row `file_id`) into the vault and records the link, in `tx`.
     fn link(&mut self, tx: &Transaction<'_>, file_id: i64, opened: &Opened) -> Result<()> {
-        let Vault::On(dir) = self else { return Ok(()) };
+        let Vault::On(dir, touched) = self else { return Ok(()) };
         let link = dir.join(format!("{}-{}.jsonl", opened.dev, opened.inode));
         std::fs::create_dir_all(&*dir).map_err(|e| Error::io(&*dir, e))?;
-        // A link this row had to another inode (the file was replaced) goes once no row needs it.
+        // A link this row had to another inode (the file was replaced) goes once no row needs it,
+        // after this pass: `settle`.
         let previous: Option<String> =
             tx.query_row("SELECT vault FROM files WHERE id = ?1", [file_id], |r| r.get(0)).optional()?.flatten();
-        tx.execute("UPDATE files SET vault = NULL WHERE id = ?1", [file_id])?;
-        if let Some(previous) = previous.filter(|p| Path::new(p) != link) {
-            let needed: bool =
-                tx.query_row("SELECT EXISTS (SELECT 1 FROM files WHERE vault = ?1)", [&previous], |r| r.get(0))?;
-            if !needed {
-                match std::fs::remove_file(&previous) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(&previous, e)),
-                    _ => {}
-                }
-            }
+        touched.extend(previous.filter(|p| Path::new(p) != link));
+        if let Some(new) = link.to_str() {
+            touched.push(new.to_owned());
         }
+        tx.execute("UPDATE files SET vault = NULL WHERE id = ?1", [file_id])?;
         let made = if std::env::var_os(FAULT_VAULT_EXDEV).is_some() {
             Err(std::io::Error::from_raw_os_error(libc::EXDEV))
         } else {
