@@ -851,3 +851,30 @@ fn a_damaged_index_answers_503_and_check_and_rebuild_recover_it() {
     assert_eq!(photos, 1, "the gone transcript's photo row is carried over");
     crate::util::check_invariants(&env.data);
 }
+
+#[test]
+fn sigterm_stops_the_server_promptly_whatever_is_in_flight() {
+    let env = Env::new();
+    // A photo far larger than the socket buffers, requested by a client that never reads.
+    let photo = fake_png(3, 30 << 20);
+    env.write("p/s.jsonl", user_line("s", "big", &format!("[{}]", image_block("image/png", &b64(&photo))), "") + "\n");
+    let mut server = Server::start(&env, &[]);
+    server.wait_for_sessions(1);
+    let mut stalled = TcpStream::connect(server.base.trim_start_matches("http://")).unwrap();
+    stalled.write_all(b"GET /api/session-media/s/big/0 HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let asked = Instant::now();
+    let killed = std::process::Command::new("kill").args(["-TERM", &server.child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let code = loop {
+        if let Some(code) = server.child.try_wait().unwrap() {
+            break code;
+        }
+        assert!(asked.elapsed() < Duration::from_secs(15), "still running 15 s after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(code.success(), "{code:?}");
+    let log = server.log.lock().unwrap().clone();
+    assert!(log.contains("stopping"), "{log}");
+    drop(stalled);
+}

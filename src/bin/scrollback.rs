@@ -363,7 +363,14 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
             None => eprintln!("scrollback: stopping"),
         }
         let _ = stop.send(());
-        server.await?;
+        // In-flight requests get a moment to finish; a slow client (a download read a byte at a
+        // time, an events socket) does not keep the process alive past it.
+        match tokio::time::timeout(SHUTDOWN_GRACE, server).await {
+            Ok(joined) => joined?,
+            Err(_) => {
+                eprintln!("scrollback: requests still in flight after {} s; stopping anyway", SHUTDOWN_GRACE.as_secs())
+            }
+        }
         match died {
             Some(error) => Err(anyhow::anyhow!("the indexer died: {error}")),
             None => anyhow::Ok(()),
@@ -391,6 +398,9 @@ fn message(e: &anyhow::Error) -> String {
     }
     out
 }
+
+/// How long `serve` waits for in-flight requests once asked to stop.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 
 fn status(data_dir: &Path) -> anyhow::Result<()> {
     let conn = store::open(data_dir)?;
