@@ -1,4 +1,4 @@
--- scrollback index schema, version 5 (PRAGMA user_version = 5).
+-- scrollback index schema, version 6 (PRAGMA user_version = 6).
 --
 -- The one source of truth for the database: every table, index, view and trigger. The offsets below
 -- are a frozen format, documented byte for byte in README.md ("The index"):
@@ -118,6 +118,19 @@ CREATE TRIGGER entries_au AFTER UPDATE OF text ON entries BEGIN
     INSERT INTO entries_fts(entries_fts, rowid, text) VALUES ('delete', old.id, old.text);
     INSERT INTO entries_fts(rowid, text) VALUES (new.id, new.text);
 END;
+
+-- Transcripts whose session was forgotten (`scrollback forget`): not indexed again while they are
+-- the same file (device, inode, and the blake3 of their first bytes), until `scrollback unforget`.
+CREATE TABLE forgotten (
+    session_id      TEXT    NOT NULL,
+    path            TEXT    NOT NULL,
+    dev             INTEGER NOT NULL,
+    inode           INTEGER NOT NULL,
+    fingerprint     TEXT    NOT NULL,
+    fingerprint_len INTEGER NOT NULL,
+    forgotten_at    TEXT    NOT NULL
+);
+CREATE INDEX forgotten_identity ON forgotten(dev, inode);
 
 -- Index state the indexer keeps for itself (e.g. DDL deferred during a bulk load).
 CREATE TABLE scrollback_meta (

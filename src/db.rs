@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 pub const SCHEMA: &str = include_str!("../schema.sql");
 
 /// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
-pub const VERSION: i64 = 5;
+pub const VERSION: i64 = 6;
 
 /// One step each: `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`. A step is run in
 /// the same transaction as the `user_version` bump. When you add one, bump `VERSION`, update
@@ -59,6 +59,20 @@ WHERE e.invalid IS NULL AND e.duplicate = 0 AND e.type IN ('user', 'assistant');
     // 4 -> 5: the vault, a hard link per transcript in the data directory, so that a transcript's
     // bytes outlive its deletion. Rows written before have no link until their file is re-read.
     "ALTER TABLE files ADD COLUMN vault TEXT;",
+    // 5 -> 6: what `scrollback forget` must not index again.
+    "-- Transcripts whose session was forgotten (`scrollback forget`): not indexed again while they are
+-- the same file (device, inode, and the blake3 of their first bytes), until `scrollback unforget`.
+CREATE TABLE forgotten (
+    session_id      TEXT    NOT NULL,
+    path            TEXT    NOT NULL,
+    dev             INTEGER NOT NULL,
+    inode           INTEGER NOT NULL,
+    fingerprint     TEXT    NOT NULL,
+    fingerprint_len INTEGER NOT NULL,
+    forgotten_at    TEXT    NOT NULL
+);
+CREATE INDEX forgotten_identity ON forgotten(dev, inode);
+",
 ];
 
 /// The `scrollback_meta` key that says rows written before version 4 still need their version 4

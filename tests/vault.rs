@@ -149,3 +149,81 @@ fn links_follow_replacements_and_are_never_indexed_as_transcripts() {
         scrollback::read::store::open(&data).unwrap().query_row("SELECT vault FROM files", [], |r| r.get(0)).unwrap();
     assert!(recorded.ends_with(&links()[0].1), "{recorded}");
 }
+
+/// Every row of the index that does not belong to `except` (a session), as text, in a stable order.
+fn dump(env: &Env, except: &str) -> Vec<String> {
+    let conn = env.conn();
+    let mut out = Vec::new();
+    for (table, sql) in [
+        ("sessions", "SELECT * FROM sessions WHERE id != ?1 ORDER BY id"),
+        ("entries", "SELECT * FROM entries WHERE session_id != ?1 ORDER BY id"),
+        ("media", "SELECT m.* FROM media m JOIN entries e ON e.id = m.entry_id WHERE e.session_id != ?1 ORDER BY m.id"),
+        (
+            "files",
+            "SELECT * FROM files f WHERE EXISTS (SELECT 1 FROM entries e WHERE e.file_id = f.id AND e.session_id != ?1) ORDER BY id",
+        ),
+        ("fts", "SELECT rowid FROM entries_fts WHERE entries_fts MATCH 'line' ORDER BY rowid"),
+    ] {
+        let mut stmt = conn.prepare(sql).unwrap();
+        let n = stmt.column_count();
+        let uses_param = sql.contains("?1");
+        let params: Vec<&dyn rusqlite::ToSql> = if uses_param { vec![&except] } else { vec![] };
+        let rows = stmt
+            .query_map(params.as_slice(), |r| {
+                Ok((0..n)
+                    .map(|i| format!("{:?}", r.get::<_, rusqlite::types::Value>(i).unwrap()))
+                    .collect::<Vec<_>>()
+                    .join("|"))
+            })
+            .unwrap();
+        out.extend(rows.map(|r| format!("{table}: {}", r.unwrap())));
+    }
+    out
+}
+
+#[test]
+fn forget_removes_a_session_and_nothing_else_until_unforget() {
+    let env = Env::new();
+    let photos = photo_tree(&env);
+    env.write("p/t.jsonl", user_line("t", "t0", "\"a line of t\"", "") + "\n");
+    env.index();
+    // s2's transcript is deleted: only the index and the vault hold it.
+    std::fs::remove_file(env.path("p/s2.jsonl")).unwrap();
+    env.index();
+    let everything = dump(&env, "");
+    let links = vault_links(&env).len();
+    // A dry run changes nothing.
+    let out = env.run(&["forget", "s1", "--dry-run"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("would forget s1: 2 entries, 2 payload rows, 1 transcript(s)")
+    );
+    assert_eq!(dump(&env, ""), everything);
+    // Forgetting s1 removes its rows and nothing else.
+    let others = dump(&env, "s1");
+    let out = env.run(&["forget", "s1"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(dump(&env, "s1"), others, "the other sessions' rows are untouched");
+    let conn = env.conn();
+    let left: i64 = conn
+        .query_row("SELECT (SELECT count(*) FROM entries WHERE session_id = 's1') + (SELECT count(*) FROM sessions WHERE id = 's1')", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(left, 0);
+    assert_eq!(vault_links(&env).len(), links - 1, "its vault link went");
+    assert!(env.media(&photos[2].0).is_err(), "its photos are unknown now");
+    // Not indexed again while its transcript exists...
+    env.index();
+    let again: i64 =
+        env.conn().query_row("SELECT count(*) FROM entries WHERE session_id = 's1'", [], |r| r.get(0)).unwrap();
+    assert_eq!(again, 0);
+    // ...until unforget.
+    assert!(env.run(&["unforget", "s1"]).status.success());
+    env.index();
+    assert_eq!(env.media(&photos[2].0).unwrap(), photos[2].2);
+    // A gone transcript's session is forgotten with its vault link, whose bytes are freed.
+    let out = env.run(&["forget", "s2"]);
+    assert!(out.status.success());
+    assert_eq!(env.media(&photos[4].0).unwrap_err().0, 1);
+    assert_eq!(vault_links(&env).len(), links - 1);
+    crate::util::check_invariants(&env.data);
+}

@@ -227,6 +227,55 @@ impl AcceptStore {
         record(&self.lock(), client_message_id)
     }
 
+    /// Forgets every message of the chats bound to `session_id` (rows, chats, and each stored image
+    /// no other message refers to), in one transaction; the image files go after it commits.
+    /// Returns the messages and the image bytes freed; with `dry_run`, only counts them.
+    pub fn forget_session(&self, session_id: &str, dry_run: bool) -> Result<(u64, u64)> {
+        let mut conn = self.lock();
+        let tx = conn.transaction()?;
+        let messages: i64 = tx.query_row(
+            "SELECT count(*) FROM acceptances WHERE chat_id IN (SELECT chat_id FROM chats WHERE session_id = ?1)",
+            [session_id],
+            |r| r.get(0),
+        )?;
+        // Images of these messages that no other message has.
+        let mut stmt = tx.prepare(
+            "SELECT DISTINCT i.blake3, i.bytes FROM acceptance_images i JOIN acceptances a ON a.id = i.acceptance_id
+             WHERE a.chat_id IN (SELECT chat_id FROM chats WHERE session_id = ?1)
+               AND NOT EXISTS (SELECT 1 FROM acceptance_images o JOIN acceptances b ON b.id = o.acceptance_id
+                               WHERE o.blake3 = i.blake3
+                                 AND b.chat_id NOT IN (SELECT chat_id FROM chats WHERE session_id = ?1))",
+        )?;
+        let images: Vec<(String, i64)> =
+            stmt.query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+        drop(stmt);
+        let freed = images.iter().map(|(_, b)| *b as u64).sum();
+        if dry_run {
+            return Ok((messages as u64, freed));
+        }
+        tx.execute(
+            "DELETE FROM acceptance_images WHERE acceptance_id IN (SELECT id FROM acceptances
+                 WHERE chat_id IN (SELECT chat_id FROM chats WHERE session_id = ?1))",
+            [session_id],
+        )?;
+        tx.execute(
+            "DELETE FROM acceptances WHERE chat_id IN (SELECT chat_id FROM chats WHERE session_id = ?1)",
+            [session_id],
+        )?;
+        tx.execute("DELETE FROM chats WHERE session_id = ?1", [session_id])?;
+        tx.commit()?;
+        for (hash, _) in images {
+            if let Ok(hash) = hash.parse::<ContentHash>() {
+                let path = self.image_path(&hash);
+                match std::fs::remove_file(&path) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(&path, e)),
+                    _ => {}
+                }
+            }
+        }
+        Ok((messages as u64, freed))
+    }
+
     /// How many messages, of every chat, no client has retired.
     pub fn pending_count(&self) -> Result<i64> {
         Ok(self.lock().query_row("SELECT count(*) FROM acceptances WHERE state = 'pending'", [], |r| r.get(0))?)

@@ -99,6 +99,31 @@ enum Command {
         #[command(flatten)]
         data: DataDir,
     },
+    /// Forget sessions: their entries, photos' rows, search rows, vault links and sent messages go,
+    /// and their transcripts are not indexed again until `unforget`. (Stop `serve` first.)
+    Forget {
+        /// The sessions to forget.
+        sessions: Vec<String>,
+        /// Also every session of this project (its working directory, as listed).
+        #[arg(long)]
+        project: Option<String>,
+        /// Also every session whose last entry is before this date (RFC 3339, or YYYY-MM-DD).
+        #[arg(long)]
+        before: Option<String>,
+        /// Say what would go, and how many bytes it frees, and change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        data: DataDir,
+    },
+    /// Let forgotten sessions' transcripts be indexed again (at the next `index` or rescan).
+    Unforget {
+        /// The sessions.
+        #[arg(required = true)]
+        sessions: Vec<String>,
+        #[command(flatten)]
+        data: DataDir,
+    },
     /// Check the index file for damage (SQLite's integrity check); exits 1 if it is damaged.
     Check {
         #[command(flatten)]
@@ -226,6 +251,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Index { dirs } => index(&dirs),
         Command::Status { data } => status(&data.resolve()?),
         Command::Check { data } => check(&data.resolve()?),
+        Command::Forget { sessions, project, before, dry_run, data } => {
+            forget(&data.resolve()?, sessions, project.as_deref(), before.as_deref(), dry_run)
+        }
+        Command::Unforget { sessions, data } => {
+            let n = Indexer::open(&data.resolve()?)?.unforget(&sessions)?;
+            println!("{n} transcript(s) will be indexed again at the next `scrollback index` (or rescan)");
+            Ok(())
+        }
         Command::Rebuild { dirs } => rebuild(&dirs),
         Command::Media { reference, data, output } => media_cmd(&reference, &data.resolve()?, output.as_deref()),
     }
@@ -499,6 +532,76 @@ fn index(dirs: &Dirs) -> anyhow::Result<()> {
     );
     if s.failed > 0 {
         bail!("{} transcript(s) could not be indexed (the log above says why); the others were", s.failed);
+    }
+    Ok(())
+}
+
+fn forget(
+    data_dir: &Path,
+    mut sessions: Vec<String>,
+    project: Option<&str>,
+    before: Option<&str>,
+    dry_run: bool,
+) -> anyhow::Result<()> {
+    if sessions.is_empty() && project.is_none() && before.is_none() {
+        return Err(Usage("name the sessions to forget, or --project DIR, or --before DATE".into()).into());
+    }
+    // The writer first: it holds the data directory, so nothing indexes while sessions go.
+    let mut indexer = Indexer::open(data_dir)?;
+    let conn = store::open(data_dir)?;
+    let mut select = |sql: &str, arg: &str| -> anyhow::Result<()> {
+        let mut stmt = conn.prepare(sql)?;
+        for id in stmt.query_map([arg], |r| r.get::<_, String>(0))? {
+            sessions.push(id?);
+        }
+        Ok(())
+    };
+    if let Some(project) = project {
+        select("SELECT id FROM sessions WHERE project = ?1", project)?;
+    }
+    if let Some(before) = before {
+        select("SELECT id FROM sessions WHERE coalesce(last_timestamp, '') < ?1", before)?;
+    }
+    sessions.sort();
+    sessions.dedup();
+    // Bytes the vault frees: links that are their file's last name (the transcript is gone).
+    let mut vault_freed = std::collections::HashMap::new();
+    for session in &sessions {
+        let dry = scrollback::ingest::forget::forget(&conn, session, true)?;
+        let freed: u64 = dry
+            .vault_links
+            .iter()
+            .filter_map(|l| std::fs::metadata(l).ok())
+            .filter(|m| std::os::unix::fs::MetadataExt::nlink(m) == 1)
+            .map(|m| m.len())
+            .sum();
+        vault_freed.insert(session.clone(), freed);
+    }
+    drop(conn);
+    let accept = match data_dir.join(scrollback::db::ACCEPT_FILE).exists() {
+        true => Some(scrollback::accept::AcceptStore::open(data_dir)?),
+        false => None,
+    };
+    let mb = |b: u64| b as f64 / 1e6;
+    let verb = if dry_run { "would forget" } else { "forgot" };
+    for forgotten in indexer.forget(&sessions, dry_run)? {
+        let (messages, image_bytes) = match &accept {
+            Some(store) => store.forget_session(&forgotten.session_id, dry_run)?,
+            None => (0, 0),
+        };
+        let freed = forgotten.index_bytes + vault_freed[&forgotten.session_id] + image_bytes;
+        println!(
+            "{verb} {}: {} entries, {} payload rows, {} transcript(s), {} sent message(s); frees about {:.1} MB",
+            forgotten.session_id,
+            forgotten.entries,
+            forgotten.media,
+            forgotten.files,
+            messages,
+            mb(freed)
+        );
+    }
+    if sessions.is_empty() {
+        println!("no session matches");
     }
     Ok(())
 }

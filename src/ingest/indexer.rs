@@ -270,6 +270,50 @@ impl Indexer {
         crate::ingest::rebuild::carry_over(&self.conn, old)
     }
 
+    /// Forgets these sessions (see [`crate::ingest::forget`]), one transaction each, then removes
+    /// the vault links no row needs and truncates the write-ahead log. With `dry_run`, only says
+    /// what would go.
+    pub fn forget(&mut self, sessions: &[String], dry_run: bool) -> Result<Vec<crate::ingest::forget::Forgotten>> {
+        let mut out = Vec::new();
+        for session in sessions {
+            let forgotten = crate::ingest::forget::forget(&self.conn, session, dry_run)?;
+            if !dry_run && let Vault::On(_, touched) = &mut self.vault {
+                touched.extend(forgotten.vault_links.iter().cloned());
+            }
+            self.vault.settle(&self.conn);
+            out.push(forgotten);
+        }
+        if !dry_run {
+            self.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
+        }
+        Ok(out)
+    }
+
+    /// Lets forgotten sessions' transcripts be indexed again (by the next catch-up).
+    pub fn unforget(&mut self, sessions: &[String]) -> Result<u64> {
+        let mut n = 0;
+        for session in sessions {
+            n += crate::ingest::forget::unforget(&self.conn, session)?;
+        }
+        Ok(n)
+    }
+
+    /// Whether `opened` is a transcript of a forgotten session: the same identity and first bytes.
+    fn is_forgotten(&self, opened: &Opened) -> Result<bool> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT fingerprint, fingerprint_len FROM forgotten WHERE dev = ?1 AND inode = ?2")?;
+        let marks: Vec<(String, i64)> = stmt
+            .query_map(params![opened.dev as i64, opened.inode as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        for (fingerprint, len) in marks {
+            if hash_range(&opened.file, &opened.path, 0, len as u64)? == fingerprint {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     fn with(conn: Connection, data_dir: &Path, lock: File) -> Indexer {
         Indexer {
             conn,
@@ -468,6 +512,9 @@ impl Indexer {
                 }
                 Elsewhere::Nowhere => {}
             }
+        }
+        if row.is_none() && self.is_forgotten(&opened)? {
+            return Ok(Summary::default());
         }
         match self.plan(&opened, row)? {
             Plan::Skip => Ok(Summary::default()),

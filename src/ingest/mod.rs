@@ -14,6 +14,7 @@ mod batch;
 pub mod bulk;
 pub mod entry;
 mod fingerprint;
+pub mod forget;
 pub mod indexer;
 pub mod lines;
 pub mod order;
