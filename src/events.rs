@@ -58,6 +58,12 @@ pub enum Event {
         /// Why (the panic's message).
         error: String,
     },
+    /// A person had this session forgotten (`scrollback forget`, `DELETE /api/sessions/{id}`): its
+    /// history is no longer in the index.
+    SessionForgotten {
+        /// The session.
+        session_id: String,
+    },
     /// A transcript of this session disappeared; its history stays in the index.
     SessionGone {
         /// The session.

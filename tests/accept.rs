@@ -78,7 +78,7 @@ fn stored(data: &Path) -> (i64, i64, usize) {
     (count("SELECT count(*) FROM acceptances"), count("SELECT count(*) FROM acceptance_images"), files)
 }
 
-fn walk(dir: &Path) -> usize {
+pub fn walk(dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
     entries.map(|e| e.unwrap().path()).map(|p| if p.is_dir() { walk(&p) } else { 1 }).sum()
 }

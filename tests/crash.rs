@@ -138,3 +138,105 @@ fn killed_at_random_moments_the_index_equals_a_fresh_one() {
     }
     eprintln!("crash test: {kills} kills in {:.1} s", started.elapsed().as_secs_f64());
 }
+
+/// How one session stands in the data directory: `(entries, session row, forgetting mark,
+/// forgotten marks, sent messages, vault link)`.
+fn standing(env: &Env, session: usize, link: &std::path::Path) -> (i64, bool, bool, i64, i64, bool) {
+    let index = Connection::open(env.data.join("index.sqlite3")).unwrap();
+    let accept = Connection::open(env.data.join("accepted.sqlite3")).unwrap();
+    let s = format!("s{session}");
+    let count = |conn: &Connection, sql: &str, arg: &str| -> i64 { conn.query_row(sql, [arg], |r| r.get(0)).unwrap() };
+    (
+        count(&index, "SELECT count(*) FROM entries WHERE session_id = ?1", &s),
+        count(&index, "SELECT count(*) FROM sessions WHERE id = ?1", &s) == 1,
+        count(&index, "SELECT count(*) FROM scrollback_meta WHERE key = 'forgetting:' || ?1", &s) == 1,
+        count(&index, "SELECT count(*) FROM forgotten WHERE session_id = ?1", &s),
+        count(&accept, "SELECT count(*) FROM acceptances WHERE chat_id = ?1", &format!("c{session}")),
+        link.exists(),
+    )
+}
+
+#[test]
+fn forget_killed_midway_leaves_each_session_whole_or_gone() {
+    // Sessions of 300 lines and a photo each, with a sent message and its image in the acceptance
+    // record; `forget` runs on a few at a time and is killed at a random moment. Straight after a
+    // kill each session is whole, or gone from the index with its `forgetting` mark; once the
+    // index is next opened for writing, whole or gone everywhere: entries, session row, sent
+    // messages, vault link and image files.
+    let kills = env_number("SCROLLBACK_CRASH_FORGET_KILLS", 25) as usize;
+    let seed = env_number("SCROLLBACK_CRASH_SEED", 1);
+    let mut rng = StdRng::seed_from_u64(seed);
+    let env = Env::new();
+    let sessions = kills * 3;
+    for s in 0..sessions {
+        let mut text = String::new();
+        for i in 0..300 {
+            let content = match i {
+                7 => format!("[{}]", image_block("image/png", &b64(&fake_png(s as u64, 20_000)))),
+                _ => format!("\"line {i} of session {s}, some words to index\""),
+            };
+            text.push_str(&(user_line(&format!("s{s}"), &format!("u{s}-{i}"), &content, "") + "\n"));
+        }
+        env.write(&format!("p/s{s}.jsonl"), text);
+    }
+    env.index();
+    {
+        let server = crate::http::Server::start(&env, &[]);
+        for s in 0..sessions {
+            let image = format!("data:image/png;base64,{}", b64(&fake_png(1000 + s as u64, 3000)));
+            let body = serde_json::json!({
+                "clientMessageId": format!("m{s}"), "chatId": format!("c{s}"), "sessionId": format!("s{s}"),
+                "text": "sent", "images": [{ "url": image }],
+            });
+            let res = server.client.post(format!("{}/api/chat/send", server.base)).json(&body).send().unwrap();
+            assert!(res.status().is_success());
+        }
+    }
+    let links: Vec<std::path::PathBuf> = (0..sessions)
+        .map(|s| {
+            let meta = std::fs::metadata(env.path(&format!("p/s{s}.jsonl"))).unwrap();
+            use std::os::unix::fs::MetadataExt;
+            env.data.join("vault").join(format!("{}-{}.jsonl", meta.dev(), meta.ino()))
+        })
+        .collect();
+    assert!(links.iter().all(|l| l.exists()));
+    let whole = |st: (i64, bool, bool, i64, i64, bool)| st == (300, true, false, 0, 1, true);
+    let gone = |st: (i64, bool, bool, i64, i64, bool)| st == (0, false, false, 1, 0, false);
+    let mut left: Vec<usize> = (0..sessions).collect();
+    let (mut midway, started) = (0, Instant::now());
+    for kill in 0..kills {
+        let batch: Vec<String> = left.iter().take(4).map(|s| format!("s{s}")).collect();
+        let mut child =
+            env.cmd().arg("forget").args(&batch).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        std::thread::sleep(Duration::from_micros(rng.random_range(0..12_000)));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // Straight after the kill.
+        for &s in &left {
+            let st = standing(&env, s, &links[s]);
+            let finishing = st.0 == 0 && !st.1 && st.2 && st.3 == 1;
+            midway += usize::from(finishing);
+            assert!(whole(st) || gone(st) || finishing, "seed {seed}, kill {kill}: s{s} is half forgotten: {st:?}");
+        }
+        // Opened for writing again: every session whole or gone, everywhere.
+        assert!(env.run(&["index"]).status.success(), "restart after kill {kill}");
+        let mut kept = 0;
+        for &s in &left {
+            let st = standing(&env, s, &links[s]);
+            assert!(whole(st) || gone(st), "seed {seed}, kill {kill}: s{s} after the restart: {st:?}");
+            kept += usize::from(whole(st));
+        }
+        left.retain(|&s| whole(standing(&env, s, &links[s])));
+        assert_eq!(kept, left.len());
+        let images = crate::accept::walk(&env.data.join("accepted-images"));
+        assert_eq!(images, left.len(), "seed {seed}, kill {kill}: one sent image per session kept");
+    }
+    let conn = Connection::open(env.data.join("index.sqlite3")).unwrap();
+    let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(check, "ok");
+    eprintln!(
+        "forget crash test: {kills} kills in {:.1} s; {} of {sessions} sessions forgotten; {midway} times a session was caught between its two stores",
+        started.elapsed().as_secs_f64(),
+        sessions - left.len()
+    );
+}

@@ -93,12 +93,21 @@ impl Server {
 }
 
 /// Opens `/api/events` with a bare WebSocket handshake.
-fn open_events(base: &str) -> TcpStream {
+pub fn open_events(base: &str) -> TcpStream {
+    open_events_with(base, None)
+}
+
+/// [`open_events`], presenting `token`.
+pub fn open_events_with(base: &str, token: Option<&str>) -> TcpStream {
     let mut ws = TcpStream::connect(base.trim_start_matches("http://")).unwrap();
     ws.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
     ws.write_all(
-        b"GET /api/events HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-          Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+        format!(
+            "GET /api/events HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n{auth}\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        )
+        .as_bytes(),
     )
     .unwrap();
     let mut head = Vec::new();
@@ -112,7 +121,7 @@ fn open_events(base: &str) -> TcpStream {
 }
 
 /// Reads one unmasked text frame from the server, as JSON.
-fn read_event(ws: &mut TcpStream) -> Value {
+pub fn read_event(ws: &mut TcpStream) -> Value {
     let mut hdr = [0u8; 2];
     ws.read_exact(&mut hdr).unwrap();
     assert_eq!(hdr[0], 0x81, "a final text frame");
@@ -513,46 +522,52 @@ fn every_documented_route_answers() {
         ("chatId", "doc-example"),
     ];
     let mut called = 0;
-    for (template, methods) in doc["paths"].as_object().unwrap() {
-        for (method, operation) in methods.as_object().unwrap() {
-            let mut path = template.clone();
-            for (name, value) in values {
-                path = path.replace(&format!("{{{name}}}"), value);
-            }
-            assert!(!path.contains('{'), "{template}: a path parameter this test has no value for");
-            let required: Vec<&str> = operation["parameters"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|p| p["in"] == "query" && p["required"] == true)
-                .map(|p| p["name"].as_str().unwrap())
-                .collect();
-            if !required.is_empty() {
-                let query: Vec<String> = required.iter().map(|name| format!("{name}=layout")).collect();
-                path = format!("{path}?{}", query.join("&"));
-            }
-            let method = reqwest::Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
-            let mut request = server.client.request(method.clone(), format!("{}{path}", server.base));
-            if let Some(example) = operation["requestBody"]["content"]["application/json"].get("example") {
-                request = request.json(example);
-            }
-            let res = request.send().unwrap();
-            let status = res.status();
-            let body: Value = res.json().unwrap_or(Value::Null);
-            let documented = operation["responses"].as_object().unwrap();
-            assert!(
-                documented.contains_key(status.as_str()),
-                "{method} {path}: {status} is not among the documented responses {:?}: {body}",
-                documented.keys().collect::<Vec<_>>()
-            );
-            assert_ne!(body["error"]["message"], "no such route", "{method} {path} is documented but not routed");
-            // A WebSocket route answers a plain request with its documented 400; every other
-            // route answers the demo's real ids with a 200.
-            if template != "/api/events" {
-                assert_eq!(status, StatusCode::OK, "{method} {path}: {body}");
-            }
-            called += 1;
+    // Every operation, the DELETEs (which forget the demo's session) last.
+    let mut operations: Vec<(&String, &String, &Value)> = doc["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(template, methods)| methods.as_object().unwrap().iter().map(move |(m, op)| (template, m, op)))
+        .collect();
+    operations.sort_by_key(|(_, method, _)| *method == "delete");
+    for (template, method, operation) in operations {
+        let mut path = template.clone();
+        for (name, value) in values {
+            path = path.replace(&format!("{{{name}}}"), value);
         }
+        assert!(!path.contains('{'), "{template}: a path parameter this test has no value for");
+        let required: Vec<&str> = operation["parameters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| p["in"] == "query" && p["required"] == true)
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        if !required.is_empty() {
+            let query: Vec<String> = required.iter().map(|name| format!("{name}=layout")).collect();
+            path = format!("{path}?{}", query.join("&"));
+        }
+        let method = reqwest::Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+        let mut request = server.client.request(method.clone(), format!("{}{path}", server.base));
+        if let Some(example) = operation["requestBody"]["content"]["application/json"].get("example") {
+            request = request.json(example);
+        }
+        let res = request.send().unwrap();
+        let status = res.status();
+        let body: Value = res.json().unwrap_or(Value::Null);
+        let documented = operation["responses"].as_object().unwrap();
+        assert!(
+            documented.contains_key(status.as_str()),
+            "{method} {path}: {status} is not among the documented responses {:?}: {body}",
+            documented.keys().collect::<Vec<_>>()
+        );
+        assert_ne!(body["error"]["message"], "no such route", "{method} {path} is documented but not routed");
+        // A WebSocket route answers a plain request with its documented 400; every other
+        // route answers the demo's real ids with a 200.
+        if template != "/api/events" {
+            assert_eq!(status, StatusCode::OK, "{method} {path}: {body}");
+        }
+        called += 1;
     }
     assert!(called >= 13, "only {called} routes are documented");
 }

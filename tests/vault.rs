@@ -216,6 +216,12 @@ fn forget_removes_a_session_and_nothing_else_until_unforget() {
     let again: i64 =
         env.conn().query_row("SELECT count(*) FROM entries WHERE session_id = 's1'", [], |r| r.get(0)).unwrap();
     assert_eq!(again, 0);
+    // ...nor by a rebuild from the transcripts...
+    let out = env.run(&["rebuild"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let again: i64 =
+        env.conn().query_row("SELECT count(*) FROM entries WHERE session_id = 's1'", [], |r| r.get(0)).unwrap();
+    assert_eq!(again, 0, "a rebuild keeps what was forgotten forgotten");
     // ...until unforget.
     assert!(env.run(&["unforget", "s1"]).status.success());
     env.index();
@@ -225,5 +231,76 @@ fn forget_removes_a_session_and_nothing_else_until_unforget() {
     assert!(out.status.success());
     assert_eq!(env.media(&photos[4].0).unwrap_err().0, 1);
     assert_eq!(vault_links(&env).len(), links - 1);
+    crate::util::check_invariants(&env.data);
+}
+
+#[test]
+fn delete_on_the_api_forgets_a_session_as_the_cli_does() {
+    let env = Env::new();
+    let photos = photo_tree(&env);
+    env.write("p/t.jsonl", user_line("t", "t0", "\"a line of t\"", "") + "\n");
+    env.index();
+    let server = Server::start(&env, &["--token", "sesame", "--rescan-secs", "1"]);
+    let url = |path: &str| format!("{}{path}", server.base);
+    let client = &server.client;
+    let with_token = |req: reqwest::blocking::RequestBuilder| req.bearer_auth("sesame").send().unwrap();
+    // A message sent into s1, with a photo: the acceptance record holds it and its image file.
+    let sent = fake_png(99, 5000);
+    let body = serde_json::json!({
+        "clientMessageId": "m1", "chatId": "c1", "sessionId": "s1", "text": "look",
+        "images": [{ "url": format!("data:image/png;base64,{}", b64(&sent)) }],
+    });
+    assert_eq!(with_token(client.post(url("/api/chat/send")).json(&body)).status(), StatusCode::OK);
+    let image_files = || crate::accept::walk(&env.data.join("accepted-images"));
+    assert_eq!(image_files(), 1);
+    let others = dump(&env, "s1");
+    let mut events = crate::http::open_events_with(&server.base, Some("sesame"));
+
+    // Token-protected, same-site only, DELETE only, and an unknown session is a 404.
+    assert_eq!(client.delete(url("/api/sessions/s1")).send().unwrap().status(), StatusCode::UNAUTHORIZED);
+    let cross = with_token(client.delete(url("/api/sessions/s1")).header("origin", "http://evil.example"));
+    assert_eq!(cross.status(), StatusCode::FORBIDDEN);
+    let get = with_token(client.get(url("/api/sessions/s1")));
+    assert_eq!(get.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(get.headers()["allow"], "DELETE");
+    assert_eq!(with_token(client.delete(url("/api/sessions/nobody"))).status(), StatusCode::NOT_FOUND);
+    assert_eq!(with_token(client.get(url("/api/sessions/s1/history"))).status(), StatusCode::OK, "all of it refused");
+
+    let res = with_token(client.delete(url("/api/sessions/s1")));
+    assert_eq!(res.status(), StatusCode::OK);
+    let done: Value = res.json().unwrap();
+    assert_eq!(done["entries"], 2, "{done}");
+    assert_eq!(done["photos"], 2, "{done}");
+    assert_eq!(done["transcripts"], 1, "{done}");
+    assert_eq!(done["messages"], 1, "{done}");
+    assert!(done["freedBytes"].as_u64().unwrap() >= sent.len() as u64, "{done}");
+    loop {
+        let event = crate::http::read_event(&mut events);
+        if event["type"] == "session-forgotten" {
+            assert_eq!(event["sessionId"], "s1");
+            break;
+        }
+    }
+    // Gone from every route and from the record; the rest untouched.
+    assert_eq!(with_token(client.get(url("/api/sessions/s1/history"))).status(), StatusCode::NOT_FOUND);
+    for (reference, hash, _) in &photos[2..4] {
+        assert_eq!(
+            with_token(client.get(url(&format!("/api/session-media/{reference}")))).status(),
+            StatusCode::NOT_FOUND
+        );
+        assert_eq!(with_token(client.get(url(&format!("/api/media/{hash}")))).status(), StatusCode::NOT_FOUND);
+    }
+    let sent_hash = blake3::hash(&sent).to_hex().to_string();
+    assert_eq!(with_token(client.get(url(&format!("/api/media/{sent_hash}")))).status(), StatusCode::NOT_FOUND);
+    let bootstrap: Value = with_token(client.get(url("/api/chat/bootstrap?chatId=c1"))).json().unwrap();
+    assert_eq!(bootstrap["pending"], Value::Array(vec![]), "{bootstrap}");
+    assert_eq!(image_files(), 0, "the sent photo's file went with it");
+    assert_eq!(dump(&env, "s1"), others, "the other sessions' rows are untouched");
+    // The transcript grows and the writer rescans: still forgotten.
+    env.append("p/s1.jsonl", &(user_line("s1", "u1x", "\"more\"", "") + "\n"));
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    assert_eq!(with_token(client.get(url("/api/sessions/s1/history"))).status(), StatusCode::NOT_FOUND);
+    assert_eq!(with_token(client.delete(url("/api/sessions/s1"))).status(), StatusCode::NOT_FOUND, "already gone");
+    drop(server);
     crate::util::check_invariants(&env.data);
 }

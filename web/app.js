@@ -526,6 +526,12 @@ class Conversation {
           this.banner.hidden = false;
         }
         break;
+      case "session-forgotten":
+        if (event.sessionId === this.sessionId) {
+          this.banner.textContent = "This session was forgotten: its history is no longer kept here.";
+          this.banner.hidden = false;
+        }
+        break;
       case "session-bound":
         if (event.chatId === this.chatId && !this.sessionId) {
           this.sessionId = event.sessionId;
@@ -741,7 +747,8 @@ const events = {
     this.socket = new Events(
       (event) => {
         if (view && view.onEvent) view.onEvent(event);
-        if (event.type === "entries-appended" || event.type === "session-gone" || event.type === "session-bound") sidebar.refreshSoon();
+        const listed = ["entries-appended", "session-gone", "session-forgotten", "session-bound"];
+        if (listed.includes(event.type)) sidebar.refreshSoon();
         if (event.type === "writer-failed") {
           // The server stops (a supervisor restarts it); the page reconnects when it is back.
           $("live").title = `The indexer stopped: ${event.error}. History is not updated until scrollback restarts.`;

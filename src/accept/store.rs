@@ -228,11 +228,13 @@ impl AcceptStore {
     }
 
     /// Forgets every message of the chats bound to `session_id` (rows, chats, and each stored image
-    /// no other message refers to), in one transaction; the image files go after it commits.
+    /// no other message refers to), in one transaction. The image files go just before it commits:
+    /// killed in between, the rows are still there to say which files a second call removes.
     /// Returns the messages and the image bytes freed; with `dry_run`, only counts them.
     pub fn forget_session(&self, session_id: &str, dry_run: bool) -> Result<(u64, u64)> {
         let mut conn = self.lock();
-        let tx = conn.transaction()?;
+        let behavior = if dry_run { TransactionBehavior::Deferred } else { TransactionBehavior::Immediate };
+        let tx = conn.transaction_with_behavior(behavior)?;
         let messages: i64 = tx.query_row(
             "SELECT count(*) FROM acceptances WHERE chat_id IN (SELECT chat_id FROM chats WHERE session_id = ?1)",
             [session_id],
@@ -263,7 +265,6 @@ impl AcceptStore {
             [session_id],
         )?;
         tx.execute("DELETE FROM chats WHERE session_id = ?1", [session_id])?;
-        tx.commit()?;
         for (hash, _) in images {
             if let Ok(hash) = hash.parse::<ContentHash>() {
                 let path = self.image_path(&hash);
@@ -273,6 +274,7 @@ impl AcceptStore {
                 }
             }
         }
+        tx.commit()?;
         Ok((messages as u64, freed))
     }
 

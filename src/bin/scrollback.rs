@@ -564,40 +564,18 @@ fn forget(
     }
     sessions.sort();
     sessions.dedup();
-    // Bytes the vault frees: links that are their file's last name (the transcript is gone).
-    let mut vault_freed = std::collections::HashMap::new();
-    for session in &sessions {
-        let dry = scrollback::ingest::forget::forget(&conn, session, true)?;
-        let freed: u64 = dry
-            .vault_links
-            .iter()
-            .filter_map(|l| std::fs::metadata(l).ok())
-            .filter(|m| std::os::unix::fs::MetadataExt::nlink(m) == 1)
-            .map(|m| m.len())
-            .sum();
-        vault_freed.insert(session.clone(), freed);
-    }
     drop(conn);
-    let accept = match data_dir.join(scrollback::db::ACCEPT_FILE).exists() {
-        true => Some(scrollback::accept::AcceptStore::open(data_dir)?),
-        false => None,
-    };
     let mb = |b: u64| b as f64 / 1e6;
     let verb = if dry_run { "would forget" } else { "forgot" };
     for forgotten in indexer.forget(&sessions, dry_run)? {
-        let (messages, image_bytes) = match &accept {
-            Some(store) => store.forget_session(&forgotten.session_id, dry_run)?,
-            None => (0, 0),
-        };
-        let freed = forgotten.index_bytes + vault_freed[&forgotten.session_id] + image_bytes;
         println!(
             "{verb} {}: {} entries, {} payload rows, {} transcript(s), {} sent message(s); frees about {:.1} MB",
             forgotten.session_id,
             forgotten.entries,
             forgotten.media,
             forgotten.files,
-            messages,
-            mb(freed)
+            forgotten.messages,
+            mb(forgotten.freed_bytes())
         );
     }
     if sessions.is_empty() {

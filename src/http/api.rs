@@ -86,6 +86,16 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
         .and(warp::query::<HistoryParams>())
         .and(with_api.clone())
         .and_then(session_history);
+    // Forgetting changes state: a cross-site page is refused. (A DELETE is never a "simple" request,
+    // so a browser asks before sending one across sites, and this server allows none.)
+    let forget = warp::path!("sessions" / String)
+        .and(warp::delete())
+        .and(super::chat::same_origin())
+        .and(warp::query::<NoParams>())
+        .and(with_api.clone())
+        .and_then(|s: String, _: NoParams, api: Api| forget_session(s, api))
+        .or(warp::path!("sessions" / String).and(delete_only()).map(|_: String, res| res))
+        .unify();
     let session_media = warp::path!("session-media" / String / String / String)
         .and(warp::get())
         .and(warp::query::<NoParams>())
@@ -162,6 +172,8 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
             .or(authorized(api.clone()).and(
                 sessions
                     .or(history)
+                    .unify()
+                    .or(forget)
                     .unify()
                     .or(session_media)
                     .unify()
@@ -279,6 +291,61 @@ async fn session_history(raw_session: String, p: HistoryParams, api: Api) -> Res
         Some(page) => Ok(json(&wire::History::from(&page))),
         None => Err(reject(ApiError::not_found(format!("no session {}", trim(&session_id))))),
     }
+}
+
+/// `DELETE /api/sessions/{id}`: has the writer forget the session, as `scrollback forget` does.
+async fn forget_session(raw_session: String, api: Api) -> Result<warp::reply::Response, Rejection> {
+    let session_id = segment(&raw_session)?;
+    let Some(writer) = api.inner.reindexer.clone() else {
+        return Err(reject(ApiError::writer_stopped(None)));
+    };
+    if let Some(why) = api.writer_failure() {
+        return Err(reject(ApiError::writer_stopped(Some(why))));
+    }
+    // Known to the index, or to the acceptance record (a chat bound to it before its transcript).
+    let sid = session_id.clone();
+    let indexed = api
+        .db(move |conn| {
+            Ok(conn
+                .query_row("SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)", [&sid], |r| r.get::<_, bool>(0))?)
+        })
+        .await
+        .map_err(reject)?;
+    let sid = session_id.clone();
+    let sent = api.accept(move |store| store.forget_session(&sid, true)).await.map_err(reject)?.0;
+    if !indexed && sent == 0 {
+        return Err(reject(ApiError::not_found(format!("no session {}", trim(&session_id)))));
+    }
+    let sid = session_id.clone();
+    let done = tokio::task::spawn_blocking(move || writer.forget(&sid))
+        .await
+        .map_err(|e| reject(ApiError::internal(format!("worker failed: {e}"))))?;
+    match done {
+        Some(Ok(f)) => Ok(json(&serde_json::json!({
+            "sessionId": f.session_id,
+            "entries": f.entries,
+            "photos": f.media,
+            "transcripts": f.files,
+            "messages": f.messages,
+            "freedBytes": f.freed_bytes(),
+        }))),
+        Some(Err(e)) => Err(reject(ApiError::from(e))),
+        None => Err(reject(ApiError::writer_stopped(api.writer_failure()))),
+    }
+}
+
+/// Any other method than DELETE on a DELETE route: 405 with `Allow: DELETE`.
+fn delete_only() -> impl Filter<Extract = (warp::reply::Response,), Error = Rejection> + Clone {
+    warp::method().and_then(|method: warp::http::Method| async move {
+        if method == warp::http::Method::DELETE {
+            return Err(warp::reject::not_found());
+        }
+        Err::<warp::reply::Response, _>(reject(ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "delete-only",
+            "this route takes DELETE",
+        )))
+    })
 }
 
 async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Rejection> {

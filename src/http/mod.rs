@@ -448,9 +448,13 @@ pub async fn handle_rejection(
     };
     let mut res = error_reply(status, code, &message);
     if status == StatusCode::METHOD_NOT_ALLOWED {
-        // RFC 9110: a 405 lists what is allowed. The routes that take POST say so themselves
-        // (code "post-only"); every other route is GET.
-        let allow = if code == "post-only" { "POST" } else { "GET" };
+        // RFC 9110: a 405 lists what is allowed. The routes that take POST or DELETE say so
+        // themselves (codes "post-only", "delete-only"); every other route is GET.
+        let allow = match code {
+            "post-only" => "POST",
+            "delete-only" => "DELETE",
+            _ => "GET",
+        };
         res.headers_mut().insert(warp::http::header::ALLOW, warp::http::HeaderValue::from_static(allow));
     }
     Ok(res)

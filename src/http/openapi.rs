@@ -337,6 +337,17 @@ fn index_document() -> Value {
                         "next": { "type": "integer", "nullable": true, "description": "For a page read with from: the entry after it, to pass as from; null at the newest entry and for other pages." }
                     }
                 },
+                "Forgotten": {
+                    "type": "object", "required": ["sessionId", "entries", "photos", "transcripts", "messages", "freedBytes"],
+                    "properties": {
+                        "sessionId": { "type": "string" },
+                        "entries": { "type": "integer" },
+                        "photos": { "type": "integer", "description": "Payload rows." },
+                        "transcripts": { "type": "integer", "description": "Transcripts that held only this session (remembered, not indexed again)." },
+                        "messages": { "type": "integer", "description": "Sent messages of the session's chats." },
+                        "freedBytes": { "type": "integer", "description": "About how many bytes: index rows, transcripts only the vault held, sent images." }
+                    }
+                },
                 "SearchHits": {
                     "type": "object", "required": ["hits"],
                     "properties": { "hits": { "type": "array", "items": {
@@ -365,6 +376,15 @@ fn index_document() -> Value {
                     limit(500, 50)
                 ],
                 "responses": merge(common_errors(), json!({ "200": json_response("A page of sessions.", "SessionPage") }))
+            } },
+            "/api/sessions/{sessionId}": { "delete": {
+                "summary": "Forget a session, as `scrollback forget` does: its entries, photos' rows, search rows, vault links and sent messages (with their images) go, and its transcripts are not indexed again until `scrollback unforget`.",
+                "parameters": [ { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } } ],
+                "responses": merge(common_errors(), json!({
+                    "200": json_response("What was forgotten.", "Forgotten"),
+                    "403": error_response("A cross-site request (Origin or Sec-Fetch-Site): refused."),
+                    "503": error_response("The indexer is not running (code writer-stopped), or the index is damaged.")
+                }))
             } },
             "/api/sessions/{sessionId}/history": { "get": {
                 "summary": "Entries of a session in conversation order: the newest page, the page before an entry, an entry and those after it, or a catch-up.",
@@ -409,7 +429,7 @@ fn index_document() -> Value {
                 "responses": merge(common_errors(), json!({ "200": json_response("Hits, best first.", "SearchHits") }))
             } },
             "/api/events": { "get": {
-                "summary": "WebSocket: the event bus (entries-appended, session-gone, chat-user-message, session-bound, engine-failed, chat-retired) as JSON text messages.",
+                "summary": "WebSocket: the event bus (entries-appended, session-gone, session-forgotten, writer-failed, chat-user-message, session-bound, engine-failed, chat-retired) as JSON text messages.",
                 "responses": merge(common_errors(), json!({ "101": { "description": "Switching to the WebSocket protocol." } }))
             } },
             "/api/openapi.json": { "get": {

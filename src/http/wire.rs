@@ -328,6 +328,9 @@ pub fn event(e: &Event) -> serde_json::Value {
             serde_json::json!({ "type": "session-gone", "sessionId": session_id, "fileId": file_id })
         }
         Event::WriterFailed { error } => serde_json::json!({ "type": "writer-failed", "error": error }),
+        Event::SessionForgotten { session_id } => {
+            serde_json::json!({ "type": "session-forgotten", "sessionId": session_id })
+        }
     }
 }
 

@@ -7,7 +7,13 @@
 //! they exist, until `unforget`. Lines of the session in a transcript shared with other sessions are
 //! deleted, and that transcript stays followed. The vault links of the deleted file rows go once no
 //! row needs them; the acceptance record's messages of the session are forgotten by
-//! [`crate::accept::AcceptStore::forget_session`] (its own file: its own transaction).
+//! [`crate::accept::AcceptStore::forget_session`].
+//!
+//! The acceptance record is another file, so its transaction cannot be the index's. The index's
+//! transaction therefore also writes a `forgetting:<session>` mark, removed only once the record's
+//! messages are gone too; a process killed in between finds the mark when the index is next opened
+//! for writing and finishes the job ([`crate::Indexer::open`]). Each session is so either forgotten
+//! whole or not at all.
 
 use rusqlite::{Connection, params};
 
@@ -28,7 +34,25 @@ pub struct Forgotten {
     pub index_bytes: u64,
     /// The vault links of those transcripts (removed once no row needs them).
     pub vault_links: Vec<String>,
+    /// Bytes of those links whose transcript is gone: the vault was their last name, so they are
+    /// freed.
+    pub vault_bytes: u64,
+    /// Messages of the session in the acceptance record.
+    pub messages: u64,
+    /// Bytes of the images of those messages that no other message has.
+    pub image_bytes: u64,
 }
+
+impl Forgotten {
+    /// About how many bytes forgetting frees: index rows, vault-only transcripts and sent images.
+    pub fn freed_bytes(&self) -> u64 {
+        self.index_bytes + self.vault_bytes + self.image_bytes
+    }
+}
+
+/// The `scrollback_meta` key prefix of a session whose index rows are gone and whose acceptance
+/// record's messages may not be yet.
+pub const FORGETTING: &str = "forgetting:";
 
 /// Forgets `session_id` in the index `conn`, in one transaction; with `dry_run`, only counts.
 pub fn forget(conn: &Connection, session_id: &str, dry_run: bool) -> Result<Forgotten> {
@@ -53,13 +77,24 @@ pub fn forget(conn: &Connection, session_id: &str, dry_run: bool) -> Result<Forg
     let files: Vec<(i64, Option<String>)> =
         stmt.query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
     drop(stmt);
+    let vault_links: Vec<String> = files.iter().filter_map(|(_, v)| v.clone()).collect();
+    // A link that is its inode's only name holds bytes nothing else does.
+    let vault_bytes = vault_links
+        .iter()
+        .filter_map(|l| std::fs::symlink_metadata(l).ok())
+        .filter(|m| m.is_file() && std::os::unix::fs::MetadataExt::nlink(m) == 1)
+        .map(|m| m.len())
+        .sum();
     let out = Forgotten {
         session_id: session_id.to_owned(),
         entries: entries as u64,
         media: media as u64,
         files: files.len() as u64,
         index_bytes: index_bytes as u64,
-        vault_links: files.iter().filter_map(|(_, v)| v.clone()).collect(),
+        vault_links,
+        vault_bytes,
+        messages: 0,
+        image_bytes: 0,
     };
     if dry_run {
         return Ok(out);
@@ -82,8 +117,36 @@ pub fn forget(conn: &Connection, session_id: &str, dry_run: bool) -> Result<Forg
         tx.execute("DELETE FROM files WHERE id = ?1", [file_id])?;
     }
     tx.execute("DELETE FROM sessions WHERE id = ?1", [session_id])?;
+    // The mark holds the vault links to remove: a link no row needs is removed after the commit.
+    let links = serde_json::Value::from(out.vault_links.clone()).to_string();
+    tx.execute(
+        "INSERT OR REPLACE INTO scrollback_meta (key, value) VALUES (?1, ?2)",
+        params![format!("{FORGETTING}{session_id}"), links],
+    )?;
     tx.commit()?;
     Ok(out)
+}
+
+/// Sessions whose index rows were forgotten and whose acceptance record's messages and vault links
+/// may not be: each with those links.
+pub fn unfinished(conn: &Connection) -> Result<Vec<(String, Vec<String>)>> {
+    let mut stmt = conn.prepare("SELECT substr(key, ?2), value FROM scrollback_meta WHERE key LIKE ?1 ORDER BY key")?;
+    let rows = stmt.query_map(params![format!("{FORGETTING}%"), FORGETTING.len() as i64 + 1], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (session, links) = row?;
+        // An unreadable list leaves the links for the retention check to report.
+        out.push((session, serde_json::from_str(&links).unwrap_or_default()));
+    }
+    Ok(out)
+}
+
+/// Marks `session_id` forgotten everywhere: removes its `forgetting:` mark.
+pub fn finished(conn: &Connection, session_id: &str) -> Result<()> {
+    conn.execute("DELETE FROM scrollback_meta WHERE key = ?1", [format!("{FORGETTING}{session_id}")])?;
+    Ok(())
 }
 
 /// Lets the transcripts of `session_id` be indexed again; returns how many were forgotten.

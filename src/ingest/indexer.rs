@@ -242,7 +242,9 @@ impl Indexer {
         for broken in crate::read::status::vault_status(&conn)?.broken {
             tracing::warn!("vault: {broken}");
         }
-        Ok(Indexer::with(conn, data_dir, lock))
+        let mut indexer = Indexer::with(conn, data_dir, lock);
+        indexer.finish_forgetting()?;
+        Ok(indexer)
     }
 
     /// For `scrollback rebuild`: moves the index aside (renamed `index.sqlite3.rebuilt-<time>`, never
@@ -261,7 +263,17 @@ impl Indexer {
         let old = db::move_aside(&index_path, "rebuilt")?;
         tracing::warn!(old = %old.display(), "the index was moved aside; building a new one");
         let conn = ConnectionKind::Writer.open(&index_path)?;
-        Ok((Indexer::with(conn, data_dir, lock), old))
+        // What was forgotten stays forgotten: its marks first, before any transcript is read.
+        let (marks, unreadable) = crate::ingest::rebuild::carry_over_forgotten(&conn, &old);
+        for what in unreadable {
+            tracing::error!("could not read from the old index: {what}; a forgotten session may come back");
+        }
+        if marks > 0 {
+            tracing::info!(marks, "forgotten transcripts stay forgotten");
+        }
+        let mut indexer = Indexer::with(conn, data_dir, lock);
+        indexer.finish_forgetting()?;
+        Ok((indexer, old))
     }
 
     /// Copies from the index at `old` the history of every transcript this index has no row for
@@ -270,23 +282,62 @@ impl Indexer {
         crate::ingest::rebuild::carry_over(&self.conn, old)
     }
 
-    /// Forgets these sessions (see [`crate::ingest::forget`]), one transaction each, then removes
-    /// the vault links no row needs and truncates the write-ahead log. With `dry_run`, only says
-    /// what would go.
+    /// Forgets these sessions (see [`crate::ingest::forget`]): for each, its index rows in one
+    /// transaction, then its messages and their images in the acceptance record; then removes the
+    /// vault links no row needs and truncates the write-ahead log. With `dry_run`, only says what
+    /// would go.
     pub fn forget(&mut self, sessions: &[String], dry_run: bool) -> Result<Vec<crate::ingest::forget::Forgotten>> {
+        let accept = self.accept_store()?;
         let mut out = Vec::new();
         for session in sessions {
-            let forgotten = crate::ingest::forget::forget(&self.conn, session, dry_run)?;
-            if !dry_run && let Vault::On(_, touched) = &mut self.vault {
-                touched.extend(forgotten.vault_links.iter().cloned());
+            let mut forgotten = crate::ingest::forget::forget(&self.conn, session, dry_run)?;
+            if let Some(store) = &accept {
+                (forgotten.messages, forgotten.image_bytes) = store.forget_session(session, dry_run)?;
             }
-            self.vault.settle(&self.conn);
+            if !dry_run {
+                if let Vault::On(_, touched) = &mut self.vault {
+                    touched.extend(forgotten.vault_links.iter().cloned());
+                }
+                self.vault.settle(&self.conn);
+                crate::ingest::forget::finished(&self.conn, session)?;
+                self.announce(Event::SessionForgotten { session_id: session.clone() });
+            }
             out.push(forgotten);
         }
         if !dry_run {
             self.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
         }
         Ok(out)
+    }
+
+    /// The acceptance record of this data directory, if it has one.
+    fn accept_store(&self) -> Result<Option<crate::accept::AcceptStore>> {
+        match self.data_dir.join(db::ACCEPT_FILE).exists() {
+            true => Ok(Some(crate::accept::AcceptStore::open(&self.data_dir)?)),
+            false => Ok(None),
+        }
+    }
+
+    /// Finishes what a process killed while forgetting left: sessions whose index rows are gone and
+    /// whose acceptance record's messages may not be.
+    fn finish_forgetting(&mut self) -> Result<()> {
+        let unfinished = crate::ingest::forget::unfinished(&self.conn)?;
+        if unfinished.is_empty() {
+            return Ok(());
+        }
+        let accept = self.accept_store()?;
+        for (session, links) in unfinished {
+            tracing::warn!(%session, "finishing forgetting a session (the last `forget` was interrupted)");
+            if let Some(store) = &accept {
+                store.forget_session(&session, false)?;
+            }
+            if let Vault::On(_, touched) = &mut self.vault {
+                touched.extend(links);
+            }
+            self.vault.settle(&self.conn);
+            crate::ingest::forget::finished(&self.conn, &session)?;
+        }
+        Ok(())
     }
 
     /// Lets forgotten sessions' transcripts be indexed again (by the next catch-up).

@@ -14,6 +14,44 @@ use rusqlite::{Connection, params};
 use crate::error::Result;
 use crate::ingest::rows;
 
+/// Copies from the index at `old` what a person asked to forget: the `forgotten` marks (so that
+/// those transcripts are not indexed again by the rebuild) and the unfinished forgets. Runs before
+/// the rebuild reads any transcript. Returns how many marks were copied, and what could not be read
+/// (an index older than version 6 has no marks: nothing to copy).
+pub fn carry_over_forgotten(conn: &Connection, old: &Path) -> (u64, Vec<String>) {
+    let mut unreadable = Vec::new();
+    let uri = format!("file:{}?mode=ro", old.display());
+    if let Err(e) = conn.execute("ATTACH ?1 AS old", [uri]) {
+        return (0, vec![format!("the old index: {e}")]);
+    }
+    let has_marks = conn
+        .query_row("SELECT count(*) FROM old.sqlite_master WHERE type = 'table' AND name = 'forgotten'", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map_err(|e| unreadable.push(format!("the old index's tables: {e}")))
+        .is_ok_and(|n| n > 0);
+    let mut copied = 0;
+    if has_marks {
+        match conn.execute(
+            "INSERT INTO forgotten (session_id, path, dev, inode, fingerprint, fingerprint_len, forgotten_at)
+             SELECT session_id, path, dev, inode, fingerprint, fingerprint_len, forgotten_at FROM old.forgotten",
+            [],
+        ) {
+            Ok(n) => copied = n as u64,
+            Err(e) => unreadable.push(format!("the forgotten transcripts: {e}")),
+        }
+    }
+    if let Err(e) = conn.execute(
+        "INSERT OR REPLACE INTO scrollback_meta (key, value)
+         SELECT key, value FROM old.scrollback_meta WHERE key LIKE ?1",
+        [format!("{}%", crate::ingest::forget::FORGETTING)],
+    ) {
+        unreadable.push(format!("the unfinished forgets: {e}"));
+    }
+    let _ = conn.execute_batch("DETACH old");
+    (copied, unreadable)
+}
+
 /// What [`carry_over`] copied.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct CarriedOver {

@@ -23,6 +23,7 @@ use notify::Watcher;
 
 use crate::error::{Error, Result};
 use crate::events::Event;
+use crate::ingest::forget::Forgotten;
 use crate::ingest::indexer::{Indexer, NoProgress};
 use crate::ingest::tree::is_transcript;
 
@@ -58,10 +59,13 @@ enum Hint {
     Dir(PathBuf),
     /// Events were lost: catch up on the whole tree.
     Rescan,
+    /// Forget this session (`DELETE /api/sessions/{id}`), and answer on the channel.
+    Forget(String, mpsc::Sender<Result<Forgotten>>),
     Stop,
 }
 
-/// Asks the writer to look at a file again; cheap to clone, usable from any thread.
+/// Asks the writer to look at a file again, or to forget a session; cheap to clone, usable from
+/// any thread.
 #[derive(Debug, Clone)]
 pub struct Reindexer(mpsc::Sender<Hint>);
 
@@ -70,6 +74,15 @@ impl Reindexer {
     /// re-indexed from the start. `false` if the writer is not running (it stopped, or died).
     pub fn reindex(&self, path: PathBuf) -> bool {
         self.0.send(Hint::Changed(path)).is_ok()
+    }
+
+    /// Has the writer forget `session_id` ([`Indexer::forget`]) between two of its passes, and
+    /// waits for it (blocking: call it off an async runtime's threads). `None` if the writer is not
+    /// running.
+    pub fn forget(&self, session_id: &str) -> Option<Result<Forgotten>> {
+        let (reply, answer) = mpsc::channel();
+        self.0.send(Hint::Forget(session_id.to_owned(), reply)).ok()?;
+        answer.recv().ok()
     }
 }
 
@@ -329,6 +342,7 @@ fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<Hint>, rescan_
         let mut changed = BTreeSet::new();
         let mut dirs = BTreeSet::new();
         let mut rescan = false;
+        let mut forgets = Vec::new();
         let mut stop = false;
         for hint in std::iter::once(first).chain(hints.try_iter()) {
             match hint {
@@ -343,8 +357,18 @@ fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<Hint>, rescan_
                     dirs.insert(path);
                 }
                 Hint::Rescan => rescan = true,
+                Hint::Forget(session, reply) => forgets.push((session, reply)),
                 Hint::Stop => stop = true,
             }
+        }
+        // Forgotten first: what the hints below read is then already not indexed again.
+        for (session, reply) in forgets {
+            let forgotten = indexer.forget(std::slice::from_ref(&session), false).map(|mut f| f.remove(0));
+            if let Err(e) = &forgotten {
+                tracing::error!(%session, "not forgotten: {e}");
+            }
+            // The asker may have gone (its request was cancelled): the work is done all the same.
+            let _ = reply.send(forgotten);
         }
         if rescan {
             catch_up_logged(indexer, root);

@@ -510,3 +510,21 @@ test("11. a sub-agent's entries, indexed while the page is open, appear where th
   await context.close();
   await server.stop();
 });
+
+test("12. a session forgotten while it is open leaves the list, and its page says so", async () => {
+  const server = await startServer("history");
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/sessions/${SESSION}`);
+  await until("the conversation", async () => (await page.locator("li", { hasText: "entry 300 of the long session" }).count()) === 1);
+  await page.locator(`#sessions li[data-session="${SESSION}"]`).waitFor();
+  const res = await fetch(`${server.url}/api/sessions/${SESSION}`, { method: "DELETE" });
+  assert.equal(res.status, 200);
+  assert.equal((await res.json()).entries, 300);
+  const banner = page.locator(".banner");
+  await until("the banner", async () => /was forgotten/.test((await banner.textContent()) || ""));
+  await until("the list without it", async () => (await page.locator(`#sessions li[data-session="${SESSION}"]`).count()) === 0);
+  await shot(page, "12-forgotten");
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});
