@@ -304,3 +304,58 @@ fn delete_on_the_api_forgets_a_session_as_the_cli_does() {
     drop(server);
     crate::util::check_invariants(&env.data);
 }
+
+/// A tmpfs mounted for one test, unmounted when dropped.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    /// Mounts a small tmpfs at `dir`, if this machine lets the test do it (root, or the capability).
+    fn mount(dir: &std::path::Path) -> Option<Tmpfs> {
+        std::fs::create_dir_all(dir).unwrap();
+        let status = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64m", "tmpfs"])
+            .arg(dir)
+            .stderr(std::process::Stdio::null())
+            .status();
+        status.is_ok_and(|s| s.success()).then(|| Tmpfs(dir.to_owned()))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_data_directory_on_a_real_tmpfs_has_no_vault_and_says_so() {
+    // The same as the simulated EXDEV above, with the real thing: the data directory on a tmpfs
+    // mount, the transcripts on the test's own file system.
+    let env = Env::new();
+    let Some(_mount) = Tmpfs::mount(&env.data) else {
+        eprintln!("this machine does not let the test mount a tmpfs; the simulated EXDEV test covers the case");
+        return;
+    };
+    let photos = photo_tree(&env);
+    let out = env.cmd().env("RUST_LOG", "warn").arg("index").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("no vault").count(), 1, "said once: {stderr}");
+    assert!(vault_links(&env).is_empty(), "nothing copied, nothing linked");
+    let status = String::from_utf8(env.run(&["status"]).stdout).unwrap();
+    assert!(status.contains("vault           off: the data directory is on another file system"), "{status}");
+    std::fs::remove_file(env.path("p/s0.jsonl")).unwrap();
+    let server = Server::start(&env, &[]);
+    let gone = server.get(&format!("/api/session-media/{}", photos[0].0));
+    assert_eq!(gone.status(), StatusCode::GONE);
+    for (reference, _, bytes) in &photos[2..] {
+        let res = server.get(&format!("/api/session-media/{reference}"));
+        assert_eq!(res.status(), StatusCode::OK);
+        assert_eq!(res.bytes().unwrap().as_ref(), bytes.as_slice());
+    }
+    let status = server.json("/api/status");
+    assert_eq!(status["vault"]["state"], "off", "{status}");
+    assert_eq!(status["transcripts"]["gone"], 1, "{status}");
+    drop(server);
+    crate::util::check_invariants(&env.data);
+}

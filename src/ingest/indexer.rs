@@ -243,6 +243,7 @@ impl Indexer {
             tracing::warn!("vault: {broken}");
         }
         let mut indexer = Indexer::with(conn, data_dir, lock);
+        indexer.vault.probe(&indexer.conn)?;
         indexer.finish_forgetting()?;
         Ok(indexer)
     }
@@ -837,6 +838,17 @@ fn conn_vault_dir(data_dir: &Path) -> PathBuf {
 /// fault injection for the test of that fallback (`tests/vault.rs`). Never set it otherwise.
 pub const FAULT_VAULT_EXDEV: &str = "SCROLLBACK_FAULT_VAULT_EXDEV";
 
+/// Why no link can be made anywhere, if `e` says so (and not just that one file has a problem).
+fn refused(e: &std::io::Error) -> Option<String> {
+    if e.raw_os_error() == Some(libc::EXDEV) {
+        Some(format!("the data directory is on another file system than the transcripts ({e})"))
+    } else if matches!(e.kind(), std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::Unsupported) {
+        Some(format!("the file system refuses hard links here ({e})"))
+    } else {
+        None
+    }
+}
+
 /// The vault: a hard link to every transcript indexed, `<data dir>/vault/<dev>-<inode>.jsonl` (a
 /// name no other file can take while the link keeps that inode alive, and the same for every row
 /// of the same file, in this index or a rebuilt one). While
@@ -881,6 +893,49 @@ impl Vault {
         }
     }
 
+    /// No vault from now on, because links are refused (`why`): said once, and kept for `status`.
+    fn turn_off(&mut self, conn: &Connection, why: &str) -> Result<()> {
+        tracing::warn!(
+            "no vault: {why}. A deleted transcript's text stays in the index, but its photos will answer 410; \
+             put the data directory on the transcripts' file system to keep them"
+        );
+        conn.execute(
+            "INSERT OR REPLACE INTO scrollback_meta (key, value) VALUES (?1, ?2)",
+            params![VAULT_OFF_KEY, why],
+        )?;
+        *self = Vault::Off;
+        Ok(())
+    }
+
+    /// Tries a link of one followed transcript, at start: where links are refused, the vault is off
+    /// from the start and says so, even when no transcript is new (an index with no transcript yet
+    /// finds out at its first link).
+    fn probe(&mut self, conn: &Connection) -> Result<()> {
+        let Vault::On(dir, _) = self else { return Ok(()) };
+        let paths: Vec<String> = conn
+            .prepare("SELECT path FROM files WHERE state = 'live' ORDER BY id LIMIT 8")?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let probe = dir.join(format!(".probe-{}", std::process::id()));
+        for path in paths {
+            let made = if std::env::var_os(FAULT_VAULT_EXDEV).is_some() {
+                Err(std::io::Error::from_raw_os_error(libc::EXDEV))
+            } else {
+                std::fs::create_dir_all(&*dir).and_then(|()| std::fs::hard_link(&path, &probe))
+            };
+            match made {
+                Ok(()) => {
+                    let _ = std::fs::remove_file(&probe);
+                    return Ok(());
+                }
+                Err(e) if let Some(why) = refused(&e) => return self.turn_off(conn, &why),
+                // Gone since, or unreadable: try another.
+                Err(_) => {}
+            }
+        }
+        Ok(())
+    }
+
     /// Links the file `opened` (row `file_id`) into the vault and records the link, in `tx`.
     fn link(&mut self, tx: &Transaction<'_>, file_id: i64, opened: &Opened) -> Result<()> {
         let Vault::On(dir, touched) = self else { return Ok(()) };
@@ -919,26 +974,7 @@ impl Vault {
                 tx.execute("UPDATE files SET vault = ?2 WHERE id = ?1", params![file_id, link])?;
                 Ok(())
             }
-            Err(e)
-                if e.raw_os_error() == Some(libc::EXDEV)
-                    || matches!(e.kind(), std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::Unsupported) =>
-            {
-                let why = if e.raw_os_error() == Some(libc::EXDEV) {
-                    format!("the data directory is on another file system than the transcripts ({e})")
-                } else {
-                    format!("the file system refuses hard links here ({e})")
-                };
-                tracing::warn!(
-                    "no vault: {why}. A deleted transcript's text stays in the index, but its photos will answer 410; \
-                     put the data directory on the transcripts' file system to keep them"
-                );
-                tx.execute(
-                    "INSERT OR REPLACE INTO scrollback_meta (key, value) VALUES (?1, ?2)",
-                    params![VAULT_OFF_KEY, why],
-                )?;
-                *self = Vault::Off;
-                Ok(())
-            }
+            Err(e) if let Some(why) = refused(&e) => self.turn_off(tx, &why),
             Err(e) => {
                 // This file has no link; the others may.
                 tracing::warn!(path = %opened.path.display(), "no vault link: {e}");
