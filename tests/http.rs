@@ -120,11 +120,22 @@ pub fn open_events_with(base: &str, token: Option<&str>) -> TcpStream {
     ws
 }
 
-/// Reads one unmasked text frame from the server, as JSON.
+/// Reads the next event (an unmasked text frame) from the server, as JSON.
 pub fn read_event(ws: &mut TcpStream) -> Value {
+    loop {
+        match read_frame(ws) {
+            (0x81, payload) => return serde_json::from_slice(&payload).unwrap(),
+            // The server's keep-alive ping: answered with an (empty, masked) pong, as a browser does.
+            (0x89, _) => ws.write_all(&[0x8A, 0x80, 0, 0, 0, 0]).unwrap(),
+            (first, _) => panic!("a final text frame or a ping, not {first:#x}"),
+        }
+    }
+}
+
+/// Reads one unmasked frame from the server: its first byte and its payload.
+fn read_frame(ws: &mut TcpStream) -> (u8, Vec<u8>) {
     let mut hdr = [0u8; 2];
     ws.read_exact(&mut hdr).unwrap();
-    assert_eq!(hdr[0], 0x81, "a final text frame");
     let len = match hdr[1] & 0x7f {
         126 => {
             let mut l = [0u8; 2];
@@ -135,7 +146,7 @@ pub fn read_event(ws: &mut TcpStream) -> Value {
     };
     let mut payload = vec![0u8; len];
     ws.read_exact(&mut payload).unwrap();
-    serde_json::from_slice(&payload).unwrap()
+    (hdr[0], payload)
 }
 
 fn corpus_env() -> Env {
@@ -892,4 +903,50 @@ fn sigterm_stops_the_server_promptly_whatever_is_in_flight() {
     let log = server.log.lock().unwrap().clone();
     assert!(log.contains("stopping"), "{log}");
     drop(stalled);
+}
+
+#[test]
+fn idle_connections_are_closed_and_the_events_socket_is_kept_alive_by_pings() {
+    let env = Env::new();
+    env.write("p/s.jsonl", user_line("s", "u1", "\"hello\"", "") + "\n");
+    let server = Server::start(&env, &["--idle-secs", "1"]);
+    server.wait_for_sessions(1);
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    let closed_within = |stream: &mut TcpStream, secs: u64| -> bool {
+        stream.set_read_timeout(Some(Duration::from_secs(secs))).unwrap();
+        let mut rest = Vec::new();
+        stream.read_to_end(&mut rest).is_ok()
+    };
+    // A keep-alive connection that sends nothing after its first answer is closed.
+    let mut kept = TcpStream::connect(&addr).unwrap();
+    write!(kept, "GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
+    let mut reader = BufReader::new(kept.try_clone().unwrap());
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    assert!(closed_within(&mut kept, 10), "an idle keep-alive connection is closed");
+    // So is one that never sends a request.
+    let mut silent = TcpStream::connect(&addr).unwrap();
+    assert!(closed_within(&mut silent, 10), "a connection that sends nothing is closed");
+    // The events socket is not: it is pinged, and answering keeps it open past the timeout.
+    let mut events = open_events(&server.base);
+    let mut pings = 0;
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_millis(2500) {
+        match read_frame(&mut events) {
+            (0x89, _) => {
+                pings += 1;
+                events.write_all(&[0x8A, 0x80, 0, 0, 0, 0]).unwrap();
+            }
+            (first, _) => panic!("unexpected frame {first:#x}"),
+        }
+    }
+    assert!(pings >= 3, "{pings} pings in 2.5 s");
+    env.append("p/s.jsonl", user_line("s", "u2", "\"again\"", "") + "\n");
+    assert_eq!(read_event(&mut events)["type"], "entries-appended", "still open, still live");
+    // A socket whose peer stops answering is closed.
+    let mut deaf = open_events(&server.base);
+    deaf.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut sink = Vec::new();
+    assert!(deaf.read_to_end(&mut sink).is_ok(), "a socket that never answers a ping is closed");
 }

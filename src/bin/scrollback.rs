@@ -51,6 +51,10 @@ enum Command {
         /// Seconds an engine run may take before it is killed and recorded as failed.
         #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
         engine_timeout_secs: u64,
+        /// Seconds a connection may sit idle between requests before it is closed (the events
+        /// socket is pinged every half of it, and closed when its peer stops answering).
+        #[arg(long, default_value_t = scrollback::http::IDLE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+        idle_secs: u64,
     },
     /// A stand-in for the agent: reads an accepted message on standard input and appends it, and a
     /// reply, to its session's transcript (what `serve --demo` runs for each message).
@@ -227,7 +231,18 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve { dirs, listen, token, demo, rescan_secs, poll, poll_ms, engine, engine_timeout_secs } => {
+        Command::Serve {
+            dirs,
+            listen,
+            token,
+            demo,
+            rescan_secs,
+            poll,
+            poll_ms,
+            engine,
+            engine_timeout_secs,
+            idle_secs,
+        } => {
             let options = ServeOptions {
                 listen,
                 token,
@@ -236,6 +251,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 poll_ms: poll.then_some(poll_ms),
                 engine,
                 engine_timeout: Duration::from_secs(engine_timeout_secs),
+                idle: Duration::from_secs(idle_secs),
             };
             serve(&dirs, options)
         }
@@ -307,6 +323,7 @@ struct ServeOptions {
     poll_ms: Option<u64>,
     engine: Option<String>,
     engine_timeout: Duration,
+    idle: Duration,
 }
 
 /// The engine `serve` runs: `--engine`, else with `--demo` this binary's `demo-engine`.
@@ -354,6 +371,7 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
         engine,
         writer: Some(tail.health()),
         watcher: Some(tail.watcher_kind()),
+        idle_timeout: Some(options.idle),
     };
     let api = scrollback::http::Api::new(&data_dir, bus, api_config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;

@@ -132,7 +132,8 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
         .and(with_api.clone())
         .map(|ws: warp::ws::Ws, api: Api| {
             let receiver = api.inner.bus.subscribe();
-            ws.on_upgrade(move |socket| forward_events(socket, receiver)).into_response()
+            let idle = api.inner.idle_timeout;
+            ws.on_upgrade(move |socket| forward_events(socket, receiver, idle)).into_response()
         });
     let openapi = warp::path!("openapi.json")
         .and(warp::get())
@@ -593,11 +594,31 @@ fn is_media_type(s: &str) -> bool {
 }
 
 /// Forwards bus events to one WebSocket client until either side closes.
-async fn forward_events(socket: warp::ws::WebSocket, mut events: tokio::sync::broadcast::Receiver<Event>) {
+async fn forward_events(
+    socket: warp::ws::WebSocket,
+    mut events: tokio::sync::broadcast::Receiver<Event>,
+    idle: std::time::Duration,
+) {
     use tokio::sync::broadcast::error::RecvError;
     let (mut out, mut incoming) = socket.split();
+    // A ping every half idle timeout: a browser answers each by itself, so a socket that hears
+    // nothing back for a whole timeout has a peer that is gone (its machine asleep, its network
+    // down), and is closed. Pings also keep proxies from closing a quiet socket.
+    let mut ping = tokio::time::interval(idle / 2);
+    ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ping.tick().await;
+    let mut heard = tokio::time::Instant::now();
     loop {
         tokio::select! {
+            _ = ping.tick() => {
+                if heard.elapsed() > idle {
+                    tracing::debug!("events socket: no answer to pings; closing it");
+                    break;
+                }
+                if out.send(warp::ws::Message::ping(Vec::new())).await.is_err() {
+                    break;
+                }
+            }
             event = events.recv() => {
                 let text = match event {
                     Ok(event) => wire::event(&event).to_string(),
@@ -609,7 +630,7 @@ async fn forward_events(socket: warp::ws::WebSocket, mut events: tokio::sync::br
                 }
             }
             message = incoming.next() => match message {
-                Some(Ok(m)) if !m.is_close() => {}
+                Some(Ok(m)) if !m.is_close() => heard = tokio::time::Instant::now(),
                 _ => break,
             },
         }
