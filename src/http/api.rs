@@ -94,7 +94,9 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
         .and(warp::query::<NoParams>())
         .and(with_api.clone())
         .and_then(|s: String, _: NoParams, api: Api| forget_session(s, api))
-        .or(warp::path!("sessions" / String).and(delete_only()).map(|_: String, res| res))
+        .or(warp::path!("sessions" / String)
+            .and(super::chat::only(warp::http::Method::DELETE, "delete-only", "this route takes DELETE"))
+            .map(|_: String, res| res))
         .unify();
     let session_media = warp::path!("session-media" / String / String / String)
         .and(warp::get())
@@ -333,20 +335,6 @@ async fn forget_session(raw_session: String, api: Api) -> Result<warp::reply::Re
         Some(Err(e)) => Err(reject(ApiError::from(e))),
         None => Err(reject(ApiError::writer_stopped(api.writer_failure()))),
     }
-}
-
-/// Any other method than DELETE on a DELETE route: 405 with `Allow: DELETE`.
-fn delete_only() -> impl Filter<Extract = (warp::reply::Response,), Error = Rejection> + Clone {
-    warp::method().and_then(|method: warp::http::Method| async move {
-        if method == warp::http::Method::DELETE {
-            return Err(warp::reject::not_found());
-        }
-        Err::<warp::reply::Response, _>(reject(ApiError::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "delete-only",
-            "this route takes DELETE",
-        )))
-    })
 }
 
 async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Rejection> {

@@ -104,15 +104,24 @@ pub(super) fn json_body<T: serde::de::DeserializeOwned + Send>(
 /// Any other method than POST on a POST route: 405 with `Allow: POST`. (A POST the route itself
 /// refused keeps its own answer: this passes it by.)
 pub(super) fn post_only() -> impl Filter<Extract = (warp::reply::Response,), Error = Rejection> + Clone {
-    warp::method().and_then(|method: warp::http::Method| async move {
-        if method == warp::http::Method::POST {
-            return Err(warp::reject::not_found());
+    only(warp::http::Method::POST, "post-only", "this route takes POST")
+}
+
+/// Any other method than `allowed` on a route: a 405 with `code`, which `handle_rejection` turns
+/// into its `Allow` header. The allowed method itself passes by, keeping the route's own answer.
+pub(super) fn only(
+    allowed: warp::http::Method,
+    code: &'static str,
+    message: &'static str,
+) -> impl Filter<Extract = (warp::reply::Response,), Error = Rejection> + Clone {
+    warp::method().and_then(move |method: warp::http::Method| {
+        let allowed = allowed.clone();
+        async move {
+            if method == allowed {
+                return Err(warp::reject::not_found());
+            }
+            Err::<warp::reply::Response, _>(reject(ApiError::new(StatusCode::METHOD_NOT_ALLOWED, code, message)))
         }
-        Err::<warp::reply::Response, _>(reject(ApiError::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "post-only",
-            "this route takes POST",
-        )))
     })
 }
 
