@@ -6,8 +6,10 @@
 
 use base64::Engine;
 use proptest::prelude::*;
-use scrollback::ingest::scan::{self, STRIPPED_MEDIA_MARKER, Scanner};
+use scrollback::ingest::scan::{self, Scanner};
 use serde_json::Value;
+
+use crate::scan_oracle::{self, oracle};
 
 /// A JSON tree that keeps key order and says how each string is written.
 #[derive(Debug, Clone)]
@@ -204,134 +206,6 @@ fn arb_line() -> impl Strategy<Value = String> {
         })
 }
 
-/// What the oracle finds: per payload, in document order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Expected {
-    value: String,
-    kind: &'static str,
-    media_type: Option<String>,
-    ordinal: Option<u32>,
-    blake3: blake3::Hash,
-}
-
-fn decode(text: &str) -> Option<Vec<u8>> {
-    let clean: String = text.chars().filter(|&c| c != '\n' && c != '\r').collect();
-    let engine = if clean.len().is_multiple_of(4) {
-        &base64::engine::general_purpose::STANDARD
-    } else {
-        &base64::engine::general_purpose::STANDARD_NO_PAD
-    };
-    engine.decode(clean).ok().filter(|b| !b.is_empty())
-}
-
-struct Oracle {
-    found: Vec<(Expected, Option<usize>)>,
-    /// In-content image blocks in the order they begin: the payload index each claimed.
-    blocks: Vec<Option<usize>>,
-}
-
-impl Oracle {
-    /// Walks `v`; returns the payloads decided in it not yet claimed by a block.
-    fn walk(&mut self, v: &Value, in_content: bool, role_message: bool, top: bool) -> Vec<usize> {
-        match v {
-            Value::Array(items) => items.iter().flat_map(|i| self.walk(i, in_content, false, false)).collect(),
-            Value::Object(map) => {
-                let ty = map.get("type").and_then(Value::as_str);
-                let image = matches!(ty, Some("image" | "image_url" | "input_image"));
-                let block_slot = (image && in_content).then(|| {
-                    self.blocks.push(None);
-                    self.blocks.len() - 1
-                });
-                let mut pending = Vec::new();
-                for (k, child) in map {
-                    if let Value::String(text) = child {
-                        let data_url = text.strip_prefix("data:").and_then(|rest| {
-                            let (header, b64) = rest.split_once(',')?;
-                            let mut params = header.split(';');
-                            let mt = params.next().unwrap();
-                            params.any(|p| p == "base64").then(|| (mt.to_owned(), b64.to_owned()))
-                        });
-                        let candidate = match (k.as_str(), &data_url) {
-                            ("data" | "url" | "image_url", Some((mt, b64))) => {
-                                Some(((!mt.is_empty()).then(|| mt.clone()), b64.clone()))
-                            }
-                            ("data", None) if ty == Some("base64") => {
-                                Some((map.get("media_type").and_then(Value::as_str).map(str::to_owned), text.clone()))
-                            }
-                            ("base64", None) => Some((
-                                ty.filter(|t| t.contains('/'))
-                                    .or_else(|| map.get("media_type").and_then(Value::as_str))
-                                    .or_else(|| map.get("mimeType").and_then(Value::as_str))
-                                    .map(str::to_owned),
-                                text.clone(),
-                            )),
-                            _ => None,
-                        };
-                        if let Some((media_type, b64)) = candidate
-                            && let Some(bytes) = decode(&b64)
-                        {
-                            self.found.push((
-                                Expected {
-                                    value: text.clone(),
-                                    kind: "file",
-                                    media_type,
-                                    ordinal: None,
-                                    blake3: blake3::hash(&bytes),
-                                },
-                                None,
-                            ));
-                            pending.push(self.found.len() - 1);
-                        }
-                    } else {
-                        let child_in_content = in_content || (role_message && k == "content");
-                        let child_message = top && k == "message" && child.is_object();
-                        pending.extend(self.walk(child, child_in_content, child_message, false));
-                    }
-                }
-                if image || ty == Some("document") {
-                    pending.sort();
-                    for (n, &i) in pending.iter().enumerate() {
-                        self.found[i].0.kind = if image { "image" } else { "document" };
-                        if n == 0
-                            && let Some(slot) = block_slot
-                        {
-                            self.blocks[slot] = Some(i);
-                        }
-                    }
-                    Vec::new()
-                } else {
-                    pending
-                }
-            }
-            _ => Vec::new(),
-        }
-    }
-}
-
-fn oracle(line: &str) -> (Vec<Expected>, u32, Vec<u32>) {
-    let v: Value = serde_json::from_str(line).unwrap();
-    let mut o = Oracle { found: Vec::new(), blocks: Vec::new() };
-    o.walk(&v, false, false, true);
-    let mut failed = Vec::new();
-    for (ordinal, block) in o.blocks.iter().enumerate() {
-        match block {
-            Some(i) => o.found[*i].0.ordinal = Some(ordinal as u32),
-            None => failed.push(ordinal as u32),
-        }
-    }
-    (o.found.into_iter().map(|(e, _)| e).collect(), o.blocks.len() as u32, failed)
-}
-
-/// The parsed line with each payload string (identified by value) replaced by the marker.
-fn replace_payloads(v: &mut Value, payloads: &[String]) {
-    match v {
-        Value::String(s) if payloads.contains(s) => *s = STRIPPED_MEDIA_MARKER.to_owned(),
-        Value::Array(items) => items.iter_mut().for_each(|i| replace_payloads(i, payloads)),
-        Value::Object(map) => map.values_mut().for_each(|i| replace_payloads(i, payloads)),
-        _ => {}
-    }
-}
-
 /// A line with the words `scan::may_hold_media` looks for spelt differently, all else kept.
 fn mangle(line: &str) -> String {
     line.replace("base64", "base65").replace("\"image", "\"imago").replace("image\"", "imago\"")
@@ -352,40 +226,12 @@ proptest! {
 
     #[test]
     fn scanner_agrees_with_a_serde_json_oracle(line in arb_line(), chunk in 1usize..4096) {
-        let (expected, image_blocks, failed) = oracle(&line);
-
-        let mut scanner = Scanner::new();
-        for piece in line.as_bytes().chunks(chunk) {
-            scanner.feed(piece);
-        }
-        let out = scanner.finish().expect("a valid line scans");
-        let got: Vec<Expected> = out
-            .spans
-            .iter()
-            .map(|span| {
-                let raw = &line[span.offset as usize..(span.offset + span.len) as usize];
-                Expected {
-                    value: serde_json::from_str(&format!("\"{raw}\"")).expect("a span is a whole JSON string"),
-                    kind: span.kind.as_str(),
-                    media_type: span.media_type.clone(),
-                    ordinal: span.ordinal,
-                    blake3: span.blake3,
-                }
-            })
-            .collect();
-        prop_assert_eq!(&got, &expected);
-        prop_assert_eq!(out.image_blocks, image_blocks);
-        prop_assert_eq!(out.failed_images.iter().map(|f| f.ordinal).collect::<Vec<_>>(), failed);
-
-        let stripped = scan::strip(line.as_bytes(), &out.spans);
-        let parsed: Value = serde_json::from_slice(&stripped).expect("the stripped line is JSON");
-        let mut original: Value = serde_json::from_str(&line).unwrap();
-        replace_payloads(&mut original, &expected.iter().map(|e| e.value.clone()).collect::<Vec<_>>());
-        prop_assert_eq!(parsed, original);
-        let restored = scan::restore(&stripped, &out.spans, |i| {
-            line.as_bytes()[out.spans[i].offset as usize..(out.spans[i].offset + out.spans[i].len) as usize].to_vec()
-        });
-        prop_assert_eq!(restored.as_deref(), Some(line.as_bytes()));
+        // Generated lines are JSON: the scanner must accept them and agree with the tree walk
+        // (`scan_oracle::check`, which also feeds the line in other pieces).
+        let out = scan_oracle::scan_in_pieces(line.as_bytes(), chunk).expect("a valid line scans");
+        let value: Value = serde_json::from_str(&line).unwrap();
+        scan_oracle::agree(line.as_bytes(), &value, &out, &scan::strip(line.as_bytes(), &out.spans));
+        scan_oracle::check(line.as_bytes());
     }
 
     #[test]

@@ -615,7 +615,11 @@ impl Decoder {
 
     fn end_header(&mut self) {
         let header = &self.head;
-        if header.len() > MAX_DATA_URL_HEADER {
+        // A header is printable ASCII (`image/png;base64`), as media types are. Anything else (a
+        // raw control character or a byte that is not UTF-8, which make the line invalid JSON; or
+        // a type no one can serve) is not a payload: the string stays in the stripped line, whose
+        // parse then judges the line.
+        if header.len() > MAX_DATA_URL_HEADER || !header.iter().all(|&b| (0x20..0x7f).contains(&b)) {
             self.mode = Mode::Rejected;
             return;
         }
@@ -705,7 +709,8 @@ struct ClosedBlock {
 /// - `data` of an object whose `type` is `base64` (Anthropic image and document sources:
 ///   `{"type":"image","source":{"type":"base64","media_type":"image/png","data":...}}`);
 /// - `base64` of a `file` object (the Read tool's `toolUseResult.file.base64` copy, attachments);
-/// - a `data:<type>;base64,` URL in `url`, `image_url` or `data` (a chat UI's image chunk, OpenAI's
+/// - a `data:<type>;base64,` URL (its header printable ASCII, as media types are) in `url`,
+///   `image_url` or `data` (a chat UI's image chunk, OpenAI's
 ///   `{"type":"image_url","image_url":{"url":...}}` and `input_image`).
 ///
 /// An *image block* is an object whose `type` is `image`, `image_url` or `input_image`; those under
@@ -1253,6 +1258,30 @@ mod tests {
             assert!(scan(line).is_err(), "{:?}", String::from_utf8_lossy(line));
         }
         assert!(scan(b"  {\"a\":[]}\r").is_ok());
+    }
+
+    #[test]
+    fn a_data_url_whose_header_is_not_printable_ascii_is_not_a_payload() {
+        // Found by the fuzzer: a byte that is not UTF-8 (or a raw control character) in a data
+        // URL's header made the line invalid JSON, yet the header went into the payload's span and
+        // the stripped line parsed: the line was stored as valid, with a photo. It must stay in the
+        // stripped line, whose parse then refuses the line.
+        let data = b64(b"\x89PNG fake");
+        for header in [&b"\x89mage/png"[..], b"image/\x01png", b"image/\x7fpng", "imagé/png".as_bytes()] {
+            let line = [
+                br#"{"message":{"content":[{"type":"image","url":"data:"#,
+                header,
+                b";base64,",
+                data.as_bytes(),
+                br#""}]}}"#,
+            ]
+            .concat();
+            let s = scan(&line).unwrap();
+            assert!(s.output.spans.is_empty(), "{:?}", String::from_utf8_lossy(&line));
+            assert_eq!(s.stripped, line);
+        }
+        let line = format!(r#"{{"message":{{"content":[{{"type":"image","url":"data:image/png;base64,{data}"}}]}}}}"#);
+        assert_eq!(scan(line.as_bytes()).unwrap().output.spans.len(), 1);
     }
 
     #[test]
