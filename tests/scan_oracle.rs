@@ -230,7 +230,8 @@ impl<'de> serde::de::Visitor<'de> for StrictVisitor {
         Ok(Strict)
     }
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Strict, A::Error> {
-        let mut keys = std::collections::HashSet::new();
+        // A BTreeSet, not a HashSet: no random seed, so the fuzzer sees the same path each run.
+        let mut keys = std::collections::BTreeSet::new();
         while let Some(key) = map.next_key::<String>()? {
             if !keys.insert(key) {
                 return Err(serde::de::Error::custom("a key twice"));
