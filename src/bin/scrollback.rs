@@ -104,7 +104,8 @@ enum Command {
         data: DataDir,
     },
     /// Forget sessions: their entries, photos' rows, search rows, vault links and sent messages go,
-    /// and their transcripts are not indexed again until `unforget`. (Stop `serve` first.)
+    /// and their transcripts are not indexed again until `unforget`. It needs the data directory to
+    /// itself: while `serve` runs, use its `DELETE /api/sessions/{id}` instead.
     Forget {
         /// The sessions to forget.
         sessions: Vec<String>,
