@@ -9,10 +9,23 @@
 //!   index does not keep) for the columns and search text.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use scrollback::ingest::scan::{self, Scanner};
+use scrollback::codec::scan::{self, Scanner};
+use scrollback::format::CLAUDE;
 
-fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(format!("{}/tests/fixtures/real/{name}", env!("CARGO_MANIFEST_DIR"))).expect("the real corpus")
+/// A file of the real corpus (`$SCROLLBACK_CORPUS/real`, else `../shared/corpus/real`): other
+/// projects' transcripts, read where they are and never copied into this repository.
+fn fixture(name: &str) -> Option<Vec<u8>> {
+    let root = std::env::var_os("SCROLLBACK_CORPUS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"));
+    let path = root.join("real").join(name);
+    match std::fs::read(&path) {
+        Ok(bytes) => Some(bytes),
+        Err(e) => {
+            eprintln!("scan bench skipped: {} ({e}); set SCROLLBACK_CORPUS to a copy of shared/corpus", path.display());
+            None
+        }
+    }
 }
 
 fn lines(bytes: &[u8]) -> Vec<&[u8]> {
@@ -20,15 +33,18 @@ fn lines(bytes: &[u8]) -> Vec<&[u8]> {
 }
 
 fn bench(c: &mut Criterion) {
-    let image_file = fixture("ccl_0d3a8e6f_pasted-image_v1.0.43.jsonl");
+    let (Some(image_file), Some(text_file)) =
+        (fixture("ccl_0d3a8e6f_pasted-image_v1.0.43.jsonl"), fixture("spotter_fa812bfe_v2.1.39.jsonl"))
+    else {
+        return;
+    };
     let image_line = *lines(&image_file).iter().max_by_key(|l| l.len()).unwrap();
-    let text_file = fixture("spotter_fa812bfe_v2.1.39.jsonl");
     let text_lines = lines(&text_file);
 
     let mut group = c.benchmark_group("scan");
     group.throughput(Throughput::Bytes(image_line.len() as u64));
     group.bench_function("image_line", |b| {
-        let mut scanner = Scanner::new();
+        let mut scanner = Scanner::new(CLAUDE.block_places());
         b.iter(|| {
             scanner.reset();
             scanner.feed(image_line);
@@ -37,7 +53,7 @@ fn bench(c: &mut Criterion) {
     });
     group.throughput(Throughput::Bytes(text_file.len() as u64));
     group.bench_function("text_lines", |b| {
-        let mut scanner = Scanner::new();
+        let mut scanner = Scanner::new(CLAUDE.block_places());
         b.iter(|| {
             for line in &text_lines {
                 scanner.reset();
@@ -50,10 +66,13 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             for line in &text_lines {
                 // As the indexer does: no scan for a line that cannot hold media.
-                let stripped =
-                    if scan::may_hold_media(line) { scan::scan(line).unwrap().stripped } else { line.to_vec() };
+                let stripped = if scan::may_hold_media(line) {
+                    scan::scan(line, CLAUDE.block_places()).unwrap().stripped
+                } else {
+                    line.to_vec()
+                };
                 let stripped = std::str::from_utf8(&stripped).unwrap();
-                scrollback::ingest::entry::meta(stripped).unwrap();
+                CLAUDE.describe(stripped).unwrap();
             }
         })
     });

@@ -324,6 +324,18 @@ pub(crate) fn move_aside(path: &Path, why: &str) -> Result<PathBuf> {
     Ok(target)
 }
 
+/// SQLite's integrity check of the file `conn` is open on: each problem it reports (at most 100),
+/// or SQLite's own error as the one problem; empty when the file is sound.
+pub fn integrity_problems(conn: &Connection) -> Vec<String> {
+    let lines = conn
+        .prepare("PRAGMA integrity_check(100)")
+        .and_then(|mut stmt| stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>());
+    match lines {
+        Ok(lines) => lines.into_iter().filter(|l| l != "ok").collect(),
+        Err(e) => vec![e.to_string()],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,6 +2,7 @@
 //! a transcript, the byte offset.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// A `Result` with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -18,6 +19,27 @@ pub enum Error {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// Writing into the data directory failed (a full disk, a read-only file system, no
+    /// permission): nothing was stored half-way.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The file or folder in the data directory.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The engine's run failed; the acceptance stands.
+    #[error("{0}")]
+    Engine(#[from] EngineError),
+    /// Listening there would expose every transcript: beyond loopback, a token is required.
+    #[error("refusing to listen on {addr} without --token: anyone who can reach it could read every transcript")]
+    UnguardedListen {
+        /// The address asked for.
+        addr: std::net::SocketAddr,
+    },
+    /// A task the library ran on another thread failed (a bug: its panic is in the log).
+    #[error("an internal task failed: {0}")]
+    Internal(String),
     /// SQLite failed.
     #[error("database: {0}")]
     Sqlite(#[from] rusqlite::Error),
@@ -60,6 +82,9 @@ pub enum Error {
     /// a chat already bound to another session.
     #[error("{0}")]
     Conflict(String),
+    /// Neither the index nor the acceptance record knows this session.
+    #[error("no session {0}")]
+    UnknownSession(String),
     /// Nothing in the index answers to this ref or hash.
     #[error("no media for {0}")]
     NotFound(String),
@@ -92,10 +117,60 @@ pub enum Error {
     },
 }
 
+/// Why a run failed. The messages are what the acceptance record keeps as `engineError`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// The program could not be started.
+    #[error("cannot start {program}: {source}")]
+    Start {
+        /// The program.
+        program: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Its standard input, output or error could not be opened.
+    #[error("the engine's pipes were not set up")]
+    Pipes,
+    /// It outlived its timeout and was killed.
+    #[error("timed out after {} s", .0.as_secs_f64())]
+    TimedOut(Duration),
+    /// Waiting for it failed.
+    #[error("waiting for the engine: {0}")]
+    Wait(std::io::Error),
+    /// It exited unsuccessfully: its status (`None` for a signal) and the end of its standard error.
+    #[error("exited with {}{}", code.map_or_else(|| "a signal".to_owned(), |c| format!("status {c}")), if stderr_tail.is_empty() { String::new() } else { format!(": {stderr_tail}") })]
+    Exited {
+        /// Its exit status.
+        code: Option<i32>,
+        /// The end of its standard error, trimmed.
+        stderr_tail: String,
+    },
+}
+
 impl Error {
     /// Wraps an I/O error with the path it concerns.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
         Error::Io { path: path.into(), source }
+    }
+
+    /// Wraps a failure to write into the data directory with the path it concerns.
+    pub fn write(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+        Error::Write { path: path.into(), source }
+    }
+
+    /// Whether a failure to write is for want of space (a full disk, a quota), rather than a
+    /// read-only file system or a permission.
+    pub fn is_out_of_space(&self) -> bool {
+        let full = |e: &std::io::Error| {
+            matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT))
+                || matches!(e.kind(), std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded)
+        };
+        match self {
+            Error::Write { source, .. } => full(source),
+            Error::Sqlite(rusqlite::Error::SqliteFailure(f, _)) => f.code == rusqlite::ErrorCode::DiskFull,
+            _ => false,
+        }
     }
 
     /// Whether SQLite found the database file damaged ("database disk image is malformed", "file

@@ -23,16 +23,21 @@
 //! ```
 //!
 //! # Layout
-//! The folders follow the data flow, from a transcript's bytes to an HTTP response:
-//! - [`ingest`]: the writer side. Tree walk, line reader, scanner, entry description, batches,
-//!   fingerprints, the [`Indexer`] (the one writer) and the live [`Tail`].
+//! The folders follow the data flow, from a transcript's bytes to an HTTP response, in layers (each
+//! names only those below it; ARCHITECTURE.md lists them, a test keeps them):
+//! - [`error`](Error), [`files`]: the one error type; opening a transcript without blocking.
+//! - [`codec`]: the scanner (payload spans, stripping), base64, word marks, conversation order and
+//!   the ref format. No I/O, no format.
+//! - [`format`]: what each agent writes, one file per agent ([`format::claude`]).
 //! - [`db`]: the index file: `schema.sql`, migrations, and how connections are opened.
-//! - [`events`]: the bus the writer announces commits on.
-//! - [`files`]: opening a transcript without blocking, regular files only.
-//! - [`read`]: the read side. Queries (sessions, history, search), media lookups by ref or hash,
-//!   rendering stored lines with URLs, and payload streams verified against their blake3.
 //! - [`accept`]: sent messages. The acceptance record (primary data, its own SQLite file), the
 //!   engine that writes the transcript, and [`reconcile`](fn@accept::reconcile), the client's rule.
+//! - [`events`]: the bus the writer and the server announce on.
+//! - [`ingest`]: the writer side. Tree walk, line reader, entry description, batches, fingerprints,
+//!   the [`Indexer`] (the one writer), the vault, and the live [`Tail`] that runs it and its jobs.
+//! - [`read`]: the read side. Queries (sessions, history, search), media lookups by ref or hash,
+//!   rendering stored lines with URLs, and payload streams verified against their blake3.
+//! - [`ops`]: work that spans the stores: forgetting, sends and their engine runs, status.
 //! - [`http`]: the boundary. Routes, the wire format (camelCase JSON, URLs, escaped snippets), the
 //!   OpenAPI document.
 //! - [`demo`]: the sample tree `serve --demo` serves, and the stand-in engine that answers its sends.
@@ -40,18 +45,21 @@
 #![deny(missing_docs)]
 
 pub mod accept;
+pub mod codec;
 pub mod db;
 pub mod demo;
 mod error;
 pub mod events;
 pub mod files;
+pub mod format;
 pub mod http;
 pub mod ingest;
+pub mod ops;
 pub mod read;
 
+pub use codec::refs::{ContentHash, MediaName, MediaRef};
+pub use codec::scan::STRIPPED_MEDIA_MARKER;
 pub use error::{Error, Result};
-pub use ingest::scan::STRIPPED_MEDIA_MARKER;
 pub use ingest::tail::{Tail, TailConfig};
 pub use ingest::{Indexer, NoProgress, Progress, Summary};
 pub use read::media::MediaRecord;
-pub use read::refs::{ContentHash, MediaName, MediaRef};

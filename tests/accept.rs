@@ -11,7 +11,7 @@ use rusqlite::{Connection, OpenFlags};
 use scrollback::accept::reconcile::{PendingSend, TranscriptEntry, reconcile};
 use serde_json::{Value, json};
 
-use crate::http::Server;
+use crate::util::Server;
 use crate::util::{Env, b64, hash_hex};
 
 /// A small real PNG (1x1).
@@ -361,4 +361,82 @@ fn an_engine_that_fails_or_hangs_leaves_the_acceptance_standing() {
         assert_eq!(server.get("/api/sessions").status(), StatusCode::OK, "the server keeps serving");
         assert_eq!(stored(&env.data).0, 1);
     }
+}
+
+/// The image files of the acceptance record, by name.
+fn image_files(env: &Env) -> Vec<String> {
+    let mut out = Vec::new();
+    let root = env.data.join("accepted-images");
+    for dir in std::fs::read_dir(&root).into_iter().flatten() {
+        for file in std::fs::read_dir(dir.unwrap().path()).into_iter().flatten() {
+            out.push(file.unwrap().file_name().to_string_lossy().into_owned());
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_full_disk_refuses_a_send_with_507_and_stores_nothing() {
+    // The data directory on a real, small tmpfs, filled up: the send is answered 507 with the
+    // API's JSON error, no row and no image file stays, and once there is room the same send works.
+    let env = Env::new();
+    let Some(_mount) = crate::util::Tmpfs::mount(&env.data, "16m") else {
+        eprintln!("this machine does not let the test mount a tmpfs; the injected fault test covers the case");
+        return;
+    };
+    env.write("p/s.jsonl", crate::util::user_line("s", "u1", r#""hello""#, "") + "\n");
+    let server = Server::start(&env, &[]);
+    server.wait_for_sessions(1);
+    let first =
+        json!({"clientMessageId": "m1", "chatId": "c", "text": "before", "images": [{"url": data_url(&png())}]});
+    server.send(&first);
+    // Fill the disk to its last byte.
+    let filler = env.data.join("filler");
+    let mut file = std::fs::File::create(&filler).unwrap();
+    let block = vec![0u8; 1 << 16];
+    while file.write_all(&block).is_ok() {}
+    while file.write_all(&block[..512]).is_ok() {}
+    let _ = file.sync_all();
+    let big = photo(7);
+    let second = json!({"clientMessageId": "m2", "chatId": "c", "text": "full", "images": [{"url": data_url(&big)}]});
+    let res = server.post("/api/chat/send", &second);
+    assert_eq!(res.status(), StatusCode::INSUFFICIENT_STORAGE);
+    let body: Value = res.json().unwrap();
+    assert_eq!(body["error"]["code"], "disk-full", "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("nothing was stored"), "{body}");
+    // Nothing of it: no row, no image file.
+    drop(file);
+    std::fs::remove_file(&filler).unwrap();
+    let b = server.bootstrap("c");
+    let ids: Vec<&str> =
+        b["pending"].as_array().unwrap().iter().map(|p| p["clientMessageId"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["m1"], "{b:#}");
+    assert_eq!(image_files(&env), [hash_hex(&png())], "no file of the refused send");
+    // With room again, the same send is stored, its image byte-exact.
+    let stored = server.send(&second);
+    assert_eq!(stored["clientMessageId"], "m2");
+    let url = stored["images"][0]["url"].as_str().unwrap().to_owned();
+    assert_eq!(server.get(&url).bytes().unwrap().as_ref(), big.as_slice());
+}
+
+#[test]
+fn a_send_refused_midway_leaves_no_image_file_behind() {
+    // Injected: the second image of a send fails to be written (ENOSPC), after the first was
+    // written and synced. The first must go again: no image file without its row.
+    let env = Env::new();
+    env.write("p/s.jsonl", crate::util::user_line("s", "u1", r#""hello""#, "") + "\n");
+    let server = Server::start_with(&env, &[], &[(scrollback::accept::store::FAULT_DISK_FULL_AFTER, "1")]);
+    server.wait_for_sessions(1);
+    let one =
+        json!({"clientMessageId": "m0", "chatId": "c", "text": "one image", "images": [{"url": data_url(&photo(1))}]});
+    server.send(&one);
+    let before = image_files(&env);
+    let two = json!({"clientMessageId": "m1", "chatId": "c", "text": "two", "images": [{"url": data_url(&photo(2))}, {"url": data_url(&photo(3))}]});
+    let res = server.post("/api/chat/send", &two);
+    assert_eq!(res.status(), StatusCode::INSUFFICIENT_STORAGE);
+    assert_eq!(res.json::<Value>().unwrap()["error"]["code"], "disk-full");
+    assert_eq!(image_files(&env), before, "the refused send's first image was removed");
+    let b = server.bootstrap("c");
+    assert_eq!(b["pending"].as_array().unwrap().len(), 1, "{b:#}");
 }

@@ -1,37 +1,26 @@
-//! The real transcripts in `tests/fixtures/real` (see its PROVENANCE.md): every photo in MANIFEST.json
+//! The real transcripts in the corpus's `real/` (see its PROVENANCE.md; [`crate::util::corpus`]): every photo in MANIFEST.json
 //! comes back byte-exact through `scrollback media`, and every line round-trips.
-
-use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use crate::util::{Env, check_invariants, counts, media_rows};
+use crate::util::{Env, check_invariants, corpus, counts, jsonl_files, media_rows};
 
-fn fixtures() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/real"))
-}
-
-fn copy_corpus(env: &Env) {
-    for entry in std::fs::read_dir(fixtures()).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "jsonl") {
-            env.write(
-                &format!("corpus/{}", path.file_name().unwrap().to_str().unwrap()),
-                std::fs::read(&path).unwrap(),
-            );
-        }
-    }
+/// A temporary tree with the real corpus in it, or `None` (the test skips) where it is absent.
+fn corpus_env() -> Option<(Env, std::path::PathBuf)> {
+    let real = corpus("real")?;
+    let env = Env::new();
+    env.copy_corpus(&real);
+    Some((env, real))
 }
 
 #[test]
 fn every_manifest_image_comes_back_byte_exact() {
-    let env = Env::new();
-    copy_corpus(&env);
+    let Some((env, real)) = corpus_env() else { return };
     let summary = env.index();
     assert!(summary.starts_with("indexed 8 files, 4038 lines, 5 photos, 0 invalid lines"), "{summary}");
 
     let manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(fixtures().join("MANIFEST.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(real.join("MANIFEST.json")).unwrap()).unwrap();
     let conn = env.conn();
     let mut images = 0;
     for (name, info) in manifest.as_object().unwrap() {
@@ -67,19 +56,16 @@ fn every_manifest_image_comes_back_byte_exact() {
 fn lines_ruled_out_by_the_media_words_hold_no_media() {
     // The indexer does not scan a line that `scan::may_hold_media` rules out: on every real line,
     // such a line scans to nothing, and most text lines are ruled out.
+    let Some(real) = corpus("real") else { return };
     let (mut ruled_out, mut lines) = (0, 0);
-    for entry in std::fs::read_dir(fixtures()).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_none_or(|e| e != "jsonl") {
-            continue;
-        }
+    for path in jsonl_files(&real) {
         for line in std::fs::read(&path).unwrap().split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
             lines += 1;
-            if scrollback::ingest::scan::may_hold_media(line) {
+            if scrollback::codec::scan::may_hold_media(line) {
                 continue;
             }
             ruled_out += 1;
-            let mut scanner = scrollback::ingest::scan::Scanner::new();
+            let mut scanner = scrollback::codec::scan::Scanner::new(scrollback::format::CLAUDE.block_places());
             scanner.feed(line);
             if let Ok(out) = scanner.finish() {
                 assert!(out.spans.is_empty() && out.image_blocks == 0, "{}: {}", path.display(), out.spans.len());
@@ -91,8 +77,7 @@ fn lines_ruled_out_by_the_media_words_hold_no_media() {
 
 #[test]
 fn the_two_images_of_one_line_keep_their_order() {
-    let env = Env::new();
-    copy_corpus(&env);
+    let Some((env, _)) = corpus_env() else { return };
     env.index();
     let rows = media_rows(&env.conn(), &env.path("corpus/ccl_debug_image_message_2images_v2.0.55.jsonl"));
     let refs: Vec<_> = rows.iter().map(|r| r.reference.clone().unwrap()).collect();
@@ -109,8 +94,7 @@ fn the_two_images_of_one_line_keep_their_order() {
 fn trimmed_fixture_images_are_failed_uploads() {
     // agent-sessions' breadth fixture keeps image blocks but replaces their data with
     // "[trimmed for fixture]": not base64, so no ref, but the block still counts.
-    let env = Env::new();
-    copy_corpus(&env);
+    let Some((env, _)) = corpus_env() else { return };
     env.index();
     let conn = env.conn();
     let (failed, reason): (i64, String) = conn
@@ -134,8 +118,7 @@ fn trimmed_fixture_images_are_failed_uploads() {
 
 #[test]
 fn a_second_run_changes_nothing() {
-    let env = Env::new();
-    copy_corpus(&env);
+    let Some((env, _)) = corpus_env() else { return };
     env.index();
     let before = counts(&env.conn());
     let summary = env.index();

@@ -99,7 +99,7 @@ fn follow_prints_the_newest_entries_with_their_photos() {
 #[test]
 fn send_waits_until_reconcile_retires_its_message() {
     let env = Env::new();
-    let server = crate::http::Server::start(&env, &["--demo"]);
+    let server = crate::util::Server::start(&env, &["--demo"]);
     let photo_path = env.dir.path().join("photo.png");
     let photo = png(64, 48, 5);
     std::fs::write(&photo_path, &photo).unwrap();

@@ -25,7 +25,7 @@ fn the_fuzzers_corpus_passes_the_scanner_oracle() {
     let mut failed = Vec::new();
     for path in corpus.iter().chain(&regressions).chain(&extra) {
         let line = std::fs::read(path).unwrap();
-        if let Err(panic) = std::panic::catch_unwind(|| crate::scan_oracle::check(&line)) {
+        if let Err(panic) = std::panic::catch_unwind(|| crate::util::scan_oracle::check(&line)) {
             let why = panic.downcast_ref::<String>().cloned().unwrap_or_default();
             failed.push(format!("{}: {why}", path.display()));
         }

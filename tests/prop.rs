@@ -6,10 +6,10 @@
 
 use base64::Engine;
 use proptest::prelude::*;
-use scrollback::ingest::scan::{self, Scanner};
+use scrollback::codec::scan::{self, Scanner};
 use serde_json::Value;
 
-use crate::scan_oracle::{self, oracle};
+use crate::util::scan_oracle::{self, oracle};
 
 /// A JSON tree that keeps key order and says how each string is written.
 #[derive(Debug, Clone)]
@@ -241,7 +241,7 @@ proptest! {
         // `\u` escape), with all their structure left in place.
         let mangled = mangle(&line);
         if !scan::may_hold_media(mangled.as_bytes()) {
-            let mut scanner = Scanner::new();
+            let mut scanner = Scanner::new(scrollback::format::CLAUDE.block_places());
             scanner.feed(mangled.as_bytes());
             let out = scanner.finish().expect("a valid line scans");
             prop_assert!(out.spans.is_empty(), "{:?}", out.spans);
@@ -255,7 +255,7 @@ proptest! {
 
     #[test]
     fn scanner_never_panics_on_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..400), chunk in 1usize..64) {
-        let mut scanner = Scanner::new();
+        let mut scanner = Scanner::new(scrollback::format::CLAUDE.block_places());
         for piece in bytes.chunks(chunk) {
             scanner.feed(piece);
         }

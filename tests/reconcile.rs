@@ -66,7 +66,7 @@ fn every_vector_holds_in_the_viewers_javascript() {
 #[test]
 fn the_server_serves_the_same_module_it_was_built_with() {
     let env = crate::util::Env::new();
-    let server = crate::http::Server::start(&env, &[]);
+    let server = crate::util::Server::start(&env, &[]);
     let res = server.get("/web/reconcile.js");
     assert_eq!(res.status(), reqwest::StatusCode::OK);
     assert_eq!(res.headers()["content-type"], "text/javascript; charset=utf-8");

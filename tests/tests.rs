@@ -2,6 +2,7 @@
 //! directory and runs the real `scrollback` binary where the CLI is what is tested.
 
 mod accept;
+mod architecture;
 mod browser;
 mod bulk;
 mod corpus;
@@ -15,7 +16,6 @@ mod model;
 mod prop;
 mod reconcile;
 mod reindex;
-mod scan_oracle;
 mod sessions;
 mod tail;
 mod tools;

@@ -6,7 +6,7 @@ use std::os::unix::fs::MetadataExt;
 use reqwest::StatusCode;
 use serde_json::Value;
 
-use crate::http::Server;
+use crate::util::Server;
 use crate::util::{Env, b64, fake_png, image_block, user_line};
 
 /// Three transcripts with two photos each; returns (ref, blake3, bytes) of every photo.
@@ -82,7 +82,7 @@ fn where_links_cannot_be_made_the_vault_is_off_and_says_so() {
     let photos = photo_tree(&env);
     let out = env
         .cmd()
-        .env(scrollback::ingest::indexer::FAULT_VAULT_EXDEV, "1")
+        .env(scrollback::ingest::vault::FAULT_VAULT_EXDEV, "1")
         .env("RUST_LOG", "warn")
         .arg("index")
         .output()
@@ -251,7 +251,7 @@ fn delete_on_the_api_forgets_a_session_as_the_cli_does() {
     let image_files = || crate::accept::walk(&env.data.join("accepted-images"));
     assert_eq!(image_files(), 1);
     let others = dump(&env, "s1");
-    let mut events = crate::http::open_events_with(&server.base, Some("sesame"));
+    let mut events = crate::util::server::open_events_with(&server.base, Some("sesame"));
 
     // Token-protected, same-site only, DELETE only, and an unknown session is a 404.
     assert_eq!(client.delete(url("/api/sessions/s1")).send().unwrap().status(), StatusCode::UNAUTHORIZED);
@@ -272,7 +272,7 @@ fn delete_on_the_api_forgets_a_session_as_the_cli_does() {
     assert_eq!(done["messages"], 1, "{done}");
     assert!(done["freedBytes"].as_u64().unwrap() >= sent.len() as u64, "{done}");
     loop {
-        let event = crate::http::read_event(&mut events);
+        let event = crate::util::server::read_event(&mut events);
         if event["type"] == "session-forgotten" {
             assert_eq!(event["sessionId"], "s1");
             break;
@@ -302,34 +302,12 @@ fn delete_on_the_api_forgets_a_session_as_the_cli_does() {
     crate::util::check_invariants(&env.data);
 }
 
-/// A tmpfs mounted for one test, unmounted when dropped.
-struct Tmpfs(std::path::PathBuf);
-
-impl Tmpfs {
-    /// Mounts a small tmpfs at `dir`, if this machine lets the test do it (root, or the capability).
-    fn mount(dir: &std::path::Path) -> Option<Tmpfs> {
-        std::fs::create_dir_all(dir).unwrap();
-        let status = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=64m", "tmpfs"])
-            .arg(dir)
-            .stderr(std::process::Stdio::null())
-            .status();
-        status.is_ok_and(|s| s.success()).then(|| Tmpfs(dir.to_owned()))
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
-
 #[test]
 fn a_data_directory_on_a_real_tmpfs_has_no_vault_and_says_so() {
     // The same as the simulated EXDEV above, with the real thing: the data directory on a tmpfs
     // mount, the transcripts on the test's own file system.
     let env = Env::new();
-    let Some(_mount) = Tmpfs::mount(&env.data) else {
+    let Some(_mount) = crate::util::Tmpfs::mount(&env.data, "64m") else {
         eprintln!("this machine does not let the test mount a tmpfs; the simulated EXDEV test covers the case");
         return;
     };

@@ -1,6 +1,7 @@
 // The one comparison of a sent message's two records, in the viewer: which pending sends the
 // transcript now backs. The same rule as scrollback's Rust `accept::reconcile`, checked against the
-// same vectors (tests/vectors/reconcile/). Pure: no DOM, no network, no clock. No dependencies.
+// same vectors (tests/vectors/reconcile/). Pure: no DOM, no network, no clock. What a person typed is
+// each format's rule (formats.js).
 //
 // The rule:
 // - Only an entry that carries what a person typed can back a send: a `user` entry whose
@@ -18,21 +19,9 @@
 // - An entry timestamped more than TOLERANCE_MS before the acceptance cannot back it. A missing or
 //   unreadable timestamp does not rule out.
 
+import { formatOf } from "./formats.js";
+
 export const TOLERANCE_MS = 2000;
-
-const COMMAND_TAGS = [
-  "<command-name>",
-  "<command-message>",
-  "<command-args>",
-  "<local-command-stdout>",
-  "<local-command-stderr>",
-  "<local-command-caveat>",
-  "<bash-input>",
-  "<bash-stdout>",
-  "<bash-stderr>",
-];
-
-const IMAGE_TYPES = new Set(["image", "image_url", "input_image"]);
 
 /** Text as the transcript writer may have changed it, undone. */
 export function normalize(text) {
@@ -49,46 +38,6 @@ function parseMs(s) {
   if (typeof s !== "string") return null;
   const ms = Date.parse(s);
   return Number.isNaN(ms) ? null : ms;
-}
-
-/** What the person typed, if this history entry carries it: {text, images: [blake3 or null]}. */
-function typedInput(e) {
-  const line = e && e.entry;
-  if (!line || typeof line !== "object") return null;
-  if (e.isSidechain === true || line.isSidechain === true || line.isMeta === true) return null;
-  const kind = e.type ?? line.type;
-  let content;
-  if (kind === "user") {
-    const message = line.message;
-    if (!message || message.role !== "user") return null;
-    content = message.content;
-  } else if (kind === "attachment") {
-    const attachment = line.attachment;
-    if (!attachment || attachment.type !== "queued_command") return null;
-    content = attachment.prompt;
-  } else {
-    return null;
-  }
-  let typed;
-  if (typeof content === "string") {
-    typed = { text: content, images: [] };
-  } else if (Array.isArray(content)) {
-    const texts = [];
-    const images = [];
-    for (const block of content) {
-      const type = block && block.type;
-      if (type === "tool_result") return null;
-      if (type === "text") texts.push(typeof block.text === "string" ? block.text : "");
-      else if (IMAGE_TYPES.has(type)) images.push(typeof block.blake3 === "string" ? block.blake3 : null);
-    }
-    typed = { text: texts.join("\n"), images };
-  } else {
-    return null;
-  }
-  const trimmed = typed.text.trimStart();
-  if (COMMAND_TAGS.some((tag) => trimmed.startsWith(tag))) return null;
-  if (typed.text.trim() === "" && typed.images.length === 0) return null;
-  return typed;
 }
 
 function entryTime(e) {
@@ -113,7 +62,7 @@ function hashRank(entryImages, sendImages) {
  */
 export function reconcile(entries, pending) {
   const typed = entries.map((e) => {
-    const t = typedInput(e);
+    const t = formatOf(e).typedInput(e);
     return t ? { ...t, at: entryTime(e) } : null;
   });
   const used = entries.map(() => false);

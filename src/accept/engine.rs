@@ -34,6 +34,8 @@ pub struct Engine {
     pub timeout: Duration,
 }
 
+pub use crate::error::EngineError;
+
 /// What a successful run said.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ran {
@@ -50,7 +52,7 @@ impl Engine {
     }
 
     /// Runs the engine with `input` on its standard input. `Err` says why it failed.
-    pub async fn run(&self, input: &[u8]) -> Result<Ran, String> {
+    pub async fn run(&self, input: &[u8]) -> Result<Ran, EngineError> {
         let mut child = tokio::process::Command::new(&self.program)
             .args(&self.args)
             .stdin(Stdio::piped())
@@ -58,11 +60,11 @@ impl Engine {
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", self.program.display()))?;
+            .map_err(|source| EngineError::Start { program: self.program.clone(), source })?;
         let (Some(mut stdin), Some(stdout), Some(mut stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
-            return Err("the engine's pipes were not set up".into());
+            return Err(EngineError::Pipes);
         };
         let work = async {
             // An engine that exits without reading its input is not an error of the input's.
@@ -85,17 +87,12 @@ impl Engine {
         };
         let (first, err, status) = match tokio::time::timeout(self.timeout, work).await {
             Ok(done) => done,
-            Err(_) => return Err(format!("timed out after {} s", self.timeout.as_secs_f64())),
+            Err(_) => return Err(EngineError::TimedOut(self.timeout)),
         };
-        let status = status.map_err(|e| format!("waiting for the engine: {e}"))?;
+        let status = status.map_err(EngineError::Wait)?;
         if !status.success() {
-            let tail = String::from_utf8_lossy(&err[err.len().saturating_sub(STDERR_TAIL)..]).trim().to_owned();
-            let code = status.code().map_or_else(|| "a signal".to_owned(), |c| format!("status {c}"));
-            return Err(if tail.is_empty() {
-                format!("exited with {code}")
-            } else {
-                format!("exited with {code}: {tail}")
-            });
+            let stderr_tail = String::from_utf8_lossy(&err[err.len().saturating_sub(STDERR_TAIL)..]).trim().to_owned();
+            return Err(EngineError::Exited { code: status.code(), stderr_tail });
         }
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]

@@ -24,6 +24,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::format::{self, Typed};
+
 /// How far before its acceptance a transcript entry may be timestamped and still back it: the
 /// engine's clock and the server's may disagree by this much.
 pub const TOLERANCE_MS: i64 = 2000;
@@ -47,6 +49,9 @@ pub struct TranscriptEntry {
     /// Whether it is a side chain.
     #[serde(default)]
     pub is_sidechain: bool,
+    /// The agent that wrote it (`claude` when not given): whose rule says what a person typed.
+    #[serde(default)]
+    pub agent: Option<String>,
     /// The rendered line.
     #[serde(default)]
     pub entry: Option<Value>,
@@ -95,14 +100,6 @@ pub struct Reconciled {
     pub retired: Vec<Retired>,
     /// Sends it does not back yet, in acceptance order.
     pub still_pending: Vec<String>,
-}
-
-/// What a person typed, as an entry carries it.
-#[derive(Debug)]
-struct Typed {
-    text: String,
-    /// Each image's blake3, where the entry knows it.
-    images: Vec<Option<String>>,
 }
 
 /// Matches pending sends with the transcript entries that back them. See the module docs.
@@ -187,73 +184,11 @@ pub fn normalize(text: &str) -> String {
     lines.join("\n").trim().to_owned()
 }
 
-/// Tags that open a command's or a command output's text: typed by no person.
-const COMMAND_TAGS: &[&str] = &[
-    "<command-name>",
-    "<command-message>",
-    "<command-args>",
-    "<local-command-stdout>",
-    "<local-command-stderr>",
-    "<local-command-caveat>",
-    "<bash-input>",
-    "<bash-stdout>",
-    "<bash-stderr>",
-];
-
-/// What the person typed, if this entry carries it.
+/// What the person typed, if this entry carries it: its format's rule.
 fn typed_input(e: &TranscriptEntry) -> Option<Typed> {
     let line = e.entry.as_ref()?;
-    if e.is_sidechain
-        || line.get("isSidechain") == Some(&Value::Bool(true))
-        || line.get("isMeta") == Some(&Value::Bool(true))
-    {
-        return None;
-    }
-    let kind = e.kind.as_deref().or_else(|| line.get("type").and_then(Value::as_str));
-    let content = match kind {
-        Some("user") => {
-            let message = line.get("message")?;
-            if message.get("role").and_then(Value::as_str) != Some("user") {
-                return None;
-            }
-            message.get("content")?
-        }
-        Some("attachment") => {
-            let attachment = line.get("attachment")?;
-            if attachment.get("type").and_then(Value::as_str) != Some("queued_command") {
-                return None;
-            }
-            attachment.get("prompt")?
-        }
-        _ => return None,
-    };
-    let typed = match content {
-        Value::String(text) => Typed { text: text.clone(), images: Vec::new() },
-        Value::Array(blocks) => {
-            let mut texts = Vec::new();
-            let mut images = Vec::new();
-            for block in blocks {
-                match block.get("type").and_then(Value::as_str) {
-                    Some("tool_result") => return None,
-                    Some("text") => texts.push(block.get("text").and_then(Value::as_str).unwrap_or("")),
-                    Some("image" | "image_url" | "input_image") => {
-                        images.push(block.get("blake3").and_then(Value::as_str).map(str::to_owned));
-                    }
-                    _ => {}
-                }
-            }
-            Typed { text: texts.join("\n"), images }
-        }
-        _ => return None,
-    };
-    let trimmed = typed.text.trim_start();
-    if COMMAND_TAGS.iter().any(|tag| trimmed.starts_with(tag)) {
-        return None;
-    }
-    if typed.text.trim().is_empty() && typed.images.is_empty() {
-        return None;
-    }
-    Some(typed)
+    let format = e.agent.as_deref().and_then(format::by_name).unwrap_or(format::CLAUDE);
+    format.typed_input(e.kind.as_deref(), e.is_sidechain, line)
 }
 
 /// The entry's time in milliseconds: its `timestamp` column, else the line's.

@@ -2,12 +2,12 @@
 //! data URL of a raster type whose bytes are of that type).
 //!
 //! Every limit is a documented constant. Nothing here touches the disk: [`SendRequest::validate`]
-//! turns a request into a [`Send`] holding the decoded images, or says what is wrong with it.
+//! turns a request into a [`CheckedSend`] holding the decoded images, or says what is wrong with it.
 
 use serde::Deserialize;
 
+use crate::codec::refs::ContentHash;
 use crate::error::{Error, Result};
-use crate::read::refs::ContentHash;
 
 /// The longest `clientMessageId`, `chatId` or `sessionId`, in bytes.
 pub const MAX_ID: usize = 128;
@@ -59,7 +59,7 @@ pub struct ImageInput {
 
 /// A checked send, ready to be recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Send {
+pub struct CheckedSend {
     /// The client's id for this message.
     pub client_message_id: String,
     /// The chat.
@@ -111,7 +111,7 @@ fn check_id(what: &str, s: &str) -> Result<()> {
 impl SendRequest {
     /// Checks everything and decodes the images. A violation is [`Error::BadSend`], or
     /// [`Error::TooLarge`] for an image over its limit.
-    pub fn validate(self) -> Result<Send> {
+    pub fn validate(self) -> Result<CheckedSend> {
         check_id("clientMessageId", &self.client_message_id)?;
         check_id("chatId", &self.chat_id)?;
         if let Some(session) = &self.session_id {
@@ -128,7 +128,7 @@ impl SendRequest {
             return Err(Error::BadSend("an empty message: send text, images or both".into()));
         }
         let images = inputs.iter().enumerate().map(|(i, input)| decode_image(i, input)).collect::<Result<_>>()?;
-        Ok(Send {
+        Ok(CheckedSend {
             client_message_id: self.client_message_id,
             chat_id: self.chat_id,
             session_id: self.session_id,

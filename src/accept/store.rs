@@ -14,10 +14,16 @@ use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use crate::accept::send::Send;
+use crate::accept::send::CheckedSend;
+use crate::codec::refs::ContentHash;
 use crate::db::{self, ConnectionKind};
 use crate::error::{Error, Result};
-use crate::read::refs::ContentHash;
+
+/// The environment variable that makes every sent image after the first `N` fail to be written as
+/// if the disk were full (ENOSPC): fault injection for the test that a refused send leaves no
+/// image behind (`tests/accept.rs`), where a real full file system cannot be had. Never set it
+/// otherwise.
+pub const FAULT_DISK_FULL_AFTER: &str = "SCROLLBACK_FAULT_DISK_FULL_AFTER";
 
 /// The folder under the data directory that holds sent images.
 pub const IMAGES_DIR: &str = "accepted-images";
@@ -137,7 +143,7 @@ impl AcceptStore {
     /// A `clientMessageId` recorded before returns that record if the send is the same message, and
     /// is [`Error::Conflict`] if it is another one. A chat bound to another session than the one
     /// the send names is [`Error::Conflict`] too.
-    pub fn accept(&self, send: &Send) -> Result<Outcome> {
+    pub fn accept(&self, send: &CheckedSend) -> Result<Outcome> {
         let mut conn = self.lock();
         if let Some(existing) = record(&conn, &send.client_message_id)? {
             return if same_message(&existing, send) {
@@ -161,51 +167,53 @@ impl AcceptStore {
                 )));
             }
         }
-        for image in &send.images {
-            self.write_image(&image.blake3, &image.bytes)?;
+        // Nothing half-way: an image file this send wrote goes again if the send is not recorded
+        // after all (a full disk, a failed commit). A file that was there before is another
+        // message's, and stays.
+        let mut written = Vec::new();
+        let recorded = (|| -> Result<i64> {
+            let full_after = std::env::var(FAULT_DISK_FULL_AFTER).ok().and_then(|n| n.parse::<usize>().ok());
+            for (i, image) in send.images.iter().enumerate() {
+                if full_after.is_some_and(|n| i >= n) {
+                    return Err(Error::write(
+                        self.image_path(&image.blake3),
+                        std::io::Error::from_raw_os_error(libc::ENOSPC),
+                    ));
+                }
+                if let Some(new) = self.write_image(&image.blake3, &image.bytes)? {
+                    written.push(new);
+                }
+            }
+            insert_acceptance(&mut conn, send)
+        })();
+        if let Err(e) = recorded {
+            for path in &written {
+                if let Err(removed) = std::fs::remove_file(path) {
+                    tracing::warn!(path = %path.display(), "a refused send's image stays behind: {removed}");
+                }
+            }
+            return Err(e);
         }
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute(
-            &format!("INSERT INTO chats (chat_id, created_at) VALUES (?1, {NOW}) ON CONFLICT DO NOTHING"),
-            [&send.chat_id],
-        )?;
-        if let Some(session) = &send.session_id {
-            bind_in(&tx, &send.chat_id, session)?;
-        }
-        tx.execute(
-            &format!(
-                "INSERT INTO acceptances (client_message_id, chat_id, text, accepted_at) VALUES (?1, ?2, ?3, {NOW})"
-            ),
-            params![send.client_message_id, send.chat_id, send.text],
-        )?;
-        let id = tx.last_insert_rowid();
-        for (position, image) in send.images.iter().enumerate() {
-            tx.execute(
-                "INSERT INTO acceptance_images (acceptance_id, position, blake3, media_type, bytes)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![id, position as i64, image.blake3.as_str(), image.media_type, image.bytes.len() as i64],
-            )?;
-        }
-        tx.commit()?;
         let recorded =
             record(&conn, &send.client_message_id)?.ok_or_else(|| Error::NotFound(send.client_message_id.clone()))?;
         tracing::info!(client_message_id = %recorded.client_message_id, chat_id = %recorded.chat_id, images = recorded.images.len(), "accepted");
         Ok(Outcome::New(recorded))
     }
 
-    /// Writes an image's bytes under their hash, synced, unless they are there already.
-    fn write_image(&self, hash: &ContentHash, bytes: &[u8]) -> Result<()> {
+    /// Writes an image's bytes under their hash, synced, unless they are there already: the path,
+    /// if this call created the file.
+    fn write_image(&self, hash: &ContentHash, bytes: &[u8]) -> Result<Option<PathBuf>> {
         let path = self.image_path(hash);
         let dir = path.parent().unwrap_or(&self.images);
         if std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64) {
-            return Ok(());
+            return Ok(None);
         }
         let created = !dir.is_dir();
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
-        tmp.write_all(bytes).map_err(|e| Error::io(tmp.path(), e))?;
-        tmp.as_file().sync_all().map_err(|e| Error::io(tmp.path(), e))?;
-        tmp.persist(&path).map_err(|e| Error::io(&path, e.error))?;
+        std::fs::create_dir_all(dir).map_err(|e| Error::write(dir, e))?;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::write(dir, e))?;
+        tmp.write_all(bytes).map_err(|e| Error::write(tmp.path(), e))?;
+        tmp.as_file().sync_all().map_err(|e| Error::write(tmp.path(), e))?;
+        tmp.persist(&path).map_err(|e| Error::write(&path, e.error))?;
         sync_dir(dir)?;
         if created {
             // The new folder's own entry lives in its parent.
@@ -214,7 +222,7 @@ impl AcceptStore {
                 sync_dir(data_dir)?;
             }
         }
-        Ok(())
+        Ok(Some(path))
     }
 
     /// Where an image's bytes are kept: `accepted-images/<first two hex digits>/<hash>`.
@@ -364,7 +372,34 @@ impl AcceptStore {
 }
 
 /// Whether a recorded message and a send are the same message (a retry).
-fn same_message(recorded: &Accepted, send: &Send) -> bool {
+/// The send's rows (its chat, the binding it names, the message and its images), committed
+/// durably in one transaction; the message's row id.
+fn insert_acceptance(conn: &mut Connection, send: &CheckedSend) -> Result<i64> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    tx.execute(
+        &format!("INSERT INTO chats (chat_id, created_at) VALUES (?1, {NOW}) ON CONFLICT DO NOTHING"),
+        [&send.chat_id],
+    )?;
+    if let Some(session) = &send.session_id {
+        bind_in(&tx, &send.chat_id, session)?;
+    }
+    tx.execute(
+        &format!("INSERT INTO acceptances (client_message_id, chat_id, text, accepted_at) VALUES (?1, ?2, ?3, {NOW})"),
+        params![send.client_message_id, send.chat_id, send.text],
+    )?;
+    let id = tx.last_insert_rowid();
+    for (position, image) in send.images.iter().enumerate() {
+        tx.execute(
+            "INSERT INTO acceptance_images (acceptance_id, position, blake3, media_type, bytes)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![id, position as i64, image.blake3.as_str(), image.media_type, image.bytes.len() as i64],
+        )?;
+    }
+    tx.commit()?;
+    Ok(id)
+}
+
+fn same_message(recorded: &Accepted, send: &CheckedSend) -> bool {
     recorded.chat_id == send.chat_id
         && recorded.text == send.text
         && recorded.images.len() == send.images.len()
@@ -425,5 +460,5 @@ fn record(conn: &Connection, client_message_id: &str) -> Result<Option<Accepted>
 }
 
 fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(dir, e))
+    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::write(dir, e))
 }

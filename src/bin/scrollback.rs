@@ -9,8 +9,9 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 use scrollback::accept::engine::Engine;
+use scrollback::ops::writer::{WriterOptions, open_writer};
 use scrollback::read::{history, media, store};
-use scrollback::{Indexer, MediaName, Progress, Tail, TailConfig};
+use scrollback::{MediaName, Progress, Tail, TailConfig};
 
 /// An embedded, SQLite-indexed store for AI chat transcripts.
 #[derive(Debug, Parser)]
@@ -156,13 +157,9 @@ struct Dirs {
 }
 
 impl Dirs {
-    /// The writer, with the vault as asked.
-    fn indexer(&self, data_dir: &Path) -> anyhow::Result<Indexer> {
-        let mut indexer = Indexer::open(data_dir)?;
-        if self.vault == "off" {
-            indexer.set_vault_off("turned off with --vault off")?;
-        }
-        Ok(indexer)
+    /// How the writer is opened: the vault as asked.
+    fn writer_options(&self) -> WriterOptions {
+        WriterOptions { vault_off: (self.vault == "off").then(|| "turned off with --vault off".to_owned()) }
     }
 }
 
@@ -272,7 +269,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             forget(&data.resolve()?, sessions, project.as_deref(), before.as_deref(), dry_run)
         }
         Command::Unforget { sessions, data } => {
-            let n = Indexer::open(&data.resolve()?)?.unforget(&sessions)?;
+            let n = open_writer(&data.resolve()?, &WriterOptions::default())?.unforget(&sessions)?;
             println!("{n} transcript(s) will be indexed again at the next `scrollback index` (or rescan)");
             Ok(())
         }
@@ -348,13 +345,13 @@ fn engine(options: &ServeOptions, root: &Path) -> anyhow::Result<Option<Engine>>
 fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
     let ServeOptions { listen, demo, rescan_secs, poll_ms, .. } = options;
     let token = options.token.clone();
-    scrollback::http::check_listen(&listen, token.as_deref()).map_err(Usage)?;
+    scrollback::http::check_listen(&listen, token.as_deref()).map_err(|e| Usage(e.to_string()))?;
     let data_dir = dirs.data.resolve()?;
     let root = if demo { scrollback::demo::write(&data_dir)? } else { dirs.transcripts()? };
     if !root.is_dir() {
         bail!("transcript directory {} does not exist (try --demo, or --transcripts DIR)", root.display());
     }
-    let mut indexer = dirs.indexer(&data_dir)?;
+    let mut indexer = open_writer(&data_dir, &dirs.writer_options())?;
     let bus = scrollback::events::bus();
     indexer.set_bus(bus.clone());
     let config = TailConfig {
@@ -364,74 +361,70 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
     };
     let engine = engine(&options, &root)?;
     // Subscribed before the writer starts, so that its death is never missed.
-    let mut writer_events = bus.subscribe();
+    let writer_events = bus.subscribe();
     let tail = Tail::start(indexer, config)?;
     let api_config = scrollback::http::Config {
         token,
-        reindexer: Some(tail.reindexer()),
+        writer: Some(tail.writer()),
         engine,
-        writer: Some(tail.health()),
+        health: Some(tail.health()),
         watcher: Some(tail.watcher_kind()),
         idle_timeout: Some(options.idle),
     };
     let api = scrollback::http::Api::new(&data_dir, bus, api_config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("listening on {listen}"))?;
-        let addr = listener.local_addr()?;
-        eprintln!(
-            "scrollback: serving http://{addr}/api/sessions, following {} (index in {})",
-            root.display(),
-            data_dir.display()
-        );
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(scrollback::http::serve(api, listener, async {
-            let _ = stopped.await;
-        }));
-        let writer_died = async {
-            loop {
-                match writer_events.recv().await {
-                    Ok(scrollback::events::Event::WriterFailed { error }) => return error,
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => std::future::pending::<()>().await,
-                    _ => {}
-                }
-            }
-        };
-        let died = tokio::select! {
-            signal = shutdown_signal() => {
-                signal?;
-                None
-            }
-            error = writer_died => Some(error),
-        };
-        match &died {
-            // A supervisor restarts a process that exits with an error: a server whose index no
-            // longer follows the transcripts must not go on answering as if it did.
-            Some(error) => {
-                eprintln!("scrollback: the indexer died ({error}); stopping");
-                // A moment for the event to reach the open pages.
-                tokio::time::sleep(Duration::from_millis(300)).await;
-            }
-            None => eprintln!("scrollback: stopping"),
-        }
-        let _ = stop.send(());
-        // In-flight requests get a moment to finish; a slow client (a download read a byte at a
-        // time, an events socket) does not keep the process alive past it.
-        match tokio::time::timeout(SHUTDOWN_GRACE, server).await {
-            Ok(joined) => joined?,
-            Err(_) => {
-                eprintln!("scrollback: requests still in flight after {} s; stopping anyway", SHUTDOWN_GRACE.as_secs())
-            }
-        }
-        match died {
-            Some(error) => Err(anyhow::anyhow!("the indexer died: {error}")),
-            None => anyhow::Ok(()),
-        }
-    })?;
+    let following = format!("following {} (index in {})", root.display(), data_dir.display());
+    runtime.block_on(run_server(api, listen, following, scrollback::ops::writer::writer_died(writer_events)))?;
     if tail.stop().is_none() {
         bail!("the indexer died; see the log above");
     }
     Ok(())
+}
+
+/// Serves until SIGINT or SIGTERM, or until the writer dies (`writer_died` resolves): a supervisor
+/// restarts a process that exits with an error, and a server whose index no longer follows the
+/// transcripts must not go on answering as if it did.
+async fn run_server(
+    api: scrollback::http::Api,
+    listen: SocketAddr,
+    following: String,
+    writer_died: impl std::future::Future<Output = String>,
+) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("listening on {listen}"))?;
+    let addr = listener.local_addr()?;
+    eprintln!("scrollback: serving http://{addr}/api/sessions, {following}");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(scrollback::http::serve(api, listener, async {
+        let _ = stopped.await;
+    }));
+    let died = tokio::select! {
+        signal = shutdown_signal() => {
+            signal?;
+            None
+        }
+        error = writer_died => Some(error),
+    };
+    match &died {
+        Some(error) => {
+            eprintln!("scrollback: the indexer died ({error}); stopping");
+            // A moment for the event to reach the open pages.
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        None => eprintln!("scrollback: stopping"),
+    }
+    let _ = stop.send(());
+    // In-flight requests get a moment to finish; a slow client (a download read a byte at a time,
+    // an events socket) does not keep the process alive past it.
+    match tokio::time::timeout(SHUTDOWN_GRACE, server).await {
+        Ok(joined) => joined?,
+        Err(_) => {
+            eprintln!("scrollback: requests still in flight after {} s; stopping anyway", SHUTDOWN_GRACE.as_secs())
+        }
+    }
+    match died {
+        Some(error) => Err(anyhow::anyhow!("the indexer died: {error}")),
+        None => Ok(()),
+    }
 }
 
 /// An error and its causes, each said once: a cause whose words its error already ends with (an
@@ -456,12 +449,9 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 
 fn status(data_dir: &Path) -> anyhow::Result<()> {
     let conn = store::open(data_dir)?;
-    let s = scrollback::read::status::index_status(&conn, data_dir)?;
-    // (Read only if it exists: status creates nothing.)
-    let pending = match data_dir.join(scrollback::db::ACCEPT_FILE).exists() {
-        true => scrollback::accept::AcceptStore::open(data_dir)?.pending_count()?,
-        false => 0,
-    };
+    let status = scrollback::ops::status::of_data_dir(&conn, data_dir)?;
+    let pending = status.sends_pending;
+    let s = status.index.context("the index could not be read")?;
     let mb = |b: u64| b as f64 / 1e6;
     let mut out = std::io::stdout().lock();
     writeln!(out, "data directory  {}", data_dir.display())?;
@@ -531,7 +521,7 @@ fn index(dirs: &Dirs) -> anyhow::Result<()> {
     if !root.is_dir() {
         bail!("transcript directory {} does not exist", root.display());
     }
-    let mut indexer = dirs.indexer(&data_dir)?;
+    let mut indexer = open_writer(&data_dir, &dirs.writer_options())?;
     let mut bar = Bar(None);
     let s = indexer.catch_up(&root, &mut bar)?;
     if let Some(bar) = bar.0 {
@@ -566,27 +556,14 @@ fn forget(
         return Err(Usage("name the sessions to forget, or --project DIR, or --before DATE".into()).into());
     }
     // The writer first: it holds the data directory, so nothing indexes while sessions go.
-    let mut indexer = Indexer::open(data_dir)?;
-    let conn = store::open(data_dir)?;
-    let mut select = |sql: &str, arg: &str| -> anyhow::Result<()> {
-        let mut stmt = conn.prepare(sql)?;
-        for id in stmt.query_map([arg], |r| r.get::<_, String>(0))? {
-            sessions.push(id?);
-        }
-        Ok(())
-    };
-    if let Some(project) = project {
-        select("SELECT id FROM sessions WHERE project = ?1", project)?;
-    }
-    if let Some(before) = before {
-        select("SELECT id FROM sessions WHERE coalesce(last_timestamp, '') < ?1", before)?;
-    }
+    let mut indexer = open_writer(data_dir, &WriterOptions::default())?;
+    sessions.extend(scrollback::ops::forget::select_sessions(&store::open(data_dir)?, project, before)?);
     sessions.sort();
     sessions.dedup();
-    drop(conn);
+    let accept = scrollback::ops::writer::accept_store_if_any(data_dir)?;
     let mb = |b: u64| b as f64 / 1e6;
     let verb = if dry_run { "would forget" } else { "forgot" };
-    for forgotten in indexer.forget(&sessions, dry_run)? {
+    for forgotten in scrollback::ops::forget::forget(&mut indexer, accept.as_ref(), &sessions, dry_run)? {
         println!(
             "{verb} {}: {} entries, {} payload rows, {} transcript(s), {} sent message(s); frees about {:.1} MB",
             forgotten.session_id,
@@ -605,14 +582,7 @@ fn forget(
 
 fn check(data_dir: &Path) -> anyhow::Result<()> {
     let conn = store::open(data_dir)?;
-    let mut problems: Vec<String> = Vec::new();
-    let integrity = conn
-        .prepare("PRAGMA integrity_check(100)")
-        .and_then(|mut stmt| stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>());
-    match integrity {
-        Ok(lines) => problems.extend(lines.into_iter().filter(|l| l != "ok")),
-        Err(e) => problems.push(e.to_string()),
-    }
+    let problems = scrollback::db::integrity_problems(&conn);
     let path = data_dir.join(scrollback::db::INDEX_FILE);
     if problems.is_empty() {
         let counts = store::table_counts(&conn)?;
@@ -636,7 +606,7 @@ fn rebuild(dirs: &Dirs) -> anyhow::Result<()> {
     if !root.is_dir() {
         bail!("transcript directory {} does not exist", root.display());
     }
-    let (mut indexer, old) = Indexer::open_rebuilt(&data_dir)?;
+    let (mut indexer, old) = scrollback::ops::writer::open_rebuilt(&data_dir)?;
     eprintln!("scrollback: the old index is kept as {}", old.display());
     let mut bar = Bar(None);
     let s = indexer.catch_up(&root, &mut bar)?;

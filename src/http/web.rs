@@ -18,6 +18,9 @@ const FILES: &[(&str, &str, &str)] = &[
     ("app.js", "text/javascript; charset=utf-8", include_str!("../../web/app.js")),
     ("api.js", "text/javascript; charset=utf-8", include_str!("../../web/api.js")),
     ("render.js", "text/javascript; charset=utf-8", include_str!("../../web/render.js")),
+    ("dom.js", "text/javascript; charset=utf-8", include_str!("../../web/dom.js")),
+    ("formats.js", "text/javascript; charset=utf-8", include_str!("../../web/formats.js")),
+    ("format-claude.js", "text/javascript; charset=utf-8", include_str!("../../web/format-claude.js")),
     ("reconcile.js", "text/javascript; charset=utf-8", RECONCILE_JS),
     ("style.css", "text/css; charset=utf-8", include_str!("../../web/style.css")),
 ];

@@ -1,8 +1,10 @@
-//! The wire format: how the read side's values and the bus's events look in HTTP responses.
+//! The wire format: how the read side's values, the sent messages, the bus's events and the API's
+//! errors look in HTTP responses.
 //!
 //! JSON with camelCase keys; payload URLs under `/api/session-media/` (by ref, each segment
 //! percent-encoded) and `/api/media/` (by hash); search snippets as HTML, escaped, with matches in
-//! `<mark>`. This is the only place that knows any of it.
+//! `<mark>`. This is the only place that knows any of it: every JSON body the API writes is built
+//! here.
 
 use std::fmt::Write as _;
 
@@ -10,9 +12,12 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::accept::Accepted;
+use crate::codec::refs::MediaRef;
 use crate::events::Event;
+use crate::ingest::forget::Forgotten;
+use crate::ops::chat::ChatState;
+use crate::ops::status::{Status, WriterState};
 use crate::read::history::{self, HistoryEntry, HistoryPage, SearchHit, SessionPage, SessionSummary, Snippet};
-use crate::read::refs::MediaRef;
 use crate::read::render::MediaUrls;
 
 /// The API's media URLs.
@@ -151,17 +156,16 @@ pub struct Subagent<'a> {
 }
 
 /// `GET /api/status`.
-pub fn status(
-    s: Option<&crate::read::status::IndexStatus>,
-    acceptances_pending: i64,
-    writer: serde_json::Value,
-    watcher: Option<&str>,
-    damage: Option<String>,
-) -> serde_json::Value {
+pub fn status(status: &Status) -> serde_json::Value {
+    let s = status.index.as_ref();
+    let writer = match &status.writer {
+        WriterState::Failed(error) => serde_json::json!({ "state": status.writer.as_str(), "error": error }),
+        other => serde_json::json!({ "state": other.as_str() }),
+    };
     serde_json::json!({
         "writer": writer,
-        "indexDamage": damage,
-        "watcher": watcher,
+        "indexDamage": status.index_damage,
+        "watcher": status.watcher,
         "transcripts": s.map(|s| serde_json::json!({ "live": s.transcripts_live, "gone": s.transcripts_gone })),
         "sessions": s.map(|s| s.sessions),
         "entries": s.map(|s| s.entries),
@@ -176,8 +180,72 @@ pub fn status(
             "onlyInVaultBytes": s.vault.only_in_vault_bytes,
             "broken": s.vault.broken,
         })),
-        "acceptancesPending": acceptances_pending,
+        "acceptancesPending": status.sends_pending,
     })
+}
+
+/// `GET /api/info`: the version and the send limits.
+pub fn info() -> serde_json::Value {
+    use crate::accept::send::{MAX_BODY, MAX_IMAGE_BYTES, MAX_IMAGES, MAX_TEXT};
+    serde_json::json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "limits": { "maxImages": MAX_IMAGES, "maxImageBytes": MAX_IMAGE_BYTES, "maxText": MAX_TEXT, "maxBody": MAX_BODY },
+    })
+}
+
+/// `DELETE /api/sessions/{id}`: what went.
+pub fn forgotten(f: &Forgotten) -> serde_json::Value {
+    serde_json::json!({
+        "sessionId": f.session_id,
+        "entries": f.entries,
+        "photos": f.media,
+        "transcripts": f.files,
+        "messages": f.messages,
+        "freedBytes": f.freed_bytes(),
+    })
+}
+
+/// `POST /api/login`: whether this server requires a token.
+pub fn login(required: bool) -> serde_json::Value {
+    serde_json::json!({ "required": required })
+}
+
+/// Every error answer: `{"error": {"code", "message"}}`.
+pub fn error(code: &str, message: &str) -> serde_json::Value {
+    serde_json::json!({ "error": { "code": code, "message": message } })
+}
+
+/// `POST /api/chats/{chatId}/session`.
+pub fn bound(chat_id: &str, session_id: &str) -> serde_json::Value {
+    serde_json::json!({ "chatId": chat_id, "sessionId": session_id })
+}
+
+/// `POST /api/chat/retire`: the messages retired now.
+pub fn retired(chat_id: &str, retired: &[String]) -> serde_json::Value {
+    serde_json::json!({ "chatId": chat_id, "retired": retired })
+}
+
+/// `GET /api/chat/bootstrap`: the chat's session, its newest history page (if it has a session)
+/// and its pending sends, side by side.
+pub fn bootstrap(chat_id: &str, state: &ChatState, page: Option<&HistoryPage>) -> serde_json::Value {
+    let page = page.map(History::from);
+    let (entries, before, after) = match &page {
+        Some(page) => (serde_json::to_value(&page.entries).unwrap_or_default(), page.before, page.after),
+        None => (serde_json::json!([]), None, None),
+    };
+    serde_json::json!({
+        "chatId": chat_id,
+        "sessionId": state.session_id,
+        "entries": entries,
+        "before": before,
+        "after": after,
+        "pending": state.pending.iter().map(accepted).collect::<Vec<_>>(),
+    })
+}
+
+/// What the events socket sends a client that fell behind by `missed` events.
+pub fn lagged(missed: u64) -> serde_json::Value {
+    serde_json::json!({ "type": "lagged", "missed": missed })
 }
 
 /// `GET /api/sessions/{id}/history`.
@@ -185,10 +253,10 @@ pub fn status(
 #[serde(rename_all = "camelCase")]
 pub struct History<'a> {
     session_id: &'a str,
-    pub(super) entries: Vec<Entry<'a>>,
-    pub(super) before: Option<i64>,
-    pub(super) after: Option<i64>,
-    pub(super) next: Option<i64>,
+    entries: Vec<Entry<'a>>,
+    before: Option<i64>,
+    after: Option<i64>,
+    next: Option<i64>,
 }
 
 impl<'a> From<&'a HistoryPage> for History<'a> {

@@ -19,6 +19,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::Scope;
 
 use crate::error::{Error, Result};
+use crate::format::Format;
 use crate::ingest::batch::{Batch, produce};
 use crate::ingest::fingerprint::Hashes;
 use crate::ingest::lines::{End, LineReader};
@@ -46,15 +47,16 @@ pub(crate) struct ReadAhead {
 }
 
 impl ReadAhead {
-    /// Starts workers in `scope` that read `paths` (in the order the writer will ask for them) from
-    /// their first byte.
-    pub fn start<'scope>(scope: &'scope Scope<'scope, '_>, paths: Vec<PathBuf>) -> ReadAhead {
-        let (senders, receivers): (Vec<_>, Vec<_>) = paths.iter().map(|_| sync_channel::<Msg>(DEPTH)).unzip();
+    /// Starts workers in `scope` that read `files` (in the order the writer will ask for them, each
+    /// with its format) from their first byte.
+    pub fn start<'scope>(scope: &'scope Scope<'scope, '_>, files: Vec<(PathBuf, &'static dyn Format)>) -> ReadAhead {
+        let (senders, receivers): (Vec<_>, Vec<_>) = files.iter().map(|_| sync_channel::<Msg>(DEPTH)).unzip();
+        let paths: Vec<PathBuf> = files.iter().map(|(path, _)| path.clone()).collect();
         let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_WORKERS);
         let workers = workers.min(paths.len());
         if workers > 0 {
             let shared = std::sync::Arc::new(Work {
-                paths: paths.clone(),
+                files,
                 senders: senders.into_iter().map(|s| Mutex::new(Some(s))).collect(),
                 next: AtomicUsize::new(0),
             });
@@ -85,7 +87,7 @@ impl ReadAhead {
 
 /// What the workers share: the files, one sender each, and the next file to take.
 struct Work {
-    paths: Vec<PathBuf>,
+    files: Vec<(PathBuf, &'static dyn Format)>,
     senders: Vec<Mutex<Option<SyncSender<Msg>>>>,
     next: AtomicUsize,
 }
@@ -95,7 +97,7 @@ impl Work {
         let mut reader = LineReader::new();
         loop {
             let i = self.next.fetch_add(1, Ordering::Relaxed);
-            let Some(path) = self.paths.get(i) else {
+            let Some((path, format)) = self.files.get(i) else {
                 return;
             };
             let Some(send) = self.senders[i].lock().unwrap_or_else(|e| e.into_inner()).take() else {
@@ -112,7 +114,7 @@ impl Work {
             if send.send(Msg::Opened { dev: meta.dev(), inode: meta.ino() }).is_err() {
                 continue;
             }
-            let end = produce(&mut reader, &file, path, 0, 0, |batch| {
+            let end = produce(&mut reader, &file, path, *format, 0, 0, |batch| {
                 // The writer dropped this file: stop reading it.
                 send.send(Msg::Batch(batch)).map_err(|_| Error::io(path, std::io::Error::other("not wanted")))
             });

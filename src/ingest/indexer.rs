@@ -20,6 +20,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 use crate::db::{self, ConnectionKind};
 use crate::error::{Error, Result};
 use crate::events::{Bus, Event};
+use crate::format::{self, Format};
 use crate::ingest::ahead::{self, ReadAhead};
 use crate::ingest::batch::{Batch, produce};
 use crate::ingest::bulk::{self, FtsBuild};
@@ -27,6 +28,7 @@ use crate::ingest::fingerprint::{self, Hashes, hash_range, partial_window, settl
 use crate::ingest::lines::{End, LineReader};
 use crate::ingest::rows;
 use crate::ingest::tree::{self, Found};
+use crate::ingest::vault::{Linked, VAULT_OFF_KEY, Vault, vault_dir};
 
 /// How long opening waits for the data directory's lock before saying another process holds it.
 const LOCK_WAIT: Duration = Duration::from_secs(1);
@@ -238,13 +240,8 @@ impl Indexer {
         rows::backfill_v4(&conn)?;
         // The vault is on until a link fails or `set_vault_off` turns it off.
         conn.execute("DELETE FROM scrollback_meta WHERE key = ?1", [VAULT_OFF_KEY])?;
-        // The retention check: reported, never fixed by deleting anything.
-        for broken in crate::read::status::vault_status(&conn)?.broken {
-            tracing::warn!("vault: {broken}");
-        }
         let mut indexer = Indexer::with(conn, data_dir, lock);
         indexer.vault.probe(&indexer.conn)?;
-        indexer.finish_forgetting()?;
         Ok(indexer)
     }
 
@@ -272,8 +269,7 @@ impl Indexer {
         if marks > 0 {
             tracing::info!(marks, "forgotten transcripts stay forgotten");
         }
-        let mut indexer = Indexer::with(conn, data_dir, lock);
-        indexer.finish_forgetting()?;
+        let indexer = Indexer::with(conn, data_dir, lock);
         Ok((indexer, old))
     }
 
@@ -283,61 +279,41 @@ impl Indexer {
         crate::ingest::rebuild::carry_over(&self.conn, old)
     }
 
-    /// Forgets these sessions (see [`crate::ingest::forget`]): for each, its index rows in one
-    /// transaction, then its messages and their images in the acceptance record; then removes the
-    /// vault links no row needs and truncates the write-ahead log. With `dry_run`, only says what
-    /// would go.
-    pub fn forget(&mut self, sessions: &[String], dry_run: bool) -> Result<Vec<crate::ingest::forget::Forgotten>> {
-        let accept = self.accept_store()?;
-        let mut out = Vec::new();
-        for session in sessions {
-            let mut forgotten = crate::ingest::forget::forget(&self.conn, session, dry_run)?;
-            if let Some(store) = &accept {
-                (forgotten.messages, forgotten.image_bytes) = store.forget_session(session, dry_run)?;
-            }
-            if !dry_run {
-                if let Vault::On(_, touched) = &mut self.vault {
-                    touched.extend(forgotten.vault_links.iter().cloned());
-                }
-                self.vault.settle(&self.conn);
-                crate::ingest::forget::finished(&self.conn, session)?;
-                self.announce(Event::SessionForgotten { session_id: session.clone() });
-            }
-            out.push(forgotten);
-        }
-        if !dry_run {
-            self.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
-        }
-        Ok(out)
+    /// Forgets `session`'s rows in the index (see [`crate::ingest::forget`]), in one transaction
+    /// that leaves a `forgetting:` mark; with `dry_run`, only counts. What spans the other stores
+    /// (the acceptance record) is the caller's ([`crate::ops::forget`]), which then calls
+    /// [`Indexer::finish_forget`].
+    pub fn forget_rows(&mut self, session: &str, dry_run: bool) -> Result<crate::ingest::forget::Forgotten> {
+        crate::ingest::forget::forget(&self.conn, session, dry_run)
     }
 
-    /// The acceptance record of this data directory, if it has one.
-    fn accept_store(&self) -> Result<Option<crate::accept::AcceptStore>> {
-        match self.data_dir.join(db::ACCEPT_FILE).exists() {
-            true => Ok(Some(crate::accept::AcceptStore::open(&self.data_dir)?)),
-            false => Ok(None),
+    /// Ends forgetting `session` once every store's part is done: the vault `links` no row needs go,
+    /// the `forgetting:` mark goes, and the bus hears it.
+    pub fn finish_forget(&mut self, session: &str, links: &[String]) -> Result<()> {
+        if let Vault::On(_, touched) = &mut self.vault {
+            touched.extend(links.iter().cloned());
         }
+        self.vault.settle(&self.conn);
+        crate::ingest::forget::finished(&self.conn, session)?;
+        self.announce(Event::SessionForgotten { session_id: session.to_owned() });
+        Ok(())
     }
 
-    /// Finishes what a process killed while forgetting left: sessions whose index rows are gone and
-    /// whose acceptance record's messages may not be.
-    fn finish_forgetting(&mut self) -> Result<()> {
-        let unfinished = crate::ingest::forget::unfinished(&self.conn)?;
-        if unfinished.is_empty() {
-            return Ok(());
-        }
-        let accept = self.accept_store()?;
-        for (session, links) in unfinished {
-            tracing::warn!(%session, "finishing forgetting a session (the last `forget` was interrupted)");
-            if let Some(store) = &accept {
-                store.forget_session(&session, false)?;
-            }
-            if let Vault::On(_, touched) = &mut self.vault {
-                touched.extend(links);
-            }
-            self.vault.settle(&self.conn);
-            crate::ingest::forget::finished(&self.conn, &session)?;
-        }
+    /// Sessions a killed `forget` left with their index rows gone but not every store's part done
+    /// (each with its vault links): finish each with [`Indexer::finish_forget`].
+    pub fn unfinished_forgets(&self) -> Result<Vec<(String, Vec<String>)>> {
+        crate::ingest::forget::unfinished(&self.conn)
+    }
+
+    /// Whether the index has a session `id`.
+    pub fn has_session(&self, id: &str) -> Result<bool> {
+        Ok(self.conn.query_row("SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)", [id], |r| r.get(0))?)
+    }
+
+    /// Writes the write-ahead log back into the index and truncates it: forgotten rows leave no copy
+    /// behind in it.
+    pub fn truncate_wal(&mut self) -> Result<()> {
+        self.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
         Ok(())
     }
 
@@ -376,7 +352,7 @@ impl Indexer {
             partial: HashMap::new(),
             fts: None,
             bulk: false,
-            vault: Vault::open(conn_vault_dir(data_dir)),
+            vault: Vault::open(vault_dir(data_dir)),
             changed: HashSet::new(),
         }
     }
@@ -384,11 +360,13 @@ impl Indexer {
     /// Keeps no vault links from now on (`--vault off`), saying why in `status`.
     pub fn set_vault_off(&mut self, why: &str) -> Result<()> {
         self.vault = Vault::Off;
-        self.conn.execute(
-            "INSERT OR REPLACE INTO scrollback_meta (key, value) VALUES (?1, ?2)",
-            params![VAULT_OFF_KEY, why],
-        )?;
-        Ok(())
+        crate::ingest::vault::record_off(&self.conn, why)
+    }
+
+    /// The format of the transcript at `path`: where it was found decides. (Every root followed
+    /// today is Claude Code's.)
+    fn format_of(&self, _path: &Path) -> &'static dyn Format {
+        format::CLAUDE
     }
 
     /// Announces every commit on `bus` from now on.
@@ -435,7 +413,11 @@ impl Indexer {
         }
         let mut summary = Summary::default();
         // Files new to the index are read from their start whatever happens: read them ahead.
-        let new_files = found.iter().filter(|f| !known.contains_key(&f.path)).map(|f| f.path.clone()).collect();
+        let new_files = found
+            .iter()
+            .filter(|f| !known.contains_key(&f.path))
+            .map(|f| (f.path.clone(), self.format_of(&f.path)))
+            .collect();
         std::thread::scope(|scope| {
             let mut ahead = ReadAhead::start(scope, new_files);
             for file in &found {
@@ -651,7 +633,8 @@ impl Indexer {
         let ahead = ahead.filter(|_| matches!(plan, Plan::New)).filter(|receive| {
             matches!(receive.recv(), Ok(ahead::Msg::Opened { dev, inode }) if (dev, inode) == (opened.dev, opened.inode))
         });
-        let file_session = session_from_path(path);
+        let format = self.format_of(path);
+        let file_session = format.session_from_path(path);
         let Indexer { conn, reader, fts, bulk, vault, .. } = self;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let file_id = match &plan {
@@ -666,7 +649,7 @@ impl Indexer {
         // The vault link is made before the rows' first commit, and again whenever the file is read
         // from its start (it may be another inode now, which the old link no longer is).
         if matches!(plan, Plan::New | Plan::Reindex(..)) {
-            vault.link(&tx, file_id, opened)?;
+            vault.link(&tx, file_id, &Linked { path: &opened.path, dev: opened.dev, inode: opened.inode })?;
         }
         let mut summary = Summary::default();
         let mut touched: HashMap<String, LineRange> = HashMap::new();
@@ -679,7 +662,7 @@ impl Indexer {
                     .or_insert(LineRange { from: d.line, to: d.line });
                 (range.from, range.to) = (range.from.min(d.line), range.to.max(d.line));
             }
-            let file = rows::FileRows { id: file_id, path, session: &file_session, bulk: *bulk };
+            let file = rows::FileRows { id: file_id, path, session: &file_session, format, bulk: *bulk };
             let written = rows::write_entries(&tx, file, &batch.lines, fts.is_some())?;
             summary.lines += written.lines;
             summary.media += written.media;
@@ -691,7 +674,7 @@ impl Indexer {
             }
             Ok(())
         };
-        let source = Source { reader, opened, start, lines_before, ahead };
+        let source = Source { reader, opened, format, start, lines_before, ahead };
         let (end, read_hashes) = source.read(&mut write)?;
         if end.checkpoint == start && matches!(plan, Plan::Append(_)) {
             // Nothing complete was added: leave the file as it is.
@@ -825,165 +808,6 @@ impl Indexer {
     }
 }
 
-/// The directory of the vault's links, in the data directory.
-pub const VAULT_DIR: &str = "vault";
-/// The `scrollback_meta` key that says why the vault is off (absent while it is on).
-pub const VAULT_OFF_KEY: &str = "vault:off";
-
-fn conn_vault_dir(data_dir: &Path) -> PathBuf {
-    data_dir.join(VAULT_DIR)
-}
-
-/// The environment variable that makes every vault link fail as across file systems (EXDEV):
-/// fault injection for the test of that fallback (`tests/vault.rs`). Never set it otherwise.
-pub const FAULT_VAULT_EXDEV: &str = "SCROLLBACK_FAULT_VAULT_EXDEV";
-
-/// Why no link can be made anywhere, if `e` says so (and not just that one file has a problem).
-fn refused(e: &std::io::Error) -> Option<String> {
-    if e.raw_os_error() == Some(libc::EXDEV) {
-        Some(format!("the data directory is on another file system than the transcripts ({e})"))
-    } else if matches!(e.kind(), std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::Unsupported) {
-        Some(format!("the file system refuses hard links here ({e})"))
-    } else {
-        None
-    }
-}
-
-/// The vault: a hard link to every transcript indexed, `<data dir>/vault/<dev>-<inode>.jsonl` (a
-/// name no other file can take while the link keeps that inode alive, and the same for every row
-/// of the same file, in this index or a rebuilt one). While
-/// the transcript exists it costs no disk (the same inode); once its path is deleted, the bytes stay
-/// and every recorded offset stays valid, so its photos are still served. No byte is ever copied:
-/// where links cannot be made (another file system, or refused), the vault is off, and says so.
-#[derive(Debug)]
-enum Vault {
-    /// Its directory, and the links a pass made or replaced, to be removed if, once the pass has
-    /// committed or rolled back, no row refers to them (file operations are not transactional).
-    On(PathBuf, Vec<String>),
-    /// (Why is in `scrollback_meta`, for `status`.)
-    Off,
-}
-
-impl Vault {
-    fn open(dir: PathBuf) -> Vault {
-        Vault::On(dir, Vec::new())
-    }
-
-    /// Whether `path` is one of the vault's links.
-    fn holds(&self, path: &Path) -> bool {
-        matches!(self, Vault::On(dir, _) if path.starts_with(dir))
-    }
-
-    /// Removes the links the last pass made or replaced that no row refers to (a replaced file's
-    /// old link; a new link whose rows were rolled back). A failure is logged: the link stays.
-    fn settle(&mut self, conn: &Connection) {
-        let Vault::On(_, touched) = self else { return };
-        for link in touched.drain(..) {
-            let needed = conn.query_row("SELECT EXISTS (SELECT 1 FROM files WHERE vault = ?1)", [&link], |r| r.get(0));
-            match needed {
-                Ok(true) => {}
-                Ok(false) => match std::fs::remove_file(&link) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                        tracing::warn!(link = %link, "vault: cannot remove a link no row needs: {e}");
-                    }
-                    _ => {}
-                },
-                Err(e) => tracing::warn!(link = %link, "vault: cannot tell whether a link is needed: {e}"),
-            }
-        }
-    }
-
-    /// No vault from now on, because links are refused (`why`): said once, and kept for `status`.
-    fn turn_off(&mut self, conn: &Connection, why: &str) -> Result<()> {
-        tracing::warn!(
-            "no vault: {why}. A deleted transcript's text stays in the index, but its photos will answer 410; \
-             put the data directory on the transcripts' file system to keep them"
-        );
-        conn.execute(
-            "INSERT OR REPLACE INTO scrollback_meta (key, value) VALUES (?1, ?2)",
-            params![VAULT_OFF_KEY, why],
-        )?;
-        *self = Vault::Off;
-        Ok(())
-    }
-
-    /// Tries a link of one followed transcript, at start: where links are refused, the vault is off
-    /// from the start and says so, even when no transcript is new (an index with no transcript yet
-    /// finds out at its first link).
-    fn probe(&mut self, conn: &Connection) -> Result<()> {
-        let Vault::On(dir, _) = self else { return Ok(()) };
-        let paths: Vec<String> = conn
-            .prepare("SELECT path FROM files WHERE state = 'live' ORDER BY id LIMIT 8")?
-            .query_map([], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        let probe = dir.join(format!(".probe-{}", std::process::id()));
-        for path in paths {
-            let made = if std::env::var_os(FAULT_VAULT_EXDEV).is_some() {
-                Err(std::io::Error::from_raw_os_error(libc::EXDEV))
-            } else {
-                std::fs::create_dir_all(&*dir).and_then(|()| std::fs::hard_link(&path, &probe))
-            };
-            match made {
-                Ok(()) => {
-                    let _ = std::fs::remove_file(&probe);
-                    return Ok(());
-                }
-                Err(e) if let Some(why) = refused(&e) => return self.turn_off(conn, &why),
-                // Gone since, or unreadable: try another.
-                Err(_) => {}
-            }
-        }
-        Ok(())
-    }
-
-    /// Links the file `opened` (row `file_id`) into the vault and records the link, in `tx`.
-    fn link(&mut self, tx: &Transaction<'_>, file_id: i64, opened: &Opened) -> Result<()> {
-        let Vault::On(dir, touched) = self else { return Ok(()) };
-        let link = dir.join(format!("{}-{}.jsonl", opened.dev, opened.inode));
-        std::fs::create_dir_all(&*dir).map_err(|e| Error::io(&*dir, e))?;
-        // A link this row had to another inode (the file was replaced) goes once no row needs it,
-        // after this pass: `settle`.
-        let previous: Option<String> =
-            tx.query_row("SELECT vault FROM files WHERE id = ?1", [file_id], |r| r.get(0)).optional()?.flatten();
-        touched.extend(previous.filter(|p| Path::new(p) != link));
-        if let Some(new) = link.to_str() {
-            touched.push(new.to_owned());
-        }
-        tx.execute("UPDATE files SET vault = NULL WHERE id = ?1", [file_id])?;
-        let made = if std::env::var_os(FAULT_VAULT_EXDEV).is_some() {
-            Err(std::io::Error::from_raw_os_error(libc::EXDEV))
-        } else {
-            match std::fs::symlink_metadata(&link) {
-                // Already this file's link (a row of the same inode made it).
-                Ok(meta) if (meta.dev(), meta.ino()) == (opened.dev, opened.inode) => Ok(()),
-                // A leftover of an inode that no longer exists under that name: not this file.
-                Ok(_) => std::fs::remove_file(&link).and_then(|()| std::fs::hard_link(&opened.path, &link)),
-                Err(_) => std::fs::hard_link(&opened.path, &link),
-            }
-        };
-        match made {
-            Ok(()) => {
-                // The path may have been replaced between its open and the link: the link must be
-                // the inode that was read, or none.
-                let meta = std::fs::metadata(&link).map_err(|e| Error::io(&link, e))?;
-                if (meta.dev(), meta.ino()) != (opened.dev, opened.inode) {
-                    std::fs::remove_file(&link).map_err(|e| Error::io(&link, e))?;
-                    return Ok(());
-                }
-                let link = link.to_str().ok_or_else(|| Error::io(&link, std::io::ErrorKind::InvalidData.into()))?;
-                tx.execute("UPDATE files SET vault = ?2 WHERE id = ?1", params![file_id, link])?;
-                Ok(())
-            }
-            Err(e) if let Some(why) = refused(&e) => self.turn_off(tx, &why),
-            Err(e) => {
-                // This file has no link; the others may.
-                tracing::warn!(path = %opened.path.display(), "no vault link: {e}");
-                Ok(())
-            }
-        }
-    }
-}
-
 /// A new path's file, known under another path.
 enum Elsewhere {
     /// The other path is the same file still (a hard link): index it once.
@@ -1023,6 +847,7 @@ fn lock_data_dir(data_dir: &Path) -> Result<File> {
 struct Source<'a> {
     reader: &'a mut LineReader,
     opened: &'a Opened,
+    format: &'static dyn Format,
     start: u64,
     lines_before: u64,
     ahead: Option<Receiver<ahead::Msg>>,
@@ -1032,7 +857,7 @@ impl Source<'_> {
     /// Hands every batch to `write`; returns where reading stopped and, when the reader took them
     /// right after reading, the hashes of the bytes read.
     fn read(self, write: &mut dyn FnMut(Batch) -> Result<()>) -> Result<(End, Option<Hashes>)> {
-        let Source { reader, opened, start, lines_before, ahead } = self;
+        let Source { reader, opened, format, start, lines_before, ahead } = self;
         let (file, path) = (&opened.file, opened.path.as_path());
         if let Some(receive) = ahead {
             for msg in receive.iter() {
@@ -1048,13 +873,13 @@ impl Source<'_> {
             return Err(Error::io(path, std::io::Error::other("reading ahead stopped")));
         }
         if opened.size.saturating_sub(start) < PIPELINE_BYTES {
-            return Ok((produce(reader, file, path, start, lines_before, write)?, None));
+            return Ok((produce(reader, file, path, format, start, lines_before, write)?, None));
         }
         // Two threads: this one writes to SQLite while a scoped one reads and parses ahead.
         std::thread::scope(|scope| {
             let (send, receive) = std::sync::mpsc::sync_channel::<Batch>(4);
             let producer = scope.spawn(move || {
-                produce(reader, file, path, start, lines_before, |batch| {
+                produce(reader, file, path, format, start, lines_before, |batch| {
                     // A closed channel means the writer failed; its error is the one reported.
                     send.send(batch).map_err(|_| Error::io(path, std::io::Error::other("writer stopped")))
                 })
@@ -1099,18 +924,4 @@ fn record_checkpoint(tx: &Transaction<'_>, file_id: i64, opened: &Opened, end: &
         ],
     )?;
     Ok(())
-}
-
-/// The session id a file's name gives: `<sessionId>.jsonl`, and for a sub-agent's transcript
-/// `<sessionId>/subagents/agent-<id>.jsonl`, its session's. (Lines that name their `sessionId`
-/// belong to that session whatever the file's name.)
-pub fn session_from_path(path: &Path) -> String {
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut up = path.ancestors().skip(1).filter_map(Path::file_name);
-    match (up.next(), up.next()) {
-        (Some(dir), Some(session)) if stem.starts_with("agent-") && dir == "subagents" => {
-            session.to_string_lossy().into_owned()
-        }
-        _ => stem,
-    }
 }

@@ -13,8 +13,8 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
+use crate::codec::scan::{self, BlockPlaces, ScanError, ScanOutput, Scanner};
 use crate::error::{Error, Result};
-use crate::ingest::scan::{self, ScanError, ScanOutput, Scanner};
 
 /// Bytes read from the file at a time.
 pub const BLOCK: usize = 128 << 10;
@@ -72,21 +72,23 @@ impl Default for LineReader {
 impl LineReader {
     /// A reader with empty buffers.
     pub fn new() -> LineReader {
-        LineReader { block: vec![0; BLOCK], line: Vec::new(), scanner: Scanner::new() }
+        LineReader { block: vec![0; BLOCK], line: Vec::new(), scanner: Scanner::new(&BlockPlaces::NOWHERE) }
     }
 
     /// Calls `on_line` for each complete line of `file` from `start` (a line boundary), numbering
-    /// them after `lines_before`. One loop over the blocks, long because its three cases (a line in
+    /// them after `lines_before`, its image blocks under `places`. One loop over the blocks, long because its three cases (a line in
     /// the block, a line kept across blocks, a line too long to keep) share the block's bounds.
     pub fn read(
         &mut self,
         file: &File,
         path: &Path,
+        places: &'static BlockPlaces,
         start: u64,
         lines_before: u64,
         mut on_line: impl FnMut(Line<'_>) -> Result<()>,
     ) -> Result<End> {
         let LineReader { block, line, scanner } = self;
+        scanner.set_places(places);
         let mut end = End { checkpoint: start, lines: lines_before, size: start };
         // block[lo..hi] holds the file's bytes from `block_at + lo`.
         let (mut lo, mut hi) = (0usize, 0usize);

@@ -18,9 +18,10 @@ use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use crate::codec::order::{self, Order};
 use crate::error::Result;
-use crate::ingest::entry::{self, Body, Described, Stored, title_rank};
-use crate::ingest::order::{self, Order};
+use crate::format::{self, Format, title_rank};
+use crate::ingest::entry::{Body, Described, Stored};
 
 /// Deletes a file's entries and everything that hangs off them, shows the next copy of each entry
 /// that was shown (unless a bulk load is running: it marks copies at its end), and fixes the
@@ -119,6 +120,8 @@ pub(crate) struct FileRows<'a> {
     pub path: &'a Path,
     /// The session its name gives (for lines that name none).
     pub session: &'a str,
+    /// Its format: the file keys of its entries' orders.
+    pub format: &'static dyn Format,
     /// A bulk load is running: no `uuid` index, so copies are marked at its end.
     pub bulk: bool,
 }
@@ -174,7 +177,7 @@ pub(crate) fn write_entries(
         let meta = stored.map(|s| &s.meta);
         let columns = meta.map(|m| &m.columns);
         at = order::advance(&at, columns.and_then(|c| c.timestamp.as_deref()));
-        let sort_file = *file_keys.entry(session).or_insert_with(|| order::file_key(file.path, session));
+        let sort_file = *file_keys.entry(session).or_insert_with(|| file.format.file_key(file.path, session));
         let order = Order { at: at.clone(), file: sort_file, line: d.line as i64 };
         let delta = sessions.entry(session).or_default();
         let duplicate = match (file.bulk, columns.and_then(|c| c.uuid.as_deref())) {
@@ -359,7 +362,8 @@ fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>) -> Re
 /// Fills in the columns version 4 added for rows written before it (the migration's pending part,
 /// `db::BACKFILL_PENDING`), in one transaction: each entry's order, copies, search text and sub-agent
 /// fields (the stored line described again), then each session's title and counts. Does nothing when
-/// nothing is pending.
+/// nothing is pending. Every row before version 4 is Claude Code's: no other format was read then.
+/// Long because it is one migration step, in one transaction: order, copies, text, then titles.
 pub(crate) fn backfill_v4(conn: &Connection) -> Result<()> {
     let pending: bool = conn.query_row(
         "SELECT EXISTS (SELECT 1 FROM scrollback_meta WHERE key = ?1)",
@@ -380,7 +384,7 @@ pub(crate) fn backfill_v4(conn: &Connection) -> Result<()> {
     for (file_id, path, session) in &files {
         tx.execute(
             "UPDATE entries SET sort_file = ?1 WHERE file_id = ?2 AND session_id = ?3",
-            params![order::file_key(Path::new(path), session), file_id, session],
+            params![format::CLAUDE.file_key(Path::new(path), session), file_id, session],
         )?;
     }
     tx.execute_batch(
@@ -407,7 +411,7 @@ pub(crate) fn backfill_v4(conn: &Connection) -> Result<()> {
         let Some(last) = rows.last() else { break };
         after = last.0;
         for (id, session, at, file, line, duplicate, stripped, text) in rows {
-            let Ok(meta) = entry::meta(&stripped) else { continue };
+            let Ok(meta) = format::CLAUDE.describe(&stripped) else { continue };
             if meta.text != text {
                 tx.prepare_cached("UPDATE entries SET text = ?1 WHERE id = ?2")?.execute(params![meta.text, id])?;
             }

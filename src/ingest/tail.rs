@@ -23,7 +23,6 @@ use notify::Watcher;
 
 use crate::error::{Error, Result};
 use crate::events::Event;
-use crate::ingest::forget::Forgotten;
 use crate::ingest::indexer::{Indexer, NoProgress};
 use crate::ingest::tree::is_transcript;
 
@@ -47,7 +46,8 @@ impl TailConfig {
     }
 }
 
-/// A hint for the writer thread.
+/// A hint for the writer thread: something may have changed, so look. Hints are never the truth
+/// (the indexer compares what is on disk with the index).
 #[derive(Debug)]
 enum Hint {
     /// This transcript may have changed.
@@ -59,29 +59,50 @@ enum Hint {
     Dir(PathBuf),
     /// Events were lost: catch up on the whole tree.
     Rescan,
-    /// Forget this session (`DELETE /api/sessions/{id}`), and answer on the channel.
-    Forget(String, mpsc::Sender<Result<Forgotten>>),
+}
+
+/// Work that must run on the writer, between two of its passes, with the writer itself.
+type Job = Box<dyn FnOnce(&mut Indexer) + Send>;
+
+/// What the writer thread is sent.
+enum ToWriter {
+    Hint(Hint),
+    Job(Job),
     Stop,
 }
 
-/// Asks the writer to look at a file again, or to forget a session; cheap to clone, usable from
-/// any thread.
-#[derive(Debug, Clone)]
-pub struct Reindexer(mpsc::Sender<Hint>);
+impl std::fmt::Debug for ToWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ToWriter::Hint(hint) => hint.fmt(f),
+            ToWriter::Job(_) => f.write_str("Job"),
+            ToWriter::Stop => f.write_str("Stop"),
+        }
+    }
+}
 
-impl Reindexer {
+/// The handle to the running writer: asks it to look at a file again, or runs a job on it (forget
+/// a session, anything that must not run during a pass). Cheap to clone, usable from any thread.
+#[derive(Debug, Clone)]
+pub struct WriterHandle(mpsc::Sender<ToWriter>);
+
+impl WriterHandle {
     /// Queues `path` for the writer, whose recorded payload no longer matched its bytes: it is
     /// re-indexed from the start. `false` if the writer is not running (it stopped, or died).
     pub fn reindex(&self, path: PathBuf) -> bool {
-        self.0.send(Hint::Changed(path)).is_ok()
+        self.0.send(ToWriter::Hint(Hint::Changed(path))).is_ok()
     }
 
-    /// Has the writer forget `session_id` ([`Indexer::forget`]) between two of its passes, and
-    /// waits for it (blocking: call it off an async runtime's threads). `None` if the writer is not
-    /// running.
-    pub fn forget(&self, session_id: &str) -> Option<Result<Forgotten>> {
+    /// Runs `job` on the writer between two of its passes (before the hints queued with it), and
+    /// waits for its result (blocking: call it off an async runtime's threads). `None` if the writer
+    /// is not running, or died during the job.
+    pub fn run<T: Send + 'static>(&self, job: impl FnOnce(&mut Indexer) -> T + Send + 'static) -> Option<T> {
         let (reply, answer) = mpsc::channel();
-        self.0.send(Hint::Forget(session_id.to_owned(), reply)).ok()?;
+        let job: Job = Box::new(move |indexer| {
+            // The asker may have gone (its request was cancelled): the work is done all the same.
+            let _ = reply.send(job(indexer));
+        });
+        self.0.send(ToWriter::Job(job)).ok()?;
         answer.recv().ok()
     }
 }
@@ -107,7 +128,7 @@ pub const FAULT_WRITER_PANIC: &str = "SCROLLBACK_FAULT_WRITER_PANIC";
 
 /// The running live indexer. Dropping it stops it.
 pub struct Tail {
-    hints: mpsc::Sender<Hint>,
+    hints: mpsc::Sender<ToWriter>,
     thread: Option<JoinHandle<Option<Indexer>>>,
     health: WriterHealth,
     watcher_kind: &'static str,
@@ -135,7 +156,7 @@ impl Tail {
         let handler = move |event: notify::Result<notify::Event>| {
             for hint in hints_of(event) {
                 // The writer has stopped: nothing to tell.
-                let _ = sender.send(hint);
+                let _ = sender.send(ToWriter::Hint(hint));
             }
         };
         let notify_config = notify::Config::default().with_follow_symlinks(true);
@@ -200,13 +221,13 @@ impl Tail {
 
     /// Asks for a full catch-up now (as if events had been lost).
     pub fn rescan(&self) {
-        let _ = self.hints.send(Hint::Rescan);
+        let _ = self.hints.send(ToWriter::Hint(Hint::Rescan));
     }
 
-    /// A handle that asks the writer to look at one file again (for a reader that found its bytes
-    /// changed under a recorded offset).
-    pub fn reindexer(&self) -> Reindexer {
-        Reindexer(self.hints.clone())
+    /// A handle to the writer: for a reader that found a file's bytes changed under a recorded
+    /// offset, and for jobs (forgetting a session) that must run on it.
+    pub fn writer(&self) -> WriterHandle {
+        WriterHandle(self.hints.clone())
     }
 
     /// Stops watching, finishes the work in hand, and gives the indexer back; `None` if the writer
@@ -216,7 +237,7 @@ impl Tail {
     }
 
     fn stop_thread(&mut self) -> Option<Indexer> {
-        let _ = self.hints.send(Hint::Stop);
+        let _ = self.hints.send(ToWriter::Stop);
         // The thread catches its own panics; a join error would be one in that catching.
         self.thread.take().and_then(|t| t.join().unwrap_or(None))
     }
@@ -309,7 +330,7 @@ struct Recheck {
 }
 
 /// The writer loop: hints in batches, and a rescan whenever `rescan_every` passes without one.
-fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<Hint>, rescan_every: Duration, fault: bool) {
+fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<ToWriter>, rescan_every: Duration, fault: bool) {
     let mut next_rescan = Instant::now() + rescan_every;
     let mut rechecks: Vec<Recheck> = Vec::new();
     loop {
@@ -342,33 +363,29 @@ fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<Hint>, rescan_
         let mut changed = BTreeSet::new();
         let mut dirs = BTreeSet::new();
         let mut rescan = false;
-        let mut forgets = Vec::new();
+        let mut jobs = Vec::new();
         let mut stop = false;
-        for hint in std::iter::once(first).chain(hints.try_iter()) {
-            match hint {
-                Hint::File(_) if fault => panic!("injected fault ({FAULT_WRITER_PANIC})"),
-                Hint::File(path) => {
+        for message in std::iter::once(first).chain(hints.try_iter()) {
+            match message {
+                ToWriter::Hint(Hint::File(_)) if fault => panic!("injected fault ({FAULT_WRITER_PANIC})"),
+                ToWriter::Hint(Hint::File(path)) => {
                     files.insert(path);
                 }
-                Hint::Changed(path) => {
+                ToWriter::Hint(Hint::Changed(path)) => {
                     changed.insert(path);
                 }
-                Hint::Dir(path) => {
+                ToWriter::Hint(Hint::Dir(path)) => {
                     dirs.insert(path);
                 }
-                Hint::Rescan => rescan = true,
-                Hint::Forget(session, reply) => forgets.push((session, reply)),
-                Hint::Stop => stop = true,
+                ToWriter::Hint(Hint::Rescan) => rescan = true,
+                ToWriter::Job(job) => jobs.push(job),
+                ToWriter::Stop => stop = true,
             }
         }
-        // Forgotten first: what the hints below read is then already not indexed again.
-        for (session, reply) in forgets {
-            let forgotten = indexer.forget(std::slice::from_ref(&session), false).map(|mut f| f.remove(0));
-            if let Err(e) = &forgotten {
-                tracing::error!(%session, "not forgotten: {e}");
-            }
-            // The asker may have gone (its request was cancelled): the work is done all the same.
-            let _ = reply.send(forgotten);
+        // Jobs first: what the hints below read then sees their work done (a forgotten session's
+        // transcripts are not indexed again).
+        for job in jobs {
+            job(indexer);
         }
         if rescan {
             catch_up_logged(indexer, root);

@@ -10,10 +10,10 @@ use std::fmt::Write as _;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use crate::codec::order::Order;
+use crate::codec::words;
 use crate::error::{Error, Result};
-use crate::ingest::entry::Columns;
-use crate::ingest::order::Order;
-use crate::ingest::words;
+use crate::format::{self, Columns, Format};
 use crate::read::media::MediaRecord;
 use crate::read::render::{self, MediaUrls};
 use crate::read::store::{MEDIA_COLUMNS, media_record};
@@ -222,7 +222,7 @@ fn fts_error(e: rusqlite::Error) -> Error {
     }
 }
 
-/// Where a history page starts. Pages are in conversation order (see [`crate::ingest::order`]); a
+/// Where a history page starts. Pages are in conversation order (see [`crate::codec::order`]); a
 /// cursor is an entry's `entries.id`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Position {
@@ -250,6 +250,8 @@ pub struct HistoryEntry {
     pub line: i64,
     /// Its columns (`uuid`, `type`, role, timestamp, ...).
     pub columns: Columns,
+    /// The format of its transcript: how its line is laid out.
+    pub format: &'static dyn Format,
     /// The sub-agent this entry's tool call ran, where the transcript says so.
     pub subagent: Option<Subagent>,
     /// The stored line and its payloads, or why the line could not be indexed.
@@ -288,7 +290,7 @@ impl HistoryEntry {
     pub fn render(&self, urls: &impl MediaUrls) -> Option<String> {
         match &self.body {
             EntryBody::Stored { stripped, media } => {
-                Some(render::render(stripped, &media.iter().collect::<Vec<_>>(), urls))
+                Some(render::render(stripped, &media.iter().collect::<Vec<_>>(), self.format.block_places(), urls))
             }
             EntryBody::Invalid(_) => None,
         }
@@ -448,6 +450,8 @@ fn history_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryEntry> {
             timestamp: r.get(6)?,
             is_sidechain: r.get(7)?,
         },
+        // Every transcript indexed today is Claude Code's.
+        format: format::CLAUDE,
         subagent: r.get::<_, Option<String>>(12)?.map(|agent_id| Subagent { agent_id, first: None, entries: 0 }),
         body,
     })

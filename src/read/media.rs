@@ -13,10 +13,10 @@ use std::io::{self, Read, Write};
 use std::os::unix::fs::{FileExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use crate::codec::b64::Base64Stream;
+use crate::codec::refs::MediaRef;
+use crate::codec::scan::{self, Encoding, Extent, MediaKind, PayloadChar};
 use crate::error::{Error, Result};
-use crate::ingest::b64::Base64Stream;
-use crate::ingest::scan::{self, Encoding, Extent, MediaKind, PayloadChar};
-use crate::read::refs::MediaRef;
 
 const CHUNK: usize = 64 * 1024;
 

@@ -9,9 +9,9 @@
 
 use std::fmt::Write as _;
 
-use crate::ingest::scan::{self, MediaKind, STRIPPED_MEDIA_MARKER, Scanner};
+use crate::codec::refs::MediaRef;
+use crate::codec::scan::{self, BlockPlaces, MediaKind, STRIPPED_MEDIA_MARKER, Scanner};
 use crate::read::media::MediaRecord;
-use crate::read::refs::MediaRef;
 
 /// What the client shows for an image block with nothing behind it.
 pub const NOT_DISPLAYED: &str = "[image not displayed]";
@@ -39,14 +39,14 @@ fn json_string(s: &str) -> String {
 /// Renders a stored line whose payloads are `media` (its own media rows, in line order):
 /// - each payload marker becomes the payload's URL (by ref for an image with one, else by hash), so a
 ///   chat UI's `{"type":"image","url":...}` chunk renders as it is;
-/// - each image block under `message.content` gains `ref`, `url`, `mimeType`, `bytes` and `blake3`
+/// - each image block under the format's block `places` gains `ref`, `url`, `mimeType`, `bytes` and `blake3`
 ///   (of the decoded bytes, what a client compares a sent photo with), or, for a
 ///   failed upload, `"failed": true` and `"placeholder": "[image not displayed]"` (keys the block
 ///   already has are left alone);
 /// - every other stripped payload's object gains `mediaUrl`, `mediaType` and `mediaBytes`.
 ///
 /// The result is JSON; if the stored line cannot be scanned (it always can), it is returned as it is.
-pub fn render(stripped: &str, media: &[&MediaRecord], urls: &impl MediaUrls) -> String {
+pub fn render(stripped: &str, media: &[&MediaRecord], places: &'static BlockPlaces, urls: &impl MediaUrls) -> String {
     let bytes = stripped.as_bytes();
     if media.is_empty()
         && memchr::memmem::find(bytes, b"image").is_none()
@@ -55,7 +55,7 @@ pub fn render(stripped: &str, media: &[&MediaRecord], urls: &impl MediaUrls) -> 
         // No payload and no image block (their `type` would spell "image", or hide it in an escape).
         return stripped.to_owned();
     }
-    let mut scanner = Scanner::new();
+    let mut scanner = Scanner::new(places);
     scanner.feed(bytes);
     let Ok(output) = scanner.finish() else { return stripped.to_owned() };
     let mut edits = marker_edits(stripped, media, urls);
@@ -130,7 +130,7 @@ fn marker_edits(stripped: &str, media: &[&MediaRecord], urls: &impl MediaUrls) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::scan::{Encoding, Span};
+    use crate::codec::scan::{Encoding, Span};
 
     struct Urls;
     impl MediaUrls for Urls {
@@ -166,7 +166,8 @@ mod tests {
     #[test]
     fn render_annotates_blocks_and_replaces_markers() {
         let line = r#"{"message":{"content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAAAAAA"}},{"type":"image","source":{"type":"base64","data":""}},{"type":"image","url":"data:image/png;base64,AAAAAAAA"}]},"toolUseResult":{"file":{"base64":"AAAAAAAA"}}}"#;
-        let scanned = scan::scan(line.as_bytes()).unwrap();
+        let places = crate::format::CLAUDE.block_places();
+        let scanned = scan::scan(line.as_bytes(), places).unwrap();
         let stripped = String::from_utf8(scanned.stripped).unwrap();
         let spans = &scanned.output.spans;
         assert_eq!(spans.len(), 3);
@@ -176,7 +177,7 @@ mod tests {
             record(&spans[2], None, MediaKind::File),
         ];
         let refs: Vec<&MediaRecord> = rows.iter().collect();
-        let out = render(&stripped, &refs, &Urls);
+        let out = render(&stripped, &refs, places, &Urls);
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         let blocks = &v["message"]["content"];
         assert_eq!(blocks[0]["ref"], "s/u/0");

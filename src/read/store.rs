@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+use crate::codec::refs::{ContentHash, MediaName, MediaRef};
+use crate::codec::scan::{Encoding, MediaKind};
 use crate::db::{self, ConnectionKind};
 use crate::error::{Error, Result};
-use crate::ingest::scan::{Encoding, MediaKind};
 use crate::read::media::MediaRecord;
-use crate::read::refs::{ContentHash, MediaName, MediaRef};
 
 /// Opens the index in `data_dir` read-only.
 pub fn open(data_dir: &Path) -> Result<Connection> {

@@ -13,7 +13,7 @@
 #![allow(dead_code)]
 
 use base64::Engine;
-use scrollback::ingest::scan::{self, STRIPPED_MEDIA_MARKER, ScanError, ScanOutput, Scanner};
+use scrollback::codec::scan::{self, STRIPPED_MEDIA_MARKER, ScanError, ScanOutput, Scanner};
 use serde_json::Value;
 
 /// What the oracle finds: per payload, in document order.
@@ -173,7 +173,7 @@ pub fn replace_payloads(v: &mut Value, pointers: &[String]) {
 
 /// Scans `line` fed in pieces of `chunk` bytes.
 pub fn scan_in_pieces(line: &[u8], chunk: usize) -> Result<ScanOutput, ScanError> {
-    let mut scanner = Scanner::new();
+    let mut scanner = Scanner::new(scrollback::format::CLAUDE.block_places());
     for piece in line.chunks(chunk.max(1)) {
         scanner.feed(piece);
     }

@@ -1,5 +1,14 @@
 //! Test helpers: a temporary transcript tree and data directory, a runner for the real binary, a
-//! transcript generator, and the index invariants every suite checks.
+//! transcript generator, and the index invariants every suite checks. `server` runs the real
+//! `serve`; `corpus` finds the real transcripts outside the repository; `scan_oracle` is the
+//! scanner's oracle (the fuzz target includes it too).
+
+pub mod corpus;
+pub mod scan_oracle;
+pub mod server;
+
+pub use corpus::{corpus, jsonl_files};
+pub use server::Server;
 
 use std::fs::OpenOptions;
 use std::io::{Read, Write};
@@ -7,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use rusqlite::Connection;
-use scrollback::ingest::scan::{Encoding, MediaKind, STRIPPED_MEDIA_MARKER, Span};
+use scrollback::codec::scan::{Encoding, MediaKind, STRIPPED_MEDIA_MARKER, Span};
 
 /// A transcript root and a data directory in a fresh temporary directory. Nothing outside it is
 /// read or written: the binary runs with `HOME` pointing inside it.
@@ -24,6 +33,16 @@ impl Env {
         let data = dir.path().join("data");
         std::fs::create_dir_all(&root).unwrap();
         Env { dir, root, data }
+    }
+
+    /// Copies every `*.jsonl` of the corpus folder `dir` into the tree's `corpus/`.
+    pub fn copy_corpus(&self, dir: &Path) {
+        for path in jsonl_files(dir) {
+            self.write(
+                &format!("corpus/{}", path.file_name().unwrap().to_str().unwrap()),
+                std::fs::read(&path).unwrap(),
+            );
+        }
     }
 
     pub fn path(&self, rel: &str) -> PathBuf {
@@ -188,7 +207,7 @@ pub fn check_invariants(data: &Path) -> u64 {
                     );
                 }
             }
-            let restored = scrollback::ingest::scan::restore(stripped.as_bytes(), &spans, |i| {
+            let restored = scrollback::codec::scan::restore(stripped.as_bytes(), &spans, |i| {
                 original[spans[i].offset as usize..(spans[i].offset + spans[i].len) as usize].to_vec()
             })
             .expect("markers where the spans say");
@@ -291,4 +310,27 @@ pub fn user_line(session: &str, uuid: &str, content: &str, extra: &str) -> Strin
 
 pub fn hash_hex(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
+}
+
+/// A tmpfs mounted for one test, unmounted when dropped.
+pub struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    /// Mounts a tmpfs of `size` (`64m`) at `dir`, if this machine lets the test do it (root, or the
+    /// capability); `None` otherwise.
+    pub fn mount(dir: &Path, size: &str) -> Option<Tmpfs> {
+        std::fs::create_dir_all(dir).unwrap();
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .stderr(std::process::Stdio::null())
+            .status();
+        status.is_ok_and(|s| s.success()).then(|| Tmpfs(dir.to_owned()))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
 }

@@ -5,7 +5,8 @@
 //! and the strings that may be payloads (values of `data`, `base64`, `url` and `image_url`) are decoded
 //! as a stream into a blake3 hasher, never copied. When an object closes, its keys decide whether a
 //! candidate was a payload (the shapes are listed on [`Scanner`]); when the line ends, image blocks under
-//! `message.content` are numbered in the order in which they begin.
+//! the format's [`BlockPlaces`] (Claude Code's `message.content`) are numbered in the order in which
+//! they begin.
 //!
 //! [`strip`] then builds the stored line by replacing each span with [`STRIPPED_MEDIA_MARKER`], and
 //! [`restore`] puts payloads back. JSON that merely *quotes* an image block inside a text string is
@@ -18,7 +19,7 @@
 
 use std::fmt;
 
-use crate::ingest::b64::Base64Stream;
+use crate::codec::b64::Base64Stream;
 
 /// The text that replaces every payload in a stored line.
 pub const STRIPPED_MEDIA_MARKER: &str = "STRIPPED_MEDIA_MARKER";
@@ -112,6 +113,56 @@ impl MediaKind {
     }
 }
 
+/// Where a format's image blocks are numbered: key paths from the line's top-level object, such as
+/// `message.content` ([`crate::format::Format::block_places`]). Image blocks at or below one of them
+/// get ordinals; image blocks elsewhere are stripped all the same, without one.
+#[derive(Debug)]
+pub struct BlockPlaces {
+    paths: &'static [&'static [&'static str]],
+}
+
+impl BlockPlaces {
+    /// No place: no image block gets an ordinal (a scanner's value before it is told its format's).
+    pub const NOWHERE: BlockPlaces = BlockPlaces { paths: &[] };
+
+    /// The places `paths` (at most 8, each of 1 to 255 keys of at most 16 bytes).
+    pub const fn new(paths: &'static [&'static [&'static str]]) -> BlockPlaces {
+        assert!(!paths.is_empty() && paths.len() <= 8, "1 to 8 places");
+        let mut i = 0;
+        while i < paths.len() {
+            assert!(!paths[i].is_empty() && paths[i].len() < 256, "a place is 1 to 255 keys");
+            let mut k = 0;
+            while k < paths[i].len() {
+                assert!(paths[i][k].len() <= MAX_KEY, "a place's keys are at most 16 bytes");
+                k += 1;
+            }
+            i += 1;
+        }
+        BlockPlaces { paths }
+    }
+
+    /// Every place, as a mask (bit `i` for path `i`).
+    fn all(&self) -> u8 {
+        ((1u16 << self.paths.len()) - 1) as u8
+    }
+
+    /// Of the places in `mask`, those whose key at `depth` is `key`.
+    fn next(&self, mask: u8, depth: usize, key: &[u8]) -> u8 {
+        let mut out = 0;
+        for (i, path) in self.paths.iter().enumerate() {
+            if mask & (1 << i) != 0 && path.get(depth).is_some_and(|k| k.as_bytes() == key) {
+                out |= 1 << i;
+            }
+        }
+        out
+    }
+
+    /// Whether one of the places in `mask` is `keys` keys long (ends at that depth).
+    fn ends(&self, mask: u8, keys: usize) -> bool {
+        self.paths.iter().enumerate().any(|(i, path)| mask & (1 << i) != 0 && path.len() == keys)
+    }
+}
+
 /// Where a payload's bytes are in its line: offset from the line's first byte, and length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Extent {
@@ -170,7 +221,7 @@ pub struct Span {
     pub media_type: Option<String>,
     /// What the payload belongs to.
     pub kind: MediaKind,
-    /// The image ordinal, for the payload of an image block under `message.content`.
+    /// The image ordinal, for the payload of an image block under a block place.
     pub ordinal: Option<u32>,
     /// Length of the decoded bytes.
     pub decoded_len: u64,
@@ -185,7 +236,7 @@ impl Span {
     }
 }
 
-/// An image block under `message.content` with nothing behind it (a failed upload): it takes an
+/// An image block under a block place with nothing behind it (a failed upload): it takes an
 /// ordinal but has no span.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FailedImage {
@@ -197,7 +248,7 @@ pub struct FailedImage {
     pub reason: &'static str,
 }
 
-/// Where an image block under `message.content` is in the line.
+/// Where an image block under a block place is in the line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ImageBlock {
     /// Its image ordinal.
@@ -274,9 +325,9 @@ pub fn scan_without_media(line: &[u8]) -> Result<ScanOutput, ScanError> {
 pub struct ScanOutput {
     /// Payloads in line order.
     pub spans: Vec<Span>,
-    /// Image blocks under `message.content` without a payload, in ordinal order.
+    /// Image blocks under a block place without a payload, in ordinal order.
     pub failed_images: Vec<FailedImage>,
-    /// Number of image blocks under `message.content` (with or without a payload).
+    /// Number of image blocks under a block place (with or without a payload).
     pub image_blocks: u32,
     /// Where each of them is, in ordinal order.
     pub blocks: Vec<ImageBlock>,
@@ -291,9 +342,9 @@ pub struct Scanned {
     pub output: ScanOutput,
 }
 
-/// Scans a whole line held in memory and strips it.
-pub fn scan(line: &[u8]) -> Result<Scanned, ScanError> {
-    let mut scanner = Scanner::new();
+/// Scans a whole line held in memory, numbering image blocks under `places`, and strips it.
+pub fn scan(line: &[u8], places: &'static BlockPlaces) -> Result<Scanned, ScanError> {
+    let mut scanner = Scanner::new(places);
     scanner.feed(line);
     let output = scanner.finish()?;
     let stripped = strip(line, &output.spans);
@@ -385,8 +436,6 @@ enum KnownKey {
     Base64,
     Url,
     ImageUrl,
-    Message,
-    Content,
     Other,
 }
 
@@ -400,22 +449,19 @@ impl KnownKey {
             b"base64" => KnownKey::Base64,
             b"url" => KnownKey::Url,
             b"image_url" => KnownKey::ImageUrl,
-            b"message" => KnownKey::Message,
-            b"content" => KnownKey::Content,
             _ => KnownKey::Other,
         }
     }
 }
 
-/// Where an object or array sits in the line.
+/// Where an object or array sits in the line, as to the block places.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Role {
-    /// The line's top-level value.
-    Top,
-    /// The top-level `message` object.
-    Message,
-    /// `message.content` or anything inside it.
-    InContent,
+    /// An object on the way to a block place: the places (bit `i` for path `i`) whose first keys,
+    /// as many as this frame is deep, lead here. The top-level value is on the way to all.
+    Along(u8),
+    /// At or below a block place.
+    InPlace,
     /// Anywhere else.
     Other,
 }
@@ -457,6 +503,8 @@ struct Frame {
     start: u64,
     role: Role,
     key: KnownKey,
+    /// Of an [`Role::Along`] object's places, those its current key leads on to.
+    next: u8,
     ty: Option<String>,
     media_type: Option<String>,
     mime_type: Option<String>,
@@ -473,6 +521,7 @@ impl Frame {
             start,
             role,
             key: KnownKey::Other,
+            next: 0,
             ty: None,
             media_type: None,
             mime_type: None,
@@ -689,7 +738,7 @@ impl Decoder {
     }
 }
 
-/// An image block under `message.content` whose object has closed, waiting for its ordinal.
+/// An image block under a block place whose object has closed, waiting for its ordinal.
 #[derive(Debug)]
 struct ClosedBlock {
     /// Offset of its `{`.
@@ -713,10 +762,12 @@ struct ClosedBlock {
 ///   `image_url` or `data` (a chat UI's image chunk, OpenAI's
 ///   `{"type":"image_url","image_url":{"url":...}}` and `input_image`).
 ///
-/// An *image block* is an object whose `type` is `image`, `image_url` or `input_image`; those under
-/// `message.content` (tool results included) get ordinals, 0-based, in the order they begin in the
-/// line. One without a payload (a failed upload) keeps its ordinal and is reported as failed.
+/// An *image block* is an object whose `type` is `image`, `image_url` or `input_image`; those at or
+/// under the format's [`BlockPlaces`] (Claude Code's `message.content`, tool results included) get
+/// ordinals, 0-based, in the order they begin in the line. One without a payload (a failed upload)
+/// keeps its ordinal and is reported as failed.
 pub struct Scanner {
+    places: &'static BlockPlaces,
     state: State,
     /// Offset in the line of the next byte fed.
     pos: u64,
@@ -728,16 +779,10 @@ pub struct Scanner {
     /// Accumulated `\uXXXX` value.
     code: u32,
     decoder: Decoder,
-    /// Image blocks under `message.content`: where each begins and ends, its payload, why it has none.
+    /// Image blocks under a block place: where each begins and ends, its payload, why it has none.
     image_blocks: Vec<ClosedBlock>,
     claimed: Vec<Span>,
     error: Option<ScanError>,
-}
-
-impl Default for Scanner {
-    fn default() -> Self {
-        Scanner::new()
-    }
 }
 
 impl fmt::Debug for Scanner {
@@ -755,9 +800,10 @@ fn is_ws(b: u8) -> bool {
 }
 
 impl Scanner {
-    /// A scanner at the start of a line.
-    pub fn new() -> Scanner {
+    /// A scanner at the start of a line, numbering image blocks under `places`.
+    pub fn new(places: &'static BlockPlaces) -> Scanner {
         Scanner {
+            places,
             state: State::Value,
             pos: 0,
             stack: Vec::new(),
@@ -770,6 +816,11 @@ impl Scanner {
             claimed: Vec::new(),
             error: None,
         }
+    }
+
+    /// Numbers image blocks under `places` from the next line on (call it between lines).
+    pub fn set_places(&mut self, places: &'static BlockPlaces) {
+        self.places = places;
     }
 
     /// Makes the scanner ready for a new line, keeping its buffers.
@@ -915,10 +966,9 @@ impl Scanner {
     }
 
     fn value(&mut self, c: u8, at: u64) {
-        let (role, key) = match self.stack.last() {
-            None => (None, KnownKey::Other),
-            Some(f) if f.object => (Some(f.role), f.key),
-            Some(f) => (Some(f.role), KnownKey::Other),
+        let key = match self.stack.last() {
+            Some(f) if f.object => f.key,
+            _ => KnownKey::Other,
         };
         match c {
             b'"' => {
@@ -941,12 +991,23 @@ impl Scanner {
                     self.fail(at, "nesting too deep");
                     return;
                 }
-                let role = match (role, key) {
-                    (None, _) => Role::Top,
-                    (Some(Role::Top), KnownKey::Message) if c == b'{' => Role::Message,
-                    (Some(Role::Message), KnownKey::Content) => Role::InContent,
-                    (Some(Role::InContent), _) => Role::InContent,
-                    _ => Role::Other,
+                // This frame's depth is the number of keys that lead to it.
+                let depth = self.stack.len();
+                let role = match self.stack.last() {
+                    None => Role::Along(self.places.all()),
+                    Some(f) => match f.role {
+                        Role::InPlace => Role::InPlace,
+                        Role::Along(_) if f.object && f.next != 0 => {
+                            if self.places.ends(f.next, depth) {
+                                Role::InPlace
+                            } else if c == b'{' {
+                                Role::Along(f.next)
+                            } else {
+                                Role::Other
+                            }
+                        }
+                        _ => Role::Other,
+                    },
                 };
                 let object = c == b'{';
                 self.stack.push(Frame::new(object, at, role));
@@ -1000,8 +1061,12 @@ impl Scanner {
         match self.string {
             StrRole::KnownKey => {
                 let key = if self.small_overflow { KnownKey::Other } else { KnownKey::from_bytes(&self.small) };
+                let depth = self.stack.len().saturating_sub(1);
                 if let Some(f) = self.stack.last_mut() {
                     f.key = key;
+                    if let Role::Along(mask) = f.role {
+                        f.next = if self.small_overflow { 0 } else { self.places.next(mask, depth, &self.small) };
+                    }
                 }
                 self.state = State::Colon;
                 return;
@@ -1048,13 +1113,13 @@ impl Scanner {
             let mut first = None;
             for mut span in pending {
                 span.kind = kind;
-                if image && frame.role == Role::InContent && first.is_none() {
+                if image && frame.role == Role::InPlace && first.is_none() {
                     first = Some(span);
                 } else {
                     self.claimed.push(span);
                 }
             }
-            if image && frame.role == Role::InContent {
+            if image && frame.role == Role::InPlace {
                 self.image_blocks.push(ClosedBlock {
                     start: frame.start,
                     end: at,
@@ -1153,6 +1218,9 @@ impl Scanner {
 mod tests {
     use super::*;
 
+    /// Claude Code's place, as a plain fixture of the scanner's own tests.
+    static PLACES: BlockPlaces = BlockPlaces::new(&[&["message", "content"]]);
+
     fn b64(bytes: &[u8]) -> String {
         base64_simd::STANDARD.encode_to_string(bytes)
     }
@@ -1163,7 +1231,7 @@ mod tests {
         let line = format!(
             r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"text","text":"hi"}},{{"type":"image","source":{{"type":"base64","media_type":"image/png","data":"{data}"}}}}]}}}}"#
         );
-        let s = scan(line.as_bytes()).unwrap();
+        let s = scan(line.as_bytes(), &PLACES).unwrap();
         assert_eq!(s.output.spans.len(), 1);
         let span = &s.output.spans[0];
         assert_eq!(span.ordinal, Some(0));
@@ -1180,7 +1248,7 @@ mod tests {
     #[test]
     fn data_before_type_and_escapes() {
         let line = r#"{"message":{"content":[{"source":{"data":"aGV\/\nbG8=","media_type":"image/png","type":"base64"},"type":"image"}]}}"#;
-        let s = scan(line.as_bytes()).unwrap();
+        let s = scan(line.as_bytes(), &PLACES).unwrap();
         assert_eq!(s.output.spans.len(), 1);
         assert_eq!(s.output.spans[0].encoding, Encoding::Base64Escaped);
         let expected = base64_simd::STANDARD.decode_to_vec("aGV/bG8=").unwrap();
@@ -1190,7 +1258,7 @@ mod tests {
     #[test]
     fn failed_upload_takes_an_ordinal() {
         let line = r#"{"message":{"content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":""}},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]}}"#;
-        let s = scan(line.as_bytes()).unwrap();
+        let s = scan(line.as_bytes(), &PLACES).unwrap();
         assert_eq!(s.output.image_blocks, 2);
         assert_eq!(s.output.failed_images, vec![FailedImage { ordinal: 0, offset: 23, reason: "empty payload" }]);
         assert_eq!(s.output.spans[0].ordinal, Some(1));
@@ -1215,7 +1283,7 @@ mod tests {
     #[test]
     fn decoy_stays_text() {
         let line = r#"{"message":{"content":[{"type":"text","text":"{\"type\":\"image\",\"source\":{\"type\":\"base64\",\"data\":\"AAAA\"}}"}]}}"#;
-        let s = scan(line.as_bytes()).unwrap();
+        let s = scan(line.as_bytes(), &PLACES).unwrap();
         assert!(s.output.spans.is_empty());
         assert_eq!(s.stripped, line.as_bytes());
     }
@@ -1223,7 +1291,7 @@ mod tests {
     #[test]
     fn data_urls_and_file_base64() {
         let line = r#"{"toolUseResult":{"type":"image","file":{"base64":"AAAA","type":"image/jpeg"}},"message":{"content":[{"type":"image_url","image_url":{"url":"data:image/gif;base64,R0lG"}},{"type":"image","url":"data:image/webp;base64,UklG"}]}}"#;
-        let s = scan(line.as_bytes()).unwrap();
+        let s = scan(line.as_bytes(), &PLACES).unwrap();
         let got: Vec<_> =
             s.output.spans.iter().map(|s| (s.kind, s.ordinal, s.media_type.clone().unwrap(), s.encoding)).collect();
         assert_eq!(
@@ -1242,9 +1310,9 @@ mod tests {
         let line = format!(
             r#"{{"message":{{"content":[{{"type":"image","source":{{"type":"base64","media_type":"image/png","data":"{data}"}}}}]}},"x":"\u00e9\"","n":[1,-2.5e3,true,null]}}"#
         );
-        let whole = scan(line.as_bytes()).unwrap().output;
+        let whole = scan(line.as_bytes(), &PLACES).unwrap().output;
         for size in [1, 3, 7, 4096] {
-            let mut s = Scanner::new();
+            let mut s = Scanner::new(&PLACES);
             for chunk in line.as_bytes().chunks(size) {
                 s.feed(chunk);
             }
@@ -1255,9 +1323,9 @@ mod tests {
     #[test]
     fn broken_lines_are_errors() {
         for line in [&b"{\"a\":"[..], b"not json", b"{\"a\":1}}", b"", b"{\"a\" 1}", b"[1,]x"] {
-            assert!(scan(line).is_err(), "{:?}", String::from_utf8_lossy(line));
+            assert!(scan(line, &PLACES).is_err(), "{:?}", String::from_utf8_lossy(line));
         }
-        assert!(scan(b"  {\"a\":[]}\r").is_ok());
+        assert!(scan(b"  {\"a\":[]}\r", &PLACES).is_ok());
     }
 
     #[test]
@@ -1276,18 +1344,18 @@ mod tests {
                 br#""}]}}"#,
             ]
             .concat();
-            let s = scan(&line).unwrap();
+            let s = scan(&line, &PLACES).unwrap();
             assert!(s.output.spans.is_empty(), "{:?}", String::from_utf8_lossy(&line));
             assert_eq!(s.stripped, line);
         }
         let line = format!(r#"{{"message":{{"content":[{{"type":"image","url":"data:image/png;base64,{data}"}}]}}}}"#);
-        assert_eq!(scan(line.as_bytes()).unwrap().output.spans.len(), 1);
+        assert_eq!(scan(line.as_bytes(), &PLACES).unwrap().output.spans.len(), 1);
     }
 
     #[test]
     fn not_base64_is_not_stripped() {
         let line = r#"{"source":{"type":"base64","data":"[trimmed for fixture]"}}"#;
-        let s = scan(line.as_bytes()).unwrap();
+        let s = scan(line.as_bytes(), &PLACES).unwrap();
         assert!(s.output.spans.is_empty());
     }
 }

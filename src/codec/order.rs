@@ -7,16 +7,14 @@
 //! - `at`: the latest `timestamp` of its file up to and including its line (the running maximum, so
 //!   that within one file the order is the line order even where a clock stepped back; `""` before
 //!   the file's first timestamp);
-//! - `file`: 0 for the session's main transcript (a file named after the entry's session), else a
-//!   number derived from the file's name (`agent-<id>.jsonl`: stable, the same wherever the tree is,
-//!   and independent of when the file was indexed);
+//! - `file`: 0 for the session's main transcript, else a number derived from the file's name (its
+//!   format's [`crate::format::Format::file_key`]: stable, the same wherever the tree is, and
+//!   independent of when the file was indexed);
 //! - `line`: its line number.
 //!
 //! History sorts by `(at, file, line)`: side chains and sub-agents land where they happened in time,
 //! the main transcript first among entries of the same instant. Timestamps are compared as written
 //! (Claude Code writes RFC 3339 UTC with milliseconds, which sorts as text).
-
-use std::path::Path;
 
 /// An entry's place in its session's conversation (see the module documentation).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -38,19 +36,6 @@ impl Order {
     }
 }
 
-/// The `file` part of the order of an entry of session `session` in the file at `path`: 0 when the
-/// file is that session's main transcript (`<session>.jsonl`), else from a hash of the file's name.
-pub fn file_key(path: &Path, session: &str) -> i64 {
-    if path.file_stem().is_some_and(|stem| stem.as_encoded_bytes() == session.as_bytes()) {
-        return 0;
-    }
-    let name = path.file_name().unwrap_or(path.as_os_str());
-    let hash = blake3::hash(name.as_encoded_bytes());
-    let first = u64::from_le_bytes(hash.as_bytes()[..8].try_into().expect("8 bytes"));
-    // 1 ..= 2^52 - 1: never the main transcript's 0, and exact as a double.
-    ((first >> 12) | 1) as i64
-}
-
 /// The running maximum of a file's timestamps after a line with `timestamp`, from `previous`.
 pub fn advance(previous: &str, timestamp: Option<&str>) -> String {
     match timestamp {
@@ -62,19 +47,6 @@ pub fn advance(previous: &str, timestamp: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_main_transcript_comes_first_among_entries_of_the_same_instant() {
-        let main = file_key(Path::new("/p/s1.jsonl"), "s1");
-        let sub = file_key(Path::new("/p/s1/subagents/agent-a1.jsonl"), "s1");
-        assert_eq!(main, 0);
-        assert!(sub > 0 && sub < 1 << 52);
-        assert_eq!(sub, file_key(Path::new("/elsewhere/s1/subagents/agent-a1.jsonl"), "s1"), "stable");
-        let at = "2026-01-01T10:00:00.000Z".to_owned();
-        let a = Order { at: at.clone(), file: main, line: 9 };
-        let b = Order { at, file: sub, line: 1 };
-        assert!(a < b && a.key() < b.key());
-    }
 
     #[test]
     fn keys_sort_as_orders_do() {

@@ -1,0 +1,536 @@
+//! Claude Code's transcripts (and the Claude Agent SDK's, which writes the same).
+//!
+//! One JSON object a line, each with its `type`, `uuid`, `parentUuid`, `sessionId`, `timestamp`,
+//! `cwd` and `isSidechain`; the conversation's messages under `message` (`role`, and `content` as a
+//! string or blocks: `text`, `thinking`, `tool_use`, `tool_result`, `image`, `document`), photos as
+//! base64 image blocks under `message.content` (tool results included). A session is
+//! `<project>/<sessionId>.jsonl`, its sub-agents' transcripts `<sessionId>/subagents/agent-<id>.jsonl`
+//! (or `agent-<id>.jsonl` beside it). Titles come from `custom-title`, `ai-title` and `summary` lines,
+//! else from the person's first words.
+//!
+//! A line is read in one pass that borrows from it: only the fields the index keeps are looked at,
+//! everything else is skipped as it is validated (the helpers of `format/loose.rs`).
+
+use std::borrow::Cow;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::loose::{Key, LooseStr, LooseTrue, Str, skip_scalars, skip_seq, skip_strings};
+use super::{BlockPlaces, Columns, Format, Meta, MetaError, Typed, finish_text, first_chars, push_text, title_rank};
+
+/// Claude Code's format.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Claude;
+
+/// Image blocks are numbered under `message.content`.
+static BLOCK_PLACES: BlockPlaces = BlockPlaces::new(&[&["message", "content"]]);
+
+impl Format for Claude {
+    fn name(&self) -> &'static str {
+        "claude"
+    }
+
+    fn block_places(&self) -> &'static BlockPlaces {
+        &BLOCK_PLACES
+    }
+
+    fn session_from_path(&self, path: &Path) -> String {
+        session_from_path(path)
+    }
+
+    fn file_key(&self, path: &Path, session: &str) -> i64 {
+        file_key(path, session)
+    }
+
+    fn describe(&self, stripped: &str) -> Result<Meta, MetaError> {
+        describe(stripped)
+    }
+
+    fn typed_input(&self, kind: Option<&str>, is_sidechain: bool, line: &Value) -> Option<Typed> {
+        typed_input(kind, is_sidechain, line)
+    }
+
+    /// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`.
+    fn default_roots(&self, var: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
+        let nonempty = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        match nonempty("CLAUDE_CONFIG_DIR") {
+            Some(config) => vec![config.join("projects")],
+            None => nonempty("HOME").map(|home| home.join(".claude/projects")).into_iter().collect(),
+        }
+    }
+}
+
+/// The session id a file's name gives: `<sessionId>.jsonl`, and for a sub-agent's transcript
+/// `<sessionId>/subagents/agent-<id>.jsonl`, its session's. (Lines that name their `sessionId`
+/// belong to that session whatever the file's name.)
+fn session_from_path(path: &Path) -> String {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut up = path.ancestors().skip(1).filter_map(Path::file_name);
+    match (up.next(), up.next()) {
+        (Some(dir), Some(session)) if stem.starts_with("agent-") && dir == "subagents" => {
+            session.to_string_lossy().into_owned()
+        }
+        _ => stem,
+    }
+}
+
+/// The `file` part of the order of an entry of session `session` in the file at `path`: 0 when the
+/// file is that session's main transcript (`<session>.jsonl`), else from a hash of the file's name.
+fn file_key(path: &Path, session: &str) -> i64 {
+    if path.file_stem().is_some_and(|stem| stem.as_encoded_bytes() == session.as_bytes()) {
+        return 0;
+    }
+    let name = path.file_name().unwrap_or(path.as_os_str());
+    let hash = blake3::hash(name.as_encoded_bytes());
+    let first = u64::from_le_bytes(hash.as_bytes()[..8].try_into().expect("8 bytes"));
+    // 1 ..= 2^52 - 1: never the main transcript's 0, and exact as a double.
+    ((first >> 12) | 1) as i64
+}
+
+/// The column values and search text of a stored (stripped) line, read in one pass that borrows
+/// from the line: only the fields the index keeps are looked at, everything else is skipped as it
+/// is validated. A field of an unexpected JSON type counts as absent, and of a key given twice the
+/// last wins, as with any JSON object.
+fn describe(stripped: &str) -> Result<Meta, MetaError> {
+    let mut de = serde_json::Deserializer::from_str(stripped);
+    let fields = match Top::deserialize(&mut de).and_then(|f| de.end().map(|()| f)) {
+        Ok(Top(Some(fields))) => fields,
+        Ok(Top(None)) => return Err(MetaError::NotObject),
+        Err(e) => return Err(MetaError::NotJson(e.to_string())),
+    };
+    Ok(fields.into_meta())
+}
+
+/// The top-level fields of a line that the index reads.
+#[derive(Default)]
+struct Fields<'a> {
+    kind: Str<'a>,
+    session_id: Str<'a>,
+    uuid: Str<'a>,
+    parent_uuid: Str<'a>,
+    timestamp: Str<'a>,
+    cwd: Str<'a>,
+    is_sidechain: bool,
+    is_meta: bool,
+    message: Message<'a>,
+    /// `summary`, `customTitle`, `aiTitle`, `lastPrompt`, in that order.
+    titles: [Str<'a>; 4],
+    /// Top-level `content` (queue-operation and system lines).
+    content: Str<'a>,
+    agent_id: Str<'a>,
+    tool_use_result: Nested<'a>,
+    attachment: Nested<'a>,
+}
+
+/// The fields read from an object below the top level (`toolUseResult`, `attachment`).
+#[derive(Default)]
+struct Nested<'a> {
+    agent_id: Str<'a>,
+    prompt: Str<'a>,
+}
+
+#[derive(Default)]
+struct Message<'a> {
+    role: Str<'a>,
+    content: Content<'a>,
+}
+
+#[derive(Default)]
+enum Content<'a> {
+    #[default]
+    None,
+    Text(Cow<'a, str>),
+    Blocks(Vec<Block<'a>>),
+}
+
+#[derive(Default)]
+struct Block<'a> {
+    kind: Str<'a>,
+    text: Str<'a>,
+    thinking: Str<'a>,
+    name: Str<'a>,
+    input: Option<&'a RawValue>,
+    content: Content<'a>,
+}
+
+impl<'a> Fields<'a> {
+    fn into_meta(self) -> Meta {
+        let mut text = String::new();
+        content_text(&self.message.content, &mut text);
+        for s in self.titles.iter().flatten() {
+            push_text(&mut text, s);
+        }
+        let kind = self.kind.as_deref();
+        if matches!(kind, Some("queue-operation" | "system"))
+            && let Some(s) = &self.content
+        {
+            push_text(&mut text, s);
+        }
+        if let Some(prompt) = &self.attachment.prompt {
+            push_text(&mut text, prompt);
+        }
+        let [summary, custom, ai, _] = &self.titles;
+        let role = self.message.role.as_deref();
+        let title = match kind {
+            Some("custom-title") => custom.as_deref().map(|t| (title_rank::CUSTOM, t.to_owned())),
+            Some("ai-title") => ai.as_deref().map(|t| (title_rank::AI, t.to_owned())),
+            Some("summary") => summary.as_deref().map(|t| (title_rank::SUMMARY, t.to_owned())),
+            Some("user") if role == Some("user") && !self.is_meta && !self.is_sidechain => {
+                first_user_text(&self.message.content).map(|t| (title_rank::FIRST_USER_TEXT, t))
+            }
+            _ => None,
+        };
+        Meta {
+            session_id: self.session_id.map(Cow::into_owned),
+            columns: Columns {
+                uuid: self.uuid.map(Cow::into_owned),
+                parent_uuid: self.parent_uuid.map(Cow::into_owned),
+                kind: self.kind.map(Cow::into_owned),
+                role: self.message.role.map(Cow::into_owned),
+                timestamp: self.timestamp.map(Cow::into_owned),
+                is_sidechain: self.is_sidechain,
+            },
+            cwd: self.cwd.map(Cow::into_owned),
+            text: finish_text(text),
+            title,
+            agent_id: self.agent_id.map(Cow::into_owned),
+            spawned_agent: self.tool_use_result.agent_id.map(Cow::into_owned),
+        }
+    }
+}
+
+/// The searchable text of `message.content` (a string or blocks, nested tool results included).
+fn content_text(content: &Content<'_>, out: &mut String) {
+    match content {
+        Content::None => {}
+        Content::Text(s) => push_text(out, s),
+        Content::Blocks(blocks) => {
+            for block in blocks {
+                match block.kind.as_deref() {
+                    Some("text") => push_text(out, block.text.as_deref().unwrap_or("")),
+                    Some("thinking") => push_text(out, block.thinking.as_deref().unwrap_or("")),
+                    Some("tool_use") => {
+                        if let Some(name) = &block.name {
+                            push_text(out, name);
+                        }
+                        if let Some(input) = block.input {
+                            push_text(out, input.get());
+                        }
+                    }
+                    Some("tool_result") => content_text(&block.content, out),
+                    _ => {
+                        if let Some(s) = &block.text {
+                            push_text(out, s);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The first words a person typed, for a session's title: text blocks only (not tool results), and
+/// of each, what follows the context the harness put in front of it (`<ide_selection>…</…>`,
+/// `<system-reminder>…</…>` and other tagged blocks): a block that holds nothing else is skipped,
+/// not the whole message. A slash command with arguments (`<command-name>`, `<command-args>`)
+/// gives its name and arguments, as the person typed them.
+fn first_user_text(content: &Content<'_>) -> Option<String> {
+    let own = |text: &str| -> Option<String> {
+        let rest = without_injected(text);
+        let words = if rest.is_empty() {
+            // A slash command the person gave arguments to: its name and arguments are their words
+            // (one without, like `/clear`, says nothing about the conversation).
+            let name = tag_content(text, "command-name")?;
+            let args = tag_content(text, "command-args")?;
+            format!("{name} {args}")
+        } else if rest.starts_with('<') {
+            return None;
+        } else {
+            rest.to_owned()
+        };
+        if words.is_empty() {
+            return None;
+        }
+        Some(first_chars(words, 200))
+    };
+    match content {
+        Content::None => None,
+        Content::Text(s) => own(s),
+        Content::Blocks(blocks) => {
+            blocks.iter().filter(|b| b.kind.as_deref() == Some("text")).find_map(|b| b.text.as_deref().and_then(own))
+        }
+    }
+}
+
+/// What `<name>…</name>` holds in `text`, trimmed, if it is there and not empty.
+fn tag_content<'t>(text: &'t str, name: &str) -> Option<&'t str> {
+    let open = format!("<{name}>");
+    let start = text.find(&open)? + open.len();
+    let end = start + text[start..].find(&format!("</{name}>"))?;
+    Some(text[start..end].trim()).filter(|s| !s.is_empty())
+}
+
+/// `text` (trimmed) without the tagged blocks at its start: `<tag …>…</tag>`, one after another.
+fn without_injected(text: &str) -> &str {
+    let mut rest = text.trim();
+    while let Some(inner) = rest.strip_prefix('<') {
+        let name_end =
+            inner.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')).unwrap_or(inner.len());
+        let name = &inner[..name_end];
+        if name.is_empty() {
+            break;
+        }
+        let close = format!("</{name}>");
+        match rest.find(&close) {
+            Some(at) => rest = rest[at + close.len()..].trim_start(),
+            None => break,
+        }
+    }
+    rest
+}
+
+/// Tags that open a command's or a command output's text: typed by no person.
+const COMMAND_TAGS: &[&str] = &[
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+];
+
+/// What the person typed, if this entry carries it.
+fn typed_input(kind: Option<&str>, is_sidechain: bool, line: &Value) -> Option<Typed> {
+    if is_sidechain
+        || line.get("isSidechain") == Some(&Value::Bool(true))
+        || line.get("isMeta") == Some(&Value::Bool(true))
+    {
+        return None;
+    }
+    let kind = kind.or_else(|| line.get("type").and_then(Value::as_str));
+    let content = match kind {
+        Some("user") => {
+            let message = line.get("message")?;
+            if message.get("role").and_then(Value::as_str) != Some("user") {
+                return None;
+            }
+            message.get("content")?
+        }
+        Some("attachment") => {
+            let attachment = line.get("attachment")?;
+            if attachment.get("type").and_then(Value::as_str) != Some("queued_command") {
+                return None;
+            }
+            attachment.get("prompt")?
+        }
+        _ => return None,
+    };
+    let typed = match content {
+        Value::String(text) => Typed { text: text.clone(), images: Vec::new() },
+        Value::Array(blocks) => {
+            let mut texts = Vec::new();
+            let mut images = Vec::new();
+            for block in blocks {
+                match block.get("type").and_then(Value::as_str) {
+                    Some("tool_result") => return None,
+                    Some("text") => texts.push(block.get("text").and_then(Value::as_str).unwrap_or("")),
+                    Some("image" | "image_url" | "input_image") => {
+                        images.push(block.get("blake3").and_then(Value::as_str).map(str::to_owned));
+                    }
+                    _ => {}
+                }
+            }
+            Typed { text: texts.join("\n"), images }
+        }
+        _ => return None,
+    };
+    let trimmed = typed.text.trim_start();
+    if COMMAND_TAGS.iter().any(|tag| trimmed.starts_with(tag)) {
+        return None;
+    }
+    if typed.text.trim().is_empty() && typed.images.is_empty() {
+        return None;
+    }
+    Some(typed)
+}
+
+/// The line's fields: `Some` for an object, `None` for any other JSON value.
+struct Top<'a>(Option<Fields<'a>>);
+
+impl<'de> Deserialize<'de> for Top<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Option<Fields<'de>>;
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut f = Fields::default();
+                while let Some(key) = map.next_key::<Key>()? {
+                    match &*key.0 {
+                        "type" => f.kind = map.next_value::<LooseStr>()?.0,
+                        "sessionId" => f.session_id = map.next_value::<LooseStr>()?.0,
+                        "uuid" => f.uuid = map.next_value::<LooseStr>()?.0,
+                        "parentUuid" => f.parent_uuid = map.next_value::<LooseStr>()?.0,
+                        "timestamp" => f.timestamp = map.next_value::<LooseStr>()?.0,
+                        "cwd" => f.cwd = map.next_value::<LooseStr>()?.0,
+                        "isSidechain" => f.is_sidechain = map.next_value::<LooseTrue>()?.0,
+                        "isMeta" => f.is_meta = map.next_value::<LooseTrue>()?.0,
+                        "message" => f.message = map.next_value()?,
+                        "summary" => f.titles[0] = map.next_value::<LooseStr>()?.0,
+                        "customTitle" => f.titles[1] = map.next_value::<LooseStr>()?.0,
+                        "aiTitle" => f.titles[2] = map.next_value::<LooseStr>()?.0,
+                        "lastPrompt" => f.titles[3] = map.next_value::<LooseStr>()?.0,
+                        "content" => f.content = map.next_value::<LooseStr>()?.0,
+                        "agentId" => f.agent_id = map.next_value::<LooseStr>()?.0,
+                        "toolUseResult" => f.tool_use_result = map.next_value()?,
+                        "attachment" => f.attachment = map.next_value()?,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(Some(f))
+            }
+            skip_seq!();
+            skip_scalars!();
+            skip_strings!();
+        }
+        d.deserialize_any(V).map(Top)
+    }
+}
+
+impl<'de> Deserialize<'de> for Nested<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Nested<'de>;
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut n = Nested::default();
+                while let Some(key) = map.next_key::<Key>()? {
+                    match &*key.0 {
+                        "agentId" => n.agent_id = map.next_value::<LooseStr>()?.0,
+                        "prompt" => n.prompt = map.next_value::<LooseStr>()?.0,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(n)
+            }
+            skip_seq!();
+            skip_scalars!();
+            skip_strings!();
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for Message<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Message<'de>;
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut m = Message::default();
+                while let Some(key) = map.next_key::<Key>()? {
+                    match &*key.0 {
+                        "role" => m.role = map.next_value::<LooseStr>()?.0,
+                        "content" => m.content = map.next_value()?,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(m)
+            }
+            skip_seq!();
+            skip_scalars!();
+            skip_strings!();
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for Content<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Content<'de>;
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
+                Ok(Content::Text(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                Ok(Content::Text(Cow::Owned(s.to_owned())))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut blocks = Vec::new();
+                while let Some(block) = seq.next_element()? {
+                    blocks.push(block);
+                }
+                Ok(Content::Blocks(blocks))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Content::None)
+            }
+            skip_scalars!();
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for Block<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Block<'de>;
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut b = Block::default();
+                while let Some(key) = map.next_key::<Key>()? {
+                    match &*key.0 {
+                        "type" => b.kind = map.next_value::<LooseStr>()?.0,
+                        "text" => b.text = map.next_value::<LooseStr>()?.0,
+                        "thinking" => b.thinking = map.next_value::<LooseStr>()?.0,
+                        "name" => b.name = map.next_value::<LooseStr>()?.0,
+                        "input" => b.input = Some(map.next_value()?),
+                        "content" => b.content = map.next_value()?,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(b)
+            }
+            skip_seq!();
+            skip_scalars!();
+            skip_strings!();
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::order::Order;
+
+    #[test]
+    fn the_main_transcript_comes_first_among_entries_of_the_same_instant() {
+        let main = file_key(Path::new("/p/s1.jsonl"), "s1");
+        let sub = file_key(Path::new("/p/s1/subagents/agent-a1.jsonl"), "s1");
+        assert_eq!(main, 0);
+        assert!(sub > 0 && sub < 1 << 52);
+        assert_eq!(sub, file_key(Path::new("/elsewhere/s1/subagents/agent-a1.jsonl"), "s1"), "stable");
+        let at = "2026-01-01T10:00:00.000Z".to_owned();
+        let a = Order { at: at.clone(), file: main, line: 9 };
+        let b = Order { at, file: sub, line: 1 };
+        assert!(a < b && a.key() < b.key());
+    }
+}

@@ -1,0 +1,295 @@
+//! The route table, and the handlers of the read routes (sessions, history, search, status, the
+//! events socket) and of forgetting a session. Media are [`super::media`]'s, sends [`super::chat`]'s.
+
+use std::convert::Infallible;
+
+use futures_util::{SinkExt, StreamExt};
+use serde::Deserialize;
+use warp::{Filter, Rejection, Reply};
+
+use super::auth::{authorized, login, loopback_host, same_origin};
+use super::filters::{NoParams, check_limit, only, query_cap, segment, trim};
+use super::media::serve_media;
+use super::{Api, ApiError, handle_rejection, wire};
+use crate::codec::refs::{ContentHash, MediaName, MediaRef};
+use crate::events::Event;
+use crate::read::history::{self, Position, SessionQuery};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SessionsParams {
+    project: Option<String>,
+    q: Option<String>,
+    cursor: Option<String>,
+    limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HistoryParams {
+    before: Option<i64>,
+    from: Option<i64>,
+    after: Option<i64>,
+    limit: Option<u32>,
+    sidechains: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SearchParams {
+    q: String,
+    session: Option<String>,
+    limit: Option<u32>,
+}
+
+/// Every route of the API, with authorization and the rejection mapping. Long because it is the
+/// route table: each route's filter chain is here, in one place, next to the others.
+pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
+    let with_api = {
+        let api = api.clone();
+        warp::any().map(move || api.clone())
+    };
+    let sessions = warp::path!("sessions")
+        .and(warp::get())
+        .and(warp::query::<SessionsParams>())
+        .and(with_api.clone())
+        .and_then(list_sessions);
+    let history = warp::path!("sessions" / String / "history")
+        .and(warp::get())
+        .and(warp::query::<HistoryParams>())
+        .and(with_api.clone())
+        .and_then(session_history);
+    // Forgetting changes state: a cross-site page is refused. (A DELETE is never a "simple" request,
+    // so a browser asks before sending one across sites, and this server allows none.)
+    let forget = warp::path!("sessions" / String)
+        .and(warp::delete())
+        .and(same_origin())
+        .and(warp::query::<NoParams>())
+        .and(with_api.clone())
+        .and_then(|s: String, _: NoParams, api: Api| forget_session(s, api))
+        .or(warp::path!("sessions" / String)
+            .and(only(warp::http::Method::DELETE, "delete-only", "this route takes DELETE"))
+            .map(|_: String, res| res))
+        .unify();
+    let session_media = warp::path!("session-media" / String / String / String)
+        .and(warp::get())
+        .and(warp::query::<NoParams>())
+        .and(warp::header::optional::<String>("if-none-match"))
+        .and(with_api.clone())
+        .and_then(|s: String, u: String, o: String, _: NoParams, inm: Option<String>, api: Api| async move {
+            let session_id = segment(&s)?;
+            let entry_uuid = segment(&u)?;
+            let ordinal = o.parse::<u32>().ok().filter(|_| o.bytes().all(|b| b.is_ascii_digit())).ok_or_else(|| {
+                ApiError::bad_request(format!("ordinal {:?} is not a small number", trim(&o))).reject()
+            })?;
+            let r = MediaRef { session_id, entry_uuid, ordinal };
+            serve_media(api, MediaName::Ref(r), inm).await
+        });
+    let media_by_hash = warp::path!("media" / String)
+        .and(warp::get())
+        .and(warp::query::<NoParams>())
+        .and(warp::header::optional::<String>("if-none-match"))
+        .and(with_api.clone())
+        .and_then(|h: String, _: NoParams, inm: Option<String>, api: Api| async move {
+            let hash = h.parse::<ContentHash>().map_err(|e| ApiError::from(e).reject())?;
+            serve_media(api, MediaName::Hash(hash), inm).await
+        });
+    let search = warp::path!("search")
+        .and(warp::get())
+        .and(warp::query::<SearchParams>())
+        .and(with_api.clone())
+        .and_then(search);
+    // A WebSocket is not bound by the same-origin policy: a page elsewhere is refused by its Origin.
+    let events = warp::path!("events").and(warp::get()).and(same_origin()).and(warp::ws()).and(with_api.clone()).map(
+        |ws: warp::ws::Ws, api: Api| {
+            let receiver = api.inner.bus.subscribe();
+            let idle = api.idle_timeout();
+            ws.on_upgrade(move |socket| forward_events(socket, receiver, idle)).into_response()
+        },
+    );
+    let openapi = warp::path!("openapi.json")
+        .and(warp::get())
+        .map(|| warp::reply::json(&super::openapi::document()).into_response());
+
+    let info = warp::path!("info").and(warp::get()).map(|| json(&wire::info()));
+    let status = warp::path!("status").and(warp::get()).and(warp::query::<NoParams>()).and(with_api.clone()).and_then(
+        |_: NoParams, api: Api| async move {
+            let data_dir = api.inner.data_dir.clone();
+            // A damaged index is what status must still report: its counts are then unknown.
+            let index = match api.db(move |conn| crate::read::status::index_status(conn, &data_dir)).await {
+                Ok(index) => Some(index),
+                Err(_) if api.damage().is_some() => None,
+                Err(e) => return Err(e.reject()),
+            };
+            let sends_pending =
+                api.chats().with_store(|store| store.pending_count()).await.map_err(|e| ApiError::from(e).reject())?;
+            let status = crate::ops::status::Status {
+                index,
+                sends_pending,
+                writer: api.writer_state(),
+                watcher: api.inner.watcher,
+                index_damage: api.damage(),
+            };
+            Ok::<_, Rejection>(json(&wire::status(&status)))
+        },
+    );
+    let api_routes = warp::path("api").and(query_cap()).and(
+        login(api.clone())
+            .or(authorized(api.clone()).and(
+                sessions
+                    .or(history)
+                    .unify()
+                    .or(forget)
+                    .unify()
+                    .or(session_media)
+                    .unify()
+                    .or(media_by_hash)
+                    .unify()
+                    .or(search)
+                    .unify()
+                    .or(events)
+                    .unify()
+                    .or(openapi)
+                    .unify()
+                    .or(info)
+                    .unify()
+                    .or(status)
+                    .unify()
+                    .or(super::chat::routes(api.clone()))
+                    .unify(),
+            ))
+            .unify(),
+    );
+    loopback_host(api).and(api_routes.or(super::web::routes()).unify()).recover(handle_rejection).unify().with(
+        warp::log::custom(|info| {
+            tracing::debug!(
+                method = %info.method(),
+                path = info.path(),
+                status = info.status().as_u16(),
+                elapsed_us = info.elapsed().as_micros() as u64,
+                "request"
+            );
+        }),
+    )
+}
+
+fn json<T: serde::Serialize>(value: &T) -> warp::reply::Response {
+    warp::reply::json(value).into_response()
+}
+
+async fn list_sessions(p: SessionsParams, api: Api) -> Result<warp::reply::Response, Rejection> {
+    let limit = check_limit(p.limit, 50)?;
+    let query = SessionQuery {
+        project: p.project.filter(|p| !p.is_empty()),
+        text: p.q.filter(|q| !q.trim().is_empty()),
+        cursor: p.cursor.filter(|c| !c.is_empty()),
+        limit,
+    };
+    let page = if query.text.is_some() {
+        api.search_db(move |conn| history::sessions(conn, &query)).await
+    } else {
+        api.db(move |conn| history::sessions(conn, &query)).await
+    }
+    .map_err(ApiError::reject)?;
+    Ok(json(&wire::Sessions::from(&page)))
+}
+
+async fn session_history(raw_session: String, p: HistoryParams, api: Api) -> Result<warp::reply::Response, Rejection> {
+    let session_id = segment(&raw_session)?;
+    let limit = check_limit(p.limit, 100)?;
+    let at = match (p.before, p.from, p.after) {
+        (None, None, None) => Position::Newest,
+        (Some(c), None, None) if c >= 0 => Position::Before(c),
+        (None, Some(c), None) if c >= 0 => Position::From(c),
+        (None, None, Some(c)) if c >= 0 => Position::After(c),
+        (None, None, Some(_)) | (None, Some(_), None) | (Some(_), None, None) => {
+            return Err(ApiError::bad_request("cursors are not negative").reject());
+        }
+        _ => return Err(ApiError::bad_request("give one of before, from and after").reject()),
+    };
+    let sidechains = p.sidechains.unwrap_or(false);
+    let sid = session_id.clone();
+    let page =
+        api.db(move |conn| history::history(conn, &sid, at, limit, sidechains)).await.map_err(ApiError::reject)?;
+    match page {
+        Some(page) => Ok(json(&wire::History::from(&page))),
+        None => Err(ApiError::not_found(format!("no session {}", trim(&session_id))).reject()),
+    }
+}
+
+/// `DELETE /api/sessions/{id}`: has the writer forget the session, as `scrollback forget` does.
+async fn forget_session(raw_session: String, api: Api) -> Result<warp::reply::Response, Rejection> {
+    let session_id = segment(&raw_session)?;
+    let Some(writer) = api.inner.writer.clone() else {
+        return Err(ApiError::writer_stopped(None).reject());
+    };
+    if let Some(why) = api.writer_failure() {
+        return Err(ApiError::writer_stopped(Some(why)).reject());
+    }
+    let accept = api.chats().store();
+    let done = tokio::task::spawn_blocking(move || crate::ops::forget::forget_live(&writer, accept, session_id))
+        .await
+        .map_err(|e| ApiError::internal(format!("worker failed: {e}")).reject())?;
+    match done {
+        Some(Ok(f)) => Ok(json(&wire::forgotten(&f))),
+        Some(Err(e)) => Err(ApiError::from(e).reject()),
+        None => Err(ApiError::writer_stopped(api.writer_failure()).reject()),
+    }
+}
+
+async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Rejection> {
+    let limit = check_limit(p.limit, 20)?;
+    if p.q.trim().is_empty() {
+        return Err(ApiError::bad_request("q: an empty search").reject());
+    }
+    let hits = api
+        .search_db(move |conn| history::search(conn, &p.q, p.session.as_deref(), limit))
+        .await
+        .map_err(ApiError::reject)?;
+    Ok(json(&wire::Hits::new(&hits)))
+}
+
+/// Forwards bus events to one WebSocket client until either side closes.
+async fn forward_events(
+    socket: warp::ws::WebSocket,
+    mut events: tokio::sync::broadcast::Receiver<Event>,
+    idle: std::time::Duration,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    let (mut out, mut incoming) = socket.split();
+    // A ping every half idle timeout: a browser answers each by itself, so a socket that hears
+    // nothing back for a whole timeout has a peer that is gone (its machine asleep, its network
+    // down), and is closed. Pings also keep proxies from closing a quiet socket.
+    let mut ping = tokio::time::interval(idle / 2);
+    ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ping.tick().await;
+    let mut heard = tokio::time::Instant::now();
+    loop {
+        tokio::select! {
+            _ = ping.tick() => {
+                if heard.elapsed() > idle {
+                    tracing::debug!("events socket: no answer to pings; closing it");
+                    break;
+                }
+                if out.send(warp::ws::Message::ping(Vec::new())).await.is_err() {
+                    break;
+                }
+            }
+            event = events.recv() => {
+                let text = match event {
+                    Ok(event) => wire::event(&event).to_string(),
+                    Err(RecvError::Lagged(missed)) => wire::lagged(missed).to_string(),
+                    Err(RecvError::Closed) => break,
+                };
+                if out.send(warp::ws::Message::text(text)).await.is_err() {
+                    break;
+                }
+            }
+            message = incoming.next() => match message {
+                Some(Ok(m)) if !m.is_close() => heard = tokio::time::Instant::now(),
+                _ => break,
+            },
+        }
+    }
+    let _ = out.close().await;
+}

@@ -1,0 +1,191 @@
+//! The server's state, shared by every request: the readers' pool, the bus, the token, the live
+//! writer's handle and health, the photo cache, the sent messages ([`Chats`]) and the limits on work
+//! in flight.
+//!
+//! Reads come from an r2d2 pool of read-only SQLite connections, always inside `spawn_blocking`
+//! (the pool checkout included), and a connection is returned before any transcript byte is read:
+//! [`Api::db`] is the handlers' only way to one, and it returns what its closure computed, never the
+//! connection.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use r2d2_sqlite::SqliteConnectionManager;
+use rusqlite::Connection;
+
+use super::ApiError;
+use super::cache::Cache;
+use super::server::IDLE_TIMEOUT;
+use crate::accept::AcceptStore;
+use crate::accept::engine::Engine;
+use crate::db::{self, ConnectionKind};
+use crate::error::Result;
+use crate::events::Bus;
+use crate::ingest::tail::{WriterHandle, WriterHealth};
+use crate::ops::chat::Chats;
+
+/// Send requests read and checked at the same time; more wait their turn.
+const CONCURRENT_SENDS: usize = 4;
+/// Connections in the readers' pool.
+const POOL_SIZE: u32 = 8;
+/// Full-text queries at the same time (of [`POOL_SIZE`] connections); more wait their turn.
+const CONCURRENT_SEARCHES: usize = 2;
+
+/// What a server is set up with, beyond its data directory and bus.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// Require this token on every `/api` route.
+    pub token: Option<String>,
+    /// The live writer: told about files whose bytes changed under a recorded offset, and given
+    /// jobs (forgetting a session).
+    pub writer: Option<WriterHandle>,
+    /// Run for each accepted message.
+    pub engine: Option<Engine>,
+    /// The live writer's health, for `/api/status` (and 503s when it is dead).
+    pub health: Option<WriterHealth>,
+    /// How the live writer notices changes (`"notify"` or `"poll"`), for `/api/status`.
+    pub watcher: Option<&'static str>,
+    /// How long a connection may idle between requests: [`IDLE_TIMEOUT`] if `None`.
+    pub idle_timeout: Option<Duration>,
+}
+
+/// The server's state, shared by every request.
+#[derive(Clone)]
+pub struct Api {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pool: r2d2::Pool<SqliteConnectionManager>,
+    pub(crate) bus: Bus,
+    token: Option<String>,
+    pub(crate) writer: Option<WriterHandle>,
+    health: Option<WriterHealth>,
+    pub(crate) watcher: Option<&'static str>,
+    pub(crate) data_dir: PathBuf,
+    /// SQLite found the index damaged (a request met it): why.
+    damage: Mutex<Option<String>>,
+    pub(crate) cache: Mutex<Cache>,
+    pub(crate) chats: Arc<Chats>,
+    /// Send bodies being read and checked at once: each may be [`crate::accept::send::MAX_BODY`].
+    pub(crate) sends: Arc<tokio::sync::Semaphore>,
+    /// Full-text queries running at once: fewer than the pool's connections, so that searches can
+    /// never hold every connection and starve history, sessions and media.
+    searches: Arc<tokio::sync::Semaphore>,
+    /// How long a connection may idle between requests.
+    idle_timeout: Duration,
+}
+
+impl std::fmt::Debug for Api {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Api").field("token", &self.inner.token.as_ref().map(|_| "…")).finish_non_exhaustive()
+    }
+}
+
+impl Api {
+    /// State for a server over the index and the acceptance record in `data_dir`; `bus` feeds
+    /// `/api/events`.
+    pub fn new(data_dir: &Path, bus: Bus, config: Config) -> Result<Api> {
+        let Config { token, writer, engine, health, watcher, idle_timeout } = config;
+        let path = data_dir.join(db::INDEX_FILE);
+        // The schema must exist, at this version, before readers open it read-only.
+        ConnectionKind::Reader.open(&path)?;
+        let manager = SqliteConnectionManager::file(&path)
+            .with_flags(ConnectionKind::Reader.flags())
+            .with_init(|c: &mut Connection| ConnectionKind::Reader.configure(c));
+        let pool = r2d2::Pool::builder().max_size(POOL_SIZE).build(manager)?;
+        let chats = Chats::new(Arc::new(AcceptStore::open(data_dir)?), engine, bus.clone());
+        Ok(Api {
+            inner: Arc::new(Inner {
+                pool,
+                bus,
+                token: token.filter(|t| !t.trim().is_empty()),
+                writer,
+                health,
+                watcher,
+                data_dir: data_dir.to_owned(),
+                damage: Mutex::new(None),
+                cache: Mutex::new(Cache::default()),
+                chats,
+                sends: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_SENDS)),
+                searches: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_SEARCHES)),
+                idle_timeout: idle_timeout.unwrap_or(IDLE_TIMEOUT),
+            }),
+        })
+    }
+
+    /// The token every `/api` route requires, if one is set.
+    pub(crate) fn token(&self) -> Option<&str> {
+        self.inner.token.as_deref()
+    }
+
+    /// How long a connection may idle between requests.
+    pub(crate) fn idle_timeout(&self) -> Duration {
+        self.inner.idle_timeout
+    }
+
+    /// The sent messages and their engine runs.
+    pub(crate) fn chats(&self) -> &Arc<Chats> {
+        &self.inner.chats
+    }
+
+    /// Runs `f` on a pooled read-only connection on the blocking pool.
+    pub(crate) async fn db<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T> + Send + 'static,
+    ) -> std::result::Result<T, ApiError> {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let conn = inner.pool.get()?;
+            f(&conn)
+        })
+        .await
+        .map_err(|e| ApiError::internal(format!("worker failed: {e}")))?
+        .map_err(|e| {
+            if e.is_corruption() {
+                // Remembered for `/api/status`; every request that meets it answers 503.
+                tracing::error!("the index is damaged: {e}; run `scrollback check`, then `scrollback rebuild`");
+                *self.inner.damage.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e.to_string());
+            }
+            ApiError::from(e)
+        })
+    }
+
+    /// [`Api::db`] for a full-text query: one of [`CONCURRENT_SEARCHES`] at a time.
+    pub(crate) async fn search_db<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T> + Send + 'static,
+    ) -> std::result::Result<T, ApiError> {
+        let _turn = self.inner.searches.acquire().await.map_err(|_| ApiError::internal("the server is stopping"))?;
+        self.db(f).await
+    }
+
+    /// What SQLite said when it last found the index damaged, if it ever did.
+    pub(crate) fn damage(&self) -> Option<String> {
+        self.inner.damage.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Queues a file for the writer to re-index; `false` if the writer is not running.
+    pub(crate) fn reindex(&self, path: PathBuf) -> bool {
+        match &self.inner.writer {
+            Some(w) => w.reindex(path),
+            None => true,
+        }
+    }
+
+    /// The live writer, as `/api/status` says it.
+    pub(crate) fn writer_state(&self) -> crate::ops::status::WriterState {
+        use crate::ops::status::WriterState;
+        match (&self.inner.health, self.writer_failure()) {
+            (None, _) => WriterState::None,
+            (Some(_), None) => WriterState::Running,
+            (Some(_), Some(error)) => WriterState::Failed(error),
+        }
+    }
+
+    /// Why the live writer died, if it did.
+    pub(crate) fn writer_failure(&self) -> Option<String> {
+        self.inner.health.as_ref().and_then(WriterHealth::failure)
+    }
+}

@@ -1,0 +1,171 @@
+//! Sent messages end to end: a send checked and recorded durably (the acceptance), announced, and
+//! handed to the engine, one run at a time per chat in acceptance order; the session the engine
+//! printed bound to the chat; a failure recorded beside the acceptance, which it never undoes.
+//!
+//! [`Chats`] is the one home of this work for every front end. Every call into the acceptance record
+//! runs on the blocking pool, never on a runtime thread.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::accept::engine::{self, Engine};
+use crate::accept::send::SendRequest;
+use crate::accept::store::{Bound, Outcome};
+use crate::accept::{AcceptStore, Accepted};
+use crate::error::{Error, Result};
+use crate::events::{Bus, Event};
+
+/// Sent messages and their engine runs, for a server. Shared behind an `Arc`.
+pub struct Chats {
+    store: Arc<AcceptStore>,
+    engine: Option<Engine>,
+    bus: Bus,
+    /// One engine run at a time per chat, in acceptance order.
+    locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl std::fmt::Debug for Chats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chats").field("engine", &self.engine).finish_non_exhaustive()
+    }
+}
+
+/// A chat's session and its sends still pending, read together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatState {
+    /// The session the chat is bound to, if any.
+    pub session_id: Option<String>,
+    /// Its pending sends, in acceptance order.
+    pub pending: Vec<Accepted>,
+}
+
+impl Chats {
+    /// Sent messages recorded in `store`, announced on `bus`, each run by `engine` if there is one.
+    pub fn new(store: Arc<AcceptStore>, engine: Option<Engine>, bus: Bus) -> Arc<Chats> {
+        Arc::new(Chats { store, engine, bus, locks: Mutex::new(HashMap::new()) })
+    }
+
+    /// Runs `f` on the acceptance record on the blocking pool.
+    pub async fn with_store<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&AcceptStore) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || f(&store)).await.map_err(|e| Error::Internal(e.to_string()))?
+    }
+
+    /// The acceptance record itself (for work that runs on the writer's thread, such as forget).
+    pub fn store(&self) -> Arc<AcceptStore> {
+        self.store.clone()
+    }
+
+    fn announce(&self, event: Event) {
+        // No receiver is not an error: nobody is listening.
+        let _ = self.bus.send(event);
+    }
+
+    /// `POST /api/chat/send`: checks everything, records the message durably, announces it and
+    /// starts its engine run; returns once it is recorded (a retry returns the record).
+    pub async fn send(self: &Arc<Self>, request: SendRequest) -> Result<Outcome> {
+        let checked = tokio::task::spawn_blocking(move || request.validate())
+            .await
+            .map_err(|e| Error::Internal(e.to_string()))??;
+        let outcome = self.with_store(move |store| store.accept(&checked)).await?;
+        if let Outcome::New(record) = &outcome {
+            self.announce(Event::ChatUserMessage(Box::new(record.clone())));
+            if self.engine.is_some() {
+                let (chats, record) = (self.clone(), record.clone());
+                tokio::spawn(async move { chats.run_engine(record).await });
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// Binds `chat_id` to `session_id`, announcing it when it is new.
+    pub async fn bind(&self, chat_id: String, session_id: String) -> Result<Bound> {
+        let (chat, session) = (chat_id.clone(), session_id.clone());
+        let bound = self.with_store(move |store| store.bind(&chat, &session)).await?;
+        if bound == Bound::Now {
+            self.announce(Event::SessionBound { chat_id, session_id });
+        }
+        Ok(bound)
+    }
+
+    /// Retires these messages of `chat_id` (a client found the transcript backs them); returns and
+    /// announces the ones that were pending.
+    pub async fn retire(&self, chat_id: String, client_message_ids: Vec<String>) -> Result<Vec<String>> {
+        let chat = chat_id.clone();
+        let retired = self.with_store(move |store| store.retire(&chat, &client_message_ids)).await?;
+        if !retired.is_empty() {
+            self.announce(Event::ChatRetired { chat_id, client_message_ids: retired.clone() });
+        }
+        Ok(retired)
+    }
+
+    /// A chat's bound session and pending sends. Pending is read first: a send the transcript takes
+    /// up meanwhile is then in both (and the client's reconcile shows it once), never in neither.
+    pub async fn state(&self, chat_id: String) -> Result<ChatState> {
+        self.with_store(move |store| {
+            let pending = store.pending(&chat_id)?;
+            Ok(ChatState { session_id: store.chat_session(&chat_id)?.flatten(), pending })
+        })
+        .await
+    }
+
+    /// The lock that keeps a chat's engine runs one at a time.
+    fn chat_lock(&self, chat_id: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut locks = self.locks.lock().unwrap_or_else(|e| e.into_inner());
+        // Chats whose runs are all done are forgotten, so the map stays as small as the work in hand.
+        locks.retain(|_, lock| Arc::strong_count(lock) > 1);
+        locks.entry(chat_id.to_owned()).or_default().clone()
+    }
+
+    /// Runs the engine for an accepted message, after the chat's earlier runs; binds the chat to the
+    /// session the engine assigned; records and announces a failure.
+    async fn run_engine(&self, record: Accepted) {
+        let Some(engine) = self.engine.clone() else { return };
+        let lock = self.chat_lock(&record.chat_id);
+        let _turn = lock.lock().await;
+        let id = record.client_message_id.clone();
+        // Read again: an earlier run may have bound the chat since this message was accepted.
+        let read = self.with_store(move |store| {
+            let Some(record) = store.record(&id)? else { return Ok(None) };
+            let input = engine::input(&record, |hash| {
+                let hash = hash.parse().ok()?;
+                store.image(&hash).ok().flatten().map(|i| i.path)
+            });
+            Ok(Some((record, input)))
+        });
+        let (record, input) = match read.await {
+            Ok(Some(read)) => read,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::error!("engine: cannot read the accepted message back: {e}");
+                return;
+            }
+        };
+        match engine.run(&input).await {
+            Ok(ran) => {
+                if let Some(session_id) = ran.session_id.filter(|_| record.session_id.is_none()) {
+                    let chat_id = record.chat_id.clone();
+                    if let Err(e) = self.bind(chat_id.clone(), session_id.clone()).await {
+                        tracing::warn!(%chat_id, %session_id, "engine's session not bound: {e}");
+                    }
+                }
+            }
+            Err(error) => {
+                let error = error.to_string();
+                tracing::warn!(chat_id = %record.chat_id, client_message_id = %record.client_message_id, "engine failed: {error}");
+                let (id, message) = (record.client_message_id.clone(), error.clone());
+                if let Err(e) = self.with_store(move |store| store.set_engine_error(&id, &message)).await {
+                    tracing::error!("engine: cannot record its failure: {e}");
+                }
+                self.announce(Event::EngineFailed {
+                    chat_id: record.chat_id,
+                    client_message_id: record.client_message_id,
+                    error,
+                });
+            }
+        }
+    }
+}

@@ -1,0 +1,112 @@
+// Claude Code's transcripts, as the viewer reads them: what a person typed (for reconcile), and how a
+// line is laid out. The same rules as scrollback's Rust `format::claude`. One file per format;
+// formats.js registers them.
+import { IMAGE_TYPES, blocks, el, time } from "./dom.js";
+
+export const name = "claude";
+
+const COMMAND_TAGS = [
+  "<command-name>",
+  "<command-message>",
+  "<command-args>",
+  "<local-command-stdout>",
+  "<local-command-stderr>",
+  "<local-command-caveat>",
+  "<bash-input>",
+  "<bash-stdout>",
+  "<bash-stderr>",
+];
+
+/** What the person typed, if this history entry carries it: {text, images: [blake3 or null]}. */
+export function typedInput(e) {
+  const line = e && e.entry;
+  if (!line || typeof line !== "object") return null;
+  if (e.isSidechain === true || line.isSidechain === true || line.isMeta === true) return null;
+  const kind = e.type ?? line.type;
+  let content;
+  if (kind === "user") {
+    const message = line.message;
+    if (!message || message.role !== "user") return null;
+    content = message.content;
+  } else if (kind === "attachment") {
+    const attachment = line.attachment;
+    if (!attachment || attachment.type !== "queued_command") return null;
+    content = attachment.prompt;
+  } else {
+    return null;
+  }
+  let typed;
+  if (typeof content === "string") {
+    typed = { text: content, images: [] };
+  } else if (Array.isArray(content)) {
+    const texts = [];
+    const images = [];
+    for (const block of content) {
+      const type = block && block.type;
+      if (type === "tool_result") return null;
+      if (type === "text") texts.push(typeof block.text === "string" ? block.text : "");
+      else if (IMAGE_TYPES.has(type)) images.push(typeof block.blake3 === "string" ? block.blake3 : null);
+    }
+    typed = { text: texts.join("\n"), images };
+  } else {
+    return null;
+  }
+  const trimmed = typed.text.trimStart();
+  if (COMMAND_TAGS.some((tag) => trimmed.startsWith(tag))) return null;
+  if (typed.text.trim() === "" && typed.images.length === 0) return null;
+  return typed;
+}
+
+/** The plain text a line that is not a message carries, for the few kinds shown. */
+function metaText(line) {
+  switch (line.type) {
+    case "summary":
+      return typeof line.summary === "string" ? `Summary: ${line.summary}` : null;
+    case "custom-title":
+      return typeof line.customTitle === "string" ? `Title: ${line.customTitle}` : null;
+    case "ai-title":
+      return typeof line.aiTitle === "string" ? `Title: ${line.aiTitle}` : null;
+    case "system":
+      return typeof line.content === "string" ? line.content : null;
+    default:
+      return null;
+  }
+}
+
+/**
+ * Lays the history entry `e` out into the list item `item`: its bubble, byline and sub-agent link,
+ * or a note. Returns the item, or null for a line a person does not read (progress, snapshots,
+ * bookkeeping).
+ */
+export function entry(e, item, onOpen, subagentHref) {
+  const line = e.entry;
+  const kind = e.type || line.type;
+  if (kind === "user" || kind === "assistant") {
+    const message = line.message || {};
+    const content = blocks(message.content, onOpen);
+    if (content.length === 0) return null;
+    const isToolResult = Array.isArray(message.content) && message.content.some((b) => b && b.type === "tool_result");
+    item.classList.add(kind === "user" && !isToolResult ? "user" : "assistant");
+    if (line.isMeta) item.classList.add("meta");
+    const mine = kind === "user" && !isToolResult;
+    const who = e.isSidechain ? (mine ? "To the sub-agent" : "Sub-agent") : mine ? "You" : "Assistant";
+    item.append(el("div", "bubble", ...content), el("div", "byline", who, " ", time(e.timestamp)));
+    if (e.subagent && e.subagent.first !== null && subagentHref) {
+      const a = el("a", "subagent", `Sub-agent ${e.subagent.agentId}: ${e.subagent.entries} ${e.subagent.entries === 1 ? "entry" : "entries"}`);
+      a.href = subagentHref(e.subagent);
+      a.dataset.link = "";
+      item.append(a);
+    }
+    return item;
+  }
+  if (kind === "attachment" && line.attachment && line.attachment.type === "queued_command") {
+    item.classList.add("user");
+    item.append(el("div", "bubble", ...blocks(line.attachment.prompt, onOpen)), el("div", "byline", "You (queued) ", time(e.timestamp)));
+    return item;
+  }
+  const note = metaText(line);
+  if (note === null) return null;
+  item.classList.add("note");
+  item.append(el("span", "meta-text", note));
+  return item;
+}

@@ -1,0 +1,11 @@
+// The transcript formats the viewer reads, one module each (format-<name>.js), found by the agent a
+// history entry names. An entry that names none is Claude Code's.
+import * as claude from "./format-claude.js";
+
+const FORMATS = [claude];
+
+/** The format module of a history entry. */
+export function formatOf(e) {
+  const agent = e && e.agent;
+  return FORMATS.find((f) => f.name === agent) ?? claude;
+}
