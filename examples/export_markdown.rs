@@ -16,7 +16,7 @@ use rusqlite::Connection;
 use scrollback::http::ApiUrls;
 use scrollback::read::history::{self, HistoryEntry, Position};
 use scrollback::read::render::NOT_DISPLAYED;
-use scrollback::read::{media, store};
+use scrollback::read::{index, media};
 use serde_json::Value;
 
 /// What is written: the Markdown so far, and where photos go.
@@ -65,7 +65,7 @@ impl Export<'_> {
 
     /// Writes one photo's verified bytes beside the Markdown, and links it.
     fn photo(&mut self, line: i64, reference: &str) -> anyhow::Result<()> {
-        let record = store::media_by_ref(self.conn, &reference.parse()?)?;
+        let record = index::media_by_ref(self.conn, &reference.parse()?)?;
         let name = format!("{}-{line}-{}.{}", self.session, record.ordinal.unwrap_or(0), record.extension());
         let mut bytes = Vec::new();
         let read =
@@ -107,7 +107,7 @@ fn main() -> anyhow::Result<()> {
     };
     let session = session.to_string_lossy().into_owned();
     std::fs::create_dir_all(&out_dir)?;
-    let conn = store::open(&data_dir)?;
+    let conn = index::open(&data_dir)?;
     let Some(entries) = all_entries(&conn, &session)? else {
         anyhow::bail!("no session {session} in {}", data_dir.display());
     };

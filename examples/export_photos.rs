@@ -17,8 +17,8 @@ fn main() -> anyhow::Result<()> {
     let session = session.to_string_lossy().into_owned();
     std::fs::create_dir_all(&out_dir)?;
 
-    let conn = scrollback::read::store::open(&data_dir)?;
-    let records = scrollback::read::store::media_of_session(&conn, &session)?;
+    let conn = scrollback::read::index::open(&data_dir)?;
+    let records = scrollback::read::index::media_of_session(&conn, &session)?;
     drop(conn);
     if records.is_empty() {
         anyhow::bail!("session {session} has no photos in the index at {}", data_dir.display());

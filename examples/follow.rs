@@ -50,7 +50,7 @@ fn main() -> anyhow::Result<()> {
         anyhow::bail!("usage: follow DATA_DIR SESSION_ID");
     };
     let session = session.to_string_lossy().into_owned();
-    let conn = scrollback::read::store::open(&data_dir)?;
+    let conn = scrollback::read::index::open(&data_dir)?;
     let mut at = Position::Newest;
     loop {
         let Some(page) = history::history(&conn, &session, at, 10, false)? else {

@@ -15,8 +15,8 @@
 //! let summary = indexer.catch_up(Path::new("/path/to/transcripts"), &mut scrollback::NoProgress)?;
 //! println!("{} lines, {} photos", summary.lines, summary.media);
 //!
-//! let conn = scrollback::read::store::open(data_dir)?;
-//! let record = scrollback::read::store::media_by_ref(&conn, &"session/entry-uuid/0".parse()?)?;
+//! let conn = scrollback::read::index::open(data_dir)?;
+//! let record = scrollback::read::index::media_by_ref(&conn, &"session/entry-uuid/0".parse()?)?;
 //! let mut png = Vec::new();
 //! scrollback::read::media::open(&record)?.read_to_end(&mut png).map_err(|e| scrollback::read::media::into_error(e, &record))?;
 //! # Ok(()) }

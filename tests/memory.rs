@@ -98,8 +98,8 @@ fn child_media() {
     let dir = child_dir();
     let expected = std::fs::read_to_string(dir.join("expected")).unwrap();
     let (hash, decoded) = expected.split_once(' ').unwrap();
-    let conn = scrollback::read::store::open(&dir.join("data")).unwrap();
-    let record = scrollback::read::store::media_by_ref(&conn, &"big/giant/0".parse().unwrap()).unwrap();
+    let conn = scrollback::read::index::open(&dir.join("data")).unwrap();
+    let record = scrollback::read::index::media_by_ref(&conn, &"big/giant/0".parse().unwrap()).unwrap();
     assert_eq!(record.blake3, hash);
     let mut reader = scrollback::read::media::open(&record).unwrap();
     let mut hasher = blake3::Hasher::new();
@@ -157,8 +157,8 @@ fn child_tail() {
     let expected = hasher.finalize().to_hex().to_string();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        if let Ok(conn) = scrollback::read::store::open(&dir.join("data"))
-            && let Ok(record) = scrollback::read::store::media_by_ref(&conn, &"big/u/0".parse().unwrap())
+        if let Ok(conn) = scrollback::read::index::open(&dir.join("data"))
+            && let Ok(record) = scrollback::read::index::media_by_ref(&conn, &"big/u/0".parse().unwrap())
         {
             assert_eq!(record.blake3, expected);
             break;

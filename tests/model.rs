@@ -49,7 +49,7 @@ fn expected_lines(bytes: &[u8]) -> Vec<(i64, i64, String)> {
 type State = (BTreeMap<String, Vec<(i64, i64, String)>>, usize);
 
 fn index_state(env: &Env) -> Option<State> {
-    let conn = scrollback::read::store::open(&env.data).ok()?;
+    let conn = scrollback::read::index::open(&env.data).ok()?;
     let mut files = BTreeMap::new();
     let mut stmt = conn.prepare("SELECT id, path FROM files WHERE state = 'live'").ok()?;
     let live: Vec<(i64, String)> =
@@ -244,7 +244,7 @@ fn run_case(seed: u64, actions: usize) -> usize {
 /// conversation order, as many as the session's count; a uuid shown once.
 fn check_history(env: &Env, seed: u64, step: usize) {
     use scrollback::read::history::{self, Position};
-    let conn = scrollback::read::store::open(&env.data).unwrap();
+    let conn = scrollback::read::index::open(&env.data).unwrap();
     // One snapshot for the pages and the counts.
     let tx = conn.unchecked_transaction().unwrap();
     let Some(mut page) = history::history(&tx, "s", Position::Newest, 7, true).unwrap() else { return };

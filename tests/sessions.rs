@@ -478,7 +478,7 @@ fn an_index_written_by_version_3_reads_as_a_fresh_one_once_opened() {
     .unwrap();
     drop(v3);
     drop(Indexer::open(&old).unwrap());
-    let (fresh, migrated) = (env.conn(), scrollback::read::store::open(&old).unwrap());
+    let (fresh, migrated) = (env.conn(), scrollback::read::index::open(&old).unwrap());
     for session in [S, R, "cjk"] {
         for sidechains in [true, false] {
             assert_eq!(

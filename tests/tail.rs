@@ -20,7 +20,7 @@ pub fn start(env: &Env, poll: Option<Duration>) -> Tail {
 
 /// Entries of live files: (path relative to the root, uuid), in file and line order.
 pub fn live_entries(env: &Env) -> Vec<(String, String)> {
-    let Ok(conn) = scrollback::read::store::open(&env.data) else {
+    let Ok(conn) = scrollback::read::index::open(&env.data) else {
         return Vec::new();
     };
     let mut stmt = conn

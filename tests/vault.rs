@@ -130,7 +130,7 @@ fn links_follow_replacements_and_are_never_indexed_as_transcripts() {
     env.write("p/a.jsonl", user_line("a", "a1", "\"one\"", "") + "\n");
     index();
     index();
-    let conn = scrollback::read::store::open(&data).unwrap();
+    let conn = scrollback::read::index::open(&data).unwrap();
     let files: i64 = conn.query_row("SELECT count(*) FROM files", [], |r| r.get(0)).unwrap();
     assert_eq!(files, 1, "the vault's link was not indexed");
     let ino = |p: &str| std::fs::metadata(env.path(p)).unwrap().ino();
@@ -146,7 +146,7 @@ fn links_follow_replacements_and_are_never_indexed_as_transcripts() {
     index();
     assert_eq!(links().iter().map(|l| l.0).collect::<Vec<_>>(), [ino("p/a.jsonl")], "no stale link");
     let recorded: String =
-        scrollback::read::store::open(&data).unwrap().query_row("SELECT vault FROM files", [], |r| r.get(0)).unwrap();
+        scrollback::read::index::open(&data).unwrap().query_row("SELECT vault FROM files", [], |r| r.get(0)).unwrap();
     assert!(recorded.ends_with(&links()[0].1), "{recorded}");
 }
 

@@ -1,8 +1,9 @@
-// The viewer: sessions, a conversation that scrolls back page by page, search, live updates, and a
-// composer whose sends show at once as pending and are retired by `reconcile` when the transcript
-// holds them. Every view has its own URL (/sessions/{id}[?cursor=N], /chats/{chatId}, /search?q=).
+// The viewer: sessions, a conversation that scrolls back page by page, search, and live updates; the
+// conversation's sends (composer.js) show at once as pending and are retired by `reconcile` when the
+// transcript holds them. Every view has its own URL (/sessions/{id}[?cursor=N], /chats/{chatId}, /search?q=).
 
 import { ApiError, Events, Unauthorized, get, post, query } from "./api.js";
+import { Composer } from "./composer.js";
 import { reconcile } from "./reconcile.js";
 import * as render from "./render.js";
 
@@ -21,7 +22,6 @@ const $ = (id) => document.getElementById(id);
 
 /** The server's limits for sends (from /api/info; these are its defaults). */
 let limits = { maxImages: 8, maxImageBytes: 5 << 20, maxText: 64 << 10 };
-const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
 /** The view on screen: it is told about events and closed when another opens. */
 let view = null;
@@ -291,7 +291,21 @@ class Conversation {
     this.status = render.el("p", "status", "");
     this.scroller = render.el("div", "scroller", this.status, this.list, this.pendingList);
     this.scroller.addEventListener("scroll", () => this.onScroll());
-    main.append(render.el("section", "conversation", head, this.banner, this.scroller, this.composer()));
+    this.composer = new Composer(
+      {
+        chatId: this.chatId,
+        sessionId: () => this.sessionId,
+        pending: this.pending,
+        changed: () => this.renderPending(),
+        recorded: (record) => {
+          if (!this.sessionId && record.sessionId) this.sessionId = record.sessionId;
+          this.reconcile();
+        },
+        scrollToBottom: () => this.scrollToBottom(),
+      },
+      { limits: () => limits, call, openPhoto },
+    );
+    main.append(render.el("section", "conversation", head, this.banner, this.scroller, this.composer.form));
     this.open(cursor);
   }
 
@@ -507,7 +521,7 @@ class Conversation {
   }
 
   renderPending() {
-    const items = [...this.pending.values()].map((p) => render.pending(p, openPhoto, (id) => this.retry(id)));
+    const items = [...this.pending.values()].map((p) => render.pending(p, openPhoto, (id) => this.composer.retry(id)));
     this.pendingList.replaceChildren(...items);
   }
 
@@ -542,7 +556,7 @@ class Conversation {
       case "chat-user-message":
         if (event.message.chatId === this.chatId && !this.pending.has(event.message.clientMessageId) && event.message.state === "pending") {
           // Sent from elsewhere (another tab), or this tab's own send answered over the socket first.
-          if (!this.sentHere || !this.sentHere.has(event.message.clientMessageId)) {
+          if (!this.composer.sentHere.has(event.message.clientMessageId)) {
             this.pending.set(event.message.clientMessageId, { ...event.message });
             this.reconcile();
             this.renderPending();
@@ -570,170 +584,6 @@ class Conversation {
   /** After the socket came back: what happened while it was down. */
   onReconnect() {
     this.catchUp();
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // The composer
-
-  composer() {
-    const form = render.el("form", "composer");
-    const textarea = render.el("textarea");
-    textarea.rows = 2;
-    textarea.placeholder = this.chatId ? "Write a message; paste or drop photos" : "This session cannot take messages here";
-    textarea.setAttribute("aria-label", "Message");
-    const files = render.el("input");
-    files.type = "file";
-    files.accept = IMAGE_TYPES.join(",");
-    files.multiple = true;
-    files.hidden = true;
-    const attach = render.el("button", "attach", "Photo");
-    attach.type = "button";
-    attach.addEventListener("click", () => files.click());
-    const send = render.el("button", "send", "Send");
-    send.type = "submit";
-    const staged = render.el("div", "staged");
-    const error = render.el("p", "error");
-    error.hidden = true;
-    form.append(staged, error, render.el("div", "row", attach, textarea, send), files);
-    if (!this.chatId) {
-      for (const c of [textarea, attach, send]) c.disabled = true;
-    }
-    this.staged = [];
-    const say = (message) => {
-      error.textContent = message;
-      error.hidden = !message;
-    };
-    const stage = async (list) => {
-      for (const file of list) {
-        if (!IMAGE_TYPES.includes(file.type)) {
-          say(`${file.name || "That file"} is not a PNG, JPEG, GIF or WebP photo.`);
-          continue;
-        }
-        if (file.size > limits.maxImageBytes) {
-          say(`${file.name || "That photo"} is ${render.formatBytes(file.size)}; at most ${render.formatBytes(limits.maxImageBytes)}.`);
-          continue;
-        }
-        if (this.staged.length >= limits.maxImages) {
-          say(`At most ${limits.maxImages} photos in one message.`);
-          break;
-        }
-        const dataUrl = await new Promise((resolve, reject) => {
-          const reader = new FileReader();
-          reader.onload = () => resolve(reader.result);
-          reader.onerror = () => reject(reader.error);
-          reader.readAsDataURL(file);
-        });
-        this.staged.push({ dataUrl, mimeType: file.type });
-        const remove = render.el("button", "remove", "×");
-        remove.type = "button";
-        remove.title = "Remove";
-        const thumb = render.el("span", "thumb", render.photo(dataUrl, "photo to send", openPhoto), remove);
-        remove.addEventListener("click", () => {
-          this.staged = this.staged.filter((s) => s.dataUrl !== dataUrl);
-          thumb.remove();
-        });
-        staged.append(thumb);
-      }
-    };
-    files.addEventListener("change", () => {
-      stage([...files.files]);
-      files.value = "";
-    });
-    textarea.addEventListener("paste", (e) => {
-      const images = [...e.clipboardData.items].filter((i) => i.kind === "file").map((i) => i.getAsFile()).filter(Boolean);
-      if (images.length) {
-        e.preventDefault();
-        stage(images);
-      }
-    });
-    form.addEventListener("dragover", (e) => e.preventDefault());
-    form.addEventListener("drop", (e) => {
-      e.preventDefault();
-      stage([...e.dataTransfer.files]);
-    });
-    textarea.addEventListener("keydown", (e) => {
-      if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
-        e.preventDefault();
-        form.requestSubmit();
-      }
-    });
-    form.addEventListener("submit", (e) => {
-      e.preventDefault();
-      const text = textarea.value;
-      if (!text.trim() && this.staged.length === 0) return;
-      if (new TextEncoder().encode(text).length > limits.maxText) {
-        say(`The message is longer than ${render.formatBytes(limits.maxText)}.`);
-        return;
-      }
-      say("");
-      const images = this.staged.map((s) => ({ dataUrl: s.dataUrl, mimeType: s.mimeType }));
-      this.staged = [];
-      staged.replaceChildren();
-      textarea.value = "";
-      this.send({ clientMessageId: crypto.randomUUID(), text, images });
-    });
-    return form;
-  }
-
-  /** Shows a send at once, then records it; a failure offers a retry with the same id. */
-  async send({ clientMessageId, text, images }) {
-    this.sentHere = this.sentHere || new Set();
-    this.sentHere.add(clientMessageId);
-    const local = { clientMessageId, text, images, acceptedAt: null, local: true };
-    this.pending.set(clientMessageId, local);
-    this.renderPending();
-    this.scrollToBottom();
-    const body = {
-      clientMessageId,
-      chatId: this.chatId,
-      text,
-      images: images.map((i) => ({ url: i.dataUrl, mimeType: i.mimeType })),
-    };
-    if (this.sessionId) body.sessionId = this.sessionId;
-    try {
-      const record = await call(() => post("/api/chat/send", body));
-      if (!this.pending.has(clientMessageId)) return;
-      // The server's record, with this page's own photos still shown from their data URLs.
-      const shown = { ...record, images: record.images.map((image, i) => ({ ...image, dataUrl: images[i] && images[i].dataUrl })) };
-      this.pending.set(clientMessageId, shown);
-      if (!this.sessionId && record.sessionId) this.sessionId = record.sessionId;
-      this.reconcile();
-    } catch (e) {
-      const p = this.pending.get(clientMessageId);
-      if (p) p.error = `Not sent: ${e.message}`;
-    }
-    this.renderPending();
-  }
-
-  retry(clientMessageId) {
-    const p = this.pending.get(clientMessageId);
-    if (!p) return;
-    const images = (p.images || []).map((i) => ({ dataUrl: i.dataUrl, mimeType: i.mimeType }));
-    if (p.engineError || images.some((i) => !i.dataUrl)) {
-      // Accepted already: the server has the record; sending it again under the same id returns it.
-      // Its photos come back from the server.
-      this.resend(p);
-      return;
-    }
-    delete p.error;
-    this.send({ clientMessageId, text: p.text, images });
-  }
-
-  async resend(p) {
-    const images = await Promise.all(
-      (p.images || []).map(async (i) => {
-        if (i.dataUrl) return { dataUrl: i.dataUrl, mimeType: i.mimeType };
-        const blob = await (await fetch(i.url, { credentials: "same-origin" })).blob();
-        const dataUrl = await new Promise((resolve) => {
-          const reader = new FileReader();
-          reader.onload = () => resolve(reader.result);
-          reader.readAsDataURL(blob);
-        });
-        return { dataUrl, mimeType: i.mimeType };
-      }),
-    );
-    delete p.error;
-    this.send({ clientMessageId: p.clientMessageId, text: p.text, images });
   }
 }
 

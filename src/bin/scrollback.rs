@@ -10,7 +10,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 use scrollback::accept::engine::Engine;
 use scrollback::ops::writer::{WriterOptions, open_writer};
-use scrollback::read::{history, media, store};
+use scrollback::read::{history, index, media};
 use scrollback::{MediaName, Progress, Tail, TailConfig};
 
 /// An embedded, SQLite-indexed store for AI chat transcripts.
@@ -448,7 +448,7 @@ fn message(e: &anyhow::Error) -> String {
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 
 fn status(data_dir: &Path) -> anyhow::Result<()> {
-    let conn = store::open(data_dir)?;
+    let conn = index::open(data_dir)?;
     let status = scrollback::ops::status::of_data_dir(&conn, data_dir)?;
     let pending = status.sends_pending;
     let s = status.index.context("the index could not be read")?;
@@ -481,7 +481,7 @@ fn status(data_dir: &Path) -> anyhow::Result<()> {
 }
 
 fn search(query: &str, data_dir: &Path, session: Option<&str>, limit: u32) -> anyhow::Result<()> {
-    let conn = store::open(data_dir)?;
+    let conn = index::open(data_dir)?;
     let hits = history::search(&conn, query, session, limit).map_err(|e| match e {
         scrollback::Error::BadQuery(why) => anyhow::Error::new(Usage(why)),
         e => e.into(),
@@ -557,7 +557,7 @@ fn forget(
     }
     // The writer first: it holds the data directory, so nothing indexes while sessions go.
     let mut indexer = open_writer(data_dir, &WriterOptions::default())?;
-    sessions.extend(scrollback::ops::forget::select_sessions(&store::open(data_dir)?, project, before)?);
+    sessions.extend(scrollback::ops::forget::select_sessions(&index::open(data_dir)?, project, before)?);
     sessions.sort();
     sessions.dedup();
     let accept = scrollback::ops::writer::accept_store_if_any(data_dir)?;
@@ -581,11 +581,11 @@ fn forget(
 }
 
 fn check(data_dir: &Path) -> anyhow::Result<()> {
-    let conn = store::open(data_dir)?;
+    let conn = index::open(data_dir)?;
     let problems = scrollback::db::integrity_problems(&conn);
     let path = data_dir.join(scrollback::db::INDEX_FILE);
     if problems.is_empty() {
-        let counts = store::table_counts(&conn)?;
+        let counts = index::table_counts(&conn)?;
         let counts: Vec<String> = counts.iter().map(|(table, n)| format!("{n} {table}")).collect();
         println!("{}: ok ({})", path.display(), counts.join(", "));
         return Ok(());
@@ -628,9 +628,9 @@ fn rebuild(dirs: &Dirs) -> anyhow::Result<()> {
 }
 
 fn media_cmd(reference: &str, data_dir: &Path, output: Option<&Path>) -> anyhow::Result<()> {
-    let conn = store::open(data_dir)?;
+    let conn = index::open(data_dir)?;
     let name = MediaName::parse(reference).map_err(|e| Usage(e.to_string()))?;
-    let record = store::media_by_name(&conn, &name).map_err(|e| match e {
+    let record = index::media_by_name(&conn, &name).map_err(|e| match e {
         scrollback::Error::NotFound(what) => anyhow::anyhow!(
             "no media for {what}: the ref is unknown, or its line is not indexed yet (run `scrollback index`)"
         ),

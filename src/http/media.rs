@@ -16,8 +16,8 @@ use super::cache::CACHE_ENTRY_MAX;
 use super::{Api, ApiError};
 use crate::codec::refs::{ContentHash, MediaName};
 use crate::error::Error;
+use crate::read::index;
 use crate::read::media::{self, MediaRecord};
-use crate::read::store;
 
 /// Media types served inline; anything else is an attachment.
 const INLINE: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp"];
@@ -30,7 +30,7 @@ pub(crate) async fn serve_media(
     if_none_match: Option<String>,
 ) -> Result<warp::reply::Response, Rejection> {
     let lookup = name.clone();
-    let record = match api.db(move |conn| store::media_by_name(conn, &lookup)).await {
+    let record = match api.db(move |conn| index::media_by_name(conn, &lookup)).await {
         Ok(record) => record,
         Err(e) if e.status == StatusCode::NOT_FOUND => match name {
             MediaName::Hash(hash) => return serve_sent_image(api, hash, if_none_match, e).await,

@@ -17,6 +17,7 @@ const INDEX_HTML: &str = include_str!("../../web/index.html");
 const FILES: &[(&str, &str, &str)] = &[
     ("app.js", "text/javascript; charset=utf-8", include_str!("../../web/app.js")),
     ("api.js", "text/javascript; charset=utf-8", include_str!("../../web/api.js")),
+    ("composer.js", "text/javascript; charset=utf-8", include_str!("../../web/composer.js")),
     ("render.js", "text/javascript; charset=utf-8", include_str!("../../web/render.js")),
     ("dom.js", "text/javascript; charset=utf-8", include_str!("../../web/dom.js")),
     ("formats.js", "text/javascript; charset=utf-8", include_str!("../../web/formats.js")),
@@ -96,7 +97,9 @@ mod tests {
 
     #[test]
     fn every_script_the_page_imports_is_served() {
-        for name in ["app.js", "api.js", "render.js", "reconcile.js", "style.css"] {
+        for name in
+            ["app.js", "api.js", "composer.js", "render.js", "dom.js", "formats.js", "reconcile.js", "style.css"]
+        {
             assert!(FILES.iter().any(|(n, _, _)| *n == name), "{name}");
         }
         for (_, _, body) in FILES {

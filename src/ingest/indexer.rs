@@ -167,6 +167,10 @@ impl std::fmt::Display for Reset {
 enum Plan {
     /// Nothing to read: unchanged, or only its incomplete last line grew.
     Skip,
+    /// Nothing to read, and its modification time has settled since it was recorded: record it
+    /// (`files.id`, the settled mtime, the size), so that later rescans can trust it instead of
+    /// reading the file.
+    SettleMtime(i64, i64, u64),
     /// A file new to the index, from its start.
     New,
     /// New bytes of a known file, from its checkpoint.
@@ -224,7 +228,7 @@ impl Indexer {
     /// Opens the index in `data_dir` for writing, creating it if needed. Fails with
     /// [`Error::Locked`] while another process holds it.
     ///
-    /// The writer's connection stays inside: readers open their own ([`crate::read::store::open`]).
+    /// The writer's connection stays inside: readers open their own ([`crate::read::index::open`]).
     /// ```compile_fail
     /// # fn f(indexer: scrollback::Indexer) {
     /// let _ = indexer.connection();
@@ -552,12 +556,19 @@ impl Indexer {
         }
         match self.plan(&opened, row)? {
             Plan::Skip => Ok(Summary::default()),
+            Plan::SettleMtime(id, mtime_ns, size) => {
+                self.conn.execute(
+                    "UPDATE files SET mtime_ns = ?2, size = ?3 WHERE id = ?1",
+                    params![id, mtime_ns, size as i64],
+                )?;
+                Ok(Summary::default())
+            }
             plan => self.read_and_commit(&opened, plan, progress, ahead),
         }
     }
 
-    /// Decides what a pass over `opened` reads. Records a settled mtime, and remembers a long
-    /// incomplete last line, on the way.
+    /// Decides what a pass over `opened` reads (it writes nothing; a long incomplete last line is
+    /// remembered, in memory, on the way).
     fn plan(&mut self, opened: &Opened, row: Option<FileRow>) -> Result<Plan> {
         let Opened { path, file, dev, inode, size, mtime_ns, .. } = opened;
         let (dev, inode, size, mtime_ns) = (*dev, *inode, *size, *mtime_ns);
@@ -589,10 +600,7 @@ impl Indexer {
             // rescans can trust the mtime instead of reading the file.
             let settled = settled_mtime(mtime_ns);
             if row.mtime_ns != settled && settled != 0 {
-                self.conn.execute(
-                    "UPDATE files SET mtime_ns = ?2, size = ?3 WHERE id = ?1",
-                    params![row.id, settled, size as i64],
-                )?;
+                return Ok(Plan::SettleMtime(row.id, settled, size));
             }
             return Ok(Plan::Skip);
         }
@@ -637,20 +645,7 @@ impl Indexer {
         let file_session = format.session_from_path(path);
         let Indexer { conn, reader, fts, bulk, vault, .. } = self;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let file_id = match &plan {
-            Plan::New => insert_file_row(&tx, opened, &file_session)?,
-            Plan::Reindex(row) => {
-                rows::delete_file_rows(&tx, row.id, *bulk)?;
-                row.id
-            }
-            Plan::Append(row) => row.id,
-            Plan::Skip => unreachable!("a skipped file is not read"),
-        };
-        // The vault link is made before the rows' first commit, and again whenever the file is read
-        // from its start (it may be another inode now, which the old link no longer is).
-        if matches!(plan, Plan::New | Plan::Reindex(..)) {
-            vault.link(&tx, file_id, &Linked { path: &opened.path, dev: opened.dev, inode: opened.inode })?;
-        }
+        let file_id = start_pass(&tx, &plan, opened, &file_session, *bulk, vault)?;
         let mut summary = Summary::default();
         let mut touched: HashMap<String, LineRange> = HashMap::new();
         let mut write = |batch: Batch| -> Result<()> {
@@ -688,12 +683,12 @@ impl Indexer {
         tx.commit()?;
         self.remember_partial(opened, &end)?;
         let reset = matches!(plan, Plan::Reindex(..));
-        for (session_id, range) in touched {
+        for (session_id, LineRange { from, to }) in touched {
             self.announce(Event::EntriesAppended {
                 session_id,
                 file_id,
-                from_line: range.from,
-                to_line: range.to,
+                from_line: from,
+                to_line: to,
                 replaced: reset,
             });
         }
@@ -890,6 +885,32 @@ impl Source<'_> {
             Ok((written.and(end)?, None))
         })
     }
+}
+
+/// Opens a pass in `tx`: the file's row (a new one, or the old one with its rows deleted for a
+/// re-index), and its vault link, made before the rows' first commit and again whenever the file is
+/// read from its start (it may be another inode now, which the old link no longer is). The row's id.
+fn start_pass(
+    tx: &Transaction<'_>,
+    plan: &Plan,
+    opened: &Opened,
+    file_session: &str,
+    bulk: bool,
+    vault: &mut Vault,
+) -> Result<i64> {
+    let file_id = match plan {
+        Plan::New => insert_file_row(tx, opened, file_session)?,
+        Plan::Reindex(row) => {
+            rows::delete_file_rows(tx, row.id, bulk)?;
+            row.id
+        }
+        Plan::Append(row) => row.id,
+        Plan::Skip | Plan::SettleMtime(..) => unreachable!("a skipped file is not read"),
+    };
+    if matches!(plan, Plan::New | Plan::Reindex(..)) {
+        vault.link(tx, file_id, &Linked { path: &opened.path, dev: opened.dev, inode: opened.inode })?;
+    }
+    Ok(file_id)
 }
 
 /// A new file's row, before its lines: the checkpoint and hashes are set when they commit.

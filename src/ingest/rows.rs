@@ -153,12 +153,6 @@ pub(crate) fn write_entries(
                               spawned_agent)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
     )?;
-    let mut insert_media = tx.prepare_cached(
-        "INSERT INTO media (entry_id, ordinal, kind, offset, length, encoding, media_type, decoded_length, blake3)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-    )?;
-    let mut insert_failed =
-        tx.prepare_cached("INSERT INTO failed_images (entry_id, ordinal, reason) VALUES (?1, ?2, ?3)")?;
     // The running maximum of the file's timestamps goes on from its last row.
     let mut at: String = tx
         .prepare_cached("SELECT sort_at FROM entries WHERE file_id = ?1 ORDER BY offset DESC LIMIT 1")?
@@ -221,28 +215,43 @@ pub(crate) fn write_entries(
             written.invalid += 1;
             continue;
         };
-        for span in &stored.spans {
-            insert_media.execute(params![
-                entry_id,
-                span.ordinal,
-                span.kind.as_str(),
-                (d.offset + span.offset) as i64,
-                span.len as i64,
-                span.encoding.as_str(),
-                span.media_type,
-                span.decoded_len as i64,
-                span.blake3.to_hex().as_str(),
-            ])?;
-            written.media += 1;
-        }
-        for failed in &stored.failed_images {
-            insert_failed.execute(params![entry_id, failed.ordinal, failed.reason])?;
-        }
+        written.media += insert_payloads(tx, entry_id, d.offset, stored)?;
         let order = Order { at: at.clone(), file: sort_file, line: d.line as i64 };
         delta.add(stored, order, duplicate);
     }
     upsert_sessions(tx, sessions)?;
     Ok(written)
+}
+
+/// The media rows of entry `entry_id` (its payloads, by their offsets in the file: the line's
+/// `line_offset` plus theirs in the line) and its failed images; returns the payloads written.
+fn insert_payloads(tx: &Connection, entry_id: i64, line_offset: u64, stored: &Stored) -> Result<u64> {
+    if stored.spans.is_empty() && stored.failed_images.is_empty() {
+        return Ok(0);
+    }
+    let mut insert_media = tx.prepare_cached(
+        "INSERT INTO media (entry_id, ordinal, kind, offset, length, encoding, media_type, decoded_length, blake3)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?;
+    for span in &stored.spans {
+        insert_media.execute(params![
+            entry_id,
+            span.ordinal,
+            span.kind.as_str(),
+            (line_offset + span.offset) as i64,
+            span.len as i64,
+            span.encoding.as_str(),
+            span.media_type,
+            span.decoded_len as i64,
+            span.blake3.to_hex().as_str(),
+        ])?;
+    }
+    let mut insert_failed =
+        tx.prepare_cached("INSERT INTO failed_images (entry_id, ordinal, reason) VALUES (?1, ?2, ?3)")?;
+    for failed in &stored.failed_images {
+        insert_failed.execute(params![entry_id, failed.ordinal, failed.reason])?;
+    }
+    Ok(stored.spans.len() as u64)
 }
 
 /// What an entry is among the entries of its session with its `uuid`.

@@ -329,6 +329,42 @@ struct Recheck {
     done: usize,
 }
 
+/// Everything queued for the writer at one moment: a burst of events on one file is one read.
+#[derive(Default)]
+struct Queued {
+    files: BTreeSet<PathBuf>,
+    changed: BTreeSet<PathBuf>,
+    dirs: BTreeSet<PathBuf>,
+    rescan: bool,
+    jobs: Vec<Job>,
+    stop: bool,
+}
+
+impl Queued {
+    /// `first`, and every message already queued behind it.
+    fn take(first: ToWriter, hints: &mpsc::Receiver<ToWriter>, fault: bool) -> Queued {
+        let mut q = Queued::default();
+        for message in std::iter::once(first).chain(hints.try_iter()) {
+            match message {
+                ToWriter::Hint(Hint::File(_)) if fault => panic!("injected fault ({FAULT_WRITER_PANIC})"),
+                ToWriter::Hint(Hint::File(path)) => {
+                    q.files.insert(path);
+                }
+                ToWriter::Hint(Hint::Changed(path)) => {
+                    q.changed.insert(path);
+                }
+                ToWriter::Hint(Hint::Dir(path)) => {
+                    q.dirs.insert(path);
+                }
+                ToWriter::Hint(Hint::Rescan) => q.rescan = true,
+                ToWriter::Job(job) => q.jobs.push(job),
+                ToWriter::Stop => q.stop = true,
+            }
+        }
+        q
+    }
+}
+
 /// The writer loop: hints in batches, and a rescan whenever `rescan_every` passes without one.
 fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<ToWriter>, rescan_every: Duration, fault: bool) {
     let mut next_rescan = Instant::now() + rescan_every;
@@ -337,61 +373,30 @@ fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<ToWriter>, res
         let now = Instant::now();
         let due = rechecks.iter().map(|r| r.due).min().map_or(next_rescan, |d| d.min(next_rescan));
         let first = match hints.recv_timeout(due.saturating_duration_since(now)) {
-            Ok(hint) => hint,
+            Ok(message) => message,
             Err(RecvTimeoutError::Timeout) => {
-                let now = Instant::now();
-                if now >= next_rescan {
+                if Instant::now() >= next_rescan {
                     catch_up_logged(indexer, root);
                     next_rescan = Instant::now() + rescan_every;
                     rechecks.clear();
-                    continue;
-                }
-                let (ready, waiting): (Vec<_>, Vec<_>) = rechecks.drain(..).partition(|r| r.due <= now);
-                rechecks = waiting;
-                for Recheck { dir, done, .. } in ready {
-                    catch_up_logged(indexer, &dir);
-                    if let Some(delay) = DIR_RECHECKS.get(done) {
-                        rechecks.push(Recheck { due: Instant::now() + *delay, dir, done: done + 1 });
-                    }
+                } else {
+                    recheck_due(indexer, &mut rechecks);
                 }
                 continue;
             }
             Err(RecvTimeoutError::Disconnected) => return,
         };
-        // Take every hint already queued: a burst of events on one file is one read.
-        let mut files = BTreeSet::new();
-        let mut changed = BTreeSet::new();
-        let mut dirs = BTreeSet::new();
-        let mut rescan = false;
-        let mut jobs = Vec::new();
-        let mut stop = false;
-        for message in std::iter::once(first).chain(hints.try_iter()) {
-            match message {
-                ToWriter::Hint(Hint::File(_)) if fault => panic!("injected fault ({FAULT_WRITER_PANIC})"),
-                ToWriter::Hint(Hint::File(path)) => {
-                    files.insert(path);
-                }
-                ToWriter::Hint(Hint::Changed(path)) => {
-                    changed.insert(path);
-                }
-                ToWriter::Hint(Hint::Dir(path)) => {
-                    dirs.insert(path);
-                }
-                ToWriter::Hint(Hint::Rescan) => rescan = true,
-                ToWriter::Job(job) => jobs.push(job),
-                ToWriter::Stop => stop = true,
-            }
-        }
+        let queued = Queued::take(first, hints, fault);
         // Jobs first: what the hints below read then sees their work done (a forgotten session's
         // transcripts are not indexed again).
-        for job in jobs {
+        for job in queued.jobs {
             job(indexer);
         }
-        if rescan {
+        if queued.rescan {
             catch_up_logged(indexer, root);
             next_rescan = Instant::now() + rescan_every;
         } else {
-            for dir in dirs {
+            for dir in queued.dirs {
                 if dir.starts_with(root) {
                     catch_up_logged(indexer, &dir);
                     if dir.is_dir() {
@@ -400,19 +405,32 @@ fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<ToWriter>, res
                     }
                 }
             }
-            for path in &changed {
+            for path in &queued.changed {
                 if let Err(e) = indexer.reindex_path(path) {
                     tracing::warn!(path = %path.display(), "not re-indexed: {e}");
                 }
             }
-            for path in files.difference(&changed) {
+            for path in queued.files.difference(&queued.changed) {
                 if let Err(e) = indexer.index_path(path) {
                     tracing::warn!(path = %path.display(), "not indexed: {e}");
                 }
             }
         }
-        if stop {
+        if queued.stop {
             return;
+        }
+    }
+}
+
+/// Scans again each new directory whose recheck is due, and plans its next one.
+fn recheck_due(indexer: &mut Indexer, rechecks: &mut Vec<Recheck>) {
+    let now = Instant::now();
+    let (ready, waiting): (Vec<_>, Vec<_>) = rechecks.drain(..).partition(|r| r.due <= now);
+    *rechecks = waiting;
+    for Recheck { dir, done, .. } in ready {
+        catch_up_logged(indexer, &dir);
+        if let Some(delay) = DIR_RECHECKS.get(done) {
+            rechecks.push(Recheck { due: Instant::now() + *delay, dir, done: done + 1 });
         }
     }
 }

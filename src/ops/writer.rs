@@ -24,7 +24,7 @@ pub fn open_writer(data_dir: &Path, options: &WriterOptions) -> Result<Indexer> 
         indexer.set_vault_off(why)?;
     }
     crate::ops::forget::finish_interrupted(&mut indexer, data_dir)?;
-    let conn = crate::read::store::open(data_dir)?;
+    let conn = crate::read::index::open(data_dir)?;
     for broken in crate::read::status::vault_status(&conn)?.broken {
         tracing::warn!("vault: {broken}");
     }

@@ -14,9 +14,9 @@ use crate::codec::order::Order;
 use crate::codec::words;
 use crate::error::{Error, Result};
 use crate::format::{self, Columns, Format};
+use crate::read::index::{MEDIA_COLUMNS, media_record};
 use crate::read::media::MediaRecord;
 use crate::read::render::{self, MediaUrls};
-use crate::read::store::{MEDIA_COLUMNS, media_record};
 
 /// The longest page a caller may ask for.
 pub const MAX_LIMIT: u32 = 500;
@@ -328,6 +328,10 @@ const COLUMNS: &str = "id, line, uuid, parent_uuid, type, role, timestamp, is_si
 // practice) are ordered by cursor, so that the order is total and pages neither skip nor repeat.
 const OLDEST_FIRST: &str = "ORDER BY sort_at, sort_file, line, id";
 const NEWEST_FIRST: &str = "ORDER BY sort_at DESC, sort_file DESC, line DESC, id DESC";
+/// Entries before a place. A place is compared as values bound to the statement, not as a
+/// subquery: so SQLite walks `entries_order` from that place on, whatever the ties on its first
+/// columns.
+const BEFORE_PLACE: &str = "(sort_at, sort_file, line, id) < (?2, ?3, ?4, ?5)";
 
 /// A page of a session's history, in conversation order. Side chains (sub-agent transcripts) are
 /// left out unless asked for; copies of an entry are always left out. A `before` or `from` cursor
@@ -365,9 +369,6 @@ fn history_in(
     let limit = limit.clamp(1, MAX_LIMIT) as i64;
     let side = if sidechains { "" } else { " AND is_sidechain = 0" };
     let visible = format!("session_id = ?1 AND duplicate = 0{side}");
-    // A place is compared as values bound to the statement, not as a subquery: so SQLite walks
-    // `entries_order` from that place on, whatever the ties on its first columns.
-    let before_place = "(sort_at, sort_file, line, id) < (?2, ?3, ?4, ?5)";
     let place = match at {
         Position::Before(c) | Position::From(c) => match place_of(conn, session_id, c)? {
             Some(place) => Some((place, c)),
@@ -375,30 +376,7 @@ fn history_in(
         },
         Position::Newest | Position::After(_) => None,
     };
-    let mut entries: Vec<HistoryEntry> = match (at, &place) {
-        (Position::Newest, _) => conn
-            .prepare_cached(&format!("SELECT {COLUMNS} FROM entries WHERE {visible} {NEWEST_FIRST} LIMIT ?2"))?
-            .query_map(params![session_id, limit], history_row)?
-            .collect::<rusqlite::Result<_>>()?,
-        (Position::After(c), _) => conn
-            .prepare_cached(&format!("SELECT {COLUMNS} FROM entries WHERE {visible} AND id > ?2 ORDER BY id LIMIT ?3"))?
-            .query_map(params![session_id, c, limit], history_row)?
-            .collect::<rusqlite::Result<_>>()?,
-        (Position::Before(_), Some((o, c))) => conn
-            .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM entries WHERE {visible} AND {before_place} {NEWEST_FIRST} LIMIT ?6"
-            ))?
-            .query_map(params![session_id, o.at, o.file, o.line, c, limit], history_row)?
-            .collect::<rusqlite::Result<_>>()?,
-        (Position::From(_), Some((o, c))) => conn
-            .prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM entries WHERE {visible} AND (sort_at, sort_file, line, id) >= (?2, ?3, ?4, ?5)
-                 {OLDEST_FIRST} LIMIT ?6 + 1"
-            ))?
-            .query_map(params![session_id, o.at, o.file, o.line, c, limit], history_row)?
-            .collect::<rusqlite::Result<_>>()?,
-        (Position::Before(_) | Position::From(_), None) => unreachable!("a place was found above"),
-    };
+    let mut entries = page_rows(conn, session_id, at, place.as_ref(), &visible, limit)?;
     let cursor = match at {
         Position::Newest => None,
         Position::Before(c) | Position::From(c) | Position::After(c) => Some(c),
@@ -421,7 +399,7 @@ fn history_in(
         (_, Some(oldest)) => {
             let o = &oldest.order;
             let older_exists = conn
-                .prepare_cached(&format!("SELECT 1 FROM entries WHERE {visible} AND {before_place} LIMIT 1"))?
+                .prepare_cached(&format!("SELECT 1 FROM entries WHERE {visible} AND {BEFORE_PLACE} LIMIT 1"))?
                 .query_row(params![session_id, o.at, o.file, o.line, oldest.cursor], |_| Ok(()))
                 .optional()?
                 .is_some();
@@ -429,6 +407,44 @@ fn history_in(
         }
     };
     Ok(Some(HistoryPage { session_id: session_id.to_owned(), entries, before, after, next }))
+}
+
+/// The rows of a page at `at` (from `place`, the entry a cursor names, and its cursor), newest or
+/// oldest first as the direction reads them: one index range scan of `limit` rows (one more for a
+/// page read forward, which tells whether another follows).
+fn page_rows(
+    conn: &Connection,
+    session_id: &str,
+    at: Position,
+    place: Option<&(Order, i64)>,
+    visible: &str,
+    limit: i64,
+) -> Result<Vec<HistoryEntry>> {
+    let rows = match (at, place) {
+        (Position::Newest, _) => conn
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM entries WHERE {visible} {NEWEST_FIRST} LIMIT ?2"))?
+            .query_map(params![session_id, limit], history_row)?
+            .collect::<rusqlite::Result<_>>()?,
+        (Position::After(c), _) => conn
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM entries WHERE {visible} AND id > ?2 ORDER BY id LIMIT ?3"))?
+            .query_map(params![session_id, c, limit], history_row)?
+            .collect::<rusqlite::Result<_>>()?,
+        (Position::Before(_), Some((o, c))) => conn
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM entries WHERE {visible} AND {BEFORE_PLACE} {NEWEST_FIRST} LIMIT ?6"
+            ))?
+            .query_map(params![session_id, o.at, o.file, o.line, c, limit], history_row)?
+            .collect::<rusqlite::Result<_>>()?,
+        (Position::From(_), Some((o, c))) => conn
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM entries WHERE {visible} AND (sort_at, sort_file, line, id) >= (?2, ?3, ?4, ?5)
+                 {OLDEST_FIRST} LIMIT ?6 + 1"
+            ))?
+            .query_map(params![session_id, o.at, o.file, o.line, c, limit], history_row)?
+            .collect::<rusqlite::Result<_>>()?,
+        (Position::Before(_) | Position::From(_), None) => unreachable!("a place was found above"),
+    };
+    Ok(rows)
 }
 
 /// One row of a history query ([`COLUMNS`]).

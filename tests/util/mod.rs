@@ -102,13 +102,13 @@ impl Env {
     }
 
     pub fn conn(&self) -> Connection {
-        scrollback::read::store::open(&self.data).unwrap()
+        scrollback::read::index::open(&self.data).unwrap()
     }
 }
 
 /// Row counts of every table.
 pub fn counts(conn: &Connection) -> Vec<(String, i64)> {
-    scrollback::read::store::table_counts(conn).unwrap()
+    scrollback::read::index::table_counts(conn).unwrap()
 }
 
 /// One media row as the tests compare it.
@@ -157,7 +157,7 @@ pub fn media_rows(conn: &Connection, path: &Path) -> Vec<MediaRow> {
 ///
 /// Returns the number of lines checked.
 pub fn check_invariants(data: &Path) -> u64 {
-    let conn = scrollback::read::store::open(data).unwrap();
+    let conn = scrollback::read::index::open(data).unwrap();
     let mut files = conn.prepare("SELECT id, path, checkpoint, lines FROM files WHERE state = 'live'").unwrap();
     let files: Vec<(i64, String, i64, i64)> = files
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
@@ -219,7 +219,7 @@ pub fn check_invariants(data: &Path) -> u64 {
     let mut stmt = conn.prepare("SELECT blake3 FROM media").unwrap();
     let hashes: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().collect::<rusqlite::Result<_>>().unwrap();
     for hash in hashes {
-        let record = scrollback::read::store::media_by_hash(&conn, &hash.parse().unwrap()).unwrap();
+        let record = scrollback::read::index::media_by_hash(&conn, &hash.parse().unwrap()).unwrap();
         if record.file_live {
             let mut bytes = Vec::new();
             scrollback::read::media::open(&record).unwrap().read_to_end(&mut bytes).unwrap();
