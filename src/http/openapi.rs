@@ -85,6 +85,7 @@ fn json_body(schema: &str, example: Value) -> Value {
 }
 
 /// The schemas of the chat routes (acceptances).
+// One JSON literal, long for the same reason as `index_document`: a schema read in one piece.
 fn chat_schemas() -> Value {
     let id = json!({ "type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$" });
     json!({
