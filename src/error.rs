@@ -138,6 +138,12 @@ pub enum EngineError {
     /// Waiting for it failed.
     #[error("waiting for the engine: {0}")]
     Wait(std::io::Error),
+    /// It printed a session id that cannot be one (the bind route's rule: 1 to 128 letters,
+    /// digits, `.`, `_`, `:` or `-`): the chat is not bound to it.
+    #[error(
+        "the engine printed {0:?} as its session id, which is not an id (1 to 128 letters, digits, '.', '_', ':' or '-')"
+    )]
+    BadSessionId(String),
     /// It exited unsuccessfully: its status (`None` for a signal) and the end of its standard error.
     #[error("exited with {}{}", code.map_or_else(|| "a signal".to_owned(), |c| format!("status {c}")), if stderr_tail.is_empty() { String::new() } else { format!(": {stderr_tail}") })]
     Exited {

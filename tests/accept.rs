@@ -440,3 +440,86 @@ fn a_send_refused_midway_leaves_no_image_file_behind() {
     let b = server.bootstrap("c");
     assert_eq!(b["pending"].as_array().unwrap().len(), 1, "{b:#}");
 }
+
+/// Writes an engine script into the test's directory and returns the `--engine` value.
+fn engine_script(env: &Env, name: &str, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = env.dir.path().join(name);
+    std::fs::write(&path, format!("#!/bin/sh\ncat > /dev/null\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn an_engine_heard_through_both_pipes_at_once() {
+    // 100 KB on standard error before the session id: both pipes are read at once, so the id is
+    // heard and the chat bound. 3 MB on standard error and exit 3: the exit status is the answer,
+    // with the end of standard error, not a time-out.
+    let env = Env::new();
+    let chatty = engine_script(
+        &env,
+        "chatty.sh",
+        r#"head -c 100000 /dev/zero | tr '\0' 'e' >&2; echo '{"sessionId": "s-chatty"}'"#,
+    );
+    let server = Server::start(&env, &["--engine", &chatty, "--engine-timeout-secs", "20"]);
+    server.send(&json!({"clientMessageId": "m1", "chatId": "c1", "text": "hello"}));
+    let b = server.bootstrap_until("c1", "the chat bound", |b| {
+        b["sessionId"] == "s-chatty" || b["pending"][0].get("engineError").is_some()
+    });
+    assert_eq!(b["sessionId"], "s-chatty", "{b:#}");
+    drop(server);
+    let env = Env::new();
+    let failing = engine_script(
+        &env,
+        "failing.sh",
+        r#"head -c 3000000 /dev/zero | tr '\0' 'e' >&2; echo last words >&2; exit 3"#,
+    );
+    let server = Server::start(&env, &["--engine", &failing, "--engine-timeout-secs", "20"]);
+    server.send(&json!({"clientMessageId": "m1", "chatId": "c1", "text": "hello"}));
+    let b = server.bootstrap_until("c1", "the engine's failure", |b| b["pending"][0].get("engineError").is_some());
+    let error = b["pending"][0]["engineError"].as_str().unwrap();
+    assert!(error.starts_with("exited with status 3") && error.ends_with("last words"), "{error}");
+    assert!(error.len() < 4096, "a bounded tail: {} bytes", error.len());
+}
+
+#[test]
+fn an_engine_that_leaves_a_child_holding_its_output_is_done_when_it_exits() {
+    // The engine prints its id, leaves a background child holding standard output, and exits 0:
+    // the run is over (bound, not timed out), and the child is killed with the run's group.
+    let env = Env::new();
+    let pid_file = env.dir.path().join("child.pid");
+    let engine = engine_script(
+        &env,
+        "leaver.sh",
+        &format!(r#"echo '{{"sessionId": "s-left"}}'; sleep 300 & echo $! > {}; exit 0"#, pid_file.display()),
+    );
+    let server = Server::start(&env, &["--engine", &engine, "--engine-timeout-secs", "20"]);
+    server.send(&json!({"clientMessageId": "m1", "chatId": "c1", "text": "hello"}));
+    let b = server.bootstrap_until("c1", "the chat bound", |b| {
+        b["sessionId"] == "s-left" || b["pending"][0].get("engineError").is_some()
+    });
+    assert_eq!(b["sessionId"], "s-left", "{b:#}");
+    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_owned();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    // Gone, or a zombie waiting for its parent (init) to reap it: not running.
+    let running = |pid: &str| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|s| s.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+    };
+    while running(&pid) {
+        assert!(Instant::now() < deadline, "the engine's background child {pid} still runs");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_session_id_the_engine_prints_is_checked_as_the_bind_route_checks_it() {
+    let env = Env::new();
+    let engine = engine_script(&env, "liar.sh", r#"echo '{"sessionId": "../../etc/passwd"}'"#);
+    let server = Server::start(&env, &["--engine", &engine, "--engine-timeout-secs", "20"]);
+    server.send(&json!({"clientMessageId": "m1", "chatId": "c1", "text": "hello"}));
+    let b = server.bootstrap_until("c1", "the engine's failure", |b| b["pending"][0].get("engineError").is_some());
+    assert!(b["sessionId"].is_null(), "not bound: {b:#}");
+    let error = b["pending"][0]["engineError"].as_str().unwrap();
+    assert!(error.contains("not an id"), "{error}");
+}

@@ -52,6 +52,12 @@ impl Engine {
     }
 
     /// Runs the engine with `input` on its standard input. `Err` says why it failed.
+    ///
+    /// Its standard output and error are read at once, each on its own task, so that neither pipe
+    /// fills while the other is awaited; only the first line of output and a bounded tail of
+    /// standard error are kept. The result is the exit status. The run has a process group of its
+    /// own, killed when the run ends however it ends (the engine exited and left a child holding a
+    /// pipe, the timeout, the server stopping), so nothing it started outlives it.
     pub async fn run(&self, input: &[u8]) -> Result<Ran, EngineError> {
         let mut child = tokio::process::Command::new(&self.program)
             .args(&self.args)
@@ -59,39 +65,47 @@ impl Engine {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
+            .process_group(0)
             .spawn()
             .map_err(|source| EngineError::Start { program: self.program.clone(), source })?;
-        let (Some(mut stdin), Some(stdout), Some(mut stderr)) =
+        let group = ProcessGroup(child.id());
+        let (Some(mut stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
             return Err(EngineError::Pipes);
         };
-        let work = async {
-            // An engine that exits without reading its input is not an error of the input's.
-            let _ = stdin.write_all(input).await;
-            drop(stdin);
+        let input = input.to_vec();
+        // An engine that exits without reading its input is not an error of the input's.
+        let feed = tokio::spawn(async move {
+            let _ = stdin.write_all(&input).await;
+        });
+        let (first_tx, first_rx) = tokio::sync::oneshot::channel();
+        let out = tokio::spawn(async move {
             let mut stdout = BufReader::new(stdout);
             let mut first = String::new();
             let _ = (&mut stdout).take(MAX_FIRST_LINE).read_line(&mut first).await;
-            let (mut out_sink, mut err_sink) = (tokio::io::sink(), tokio::io::sink());
-            let drain = tokio::io::copy(&mut stdout, &mut out_sink);
-            let mut err = Vec::new();
-            // Standard error is kept up to a bound, for the failure message; the rest is drained.
-            let errors = async {
-                let _ = (&mut stderr).take(1 << 20).read_to_end(&mut err).await;
-                let _ = tokio::io::copy(&mut stderr, &mut err_sink).await;
-            };
-            let _ = tokio::join!(drain, errors);
-            let status = child.wait().await;
-            (first, err, status)
+            let _ = first_tx.send(first);
+            let _ = tokio::io::copy(&mut stdout, &mut tokio::io::sink()).await;
+        });
+        let tail = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let err = tokio::spawn(keep_tail(stderr, tail.clone()));
+        let status = match tokio::time::timeout(self.timeout, child.wait()).await {
+            Ok(status) => status,
+            Err(_) => {
+                drop(group);
+                return Err(EngineError::TimedOut(self.timeout));
+            }
         };
-        let (first, err, status) = match tokio::time::timeout(self.timeout, work).await {
-            Ok(done) => done,
-            Err(_) => return Err(EngineError::TimedOut(self.timeout)),
-        };
+        // The run is over: what it left running goes, and with it the pipes' last writers.
+        drop(group);
+        let first = tokio::time::timeout(PIPE_GRACE, first_rx).await.ok().and_then(Result::ok).unwrap_or_default();
+        let _ = tokio::time::timeout(PIPE_GRACE, err).await;
+        feed.abort();
+        out.abort();
         let status = status.map_err(EngineError::Wait)?;
         if !status.success() {
-            let stderr_tail = String::from_utf8_lossy(&err[err.len().saturating_sub(STDERR_TAIL)..]).trim().to_owned();
+            let tail = tail.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let stderr_tail = String::from_utf8_lossy(&tail).trim().to_owned();
             return Err(EngineError::Exited { code: status.code(), stderr_tail });
         }
         #[derive(Deserialize)]
@@ -100,7 +114,44 @@ impl Engine {
             session_id: String,
         }
         let session_id = serde_json::from_str::<First>(first.trim()).ok().map(|f| f.session_id);
+        if let Some(id) = &session_id
+            && !crate::accept::send::is_client_id(id)
+        {
+            return Err(EngineError::BadSessionId(id.chars().take(80).collect()));
+        }
         Ok(Ran { session_id })
+    }
+}
+
+/// How long the pipes are read on after the engine exited (and its group was killed).
+const PIPE_GRACE: Duration = Duration::from_secs(2);
+
+/// Reads `stderr` to its end, keeping only its last [`STDERR_TAIL`] bytes in `tail`.
+async fn keep_tail(mut stderr: tokio::process::ChildStderr, tail: std::sync::Arc<std::sync::Mutex<Vec<u8>>>) {
+    let mut buf = vec![0u8; 16 << 10];
+    loop {
+        match stderr.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                let mut tail = tail.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                tail.extend_from_slice(&buf[..n]);
+                let over = tail.len().saturating_sub(STDERR_TAIL);
+                tail.drain(..over);
+            }
+        }
+    }
+}
+
+/// An engine run's process group, killed (SIGKILL) when this is dropped.
+struct ProcessGroup(Option<u32>);
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        let pid = self.0.and_then(|id| i32::try_from(id).ok()).and_then(rustix::process::Pid::from_raw);
+        if let Some(pid) = pid {
+            // Gone already is what we want.
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
     }
 }
 
