@@ -28,7 +28,7 @@
 //! - [`error`](Error), [`files`]: the one error type; opening a transcript without blocking.
 //! - [`codec`]: the scanner (payload spans, stripping), base64, word marks, conversation order and
 //!   the ref format. No I/O, no format.
-//! - [`format`]: what each agent writes, one file per agent ([`format::claude`]).
+//! - [`format`](mod@format): what each agent writes, one file per agent ([`format::claude`]).
 //! - [`db`]: the index file: `schema.sql`, migrations, and how connections are opened.
 //! - [`accept`]: sent messages. The acceptance record (primary data, its own SQLite file), the
 //!   engine that writes the transcript, and [`reconcile`](fn@accept::reconcile), the client's rule.
