@@ -140,6 +140,44 @@ fn every_listed_image_is_fetched_byte_exact_and_every_page_is_reached_once() {
 }
 
 #[test]
+fn every_answer_is_nosniff_and_a_non_image_payload_is_sandboxed() {
+    // (#22, the smaller items.) JSON answers, errors included, carry nosniff; a payload served as an
+    // attachment carries `Content-Security-Policy: sandbox`, a photo does not.
+    let env = Env::new();
+    let mut pdf = b"%PDF-1.4 ".to_vec();
+    pdf.extend(fake_png(4, 300));
+    let content = format!(
+        r#"[{},{{"type":"document","source":{{"type":"base64","media_type":"application/pdf","data":"{}"}}}}]"#,
+        image_block("image/png", &b64(&fake_png(3, 5000))),
+        b64(&pdf)
+    );
+    env.write("p/s.jsonl", user_line("s", "u1", &content, "") + "\n");
+    let server = Server::start(&env, &[]);
+    server.wait_for_sessions(1);
+    for path in [
+        "/api/sessions",
+        "/api/sessions/s/history",
+        "/api/status",
+        "/api/info",
+        "/api/sessions/nope/history",
+        "/api/nowhere",
+    ] {
+        let res = server.get(path);
+        assert_eq!(res.headers().get("x-content-type-options").map(|v| v.to_str().unwrap()), Some("nosniff"), "{path}");
+    }
+    let photo = server.get("/api/session-media/s/u1/0");
+    assert_eq!(photo.status(), StatusCode::OK);
+    assert!(photo.headers().get("content-security-policy").is_none(), "a photo is shown inline");
+    let history = server.json("/api/sessions/s/history");
+    let url =
+        history["entries"][0]["entry"]["message"]["content"][1]["source"]["mediaUrl"].as_str().unwrap().to_owned();
+    let res = server.get(&url);
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(res.headers()["content-security-policy"], "sandbox");
+    assert!(res.headers()["content-disposition"].to_str().unwrap().starts_with("attachment;"));
+}
+
+#[test]
 fn media_headers_etag_and_failed_uploads() {
     let env = Env::new();
     let photo = fake_png(3, 5000);

@@ -208,6 +208,8 @@ impl<'a> MediaResponse<'a> {
             if let Ok(v) = HeaderValue::from_str(&name) {
                 headers.insert(header::CONTENT_DISPOSITION, v);
             }
+            // Opened anyway (a PDF viewer, an HTML file), it runs no script with this origin's rights.
+            headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("sandbox"));
         }
         if let Some(len) = length {
             headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));

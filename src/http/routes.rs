@@ -160,8 +160,13 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
             ))
             .unify(),
     );
-    loopback_host(api).and(api_routes.or(super::web::routes()).unify()).recover(handle_rejection).unify().with(
-        warp::log::custom(|info| {
+    loopback_host(api)
+        .and(api_routes.or(super::web::routes()).unify())
+        .recover(handle_rejection)
+        .unify()
+        // No answer is ever sniffed into another type (a JSON body read as HTML, say).
+        .with(warp::reply::with::header("x-content-type-options", "nosniff"))
+        .with(warp::log::custom(|info| {
             tracing::debug!(
                 method = %info.method(),
                 path = info.path(),
@@ -169,8 +174,7 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
                 elapsed_us = info.elapsed().as_micros() as u64,
                 "request"
             );
-        }),
-    )
+        }))
 }
 
 fn json<T: serde::Serialize>(value: &T) -> warp::reply::Response {
