@@ -1,4 +1,4 @@
--- scrollback index schema, version 6 (PRAGMA user_version = 6).
+-- scrollback index schema, version 7 (PRAGMA user_version = 7).
 --
 -- The one source of truth for the database: every table, index, view and trigger. The offsets below
 -- are a frozen format, documented byte for byte in README.md ("The index"):
@@ -13,7 +13,7 @@
 CREATE TABLE files (
     id              INTEGER PRIMARY KEY,
     path            TEXT    NOT NULL,           -- absolute path
-    session_id      TEXT    NOT NULL,           -- from the file name: <sessionId>.jsonl
+    session_id      TEXT    NOT NULL,           -- the session of its lines that name none (its name's, or its first line's)
     dev             INTEGER NOT NULL,           -- device of the file when last read
     inode           INTEGER NOT NULL,           -- inode of the file when last read
     fingerprint     TEXT    NOT NULL,           -- blake3 (hex) of the first fingerprint_len bytes
@@ -26,7 +26,8 @@ CREATE TABLE files (
     state           TEXT    NOT NULL CHECK (state IN ('live', 'gone')),
     indexed_at      TEXT    NOT NULL,           -- UTC, RFC 3339
     gone_at         TEXT,                       -- UTC, RFC 3339, when it was seen gone
-    vault           TEXT                        -- absolute path of its hard link in <data dir>/vault, or NULL
+    vault           TEXT,                       -- absolute path of its hard link in <data dir>/vault, or NULL
+    agent           TEXT    NOT NULL DEFAULT 'claude' -- its format: claude, codex, gemini
 );
 CREATE UNIQUE INDEX files_live_path ON files(path) WHERE state = 'live';
 
@@ -41,9 +42,12 @@ CREATE TABLE sessions (
     entries         INTEGER NOT NULL DEFAULT 0, -- entries history returns with side chains (invalid lines too)
     images          INTEGER NOT NULL DEFAULT 0, -- image blocks under message.content, failed ones included
     sidechain_entries INTEGER NOT NULL DEFAULT 0, -- of `entries`, those on a side chain (sub-agents)
-    title_order     TEXT                        -- the conversation order of the entry the title is from
+    title_order     TEXT,                       -- the conversation order of the entry the title is from
+    agent           TEXT    NOT NULL DEFAULT 'claude', -- the agent that wrote it: claude, codex, gemini
+    forked_from     TEXT                        -- the session it was forked from, as its transcript says
 );
 CREATE INDEX sessions_last ON sessions(last_timestamp);
+CREATE INDEX sessions_agent ON sessions(agent, last_timestamp);
 
 -- One row per complete line. A line that is not JSON or not UTF-8 is a row too, with `invalid` set
 -- and no stored line.
@@ -65,9 +69,13 @@ CREATE TABLE entries (
     invalid      TEXT,                          -- why the line is not indexed, or NULL
     sort_at      TEXT    NOT NULL DEFAULT '',   -- conversation order: latest timestamp of the file so far
     sort_file    INTEGER NOT NULL DEFAULT 0,    -- conversation order: 0 main transcript, else from the path
-    duplicate    INTEGER NOT NULL DEFAULT 0,    -- 1: an entry of the session earlier in order has this uuid
+    duplicate    INTEGER NOT NULL DEFAULT 0,    -- 1: left out of history, search and counts: a copy of an
+                                                --    entry earlier in order with this uuid, or hidden
     agent_id     TEXT,                          -- agentId: the sub-agent whose transcript the line is in
     spawned_agent TEXT,                         -- toolUseResult.agentId: the sub-agent this tool call ran
+    agent        TEXT    NOT NULL DEFAULT 'claude', -- the agent that wrote the line: claude, codex, gemini
+    hidden       TEXT,                          -- why it is left out though no copy: repeat, fork,
+                                                --    rewritten, rewound, replaced (README.md); else NULL
     UNIQUE (file_id, offset)
 );
 -- A session's history is in conversation order, (sort_at, sort_file, line): see README.md.
@@ -140,12 +148,13 @@ CREATE TABLE scrollback_meta (
 
 -- Views for the questions people ask offline.
 
--- One row per user or assistant message (copies left out), with its text (word marks removed).
+-- One row per user or assistant message (copies and hidden entries left out), with its text (word
+-- marks removed) and agent.
 CREATE VIEW messages AS
 SELECT e.session_id, e.line, e.uuid, e.parent_uuid, e.type, e.role, e.timestamp, e.is_sidechain,
-       replace(e.text, char(8203), '') AS text, f.path
+       replace(e.text, char(8203), '') AS text, f.path, e.agent
 FROM entries e JOIN files f ON f.id = e.file_id
-WHERE e.invalid IS NULL AND e.duplicate = 0 AND e.type IN ('user', 'assistant');
+WHERE e.invalid IS NULL AND e.duplicate = 0 AND (e.type IN ('user', 'assistant') OR e.role IN ('user', 'assistant'));
 
 -- Every stripped payload, with its ref (for images under message.content) and where its bytes are.
 CREATE VIEW photos AS

@@ -72,7 +72,7 @@ fn bench(c: &mut Criterion) {
                     line.to_vec()
                 };
                 let stripped = std::str::from_utf8(&stripped).unwrap();
-                CLAUDE.describe(stripped).unwrap();
+                CLAUDE.describe(stripped, 1, &scrollback::format::FileContext::default()).unwrap();
             }
         })
     });

@@ -39,7 +39,7 @@ fn latency(poll: Option<Duration>) -> Vec<Duration> {
     let bus: Bus = scrollback::events::bus();
     let mut events = bus.subscribe();
     indexer.set_bus(bus);
-    let config = TailConfig { root: root.clone(), rescan_every: Duration::from_secs(30), poll };
+    let config = TailConfig { rescan_every: Duration::from_secs(30), poll, ..TailConfig::new(&root) };
     let tail = Tail::start(indexer, config).unwrap();
     wait_for_line(&mut events, 1);
     let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
@@ -96,7 +96,7 @@ fn idle(files: usize, window: Duration) -> (f64, Duration) {
     let started = Instant::now();
     indexer.catch_up(&root, &mut scrollback::NoProgress).unwrap();
     let one_rescan = started.elapsed();
-    let config = TailConfig { root: root.clone(), rescan_every: Duration::from_secs(2), poll: None };
+    let config = TailConfig { rescan_every: Duration::from_secs(2), ..TailConfig::new(&root) };
     let tail = Tail::start(indexer, config).unwrap();
     std::thread::sleep(Duration::from_secs(1));
     let (cpu0, wall0) = (cpu_time(), Instant::now());

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 pub const SCHEMA: &str = include_str!("../schema.sql");
 
 /// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
-pub const VERSION: i64 = 6;
+pub const VERSION: i64 = 7;
 
 /// One step each: `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`. A step is run in
 /// the same transaction as the `user_version` bump. When you add one, bump `VERSION`, update
@@ -73,6 +73,21 @@ CREATE TABLE forgotten (
 );
 CREATE INDEX forgotten_identity ON forgotten(dev, inode);
 ",
+    // 6 -> 7: several agents (each file, session and entry records its agent), entries hidden for
+    // a reason other than being a copy (replays the agents' formats keep), forks' parents. Rows
+    // written before are Claude Code's.
+    "ALTER TABLE files ADD COLUMN agent TEXT NOT NULL DEFAULT 'claude';
+     ALTER TABLE sessions ADD COLUMN agent TEXT NOT NULL DEFAULT 'claude';
+     ALTER TABLE sessions ADD COLUMN forked_from TEXT;
+     ALTER TABLE entries ADD COLUMN agent TEXT NOT NULL DEFAULT 'claude';
+     ALTER TABLE entries ADD COLUMN hidden TEXT;
+     CREATE INDEX sessions_agent ON sessions(agent, last_timestamp);
+     DROP VIEW messages;
+     CREATE VIEW messages AS
+SELECT e.session_id, e.line, e.uuid, e.parent_uuid, e.type, e.role, e.timestamp, e.is_sidechain,
+       replace(e.text, char(8203), '') AS text, f.path, e.agent
+FROM entries e JOIN files f ON f.id = e.file_id
+WHERE e.invalid IS NULL AND e.duplicate = 0 AND (e.type IN ('user', 'assistant') OR e.role IN ('user', 'assistant'));",
 ];
 
 /// The `scrollback_meta` key that says rows written before version 4 still need their version 4
@@ -507,7 +522,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(INDEX_FILE);
         assert!(open_reader(&path).is_err());
-        Connection::open(&path).unwrap().execute_batch("PRAGMA user_version = 7;").unwrap();
-        assert!(matches!(open_reader(&path), Err(Error::Schema { found: 7, .. })));
+        Connection::open(&path).unwrap().execute_batch("PRAGMA user_version = 99;").unwrap();
+        assert!(matches!(open_reader(&path), Err(Error::Schema { found: 99, .. })));
     }
 }

@@ -43,6 +43,8 @@
 //! - [`demo`]: the sample tree `serve --demo` serves, and the stand-in engine that answers its sends.
 
 #![deny(missing_docs)]
+// The OpenAPI document is one `json!` literal, deeper than the macro's default limit.
+#![recursion_limit = "256"]
 
 pub mod accept;
 pub mod codec;
@@ -60,6 +62,7 @@ pub mod read;
 pub use codec::refs::{ContentHash, MediaName, MediaRef};
 pub use codec::scan::STRIPPED_MEDIA_MARKER;
 pub use error::{Error, Result};
+pub use ingest::roots::Root;
 pub use ingest::tail::{Tail, TailConfig};
 pub use ingest::{Indexer, NoProgress, Progress, Summary};
 pub use read::media::MediaRecord;

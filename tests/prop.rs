@@ -110,7 +110,7 @@ fn shuffled(fields: Vec<(&'static str, J)>) -> impl Strategy<Value = J> {
 
 /// A block or object that may carry a payload, in one of the known shapes.
 fn arb_media() -> impl Strategy<Value = J> {
-    (arb_payload(), media_type(), any::<bool>(), 0..8u8).prop_flat_map(|(data, mt, escape, shape)| {
+    (arb_payload(), media_type(), any::<bool>(), 0..11u8).prop_flat_map(|(data, mt, escape, shape)| {
         let data_str = J::Str(data.clone(), escape);
         let data_url = J::Str(format!("data:{mt};base64,{data}"), escape);
         match shape {
@@ -133,6 +133,16 @@ fn arb_media() -> impl Strategy<Value = J> {
             ])
             .boxed(),
             6 => shuffled(vec![("base64", data_str), ("type", s(&mt)), ("originalSize", J::Num(10))]).boxed(),
+            // MCP image content (Codex's `mcp_tool_call_end`).
+            7 => shuffled(vec![("type", s("image")), ("data", data_str), ("mimeType", s(&mt))]).boxed(),
+            // Gemini's `inlineData` part (an image block when its type is an image's).
+            8 => shuffled(vec![("inlineData", obj(vec![("mimeType", s(&mt)), ("data", data_str)]))]).boxed(),
+            // Codex's `user_message` event: data URLs in an `images` array, and a link.
+            9 => shuffled(vec![
+                ("type", s("user_message")),
+                ("images", J::Arr(vec![data_url, s("https://example.com/a.png")])),
+            ])
+            .boxed(),
             _ => shuffled(vec![("type", s("image")), ("source", obj(vec![("type", s("base64"))]))]).boxed(),
         }
     })
@@ -152,7 +162,7 @@ fn arb_value() -> impl Strategy<Value = J> {
         prop_oneof![
             3 => proptest::collection::vec(prop_oneof![2 => inner.clone(), 1 => arb_media()], 0..5).prop_map(J::Arr),
             2 => proptest::collection::vec(
-                ((prop_oneof![Just("type"), Just("data"), Just("content"), Just("text"), Just("x"), Just("url"), Just("source")]),
+                ((prop_oneof![Just("type"), Just("data"), Just("content"), Just("text"), Just("x"), Just("url"), Just("source"), Just("mimeType"), Just("images"), Just("payload"), Just("toolCalls")]),
                  prop_oneof![2 => inner.clone(), 1 => arb_media()]),
                 0..5,
             )
@@ -164,9 +174,60 @@ fn arb_value() -> impl Strategy<Value = J> {
     })
 }
 
-/// A whole transcript line: content blocks (media, tool results holding media, filler), and
-/// payloads outside `message.content` too.
+/// A whole transcript line, in one of the three agents' layouts: content blocks (media, tool
+/// results holding media, filler), and payloads outside the places too.
 fn arb_line() -> impl Strategy<Value = String> {
+    prop_oneof![2 => arb_claude_line(), 1 => arb_codex_line(), 1 => arb_gemini_line()]
+}
+
+fn write(j: J) -> String {
+    let mut out = String::new();
+    j.write(&mut out);
+    out
+}
+
+/// A Codex rollout line: a `response_item` message or tool output whose content holds the blocks.
+fn arb_codex_line() -> impl Strategy<Value = String> {
+    (
+        proptest::collection::vec(prop_oneof![2 => arb_media(), 1 => arb_value()], 0..5),
+        any::<bool>(),
+        proptest::option::of(arb_media()),
+    )
+        .prop_flat_map(|(content, output, extra)| {
+            let item = if output {
+                obj(vec![("type", s("function_call_output")), ("call_id", s("c1")), ("output", J::Arr(content))])
+            } else {
+                obj(vec![("type", s("message")), ("role", s("user")), ("content", J::Arr(content))])
+            };
+            let mut fields =
+                vec![("timestamp", s("2026-11-30T10:00:00.000Z")), ("type", s("response_item")), ("payload", item)];
+            if let Some(extra) = extra {
+                fields.push(("metadata", extra));
+            }
+            shuffled(fields)
+        })
+        .prop_map(write)
+}
+
+/// A Gemini chat line: a message whose content parts and tool results hold the blocks.
+fn arb_gemini_line() -> impl Strategy<Value = String> {
+    (
+        proptest::collection::vec(prop_oneof![2 => arb_media(), 1 => arb_value()], 0..5),
+        proptest::collection::vec(prop_oneof![arb_media(), arb_value()], 0..3),
+    )
+        .prop_flat_map(|(content, result)| {
+            shuffled(vec![
+                ("id", s("g-1")),
+                ("type", s("user")),
+                ("content", J::Arr(content)),
+                ("toolCalls", J::Arr(vec![obj(vec![("name", s("read_file")), ("result", J::Arr(result))])])),
+            ])
+        })
+        .prop_map(write)
+}
+
+/// A Claude Code line.
+fn arb_claude_line() -> impl Strategy<Value = String> {
     let block = prop_oneof![
         3 => arb_media(),
         2 => arb_value(),
@@ -208,7 +269,10 @@ fn arb_line() -> impl Strategy<Value = String> {
 
 /// A line with the words `scan::may_hold_media` looks for spelt differently, all else kept.
 fn mangle(line: &str) -> String {
-    line.replace("base64", "base65").replace("\"image", "\"imago").replace("image\"", "imago\"")
+    line.replace("base64", "base65")
+        .replace("\"image", "\"imago")
+        .replace("image\"", "imago\"")
+        .replace("\"mimeType\"", "\"mimeTypo\"")
 }
 
 #[test]
@@ -228,9 +292,10 @@ proptest! {
     fn scanner_agrees_with_a_serde_json_oracle(line in arb_line(), chunk in 1usize..4096) {
         // Generated lines are JSON: the scanner must accept them and agree with the tree walk
         // (`scan_oracle::check`, which also feeds the line in other pieces).
-        let out = scan_oracle::scan_in_pieces(line.as_bytes(), chunk).expect("a valid line scans");
+        let places = scrollback::format::CLAUDE.block_places();
+        let out = scan_oracle::scan_in_pieces(line.as_bytes(), chunk, places).expect("a valid line scans");
         let value: Value = serde_json::from_str(&line).unwrap();
-        scan_oracle::agree(line.as_bytes(), &value, &out, &scan::strip(line.as_bytes(), &out.spans));
+        scan_oracle::agree(line.as_bytes(), &value, &out, &scan::strip(line.as_bytes(), &out.spans), places);
         scan_oracle::check(line.as_bytes());
     }
 

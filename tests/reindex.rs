@@ -93,10 +93,15 @@ fn a_second_indexer_on_the_same_data_dir_is_refused() {
 }
 
 #[test]
-fn bad_usage_exits_2_and_a_missing_tree_exits_1() {
+fn bad_usage_exits_2_and_a_missing_tree_is_said_and_no_error() {
     let env = Env::new();
     assert_eq!(env.run(&["index", "--no-such-flag"]).status.code(), Some(2));
-    assert_eq!(env.run(&["index", "--transcripts", "/nonexistent/scrollback-test"]).status.code(), Some(1));
+    assert_eq!(env.run(&["index", "--root", "nonesuch:/tmp"]).status.code(), Some(2));
+    // A root that does not exist is said, and is no error: it may appear later.
+    let out = env.run(&["index", "--transcripts", "/nonexistent/scrollback-test"]);
+    assert_eq!(out.status.code(), Some(0));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("claude:/nonexistent/scrollback-test does not exist"), "{said}");
     let out = env.run(&["media", "not-a-ref"]);
     assert_eq!(out.status.code(), Some(1));
 }

@@ -14,7 +14,7 @@ use crate::util::{Env, b64, check_invariants, fake_png, image_block, user_line};
 /// is the events), or with polling.
 pub fn start(env: &Env, poll: Option<Duration>) -> Tail {
     let indexer = Indexer::open(&env.data).unwrap_or_else(|e| panic!("opening the index: {e}"));
-    let config = TailConfig { root: env.root.clone(), rescan_every: Duration::from_secs(3600), poll };
+    let config = TailConfig { rescan_every: Duration::from_secs(3600), poll, ..TailConfig::new(&env.root) };
     Tail::start(indexer, config).unwrap()
 }
 

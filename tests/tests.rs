@@ -2,6 +2,7 @@
 //! directory and runs the real `scrollback` binary where the CLI is what is tested.
 
 mod accept;
+mod agents;
 mod architecture;
 mod browser;
 mod bulk;

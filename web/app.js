@@ -124,6 +124,9 @@ $("lightbox").addEventListener("click", (e) => {
 // ---------------------------------------------------------------------------------------------
 // The sessions list
 
+/** How each agent is named in the list. */
+const AGENTS = { claude: "Claude Code", codex: "Codex", gemini: "Gemini CLI" };
+
 const sidebar = {
   next: null,
   projects: new Set(),
@@ -136,7 +139,7 @@ const sidebar = {
     const status = $("sessions-status");
     try {
       const page = await call(() =>
-        get(`/api/sessions${query({ q: $("filter-text").value.trim(), project: $("filter-project").value, cursor: more ? this.next : "", limit: PAGE })}`),
+        get(`/api/sessions${query({ q: $("filter-text").value.trim(), project: $("filter-project").value, agent: $("filter-agent").value, cursor: more ? this.next : "", limit: PAGE })}`),
       );
       const list = $("sessions");
       if (!more) list.replaceChildren();
@@ -166,7 +169,7 @@ const sidebar = {
     const meta = render.el(
       "span",
       "meta",
-      [s.project ? s.project.split("/").filter(Boolean).pop() : null, s.lastTimestamp ? s.lastTimestamp.slice(0, 16).replace("T", " ") : null]
+      [AGENTS[s.agent] || s.agent, s.project ? s.project.split("/").filter(Boolean).pop() : null, s.lastTimestamp ? s.lastTimestamp.slice(0, 16).replace("T", " ") : null]
         .filter(Boolean)
         .join(" · "),
     );
@@ -175,6 +178,7 @@ const sidebar = {
     const counts = render.el("span", "counts", `${main} entries${side} · ${s.images} photos`, s.gone ? render.el("span", "gone", "transcript gone") : null);
     const li = render.el("li", null, link(`/sessions/${encodeURIComponent(s.id)}`, title, meta, counts));
     li.dataset.session = s.id;
+    if (s.agent) li.dataset.agent = s.agent;
     return li;
   },
 
@@ -198,6 +202,7 @@ $("filter-text").addEventListener("input", () => {
   filterTimer = setTimeout(() => sidebar.load(), 250);
 });
 $("filter-project").addEventListener("change", () => sidebar.load());
+$("filter-agent").addEventListener("change", () => sidebar.load());
 $("more-sessions").addEventListener("click", () => sidebar.load(true));
 $("search-form").addEventListener("submit", (e) => {
   e.preventDefault();

@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
 use scrollback::accept::engine::Engine;
 use scrollback::ops::writer::{WriterOptions, open_writer};
 use scrollback::read::{history, index, media};
-use scrollback::{MediaName, Progress, Tail, TailConfig};
+use scrollback::{MediaName, Progress, Root, Tail, TailConfig};
 
 /// An embedded, SQLite-indexed store for AI chat transcripts.
 #[derive(Debug, Parser)]
@@ -103,6 +103,8 @@ enum Command {
     Status {
         #[command(flatten)]
         data: DataDir,
+        #[command(flatten)]
+        roots: RootArgs,
     },
     /// Forget sessions: their entries, photos' rows, search rows, vault links and sent messages go,
     /// and their transcripts are not indexed again until `unforget`. It needs the data directory to
@@ -143,11 +145,58 @@ enum Command {
     },
 }
 
+/// Which transcript trees are followed.
 #[derive(Debug, Args)]
-struct Dirs {
-    /// The transcript tree [default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects].
+struct RootArgs {
+    /// A tree of Claude Code's transcripts: the same as --root claude:DIR.
     #[arg(long, env = "SCROLLBACK_TRANSCRIPTS")]
     transcripts: Option<PathBuf>,
+    /// A tree of transcripts of one format (claude, codex, gemini), as FORMAT:DIR; repeat it for
+    /// several. Given (or with --transcripts), it replaces the defaults: every one of
+    /// $CLAUDE_CONFIG_DIR/projects (else ~/.claude/projects), $CODEX_HOME/sessions and
+    /// $CODEX_HOME/archived_sessions (else under ~/.codex), and $GEMINI_CLI_HOME/.gemini/tmp (else
+    /// ~/.gemini/tmp) that exists.
+    #[arg(long = "root", value_name = "FORMAT:DIR", value_parser = parse_root)]
+    roots: Vec<Root>,
+}
+
+fn parse_root(spec: &str) -> Result<Root, String> {
+    Root::parse(spec)
+}
+
+impl RootArgs {
+    /// The roots asked for, else the defaults; whether they exist is for the caller to say.
+    fn resolve(&self) -> anyhow::Result<Vec<Root>> {
+        let mut roots: Vec<Root> = self.transcripts.iter().map(Root::claude).collect();
+        roots.extend(self.roots.iter().cloned());
+        if roots.is_empty() {
+            roots = Root::from_env();
+        }
+        if roots.is_empty() {
+            bail!("HOME is not set: pass --data-dir and --root FORMAT:DIR (or --transcripts DIR)");
+        }
+        Ok(roots)
+    }
+}
+
+/// Says, once, each root that does not exist; returns those that do.
+fn say_missing(roots: &[Root]) -> Vec<&Root> {
+    roots
+        .iter()
+        .filter(|root| {
+            let exists = root.exists();
+            if !exists {
+                eprintln!("scrollback: {} does not exist (yet): nothing of it is indexed", root.spec());
+            }
+            exists
+        })
+        .collect()
+}
+
+#[derive(Debug, Args)]
+struct Dirs {
+    #[command(flatten)]
+    roots: RootArgs,
     #[command(flatten)]
     data: DataDir,
     /// Keep a hard link to every transcript in the data directory (`vault/`), so that a deleted
@@ -182,23 +231,11 @@ impl DataDir {
     }
 }
 
-impl Dirs {
-    fn transcripts(&self) -> anyhow::Result<PathBuf> {
-        if let Some(dir) = &self.transcripts {
-            return Ok(dir.clone());
-        }
-        if let Some(config) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
-            return Ok(PathBuf::from(config).join("projects"));
-        }
-        Ok(home()?.join(".claude/projects"))
-    }
-}
-
 fn home() -> anyhow::Result<PathBuf> {
     std::env::var_os("HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .context("HOME is not set: pass --data-dir and --transcripts")
+        .context("HOME is not set: pass --data-dir and --root FORMAT:DIR")
 }
 
 fn main() -> ExitCode {
@@ -263,7 +300,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Search { query, data, session, limit } => search(&query, &data.resolve()?, session.as_deref(), limit),
         Command::Index { dirs } => index(&dirs),
-        Command::Status { data } => status(&data.resolve()?),
+        Command::Status { data, roots } => status(&data.resolve()?, &roots.resolve()?),
         Command::Check { data } => check(&data.resolve()?),
         Command::Forget { sessions, project, before, dry_run, data } => {
             forget(&data.resolve()?, sessions, project.as_deref(), before.as_deref(), dry_run)
@@ -325,7 +362,7 @@ struct ServeOptions {
 }
 
 /// The engine `serve` runs: `--engine`, else with `--demo` this binary's `demo-engine`.
-fn engine(options: &ServeOptions, root: &Path) -> anyhow::Result<Option<Engine>> {
+fn engine(options: &ServeOptions, root: Option<&Path>) -> anyhow::Result<Option<Engine>> {
     if let Some(command) = &options.engine {
         let engine = Engine::parse(command, options.engine_timeout).ok_or_else(|| Usage("--engine is empty".into()))?;
         return Ok(Some(engine));
@@ -334,6 +371,7 @@ fn engine(options: &ServeOptions, root: &Path) -> anyhow::Result<Option<Engine>>
         return Ok(None);
     }
     let program = std::env::current_exe().context("finding this program, to run its demo engine")?;
+    let root = root.context("the demo engine needs a root of Claude Code's transcripts")?;
     let root = root.to_str().context("the demo tree's path is not UTF-8")?;
     Ok(Some(Engine {
         program,
@@ -347,19 +385,23 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
     let token = options.token.clone();
     scrollback::http::check_listen(&listen, token.as_deref()).map_err(|e| Usage(e.to_string()))?;
     let data_dir = dirs.data.resolve()?;
-    let root = if demo { scrollback::demo::write(&data_dir)? } else { dirs.transcripts()? };
-    if !root.is_dir() {
-        bail!("transcript directory {} does not exist (try --demo, or --transcripts DIR)", root.display());
+    let roots = if demo { vec![Root::claude(scrollback::demo::write(&data_dir)?)] } else { dirs.roots.resolve()? };
+    if say_missing(&roots).is_empty() {
+        eprintln!(
+            "scrollback: no transcript root exists yet (try --demo, or --root FORMAT:DIR); each is looked for again at every rescan"
+        );
     }
     let mut indexer = open_writer(&data_dir, &dirs.writer_options())?;
     let bus = scrollback::events::bus();
     indexer.set_bus(bus.clone());
     let config = TailConfig {
-        root: root.clone(),
+        roots: roots.clone(),
         rescan_every: Duration::from_secs(rescan_secs),
         poll: poll_ms.map(Duration::from_millis),
     };
-    let engine = engine(&options, &root)?;
+    // The demo engine writes Claude Code's transcripts into the first such root.
+    let claude_root = roots.iter().find(|r| r.format.name() == "claude").map(|r| r.dir.clone());
+    let engine = engine(&options, claude_root.as_deref())?;
     // Subscribed before the writer starts, so that its death is never missed.
     let writer_events = bus.subscribe();
     let tail = Tail::start(indexer, config)?;
@@ -370,10 +412,12 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
         health: Some(tail.health()),
         watcher: Some(tail.watcher_kind()),
         idle_timeout: Some(options.idle),
+        roots: roots.clone(),
     };
     let api = scrollback::http::Api::new(&data_dir, bus, api_config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let following = format!("following {} (index in {})", root.display(), data_dir.display());
+    let specs: Vec<String> = roots.iter().filter(|r| r.exists()).map(Root::spec).collect();
+    let following = format!("following {} (index in {})", specs.join(", "), data_dir.display());
     runtime.block_on(run_server(api, listen, following, scrollback::ops::writer::writer_died(writer_events)))?;
     if tail.stop().is_none() {
         bail!("the indexer died; see the log above");
@@ -447,7 +491,7 @@ fn message(e: &anyhow::Error) -> String {
 /// How long `serve` waits for in-flight requests once asked to stop.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 
-fn status(data_dir: &Path) -> anyhow::Result<()> {
+fn status(data_dir: &Path, roots: &[Root]) -> anyhow::Result<()> {
     let conn = index::open(data_dir)?;
     let status = scrollback::ops::status::of_data_dir(&conn, data_dir)?;
     let pending = status.sends_pending;
@@ -456,6 +500,13 @@ fn status(data_dir: &Path) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "data directory  {}", data_dir.display())?;
     writeln!(out, "transcripts     {} followed, {} gone (their history kept)", s.transcripts_live, s.transcripts_gone)?;
+    for root in roots {
+        let state = if root.exists() { "exists" } else { "does not exist" };
+        writeln!(out, "root            {} ({state})", root.spec())?;
+    }
+    for (agent, sessions) in &s.agents {
+        writeln!(out, "agent           {agent}: {sessions} sessions")?;
+    }
     writeln!(out, "sessions        {}", s.sessions)?;
     writeln!(out, "entries         {} ({} invalid lines)", s.entries, s.invalid_lines)?;
     writeln!(out, "photos          {}", s.photos)?;
@@ -515,18 +566,27 @@ async fn shutdown_signal() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Catches up on every root of `roots` that exists, saying those that do not.
+fn catch_up_all(indexer: &mut scrollback::Indexer, roots: &[Root]) -> anyhow::Result<scrollback::Summary> {
+    indexer.set_roots(roots)?;
+    let mut total = scrollback::Summary::default();
+    for root in say_missing(roots) {
+        let mut bar = Bar(None);
+        let s = indexer.catch_up(&root.dir, &mut bar)?;
+        if let Some(bar) = bar.0 {
+            bar.finish_and_clear();
+        }
+        total.add(&s);
+        total.seconds += s.seconds;
+    }
+    Ok(total)
+}
+
 fn index(dirs: &Dirs) -> anyhow::Result<()> {
-    let root = dirs.transcripts()?;
+    let roots = dirs.roots.resolve()?;
     let data_dir = dirs.data.resolve()?;
-    if !root.is_dir() {
-        bail!("transcript directory {} does not exist", root.display());
-    }
     let mut indexer = open_writer(&data_dir, &dirs.writer_options())?;
-    let mut bar = Bar(None);
-    let s = indexer.catch_up(&root, &mut bar)?;
-    if let Some(bar) = bar.0 {
-        bar.finish_and_clear();
-    }
+    let s = catch_up_all(&mut indexer, &roots)?;
     println!(
         "indexed {} files, {} lines, {} photos, {} invalid lines, {:.1} MB in {:.2} s ({} re-indexed, {} gone, {} failed)",
         s.files,
@@ -601,18 +661,11 @@ fn check(data_dir: &Path) -> anyhow::Result<()> {
 }
 
 fn rebuild(dirs: &Dirs) -> anyhow::Result<()> {
-    let root = dirs.transcripts()?;
+    let roots = dirs.roots.resolve()?;
     let data_dir = dirs.data.resolve()?;
-    if !root.is_dir() {
-        bail!("transcript directory {} does not exist", root.display());
-    }
     let (mut indexer, old) = scrollback::ops::writer::open_rebuilt(&data_dir)?;
     eprintln!("scrollback: the old index is kept as {}", old.display());
-    let mut bar = Bar(None);
-    let s = indexer.catch_up(&root, &mut bar)?;
-    if let Some(bar) = bar.0 {
-        bar.finish_and_clear();
-    }
+    let s = catch_up_all(&mut indexer, &roots)?;
     let carried = indexer.carry_over(&old)?;
     println!(
         "rebuilt: {} transcripts indexed ({} lines, {} failed); {} gone transcripts carried over from the old index ({} entries, {} payloads)",

@@ -2,7 +2,8 @@
 //!
 //! [`Scanner`] is a push tokenizer for one JSON document. It is fed the line in chunks of any size and
 //! keeps a few hundred bytes of state whatever the line's length: strings are skipped with `memchr`,
-//! and the strings that may be payloads (values of `data`, `base64`, `url` and `image_url`) are decoded
+//! and the strings that may be payloads (values of `data`, `base64`, `url` and `image_url`, items of
+//! `images`) are decoded
 //! as a stream into a blake3 hasher, never copied. When an object closes, its keys decide whether a
 //! candidate was a payload (the shapes are listed on [`Scanner`]); when the line ends, image blocks under
 //! the format's [`BlockPlaces`] (Claude Code's `message.content`) are numbered in the order in which
@@ -89,7 +90,8 @@ impl fmt::Display for Encoding {
 /// What a payload belongs to. Stored in `media.kind`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MediaKind {
-    /// The payload of an image block (`type` `image`, `image_url` or `input_image`).
+    /// The payload of an image block (`type` `image`, `image_url` or `input_image`, or an
+    /// `inlineData` image).
     Image,
     /// The payload of a `document` block (PDF).
     Document,
@@ -139,6 +141,11 @@ impl BlockPlaces {
             i += 1;
         }
         BlockPlaces { paths }
+    }
+
+    /// The places, as key paths.
+    pub fn paths(&self) -> &'static [&'static [&'static str]] {
+        self.paths
     }
 
     /// Every place, as a mask (bit `i` for path `i`).
@@ -276,14 +283,16 @@ impl fmt::Display for ScanError {
 
 /// Whether `line` may hold a payload or an image block, by a search for the words they cannot be
 /// written without: every payload needs `base64` (a `"type":"base64"` source, a `base64` key, or a
-/// data URL's `;base64,`), and every image block a type that starts or ends its string with `image`
-/// (`"image"`, `"image_url"`, `"input_image"`), unless those words are spelt with `\u` escapes. A
+/// data URL's `;base64,`) or a `"mimeType"` key beside its `data`, and every image block a type
+/// that starts or ends its string with `image` (`"image"`, `"image_url"`, `"input_image"`) or a
+/// `"mimeType"`, unless those words are spelt with `\u` escapes. A
 /// line for which this is false scans to nothing (the tests check it against the scanner), so the
 /// indexer skips its scan; typical text lines are most lines.
 pub fn may_hold_media(line: &[u8]) -> bool {
     use std::sync::LazyLock;
-    static NEEDLES: LazyLock<[memchr::memmem::Finder<'static>; 4]> =
-        LazyLock::new(|| [b"base64".as_slice(), b"\"image", b"image\"", b"\\u"].map(memchr::memmem::Finder::new));
+    static NEEDLES: LazyLock<[memchr::memmem::Finder<'static>; 5]> = LazyLock::new(|| {
+        [b"base64".as_slice(), b"\"image", b"image\"", b"\"mimeType\"", b"\\u"].map(memchr::memmem::Finder::new)
+    });
     NEEDLES.iter().any(|needle| needle.find(line).is_some())
 }
 
@@ -436,6 +445,8 @@ enum KnownKey {
     Base64,
     Url,
     ImageUrl,
+    /// `images`: an array of data URLs (Codex's `user_message` event).
+    Images,
     Other,
 }
 
@@ -444,11 +455,12 @@ impl KnownKey {
         match b {
             b"type" => KnownKey::Type,
             b"media_type" => KnownKey::MediaType,
-            b"mimeType" | b"mime_type" => KnownKey::MimeType,
+            b"mimeType" => KnownKey::MimeType,
             b"data" => KnownKey::Data,
             b"base64" => KnownKey::Base64,
             b"url" => KnownKey::Url,
             b"image_url" => KnownKey::ImageUrl,
+            b"images" => KnownKey::Images,
             _ => KnownKey::Other,
         }
     }
@@ -502,7 +514,11 @@ struct Frame {
     object: bool,
     start: u64,
     role: Role,
+    /// The key this object or array is the value of (`Other` in an array or at the top).
+    under: KnownKey,
     key: KnownKey,
+    /// Whether the object has a `data` key (whatever its value).
+    has_data: bool,
     /// Of an [`Role::Along`] object's places, those its current key leads on to.
     next: u8,
     ty: Option<String>,
@@ -515,12 +531,14 @@ struct Frame {
 }
 
 impl Frame {
-    fn new(object: bool, start: u64, role: Role) -> Frame {
+    fn new(object: bool, start: u64, role: Role, under: KnownKey) -> Frame {
         Frame {
             object,
             start,
             role,
+            under,
             key: KnownKey::Other,
+            has_data: false,
             next: 0,
             ty: None,
             media_type: None,
@@ -710,7 +728,7 @@ impl Decoder {
                 }
             }
             // A URL that is not a data URL is a link, not a broken payload.
-            _ if !self.data_url && matches!(self.key, KnownKey::Url | KnownKey::ImageUrl) => {
+            _ if !self.data_url && matches!(self.key, KnownKey::Url | KnownKey::ImageUrl | KnownKey::Images) => {
                 return Err(Missing::None);
             }
             _ => return Err(Missing::NotBase64),
@@ -758,11 +776,15 @@ struct ClosedBlock {
 /// - `data` of an object whose `type` is `base64` (Anthropic image and document sources:
 ///   `{"type":"image","source":{"type":"base64","media_type":"image/png","data":...}}`);
 /// - `base64` of a `file` object (the Read tool's `toolUseResult.file.base64` copy, attachments);
+/// - `data` of an object with a `mimeType` (MCP's `{"type":"image","data":...,"mimeType":...}`,
+///   Gemini's `{"inlineData":{"mimeType":...,"data":...}}`);
 /// - a `data:<type>;base64,` URL (its header printable ASCII, as media types are) in `url`,
 ///   `image_url` or `data` (a chat UI's image chunk, OpenAI's
-///   `{"type":"image_url","image_url":{"url":...}}` and `input_image`).
+///   `{"type":"image_url","image_url":{"url":...}}` and Codex's `input_image`), or as an item of an
+///   `images` array (Codex's `user_message` event).
 ///
-/// An *image block* is an object whose `type` is `image`, `image_url` or `input_image`; those at or
+/// An *image block* is an object whose `type` is `image`, `image_url` or `input_image`, or that has
+/// a `data` key and a `mimeType` that starts with `image/` (Gemini's `inlineData`); those at or
 /// under the format's [`BlockPlaces`] (Claude Code's `message.content`, tool results included) get
 /// ordinals, 0-based, in the order they begin in the line. One without a payload (a failed upload)
 /// keeps its ordinal and is reported as failed.
@@ -968,6 +990,8 @@ impl Scanner {
     fn value(&mut self, c: u8, at: u64) {
         let key = match self.stack.last() {
             Some(f) if f.object => f.key,
+            // The items of an `images` array.
+            Some(f) if f.under == KnownKey::Images => KnownKey::Images,
             _ => KnownKey::Other,
         };
         match c {
@@ -978,7 +1002,7 @@ impl Scanner {
                         self.small_overflow = false;
                         StrRole::Small(key)
                     }
-                    KnownKey::Data | KnownKey::Base64 | KnownKey::Url | KnownKey::ImageUrl => {
+                    KnownKey::Data | KnownKey::Base64 | KnownKey::Url | KnownKey::ImageUrl | KnownKey::Images => {
                         self.decoder.start(key, at + 1);
                         StrRole::Candidate(key)
                     }
@@ -1010,7 +1034,9 @@ impl Scanner {
                     },
                 };
                 let object = c == b'{';
-                self.stack.push(Frame::new(object, at, role));
+                // The key whose value this is; nothing for an array's item or the top.
+                let under = if self.stack.last().is_some_and(|f| f.object) { key } else { KnownKey::Other };
+                self.stack.push(Frame::new(object, at, role, under));
                 self.state = if object { State::ObjectFirst } else { State::ArrayFirst };
             }
             b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => self.state = State::Literal,
@@ -1064,6 +1090,7 @@ impl Scanner {
                 let depth = self.stack.len().saturating_sub(1);
                 if let Some(f) = self.stack.last_mut() {
                     f.key = key;
+                    f.has_data |= key == KnownKey::Data;
                     if let Role::Along(mask) = f.role {
                         f.next = if self.small_overflow { 0 } else { self.places.next(mask, depth, &self.small) };
                     }
@@ -1101,11 +1128,10 @@ impl Scanner {
             return;
         };
         debug_assert_eq!(frame.object, object);
-        if object {
-            self.decide(&mut frame);
-        }
+        self.decide(&mut frame);
         let block = if object { frame.ty.as_deref() } else { None };
-        let image = matches!(block, Some("image" | "image_url" | "input_image"));
+        let image = matches!(block, Some("image" | "image_url" | "input_image"))
+            || (object && frame.has_data && frame.mime_type.as_deref().is_some_and(|t| t.starts_with("image/")));
         if image || block == Some("document") {
             let kind = if image { MediaKind::Image } else { MediaKind::Document };
             let mut pending = std::mem::take(&mut frame.pending);
@@ -1145,6 +1171,8 @@ impl Scanner {
             } else {
                 match c.key {
                     KnownKey::Data if ty == Some("base64") => frame.media_type.clone(),
+                    // MCP's `{type: "image", data, mimeType}`, Gemini's `inlineData {mimeType, data}`.
+                    KnownKey::Data if frame.mime_type.is_some() => frame.mime_type.clone(),
                     KnownKey::Base64 => ty
                         .filter(|t| t.contains('/'))
                         .map(str::to_owned)

@@ -21,7 +21,10 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::loose::{Key, LooseStr, LooseTrue, Str, skip_scalars, skip_seq, skip_strings};
-use super::{BlockPlaces, Columns, Format, Meta, MetaError, Typed, finish_text, first_chars, push_text, title_rank};
+use super::{
+    BlockPlaces, Columns, FileContext, Format, Meta, MetaError, Typed, finish_text, first_chars, push_text, title_rank,
+    without_injected,
+};
 
 /// Claude Code's format.
 #[derive(Debug, Clone, Copy, Default)]
@@ -35,19 +38,25 @@ impl Format for Claude {
         "claude"
     }
 
+    /// Every `*.jsonl` file.
+    fn is_transcript(&self, path: &Path) -> bool {
+        path.extension().is_some_and(|e| e == "jsonl")
+    }
+
     fn block_places(&self) -> &'static BlockPlaces {
         &BLOCK_PLACES
     }
 
-    fn session_from_path(&self, path: &Path) -> String {
-        session_from_path(path)
+    /// The session the file's name gives; lines name their own.
+    fn file_context(&self, path: &Path, _first_line: &mut dyn FnMut() -> Option<String>) -> FileContext {
+        FileContext { session: session_from_path(path), ..FileContext::default() }
     }
 
     fn file_key(&self, path: &Path, session: &str) -> i64 {
         file_key(path, session)
     }
 
-    fn describe(&self, stripped: &str) -> Result<Meta, MetaError> {
+    fn describe(&self, stripped: &str, _line: u64, _file: &FileContext) -> Result<Meta, MetaError> {
         describe(stripped)
     }
 
@@ -85,11 +94,7 @@ fn file_key(path: &Path, session: &str) -> i64 {
     if path.file_stem().is_some_and(|stem| stem.as_encoded_bytes() == session.as_bytes()) {
         return 0;
     }
-    let name = path.file_name().unwrap_or(path.as_os_str());
-    let hash = blake3::hash(name.as_encoded_bytes());
-    let first = u64::from_le_bytes(hash.as_bytes()[..8].try_into().expect("8 bytes"));
-    // 1 ..= 2^52 - 1: never the main transcript's 0, and exact as a double.
-    ((first >> 12) | 1) as i64
+    super::name_key(path)
 }
 
 /// The column values and search text of a stored (stripped) line, read in one pass that borrows
@@ -200,6 +205,7 @@ impl<'a> Fields<'a> {
             title,
             agent_id: self.agent_id.map(Cow::into_owned),
             spawned_agent: self.tool_use_result.agent_id.map(Cow::into_owned),
+            ..Meta::default()
         }
     }
 }
@@ -273,25 +279,6 @@ fn tag_content<'t>(text: &'t str, name: &str) -> Option<&'t str> {
     let start = text.find(&open)? + open.len();
     let end = start + text[start..].find(&format!("</{name}>"))?;
     Some(text[start..end].trim()).filter(|s| !s.is_empty())
-}
-
-/// `text` (trimmed) without the tagged blocks at its start: `<tag …>…</tag>`, one after another.
-fn without_injected(text: &str) -> &str {
-    let mut rest = text.trim();
-    while let Some(inner) = rest.strip_prefix('<') {
-        let name_end =
-            inner.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')).unwrap_or(inner.len());
-        let name = &inner[..name_end];
-        if name.is_empty() {
-            break;
-        }
-        let close = format!("</{name}>");
-        match rest.find(&close) {
-            Some(at) => rest = rest[at + close.len()..].trim_start(),
-            None => break,
-        }
-    }
-    rest
 }
 
 /// Tags that open a command's or a command output's text: typed by no person.

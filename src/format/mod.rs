@@ -14,6 +14,8 @@
 //! SQLite.
 
 pub mod claude;
+pub mod codex;
+pub mod gemini;
 pub(crate) mod loose;
 
 use std::ffi::OsString;
@@ -30,18 +32,30 @@ pub trait Format: Send + Sync + std::fmt::Debug {
     /// The agent's name, as stored with each session and entry and given to `--root NAME:DIR`.
     fn name(&self) -> &'static str;
 
+    /// Whether the file at `path` (found under one of this format's roots) is a transcript.
+    fn is_transcript(&self, path: &Path) -> bool;
+
+    /// Why the file at `path`, which is not a transcript scrollback reads, is one of this agent's
+    /// all the same (a legacy format): logged once, so that nobody wonders where it went.
+    fn not_read(&self, _path: &Path) -> Option<&'static str> {
+        None
+    }
+
     /// Where a line's image blocks are: those under these places get ordinals (and so refs).
     fn block_places(&self) -> &'static BlockPlaces;
 
-    /// The session a file's path names, for lines that name none.
-    fn session_from_path(&self, path: &Path) -> String;
+    /// What holds for every line of the file at `path`: its session (for lines that name none),
+    /// and what its first line says of the whole file. `first_line` reads that line (stripped of
+    /// nothing; `None` while it is incomplete); a format that needs only the path never calls it.
+    fn file_context(&self, path: &Path, first_line: &mut dyn FnMut() -> Option<String>) -> FileContext;
 
     /// The `file` part of the [`Order`](crate::codec::order::Order) of an entry of `session` in the file at `path`: 0 for the
     /// session's main transcript, else a number that depends on the file's name only.
     fn file_key(&self, path: &Path, session: &str) -> i64;
 
-    /// The columns, search text and title of a stored (stripped) line.
-    fn describe(&self, stripped: &str) -> Result<Meta, MetaError>;
+    /// The columns, search text and title of a stored (stripped) line, the `line`-th of a file
+    /// whose context is `file`.
+    fn describe(&self, stripped: &str, line: u64, file: &FileContext) -> Result<Meta, MetaError>;
 
     /// What a person typed, if this history entry (its `type` column, whether it is a side chain,
     /// and its rendered line) carries it: the only entries that can back a sent message.
@@ -53,7 +67,7 @@ pub trait Format: Send + Sync + std::fmt::Debug {
 }
 
 /// Every format scrollback reads, in the order their default roots are listed.
-pub static FORMATS: &[&dyn Format] = &[&claude::Claude];
+pub static FORMATS: &[&dyn Format] = &[&claude::Claude, &codex::Codex, &gemini::Gemini];
 
 /// Claude Code's format (and the Claude Agent SDK's, which writes the same).
 pub static CLAUDE: &dyn Format = &claude::Claude;
@@ -93,6 +107,48 @@ pub mod title_rank {
     }
 }
 
+/// What one file's first line (and its path) say of all its lines ([`Format::file_context`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileContext {
+    /// The session of the lines that name none.
+    pub session: String,
+    /// The session this file's session was forked from.
+    pub forked_from: Option<String>,
+    /// Lines stamped before this instant are copies of the parent session's (a fork that copies
+    /// its parent's history into the new file, as Codex's do).
+    pub copies_before: Option<String>,
+    /// The session's project as the path names it, for sessions whose lines name none.
+    pub project: Option<String>,
+}
+
+/// Why an entry is left out of history, search and counts although it is no copy of another
+/// (stored in `entries.hidden`, the entry marked `duplicate` too). The names are a frozen format.
+pub mod hidden {
+    /// The agent wrote the same message twice: an event repeating a conversation item (Codex).
+    pub const REPEAT: &str = "repeat";
+    /// Copied from the parent session into a fork's file.
+    pub const FORK: &str = "fork";
+    /// Written again, changed, later in the file (Gemini rewrites a message as it grows).
+    pub const REWRITTEN: &str = "rewritten";
+    /// Undone by a rewind (Gemini's `$rewindTo`).
+    pub const REWOUND: &str = "rewound";
+    /// Replaced by a checkpoint of the whole conversation (Gemini's `$set.messages`).
+    pub const REPLACED: &str = "replaced";
+}
+
+/// What a line does to the entries of its file written before it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// It is the latest write of the message with its `uuid`: earlier ones are hidden
+    /// ([`hidden::REWRITTEN`]).
+    Rewrites,
+    /// The message with this id, and every message after it, are undone ([`hidden::REWOUND`]);
+    /// an id the file does not have undoes every message.
+    RewindTo(String),
+    /// Every message before it is replaced by the ones it holds ([`hidden::REPLACED`]).
+    ReplacesAll,
+}
+
 /// The fields of a line that the index keeps as `entries` columns and gives back with each history
 /// entry, as they were written.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -128,6 +184,12 @@ pub struct Meta {
     pub agent_id: Option<String>,
     /// The sub-agent this line's tool call ran.
     pub spawned_agent: Option<String>,
+    /// Why the entry is left out of history and search, from the line alone ([`hidden`]).
+    pub hidden: Option<&'static str>,
+    /// What the line does to the entries before it.
+    pub effect: Option<Effect>,
+    /// The session this line's session was forked from.
+    pub forked_from: Option<String>,
 }
 
 /// Why a stored line gives no entry: it is not JSON, or it is JSON but not an object.
@@ -169,6 +231,69 @@ pub(crate) fn finish_text(text: String) -> Option<String> {
         std::borrow::Cow::Owned(marked) => marked,
     };
     (!text.is_empty()).then_some(text)
+}
+
+/// A file key ([`Format::file_key`]) from a hash of the file's name: 1 ..= 2^52 - 1, never a main
+/// transcript's 0, and exact as a double.
+pub(crate) fn name_key(path: &Path) -> i64 {
+    let name = path.file_name().unwrap_or(path.as_os_str());
+    let hash = blake3::hash(name.as_encoded_bytes());
+    let first = u64::from_le_bytes(hash.as_bytes()[..8].try_into().expect("8 bytes"));
+    ((first >> 12) | 1) as i64
+}
+
+/// `text` (trimmed) without the tagged blocks at its start: `<tag …>…</tag>`, one after another
+/// (the context an agent's harness puts in front of what the person typed).
+pub(crate) fn without_injected(text: &str) -> &str {
+    let mut rest = text.trim();
+    while let Some(inner) = rest.strip_prefix('<') {
+        let name_end =
+            inner.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')).unwrap_or(inner.len());
+        let name = &inner[..name_end];
+        if name.is_empty() {
+            break;
+        }
+        let close = format!("</{name}>");
+        match rest.find(&close) {
+            Some(at) => rest = rest[at + close.len()..].trim_start(),
+            None => break,
+        }
+    }
+    rest
+}
+
+/// The text of a JSON value for search: a string as it is, the strings of an array's items and of
+/// an object's `text` fields (content parts), each on a line of its own.
+pub(crate) fn value_text(v: &Value, out: &mut String) {
+    match v {
+        Value::String(s) => push_text(out, s),
+        Value::Array(items) => items.iter().for_each(|i| value_text(i, out)),
+        Value::Object(map) => {
+            if let Some(Value::String(s)) = map.get("text") {
+                push_text(out, s);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The string at `key` of `v`, if it is one.
+pub(crate) fn str_at<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// Parses a stored line into a JSON object, or says why it is not one.
+pub(crate) fn parse_object(stripped: &str) -> Result<serde_json::Map<String, Value>, MetaError> {
+    match serde_json::from_str::<Value>(stripped) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(MetaError::NotObject),
+        Err(e) => Err(MetaError::NotJson(e.to_string())),
+    }
+}
+
+/// The id an entry gets when its line has none (formats whose lines carry no id): `L<line>`.
+pub(crate) fn line_id(line: u64) -> String {
+    format!("L{line}")
 }
 
 /// The first `n` characters of `s`.

@@ -174,7 +174,12 @@ fn chat_schemas() -> Value {
                 "transcripts": { "type": "object", "nullable": true, "required": ["live", "gone"], "properties": {
                     "live": { "type": "integer" }, "gone": { "type": "integer" } },
                     "description": "The counts below are null when the index is damaged." },
+                "roots": { "type": "array", "description": "The transcript roots followed, each of one format, and whether it exists now (one that does not is looked for again at each rescan).",
+                    "items": { "type": "object", "required": ["agent", "dir", "exists"], "properties": {
+                        "agent": { "type": "string" }, "dir": { "type": "string" }, "exists": { "type": "boolean" } } } },
                 "sessions": { "type": "integer", "nullable": true },
+                "agents": { "type": "object", "nullable": true, "additionalProperties": { "type": "integer" },
+                    "description": "Sessions of each agent." },
                 "entries": { "type": "integer", "nullable": true },
                 "invalidLines": { "type": "integer", "nullable": true },
                 "photos": { "type": "integer", "nullable": true },
@@ -294,7 +299,9 @@ fn index_document() -> Value {
                         "entries": { "type": "integer", "description": "Entries history returns with sidechains=true: invalid lines included, copies of an entry (same uuid) left out." },
                         "sidechainEntries": { "type": "integer", "description": "Of entries, those on a side chain: history without side chains returns entries - sidechainEntries." },
                         "images": { "type": "integer" },
-                        "gone": { "type": "boolean", "description": "Every transcript of the session is gone; its history is kept." }
+                        "gone": { "type": "boolean", "description": "Every transcript of the session is gone; its history is kept." },
+                        "agent": { "type": "string", "enum": ["claude", "codex", "gemini"], "description": "The agent that wrote it." },
+                        "forkedFrom": { "type": "string", "nullable": true, "description": "The session it was forked from, as its transcript says." }
                     }
                 },
                 "SessionPage": {
@@ -317,6 +324,7 @@ fn index_document() -> Value {
                         "role": { "type": "string", "nullable": true },
                         "timestamp": { "type": "string", "nullable": true },
                         "isSidechain": { "type": "boolean" },
+                        "agent": { "type": "string", "description": "The agent that wrote the line: how its entry is laid out." },
                         "subagent": { "type": "object", "required": ["agentId", "first", "entries"],
                             "description": "The sub-agent this tool call ran (toolUseResult.agentId), and where its entries are (with sidechains=true).",
                             "properties": {
@@ -360,6 +368,7 @@ fn index_document() -> Value {
                             "line": { "type": "integer" },
                             "type": { "type": "string", "nullable": true },
                             "timestamp": { "type": "string", "nullable": true },
+                            "agent": { "type": "string" },
                             "snippet": { "type": "string", "description": "HTML-escaped text, matches in <mark>." }
                         } } } }
                 }
@@ -371,6 +380,8 @@ fn index_document() -> Value {
                 "summary": "Sessions, newest first, cursor-paginated.",
                 "parameters": [
                     { "name": "project", "in": "query", "required": false, "schema": { "type": "string" } },
+                    { "name": "agent", "in": "query", "required": false, "schema": { "type": "string", "enum": ["", "claude", "codex", "gemini"] },
+                      "description": "Only this agent's." },
                     { "name": "q", "in": "query", "required": false, "schema": { "type": "string" },
                       "description": "Full-text query (FTS5 syntax) or a substring of the title." },
                     { "name": "cursor", "in": "query", "required": false, "schema": { "type": "string" } },
@@ -425,6 +436,8 @@ fn index_document() -> Value {
                 "parameters": [
                     { "name": "q", "in": "query", "required": true, "schema": { "type": "string", "minLength": 1 } },
                     { "name": "session", "in": "query", "required": false, "schema": { "type": "string" } },
+                    { "name": "agent", "in": "query", "required": false, "schema": { "type": "string", "enum": ["", "claude", "codex", "gemini"] },
+                      "description": "Only this agent's." },
                     limit(500, 20)
                 ],
                 "responses": merge(common_errors(), json!({ "200": json_response("Hits, best first.", "SearchHits") }))

@@ -19,6 +19,7 @@ use crate::read::history::{self, Position, SessionQuery};
 #[serde(deny_unknown_fields)]
 struct SessionsParams {
     project: Option<String>,
+    agent: Option<String>,
     q: Option<String>,
     cursor: Option<String>,
     limit: Option<u32>,
@@ -39,6 +40,7 @@ struct HistoryParams {
 struct SearchParams {
     q: String,
     session: Option<String>,
+    agent: Option<String>,
     limit: Option<u32>,
 }
 
@@ -129,6 +131,7 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
                 writer: api.writer_state(),
                 watcher: api.inner.watcher,
                 index_damage: api.damage(),
+                roots: api.inner.roots.clone(),
             };
             Ok::<_, Rejection>(json(&wire::status(&status)))
         },
@@ -181,10 +184,25 @@ fn json<T: serde::Serialize>(value: &T) -> warp::reply::Response {
     warp::reply::json(value).into_response()
 }
 
+/// An `agent` parameter: empty is none, else one of the formats' names.
+fn check_agent(agent: Option<String>) -> Result<Option<String>, Rejection> {
+    match agent.filter(|a| !a.is_empty()) {
+        None => Ok(None),
+        Some(a) if crate::format::by_name(&a).is_some() => Ok(Some(a)),
+        Some(a) => Err(ApiError::bad_request(format!(
+            "agent: {:?} is none of {}",
+            trim(&a),
+            crate::format::names().join(", ")
+        ))
+        .reject()),
+    }
+}
+
 async fn list_sessions(p: SessionsParams, api: Api) -> Result<warp::reply::Response, Rejection> {
     let limit = check_limit(p.limit, 50)?;
     let query = SessionQuery {
         project: p.project.filter(|p| !p.is_empty()),
+        agent: check_agent(p.agent)?,
         text: p.q.filter(|q| !q.trim().is_empty()),
         cursor: p.cursor.filter(|c| !c.is_empty()),
         limit,
@@ -246,8 +264,12 @@ async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Reje
     if p.q.trim().is_empty() {
         return Err(ApiError::bad_request("q: an empty search").reject());
     }
+    let agent = check_agent(p.agent)?;
     let hits = api
-        .search_db(move |conn| history::search(conn, &p.q, p.session.as_deref(), limit))
+        .search_db(move |conn| {
+            let scope = history::Scope { session: p.session.as_deref(), agent: agent.as_deref() };
+            history::search_in(conn, &p.q, scope, limit)
+        })
         .await
         .map_err(ApiError::reject)?;
     Ok(json(&wire::Hits::new(&hits)))

@@ -48,6 +48,8 @@ pub struct Config {
     pub watcher: Option<&'static str>,
     /// How long a connection may idle between requests: [`IDLE_TIMEOUT`] if `None`.
     pub idle_timeout: Option<Duration>,
+    /// The transcript roots the writer follows, for `/api/status`.
+    pub roots: Vec<crate::ingest::roots::Root>,
 }
 
 /// The server's state, shared by every request.
@@ -63,6 +65,7 @@ pub(crate) struct Inner {
     pub(crate) writer: Option<WriterHandle>,
     health: Option<WriterHealth>,
     pub(crate) watcher: Option<&'static str>,
+    pub(crate) roots: Vec<crate::ingest::roots::Root>,
     pub(crate) data_dir: PathBuf,
     /// SQLite found the index damaged (a request met it): why.
     damage: Mutex<Option<String>>,
@@ -87,7 +90,7 @@ impl Api {
     /// State for a server over the index and the acceptance record in `data_dir`; `bus` feeds
     /// `/api/events`.
     pub fn new(data_dir: &Path, bus: Bus, config: Config) -> Result<Api> {
-        let Config { token, writer, engine, health, watcher, idle_timeout } = config;
+        let Config { token, writer, engine, health, watcher, idle_timeout, roots } = config;
         let path = data_dir.join(db::INDEX_FILE);
         // The schema must exist, at this version, before readers open it read-only.
         ConnectionKind::Reader.open(&path)?;
@@ -104,6 +107,7 @@ impl Api {
                 writer,
                 health,
                 watcher,
+                roots,
                 data_dir: data_dir.to_owned(),
                 damage: Mutex::new(None),
                 cache: Mutex::new(Cache::default()),

@@ -22,6 +22,8 @@ const FILES: &[(&str, &str, &str)] = &[
     ("dom.js", "text/javascript; charset=utf-8", include_str!("../../web/dom.js")),
     ("formats.js", "text/javascript; charset=utf-8", include_str!("../../web/formats.js")),
     ("format-claude.js", "text/javascript; charset=utf-8", include_str!("../../web/format-claude.js")),
+    ("format-codex.js", "text/javascript; charset=utf-8", include_str!("../../web/format-codex.js")),
+    ("format-gemini.js", "text/javascript; charset=utf-8", include_str!("../../web/format-gemini.js")),
     ("reconcile.js", "text/javascript; charset=utf-8", RECONCILE_JS),
     ("style.css", "text/css; charset=utf-8", include_str!("../../web/style.css")),
 ];

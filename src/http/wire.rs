@@ -60,6 +60,8 @@ pub struct Session<'a> {
     sidechain_entries: i64,
     images: i64,
     gone: bool,
+    agent: &'a str,
+    forked_from: Option<&'a str>,
 }
 
 impl<'a> From<&'a SessionSummary> for Session<'a> {
@@ -74,6 +76,8 @@ impl<'a> From<&'a SessionSummary> for Session<'a> {
             sidechain_entries: s.sidechain_entries,
             images: s.images,
             gone: s.gone,
+            agent: &s.agent,
+            forked_from: s.forked_from.as_deref(),
         }
     }
 }
@@ -107,6 +111,7 @@ pub struct Entry<'a> {
     role: Option<&'a str>,
     timestamp: Option<&'a str>,
     is_sidechain: bool,
+    agent: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     subagent: Option<Subagent<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -135,6 +140,7 @@ impl<'a> From<&'a HistoryEntry> for Entry<'a> {
             role: e.columns.role.as_deref(),
             timestamp: e.columns.timestamp.as_deref(),
             is_sidechain: e.columns.is_sidechain,
+            agent: e.format.name(),
             subagent: e.subagent.as_ref().map(|s| Subagent {
                 agent_id: &s.agent_id,
                 first: s.first,
@@ -167,7 +173,13 @@ pub fn status(status: &Status) -> serde_json::Value {
         "indexDamage": status.index_damage,
         "watcher": status.watcher,
         "transcripts": s.map(|s| serde_json::json!({ "live": s.transcripts_live, "gone": s.transcripts_gone })),
+        "roots": status.roots.iter().map(|r| serde_json::json!({
+            "agent": r.format.name(),
+            "dir": r.dir.to_string_lossy(),
+            "exists": r.exists(),
+        })).collect::<Vec<_>>(),
         "sessions": s.map(|s| s.sessions),
+        "agents": s.map(|s| s.agents.iter().map(|(a, n)| (a.clone(), serde_json::json!(n))).collect::<serde_json::Map<_, _>>()),
         "entries": s.map(|s| s.entries),
         "invalidLines": s.map(|s| s.invalid_lines),
         "photos": s.map(|s| s.photos),
@@ -282,6 +294,7 @@ pub struct Hit<'a> {
     #[serde(rename = "type")]
     kind: Option<&'a str>,
     timestamp: Option<&'a str>,
+    agent: &'a str,
     snippet: String,
 }
 
@@ -294,6 +307,7 @@ impl<'a> From<&'a SearchHit> for Hit<'a> {
             line: h.line,
             kind: h.kind.as_deref(),
             timestamp: h.timestamp.as_deref(),
+            agent: &h.agent,
             snippet: snippet_html(&h.snippet),
         }
     }

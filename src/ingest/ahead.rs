@@ -20,7 +20,7 @@ use std::thread::Scope;
 
 use crate::error::{Error, Result};
 use crate::format::Format;
-use crate::ingest::batch::{Batch, produce};
+use crate::ingest::batch::{Batch, Reading, produce};
 use crate::ingest::fingerprint::Hashes;
 use crate::ingest::lines::{End, LineReader};
 
@@ -114,7 +114,9 @@ impl Work {
             if send.send(Msg::Opened { dev: meta.dev(), inode: meta.ino() }).is_err() {
                 continue;
             }
-            let end = produce(&mut reader, &file, path, *format, 0, 0, |batch| {
+            let context = crate::ingest::lines::file_context(*format, &file, path);
+            let reading = Reading { format: *format, context: &context };
+            let end = produce(&mut reader, &file, path, reading, 0, 0, |batch| {
                 // The writer dropped this file: stop reading it.
                 send.send(Msg::Batch(batch)).map_err(|_| Error::io(path, std::io::Error::other("not wanted")))
             });

@@ -9,7 +9,7 @@ use std::fs::File;
 use std::path::Path;
 
 use crate::error::Result;
-use crate::format::Format;
+use crate::format::{FileContext, Format};
 use crate::ingest::entry::{self, Described};
 use crate::ingest::lines::{End, Line, LineReader};
 
@@ -27,22 +27,32 @@ pub(crate) struct Batch {
     pub advance: u64,
 }
 
-/// Reads complete lines of `file` from `start` (after `lines_before` lines), as `format` reads them,
+/// How a file's lines are described: its format, and what its first line says of all of them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reading<'a> {
+    /// The file's format.
+    pub format: &'static dyn Format,
+    /// Its context ([`Format::file_context`]).
+    pub context: &'a FileContext,
+}
+
+/// Reads complete lines of `file` from `start` (after `lines_before` lines), as `reading` says,
 /// and hands them to `emit` in batches; returns where reading stopped.
 pub(crate) fn produce(
     reader: &mut LineReader,
     file: &File,
     path: &Path,
-    format: &'static dyn Format,
+    reading: Reading<'_>,
     start: u64,
     lines_before: u64,
     mut emit: impl FnMut(Batch) -> Result<()>,
 ) -> Result<End> {
     let mut batch = Batch::default();
     let mut batch_bytes = 0usize;
+    let Reading { format, context } = reading;
     let end = reader.read(file, path, format.block_places(), start, lines_before, |line: Line<'_>| {
         batch.advance += line.advance;
-        let described = entry::describe(line, format);
+        let described = entry::describe(line, format, context);
         batch_bytes += described.stored().map_or(0, |s| s.stripped.len());
         batch.lines.push(described);
         if batch.lines.len() >= BATCH_LINES || batch_bytes >= BATCH_BYTES {

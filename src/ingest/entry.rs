@@ -6,7 +6,7 @@
 //! A stripped line longer than [`MAX_STORED_LINE`] is refused rather than held in memory.
 
 use crate::codec::scan::{self, FailedImage, STRIPPED_MEDIA_MARKER, ScanOutput, Span};
-use crate::format::{Format, Meta, MetaError};
+use crate::format::{FileContext, Format, Meta, MetaError};
 use crate::ingest::lines::{self, Line};
 
 /// The longest stored line (the line without its payloads) that is indexed; a longer one is recorded
@@ -72,8 +72,8 @@ impl Described {
     }
 }
 
-/// Turns a scanned line into an entry, as `format` reads it.
-pub fn describe(mut line: Line<'_>, format: &dyn Format) -> Described {
+/// Turns a scanned line into an entry, as `format` reads it in a file of `context`.
+pub fn describe(mut line: Line<'_>, format: &dyn Format, context: &FileContext) -> Described {
     let output = match std::mem::replace(&mut line.scan, Ok(ScanOutput::default())) {
         Ok(output) => output,
         Err(e) => {
@@ -107,7 +107,7 @@ pub fn describe(mut line: Line<'_>, format: &dyn Format) -> Described {
             return Described::invalid(&line, format!("not UTF-8: invalid byte at {}", e.utf8_error().valid_up_to()));
         }
     };
-    let meta = match format.describe(&stripped) {
+    let meta = match format.describe(&stripped, line.number, context) {
         Ok(meta) => meta,
         Err(MetaError::NotJson(e)) => return Described::invalid(&line, format!("not JSON: {e}")),
         Err(MetaError::NotObject) => return Described::invalid(&line, "not a JSON object".into()),

@@ -20,12 +20,13 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 use crate::db::{self, ConnectionKind};
 use crate::error::{Error, Result};
 use crate::events::{Bus, Event};
-use crate::format::{self, Format};
+use crate::format::{self, FileContext, Format};
 use crate::ingest::ahead::{self, ReadAhead};
-use crate::ingest::batch::{Batch, produce};
+use crate::ingest::batch::{Batch, Reading, produce};
 use crate::ingest::bulk::{self, FtsBuild};
 use crate::ingest::fingerprint::{self, Hashes, hash_range, partial_window, settled_mtime, tail_hash};
 use crate::ingest::lines::{End, LineReader};
+use crate::ingest::roots::{self, Root};
 use crate::ingest::rows;
 use crate::ingest::tree::{self, Found};
 use crate::ingest::vault::{Linked, VAULT_OFF_KEY, Vault, vault_dir};
@@ -63,7 +64,8 @@ pub struct Summary {
 }
 
 impl Summary {
-    fn add(&mut self, other: &Summary) {
+    /// Adds `other`'s counts to these (not its seconds).
+    pub fn add(&mut self, other: &Summary) {
         self.files += other.files;
         self.lines += other.lines;
         self.media += other.media;
@@ -205,6 +207,8 @@ pub struct Indexer {
     vault: Vault,
     /// Files a reader found a payload of changed in: their next pass re-indexes them.
     changed: HashSet<PathBuf>,
+    /// The directories followed, each of one format (absolute).
+    roots: Vec<Root>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -358,6 +362,7 @@ impl Indexer {
             bulk: false,
             vault: Vault::open(vault_dir(data_dir)),
             changed: HashSet::new(),
+            roots: Vec::new(),
         }
     }
 
@@ -367,10 +372,24 @@ impl Indexer {
         crate::ingest::vault::record_off(&self.conn, why)
     }
 
-    /// The format of the transcript at `path`: where it was found decides. (Every root followed
-    /// today is Claude Code's.)
-    fn format_of(&self, _path: &Path) -> &'static dyn Format {
-        format::CLAUDE
+    /// Follows `roots`: a transcript's format is its root's ([`roots::root_of`]); a path under none
+    /// of them is Claude Code's.
+    pub fn set_roots(&mut self, roots: &[Root]) -> Result<()> {
+        self.roots = roots
+            .iter()
+            .map(|r| Ok(Root::new(r.format, std::path::absolute(&r.dir).map_err(|e| Error::io(&r.dir, e))?)))
+            .collect::<Result<_>>()?;
+        Ok(())
+    }
+
+    /// The roots followed.
+    pub fn roots(&self) -> &[Root] {
+        &self.roots
+    }
+
+    /// The format of the transcript (or directory) at `path`: its root's.
+    fn format_of(&self, path: &Path) -> &'static dyn Format {
+        roots::root_of(&self.roots, path).map_or(format::CLAUDE, |r| r.format)
     }
 
     /// Announces every commit on `bus` from now on.
@@ -396,9 +415,13 @@ impl Indexer {
         let started = Instant::now();
         // Paths are stored absolute, so that media can be read from any working directory.
         let root = &std::path::absolute(root).map_err(|e| Error::io(root, e))?;
-        let mut found = tree::discover(root);
-        // The vault's links are not transcripts, even when the data directory is inside the tree.
-        found.retain(|f| !self.vault.holds(&f.path));
+        let mut found = tree::discover(root, self.format_of(root));
+        // The vault's links are not transcripts, even when the data directory is inside the tree;
+        // and a root inside this one is its own (its files are its format's, caught up with it).
+        let own = roots::root_of(&self.roots, root).map(|r| r.dir.clone());
+        found.retain(|f| {
+            !self.vault.holds(&f.path) && roots::root_of(&self.roots, &f.path).map(|r| &r.dir) == own.as_ref()
+        });
         let known = self.known_sizes()?;
         let total = found.iter().map(|f| f.size.saturating_sub(known.get(&f.path).copied().unwrap_or(0))).sum();
         progress.start(total);
@@ -453,6 +476,7 @@ impl Indexer {
             return Ok(Summary::default());
         }
         match std::fs::metadata(path) {
+            Ok(meta) if meta.is_file() && !self.format_of(path).is_transcript(path) => Ok(Summary::default()),
             Ok(meta) if meta.is_file() => {
                 let found = Found { path: path.to_owned(), dev: meta.dev(), inode: meta.ino(), size: meta.len() };
                 self.index_found(&found, &mut NoProgress, None)
@@ -642,22 +666,22 @@ impl Indexer {
             matches!(receive.recv(), Ok(ahead::Msg::Opened { dev, inode }) if (dev, inode) == (opened.dev, opened.inode))
         });
         let format = self.format_of(path);
-        let file_session = format.session_from_path(path);
+        let context = crate::ingest::lines::file_context(format, &opened.file, path);
+        let file_session = context.session.as_str();
         let Indexer { conn, reader, fts, bulk, vault, .. } = self;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let file_id = start_pass(&tx, &plan, opened, &file_session, *bulk, vault)?;
+        let file_id = start_pass(&tx, &plan, opened, file_session, format, *bulk, vault)?;
         let mut summary = Summary::default();
         let mut touched: HashMap<String, LineRange> = HashMap::new();
         let mut write = |batch: Batch| -> Result<()> {
             progress.advance(batch.advance);
             summary.bytes += batch.advance;
             for d in &batch.lines {
-                let range = touched
-                    .entry(d.session(&file_session).to_owned())
-                    .or_insert(LineRange { from: d.line, to: d.line });
+                let range =
+                    touched.entry(d.session(file_session).to_owned()).or_insert(LineRange { from: d.line, to: d.line });
                 (range.from, range.to) = (range.from.min(d.line), range.to.max(d.line));
             }
-            let file = rows::FileRows { id: file_id, path, session: &file_session, format, bulk: *bulk };
+            let file = rows::FileRows { id: file_id, path, session: file_session, format, bulk: *bulk };
             let written = rows::write_entries(&tx, file, &batch.lines, fts.is_some())?;
             summary.lines += written.lines;
             summary.media += written.media;
@@ -669,7 +693,7 @@ impl Indexer {
             }
             Ok(())
         };
-        let source = Source { reader, opened, format, start, lines_before, ahead };
+        let source = Source { reader, opened, format, context: &context, start, lines_before, ahead };
         let (end, read_hashes) = source.read(&mut write)?;
         if end.checkpoint == start && matches!(plan, Plan::Append(_)) {
             // Nothing complete was added: leave the file as it is.
@@ -843,6 +867,7 @@ struct Source<'a> {
     reader: &'a mut LineReader,
     opened: &'a Opened,
     format: &'static dyn Format,
+    context: &'a FileContext,
     start: u64,
     lines_before: u64,
     ahead: Option<Receiver<ahead::Msg>>,
@@ -852,7 +877,7 @@ impl Source<'_> {
     /// Hands every batch to `write`; returns where reading stopped and, when the reader took them
     /// right after reading, the hashes of the bytes read.
     fn read(self, write: &mut dyn FnMut(Batch) -> Result<()>) -> Result<(End, Option<Hashes>)> {
-        let Source { reader, opened, format, start, lines_before, ahead } = self;
+        let Source { reader, opened, format, context, start, lines_before, ahead } = self;
         let (file, path) = (&opened.file, opened.path.as_path());
         if let Some(receive) = ahead {
             for msg in receive.iter() {
@@ -868,13 +893,14 @@ impl Source<'_> {
             return Err(Error::io(path, std::io::Error::other("reading ahead stopped")));
         }
         if opened.size.saturating_sub(start) < PIPELINE_BYTES {
-            return Ok((produce(reader, file, path, format, start, lines_before, write)?, None));
+            let reading = Reading { format, context };
+            return Ok((produce(reader, file, path, reading, start, lines_before, write)?, None));
         }
         // Two threads: this one writes to SQLite while a scoped one reads and parses ahead.
         std::thread::scope(|scope| {
             let (send, receive) = std::sync::mpsc::sync_channel::<Batch>(4);
             let producer = scope.spawn(move || {
-                produce(reader, file, path, format, start, lines_before, |batch| {
+                produce(reader, file, path, Reading { format, context }, start, lines_before, |batch| {
                     // A closed channel means the writer failed; its error is the one reported.
                     send.send(batch).map_err(|_| Error::io(path, std::io::Error::other("writer stopped")))
                 })
@@ -895,11 +921,12 @@ fn start_pass(
     plan: &Plan,
     opened: &Opened,
     file_session: &str,
+    format: &dyn Format,
     bulk: bool,
     vault: &mut Vault,
 ) -> Result<i64> {
     let file_id = match plan {
-        Plan::New => insert_file_row(tx, opened, file_session)?,
+        Plan::New => insert_file_row(tx, opened, file_session, format)?,
         Plan::Reindex(row) => {
             rows::delete_file_rows(tx, row.id, bulk)?;
             row.id
@@ -914,12 +941,12 @@ fn start_pass(
 }
 
 /// A new file's row, before its lines: the checkpoint and hashes are set when they commit.
-fn insert_file_row(tx: &Transaction<'_>, opened: &Opened, file_session: &str) -> Result<i64> {
+fn insert_file_row(tx: &Transaction<'_>, opened: &Opened, file_session: &str, format: &dyn Format) -> Result<i64> {
     tx.execute(
         "INSERT INTO files (path, session_id, dev, inode, fingerprint, fingerprint_len, tail_hash,
-                            size, mtime_ns, checkpoint, lines, state, indexed_at)
-         VALUES (?1, ?2, ?3, ?4, '', 0, '', 0, 0, 0, 0, 'live', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
-        params![opened.path_str, file_session, opened.dev as i64, opened.inode as i64],
+                            size, mtime_ns, checkpoint, lines, state, indexed_at, agent)
+         VALUES (?1, ?2, ?3, ?4, '', 0, '', 0, 0, 0, 0, 'live', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?5)",
+        params![opened.path_str, file_session, opened.dev as i64, opened.inode as i64, format.name()],
     )?;
     Ok(tx.last_insert_rowid())
 }

@@ -202,6 +202,42 @@ fn read_at(file: &File, path: &Path, buf: &mut [u8], at: u64) -> Result<usize> {
     }
 }
 
+/// The longest first line [`first_line`] reads.
+const FIRST_LINE_MAX: usize = 1 << 20;
+
+/// The file's first line (without a byte order mark and its terminator), if it is complete, UTF-8,
+/// and at most 1 MiB: what a format reads of a whole file ([`crate::format::Format::file_context`]).
+pub fn first_line(file: &File) -> Option<String> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; 64 << 10];
+    let mut have = 0usize;
+    loop {
+        let n = file.read_at(&mut buf[have..], have as u64).ok()?;
+        if n == 0 {
+            return None;
+        }
+        let searched = have;
+        have += n;
+        if let Some(at) = memchr::memchr(b'\n', &buf[searched..have]) {
+            let mut line = &buf[..searched + at];
+            line = line.strip_prefix(BOM).unwrap_or(line);
+            line = line.strip_suffix(b"\r").unwrap_or(line);
+            return String::from_utf8(line.to_vec()).ok();
+        }
+        if have >= FIRST_LINE_MAX {
+            return None;
+        }
+        if have == buf.len() {
+            buf.resize((buf.len() * 2).min(FIRST_LINE_MAX), 0);
+        }
+    }
+}
+
+/// What holds for every line of `file` at `path`, as `format` reads it.
+pub fn file_context(format: &dyn crate::format::Format, file: &File, path: &Path) -> crate::format::FileContext {
+    format.file_context(path, &mut || first_line(file))
+}
+
 /// Reads `len` bytes of `file` at `offset` into `out`; a short file is an error.
 pub fn read_exact_at(file: &File, path: &Path, offset: u64, len: u64, out: &mut Vec<u8>) -> Result<()> {
     let start = out.len();

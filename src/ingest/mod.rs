@@ -1,6 +1,7 @@
 //! The writer side: from transcript bytes to rows in the index.
 //!
-//! The data flow, one file per step: [`tree`] finds transcripts; [`lines`] reads complete lines from
+//! The data flow, one file per step: [`roots`] are the directories followed, each of one format;
+//! [`tree`] finds transcripts; [`lines`] reads complete lines from
 //! a checkpoint, each scanned by [`crate::codec::scan`] (payload spans found and stripped); [`entry`]
 //! has the line's format describe the stripped line (columns, search text, title); `batch` groups
 //! lines for the writer and `ahead` reads new files on other cores; [`indexer`] (the one writer)
@@ -18,6 +19,7 @@ pub mod forget;
 pub mod indexer;
 pub mod lines;
 pub mod rebuild;
+pub mod roots;
 mod rows;
 pub mod tail;
 pub mod tree;

@@ -20,7 +20,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::codec::order::{self, Order};
 use crate::error::Result;
-use crate::format::{self, Format, title_rank};
+use crate::format::{self, Effect, Format, hidden, title_rank};
 use crate::ingest::entry::{Body, Described, Stored};
 
 /// Deletes a file's entries and everything that hangs off them, shows the next copy of each entry
@@ -37,7 +37,7 @@ pub(crate) fn delete_file_rows(tx: &Connection, file_id: i64, bulk: bool) -> Res
             "UPDATE entries SET duplicate = 0 WHERE id IN (
                  SELECT (SELECT o.id FROM entries o INDEXED BY entries_uuid
                          WHERE o.uuid = r.uuid AND o.session_id = r.session_id AND o.stripped IS r.stripped
-                           AND o.file_id != r.file_id
+                           AND o.file_id != r.file_id AND o.hidden IS NULL
                          ORDER BY o.sort_at, o.sort_file, o.line, o.id LIMIT 1)
                  FROM entries r WHERE r.file_id = ?1 AND r.duplicate = 0 AND r.uuid IS NOT NULL)",
             [file_id],
@@ -109,6 +109,8 @@ struct SessionDelta {
     images: u64,
     /// A copy was shown or hidden: the counts are recomputed from the rows instead.
     recount: bool,
+    /// The session it was forked from.
+    forked_from: Option<String>,
 }
 
 /// The file whose rows are written.
@@ -150,8 +152,8 @@ pub(crate) fn write_entries(
     let mut insert_entry = tx.prepare_cached(
         "INSERT INTO entries (file_id, session_id, line, offset, length, uuid, parent_uuid, type, role, timestamp,
                               is_sidechain, stripped, text, invalid, sort_at, sort_file, duplicate, agent_id,
-                              spawned_agent)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+                              spawned_agent, agent, hidden)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
     )?;
     // The running maximum of the file's timestamps goes on from its last row.
     let mut at: String = tx
@@ -174,14 +176,18 @@ pub(crate) fn write_entries(
         let sort_file = *file_keys.entry(session).or_insert_with(|| file.format.file_key(file.path, session));
         let order = Order { at: at.clone(), file: sort_file, line: d.line as i64 };
         let delta = sessions.entry(session).or_default();
-        let duplicate = match (file.bulk, columns.and_then(|c| c.uuid.as_deref())) {
-            (false, Some(uuid)) => {
-                let copy = mark_copy(tx, session, uuid, stored.map(|s| s.stripped.as_str()), &order)?;
-                delta.recount |= copy != Copies::None;
-                copy == Copies::Later
-            }
-            _ => false,
-        };
+        let hidden = meta.and_then(|m| m.hidden);
+        // A rewrite of a message hides the earlier writes (below), whatever they hold.
+        let rewrites = meta.is_some_and(|m| m.effect == Some(Effect::Rewrites));
+        let duplicate = hidden.is_some()
+            || match (file.bulk || rewrites, columns.and_then(|c| c.uuid.as_deref())) {
+                (false, Some(uuid)) => {
+                    let copy = mark_copy(tx, session, uuid, stored.map(|s| s.stripped.as_str()), &order)?;
+                    delta.recount |= copy != Copies::None;
+                    copy == Copies::Later
+                }
+                _ => false,
+            };
         insert_entry.execute(params![
             file.id,
             session,
@@ -202,8 +208,13 @@ pub(crate) fn write_entries(
             duplicate,
             meta.and_then(|m| m.agent_id.as_deref()),
             meta.and_then(|m| m.spawned_agent.as_deref()),
+            file.format.name(),
+            hidden,
         ])?;
         let entry_id = tx.last_insert_rowid();
+        if let Some(effect) = meta.and_then(|m| m.effect.as_ref()) {
+            delta.recount |= apply(tx, file.id, entry_id, d.line, columns.and_then(|c| c.uuid.as_deref()), effect)? > 0;
+        }
         if want_ids {
             written.ids.push(entry_id);
         }
@@ -219,8 +230,50 @@ pub(crate) fn write_entries(
         let order = Order { at: at.clone(), file: sort_file, line: d.line as i64 };
         delta.add(stored, order, duplicate);
     }
-    upsert_sessions(tx, sessions)?;
+    upsert_sessions(tx, sessions, file.format.name())?;
     Ok(written)
+}
+
+/// What `effect`, of the entry `entry_id` at line `line` of file `file_id` (with `uuid`), does to
+/// the file's entries before it; returns how many it hid.
+fn apply(
+    tx: &Connection,
+    file_id: i64,
+    entry_id: i64,
+    line: u64,
+    uuid: Option<&str>,
+    effect: &Effect,
+) -> Result<usize> {
+    // The entries a rewind or checkpoint acts on: messages (and checkpoints), not the metadata,
+    // updates, rewinds or invalid lines, and not those hidden already.
+    const MESSAGES: &str = "hidden IS NULL AND type NOT IN ('session', 'update', 'rewind')";
+    let hid = match effect {
+        Effect::Rewrites => match uuid {
+            Some(uuid) => tx
+                .prepare_cached(&format!(
+                    "UPDATE entries SET duplicate = 1, hidden = '{}'
+                     WHERE file_id = ?1 AND uuid = ?2 AND id != ?3 AND hidden IS NULL",
+                    hidden::REWRITTEN
+                ))?
+                .execute(params![file_id, uuid, entry_id])?,
+            None => 0,
+        },
+        Effect::RewindTo(target) => tx
+            .prepare_cached(&format!(
+                "UPDATE entries SET duplicate = 1, hidden = '{}'
+                 WHERE file_id = ?1 AND line < ?3 AND {MESSAGES}
+                   AND line >= coalesce((SELECT min(line) FROM entries WHERE file_id = ?1 AND uuid = ?2), 0)",
+                hidden::REWOUND
+            ))?
+            .execute(params![file_id, target, line as i64])?,
+        Effect::ReplacesAll => tx
+            .prepare_cached(&format!(
+                "UPDATE entries SET duplicate = 1, hidden = '{}' WHERE file_id = ?1 AND line < ?2 AND {MESSAGES}",
+                hidden::REPLACED
+            ))?
+            .execute(params![file_id, line as i64])?,
+    };
+    Ok(hid)
 }
 
 /// The media rows of entry `entry_id` (its payloads, by their offsets in the file: the line's
@@ -295,6 +348,9 @@ impl SessionDelta {
         if self.project.is_none() {
             self.project.clone_from(&meta.cwd);
         }
+        if self.forked_from.is_none() {
+            self.forked_from.clone_from(&meta.forked_from);
+        }
         // The person's first words count only from the main transcript.
         let title = meta.title.as_ref().filter(|(rank, _)| *rank != title_rank::FIRST_USER_TEXT || order.file == 0);
         if let Some((rank, title)) = title
@@ -317,13 +373,14 @@ impl SessionDelta {
 }
 
 /// Adds each session's delta to its row, creating the row if it is new.
-fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>) -> Result<()> {
+fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>, agent: &str) -> Result<()> {
     let mut upsert = tx.prepare_cached(&format!(
         "INSERT INTO sessions (id, project, title, title_rank, title_order, first_timestamp, last_timestamp, entries,
-                               sidechain_entries, images)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                               sidechain_entries, images, agent, forked_from)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
          ON CONFLICT (id) DO UPDATE SET
             project = coalesce(sessions.project, excluded.project),
+            forked_from = coalesce(sessions.forked_from, excluded.forked_from),
             title = CASE WHEN {replaces} THEN excluded.title ELSE sessions.title END,
             title_order = CASE WHEN {replaces} THEN excluded.title_order ELSE sessions.title_order END,
             title_rank = CASE WHEN {replaces} THEN excluded.title_rank ELSE sessions.title_rank END,
@@ -359,7 +416,9 @@ fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>) -> Re
             d.last,
             d.entries as i64,
             d.sidechain_entries as i64,
-            d.images as i64
+            d.images as i64,
+            agent,
+            d.forked_from,
         ])?;
         if d.recount {
             recount_session(tx, id)?;
@@ -420,7 +479,9 @@ pub(crate) fn backfill_v4(conn: &Connection) -> Result<()> {
         let Some(last) = rows.last() else { break };
         after = last.0;
         for (id, session, at, file, line, duplicate, stripped, text) in rows {
-            let Ok(meta) = format::CLAUDE.describe(&stripped) else { continue };
+            let Ok(meta) = format::CLAUDE.describe(&stripped, line as u64, &format::FileContext::default()) else {
+                continue;
+            };
             if meta.text != text {
                 tx.prepare_cached("UPDATE entries SET text = ?1 WHERE id = ?2")?.execute(params![meta.text, id])?;
             }

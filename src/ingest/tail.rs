@@ -1,7 +1,7 @@
 //! The live indexer: a startup catch-up, then notify events as hints, and a periodic rescan.
 //!
 //! [`Tail::start`] moves the [`Indexer`] (the only writer) onto its own thread. A recursive notify
-//! watcher on the transcript root is created *before* the startup catch-up, so nothing written in
+//! watcher on each transcript root is created *before* the startup catch-up, so nothing written in
 //! between is missed; its events are only hints ("this path may have changed"), because events can
 //! be lost (queue overflow, network file systems, WSL). Correctness rests on the indexer itself:
 //! every hint, and every periodic rescan, compares the file's identity, fingerprint and checkpoint
@@ -11,6 +11,9 @@
 //! Symlinked directories are followed by scans (see [`crate::ingest::tree`]); live events inside them depend
 //! on the watcher following them too (notify's inotify backend does), and the periodic rescan covers
 //! any other case. With [`TailConfig::poll`], notify's `PollWatcher` replaces the native watcher.
+//!
+//! A root that does not exist is said once at start and is no error: each rescan looks again, and
+//! one that has appeared is watched and indexed from then on.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -24,13 +27,14 @@ use notify::Watcher;
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::ingest::indexer::{Indexer, NoProgress};
+use crate::ingest::roots::Root;
 use crate::ingest::tree::is_transcript;
 
 /// How the live indexer runs.
 #[derive(Debug, Clone)]
 pub struct TailConfig {
-    /// The transcript root to watch.
-    pub root: PathBuf,
+    /// The transcript roots to watch, each of one format.
+    pub roots: Vec<Root>,
     /// How often a full rescan runs even without events.
     pub rescan_every: Duration,
     /// Poll the tree at this interval instead of using native events (network file systems, WSL).
@@ -40,9 +44,14 @@ pub struct TailConfig {
 }
 
 impl TailConfig {
-    /// Native events, and a rescan every 30 s.
+    /// One root of Claude Code's transcripts, native events, and a rescan every 30 s.
     pub fn new(root: impl Into<PathBuf>) -> TailConfig {
-        TailConfig { root: root.into(), rescan_every: Duration::from_secs(30), poll: None }
+        TailConfig::of(vec![Root::claude(root)])
+    }
+
+    /// `roots`, native events, and a rescan every 30 s.
+    pub fn of(roots: Vec<Root>) -> TailConfig {
+        TailConfig { roots, rescan_every: Duration::from_secs(30), poll: None }
     }
 }
 
@@ -132,7 +141,66 @@ pub struct Tail {
     thread: Option<JoinHandle<Option<Indexer>>>,
     health: WriterHealth,
     watcher_kind: &'static str,
-    _watcher: Box<dyn Watcher + Send>,
+}
+
+/// The watcher and the roots: those watched, and those that did not exist when last looked at.
+struct Watched {
+    watcher: Box<dyn Watcher + Send>,
+    /// Every root (absolute).
+    roots: Vec<PathBuf>,
+    /// The roots being watched.
+    watching: Vec<PathBuf>,
+}
+
+impl Watched {
+    /// Watches each root that exists and is not watched yet; says which do not exist (at the
+    /// `start`, or as they appear later). A root that exists but cannot be watched is an error at
+    /// the start, and logged (and tried again) after it.
+    fn watch_new(&mut self, start: bool) -> Result<Vec<PathBuf>> {
+        let mut appeared = Vec::new();
+        for root in &self.roots {
+            if self.watching.contains(root) {
+                continue;
+            }
+            if !root.is_dir() {
+                if start {
+                    tracing::info!(root = %root.display(), "a transcript root that does not exist (yet): looked for again at each rescan");
+                }
+                continue;
+            }
+            match self.watcher.watch(root, notify::RecursiveMode::Recursive).map_err(watch_error(root)) {
+                Ok(()) => {
+                    if !start {
+                        tracing::info!(root = %root.display(), "a transcript root appeared: now followed");
+                    }
+                    self.watching.push(root.clone());
+                    appeared.push(root.clone());
+                }
+                Err(e) if start => return Err(e),
+                Err(e) => tracing::warn!("{e}"),
+            }
+        }
+        Ok(appeared)
+    }
+
+    /// Catches up on every root watched.
+    fn catch_up(&self, indexer: &mut Indexer) {
+        for root in &self.watching {
+            catch_up_logged(indexer, root);
+        }
+    }
+
+    /// A full rescan: roots that appeared since are watched first.
+    fn rescan(&mut self, indexer: &mut Indexer) {
+        // Errors are logged inside once the tail runs.
+        let _ = self.watch_new(false);
+        self.catch_up(indexer);
+    }
+
+    /// Whether `dir` is in a root followed.
+    fn follows(&self, dir: &Path) -> bool {
+        self.watching.iter().any(|root| dir.starts_with(root))
+    }
 }
 
 impl std::fmt::Debug for Tail {
@@ -142,15 +210,11 @@ impl std::fmt::Debug for Tail {
 }
 
 impl Tail {
-    /// Starts watching `config.root`, catches up on it, and keeps the index current until stopped.
+    /// Starts watching `config.roots`, catches up on them, and keeps the index current until
+    /// stopped. Fails if no root can be made absolute or a watcher cannot start.
     pub fn start(mut indexer: Indexer, config: TailConfig) -> Result<Tail> {
-        let root = std::path::absolute(&config.root).map_err(|e| Error::io(&config.root, e))?;
-        if !root.is_dir() {
-            return Err(Error::io(
-                &root,
-                std::io::Error::new(std::io::ErrorKind::NotFound, "the transcript directory does not exist"),
-            ));
-        }
+        indexer.set_roots(&config.roots)?;
+        let roots: Vec<PathBuf> = indexer.roots().iter().map(|r| r.dir.clone()).collect();
         let (hints, receive) = mpsc::channel();
         let sender = hints.clone();
         let handler = move |event: notify::Result<notify::Event>| {
@@ -160,14 +224,16 @@ impl Tail {
             }
         };
         let notify_config = notify::Config::default().with_follow_symlinks(true);
-        let mut watcher: Box<dyn Watcher + Send> = match config.poll {
+        let first = roots.first().cloned().unwrap_or_default();
+        let watcher: Box<dyn Watcher + Send> = match config.poll {
             Some(interval) => Box::new(
                 notify::PollWatcher::new(handler, notify_config.with_poll_interval(interval))
-                    .map_err(watch_error(&root))?,
+                    .map_err(watch_error(&first))?,
             ),
-            None => Box::new(notify::RecommendedWatcher::new(handler, notify_config).map_err(watch_error(&root))?),
+            None => Box::new(notify::RecommendedWatcher::new(handler, notify_config).map_err(watch_error(&first))?),
         };
-        watcher.watch(&root, notify::RecursiveMode::Recursive).map_err(watch_error(&root))?;
+        let mut watched = Watched { watcher, roots, watching: Vec::new() };
+        watched.watch_new(true)?;
 
         let rescan_every = match config.poll {
             Some(interval) => config.rescan_every.min(interval),
@@ -184,8 +250,8 @@ impl Tail {
                 // server serving a frozen index in silence: it is logged, recorded for `status`, and
                 // announced on the bus, whose listeners (`serve`) stop with an error.
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    catch_up_logged(&mut indexer, &root);
-                    run(&mut indexer, &root, &receive, rescan_every, fault);
+                    watched.catch_up(&mut indexer);
+                    run(&mut indexer, &mut watched, &receive, rescan_every, fault);
                 }));
                 match outcome {
                     Ok(()) => Some(indexer),
@@ -204,9 +270,9 @@ impl Tail {
                     }
                 }
             })
-            .map_err(|e| Error::io(&config.root, e))?;
+            .map_err(|e| Error::io(&first, e))?;
         let watcher_kind = if config.poll.is_some() { "poll" } else { "notify" };
-        Ok(Tail { hints, thread: Some(thread), health, watcher_kind, _watcher: watcher })
+        Ok(Tail { hints, thread: Some(thread), health, watcher_kind })
     }
 
     /// Whether the writer runs, or why it died.
@@ -366,7 +432,13 @@ impl Queued {
 }
 
 /// The writer loop: hints in batches, and a rescan whenever `rescan_every` passes without one.
-fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<ToWriter>, rescan_every: Duration, fault: bool) {
+fn run(
+    indexer: &mut Indexer,
+    watched: &mut Watched,
+    hints: &mpsc::Receiver<ToWriter>,
+    rescan_every: Duration,
+    fault: bool,
+) {
     let mut next_rescan = Instant::now() + rescan_every;
     let mut rechecks: Vec<Recheck> = Vec::new();
     loop {
@@ -376,7 +448,7 @@ fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<ToWriter>, res
             Ok(message) => message,
             Err(RecvTimeoutError::Timeout) => {
                 if Instant::now() >= next_rescan {
-                    catch_up_logged(indexer, root);
+                    watched.rescan(indexer);
                     next_rescan = Instant::now() + rescan_every;
                     rechecks.clear();
                 } else {
@@ -393,11 +465,11 @@ fn run(indexer: &mut Indexer, root: &Path, hints: &mpsc::Receiver<ToWriter>, res
             job(indexer);
         }
         if queued.rescan {
-            catch_up_logged(indexer, root);
+            watched.rescan(indexer);
             next_rescan = Instant::now() + rescan_every;
         } else {
             for dir in queued.dirs {
-                if dir.starts_with(root) {
+                if watched.follows(&dir) {
                     catch_up_logged(indexer, &dir);
                     if dir.is_dir() {
                         rechecks.retain(|r| r.dir != dir);

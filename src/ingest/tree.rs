@@ -1,4 +1,4 @@
-//! Finding transcripts: every `*.jsonl` file under the root, recursively.
+//! Finding transcripts: every file under the root that its format reads, recursively.
 //!
 //! Symlinked directories are followed (a directory reached twice, through a link or a cycle, is read
 //! once); symlinked files are indexed at the path where they were found. A file reachable by several
@@ -8,6 +8,8 @@
 use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+use crate::format::Format;
 
 /// A transcript found on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,13 +24,15 @@ pub struct Found {
     pub size: u64,
 }
 
-/// Whether `path` names a transcript (ends in `.jsonl`).
+/// Whether `path` may name a transcript of some format (the watcher's first sieve; the writer asks
+/// the path's own format).
 pub fn is_transcript(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e == "jsonl")
+    crate::format::FORMATS.iter().any(|f| f.is_transcript(path))
 }
 
-/// Every transcript under `root`, in path order (component by component), one per file identity.
-pub fn discover(root: &Path) -> Vec<Found> {
+/// Every transcript of `format` under `root`, in path order (component by component), one per file
+/// identity.
+pub fn discover(root: &Path, format: &dyn Format) -> Vec<Found> {
     let mut dirs_seen = HashSet::new();
     let mut found = Vec::new();
     let mut stack = vec![root.to_path_buf()];
@@ -57,8 +61,12 @@ pub fn discover(root: &Path) -> Vec<Found> {
             };
             if meta.is_dir() {
                 stack.push(path);
-            } else if meta.is_file() && is_transcript(&path) {
+            } else if meta.is_file() && format.is_transcript(&path) {
                 found.push(Found { path, dev: meta.dev(), inode: meta.ino(), size: meta.len() });
+            } else if meta.is_file()
+                && let Some(why) = format.not_read(&path)
+            {
+                say_skipped_once(&path, why);
             }
         }
     }
@@ -72,6 +80,16 @@ pub fn discover(root: &Path) -> Vec<Found> {
         first
     });
     found
+}
+
+/// Logs that the file at `path` is skipped, and why, the first time this process sees it.
+fn say_skipped_once(path: &Path, why: &str) {
+    use std::sync::{Mutex, OnceLock};
+    static SAID: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
+    let mut said = SAID.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if said.insert(path.to_owned()) {
+        tracing::warn!(path = %path.display(), "skipped: {why}");
+    }
 }
 
 #[cfg(test)]
@@ -91,8 +109,10 @@ mod tests {
         std::fs::write(outside.path().join("o.jsonl"), "{}\n").unwrap();
         std::os::unix::fs::symlink(outside.path(), root.join("linked")).unwrap();
         std::os::unix::fs::symlink(root, root.join("p/loop")).unwrap();
-        let names: Vec<_> =
-            discover(root).into_iter().map(|f| f.path.strip_prefix(root).unwrap().to_path_buf()).collect();
+        let names: Vec<_> = discover(root, crate::format::CLAUDE)
+            .into_iter()
+            .map(|f| f.path.strip_prefix(root).unwrap().to_path_buf())
+            .collect();
         assert_eq!(
             names,
             vec![

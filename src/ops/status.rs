@@ -7,6 +7,7 @@ use std::path::Path;
 use rusqlite::Connection;
 
 use crate::error::Result;
+use crate::ingest::roots::Root;
 use crate::read::status::IndexStatus;
 
 /// The live writer, as a server sees it.
@@ -32,7 +33,7 @@ impl WriterState {
 }
 
 /// Everything status reports.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Status {
     /// What the index holds; `None` when it is damaged (its counts are then unknown).
     pub index: Option<IndexStatus>,
@@ -44,6 +45,8 @@ pub struct Status {
     pub watcher: Option<&'static str>,
     /// What SQLite said when a reader found the index damaged.
     pub index_damage: Option<String>,
+    /// The transcript roots followed (whether each exists is looked at when it is reported).
+    pub roots: Vec<Root>,
 }
 
 /// The status of `data_dir` for a one-off command: its index read on `conn`, and its acceptance
@@ -54,5 +57,12 @@ pub fn of_data_dir(conn: &Connection, data_dir: &Path) -> Result<Status> {
         Some(store) => store.pending_count()?,
         None => 0,
     };
-    Ok(Status { index: Some(index), sends_pending, writer: WriterState::None, watcher: None, index_damage: None })
+    Ok(Status {
+        index: Some(index),
+        sends_pending,
+        writer: WriterState::None,
+        watcher: None,
+        index_damage: None,
+        roots: Vec::new(),
+    })
 }

@@ -114,6 +114,10 @@ pub struct SessionSummary {
     pub images: i64,
     /// Every transcript of the session is gone: the index holds its only copy.
     pub gone: bool,
+    /// The agent that wrote it (`claude`, `codex`, `gemini`).
+    pub agent: String,
+    /// The session it was forked from, as its transcript says.
+    pub forked_from: Option<String>,
 }
 
 /// A page of sessions, newest first.
@@ -130,6 +134,8 @@ pub struct SessionPage {
 pub struct SessionQuery {
     /// Only sessions whose project is this.
     pub project: Option<String>,
+    /// Only sessions of this agent.
+    pub agent: Option<String>,
     /// Only sessions with an entry matching this full-text query, or whose title contains it.
     pub text: Option<String>,
     /// From this cursor on.
@@ -153,13 +159,18 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
     let mut sql = String::from(
         "SELECT rowid, id, project, title, first_timestamp, last_timestamp, entries, images, sidechain_entries,
                 NOT EXISTS (SELECT 1 FROM entries e JOIN files f ON f.id = e.file_id
-                            WHERE e.session_id = sessions.id AND f.state = 'live')
+                            WHERE e.session_id = sessions.id AND f.state = 'live'),
+                agent, forked_from
          FROM sessions WHERE 1",
     );
     let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
     if let Some(project) = &q.project {
         sql.push_str(" AND project = ?");
         args.push(Box::new(project.clone()));
+    }
+    if let Some(agent) = &q.agent {
+        sql.push_str(" AND agent = ?");
+        args.push(Box::new(agent.clone()));
     }
     if let Some(text) = &q.text {
         check_query(text)?;
@@ -192,6 +203,8 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
                     images: r.get(7)?,
                     sidechain_entries: r.get(8)?,
                     gone: r.get(9)?,
+                    agent: r.get(10)?,
+                    forked_from: r.get(11)?,
                 },
             ))
         })?;
@@ -323,7 +336,7 @@ pub struct HistoryPage {
 }
 
 /// The columns a history row is read with, and the order clause of each direction.
-const COLUMNS: &str = "id, line, uuid, parent_uuid, type, role, timestamp, is_sidechain, stripped, invalid, sort_at, sort_file, spawned_agent";
+const COLUMNS: &str = "id, line, uuid, parent_uuid, type, role, timestamp, is_sidechain, stripped, invalid, sort_at, sort_file, spawned_agent, agent";
 // Entries of the same place (two files of the same name, at the same instant and line: copies, in
 // practice) are ordered by cursor, so that the order is total and pages neither skip nor repeat.
 const OLDEST_FIRST: &str = "ORDER BY sort_at, sort_file, line, id";
@@ -466,8 +479,8 @@ fn history_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryEntry> {
             timestamp: r.get(6)?,
             is_sidechain: r.get(7)?,
         },
-        // Every transcript indexed today is Claude Code's.
-        format: format::CLAUDE,
+        // An agent this build does not know (an index a newer one wrote) is laid out as Claude's.
+        format: format::by_name(&r.get::<_, String>(13)?).unwrap_or(format::CLAUDE),
         subagent: r.get::<_, Option<String>>(12)?.map(|agent_id| Subagent { agent_id, first: None, entries: 0 }),
         body,
     })
@@ -552,6 +565,8 @@ pub struct SearchHit {
     pub kind: Option<String>,
     /// `timestamp`.
     pub timestamp: Option<String>,
+    /// The agent that wrote it.
+    pub agent: String,
     /// The matching text around the hit.
     pub snippet: Snippet,
 }
@@ -601,22 +616,37 @@ impl Snippet {
     }
 }
 
-/// Full-text search, best matches first. A query FTS5 cannot parse is [`Error::BadQuery`].
-pub fn search(conn: &Connection, query: &str, session: Option<&str>, limit: u32) -> Result<Vec<SearchHit>> {
-    check_query(query)?;
-    within_budget(conn, || search_unbounded(conn, query, session, limit))
+/// Where a search looks.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Scope<'a> {
+    /// Only this session.
+    pub session: Option<&'a str>,
+    /// Only entries of this agent.
+    pub agent: Option<&'a str>,
 }
 
-fn search_unbounded(conn: &Connection, query: &str, session: Option<&str>, limit: u32) -> Result<Vec<SearchHit>> {
+/// Full-text search, best matches first. A query FTS5 cannot parse is [`Error::BadQuery`].
+pub fn search(conn: &Connection, query: &str, session: Option<&str>, limit: u32) -> Result<Vec<SearchHit>> {
+    search_in(conn, query, Scope { session, agent: None }, limit)
+}
+
+/// [`search`] within `scope`.
+pub fn search_in(conn: &Connection, query: &str, scope: Scope<'_>, limit: u32) -> Result<Vec<SearchHit>> {
+    check_query(query)?;
+    within_budget(conn, || search_unbounded(conn, query, scope, limit))
+}
+
+fn search_unbounded(conn: &Connection, query: &str, scope: Scope<'_>, limit: u32) -> Result<Vec<SearchHit>> {
     let mut stmt = conn.prepare_cached(
         "SELECT e.session_id, e.uuid, e.id, e.line, e.type, e.timestamp,
-                snippet(entries_fts, 0, char(57344), char(57345), '…', 16)
+                snippet(entries_fts, 0, char(57344), char(57345), '…', 16), e.agent
          FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid
          WHERE entries_fts MATCH ?1 AND (?2 IS NULL OR e.session_id = ?2) AND e.duplicate = 0
+           AND (?4 IS NULL OR e.agent = ?4)
          ORDER BY rank LIMIT ?3",
     )?;
     let query = words::mark(query);
-    let hits = stmt.query_map(params![query, session, limit.clamp(1, MAX_LIMIT)], |r| {
+    let hits = stmt.query_map(params![query, scope.session, limit.clamp(1, MAX_LIMIT), scope.agent], |r| {
         Ok(SearchHit {
             session_id: r.get(0)?,
             entry_uuid: r.get(1)?,
@@ -625,6 +655,7 @@ fn search_unbounded(conn: &Connection, query: &str, session: Option<&str>, limit
             kind: r.get(4)?,
             timestamp: r.get(5)?,
             snippet: Snippet(words::unmark(&r.get::<_, String>(6)?).into_owned()),
+            agent: r.get(7)?,
         })
     })?;
     hits.collect::<rusqlite::Result<_>>().map_err(fts_error)

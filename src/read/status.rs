@@ -16,6 +16,8 @@ pub struct IndexStatus {
     pub transcripts_gone: i64,
     /// Sessions.
     pub sessions: i64,
+    /// Sessions of each agent, by name.
+    pub agents: Vec<(String, i64)>,
     /// Entries history shows (copies left out), invalid lines included.
     pub entries: i64,
     /// Of those, lines that could not be indexed.
@@ -90,6 +92,10 @@ pub fn index_status(conn: &Connection, data_dir: &Path) -> Result<IndexStatus> {
         transcripts_live: count("SELECT count(*) FROM files WHERE state = 'live'")?,
         transcripts_gone: count("SELECT count(*) FROM files WHERE state = 'gone'")?,
         sessions: count("SELECT count(*) FROM sessions")?,
+        agents: conn
+            .prepare("SELECT agent, count(*) FROM sessions GROUP BY agent ORDER BY agent")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?,
         entries: count("SELECT count(*) FROM entries WHERE duplicate = 0")?,
         invalid_lines: count("SELECT count(*) FROM entries WHERE duplicate = 0 AND invalid IS NOT NULL")?,
         photos: count(

@@ -70,6 +70,8 @@ impl Env {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_scrollback"));
         cmd.env("HOME", self.dir.path())
             .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME")
+            .env_remove("GEMINI_CLI_HOME")
             .env_remove("XDG_DATA_HOME")
             .env("SCROLLBACK_TRANSCRIPTS", &self.root)
             .env("SCROLLBACK_DATA_DIR", &self.data)

@@ -13,7 +13,8 @@
 #![allow(dead_code)]
 
 use base64::Engine;
-use scrollback::codec::scan::{self, STRIPPED_MEDIA_MARKER, ScanError, ScanOutput, Scanner};
+use scrollback::codec::scan::{self, BlockPlaces, STRIPPED_MEDIA_MARKER, ScanError, ScanOutput, Scanner};
+use scrollback::format::{CLAUDE, FORMATS};
 use serde_json::Value;
 
 /// What the oracle finds: per payload, in document order.
@@ -37,79 +38,140 @@ pub fn decode(text: &str) -> Option<Vec<u8>> {
 }
 
 struct Oracle {
+    /// The format's block places, as key paths.
+    paths: &'static [&'static [&'static str]],
     /// Each payload, and where it is (a JSON pointer).
     found: Vec<(Expected, String)>,
-    /// In-content image blocks in the order they begin: the payload index each claimed.
+    /// Image blocks under a block place in the order they begin: the payload index each claimed.
     blocks: Vec<Option<usize>>,
 }
 
+/// Where a value is as to the block places: at or under one, on the way to some (those paths, and
+/// the number of keys that led here), or elsewhere. Only objects lead on.
+#[derive(Debug, Clone, PartialEq)]
+enum Place {
+    In,
+    Along(Vec<usize>, usize),
+    Out,
+}
+
+/// A data URL's media type and base64, if `clean` is one the scanner accepts.
+fn data_url(clean: &str) -> Option<(String, String)> {
+    let rest = clean.strip_prefix("data:")?;
+    let (header, b64) = rest.split_once(',')?;
+    // A header is printable ASCII, as media types are, and at most 256 bytes.
+    if header.len() > 256 || !header.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return None;
+    }
+    let mut params = header.split(';');
+    let mt = params.next().unwrap();
+    params.any(|p| p == "base64").then(|| (mt.to_owned(), b64.to_owned()))
+}
+
+/// `\n` and `\r` (base64 line wraps) are skipped everywhere in a payload.
+fn unwrapped(text: &str) -> String {
+    text.chars().filter(|&c| c != '\n' && c != '\r').collect()
+}
+
 impl Oracle {
-    /// Walks `v`; returns the payloads decided in it not yet claimed by a block.
-    fn walk(&mut self, v: &Value, at: &str, in_content: bool, role_message: bool, top: bool) -> Vec<usize> {
+    /// The place of a value under `key` of an object at `place`.
+    fn child(&self, place: &Place, key: &str, object: bool) -> Place {
+        match place {
+            Place::In => Place::In,
+            Place::Out => Place::Out,
+            Place::Along(paths, depth) => {
+                let next: Vec<usize> =
+                    paths.iter().copied().filter(|&i| self.paths[i].get(*depth) == Some(&key)).collect();
+                if next.is_empty() {
+                    Place::Out
+                } else if next.iter().any(|&i| self.paths[i].len() == depth + 1) {
+                    Place::In
+                } else if object {
+                    Place::Along(next, depth + 1)
+                } else {
+                    Place::Out
+                }
+            }
+        }
+    }
+
+    fn payload(&mut self, text: &str, kind_media: Option<String>, b64: &str, pointer: String) -> Option<usize> {
+        let bytes = decode(b64)?;
+        self.found.push((
+            Expected {
+                value: text.to_owned(),
+                kind: "file",
+                media_type: kind_media,
+                ordinal: None,
+                blake3: blake3::hash(&bytes),
+            },
+            pointer,
+        ));
+        Some(self.found.len() - 1)
+    }
+
+    /// Walks `v` at `place` (`images`: it is the value of an `images` key); returns the payloads
+    /// decided in it not yet claimed by a block.
+    fn walk(&mut self, v: &Value, at: &str, place: Place, images: bool) -> Vec<usize> {
         match v {
-            Value::Array(items) => items
-                .iter()
-                .enumerate()
-                .flat_map(|(n, i)| self.walk(i, &format!("{at}/{n}"), in_content, false, false))
-                .collect(),
+            Value::Array(items) => {
+                let inner = if place == Place::In { Place::In } else { Place::Out };
+                let mut pending = Vec::new();
+                for (n, item) in items.iter().enumerate() {
+                    let here = format!("{at}/{n}");
+                    match item {
+                        Value::String(text) if images => {
+                            if let Some((mt, b64)) = data_url(&unwrapped(text))
+                                && let Some(i) = self.payload(text, (!mt.is_empty()).then_some(mt), &b64, here)
+                            {
+                                pending.push(i);
+                            }
+                        }
+                        _ => pending.extend(self.walk(item, &here, inner.clone(), false)),
+                    }
+                }
+                pending
+            }
             Value::Object(map) => {
                 let ty = map.get("type").and_then(Value::as_str);
-                let image = matches!(ty, Some("image" | "image_url" | "input_image"));
-                let block_slot = (image && in_content).then(|| {
+                let mime = small(map, "mimeType");
+                let image = matches!(ty, Some("image" | "image_url" | "input_image"))
+                    || (map.contains_key("data") && mime.is_some_and(|t| t.starts_with("image/")));
+                let block_slot = (image && place == Place::In).then(|| {
                     self.blocks.push(None);
                     self.blocks.len() - 1
                 });
                 let mut pending = Vec::new();
                 for (k, child) in map {
                     if let Value::String(text) = child {
-                        // `\n` and `\r` (base64 line wraps) are skipped everywhere in a payload.
-                        let clean: String = text.chars().filter(|&c| c != '\n' && c != '\r').collect();
-                        let data_url = clean.strip_prefix("data:").and_then(|rest| {
-                            let (header, b64) = rest.split_once(',')?;
-                            // A header is printable ASCII, as media types are, and at most 256 bytes.
-                            if header.len() > 256 || !header.bytes().all(|b| (0x20..0x7f).contains(&b)) {
-                                return None;
-                            }
-                            let mut params = header.split(';');
-                            let mt = params.next().unwrap();
-                            params.any(|p| p == "base64").then(|| (mt.to_owned(), b64.to_owned()))
-                        });
-                        let candidate = match (k.as_str(), &data_url) {
+                        let clean = unwrapped(text);
+                        let url = data_url(&clean);
+                        let candidate = match (k.as_str(), &url) {
                             ("data" | "url" | "image_url", Some((mt, b64))) => {
                                 Some(((!mt.is_empty()).then(|| mt.clone()), b64.clone()))
                             }
                             ("data", None) if ty == Some("base64") => {
                                 Some((small(map, "media_type").map(str::to_owned), text.clone()))
                             }
+                            ("data", None) if mime.is_some() => Some((mime.map(str::to_owned), text.clone())),
                             ("base64", None) => Some((
                                 small(map, "type")
                                     .filter(|t| t.contains('/'))
                                     .or_else(|| small(map, "media_type"))
-                                    .or_else(|| small(map, "mimeType"))
+                                    .or(mime)
                                     .map(str::to_owned),
                                 text.clone(),
                             )),
                             _ => None,
                         };
                         if let Some((media_type, b64)) = candidate
-                            && let Some(bytes) = decode(&b64)
+                            && let Some(i) = self.payload(text, media_type, &b64, pointer(at, k))
                         {
-                            self.found.push((
-                                Expected {
-                                    value: text.clone(),
-                                    kind: "file",
-                                    media_type,
-                                    ordinal: None,
-                                    blake3: blake3::hash(&bytes),
-                                },
-                                pointer(at, k),
-                            ));
-                            pending.push(self.found.len() - 1);
+                            pending.push(i);
                         }
                     } else {
-                        let child_in_content = in_content || (role_message && k == "content");
-                        let child_message = top && k == "message" && child.is_object();
-                        pending.extend(self.walk(child, &pointer(at, k), child_in_content, child_message, false));
+                        let place = self.child(&place, k, child.is_object());
+                        pending.extend(self.walk(child, &pointer(at, k), place, k == "images"));
                     }
                 }
                 if image || ty == Some("document") {
@@ -142,17 +204,18 @@ fn pointer(at: &str, key: &str) -> String {
     format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"))
 }
 
-/// The payloads of `line` in document order, its image blocks, and the ordinals of those without
-/// a payload.
+/// The payloads of `line` in document order, its image blocks under Claude Code's places, and the
+/// ordinals of those without a payload.
 pub fn oracle(line: &str) -> (Vec<Expected>, u32, Vec<u32>) {
-    let (payloads, blocks, failed, _) = oracle_of(&serde_json::from_str(line).unwrap());
+    let (payloads, blocks, failed, _) = oracle_of(&serde_json::from_str(line).unwrap(), CLAUDE.block_places());
     (payloads, blocks, failed)
 }
 
-/// [`oracle`] of a parsed line, with where each payload is (JSON pointers).
-pub fn oracle_of(v: &Value) -> (Vec<Expected>, u32, Vec<u32>, Vec<String>) {
-    let mut o = Oracle { found: Vec::new(), blocks: Vec::new() };
-    o.walk(v, "", false, false, true);
+/// [`oracle`] of a parsed line under `places`, with where each payload is (JSON pointers).
+pub fn oracle_of(v: &Value, places: &'static BlockPlaces) -> (Vec<Expected>, u32, Vec<u32>, Vec<String>) {
+    let paths = places.paths();
+    let mut o = Oracle { paths, found: Vec::new(), blocks: Vec::new() };
+    o.walk(v, "", Place::Along((0..paths.len()).collect(), 0), false);
     let mut failed = Vec::new();
     for (ordinal, block) in o.blocks.iter().enumerate() {
         match block {
@@ -171,9 +234,9 @@ pub fn replace_payloads(v: &mut Value, pointers: &[String]) {
     }
 }
 
-/// Scans `line` fed in pieces of `chunk` bytes.
-pub fn scan_in_pieces(line: &[u8], chunk: usize) -> Result<ScanOutput, ScanError> {
-    let mut scanner = Scanner::new(scrollback::format::CLAUDE.block_places());
+/// Scans `line` fed in pieces of `chunk` bytes, numbering image blocks under `places`.
+pub fn scan_in_pieces(line: &[u8], chunk: usize, places: &'static BlockPlaces) -> Result<ScanOutput, ScanError> {
+    let mut scanner = Scanner::new(places);
     for piece in line.chunks(chunk.max(1)) {
         scanner.feed(piece);
     }
@@ -248,11 +311,18 @@ pub fn parse_strict(line: &[u8]) -> Option<Value> {
     serde_json::from_slice(line).ok()
 }
 
-/// The oracle on any bytes; panics with what disagrees.
+/// The oracle on any bytes, under every format's block places; panics with what disagrees.
 pub fn check(line: &[u8]) {
-    let whole = scan_in_pieces(line, line.len());
+    for format in FORMATS {
+        check_under(line, format.block_places());
+    }
+}
+
+/// The oracle on any bytes, under `places`.
+pub fn check_under(line: &[u8], places: &'static BlockPlaces) {
+    let whole = scan_in_pieces(line, line.len(), places);
     for chunk in chunkings(line) {
-        assert_eq!(scan_in_pieces(line, chunk), whole, "fed in pieces of {chunk} bytes, the answer differs");
+        assert_eq!(scan_in_pieces(line, chunk, places), whole, "fed in pieces of {chunk} bytes, the answer differs");
     }
     if !scan::may_hold_media(line) {
         // The indexer skips the scan of such a line: it must scan to nothing (or to the same error).
@@ -291,14 +361,14 @@ pub fn check(line: &[u8]) {
     });
     assert_eq!(restored.as_deref(), Some(line), "the stripped line restores to the original");
     if let Some(value) = parsed {
-        agree(line, &value, &out, &stripped);
+        agree(line, &value, &out, &stripped, places);
     }
 }
 
 /// The scanner's `out` for `line` (serde_json's `value`) is what the tree walk finds; `stripped`
 /// parses to `value` with each payload replaced by the marker.
-pub fn agree(line: &[u8], value: &Value, out: &ScanOutput, stripped: &[u8]) {
-    let (expected, image_blocks, failed, pointers) = oracle_of(value);
+pub fn agree(line: &[u8], value: &Value, out: &ScanOutput, stripped: &[u8], places: &'static BlockPlaces) {
+    let (expected, image_blocks, failed, pointers) = oracle_of(value, places);
     let got: Vec<Expected> = out
         .spans
         .iter()

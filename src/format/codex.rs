@@ -1,0 +1,382 @@
+//! Codex CLI's rollouts (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`, and
+//! the same names in `$CODEX_HOME/archived_sessions/`).
+//!
+//! Every line is `{timestamp, type, payload}` (openai/codex, `codex-rs/protocol`'s `RolloutLine`
+//! and `RolloutItem`):
+//! - `session_meta`: the thread's id, `cwd`, CLI version, model provider, git; a fork's first line
+//!   names its parent (`forked_from_id`);
+//! - `response_item`: what the model saw and said: `message` (`input_text`, `output_text` and
+//!   `input_image` blocks), `reasoning` (its summary), `function_call` / `custom_tool_call` /
+//!   `local_shell_call` and their outputs (a string, or content items with `input_image` among
+//!   them), `web_search_call`;
+//! - `event_msg`: what the UI showed, repeating the messages (`user_message`, `agent_message`,
+//!   `agent_reasoning`) and tool ends (`exec_command_end`, `patch_apply_end`), and the token counts;
+//! - `compacted` (a summary that replaced the history) and `turn_context` (each turn's cwd, model).
+//!
+//! Lines carry no id: an entry's is `L<line>` ([`super::line_id`]). The UI events that repeat a
+//! conversation item are indexed hidden ([`hidden::REPEAT`]) and not searched, so nothing shows or
+//! matches twice. A fork that copies its parent's history (a second `session_meta` after the first,
+//! with the parent's lines verbatim) has those lines hidden as copies ([`hidden::FORK`]): the ones
+//! stamped before the fork's own first line. Photos are `input_image` data URLs, in user messages and
+//! in tool outputs, and MCP image content (`{type: "image", data, mimeType}`); the event's `images`
+//! list repeats the user's.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::{
+    BlockPlaces, Columns, FileContext, Format, Meta, MetaError, Typed, finish_text, first_chars, hidden, line_id,
+    parse_object, push_text, str_at, title_rank, value_text, without_injected,
+};
+
+/// Codex CLI's format.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Codex;
+
+/// Image blocks are numbered anywhere in the payload: message content, tool outputs, MCP results,
+/// a compaction's replacement history.
+static BLOCK_PLACES: BlockPlaces = BlockPlaces::new(&[&["payload"]]);
+
+/// The UI events that repeat a conversation item: hidden, not searched.
+const REPEATED_EVENTS: &[&str] = &[
+    "user_message",
+    "agent_message",
+    "agent_reasoning",
+    "agent_reasoning_raw_content",
+    "exec_command_end",
+    "patch_apply_end",
+    "web_search_end",
+];
+
+impl Format for Codex {
+    fn name(&self) -> &'static str {
+        "codex"
+    }
+
+    /// `rollout-*.jsonl`.
+    fn is_transcript(&self, path: &Path) -> bool {
+        path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("rollout-") && n.ends_with(".jsonl"))
+    }
+
+    fn block_places(&self) -> &'static BlockPlaces {
+        &BLOCK_PLACES
+    }
+
+    /// The thread id from the first line's `session_meta` (else the one that ends the file's name),
+    /// and, for a fork, its parent and the instant of its first line.
+    fn file_context(&self, path: &Path, first_line: &mut dyn FnMut() -> Option<String>) -> FileContext {
+        let mut context = FileContext { session: session_from_name(path), ..FileContext::default() };
+        let Some(first) = first_line().and_then(|l| serde_json::from_str::<Value>(&l).ok()) else {
+            return context;
+        };
+        if str_at(&first, "type") != Some("session_meta") {
+            return context;
+        }
+        let payload = first.get("payload").unwrap_or(&Value::Null);
+        if let Some(id) = str_at(payload, "id").filter(|id| !id.is_empty()) {
+            context.session = id.to_owned();
+        }
+        if let Some(parent) = str_at(payload, "forked_from_id").filter(|p| !p.is_empty()) {
+            context.forked_from = Some(parent.to_owned());
+            context.copies_before = str_at(&first, "timestamp").map(str::to_owned);
+        }
+        context
+    }
+
+    /// 0: a rollout is its thread's one transcript (a second file of the same thread, such as
+    /// a compressed twin, holds the same lines at the same places, and its copies are marked).
+    fn file_key(&self, _path: &Path, _session: &str) -> i64 {
+        0
+    }
+
+    fn describe(&self, stripped: &str, line: u64, file: &FileContext) -> Result<Meta, MetaError> {
+        let top = parse_object(stripped)?;
+        Ok(describe(&top, line, file))
+    }
+
+    /// A user `message` item's text blocks (without the injected context) and `input_image`s.
+    fn typed_input(&self, _kind: Option<&str>, _is_sidechain: bool, line: &Value) -> Option<Typed> {
+        let payload = line.get("payload")?;
+        if str_at(line, "type") != Some("response_item")
+            || str_at(payload, "type") != Some("message")
+            || str_at(payload, "role") != Some("user")
+        {
+            return None;
+        }
+        let mut texts = Vec::new();
+        let mut images = Vec::new();
+        for block in payload.get("content")?.as_array()? {
+            match str_at(block, "type") {
+                Some("input_text") => {
+                    let text = str_at(block, "text").unwrap_or("");
+                    if is_injected(text) {
+                        if texts.is_empty() && images.is_empty() && !is_image_wrapper(text) {
+                            // A message of injected context only.
+                            return None;
+                        }
+                        continue;
+                    }
+                    texts.push(text);
+                }
+                Some("input_image") => images.push(str_at(block, "blake3").map(str::to_owned)),
+                _ => {}
+            }
+        }
+        let typed = Typed { text: texts.join("\n"), images };
+        (!typed.text.trim().is_empty() || !typed.images.is_empty()).then_some(typed)
+    }
+
+    /// `$CODEX_HOME/sessions` and `$CODEX_HOME/archived_sessions`, else the same under `~/.codex`.
+    fn default_roots(&self, var: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
+        let nonempty = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let home = match nonempty("CODEX_HOME") {
+            Some(home) => home,
+            None => match nonempty("HOME") {
+                Some(home) => home.join(".codex"),
+                None => return Vec::new(),
+            },
+        };
+        vec![home.join("sessions"), home.join("archived_sessions")]
+    }
+}
+
+/// The thread id that ends a rollout's name (`rollout-<time>-<uuid>.jsonl[.zst]`), else the name
+/// without its extensions.
+fn session_from_name(path: &Path) -> String {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = name.strip_suffix(".zst").unwrap_or(&name);
+    let stem = stem.strip_suffix(".jsonl").unwrap_or(stem);
+    let uuid = stem.len().checked_sub(36).and_then(|at| stem.get(at..));
+    match uuid {
+        Some(id)
+            if id.bytes().filter(|&b| b == b'-').count() == 4
+                && id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-') =>
+        {
+            id.to_owned()
+        }
+        _ => stem.to_owned(),
+    }
+}
+
+/// Whether a user `input_text` block is context Codex put there, not the person's words: the
+/// environment, AGENTS.md and permission instructions, an image's `<image>` wrapper.
+fn is_injected(text: &str) -> bool {
+    let t = text.trim_start();
+    t.starts_with("# AGENTS.md instructions")
+        || t.starts_with("<environment_context>")
+        || t.starts_with("<user_instructions>")
+        || t.starts_with("<permissions instructions>")
+        || t.starts_with("<user_shell_command>")
+        || t.starts_with("<turn_aborted>")
+        || is_image_wrapper(t)
+        || (t.starts_with('<') && without_injected(t).is_empty())
+}
+
+/// What the person wrote in a block the IDE extension framed (`# Context from my IDE setup:` …
+/// `## My request for Codex:` then the request), else the block as it is.
+fn own_words(text: &str) -> &str {
+    const REQUEST: &str = "## My request for Codex:";
+    match text.trim_start().starts_with("# Context from my IDE setup") {
+        true => text.find(REQUEST).map_or(text, |at| &text[at + REQUEST.len()..]),
+        false => text,
+    }
+}
+
+/// `<image name=[Image #1]>` and `</image>`: the wrapper of a local image.
+fn is_image_wrapper(text: &str) -> bool {
+    let t = text.trim();
+    (t.starts_with("<image") && t.ends_with('>') && !t.contains('\n')) || t == "</image>"
+}
+
+fn describe(top: &Map<String, Value>, line: u64, file: &FileContext) -> Meta {
+    let str_of = |key: &str| top.get(key).and_then(Value::as_str);
+    let kind = str_of("type");
+    let timestamp = str_of("timestamp");
+    let null = Value::Null;
+    let payload = top.get("payload").unwrap_or(&null);
+    let item = str_at(payload, "type");
+    let mut text = String::new();
+    let mut meta = Meta {
+        columns: Columns {
+            uuid: Some(line_id(line)),
+            kind: kind.map(str::to_owned),
+            role: str_at(payload, "role").map(str::to_owned),
+            timestamp: timestamp.map(str::to_owned),
+            ..Columns::default()
+        },
+        ..Meta::default()
+    };
+    match kind {
+        Some("session_meta") => {
+            meta.cwd = str_at(payload, "cwd").map(str::to_owned);
+            if line == 1 {
+                meta.forked_from = file.forked_from.clone();
+            }
+        }
+        Some("turn_context") => meta.cwd = str_at(payload, "cwd").map(str::to_owned),
+        Some("response_item") => {
+            item_text(payload, &mut text);
+            if item == Some("message") && str_at(payload, "role") == Some("user") {
+                meta.title = first_user_text(payload).map(|t| (title_rank::FIRST_USER_TEXT, t));
+            }
+        }
+        Some("compacted") => {
+            if let Some(message) = str_at(payload, "message") {
+                push_text(&mut text, message);
+            }
+        }
+        Some("event_msg") if item.is_some_and(|i| REPEATED_EVENTS.contains(&i)) => {
+            meta.hidden = Some(hidden::REPEAT);
+        }
+        _ => {}
+    }
+    if line > 1
+        && let (Some(before), Some(at)) = (&file.copies_before, timestamp)
+        && at < before.as_str()
+    {
+        meta.hidden = Some(hidden::FORK);
+    }
+    if meta.hidden.is_none() {
+        meta.text = finish_text(text);
+    } else {
+        meta.title = None;
+    }
+    meta
+}
+
+/// The searchable text of a `response_item` payload.
+fn item_text(payload: &Value, out: &mut String) {
+    match str_at(payload, "type") {
+        Some("message") => {
+            if let Some(Value::Array(blocks)) = payload.get("content") {
+                for block in blocks {
+                    if let Some(t) = str_at(block, "text") {
+                        push_text(out, t);
+                    }
+                }
+            }
+        }
+        Some("reasoning") => {
+            for key in ["summary", "content"] {
+                if let Some(v) = payload.get(key) {
+                    value_text(v, out);
+                }
+            }
+        }
+        Some("function_call") => {
+            push_opt(out, str_at(payload, "name"));
+            push_opt(out, str_at(payload, "arguments"));
+        }
+        Some("custom_tool_call") => {
+            push_opt(out, str_at(payload, "name"));
+            push_opt(out, str_at(payload, "input"));
+        }
+        Some("function_call_output" | "custom_tool_call_output") => match payload.get("output") {
+            Some(Value::Object(o)) => {
+                // Older builds: `{content, success}`.
+                if let Some(v) = o.get("content") {
+                    value_text(v, out);
+                }
+            }
+            Some(v) => value_text(v, out),
+            None => {}
+        },
+        Some("local_shell_call") => {
+            if let Some(Value::Array(command)) = payload.get("action").and_then(|a| a.get("command")) {
+                let words: Vec<&str> = command.iter().filter_map(Value::as_str).collect();
+                push_text(out, &words.join(" "));
+            }
+        }
+        Some("web_search_call") => {
+            push_opt(out, payload.get("action").and_then(|a| str_at(a, "query")));
+        }
+        _ => {}
+    }
+}
+
+fn push_opt(out: &mut String, s: Option<&str>) {
+    if let Some(s) = s {
+        push_text(out, s);
+    }
+}
+
+/// The first words the person typed in a user `message` item: its first `input_text` block that
+/// is not injected context.
+fn first_user_text(payload: &Value) -> Option<String> {
+    let blocks = payload.get("content")?.as_array()?;
+    blocks
+        .iter()
+        .filter(|b| str_at(b, "type") == Some("input_text"))
+        .filter_map(|b| str_at(b, "text"))
+        .map(own_words)
+        .find(|t| !is_injected(t) && !t.trim().is_empty())
+        .map(|t| first_chars(t.trim().to_owned(), 200))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(line: &str, n: u64, file: &FileContext) -> Meta {
+        Codex.describe(line, n, file).unwrap()
+    }
+
+    #[test]
+    fn the_thread_id_comes_from_the_first_line_else_the_name() {
+        let path =
+            Path::new("/c/sessions/2026/05/11/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl");
+        let from_name = Codex.file_context(path, &mut || None);
+        assert_eq!(from_name.session, "019e1625-789d-76c0-80ab-3724b5ddb799");
+        let zst = Path::new("/c/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl.zst");
+        assert_eq!(Codex.file_context(zst, &mut || None).session, "019e1625-789d-76c0-80ab-3724b5ddb799");
+        let fork = r#"{"timestamp":"2026-11-30T11:05:00.100Z","type":"session_meta","payload":{"id":"child","forked_from_id":"parent","cwd":"/w"}}"#;
+        let context = Codex.file_context(path, &mut || Some(fork.to_owned()));
+        assert_eq!(context.session, "child");
+        assert_eq!(context.forked_from.as_deref(), Some("parent"));
+        assert_eq!(context.copies_before.as_deref(), Some("2026-11-30T11:05:00.100Z"));
+    }
+
+    #[test]
+    fn repeated_events_and_fork_copies_are_hidden_and_not_searched() {
+        let file = FileContext {
+            session: "child".into(),
+            forked_from: Some("parent".into()),
+            copies_before: Some("2026-11-30T11:05:00.100Z".into()),
+            ..FileContext::default()
+        };
+        let event = r#"{"timestamp":"2026-11-30T11:06:00.000Z","type":"event_msg","payload":{"type":"user_message","message":"hi"}}"#;
+        let m = meta(event, 20, &file);
+        assert_eq!((m.hidden, m.text), (Some(hidden::REPEAT), None));
+        let copied = r#"{"timestamp":"2026-11-30T11:00:00.104Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"List the Rust files."}]}}"#;
+        let m = meta(copied, 6, &file);
+        assert_eq!((m.hidden, m.title), (Some(hidden::FORK), None));
+        let own = copied.replace("11:00:00.104Z", "11:05:00.202Z");
+        let m = meta(&own, 16, &file);
+        assert_eq!(m.hidden, None);
+        assert_eq!(m.columns.uuid.as_deref(), Some("L16"));
+        assert_eq!(m.title, Some((title_rank::FIRST_USER_TEXT, "List the Rust files.".into())));
+    }
+
+    #[test]
+    fn injected_context_is_no_title_and_no_typed_input() {
+        let file = FileContext::default();
+        let env = r#"{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"}]}}"#;
+        assert_eq!(meta(env, 3, &file).title, None);
+        assert_eq!(Codex.typed_input(None, false, &serde_json::from_str(env).unwrap()), None);
+        let photo = r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<image name=[Image #1]>"},{"type":"input_image","image_url":"x","blake3":"ab"},{"type":"input_text","text":"</image>"},{"type":"input_text","text":"What is this?"}]}}"#;
+        let typed = Codex.typed_input(None, false, &serde_json::from_str(photo).unwrap()).unwrap();
+        assert_eq!(typed, Typed { text: "What is this?".into(), images: vec![Some("ab".into())] });
+        assert_eq!(meta(photo, 4, &file).title, Some((title_rank::FIRST_USER_TEXT, "What is this?".into())));
+    }
+
+    #[test]
+    fn tool_calls_and_outputs_are_searched() {
+        let file = FileContext::default();
+        let call = r#"{"type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"rg --files\"}","call_id":"c1"}}"#;
+        assert!(meta(call, 2, &file).text.unwrap().contains("rg --files"));
+        let output = r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"src/main.rs"},{"type":"input_image","image_url":"STRIPPED_MEDIA_MARKER"}]}}"#;
+        assert_eq!(meta(output, 3, &file).text.as_deref(), Some("src/main.rs"));
+    }
+}

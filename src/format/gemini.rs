@@ -1,0 +1,364 @@
+//! Gemini CLI's chats (`~/.gemini/tmp/<project>/chats/session-<time>-<id8>.jsonl`, a sub-agent's at
+//! `chats/<parent session>/<session>.jsonl`), in the JSONL format the CLI writes since v0.39
+//! (google-gemini/gemini-cli, `packages/core/src/services/chatRecordingTypes.ts` and the replay in
+//! `chatRecordingService.ts`).
+//!
+//! The first line is the session's metadata (`sessionId`, `projectHash`, `startTime`, …); then one
+//! record a line:
+//! - a message (it has an `id`): `type` `user`, `gemini`, `info`, `error` or `warning`, `content` a
+//!   string or parts (`text`, `inlineData {mimeType, data}`, `fileData`, `functionResponse`), and on
+//!   `gemini` records `thoughts`, `toolCalls` (with their `result` parts), `tokens` and `model`. The
+//!   CLI appends a message again, whole, each time it changes: the last write is the message;
+//! - `{"$set": {…}}` updates the metadata (`summary`, `lastUpdated`, `directories`); one that sets
+//!   `messages` is a checkpoint that replaces the whole conversation with the messages it holds;
+//! - `{"$rewindTo": id}` undoes that message and every later one.
+//!
+//! An entry's `type` is the message's, else `session` (the metadata line), `update` (`$set`),
+//! `checkpoint` (`$set.messages`) or `rewind`. Replay is kept in the index, not applied to it: a
+//! rewritten message's earlier writes, the messages a rewind undid and those a checkpoint replaced
+//! stay, hidden ([`super::hidden`]). Photos are `inlineData` parts, in user content and in tool
+//! results. The legacy single-JSON files (`session-….json`) are not read.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::{
+    BlockPlaces, Columns, Effect, FileContext, Format, Meta, MetaError, Typed, finish_text, first_chars, line_id,
+    parse_object, push_text, str_at, title_rank, value_text, without_injected,
+};
+
+/// Gemini CLI's format.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Gemini;
+
+/// Image parts are numbered in a message's content and tool calls, and in a checkpoint's messages.
+static BLOCK_PLACES: BlockPlaces =
+    BlockPlaces::new(&[&["content"], &["displayContent"], &["toolCalls"], &["$set", "messages"]]);
+
+impl Format for Gemini {
+    fn name(&self) -> &'static str {
+        "gemini"
+    }
+
+    /// A `*.jsonl` file in a `chats` directory (or below one: sub-agents' chats).
+    fn is_transcript(&self, path: &Path) -> bool {
+        path.extension().is_some_and(|e| e == "jsonl") && path.ancestors().skip(1).any(|a| a.ends_with("chats"))
+    }
+
+    /// A legacy single-JSON chat (`session-….json`, before v0.39).
+    fn not_read(&self, path: &Path) -> Option<&'static str> {
+        (path.extension().is_some_and(|e| e == "json") && path.ancestors().skip(1).any(|a| a.ends_with("chats")))
+            .then_some(
+                "a Gemini CLI chat in the legacy single-JSON format (before v0.39), which scrollback does not read",
+            )
+    }
+
+    fn block_places(&self) -> &'static BlockPlaces {
+        &BLOCK_PLACES
+    }
+
+    /// The `sessionId` of the metadata line, else the file's name without `.jsonl`; the project is
+    /// the folder that holds the `chats` directory (the CLI's slug of the project's name), for
+    /// sessions whose lines name no directory.
+    fn file_context(&self, path: &Path, first_line: &mut dyn FnMut() -> Option<String>) -> FileContext {
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let session = first_line()
+            .and_then(|l| serde_json::from_str::<Value>(&l).ok())
+            .filter(|v| v.get("id").is_none())
+            .and_then(|v| str_at(&v, "sessionId").filter(|s| !s.is_empty()).map(str::to_owned))
+            .unwrap_or(stem);
+        let project = path
+            .ancestors()
+            .find(|a| a.ends_with("chats"))
+            .and_then(|chats| chats.parent()?.file_name())
+            .map(|n| n.to_string_lossy().into_owned());
+        FileContext { session, project, ..FileContext::default() }
+    }
+
+    /// 0: a chat is its session's one transcript (a sub-agent's chat is a session of its own).
+    fn file_key(&self, _path: &Path, _session: &str) -> i64 {
+        0
+    }
+
+    fn describe(&self, stripped: &str, line: u64, file: &FileContext) -> Result<Meta, MetaError> {
+        let top = parse_object(stripped)?;
+        Ok(describe(&top, line, file))
+    }
+
+    /// A `user` message's text parts (its `displayContent`, what was typed, where it has one) and
+    /// `inlineData` images; not a tool response, not injected context.
+    fn typed_input(&self, _kind: Option<&str>, _is_sidechain: bool, line: &Value) -> Option<Typed> {
+        if str_at(line, "type") != Some("user") || line.get("id").is_none() {
+            return None;
+        }
+        let content = line.get("content")?;
+        let shown = line.get("displayContent").unwrap_or(content);
+        let mut texts = Vec::new();
+        let mut images = Vec::new();
+        match shown {
+            Value::String(s) => texts.push(s.as_str()),
+            Value::Array(parts) => {
+                for part in parts {
+                    if part.get("functionResponse").is_some() {
+                        return None;
+                    }
+                    if let Some(t) = str_at(part, "text") {
+                        texts.push(t);
+                    }
+                }
+            }
+            _ => return None,
+        }
+        if let Value::Array(parts) = content {
+            for part in parts {
+                if let Some(data) = part.get("inlineData")
+                    && str_at(data, "mimeType").is_some_and(|t| t.starts_with("image/"))
+                {
+                    images.push(str_at(data, "blake3").map(str::to_owned));
+                }
+            }
+        }
+        let text = texts.join("");
+        if is_noise(&text) {
+            return None;
+        }
+        (!text.trim().is_empty() || !images.is_empty()).then_some(Typed { text, images })
+    }
+
+    /// `$GEMINI_CLI_HOME/.gemini/tmp`, else `~/.gemini/tmp` (the CLI's `homedir()` and
+    /// `Storage.getGlobalGeminiDir()`); the chats are in its projects' `chats` directories.
+    fn default_roots(&self, var: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
+        let nonempty = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        nonempty("GEMINI_CLI_HOME")
+            .or_else(|| nonempty("HOME"))
+            .map(|home| home.join(".gemini/tmp"))
+            .into_iter()
+            .collect()
+    }
+}
+
+/// User content that is the CLI's, not the person's: injected session or hook context.
+fn is_noise(text: &str) -> bool {
+    let t = text.trim_start();
+    t.starts_with("<session_context>") || t.starts_with("<hook_context>")
+}
+
+/// The text of a message's `content` (or `displayContent`): a string, or its parts' text and
+/// tool responses' output.
+fn content_text(v: &Value, out: &mut String) {
+    match v {
+        Value::String(s) => push_text(out, s),
+        Value::Array(parts) => {
+            for part in parts {
+                if let Some(t) = str_at(part, "text") {
+                    push_text(out, t);
+                } else if let Some(response) = part.get("functionResponse").and_then(|f| f.get("response")) {
+                    response_text(response, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A tool response's text: its `output` (or `error`), else nothing.
+fn response_text(response: &Value, out: &mut String) {
+    for key in ["output", "error"] {
+        if let Some(v) = response.get(key) {
+            value_text(v, out);
+        }
+    }
+}
+
+/// Everything searchable in one message record.
+fn message_text(m: &Value, out: &mut String) {
+    if let Some(c) = m.get("content") {
+        content_text(c, out);
+    }
+    if let Some(Value::Array(thoughts)) = m.get("thoughts") {
+        for t in thoughts {
+            if let Some(s) = str_at(t, "subject") {
+                push_text(out, s);
+            }
+            if let Some(s) = str_at(t, "description") {
+                push_text(out, s);
+            }
+        }
+    }
+    if let Some(Value::Array(calls)) = m.get("toolCalls") {
+        for call in calls {
+            if let Some(name) = str_at(call, "name") {
+                push_text(out, name);
+            }
+            if let Some(args) = call.get("args").filter(|a| !a.is_null()) {
+                push_text(out, &args.to_string());
+            }
+            if let Some(Value::Array(parts)) = call.get("result") {
+                for part in parts {
+                    if let Some(response) = part.get("functionResponse").and_then(|f| f.get("response")) {
+                        response_text(response, out);
+                    } else if let Some(t) = str_at(part, "text") {
+                        push_text(out, t);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The first words of a `user` message, for a title: what was typed (`displayContent`), not
+/// injected context and not a bare slash command.
+fn first_user_text(m: &Value) -> Option<String> {
+    let shown = m.get("displayContent").or_else(|| m.get("content"))?;
+    let text = match shown {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => {
+            if parts.iter().any(|p| p.get("functionResponse").is_some()) {
+                return None;
+            }
+            parts.iter().filter_map(|p| str_at(p, "text")).collect::<Vec<_>>().join("")
+        }
+        _ => return None,
+    };
+    if is_noise(&text) {
+        return None;
+    }
+    let words = without_injected(&text).trim();
+    let bare_command = words.starts_with('/') && !words.contains(char::is_whitespace);
+    (!words.is_empty() && !bare_command && !words.starts_with('<')).then(|| first_chars(words.to_owned(), 200))
+}
+
+fn describe(top: &Map<String, Value>, line: u64, file: &FileContext) -> Meta {
+    let mut text = String::new();
+    let mut meta = Meta::default();
+    let value = Value::Object(top.clone());
+    if let Some(target) = top.get("$rewindTo") {
+        meta.columns.kind = Some("rewind".into());
+        meta.effect = Some(Effect::RewindTo(target.as_str().unwrap_or_default().to_owned()));
+        return meta;
+    }
+    if let Some(id) = top.get("id").and_then(Value::as_str) {
+        let kind = str_at(&value, "type");
+        meta.columns = Columns {
+            uuid: Some(id.to_owned()),
+            kind: kind.map(str::to_owned),
+            role: match kind {
+                Some("user") => Some("user".into()),
+                Some("gemini") => Some("assistant".into()),
+                _ => None,
+            },
+            timestamp: str_at(&value, "timestamp").map(str::to_owned),
+            ..Columns::default()
+        };
+        meta.effect = Some(Effect::Rewrites);
+        message_text(&value, &mut text);
+        if kind == Some("user") {
+            meta.title = first_user_text(&value).map(|t| (title_rank::FIRST_USER_TEXT, t));
+        }
+        meta.text = finish_text(text);
+        return meta;
+    }
+    if let Some(set) = top.get("$set") {
+        meta.columns.uuid = Some(line_id(line));
+        if let Some(Value::Array(messages)) = set.get("messages") {
+            meta.columns.kind = Some("checkpoint".into());
+            meta.effect = Some(Effect::ReplacesAll);
+            for m in messages {
+                message_text(m, &mut text);
+            }
+        } else {
+            meta.columns.kind = Some("update".into());
+        }
+        if let Some(summary) = str_at(set, "summary").filter(|s| !s.trim().is_empty()) {
+            meta.title = Some((title_rank::SUMMARY, first_chars(summary.trim().to_owned(), 200)));
+            push_text(&mut text, summary);
+        }
+        meta.cwd = first_directory(set);
+        meta.columns.timestamp = str_at(set, "lastUpdated").map(str::to_owned);
+        meta.text = finish_text(text);
+        return meta;
+    }
+    // The metadata line (or a line of no kind scrollback knows: kept, described as far as it goes).
+    if top.contains_key("sessionId") {
+        meta.columns.kind = Some("session".into());
+        meta.columns.timestamp = str_at(&value, "startTime").map(str::to_owned);
+        meta.cwd = first_directory(&value).or_else(|| file.project.clone());
+        if let Some(summary) = str_at(&value, "summary").filter(|s| !s.trim().is_empty()) {
+            meta.title = Some((title_rank::SUMMARY, first_chars(summary.trim().to_owned(), 200)));
+        }
+    }
+    meta
+}
+
+/// The first of the `directories` an object lists.
+fn first_directory(v: &Value) -> Option<String> {
+    v.get("directories")?.as_array()?.iter().find_map(Value::as_str).map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(line: &str, n: u64) -> Meta {
+        Gemini.describe(line, n, &FileContext::default()).unwrap()
+    }
+
+    #[test]
+    fn records_are_messages_updates_checkpoints_and_rewinds() {
+        let m = meta(
+            r#"{"id":"g-u1","timestamp":"t1","type":"user","content":[{"text":"What is in this screenshot? @shot.png"},{"inlineData":{"mimeType":"image/png","data":"STRIPPED_MEDIA_MARKER"}}],"displayContent":[{"text":"What is in this screenshot? @shot.png"}]}"#,
+            2,
+        );
+        assert_eq!(m.columns.uuid.as_deref(), Some("g-u1"));
+        assert_eq!(m.columns.role.as_deref(), Some("user"));
+        assert_eq!(m.effect, Some(Effect::Rewrites));
+        assert_eq!(m.title.unwrap().1, "What is in this screenshot? @shot.png");
+        let rewind = meta(r#"{"$rewindTo":"g-u2"}"#, 12);
+        assert_eq!(
+            (rewind.columns.kind.as_deref(), rewind.effect),
+            (Some("rewind"), Some(Effect::RewindTo("g-u2".into())))
+        );
+        let checkpoint = meta(
+            r#"{"$set":{"messages":[{"id":"h-m3","type":"gemini","content":[{"text":"Summary of earlier turns"}]}]}}"#,
+            9,
+        );
+        assert_eq!(checkpoint.effect, Some(Effect::ReplacesAll));
+        assert_eq!(checkpoint.columns.uuid.as_deref(), Some("L9"));
+        assert!(checkpoint.text.unwrap().contains("Summary of earlier turns"));
+        let summary = meta(r#"{"$set":{"summary":"Identify colours"}}"#, 20);
+        assert_eq!(summary.title, Some((title_rank::SUMMARY, "Identify colours".into())));
+    }
+
+    #[test]
+    fn the_session_is_the_metadata_lines() {
+        let path = Path::new("/g/tmp/demo/chats/session-2026-11-30T09-00-5e55a0de.jsonl");
+        let first =
+            r#"{"sessionId":"5e55a0de-0000-4000-8000-000000000001","projectHash":"0f","startTime":"t","kind":"main"}"#;
+        assert_eq!(
+            Gemini.file_context(path, &mut || Some(first.into())).session,
+            "5e55a0de-0000-4000-8000-000000000001"
+        );
+        assert_eq!(Gemini.file_context(path, &mut || None).session, "session-2026-11-30T09-00-5e55a0de");
+        assert!(Gemini.is_transcript(path));
+        assert!(!Gemini.is_transcript(Path::new("/g/tmp/demo/logs.jsonl")));
+    }
+
+    #[test]
+    fn tool_results_and_thoughts_are_searched_and_tool_responses_are_not_typed() {
+        let m = meta(
+            r#"{"id":"m1","type":"gemini","content":"","thoughts":[{"subject":"Reading","description":"red and blue"}],"toolCalls":[{"name":"read_file","args":{"file_path":"a.png"},"result":[{"functionResponse":{"response":{"output":"done reading"}}}]}]}"#,
+            3,
+        );
+        let text = m.text.unwrap();
+        assert!(text.contains("red and blue") && text.contains("read_file") && text.contains("done reading"), "{text}");
+        let response: Value = serde_json::from_str(
+            r#"{"id":"u2","type":"user","content":[{"functionResponse":{"response":{"output":"x"}}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(Gemini.typed_input(None, false, &response), None);
+        let command = meta(r#"{"id":"u3","type":"user","content":[{"text":"/init"}]}"#, 4);
+        assert_eq!(command.title, None);
+    }
+}

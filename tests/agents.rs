@@ -1,0 +1,373 @@
+//! Codex CLI and Gemini CLI beside Claude Code: each read from a root of its format, every photo
+//! served by ref byte-exact, no payload byte in SQLite, every line restored byte for byte, and the
+//! agents' replays (repeated events, forks, rewritten messages, rewinds, checkpoints) shown as the
+//! agents show them. On generated transcripts (always) and on the corpus's public samples
+//! (`fixtures/codex`, `fixtures/gemini`; see their PROVENANCE.md), which skip without it.
+
+use std::path::Path;
+
+use crate::util::server::Server;
+use crate::util::{Env, b64, check_invariants, corpus, fake_png};
+
+/// A Codex rollout's name for thread `id`.
+fn rollout(id: &str) -> String {
+    format!("codex/sessions/2026/11/30/rollout-2026-11-30T10-00-00-{id}.jsonl")
+}
+
+fn codex_line(ts: &str, kind: &str, payload: serde_json::Value) -> String {
+    serde_json::json!({ "timestamp": ts, "type": kind, "payload": payload }).to_string() + "\n"
+}
+
+/// A generated rollout with a photo in the user's message, one in a tool output, one in an MCP
+/// result, the event that repeats the message (with the photo in `images`), and a 3 MB photo.
+fn codex_with_photos(id: &str, photos: &[Vec<u8>; 4]) -> String {
+    let url = |p: &[u8]| format!("data:image/png;base64,{}", b64(p));
+    let mut s = codex_line(
+        "2026-11-30T10:00:00.000Z",
+        "session_meta",
+        serde_json::json!({ "id": id, "cwd": "/work/demo", "cli_version": "0.128.0" }),
+    );
+    s += &codex_line(
+        "2026-11-30T10:00:01.000Z",
+        "response_item",
+        serde_json::json!({ "type": "message", "role": "user", "content": [
+        { "type": "input_text", "text": "<environment_context>\n  <cwd>/work/demo</cwd>\n</environment_context>" } ] }),
+    );
+    s += &codex_line(
+        "2026-11-30T10:00:02.000Z",
+        "response_item",
+        serde_json::json!({ "type": "message", "role": "user", "content": [
+        { "type": "input_text", "text": "<image name=[Image #1]>" }, { "type": "input_image", "image_url": url(&photos[0]) },
+        { "type": "input_text", "text": "</image>" }, { "type": "input_text", "text": "What is in the harbour photo?" } ] }),
+    );
+    s += &codex_line(
+        "2026-11-30T10:00:02.001Z",
+        "event_msg",
+        serde_json::json!({ "type": "user_message",
+        "message": "What is in the harbour photo?", "images": [url(&photos[0])] }),
+    );
+    s += &codex_line(
+        "2026-11-30T10:00:03.000Z",
+        "response_item",
+        serde_json::json!({ "type": "function_call", "name": "view_image",
+        "arguments": "{\"path\":\"shot.png\"}", "call_id": "c1" }),
+    );
+    s += &codex_line(
+        "2026-11-30T10:00:04.000Z",
+        "response_item",
+        serde_json::json!({ "type": "function_call_output", "call_id": "c1",
+        "output": [{ "type": "input_text", "text": "the screenshot" }, { "type": "input_image", "image_url": url(&photos[1]) }] }),
+    );
+    s += &codex_line(
+        "2026-11-30T10:00:05.000Z",
+        "event_msg",
+        serde_json::json!({ "type": "mcp_tool_call_end",
+        "result": { "Ok": { "content": [{ "type": "image", "data": b64(&photos[2]), "mimeType": "image/png" }] } } }),
+    );
+    s += &codex_line(
+        "2026-11-30T10:00:06.000Z",
+        "response_item",
+        serde_json::json!({ "type": "message", "role": "assistant",
+        "content": [{ "type": "output_text", "text": "Boats in a harbour." }] }),
+    );
+    s += &codex_line(
+        "2026-11-30T10:00:06.001Z",
+        "event_msg",
+        serde_json::json!({ "type": "agent_message", "message": "Boats in a harbour." }),
+    );
+    s += &codex_line(
+        "2026-11-30T10:00:07.000Z",
+        "response_item",
+        serde_json::json!({ "type": "message", "role": "user",
+        "content": [{ "type": "input_image", "image_url": url(&photos[3]) }] }),
+    );
+    s
+}
+
+/// A generated Gemini chat: a photo in the user's content and one in a tool result, a message
+/// rewritten as it grows, and a rewind that undoes two messages.
+fn gemini_with_rewind(session: &str, photos: &[Vec<u8>; 2]) -> String {
+    let line = |v: serde_json::Value| v.to_string() + "\n";
+    let mut s = line(
+        serde_json::json!({ "sessionId": session, "projectHash": "0f", "startTime": "2026-11-30T09:00:00.000Z", "kind": "main" }),
+    );
+    s += &line(serde_json::json!({ "id": "u1", "timestamp": "2026-11-30T09:00:01.000Z", "type": "user",
+        "content": [{ "text": "Look at @shot.png" }, { "inlineData": { "mimeType": "image/png", "data": b64(&photos[0]) } }],
+        "displayContent": [{ "text": "Look at @shot.png" }] }));
+    s += &line(
+        serde_json::json!({ "id": "m1", "timestamp": "2026-11-30T09:00:02.000Z", "type": "gemini", "content": "", "tokens": null }),
+    );
+    s += &line(
+        serde_json::json!({ "id": "m1", "timestamp": "2026-11-30T09:00:02.000Z", "type": "gemini", "content": "It is a lighthouse.",
+        "toolCalls": [{ "id": "t1", "name": "read_file", "args": { "file_path": "b.png" }, "status": "success",
+            "result": [{ "functionResponse": { "id": "t1", "name": "read_file", "response": { "output": "read" },
+                "parts": [{ "inlineData": { "mimeType": "image/png", "data": b64(&photos[1]) } }] } }] }] }),
+    );
+    s += &line(serde_json::json!({ "$set": { "lastUpdated": "2026-11-30T09:00:02.001Z" } }));
+    s += &line(
+        serde_json::json!({ "id": "u2", "timestamp": "2026-11-30T09:01:00.000Z", "type": "user", "content": [{ "text": "Wrong one, undo" }] }),
+    );
+    s += &line(
+        serde_json::json!({ "id": "m2", "timestamp": "2026-11-30T09:01:01.000Z", "type": "gemini", "content": "Undoing." }),
+    );
+    s += &line(serde_json::json!({ "$rewindTo": "u2" }));
+    s += &line(
+        serde_json::json!({ "id": "u3", "timestamp": "2026-11-30T09:02:00.000Z", "type": "user", "content": [{ "text": "Describe the colours" }] }),
+    );
+    s += &line(serde_json::json!({ "$set": { "summary": "A lighthouse photo" } }));
+    s
+}
+
+/// The uuids a session's history shows, in order (side chains included).
+fn shown(conn: &rusqlite::Connection, session: &str) -> Vec<String> {
+    let page =
+        scrollback::read::history::history(conn, session, scrollback::read::history::Position::Newest, 500, true)
+            .unwrap()
+            .unwrap();
+    page.entries.iter().filter_map(|e| e.columns.uuid.clone()).collect()
+}
+
+fn root_args(env: &Env) -> Vec<String> {
+    vec![
+        "--root".into(),
+        format!("codex:{}", env.path("codex/sessions").display()),
+        "--root".into(),
+        format!("gemini:{}", env.path("gemini/tmp").display()),
+    ]
+}
+
+fn index_roots(env: &Env) -> String {
+    let args = root_args(env);
+    let mut all = vec!["index"];
+    all.extend(args.iter().map(String::as_str));
+    let out = env.run(&all);
+    assert!(out.status.success(), "index failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The decoded bytes of every photo with a ref in `path`, by `scrollback media`, in line order.
+fn photos_of(env: &Env, path: &Path) -> Vec<Vec<u8>> {
+    crate::util::media_rows(&env.conn(), path)
+        .iter()
+        .filter_map(|row| row.reference.clone())
+        .map(|r| env.media(&r).unwrap_or_else(|e| panic!("{r}: {e:?}")))
+        .collect()
+}
+
+#[test]
+fn generated_codex_and_gemini_transcripts_keep_every_photo_and_replay_as_their_agents_show_them() {
+    let env = Env::new();
+    let codex_photos = [fake_png(1, 300), fake_png(2, 400), fake_png(3, 500), fake_png(4, 3 << 20)];
+    let gemini_photos = [fake_png(5, 600), fake_png(6, 700)];
+    let thread = "01a0c0de-0000-7000-8000-0000000000f1";
+    let codex = env.write(&rollout(thread), codex_with_photos(thread, &codex_photos));
+    let chat = env.write(
+        "gemini/tmp/demo/chats/session-2026-11-30T09-00-5e55a0de.jsonl",
+        gemini_with_rewind("5e55a0de-1", &gemini_photos),
+    );
+    env.write(
+        "gemini/tmp/demo/chats/session-2026-03-01T08-00-5e55a0de.json",
+        "{\"sessionId\":\"legacy\",\"messages\":[]}\n",
+    );
+    // A Claude transcript under the Claude root, to show the three side by side.
+    env.write("p/claude-1.jsonl", crate::util::user_line("claude-1", "c-u1", "\"hello from Claude\"", "") + "\n");
+    let summary = index_roots(&env);
+    assert!(summary.starts_with("indexed 3 files"), "{summary}");
+    let invalid: Vec<String> = env
+        .conn()
+        .prepare("SELECT path || ':' || line || ' ' || reason FROM invalid_lines")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert!(invalid.is_empty(), "{invalid:?}");
+    let checked = check_invariants(&env.data);
+    assert_eq!(checked, 21, "every line of the three transcripts restored");
+
+    // Every photo by its ref, byte-exact: the user's, the tool output's, the MCP result's, the big one.
+    assert_eq!(photos_of(&env, &codex), codex_photos.to_vec());
+    assert_eq!(photos_of(&env, &chat), gemini_photos.to_vec());
+    let conn = env.conn();
+    // The event's copy of the user's photo is stripped too (no ref: it is no image block).
+    let (payloads, stored): (i64, i64) = conn
+        .query_row(
+            "SELECT count(*), (SELECT max(length(stripped)) FROM entries e2 JOIN files f2 ON f2.id = e2.file_id WHERE f2.path = ?1)
+             FROM media m JOIN entries e ON e.id = m.entry_id JOIN files f ON f.id = e.file_id WHERE f.path = ?1",
+            [codex.to_str().unwrap()],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(payloads, 5);
+    assert!(stored < 2000, "no payload in a stored line: the longest is {stored} bytes");
+
+    // Codex: repeated events hidden; the title skips the injected context.
+    let agents: Vec<(String, String, Option<String>)> = conn
+        .prepare("SELECT id, agent, title FROM sessions ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(
+        agents,
+        [
+            (thread.to_owned(), "codex".to_owned(), Some("What is in the harbour photo?".to_owned())),
+            ("5e55a0de-1".to_owned(), "gemini".to_owned(), Some("A lighthouse photo".to_owned())),
+            ("claude-1".to_owned(), "claude".to_owned(), Some("hello from Claude".to_owned())),
+        ]
+    );
+    assert_eq!(shown(&conn, thread), ["L1", "L2", "L3", "L5", "L6", "L7", "L8", "L10"]);
+    // Gemini: the last write of m1 shows; the rewind undid u2 and m2.
+    let gemini: Vec<String> = shown(&conn, "5e55a0de-1").into_iter().filter(|u| !u.starts_with('L')).collect();
+    assert_eq!(gemini, ["u1", "m1", "u3"]);
+    let hidden: Vec<(String, String)> = conn
+        .prepare("SELECT uuid, hidden FROM entries WHERE hidden IS NOT NULL ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    let pairs: Vec<(&str, &str)> = hidden.iter().map(|(u, h)| (u.as_str(), h.as_str())).collect();
+    assert_eq!(pairs, [("L4", "repeat"), ("L9", "repeat"), ("m1", "rewritten"), ("u2", "rewound"), ("m2", "rewound")]);
+    // Search finds each agent's words once, and filters by agent.
+    let hits = scrollback::read::history::search(&conn, "harbour", None, 20).unwrap();
+    let mut found: Vec<&str> = hits.iter().map(|h| h.entry_uuid.as_deref().unwrap()).collect();
+    found.sort();
+    assert_eq!(found, ["L3", "L8"], "the message and the answer, not the events that repeat them");
+    let scope = scrollback::read::history::Scope { session: None, agent: Some("gemini") };
+    assert!(scrollback::read::history::search_in(&conn, "harbour", scope, 20).unwrap().is_empty());
+    // The answer (its last write only) and the summary that names the session.
+    assert_eq!(scrollback::read::history::search_in(&conn, "lighthouse", scope, 20).unwrap().len(), 2);
+
+    // A second run reads nothing again.
+    assert!(index_roots(&env).starts_with("indexed 0 files, 0 lines"));
+}
+
+#[test]
+fn the_api_filters_by_agent_and_serves_each_agents_photos() {
+    let env = Env::new();
+    let photos = [fake_png(11, 300), fake_png(12, 400), fake_png(13, 500), fake_png(14, 600)];
+    let thread = "01a0c0de-0000-7000-8000-0000000000f2";
+    env.write(&rollout(thread), codex_with_photos(thread, &photos));
+    env.write(
+        "gemini/tmp/demo/chats/session-2026-11-30T09-00-5e55a0de.jsonl",
+        gemini_with_rewind("5e55a0de-2", &[fake_png(15, 300), fake_png(16, 300)]),
+    );
+    let missing = env.path("nowhere");
+    let mut args = root_args(&env);
+    args.extend(["--root".into(), format!("codex:{}", missing.display())]);
+    let server = Server::start(&env, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    server.wait_for_sessions(2);
+    let codex = server.json("/api/sessions?agent=codex");
+    let listed: Vec<&str> = codex["sessions"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
+    assert_eq!(listed, [thread]);
+    assert_eq!(codex["sessions"][0]["agent"], "codex");
+    assert_eq!(server.get("/api/sessions?agent=nonesuch").status(), 400);
+    let status = server.json("/api/status");
+    let roots: Vec<(String, bool)> = status["roots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (format!("{}:{}", r["agent"].as_str().unwrap(), r["dir"].as_str().unwrap()), r["exists"].as_bool().unwrap())
+        })
+        .collect();
+    assert!(roots.contains(&(format!("codex:{}", missing.display()), false)), "{roots:?}");
+    assert_eq!(status["agents"]["gemini"], 1);
+    // The user's photo, through its rendered block's URL, byte-exact.
+    let history = server.json(&format!("/api/sessions/{thread}/history"));
+    let entries = history["entries"].as_array().unwrap();
+    assert!(entries.iter().all(|e| e["agent"] == "codex"));
+    let user = entries.iter().find(|e| e["uuid"] == "L3").unwrap();
+    let block = &user["entry"]["payload"]["content"][1];
+    assert_eq!(block["ref"], format!("{thread}/L3/0"));
+    let bytes = server.get(block["url"].as_str().unwrap()).bytes().unwrap();
+    assert_eq!(bytes.as_ref(), photos[0].as_slice());
+    let hits = server.json("/api/search?q=lighthouse&agent=gemini");
+    assert_eq!(hits["hits"][0]["agent"], "gemini");
+}
+
+/// The corpus's public samples, in the trees their agents keep them in: Codex's rollouts (the
+/// samples not named `rollout-*` given one) and Gemini's chats (the legacy `.json` among them).
+fn fixtures_env() -> Option<Env> {
+    let codex = corpus("fixtures/codex")?;
+    let gemini = corpus("fixtures/gemini")?;
+    let env = Env::new();
+    for dir in std::fs::read_dir(&codex).unwrap() {
+        for file in crate::util::jsonl_files(&dir.unwrap().path()) {
+            let name = file.file_name().unwrap().to_str().unwrap().to_owned();
+            let name = match name.strip_prefix("synthetic-") {
+                Some(rest) => rest.to_owned(),
+                None if name.starts_with("rollout-") => name,
+                None => format!("rollout-2026-01-01T00-00-00-{}.jsonl", name.trim_end_matches(".jsonl")),
+            };
+            env.write(&format!("codex/sessions/2026/11/30/{name}"), std::fs::read(&file).unwrap());
+        }
+    }
+    for dir in std::fs::read_dir(&gemini).unwrap() {
+        for file in std::fs::read_dir(dir.unwrap().path()).unwrap() {
+            let file = file.unwrap().path();
+            let name = file.file_name().unwrap().to_str().unwrap().to_owned();
+            env.write(&format!("gemini/tmp/demo/chats/{name}"), std::fs::read(&file).unwrap());
+        }
+    }
+    Some(env)
+}
+
+#[test]
+fn the_public_codex_and_gemini_samples_index_whole_with_their_photos_byte_exact() {
+    let Some(env) = fixtures_env() else { return };
+    let summary = index_roots(&env);
+    // 15 rollouts and 4 JSONL chats; the 4 legacy JSON chats are skipped.
+    assert!(summary.starts_with("indexed 19 files,"), "{summary}");
+    assert!(summary.contains(" 0 invalid lines"), "{summary}");
+    let lines = check_invariants(&env.data);
+    assert!(lines > 5000, "{lines}");
+    let conn = env.conn();
+    // Every photo of the synthetic samples (real PNGs) comes back by ref, a PNG.
+    let mut refs: Vec<String> = conn
+        .prepare("SELECT ref FROM photos WHERE ref IS NOT NULL ORDER BY ref")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    refs.sort();
+    assert!(refs.len() >= 10, "{refs:?}");
+    for r in &refs {
+        let bytes = env.media(r).unwrap_or_else(|e| panic!("{r}: {e:?}"));
+        assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "{r} is a PNG");
+    }
+    // The fork shows its own turn only; its parent's copied lines are hidden as copies.
+    let fork = "01a0c0de-0000-7000-8000-00000000b002";
+    let parent: Option<String> =
+        conn.query_row("SELECT forked_from FROM sessions WHERE id = ?1", [fork], |r| r.get(0)).unwrap();
+    assert_eq!(parent.as_deref(), Some("01a0c0de-0000-7000-8000-00000000b001"));
+    let copies: i64 = conn
+        .query_row("SELECT count(*) FROM entries WHERE session_id = ?1 AND hidden = 'fork'", [fork], |r| r.get(0))
+        .unwrap();
+    assert_eq!(copies, 13);
+    // Gemini's replays: after the rewind u1, m1, m2, u3, m4; after the checkpoint, its messages and h-m4.
+    let messages =
+        |session: &str| -> Vec<String> { shown(&conn, session).into_iter().filter(|u| !u.starts_with('L')).collect() };
+    assert_eq!(messages("5e55a0de-0000-4000-8000-000000000001"), ["g-u1", "g-m1", "g-m2", "g-u3", "g-m4"]);
+    assert_eq!(messages("5e55a0de-0000-4000-8000-000000000002"), ["h-m4"]);
+    let checkpoint: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM entries WHERE session_id = '5e55a0de-0000-4000-8000-000000000002' AND type = 'checkpoint' AND duplicate = 0",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(checkpoint, 1);
+    // The message ids the CLI wrote twice show once, their last write.
+    let twice: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM entries e JOIN files f ON f.id = e.file_id WHERE f.path LIKE '%gemini.jsonl' AND e.hidden = 'rewritten'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(twice, 5);
+}
