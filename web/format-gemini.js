@@ -123,7 +123,7 @@ export function entry(e, item, onOpen) {
   const kind = e.type;
   if (kind === "rewind") {
     item.classList.add("note");
-    item.append(el("span", "meta-text", "Rewound: the messages after this point were undone (they are kept, hidden)."));
+    item.append(el("span", "meta-text", "Rewound: the messages just before this were undone (the index keeps them, hidden)."));
     return item;
   }
   if (kind === "checkpoint") {

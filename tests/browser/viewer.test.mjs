@@ -36,13 +36,15 @@ function temp() {
 }
 
 /** Starts `scrollback serve` over a copy of fixture `name` (or an empty tree). */
-async function startServer(name, { args = [], engine = null, port = 0, dirs = null } = {}) {
+async function startServer(name, { args = [], engine = null, port = 0, dirs = null, roots = [] } = {}) {
   const base = dirs ? dirs.base : temp();
   const transcripts = join(base, "projects");
   const data = join(base, "data");
   if (!dirs && name) cpSync(join(FIXTURES, name), transcripts, { recursive: true });
   const engineArgs = engine ? ["--engine", engine(transcripts, base)] : [];
-  const proc = spawn(BIN, ["serve", "--transcripts", transcripts, "--data-dir", data, "--listen", `127.0.0.1:${port}`, ...engineArgs, ...args], {
+  // Roots of other formats, as FORMAT:DIR with DIR inside the copied tree.
+  const rootArgs = roots.flatMap((r) => ["--root", r.replace(/^([a-z]+):/, `$1:${transcripts}/`)]);
+  const proc = spawn(BIN, ["serve", "--transcripts", transcripts, "--data-dir", data, "--listen", `127.0.0.1:${port}`, ...rootArgs, ...engineArgs, ...args], {
     env: { ...process.env, HOME: base, RUST_LOG: "scrollback=warn" },
     stdio: ["ignore", "ignore", "pipe"],
   });
@@ -524,6 +526,43 @@ test("12. a session forgotten while it is open leaves the list, and its page say
   await until("the banner", async () => /was forgotten/.test((await banner.textContent()) || ""));
   await until("the list without it", async () => (await page.locator(`#sessions li[data-session="${SESSION}"]`).count()) === 0);
   await shot(page, "12-forgotten");
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});
+
+test("13. a Codex session shows its photos (the user's and a tool output's), and a Gemini one shows what its rewind left", async () => {
+  const server = await startServer("agents", { roots: ["codex:codex", "gemini:gemini"] });
+  const { page, problems, context } = await newPage();
+  await page.goto(server.url + "/");
+  await until("both sessions listed", async () => (await page.locator("#sessions li").count()) === 2);
+  assert.match(await page.locator('#sessions li[data-agent="codex"]').textContent(), /Codex/);
+  await page.locator("#filter-agent").selectOption("gemini");
+  await until("the list filtered by agent", async () => (await page.locator("#sessions li").count()) === 1 && (await page.locator('#sessions li[data-agent="gemini"]').count()) === 1);
+
+  await page.goto(`${server.url}/sessions/01a0c0de-0000-7000-8000-0000000000c1`);
+  await until("the Codex conversation", async () => (await page.locator("li", { hasText: "Two sailing boats and a ferry." }).count()) === 1);
+  assert.equal(await page.locator("li.entry", { hasText: "What boats are in the harbour photo?" }).count(), 1, "the event that repeats the message is not shown");
+  assert.equal(await page.locator("li.entry", { hasText: "environment_context" }).count(), 0, "injected context is not shown");
+  await until("both photos loaded", () => page.evaluate(() => {
+    const imgs = [...document.querySelectorAll("img.photo")];
+    imgs.forEach((i) => i.scrollIntoView());
+    return imgs.length === 2 && imgs.every((i) => i.complete && i.naturalWidth > 0);
+  }));
+  const sizes = await page.evaluate(() => [...document.querySelectorAll("img.photo")].map((i) => [i.naturalWidth, i.naturalHeight]));
+  assert.deepEqual(sizes, [[240, 160], [200, 120]], "the user's photo, then the tool output's, at their stored sizes");
+  await shot(page, "13-codex");
+
+  await page.goto(`${server.url}/sessions/5e55a0de-0000-4000-8000-0000000000c2`);
+  await until("the Gemini conversation", async () => (await page.locator("li", { hasText: "White, flashing." }).count()) === 1);
+  assert.equal(await page.locator("li", { hasText: "the rewind undoes" }).count(), 0, "what the rewind undid is not shown");
+  assert.equal(await page.locator("li.note", { hasText: "Rewound" }).count(), 1, "where the rewind was is said");
+  await until("the pasted photo loaded", () => page.evaluate(() => {
+    const img = document.querySelector("img.photo");
+    if (img) img.scrollIntoView();
+    return !!img && img.complete && img.naturalWidth === 220;
+  }));
+  await shot(page, "13-gemini");
   assert.deepEqual(problems, []);
   await context.close();
   await server.stop();
