@@ -148,33 +148,79 @@ fn fixtures(root: &Path) {
     // 13: a Codex rollout with a photo in the user's message and one in a tool output, and a
     // Gemini chat with a photo and a rewind, each under a root of its format.
     let url = |bytes: &[u8]| format!("data:image/png;base64,{}", b64(bytes));
-    let codex = |ts: &str, kind: &str, payload: Value| json!({ "timestamp": ts, "type": kind, "payload": payload }).to_string() + "\n";
-    let mut body = codex("2026-11-30T10:00:00.000Z", "session_meta", json!({ "id": CODEX_SESSION, "cwd": "/home/test/harbour", "cli_version": "0.128.0" }));
-    body += &codex("2026-11-30T10:00:01.000Z", "response_item", json!({ "type": "message", "role": "user", "content": [
-        { "type": "input_text", "text": "<environment_context>\n  <cwd>/home/test/harbour</cwd>\n</environment_context>" }] }));
-    body += &codex("2026-11-30T10:00:02.000Z", "response_item", json!({ "type": "message", "role": "user", "content": [
+    let codex = |ts: &str, kind: &str, payload: Value| {
+        json!({ "timestamp": ts, "type": kind, "payload": payload }).to_string() + "\n"
+    };
+    let mut body = codex(
+        "2026-11-30T10:00:00.000Z",
+        "session_meta",
+        json!({ "id": CODEX_SESSION, "cwd": "/home/test/harbour", "cli_version": "0.128.0" }),
+    );
+    body += &codex(
+        "2026-11-30T10:00:01.000Z",
+        "response_item",
+        json!({ "type": "message", "role": "user", "content": [
+        { "type": "input_text", "text": "<environment_context>\n  <cwd>/home/test/harbour</cwd>\n</environment_context>" }] }),
+    );
+    body += &codex(
+        "2026-11-30T10:00:02.000Z",
+        "response_item",
+        json!({ "type": "message", "role": "user", "content": [
         { "type": "input_text", "text": "<image name=[Image #1]>" }, { "type": "input_image", "image_url": url(&png(240, 160, 1)) },
-        { "type": "input_text", "text": "</image>" }, { "type": "input_text", "text": "What boats are in the harbour photo?" }] }));
-    body += &codex("2026-11-30T10:00:02.001Z", "event_msg", json!({ "type": "user_message", "message": "What boats are in the harbour photo?", "images": [url(&png(240, 160, 1))] }));
-    body += &codex("2026-11-30T10:00:03.000Z", "response_item", json!({ "type": "function_call", "name": "view_image", "arguments": "{\"path\":\"chart.png\"}", "call_id": "c1" }));
-    body += &codex("2026-11-30T10:00:04.000Z", "response_item", json!({ "type": "function_call_output", "call_id": "c1",
-        "output": [{ "type": "input_text", "text": "chart.png" }, { "type": "input_image", "image_url": url(&png(200, 120, 2)) }] }));
-    body += &codex("2026-11-30T10:00:05.000Z", "response_item", json!({ "type": "message", "role": "assistant", "content": [{ "type": "output_text", "text": "Two sailing boats and a ferry." }] }));
-    body += &codex("2026-11-30T10:00:05.001Z", "event_msg", json!({ "type": "agent_message", "message": "Two sailing boats and a ferry." }));
+        { "type": "input_text", "text": "</image>" }, { "type": "input_text", "text": "What boats are in the harbour photo?" }] }),
+    );
+    body += &codex(
+        "2026-11-30T10:00:02.001Z",
+        "event_msg",
+        json!({ "type": "user_message", "message": "What boats are in the harbour photo?", "images": [url(&png(240, 160, 1))] }),
+    );
+    body += &codex(
+        "2026-11-30T10:00:03.000Z",
+        "response_item",
+        json!({ "type": "function_call", "name": "view_image", "arguments": "{\"path\":\"chart.png\"}", "call_id": "c1" }),
+    );
+    body += &codex(
+        "2026-11-30T10:00:04.000Z",
+        "response_item",
+        json!({ "type": "function_call_output", "call_id": "c1",
+        "output": [{ "type": "input_text", "text": "chart.png" }, { "type": "input_image", "image_url": url(&png(200, 120, 2)) }] }),
+    );
+    body += &codex(
+        "2026-11-30T10:00:05.000Z",
+        "response_item",
+        json!({ "type": "message", "role": "assistant", "content": [{ "type": "output_text", "text": "Two sailing boats and a ferry." }] }),
+    );
+    body += &codex(
+        "2026-11-30T10:00:05.001Z",
+        "event_msg",
+        json!({ "type": "agent_message", "message": "Two sailing boats and a ferry." }),
+    );
     let dir = root.join("agents/codex/2026/11/30");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(format!("rollout-2026-11-30T10-00-00-{CODEX_SESSION}.jsonl")), body).unwrap();
     let g = |v: Value| v.to_string() + "\n";
-    let mut body = g(json!({ "sessionId": GEMINI_SESSION, "projectHash": "0f", "startTime": "2026-11-30T09:00:00.000Z", "kind": "main" }));
+    let mut body = g(
+        json!({ "sessionId": GEMINI_SESSION, "projectHash": "0f", "startTime": "2026-11-30T09:00:00.000Z", "kind": "main" }),
+    );
     body += &g(json!({ "id": "g1", "timestamp": "2026-11-30T09:00:01.000Z", "type": "user",
         "content": [{ "text": "What is in @lighthouse.png?" }, { "inlineData": { "mimeType": "image/png", "data": b64(&png(220, 140, 3)) } }],
         "displayContent": [{ "text": "What is in @lighthouse.png?" }] }));
-    body += &g(json!({ "id": "g2", "timestamp": "2026-11-30T09:00:02.000Z", "type": "gemini", "content": "A lighthouse on a rock.", "model": "gemini-3-flash-preview" }));
-    body += &g(json!({ "id": "g3", "timestamp": "2026-11-30T09:01:00.000Z", "type": "user", "content": [{ "text": "a message the rewind undoes" }] }));
-    body += &g(json!({ "id": "g4", "timestamp": "2026-11-30T09:01:01.000Z", "type": "gemini", "content": "an answer the rewind undoes" }));
+    body += &g(
+        json!({ "id": "g2", "timestamp": "2026-11-30T09:00:02.000Z", "type": "gemini", "content": "A lighthouse on a rock.", "model": "gemini-3-flash-preview" }),
+    );
+    body += &g(
+        json!({ "id": "g3", "timestamp": "2026-11-30T09:01:00.000Z", "type": "user", "content": [{ "text": "a message the rewind undoes" }] }),
+    );
+    body += &g(
+        json!({ "id": "g4", "timestamp": "2026-11-30T09:01:01.000Z", "type": "gemini", "content": "an answer the rewind undoes" }),
+    );
     body += &g(json!({ "$rewindTo": "g3" }));
-    body += &g(json!({ "id": "g5", "timestamp": "2026-11-30T09:02:00.000Z", "type": "user", "content": [{ "text": "Which colour is its light?" }] }));
-    body += &g(json!({ "id": "g6", "timestamp": "2026-11-30T09:02:01.000Z", "type": "gemini", "content": "White, flashing." }));
+    body += &g(
+        json!({ "id": "g5", "timestamp": "2026-11-30T09:02:00.000Z", "type": "user", "content": [{ "text": "Which colour is its light?" }] }),
+    );
+    body += &g(
+        json!({ "id": "g6", "timestamp": "2026-11-30T09:02:01.000Z", "type": "gemini", "content": "White, flashing." }),
+    );
     let dir = root.join("agents/gemini/lighthouse/chats");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("session-2026-11-30T09-00-5e55a0de.jsonl"), body).unwrap();

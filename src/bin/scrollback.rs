@@ -84,6 +84,9 @@ enum Command {
         /// Only this session.
         #[arg(long)]
         session: Option<String>,
+        /// Only this agent's entries (claude, codex, gemini).
+        #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(scrollback::format::names()))]
+        agent: Option<String>,
         /// At most this many hits.
         #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=500))]
         limit: u32,
@@ -298,7 +301,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             Ok(engine.run(std::io::stdin().lock(), std::io::stdout().lock())?)
         }
-        Command::Search { query, data, session, limit } => search(&query, &data.resolve()?, session.as_deref(), limit),
+        Command::Search { query, data, session, agent, limit } => {
+            let scope = history::Scope { session: session.as_deref(), agent: agent.as_deref() };
+            search(&query, &data.resolve()?, scope, limit)
+        }
         Command::Index { dirs } => index(&dirs),
         Command::Status { data, roots } => status(&data.resolve()?, &roots.resolve()?),
         Command::Check { data } => check(&data.resolve()?),
@@ -531,9 +537,9 @@ fn status(data_dir: &Path, roots: &[Root]) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn search(query: &str, data_dir: &Path, session: Option<&str>, limit: u32) -> anyhow::Result<()> {
+fn search(query: &str, data_dir: &Path, scope: history::Scope<'_>, limit: u32) -> anyhow::Result<()> {
     let conn = index::open(data_dir)?;
-    let hits = history::search(&conn, query, session, limit).map_err(|e| match e {
+    let hits = history::search_in(&conn, query, scope, limit).map_err(|e| match e {
         scrollback::Error::BadQuery(why) => anyhow::Error::new(Usage(why)),
         e => e.into(),
     })?;
