@@ -102,8 +102,9 @@ fn bad_usage_exits_2_and_a_missing_tree_is_said_and_no_error() {
     assert_eq!(out.status.code(), Some(0));
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("claude:/nonexistent/scrollback-test does not exist"), "{said}");
-    let out = env.run(&["media", "not-a-ref"]);
-    assert_eq!(out.status.code(), Some(1));
+    // A malformed ref is bad usage; a well-formed one the index does not know is a failure.
+    assert_eq!(env.run(&["media", "not-a-ref"]).status.code(), Some(2));
+    assert_eq!(env.run(&["media", "s/u/0"]).status.code(), Some(1));
 }
 
 #[test]

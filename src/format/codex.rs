@@ -13,7 +13,7 @@
 //!   `agent_reasoning`) and tool ends (`exec_command_end`, `patch_apply_end`), and the token counts;
 //! - `compacted` (a summary that replaced the history) and `turn_context` (each turn's cwd, model).
 //!
-//! Lines carry no id: an entry's is `L<line>` ([`super::line_id`]). The UI events that repeat a
+//! Lines carry no id: an entry's is `L<line>`. The UI events that repeat a
 //! conversation item are indexed hidden ([`hidden::REPEAT`]) and not searched, so nothing shows or
 //! matches twice. A fork that copies its parent's history (a second `session_meta` after the first,
 //! with the parent's lines verbatim) has those lines hidden as copies ([`hidden::FORK`]): the ones
