@@ -780,8 +780,8 @@ struct ClosedBlock {
 ///   Gemini's `{"inlineData":{"mimeType":...,"data":...}}`);
 /// - a `data:<type>;base64,` URL (its header printable ASCII, as media types are) in `url`,
 ///   `image_url` or `data` (a chat UI's image chunk, OpenAI's
-///   `{"type":"image_url","image_url":{"url":...}}` and Codex's `input_image`), or as an item of an
-///   `images` array (Codex's `user_message` event).
+///   `{"type":"image_url","image_url":{"url":...}}` and Codex's `input_image`), or in `images` (an
+///   item of its array, as Codex's `user_message` event writes it, or its value).
 ///
 /// An *image block* is an object whose `type` is `image`, `image_url` or `input_image`, or that has
 /// a `data` key and a `mimeType` that starts with `image/` (Gemini's `inlineData`); those at or

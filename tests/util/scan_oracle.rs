@@ -147,7 +147,8 @@ impl Oracle {
                         let clean = unwrapped(text);
                         let url = data_url(&clean);
                         let candidate = match (k.as_str(), &url) {
-                            ("data" | "url" | "image_url", Some((mt, b64))) => {
+                            // A data URL that is the value of `images` itself counts as one of its items.
+                            ("data" | "url" | "image_url" | "images", Some((mt, b64))) => {
                                 Some(((!mt.is_empty()).then(|| mt.clone()), b64.clone()))
                             }
                             ("data", None) if ty == Some("base64") => {
