@@ -134,6 +134,13 @@ async function reload(page) {
   await page.reload();
 }
 
+/** Opens another page once this one's requests are done, for the same reason: `/` opens the newest
+ * session by itself, and its photos may still be loading when the test goes elsewhere. */
+async function goElsewhere(page, url) {
+  await page.waitForLoadState("networkidle");
+  await page.goto(url);
+}
+
 async function shot(page, name) {
   await page.screenshot({ path: join(SHOTS, `${name}.png`) });
 }
@@ -540,7 +547,7 @@ test("13. a Codex session shows its photos (the user's and a tool output's), and
   await page.locator("#filter-agent").selectOption("gemini");
   await until("the list filtered by agent", async () => (await page.locator("#sessions li").count()) === 1 && (await page.locator('#sessions li[data-agent="gemini"]').count()) === 1);
 
-  await page.goto(`${server.url}/sessions/01a0c0de-0000-7000-8000-0000000000c1`);
+  await goElsewhere(page, `${server.url}/sessions/01a0c0de-0000-7000-8000-0000000000c1`);
   await until("the Codex conversation", async () => (await page.locator("li", { hasText: "Two sailing boats and a ferry." }).count()) === 1);
   assert.equal(await page.locator("li.entry", { hasText: "What boats are in the harbour photo?" }).count(), 1, "the event that repeats the message is not shown");
   assert.equal(await page.locator("li.entry", { hasText: "environment_context" }).count(), 0, "injected context is not shown");
@@ -553,7 +560,7 @@ test("13. a Codex session shows its photos (the user's and a tool output's), and
   assert.deepEqual(sizes, [[240, 160], [200, 120]], "the user's photo, then the tool output's, at their stored sizes");
   await shot(page, "13-codex");
 
-  await page.goto(`${server.url}/sessions/5e55a0de-0000-4000-8000-0000000000c2`);
+  await goElsewhere(page, `${server.url}/sessions/5e55a0de-0000-4000-8000-0000000000c2`);
   await until("the Gemini conversation", async () => (await page.locator("li", { hasText: "White, flashing." }).count()) === 1);
   assert.equal(await page.locator("li", { hasText: "the rewind undoes" }).count(), 0, "what the rewind undid is not shown");
   assert.equal(await page.locator("li.note", { hasText: "Rewound" }).count(), 1, "where the rewind was is said");
