@@ -2,11 +2,42 @@
 //! (`O_NONBLOCK`, so a FIFO or a device put where a transcript was answers at once), then checking
 //! with `fstat` on the open descriptor that it is a regular file. Every transcript byte scrollback
 //! reads, the writer's and the media reader's, comes through here.
+//!
+//! A transcript may be compressed: Codex CLI recompresses cold rollouts to `<name>.jsonl.zst` (zstd)
+//! and decompresses them again to append. Such a file is known by its first four bytes (zstd's
+//! magic), whatever its name, and read as the stream of its decompressed bytes: every offset the
+//! index records of it (checkpoints, lines, payloads) is an offset in that stream. Decoding holds at
+//! most a window of [`ZSTD_WINDOW_LOG_MAX`] in memory; a frame that asks for more is refused.
 
 use std::fs::{File, OpenOptions};
-use std::io;
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::io::{self, Read};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// The four bytes every zstd frame starts with.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
+/// The largest window (log2) a compressed transcript may need: 32 MiB. Codex writes level 3 (a
+/// 2 MiB window at most); `zstd -19` needs 8 MiB. Only `--ultra` and `--long` go beyond.
+pub const ZSTD_WINDOW_LOG_MAX: u32 = 25;
+
+/// A compressed transcript's decompressed bytes, as a stream.
+pub type Decompressed = zstd::stream::read::Decoder<'static, io::BufReader<FromStart>>;
+
+/// A file's bytes from its start, read with `pread`: the descriptor's own offset (shared by its
+/// clones) is never used, so that any number of streams can read one file.
+#[derive(Debug)]
+pub struct FromStart {
+    file: File,
+    at: u64,
+}
+
+impl Read for FromStart {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read_at(buf, self.at)?;
+        self.at += n as u64;
+        Ok(n)
+    }
+}
 
 /// Opens `path` for reading if it is a regular file; anything else (a FIFO, a device, a directory,
 /// a socket) is an `InvalidInput` error, found without blocking.
@@ -18,9 +49,113 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
+/// Whether `file` is zstd-compressed (it starts with zstd's magic).
+pub fn is_compressed(file: &File) -> io::Result<bool> {
+    let mut head = [0u8; 4];
+    let mut have = 0;
+    while have < head.len() {
+        match file.read_at(&mut head[have..], have as u64) {
+            Ok(0) => return Ok(false),
+            Ok(n) => have += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(head == ZSTD_MAGIC)
+}
+
+/// The decompressed bytes of the compressed `file` from `offset` on: the stream is decoded from
+/// the start and the bytes before `offset` are dropped as they come. A stream shorter than `offset`
+/// is an `UnexpectedEof` error.
+pub fn decompressed_from(file: &File, offset: u64) -> io::Result<Decompressed> {
+    let mut decoder = zstd::stream::read::Decoder::new(FromStart { file: file.try_clone()?, at: 0 })?;
+    decoder.window_log_max(ZSTD_WINDOW_LOG_MAX)?;
+    let skipped = io::copy(&mut (&mut decoder).take(offset), &mut io::sink())?;
+    if skipped < offset {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("the decompressed transcript has {skipped} bytes, fewer than the {offset} recorded"),
+        ));
+    }
+    Ok(decoder)
+}
+
+/// Decompresses the compressed `file` into a new unlinked file in `dir` (on disk, not in memory:
+/// `dir` is the data directory, never a tmpfs), which then reads like any transcript.
+pub fn decompress_to_scratch(file: &File, dir: &Path) -> io::Result<File> {
+    let mut scratch = tempfile::tempfile_in(dir)?;
+    io::copy(&mut decompressed_from(file, 0)?, &mut scratch)?;
+    Ok(scratch)
+}
+
+/// The other name of one transcript while it is compressed or decompressed: `X.jsonl.zst` for
+/// `X.jsonl`, and `X.jsonl` for `X.jsonl.zst`. None for other names.
+pub fn compressed_twin(path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    if let Some(plain) = name.strip_suffix(".jsonl.zst") {
+        Some(path.with_file_name(format!("{plain}.jsonl")))
+    } else {
+        name.ends_with(".jsonl").then(|| path.with_file_name(format!("{name}.zst")))
+    }
+}
+
+/// Whether `path` is a `.jsonl.zst` whose plain `.jsonl` is beside it: the plain file is the one read,
+/// as Codex does (it writes the compressed file before it deletes the plain one, and the plain one
+/// before it deletes the compressed one).
+pub fn hidden_by_plain_twin(path: &Path) -> bool {
+    path.to_str().is_some_and(|p| p.ends_with(".jsonl.zst"))
+        && compressed_twin(path).is_some_and(|plain| std::fs::metadata(plain).is_ok_and(|m| m.is_file()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_compressed_file_reads_from_any_offset_and_its_twin_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let body: Vec<u8> = (0..200_000u32).flat_map(|i| format!("{{\"n\":{i}}}\n").into_bytes()).collect();
+        let plain = dir.path().join("rollout-1.jsonl");
+        let packed = dir.path().join("rollout-1.jsonl.zst");
+        std::fs::write(&plain, &body).unwrap();
+        std::fs::write(&packed, zstd::stream::encode_all(&body[..], 3).unwrap()).unwrap();
+        let file = open_regular(&packed).unwrap();
+        assert!(is_compressed(&file).unwrap());
+        assert!(!is_compressed(&open_regular(&plain).unwrap()).unwrap());
+        let mut rest = Vec::new();
+        decompressed_from(&file, 1_000_001).unwrap().read_to_end(&mut rest).unwrap();
+        assert_eq!(rest, body[1_000_001..]);
+        let too_far = decompressed_from(&file, body.len() as u64 + 1).err().expect("past the end");
+        assert_eq!(too_far.kind(), io::ErrorKind::UnexpectedEof);
+        let mut scratch = decompress_to_scratch(&file, dir.path()).unwrap();
+        let mut all = Vec::new();
+        io::Seek::rewind(&mut scratch).unwrap();
+        scratch.read_to_end(&mut all).unwrap();
+        assert_eq!(all, body);
+        assert_eq!(compressed_twin(&plain).as_deref(), Some(packed.as_path()));
+        assert_eq!(compressed_twin(&packed).as_deref(), Some(plain.as_path()));
+        assert_eq!(compressed_twin(&dir.path().join("a.json")), None);
+        assert!(hidden_by_plain_twin(&packed));
+        std::fs::remove_file(&plain).unwrap();
+        assert!(!hidden_by_plain_twin(&packed));
+    }
+
+    #[test]
+    fn a_frame_that_needs_a_window_beyond_the_limit_is_refused() {
+        let body = vec![b'x'; 1 << 20];
+        let mut encoder = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
+        encoder.window_log(ZSTD_WINDOW_LOG_MAX + 2).unwrap();
+        encoder.long_distance_matching(true).unwrap();
+        std::io::Write::write_all(&mut encoder, &body).unwrap();
+        let packed = encoder.finish().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big-window.jsonl.zst");
+        std::fs::write(&path, packed).unwrap();
+        let file = open_regular(&path).unwrap();
+        let mut out = Vec::new();
+        let read = decompressed_from(&file, 0).and_then(|mut d| d.read_to_end(&mut out));
+        assert!(read.is_err(), "a 128 MiB window must not be allocated");
+    }
 
     #[test]
     fn a_fifo_is_refused_at_once_and_a_file_opens() {

@@ -4,6 +4,7 @@
 //! agents show them. On generated transcripts (always) and on the corpus's public samples
 //! (`fixtures/codex`, `fixtures/gemini`; see their PROVENANCE.md), which skip without it.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use crate::util::server::Server;
@@ -286,6 +287,129 @@ fn the_api_filters_by_agent_and_serves_each_agents_photos() {
     assert_eq!(bytes.as_ref(), photos[0].as_slice());
     let hits = server.json("/api/search?q=lighthouse&agent=gemini");
     assert_eq!(hits["hits"][0]["agent"], "gemini");
+}
+
+/// Compresses `plain` as Codex does: `<name>.zst` at level 3 with the same modification time,
+/// then the plain file deleted. Returns the compressed file's path.
+fn compress_like_codex(plain: &Path) -> std::path::PathBuf {
+    let packed = plain.with_file_name(format!("{}.zst", plain.file_name().unwrap().to_str().unwrap()));
+    let bytes = std::fs::read(plain).unwrap();
+    std::fs::write(&packed, zstd::stream::encode_all(&bytes[..], 3).unwrap()).unwrap();
+    let mtime = std::fs::metadata(plain).unwrap().modified().unwrap();
+    std::fs::File::options().write(true).open(&packed).unwrap().set_modified(mtime).unwrap();
+    std::fs::remove_file(plain).unwrap();
+    packed
+}
+
+/// The file rows: (id, path, state, lines).
+fn file_rows(env: &Env) -> Vec<(i64, String, String, i64)> {
+    env.conn()
+        .prepare("SELECT id, path, state, lines FROM files ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+}
+
+#[test]
+fn a_rollout_compressed_and_decompressed_again_is_one_transcript_read_once_with_its_photos() {
+    let env = Env::new();
+    let photos = [fake_png(21, 300), fake_png(22, 400), fake_png(23, 500), fake_png(24, 3 << 20)];
+    let thread = "01a0c0de-0000-7000-8000-0000000000f3";
+    let plain = env.write(&rollout(thread), codex_with_photos(thread, &photos));
+    assert!(index_roots(&env).starts_with("indexed 1 files, 10 lines"));
+    let before = file_rows(&env);
+    let ids: Vec<i64> = env
+        .conn()
+        .prepare("SELECT id FROM entries ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+
+    // Compressed: the same row, moved to the new name; nothing read again; every photo served from
+    // the compressed bytes, byte-exact; the vault keeps the compressed file.
+    let packed = compress_like_codex(&plain);
+    assert!(index_roots(&env).starts_with("indexed 0 files, 0 lines"), "nothing is read twice");
+    let after = file_rows(&env);
+    assert_eq!(after, [(before[0].0, packed.to_str().unwrap().to_owned(), "live".to_owned(), 10)]);
+    let same: Vec<i64> = env
+        .conn()
+        .prepare("SELECT id FROM entries ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(same, ids, "its rows stay");
+    assert_eq!(check_invariants(&env.data), 10);
+    assert_eq!(photos_of(&env, &packed), photos.to_vec());
+    let vault: String = env.conn().query_row("SELECT vault FROM files", [], |r| r.get(0)).unwrap();
+    assert!(vault.ends_with(".jsonl.zst"), "{vault}");
+    let linked = std::fs::metadata(&vault).unwrap();
+    let file = std::fs::metadata(&packed).unwrap();
+    assert_eq!((linked.dev(), linked.ino()), (file.dev(), file.ino()), "the vault links the compressed file");
+    {
+        // Over HTTP too: the 3 MB one is checked whole, then streamed.
+        let args = root_args(&env);
+        let server = Server::start(&env, &args.iter().map(String::as_str).collect::<Vec<_>>());
+        server.wait_for_sessions(1);
+        for (line, photo) in [("L3", &photos[0]), ("L10", &photos[3])] {
+            let res = server.get(&format!("/api/session-media/{thread}/{line}/0"));
+            assert_eq!(res.status(), 200);
+            assert_eq!(res.bytes().unwrap().as_ref(), photo.as_slice());
+        }
+    }
+
+    // While both names exist the plain one is read: a compressed twin beside it is not a second copy.
+    let extra_photo = fake_png(25, 800);
+    let line = codex_line(
+        "2026-11-30T10:01:00.000Z",
+        "response_item",
+        serde_json::json!({ "type": "message", "role": "user", "content": [
+        { "type": "input_text", "text": "And this one?" },
+        { "type": "input_image", "image_url": format!("data:image/png;base64,{}", b64(&extra_photo)) } ] }),
+    );
+    // Decompressed again to append, as Codex does: the plain file first, then the compressed one goes.
+    let mut bytes = zstd::stream::decode_all(&std::fs::read(&packed).unwrap()[..]).unwrap();
+    std::fs::write(&plain, &bytes).unwrap();
+    assert!(index_roots(&env).starts_with("indexed 0 files, 0 lines"), "the plain twin is the same transcript");
+    std::fs::remove_file(&packed).unwrap();
+    bytes.extend_from_slice(line.as_bytes());
+    std::fs::write(&plain, &bytes).unwrap();
+    assert!(index_roots(&env).starts_with("indexed 1 files, 1 lines"), "only the new line is read");
+    let back = file_rows(&env);
+    assert_eq!(back, [(before[0].0, plain.to_str().unwrap().to_owned(), "live".to_owned(), 11)]);
+    assert_eq!(check_invariants(&env.data), 11);
+    let mut expected = photos.to_vec();
+    expected.push(extra_photo);
+    assert_eq!(photos_of(&env, &plain), expected);
+
+    // Compressed once more, then deleted: gone, and its photos still served from the vault.
+    let packed = compress_like_codex(&plain);
+    index_roots(&env);
+    std::fs::remove_file(&packed).unwrap();
+    let out = index_roots(&env);
+    assert!(out.contains("1 gone"), "{out}");
+    let rows = file_rows(&env);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].2, "gone");
+    assert_eq!(env.media(&format!("{thread}/L10/0")).unwrap(), photos[3]);
+
+    // A compressed file that does not decode is said, and the others are indexed all the same.
+    let other = "01a0c0de-0000-7000-8000-0000000000f4";
+    let good = env.write(&rollout(other), codex_with_photos(other, &photos));
+    let broken = env.path(&rollout("01a0c0de-0000-7000-8000-0000000000f5")).with_extension("jsonl.zst");
+    let mut torn = zstd::stream::encode_all(&std::fs::read(&good).unwrap()[..], 3).unwrap();
+    torn.truncate(torn.len() / 2);
+    std::fs::write(&broken, torn).unwrap();
+    let out = env.cmd().arg("index").args(root_args(&env)).env("RUST_LOG", "scrollback=warn").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot decompress (zstd): incomplete frame"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("indexed 1 files, 10 lines") && stdout.contains("1 failed"), "{stdout}");
 }
 
 /// The corpus's public samples, in the trees their agents keep them in: Codex's rollouts (the

@@ -1,7 +1,9 @@
 //! Crash recovery (sled's test_crash_recovery.rs is the model): `scrollback serve` follows a growing
 //! tree and is killed with SIGKILL at random moments. After each kill the database passes
 //! `PRAGMA integrity_check` and no checkpoint is past its file's end; after each restart it equals a
-//! fresh index of the same files: no line lost, none twice.
+//! fresh index of the same files: no line lost, none twice. The tree is mixed: Claude Code's
+//! transcripts, and a Codex root and a Gemini root inside it, whose rollouts are also compressed to
+//! `.jsonl.zst` and decompressed again while the server runs.
 //!
 //! `SCROLLBACK_CRASH_KILLS` (default 50) sets the number of kills; `SCROLLBACK_CRASH_SEED` the seed.
 
@@ -26,6 +28,36 @@ fn line(rng: &mut StdRng, n: &mut u64) -> String {
         format!("\"{}\"", "t".repeat(rng.random_range(0..2000)))
     };
     user_line(&format!("s{}", *n % 7), &format!("u{n}"), &content, "") + "\n"
+}
+
+/// A Codex rollout's line, or a Gemini chat's, with a photo now and then.
+fn agent_line(rng: &mut StdRng, n: &mut u64, codex: bool) -> String {
+    *n += 1;
+    let photo = rng.random_ratio(1, 6).then(|| b64(&fake_png(*n, rng.random_range(1000..100_000))));
+    let text = "t".repeat(rng.random_range(0..2000));
+    let ts = format!("2026-11-30T10:{:02}:{:02}.000Z", *n / 60 % 60, *n % 60);
+    let line =
+        if codex {
+            let mut content = vec![serde_json::json!({ "type": "input_text", "text": text })];
+            content.extend(photo.map(
+                |p| serde_json::json!({ "type": "input_image", "image_url": format!("data:image/png;base64,{p}") }),
+            ));
+            serde_json::json!({ "timestamp": ts, "type": "response_item",
+            "payload": { "type": "message", "role": "user", "content": content } })
+        } else {
+            let mut content = vec![serde_json::json!({ "text": text })];
+            content.extend(photo.map(|p| serde_json::json!({ "inlineData": { "mimeType": "image/png", "data": p } })));
+            serde_json::json!({ "id": format!("g{n}"), "timestamp": ts, "type": "user", "content": content })
+        };
+    line.to_string() + "\n"
+}
+
+/// The Codex rollout `i`, plain or compressed.
+fn rollout(i: usize, compressed: bool) -> String {
+    format!(
+        "codex/rollout-2026-11-30T10-00-00-01a0c0de-0000-7000-8000-00000000000{i}.jsonl{}",
+        if compressed { ".zst" } else { "" }
+    )
 }
 
 /// Everything the index says about live files, in a comparable form.
@@ -69,11 +101,31 @@ fn killed_at_random_moments_the_index_equals_a_fresh_one() {
         }
         env.write(&format!("p{}/f{f}.jsonl", f % 2), text);
     }
+    // The other agents' files start with their first line whole (the session it names is the file's).
+    let mut compressed = [false; 3];
+    for i in 0..3 {
+        let meta = serde_json::json!({ "timestamp": "2026-11-30T10:00:00.000Z", "type": "session_meta",
+            "payload": { "id": format!("01a0c0de-0000-7000-8000-00000000000{i}"), "cwd": "/work/mixed" } });
+        env.write(&rollout(i, false), meta.to_string() + "\n");
+    }
+    for i in 0..2 {
+        let meta = serde_json::json!({ "sessionId": format!("g-{i}"), "projectHash": "0f", "startTime": "2026-11-30T09:00:00.000Z" });
+        env.write(&format!("gemini/mixed/chats/session-2026-11-30T09-00-{i}.jsonl"), meta.to_string() + "\n");
+    }
+    let roots = [
+        "--root".to_owned(),
+        format!("claude:{}", env.root.display()),
+        "--root".to_owned(),
+        format!("codex:{}", env.path("codex").display()),
+        "--root".to_owned(),
+        format!("gemini:{}", env.path("gemini").display()),
+    ];
     let started = Instant::now();
     for kill in 0..kills {
         let mut child = env
             .cmd()
             .args(["serve", "--rescan-secs", "1"])
+            .args(&roots)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -81,8 +133,38 @@ fn killed_at_random_moments_the_index_equals_a_fresh_one() {
         // Grow the tree while it runs: whole lines, lines in pieces, new files.
         let until = Instant::now() + Duration::from_millis(rng.random_range(0..150));
         while Instant::now() < until {
-            let path = format!("p{}/f{}.jsonl", rng.random_range(0..3), rng.random_range(0..8));
-            let text = line(&mut rng, &mut n);
+            let (path, text) = match rng.random_range(0..10) {
+                0..6 => {
+                    (format!("p{}/f{}.jsonl", rng.random_range(0..3), rng.random_range(0..8)), line(&mut rng, &mut n))
+                }
+                6 => {
+                    // Compressed as Codex does (the `.zst`, then the plain file deleted), or back.
+                    let i = rng.random_range(0..3);
+                    let (from, to) = (env.path(&rollout(i, compressed[i])), env.path(&rollout(i, !compressed[i])));
+                    let bytes = std::fs::read(&from).unwrap();
+                    let bytes = if compressed[i] {
+                        zstd::stream::decode_all(&bytes[..]).unwrap()
+                    } else {
+                        zstd::stream::encode_all(&bytes[..], 3).unwrap()
+                    };
+                    std::fs::write(&to, bytes).unwrap();
+                    std::fs::remove_file(&from).unwrap();
+                    compressed[i] = !compressed[i];
+                    continue;
+                }
+                7 | 8 => {
+                    // Appended to once plain again, as Codex does.
+                    let i = rng.random_range(0..3);
+                    if compressed[i] {
+                        continue;
+                    }
+                    (rollout(i, false), agent_line(&mut rng, &mut n, true))
+                }
+                _ => (
+                    format!("gemini/mixed/chats/session-2026-11-30T09-00-{}.jsonl", rng.random_range(0..2)),
+                    agent_line(&mut rng, &mut n, false),
+                ),
+            };
             if rng.random_bool(0.2) {
                 let cut = rng.random_range(1..text.len());
                 env.append(&path, &text[..cut]);
@@ -113,18 +195,33 @@ fn killed_at_random_moments_the_index_equals_a_fresh_one() {
             let mut stmt = conn.prepare(query).unwrap();
             for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))).unwrap() {
                 let (path, checkpoint) = row.unwrap();
-                let len = std::fs::metadata(&path).unwrap().len();
+                if !std::path::Path::new(&path).exists() {
+                    // Compressed or decompressed since, under its other name: seen at the restart.
+                    continue;
+                }
+                // A compressed file's offsets are in its decompressed bytes.
+                let len = if path.ends_with(".zst") {
+                    crate::util::read_transcript(std::path::Path::new(&path)).len() as u64
+                } else {
+                    std::fs::metadata(&path).unwrap().len()
+                };
                 assert!(checkpoint as u64 <= len, "kill {kill}: {path} checkpoint {checkpoint} past its end {len}");
             }
         }
 
         // Restart, then compare with a fresh index of the same files.
-        assert!(env.run(&["index"]).status.success(), "restart after kill {kill}");
+        assert!(env.cmd().arg("index").args(&roots).output().unwrap().status.success(), "restart after kill {kill}");
         let fresh = env.dir.path().join(format!("fresh-{kill}"));
-        let out = env.cmd().args(["index", "--data-dir", fresh.to_str().unwrap()]).output().unwrap();
+        let out = env.cmd().args(["index", "--data-dir", fresh.to_str().unwrap()]).args(&roots).output().unwrap();
         assert!(out.status.success());
         let (ours, theirs) = (snapshot(&env.data), snapshot(&fresh));
         if ours != theirs {
+            for d in [&env.data, &fresh] {
+                let conn = Connection::open(d.join("index.sqlite3")).unwrap();
+                let mut stmt = conn.prepare("SELECT id || ' ' || path || ' ' || state || ' ' || lines || ' ' || checkpoint FROM files ORDER BY id").unwrap();
+                let rows: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+                eprintln!("the files of {}:\n{}", d.display(), rows.join("\n"));
+            }
             let first = ours.iter().zip(&theirs).position(|(a, b)| a != b);
             panic!(
                 "seed {seed}, kill {kill}: the index differs from a fresh one (rows {} vs {}), first at {first:?}: {:?} vs {:?}",

@@ -6,6 +6,9 @@
 //! each action settles, the index equals the model: for each live file, one entry per complete line
 //! at the right offset with the right uuid; for deleted files, their entries kept; and the session's
 //! history, page by page, is every shown entry once, in conversation order, as many as its count.
+//! Some files are Codex CLI rollouts under a Codex root inside the tree (`codex/`), which are also
+//! compressed to `.jsonl.zst` and decompressed again as Codex does (the compressed file written, then
+//! the plain one deleted, and back): the same transcript, whose rows stay.
 //!
 //! `SCROLLBACK_MODEL_CASES` (default 20) x `SCROLLBACK_MODEL_ACTIONS` (default 500) actions;
 //! `SCROLLBACK_MODEL_SEED` replays one case.
@@ -16,8 +19,17 @@ use std::time::{Duration, Instant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::tail::start;
+use scrollback::{Indexer, Root, Tail, TailConfig};
+
 use crate::util::{Env, b64, check_invariants, fake_png, image_block, user_line};
+
+/// A tail of the tree (Claude Code's) with the Codex root inside it.
+fn start(env: &Env) -> Tail {
+    let indexer = Indexer::open(&env.data).unwrap_or_else(|e| panic!("opening the index: {e}"));
+    let roots = [Root::claude(&env.root), Root::parse(&format!("codex:{}", env.path(CODEX).display())).unwrap()];
+    let config = TailConfig { rescan_every: Duration::from_secs(3600), ..TailConfig::of(roots.to_vec()) };
+    Tail::start(indexer, config).unwrap()
+}
 
 struct Model {
     /// Every transcript that exists, relative to the root, with the bytes it holds.
@@ -28,18 +40,23 @@ struct Model {
     next_uuid: u64,
 }
 
-/// (offset, length, uuid) of each complete line of `bytes`.
-fn expected_lines(bytes: &[u8]) -> Vec<(i64, i64, String)> {
+/// Where the Codex rollouts are (a root of their own).
+const CODEX: &str = "codex/";
+
+/// (offset, length, uuid) of each complete line of `bytes`, the transcript at `path`.
+fn expected_lines(path: &str, bytes: &[u8]) -> Vec<(i64, i64, String)> {
     let mut out = Vec::new();
     let mut at = 0;
     while let Some(n) = bytes[at..].iter().position(|&b| b == b'\n') {
         let line = &bytes[at..at + n];
         // A torn piece followed by a whole line makes a line that is not JSON: an invalid entry,
-        // which has no uuid.
-        let uuid = serde_json::from_slice::<serde_json::Value>(line)
-            .ok()
-            .and_then(|v| v["uuid"].as_str().map(str::to_owned))
-            .unwrap_or_default();
+        // which has no uuid. A Codex line's is `L<line>`.
+        let value = serde_json::from_slice::<serde_json::Value>(line).ok();
+        let uuid = match value {
+            Some(_) if path.starts_with(CODEX) => format!("L{}", out.len() + 1),
+            Some(v) => v["uuid"].as_str().map(str::to_owned).unwrap_or_default(),
+            None => String::new(),
+        };
         out.push((at as i64, n as i64, uuid));
         at += n + 1;
     }
@@ -75,7 +92,7 @@ fn index_state(env: &Env) -> Option<State> {
 
 impl Model {
     fn expected(&self) -> State {
-        (self.files.iter().map(|(p, b)| (p.clone(), expected_lines(b))).collect(), self.gone_entries)
+        (self.files.iter().map(|(p, b)| (p.clone(), expected_lines(p, b))).collect(), self.gone_entries)
     }
 
     fn line(&mut self, rng: &mut StdRng, path: &str) -> Vec<u8> {
@@ -94,6 +111,17 @@ impl Model {
             None => String::new(),
         };
         let uuid = format!("u{}", self.next_uuid);
+        if path.starts_with(CODEX) {
+            let block = if rng.random_ratio(1, 6) {
+                let photo = fake_png(self.next_uuid, rng.random_range(10..2000));
+                serde_json::json!({ "type": "input_image", "image_url": format!("data:image/png;base64,{}", b64(&photo)) })
+            } else {
+                serde_json::json!({ "type": "input_text", "text": "w".repeat(rng.random_range(0..300)) })
+            };
+            let line = serde_json::json!({ "timestamp": ts, "type": "response_item",
+                "payload": { "type": "message", "role": "user", "content": [block] } });
+            return (line.to_string() + "\n").into_bytes();
+        }
         let content = if rng.random_ratio(1, 8) {
             format!("[{}]", image_block("image/png", &b64(&fake_png(self.next_uuid, rng.random_range(10..2000)))))
         } else {
@@ -108,13 +136,29 @@ impl Model {
         (0..n).flat_map(|_| self.line(rng, path)).collect()
     }
 
+    /// An existing file that is not compressed (one that is is only decompressed, or deleted).
     fn pick_existing(&self, rng: &mut StdRng) -> Option<String> {
-        let n = self.files.len();
-        (n > 0).then(|| self.files.keys().nth(rng.random_range(0..n)).unwrap().clone())
+        let plain: Vec<&String> = self.files.keys().filter(|p| !p.ends_with(".zst")).collect();
+        (!plain.is_empty()).then(|| plain[rng.random_range(0..plain.len())].clone())
+    }
+
+    fn pick_codex(&self, rng: &mut StdRng) -> Option<String> {
+        let codex: Vec<&String> = self.files.keys().filter(|p| p.starts_with(CODEX)).collect();
+        (!codex.is_empty()).then(|| codex[rng.random_range(0..codex.len())].clone())
     }
 
     fn pick_any(&self, rng: &mut StdRng) -> String {
         let dir = &self.dirs[rng.random_range(0..self.dirs.len())];
+        if rng.random_ratio(1, 5) {
+            let name = format!(
+                "{CODEX}rollout-2026-01-01T00-00-00-01a0c0de-0000-7000-8000-00000000000{}.jsonl",
+                rng.random_range(0..3)
+            );
+            // Not beside its compressed twin: Codex appends only once it has decompressed it.
+            if !self.files.contains_key(&format!("{name}.zst")) {
+                return name;
+            }
+        }
         if rng.random_ratio(1, 3) {
             format!("{dir}/s/subagents/agent-a{}.jsonl", rng.random_range(0..2))
         } else {
@@ -128,6 +172,26 @@ fn act(env: &Env, model: &mut Model, rng: &mut StdRng) -> &'static str {
     let choice = rng.random_range(0..100);
     let existing = model.pick_existing(rng);
     match (choice, existing) {
+        (27..30, _) if let Some(path) = model.pick_codex(rng) => {
+            let bytes = model.files.remove(&path).unwrap();
+            match path.strip_suffix(".zst") {
+                None => {
+                    // As Codex compresses a cold rollout: the `.zst` written, then the plain file deleted.
+                    let packed = format!("{path}.zst");
+                    std::fs::write(env.path(&packed), zstd::stream::encode_all(&bytes[..], 3).unwrap()).unwrap();
+                    std::fs::remove_file(env.path(&path)).unwrap();
+                    model.files.insert(packed, bytes);
+                    "compress"
+                }
+                Some(plain) => {
+                    // As Codex decompresses one to append to it: the plain file, then the `.zst` deleted.
+                    std::fs::write(env.path(plain), &bytes).unwrap();
+                    std::fs::remove_file(env.path(&path)).unwrap();
+                    model.files.insert(plain.to_owned(), bytes);
+                    "decompress"
+                }
+            }
+        }
         (0..30, _) | (_, None) => {
             let path = model.pick_any(rng);
             let n = rng.random_range(1..4);
@@ -182,9 +246,17 @@ fn act(env: &Env, model: &mut Model, rng: &mut StdRng) -> &'static str {
             "rename-replace"
         }
         (75..85, Some(path)) => {
+            // Compressed or not.
+            let path = if rng.random_ratio(1, 4)
+                && let Some(codex) = model.pick_codex(rng)
+            {
+                codex
+            } else {
+                path
+            };
             std::fs::remove_file(env.path(&path)).unwrap();
             let bytes = model.files.remove(&path).unwrap();
-            model.gone_entries += expected_lines(&bytes).len();
+            model.gone_entries += expected_lines(&path, &bytes).len();
             "delete"
         }
         (85..95, _) => {
@@ -201,19 +273,20 @@ fn act(env: &Env, model: &mut Model, rng: &mut StdRng) -> &'static str {
     }
 }
 
-fn run_case(seed: u64, actions: usize) -> usize {
+fn run_case(seed: u64, actions: usize) -> Vec<&'static str> {
     let env = Env::new();
     let mut rng = StdRng::seed_from_u64(seed);
     let mut model =
         Model { files: BTreeMap::new(), gone_entries: 0, dirs: vec!["a".into(), "b/c".into()], next_uuid: 0 };
-    let mut tail = Some(start(&env, None));
+    std::fs::create_dir_all(env.path(CODEX)).unwrap();
+    let mut tail = Some(start(&env));
     let mut log = Vec::new();
     for step in 0..actions {
         let action = act(&env, &mut model, &mut rng);
         log.push(action);
         if action == "restart" {
             drop(tail.take());
-            tail = Some(start(&env, None));
+            tail = Some(start(&env));
         }
         let expected = model.expected();
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -237,7 +310,7 @@ fn run_case(seed: u64, actions: usize) -> usize {
     drop(tail);
     check_history(&env, seed, actions);
     check_invariants(&env.data);
-    actions
+    log
 }
 
 /// The session's history with side chains, page by page backwards: every shown entry once, in
@@ -324,9 +397,18 @@ fn env_number(name: &str, default: u64) -> u64 {
 fn the_index_follows_a_model_through_random_file_actions() {
     let actions = env_number("SCROLLBACK_MODEL_ACTIONS", 500) as usize;
     let started = Instant::now();
-    let total: usize = match std::env::var("SCROLLBACK_MODEL_SEED").ok().and_then(|v| v.parse().ok()) {
+    let log: Vec<&str> = match std::env::var("SCROLLBACK_MODEL_SEED").ok().and_then(|v| v.parse().ok()) {
         Some(seed) => run_case(seed, actions),
-        None => (0..env_number("SCROLLBACK_MODEL_CASES", 20)).map(|seed| run_case(seed, actions)).sum(),
+        None => (0..env_number("SCROLLBACK_MODEL_CASES", 20)).flat_map(|seed| run_case(seed, actions)).collect(),
     };
-    eprintln!("model test: {total} actions in {:.1} s", started.elapsed().as_secs_f64());
+    let mut counts = BTreeMap::new();
+    for action in &log {
+        *counts.entry(*action).or_insert(0) += 1;
+    }
+    eprintln!("model test: {} actions in {:.1} s: {counts:?}", log.len(), started.elapsed().as_secs_f64());
+    if log.len() >= 1000 {
+        for action in ["compress", "decompress", "delete", "rename-replace", "truncate", "restart"] {
+            assert!(counts.contains_key(action), "no {action} in {} actions", log.len());
+        }
+    }
 }

@@ -57,7 +57,9 @@ impl Format for Codex {
 
     /// `rollout-*.jsonl`.
     fn is_transcript(&self, path: &Path) -> bool {
-        path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("rollout-") && n.ends_with(".jsonl"))
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("rollout-") && (n.ends_with(".jsonl") || n.ends_with(".jsonl.zst")))
     }
 
     fn block_places(&self) -> &'static BlockPlaces {
@@ -85,8 +87,8 @@ impl Format for Codex {
         context
     }
 
-    /// 0: a rollout is its thread's one transcript (a second file of the same thread, such as
-    /// a compressed twin, holds the same lines at the same places, and its copies are marked).
+    /// 0: a rollout is its thread's one transcript (its compressed twin is the same file's row,
+    /// moved; see `files::compressed_twin`).
     fn file_key(&self, _path: &Path, _session: &str) -> i64 {
         0
     }

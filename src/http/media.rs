@@ -75,7 +75,12 @@ pub(crate) async fn serve_media(
         .await
         .map_err(|e| ApiError::internal(e.to_string()).reject())?;
     verified.map_err(|e| media_failed(&api, &record, e))?;
-    let reader = media::open(&record).map_err(|e| media_failed(&api, &record, e))?;
+    // Opening a compressed transcript's payload decodes the stream up to it: off the runtime too.
+    let r = record.clone();
+    let reader = tokio::task::spawn_blocking(move || media::open(&r))
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()).reject())?
+        .map_err(|e| media_failed(&api, &record, e))?;
     Ok(response.stream(reader, record.decoded_length))
 }
 

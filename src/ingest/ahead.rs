@@ -111,6 +111,12 @@ impl Work {
                     continue;
                 }
             };
+            if crate::files::is_compressed(&file).unwrap_or(true) {
+                // Decompressed by the writer, into its scratch file (see `files`).
+                let _ =
+                    send.send(Msg::Done(Err(Error::io(path, std::io::Error::other("compressed: read by the writer")))));
+                continue;
+            }
             if send.send(Msg::Opened { dev: meta.dev(), inode: meta.ino() }).is_err() {
                 continue;
             }

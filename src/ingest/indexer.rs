@@ -109,11 +109,19 @@ struct FileRow {
 struct Opened {
     path: PathBuf,
     path_str: String,
+    /// What is read: the file, or for a compressed one its decompressed bytes ([`Opened::materialize`]).
     file: File,
     dev: u64,
     inode: u64,
+    /// The bytes there are to read: the file's size, or its decompressed size once materialized.
     size: u64,
+    /// The file's size on disk, which its row records to notice a change without reading it.
+    disk_size: u64,
     mtime_ns: i64,
+    /// zstd-compressed (see [`crate::files`]).
+    compressed: bool,
+    /// `file` holds the decompressed bytes.
+    materialized: bool,
 }
 
 impl Opened {
@@ -125,6 +133,7 @@ impl Opened {
         let file = crate::files::open_regular(path).map_err(|e| Error::io(path, e))?;
         let meta = file.metadata().map_err(|e| Error::io(path, e))?;
         let mtime_ns = meta.mtime().saturating_mul(1_000_000_000).saturating_add(meta.mtime_nsec());
+        let compressed = crate::files::is_compressed(&file).map_err(|e| Error::io(path, e))?;
         Ok(Opened {
             path: path.to_owned(),
             path_str,
@@ -132,8 +141,38 @@ impl Opened {
             dev: meta.dev(),
             inode: meta.ino(),
             size: meta.len(),
+            disk_size: meta.len(),
             mtime_ns,
+            compressed,
+            materialized: !compressed,
         })
+    }
+
+    /// For a compressed file, decompresses it (once) into an unlinked scratch file in `scratch_dir`,
+    /// which is then what is read: every offset is one of the decompressed bytes.
+    fn materialize(&mut self, scratch_dir: &Path) -> Result<()> {
+        if self.materialized {
+            return Ok(());
+        }
+        let scratch = crate::files::decompress_to_scratch(&self.file, scratch_dir).map_err(|e| {
+            Error::io(&self.path, std::io::Error::new(e.kind(), format!("cannot decompress (zstd): {e}")))
+        })?;
+        self.size = scratch.metadata().map_err(|e| Error::io(&self.path, e))?.len();
+        self.file = scratch;
+        self.materialized = true;
+        Ok(())
+    }
+
+    /// Whether its row says it is as it was last read: same identity, size on disk and settled mtime.
+    fn unchanged_since(&self, row: &FileRow) -> bool {
+        row.mtime_ns != 0
+            && (row.dev, row.inode, row.size, row.mtime_ns) == (self.dev, self.inode, self.disk_size, self.mtime_ns)
+    }
+
+    /// The size its row records: the bytes read up to `end`, or for a compressed file (which never
+    /// grows in place) its size on disk.
+    fn recorded_size(&self, end: &End) -> u64 {
+        if self.compressed { self.disk_size } else { end.size }
     }
 }
 
@@ -477,13 +516,23 @@ impl Indexer {
         }
         match std::fs::metadata(path) {
             Ok(meta) if meta.is_file() && !self.format_of(path).is_transcript(path) => Ok(Summary::default()),
+            // The plain twin beside it is the one read.
+            Ok(_) if crate::files::hidden_by_plain_twin(path) => Ok(Summary::default()),
             Ok(meta) if meta.is_file() => {
                 let found = Found { path: path.to_owned(), dev: meta.dev(), inode: meta.ino(), size: meta.len() };
                 self.index_found(&found, &mut NoProgress, None)
             }
             Ok(_) => Ok(Summary::default()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // Compressed or decompressed, it is there under its other name: its row moves there.
+                let mut moved = Summary::default();
+                if let Some(twin) = crate::files::compressed_twin(path).filter(|t| t.is_file()) {
+                    moved = self.index_path(&twin)?;
+                }
                 let gone = self.mark_gone(path)?;
+                if !gone {
+                    return Ok(moved);
+                }
                 Ok(Summary { gone: gone as u64, ..Summary::default() })
             }
             Err(e) => Err(Error::io(path, e)),
@@ -550,8 +599,16 @@ impl Indexer {
         progress: &mut dyn Progress,
         ahead: Option<Receiver<ahead::Msg>>,
     ) -> Result<Summary> {
-        let opened = Opened::open(&found.path)?;
+        let mut opened = Opened::open(&found.path)?;
         let mut row = self.file_row(&opened.path_str)?;
+        if opened.compressed
+            && row.as_ref().is_some_and(|r| opened.unchanged_since(r))
+            && !self.changed.contains(&opened.path)
+        {
+            // Not touched since it was read: not decompressed again.
+            return Ok(Summary::default());
+        }
+        opened.materialize(&self.data_dir)?;
         if row.is_none() {
             match self.same_file_elsewhere(&opened)? {
                 Elsewhere::HardLink(other) => {
@@ -572,7 +629,15 @@ impl Indexer {
                     )?;
                     row = self.file_row(&opened.path_str)?;
                 }
-                Elsewhere::Nowhere => {}
+                Elsewhere::Nowhere => match self.compressed_twin_of(&opened)? {
+                    Twin::Moved(id) => {
+                        row = self.file_row(&opened.path_str)?;
+                        tracing::info!(path = %opened.path.display(), file_id = id, compressed = opened.compressed,
+                            "the same transcript, compressed or decompressed; its rows follow it");
+                    }
+                    Twin::Unfinished => return Ok(Summary::default()),
+                    Twin::None => {}
+                },
             }
         }
         if row.is_none() && self.is_forgotten(&opened)? {
@@ -597,8 +662,7 @@ impl Indexer {
         let Opened { path, file, dev, inode, size, mtime_ns, .. } = opened;
         let (dev, inode, size, mtime_ns) = (*dev, *inode, *size, *mtime_ns);
         let Some(row) = row else { return Ok(Plan::New) };
-        let unchanged = (row.dev, row.inode, row.size, row.mtime_ns) == (dev, inode, size, mtime_ns);
-        if row.mtime_ns != 0 && unchanged && !self.changed.contains(path) {
+        if opened.unchanged_since(&row) && !self.changed.contains(path) {
             // Not touched since it was last read: nothing to hash, nothing to read.
             return Ok(Plan::Skip);
         }
@@ -623,8 +687,8 @@ impl Indexer {
             // Unchanged, as its bytes show. Once its mtime has settled, record it, so that later
             // rescans can trust the mtime instead of reading the file.
             let settled = settled_mtime(mtime_ns);
-            if row.mtime_ns != settled && settled != 0 {
-                return Ok(Plan::SettleMtime(row.id, settled, size));
+            if (row.mtime_ns != settled || row.size != opened.disk_size) && settled != 0 {
+                return Ok(Plan::SettleMtime(row.id, settled, opened.disk_size));
             }
             return Ok(Plan::Skip);
         }
@@ -777,6 +841,61 @@ impl Indexer {
         Ok(true)
     }
 
+    /// Whether `opened`, a path new to the index, is a transcript it knows under its compressed
+    /// twin's name (`X.jsonl` for `X.jsonl.zst`, and back): a row at that path, live or gone (or one
+    /// at this path marked gone, when the transcript went and came back while nobody looked), whose
+    /// recorded bytes this file's (decompressed) bytes begin with, checked as a pass checks a known
+    /// file (the same first bytes, and the same bytes before the checkpoint). The row then moves to
+    /// this path and identity, with a vault link to this file, in one transaction, and nothing is
+    /// read again.
+    ///
+    /// A file shorter than that checkpoint while its twin still exists is taken as being written
+    /// (Codex writes each name whole, but a copy by hand need not): it is left for the next pass,
+    /// and read as a transcript of its own only if it still differs once its twin is gone.
+    fn compressed_twin_of(&mut self, opened: &Opened) -> Result<Twin> {
+        let Some(twin_path) = crate::files::compressed_twin(&opened.path) else { return Ok(Twin::None) };
+        let Some(twin) = twin_path.to_str() else { return Ok(Twin::None) };
+        // The twin's row; or this name's own row marked gone, when the transcript went to its twin
+        // and came back before the row could follow it (the server was down meanwhile).
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, fingerprint, fingerprint_len, tail_hash, checkpoint FROM files
+             WHERE path = ?1 OR (path = ?2 AND state = 'gone') ORDER BY state = 'live' DESC, id DESC",
+        )?;
+        let candidates: Vec<(i64, String, i64, String, i64)> = stmt
+            .query_map(params![twin, opened.path_str], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        drop(stmt);
+        let (file, path) = (&opened.file, &opened.path);
+        let mut same = None;
+        for (id, fingerprint, fingerprint_len, tail, checkpoint) in candidates {
+            // Its twin still there, or gone just now while this file grew past what was opened:
+            // being written.
+            let grew = || std::fs::metadata(path).is_ok_and(|m| m.len() != opened.disk_size);
+            if opened.size < checkpoint as u64 && (twin_path.is_file() || grew()) {
+                tracing::debug!(path = %path.display(), twin, "shorter than its twin: still being written");
+                return Ok(Twin::Unfinished);
+            }
+            if opened.size >= checkpoint as u64
+                && hash_range(file, path, 0, fingerprint_len as u64)? == fingerprint
+                && tail_hash(file, path, checkpoint as u64)? == tail
+            {
+                same = Some(id);
+                break;
+            }
+        }
+        let Some(id) = same else { return Ok(Twin::None) };
+        let Indexer { conn, vault, partial, .. } = self;
+        partial.remove(Path::new(twin));
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute(
+            "UPDATE files SET path = ?2, dev = ?3, inode = ?4, state = 'live', gone_at = NULL WHERE id = ?1",
+            params![id, opened.path_str, opened.dev as i64, opened.inode as i64],
+        )?;
+        vault.link(&tx, id, &Linked { path, dev: opened.dev, inode: opened.inode })?;
+        tx.commit()?;
+        Ok(Twin::Moved(id))
+    }
+
     /// Whether a path new to the index is a file it already knows under another name.
     ///
     /// A row whose path no longer holds this inode is taken as renamed only if this file still starts
@@ -825,6 +944,16 @@ impl Indexer {
         }
         Ok(Elsewhere::Nowhere)
     }
+}
+
+/// A new path's file and the row of its compressed twin's name.
+enum Twin {
+    /// The same transcript: the row moved to it.
+    Moved(i64),
+    /// Shorter than what the row read, while the twin is still there: being written.
+    Unfinished,
+    /// No such row, or another transcript.
+    None,
 }
 
 /// A new path's file, known under another path.
@@ -965,7 +1094,7 @@ fn record_checkpoint(tx: &Transaction<'_>, file_id: i64, opened: &Opened, end: &
             hashes.fingerprint,
             hashes.fingerprint_len as i64,
             hashes.tail,
-            end.size as i64,
+            opened.recorded_size(end) as i64,
             end.checkpoint as i64,
             end.lines as i64,
             settled_mtime(opened.mtime_ns),

@@ -3,7 +3,8 @@
 //! Symlinked directories are followed (a directory reached twice, through a link or a cycle, is read
 //! once); symlinked files are indexed at the path where they were found. A file reachable by several
 //! paths (hard links, or a symlink beside its target) is one file: the first path in sorted order
-//! wins. Unreadable directories are logged and skipped. No file is opened here.
+//! wins. A compressed `X.jsonl.zst` beside its plain `X.jsonl` is left out: the plain one is read
+//! (see [`crate::files`]). Unreadable directories are logged and skipped. No file is opened here.
 
 use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
@@ -61,7 +62,7 @@ pub fn discover(root: &Path, format: &dyn Format) -> Vec<Found> {
             };
             if meta.is_dir() {
                 stack.push(path);
-            } else if meta.is_file() && format.is_transcript(&path) {
+            } else if meta.is_file() && format.is_transcript(&path) && !crate::files::hidden_by_plain_twin(&path) {
                 found.push(Found { path, dev: meta.dev(), inode: meta.ino(), size: meta.len() });
             } else if meta.is_file()
                 && let Some(why) = format.not_read(&path)

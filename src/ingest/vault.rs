@@ -147,7 +147,9 @@ impl Vault {
     /// Links the file `opened` (row `file_id`) into the vault and records the link, in `tx`.
     pub(crate) fn link(&mut self, tx: &Transaction<'_>, file_id: i64, opened: &Linked<'_>) -> Result<()> {
         let Vault::On(dir, touched) = self else { return Ok(()) };
-        let link = dir.join(format!("{}-{}.jsonl", opened.dev, opened.inode));
+        // A compressed transcript's link says so in its name (its bytes say so too).
+        let compressed = opened.path.to_str().is_some_and(|p| p.ends_with(".zst"));
+        let link = dir.join(format!("{}-{}.jsonl{}", opened.dev, opened.inode, if compressed { ".zst" } else { "" }));
         std::fs::create_dir_all(&*dir).map_err(|e| Error::io(&*dir, e))?;
         // A link this row had to another inode (the file was replaced) goes once no row needs it,
         // after this pass: `settle`.

@@ -6,6 +6,8 @@
 //! hash and length with the recorded ones, and a mismatch is an error ([`Error::Changed`]) instead of
 //! a clean end. Since bytes already handed out cannot be taken back, callers that must never emit a
 //! wrong byte call [`PayloadReader::verify`] first (or write to a temporary file and rename).
+//! A compressed transcript (`.jsonl.zst`) cannot be sought in: its stream is decoded from the start
+//! and dropped up to the offset ([`crate::files::decompressed_from`]), in bounded memory.
 //! Never turns a ref or a hash into a path: records come from the index.
 
 use std::fs::File;
@@ -107,8 +109,25 @@ pub fn open(record: &MediaRecord) -> Result<PayloadReader> {
         offset: record.offset,
         expected: record.blake3.clone(),
     })?;
+    let compressed = crate::files::is_compressed(&file).map_err(|e| Error::io(&record.path, e))?;
+    let bytes = if compressed {
+        match crate::files::decompressed_from(&file, record.offset) {
+            Ok(stream) => Bytes::Stream(Box::new(stream)),
+            // Shorter than the record, or no longer a stream that decodes: not what was indexed.
+            Err(e) if matches!(e.kind(), io::ErrorKind::UnexpectedEof | io::ErrorKind::Other) => {
+                return Err(Error::Changed {
+                    path: record.path.clone(),
+                    offset: record.offset,
+                    expected: record.blake3.clone(),
+                });
+            }
+            Err(e) => return Err(Error::io(&record.path, e)),
+        }
+    } else {
+        Bytes::File(file)
+    };
     Ok(PayloadReader {
-        file,
+        bytes,
         record: record.clone(),
         at: record.offset,
         end: record.offset + record.length,
@@ -124,9 +143,27 @@ pub fn open(record: &MediaRecord) -> Result<PayloadReader> {
     })
 }
 
+/// Where a payload's bytes are read from.
+enum Bytes {
+    /// A transcript, at the reader's offset.
+    File(File),
+    /// A compressed transcript's decompressed bytes, already at the reader's offset.
+    Stream(Box<crate::files::Decompressed>),
+}
+
+impl Bytes {
+    fn read_at(&mut self, buf: &mut [u8], at: u64) -> io::Result<usize> {
+        match self {
+            Bytes::File(file) => file.read_at(buf, at),
+            // Read in order: `at` is where the stream is.
+            Bytes::Stream(stream) => stream.read(buf),
+        }
+    }
+}
+
 /// The decoded bytes of one payload, as a stream. See the module docs.
 pub struct PayloadReader {
-    file: File,
+    bytes: Bytes,
     record: MediaRecord,
     at: u64,
     end: u64,
@@ -195,7 +232,7 @@ impl PayloadReader {
         let have = self.raw.len();
         self.raw.resize(have + want, 0);
         let n = loop {
-            match self.file.read_at(&mut self.raw[have..], self.at) {
+            match self.bytes.read_at(&mut self.raw[have..], self.at) {
                 Ok(n) => break n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),

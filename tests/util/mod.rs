@@ -168,7 +168,7 @@ pub fn check_invariants(data: &Path) -> u64 {
         .unwrap();
     let mut checked = 0;
     for (file_id, path, checkpoint, lines) in files {
-        let bytes = std::fs::read(&path).unwrap();
+        let bytes = read_transcript(Path::new(&path));
         assert!(checkpoint as usize <= bytes.len(), "{path}: checkpoint {checkpoint} past the end");
         let mut stmt = conn
             .prepare("SELECT id, line, offset, length, stripped, invalid FROM entries WHERE file_id = ?1 ORDER BY line")
@@ -230,6 +230,15 @@ pub fn check_invariants(data: &Path) -> u64 {
         }
     }
     checked
+}
+
+/// A transcript's bytes: decompressed, for a zstd-compressed one (Codex's `.jsonl.zst`).
+pub fn read_transcript(path: &Path) -> Vec<u8> {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if bytes.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
+        return zstd::stream::decode_all(&bytes[..]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+    bytes
 }
 
 /// The spans of an entry, from its media rows, relative to the line.
