@@ -412,6 +412,37 @@ fn a_rollout_compressed_and_decompressed_again_is_one_transcript_read_once_with_
     assert!(stdout.starts_with("indexed 1 files, 10 lines") && stdout.contains("1 failed"), "{stdout}");
 }
 
+#[test]
+fn huge_codex_and_gemini_lines_index_with_their_photos_byte_exact_and_none_of_their_bytes_stored() {
+    let env = Env::new();
+    // 48 MiB photos: 64 MiB of base64 in one line each.
+    let (codex_photo, gemini_photo) = (fake_png(31, 48 << 20), fake_png(32, 48 << 20));
+    let thread = "01a0c0de-0000-7000-8000-0000000000f6";
+    let mut rollout_body = codex_line(
+        "2026-11-30T10:00:00.000Z",
+        "session_meta",
+        serde_json::json!({ "id": thread, "cwd": "/work/demo" }),
+    );
+    rollout_body += &format!(
+        "{{\"timestamp\":\"2026-11-30T10:00:01.000Z\",\"type\":\"response_item\",\"payload\":{{\"type\":\"function_call_output\",\"call_id\":\"c1\",\"output\":[{{\"type\":\"input_text\",\"text\":\"a full-page screenshot\"}},{{\"type\":\"input_image\",\"image_url\":\"data:image/png;base64,{}\"}}]}}}}\n",
+        b64(&codex_photo)
+    );
+    let codex = env.write(&rollout(thread), rollout_body);
+    let mut chat_body =
+        serde_json::json!({ "sessionId": "5e55a0de-9", "startTime": "2026-11-30T09:00:00.000Z" }).to_string() + "\n";
+    chat_body += &format!(
+        "{{\"id\":\"u1\",\"timestamp\":\"2026-11-30T09:00:01.000Z\",\"type\":\"user\",\"content\":[{{\"text\":\"the whole map\"}},{{\"inlineData\":{{\"mimeType\":\"image/png\",\"data\":\"{}\"}}}}]}}\n",
+        b64(&gemini_photo)
+    );
+    let chat = env.write("gemini/tmp/demo/chats/session-2026-11-30T09-00-5e55a0de.jsonl", chat_body);
+    assert!(index_roots(&env).starts_with("indexed 2 files, 4 lines, 2 photos"));
+    assert_eq!(check_invariants(&env.data), 4);
+    assert_eq!(photos_of(&env, &codex), [codex_photo]);
+    assert_eq!(photos_of(&env, &chat), [gemini_photo]);
+    let longest: i64 = env.conn().query_row("SELECT max(length(stripped)) FROM entries", [], |r| r.get(0)).unwrap();
+    assert!(longest < 1000, "the stored lines hold no payload: the longest is {longest} bytes");
+}
+
 /// The corpus's public samples, in the trees their agents keep them in: Codex's rollouts (the
 /// samples not named `rollout-*` given one) and Gemini's chats (the legacy `.json` among them).
 fn fixtures_env() -> Option<Env> {
