@@ -107,6 +107,13 @@ const ACCEPT_MIGRATIONS: &[&str] = &[];
 /// The acceptance record's file name inside the data directory.
 pub const ACCEPT_FILE: &str = "accepted.sqlite3";
 
+/// What scrollback keeps in a data directory, which is made its owner's alone
+/// ([`crate::files::keep_private`]): the index and the acceptance record (with their logs and the
+/// copies moved aside), the lock, the scratch full-text build, the vault, the sent images and the
+/// demo's tree. (The names of the layers above are checked against theirs by their tests.)
+pub const DATA_DIR_NAMES: &[&str] =
+    &[INDEX_FILE, ACCEPT_FILE, "scrollback.lock", "fts-build.sqlite3", "vault", "accepted-images", "demo"];
+
 /// How a connection to the index is opened. Every connection scrollback makes goes through here, so
 /// flags and pragmas have one home.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -193,8 +200,9 @@ impl ConnectionKind {
 
 fn open_writer(path: &Path) -> Result<Connection> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        crate::files::keep_private(dir, DATA_DIR_NAMES).map_err(|e| Error::io(dir, e))?;
     }
+    crate::files::create_private(path).map_err(|e| Error::io(path, e))?;
     match try_open_writer(path) {
         Ok(conn) => Ok(conn),
         Err(Unusable::Corrupt(why)) => {
@@ -229,8 +237,9 @@ fn open_reader(path: &Path) -> Result<Connection> {
 
 fn open_acceptances(path: &Path) -> Result<Connection> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        crate::files::keep_private(dir, DATA_DIR_NAMES).map_err(|e| Error::io(dir, e))?;
     }
+    crate::files::create_private(path).map_err(|e| Error::io(path, e))?;
     let conn = Connection::open_with_flags(path, ConnectionKind::Acceptances.flags())?;
     ConnectionKind::Acceptances.configure(&conn)?;
     let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;

@@ -11,7 +11,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// The four bytes every zstd frame starts with.
@@ -47,6 +47,88 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
     }
     Ok(file)
+}
+
+/// Makes the data directory its owner's alone, whatever the umask: creates it (and any missing
+/// parent) 0700, and tightens what scrollback keeps there to 0700 for directories and 0600 for
+/// files, saying so in the log. `ours` names what it keeps (a file `index.sqlite3` also covers
+/// `index.sqlite3-wal` and `index.sqlite3.corrupt-…`); nothing else in the directory is touched,
+/// and the directory itself only once it holds something of ours (a directory given with
+/// `--data-dir` may be one of the person's own). A directory of ours that was open has its contents
+/// tightened too (two levels: the sent images' folders). Never a file with another name elsewhere
+/// (a vault link while its transcript exists): its mode is its owner's. Returns how many modes it
+/// changed.
+pub fn keep_private(dir: &Path, ours: &[&str]) -> io::Result<u64> {
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    let is_ours = |name: &str| {
+        ours.iter().any(|o| {
+            name.strip_prefix(o).is_some_and(|rest| rest.is_empty() || rest.starts_with('-') || rest.starts_with('.'))
+        })
+    };
+    let mut changed = 0;
+    let mut any = false;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
+        if !is_ours(&name) {
+            continue;
+        }
+        any = true;
+        let path = entry.path();
+        let was_open = tighten(&path)?;
+        changed += was_open as u64;
+        if was_open && path.is_dir() {
+            // Written before its files were private: each of them, once.
+            for inner in std::fs::read_dir(&path)? {
+                let inner = inner?.path();
+                changed += tighten(&inner)? as u64;
+                if inner.is_dir() {
+                    for file in std::fs::read_dir(&inner)? {
+                        changed += tighten(&file?.path())? as u64;
+                    }
+                }
+            }
+        }
+    }
+    if any {
+        changed += tighten(dir)? as u64;
+    }
+    if changed > 0 {
+        tracing::warn!(dir = %dir.display(), changed, "the data directory was open to other users: it is now 0700 and its files 0600");
+    }
+    Ok(changed)
+}
+
+/// Takes group and other permissions off `path`: 0700 for a directory, 0600 for a file with no
+/// other name; a symbolic link or anything else is left as it is. Whether it changed anything.
+fn tighten(path: &Path) -> io::Result<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path)?;
+    let mode = match meta.file_type() {
+        t if t.is_dir() => 0o700,
+        t if t.is_file() && meta.nlink() == 1 => 0o600,
+        _ => return Ok(false),
+    };
+    if meta.permissions().mode() & 0o077 == 0 {
+        return Ok(false);
+    }
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+    Ok(true)
+}
+
+/// Creates `path` empty, 0600, unless it exists: a database's file, made before SQLite opens it,
+/// since SQLite gives its write-ahead log and shared-memory file the database's own mode.
+pub fn create_private(path: &Path) -> io::Result<()> {
+    match OpenOptions::new().write(true).create_new(true).mode(0o600).open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Creates a directory (and its missing parents) 0700.
+pub fn create_private_dir(dir: &Path) -> io::Result<()> {
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
 }
 
 /// Whether `file` is zstd-compressed (it starts with zstd's magic).
@@ -138,6 +220,57 @@ mod tests {
         assert!(hidden_by_plain_twin(&packed));
         std::fs::remove_file(&plain).unwrap();
         assert!(!hidden_by_plain_twin(&packed));
+    }
+
+    #[test]
+    fn the_data_directory_is_made_private_and_an_open_one_tightened() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = base.path().join("a/data");
+        let ours = ["index.sqlite3", "accepted-images", "vault"];
+        assert_eq!(keep_private(&dir, &ours).unwrap(), 0);
+        let mode = |p: &Path| std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        create_private(&dir.join("index.sqlite3")).unwrap();
+        assert_eq!(mode(&dir.join("index.sqlite3")), 0o600);
+        // An open one, as an older scrollback left it with umask 022.
+        let open = |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+        open(&dir, 0o755);
+        open(&dir.join("index.sqlite3"), 0o644);
+        let images = dir.join("accepted-images/ab");
+        std::fs::create_dir_all(&images).unwrap();
+        open(&dir.join("accepted-images"), 0o755);
+        open(&images, 0o755);
+        std::fs::write(images.join("abcd"), b"png").unwrap();
+        open(&images.join("abcd"), 0o644);
+        // A vault link is the transcript itself (while it exists): its mode is not ours to change.
+        let transcript = base.path().join("t.jsonl");
+        std::fs::write(&transcript, b"{}\n").unwrap();
+        open(&transcript, 0o644);
+        std::fs::create_dir_all(dir.join("vault")).unwrap();
+        std::fs::hard_link(&transcript, dir.join("vault/1-2.jsonl")).unwrap();
+        // Not ours: left as it is.
+        std::fs::write(dir.join("notes.txt"), b"mine").unwrap();
+        open(&dir.join("notes.txt"), 0o644);
+        assert_eq!(keep_private(&dir, &ours).unwrap(), 6);
+        for (p, m) in [
+            (dir.clone(), 0o700),
+            (dir.join("index.sqlite3"), 0o600),
+            (dir.join("accepted-images"), 0o700),
+            (images.clone(), 0o700),
+            (images.join("abcd"), 0o600),
+            (dir.join("vault"), 0o700),
+            (transcript, 0o644),
+            (dir.join("notes.txt"), 0o644),
+        ] {
+            assert_eq!(mode(&p), m, "{}", p.display());
+        }
+        assert_eq!(keep_private(&dir, &ours).unwrap(), 0, "once is enough");
+        // A directory of the person's own, holding nothing of ours, keeps its mode.
+        let theirs = base.path().join("theirs");
+        std::fs::create_dir(&theirs).unwrap();
+        open(&theirs, 0o755);
+        assert_eq!(keep_private(&theirs, &ours).unwrap(), 0);
+        assert_eq!(mode(&theirs), 0o755);
     }
 
     #[test]

@@ -842,3 +842,37 @@ fn idle_connections_are_closed_and_the_events_socket_is_kept_alive_by_pings() {
     let mut sink = Vec::new();
     assert!(deaf.read_to_end(&mut sink).is_ok(), "a socket that never answers a ping is closed");
 }
+
+#[test]
+fn the_events_socket_refuses_a_large_message_from_its_client_as_it_comes() {
+    let env = Env::new();
+    env.write("p/s.jsonl", user_line("s", "u1", "\"hello\"", "") + "\n");
+    let server = Server::start(&env, &[]);
+    server.wait_for_sessions(1);
+    // A message in 1 MiB frames, each under tungstenite's own frame limit (16 MB), which alone
+    // let a client grow one message to 64 MB: the server closes the socket at the first frame's
+    // header instead of holding what comes.
+    let mut ws = open_events(&server.base);
+    for opcode in [0x02u8, 0x00] {
+        let mut head = vec![opcode, 0x80 | 127];
+        head.extend_from_slice(&(1u64 << 20).to_be_bytes());
+        head.extend_from_slice(&[1, 2, 3, 4]);
+        if ws.write_all(&head).and_then(|()| ws.write_all(&vec![0x55u8; 1 << 20])).is_err() {
+            break;
+        }
+    }
+    ws.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let started = Instant::now();
+    let mut rest = Vec::new();
+    // Closed (at once, or reset, since what was sent after the header is never read), not left open.
+    let closed = ws.read_to_end(&mut rest);
+    let waiting =
+        matches!(&closed, Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut));
+    assert!(!waiting, "the socket is closed, not left waiting for more of the message: {closed:?}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // A pong (what a browser sends) is still welcome on another socket, which stays live.
+    let mut live = open_events(&server.base);
+    live.write_all(&[0x8A, 0x80, 0, 0, 0, 0]).unwrap();
+    env.append("p/s.jsonl", user_line("s", "u2", "\"again\"", "") + "\n");
+    assert_eq!(read_event(&mut live)["type"], "entries-appended");
+}

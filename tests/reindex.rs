@@ -290,3 +290,60 @@ fn an_error_says_its_cause_once() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.matches("no index here yet").count(), 1, "{stderr}");
 }
+
+#[test]
+fn the_data_directory_is_its_owners_alone_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    env.write("p/s.jsonl", user_line("s", "u1", "\"private words\"", "") + "\n");
+    // `scrollback index` under umask 022, with the environment's variables.
+    let index = || {
+        let base = env.cmd();
+        let mut sh = std::process::Command::new("sh");
+        sh.args(["-c", "umask 022; exec \"$0\" index", env!("CARGO_BIN_EXE_scrollback")]);
+        for (key, value) in base.get_envs() {
+            match value {
+                Some(v) => sh.env(key, v),
+                None => sh.env_remove(key),
+            };
+        }
+        let out = sh.env("RUST_LOG", "scrollback=warn").output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let said = index();
+    assert!(!said.contains("open to other users"), "{said}");
+    assert_eq!(mode(&env.data), 0o700);
+    let mut files = 0;
+    for entry in std::fs::read_dir(&env.data).unwrap() {
+        let path = entry.unwrap().path();
+        let want = if path.is_dir() { 0o700 } else { 0o600 };
+        assert_eq!(mode(&path), want, "{}", path.display());
+        files += path.is_file() as usize;
+    }
+    assert!(files >= 2, "the index and the lock at least");
+    // An open one, as an older scrollback left it: tightened on the next start, and said.
+    for entry in std::fs::read_dir(&env.data).unwrap() {
+        let path = entry.unwrap().path();
+        let open = if path.is_dir() { 0o755 } else { 0o644 };
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(open)).unwrap();
+    }
+    std::fs::set_permissions(&env.data, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let said = index();
+    assert!(said.contains("open to other users"), "{said}");
+    assert_eq!(mode(&env.data), 0o700);
+    assert_eq!(mode(&env.data.join("index.sqlite3")), 0o600);
+    // The transcript itself (linked into the vault) keeps its owner's mode.
+    assert_eq!(mode(&env.path("p/s.jsonl")) & 0o044, 0o044);
+    // What the data directory holds is named where its privacy is kept.
+    for name in [
+        scrollback::db::INDEX_FILE,
+        scrollback::db::ACCEPT_FILE,
+        scrollback::ingest::vault::VAULT_DIR,
+        scrollback::ingest::bulk::FTS_BUILD_FILE,
+        scrollback::accept::store::IMAGES_DIR,
+    ] {
+        assert!(scrollback::db::DATA_DIR_NAMES.contains(&name), "{name}");
+    }
+}

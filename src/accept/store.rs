@@ -209,7 +209,7 @@ impl AcceptStore {
             return Ok(None);
         }
         let created = !dir.is_dir();
-        std::fs::create_dir_all(dir).map_err(|e| Error::write(dir, e))?;
+        crate::files::create_private_dir(dir).map_err(|e| Error::write(dir, e))?;
         let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::write(dir, e))?;
         tmp.write_all(bytes).map_err(|e| Error::write(tmp.path(), e))?;
         tmp.as_file().sync_all().map_err(|e| Error::write(tmp.path(), e))?;

@@ -106,7 +106,12 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
         |ws: warp::ws::Ws, api: Api| {
             let receiver = api.inner.bus.subscribe();
             let idle = api.idle_timeout();
-            ws.on_upgrade(move |socket| forward_events(socket, receiver, idle)).into_response()
+            // The client only answers pings: anything longer than a few KB is refused as it comes
+            // (the socket is closed), never buffered (tungstenite's default is 64 MB a message).
+            ws.max_message_size(EVENTS_INCOMING_MAX)
+                .max_frame_size(EVENTS_INCOMING_MAX)
+                .on_upgrade(move |socket| forward_events(socket, receiver, idle))
+                .into_response()
         },
     );
     let openapi = warp::path!("openapi.json")
@@ -274,6 +279,10 @@ async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Reje
         .map_err(ApiError::reject)?;
     Ok(json(&wire::Hits::new(&hits)))
 }
+
+/// The largest message (and frame) the events socket takes from a client: it sends pongs and a
+/// close, nothing more.
+pub const EVENTS_INCOMING_MAX: usize = 4 << 10;
 
 /// Forwards bus events to one WebSocket client until either side closes.
 async fn forward_events(

@@ -10,7 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
@@ -278,7 +278,7 @@ impl Indexer {
     /// # }
     /// ```
     pub fn open(data_dir: &Path) -> Result<Indexer> {
-        std::fs::create_dir_all(data_dir).map_err(|e| Error::io(data_dir, e))?;
+        crate::files::keep_private(data_dir, db::DATA_DIR_NAMES).map_err(|e| Error::io(data_dir, e))?;
         let lock = lock_data_dir(data_dir)?;
         let index_path = data_dir.join(db::INDEX_FILE);
         let conn = ConnectionKind::Writer.open(&index_path)?;
@@ -975,6 +975,7 @@ fn lock_data_dir(data_dir: &Path) -> Result<File> {
         .create(true)
         .truncate(false)
         .write(true)
+        .mode(0o600)
         .open(&lock_path)
         .map_err(|e| Error::io(&lock_path, e))?;
     let deadline = Instant::now() + LOCK_WAIT;

@@ -129,7 +129,7 @@ impl Vault {
             let made = if std::env::var_os(FAULT_VAULT_EXDEV).is_some() {
                 Err(std::io::Error::from_raw_os_error(libc::EXDEV))
             } else {
-                std::fs::create_dir_all(&*dir).and_then(|()| std::fs::hard_link(&path, &probe))
+                crate::files::create_private_dir(dir).and_then(|()| std::fs::hard_link(&path, &probe))
             };
             match made {
                 Ok(()) => {
@@ -150,7 +150,7 @@ impl Vault {
         // A compressed transcript's link says so in its name (its bytes say so too).
         let compressed = opened.path.to_str().is_some_and(|p| p.ends_with(".zst"));
         let link = dir.join(format!("{}-{}.jsonl{}", opened.dev, opened.inode, if compressed { ".zst" } else { "" }));
-        std::fs::create_dir_all(&*dir).map_err(|e| Error::io(&*dir, e))?;
+        crate::files::create_private_dir(dir).map_err(|e| Error::io(&*dir, e))?;
         // A link this row had to another inode (the file was replaced) goes once no row needs it,
         // after this pass: `settle`.
         let previous: Option<String> =
