@@ -111,8 +111,16 @@ pub const ACCEPT_FILE: &str = "accepted.sqlite3";
 /// ([`crate::files::keep_private`]): the index and the acceptance record (with their logs and the
 /// copies moved aside), the lock, the scratch full-text build, the vault, the sent images and the
 /// demo's tree. (The names of the layers above are checked against theirs by their tests.)
-pub const DATA_DIR_NAMES: &[&str] =
-    &[INDEX_FILE, ACCEPT_FILE, "scrollback.lock", "fts-build.sqlite3", "vault", "accepted-images", "demo"];
+pub const DATA_DIR_NAMES: &[&str] = &[
+    INDEX_FILE,
+    ACCEPT_FILE,
+    "scrollback.lock",
+    "scrollback.lock.wait",
+    "fts-build.sqlite3",
+    "vault",
+    "accepted-images",
+    "demo",
+];
 
 /// How a connection to the index is opened. Every connection scrollback makes goes through here, so
 /// flags and pragmas have one home.

@@ -38,6 +38,8 @@
 //! - [`read`]: the read side. Queries (sessions, history, search), media lookups by ref or hash,
 //!   rendering stored lines with URLs, and payload streams verified against their blake3.
 //! - [`ops`]: work that spans the stores: forgetting, sends and their engine runs, status.
+//! - [`mcp`](mod@mcp): the MCP server's tools (search, sessions, a session as text, photos) over
+//!   the read side, for agents.
 //! - [`http`]: the boundary. Routes, the wire format (camelCase JSON, URLs, escaped snippets), the
 //!   OpenAPI document.
 //! - [`demo`]: the sample tree `serve --demo` serves, and the stand-in engine that answers its sends.
@@ -56,6 +58,7 @@ pub mod files;
 pub mod format;
 pub mod http;
 pub mod ingest;
+pub mod mcp;
 pub mod ops;
 pub mod read;
 

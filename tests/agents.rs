@@ -128,7 +128,7 @@ fn shown(conn: &rusqlite::Connection, session: &str) -> Vec<String> {
     page.entries.iter().filter_map(|e| e.columns.uuid.clone()).collect()
 }
 
-fn root_args(env: &Env) -> Vec<String> {
+pub(crate) fn root_args(env: &Env) -> Vec<String> {
     vec![
         "--root".into(),
         format!("codex:{}", env.path("codex/sessions").display()),
@@ -236,7 +236,7 @@ fn generated_codex_and_gemini_transcripts_keep_every_photo_and_replay_as_their_a
     let mut found: Vec<&str> = hits.iter().map(|h| h.entry_uuid.as_deref().unwrap()).collect();
     found.sort();
     assert_eq!(found, ["L3", "L8"], "the message and the answer, not the events that repeat them");
-    let scope = scrollback::read::history::Scope { session: None, agent: Some("gemini") };
+    let scope = scrollback::read::history::Scope { agent: Some("gemini"), ..Default::default() };
     assert!(scrollback::read::history::search_in(&conn, "harbour", scope, 20).unwrap().is_empty());
     // The answer (its last write only) and the summary that names the session.
     assert_eq!(scrollback::read::history::search_in(&conn, "lighthouse", scope, 20).unwrap().len(), 2);
@@ -445,7 +445,7 @@ fn huge_codex_and_gemini_lines_index_with_their_photos_byte_exact_and_none_of_th
 
 /// The corpus's public samples, in the trees their agents keep them in: Codex's rollouts (the
 /// samples not named `rollout-*` given one) and Gemini's chats (the legacy `.json` among them).
-fn fixtures_env() -> Option<Env> {
+pub(crate) fn fixtures_env() -> Option<Env> {
     let codex = corpus("fixtures/codex")?;
     let gemini = corpus("fixtures/gemini")?;
     let env = Env::new();

@@ -12,6 +12,7 @@ mod examples;
 mod fuzz_corpus;
 mod generated;
 mod http;
+mod mcp;
 mod memory;
 mod model;
 mod prop;

@@ -57,6 +57,25 @@ enum Command {
         #[arg(long, default_value_t = scrollback::http::IDLE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
         idle_secs: u64,
     },
+    /// An MCP server over standard input and output, for agents (Claude Code, Codex, Gemini CLI)
+    /// to search and read their history, photos included. It reads the index; when no other
+    /// scrollback writes it, it follows the transcripts itself, as `serve` does.
+    Mcp {
+        #[command(flatten)]
+        dirs: Dirs,
+        /// Only this project's sessions: its working directory (made absolute).
+        #[arg(long)]
+        project: Option<PathBuf>,
+        /// Seconds between full rescans, while this server follows the transcripts.
+        #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+        rescan_secs: u64,
+        /// Poll the tree instead of using file events (network file systems, WSL).
+        #[arg(long)]
+        poll: bool,
+        /// Milliseconds between polls, with --poll.
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..))]
+        poll_ms: u64,
+    },
     /// A stand-in for the agent: reads an accepted message on standard input and appends it, and a
     /// reply, to its session's transcript (what `serve --demo` runs for each message).
     DemoEngine {
@@ -210,8 +229,11 @@ struct Dirs {
 
 impl Dirs {
     /// How the writer is opened: the vault as asked.
-    fn writer_options(&self) -> WriterOptions {
-        WriterOptions { vault_off: (self.vault == "off").then(|| "turned off with --vault off".to_owned()) }
+    fn writer_options(&self, holder: &'static str) -> WriterOptions {
+        WriterOptions {
+            vault_off: (self.vault == "off").then(|| "turned off with --vault off".to_owned()),
+            holder: Some(holder),
+        }
     }
 }
 
@@ -293,6 +315,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             serve(&dirs, options)
         }
+        Command::Mcp { dirs, project, rescan_secs, poll, poll_ms } => mcp(
+            &dirs,
+            project.as_deref(),
+            Duration::from_secs(rescan_secs),
+            poll.then(|| Duration::from_millis(poll_ms)),
+        ),
         Command::DemoEngine { transcripts, project, reply_delay_ms } => {
             let engine = scrollback::demo::engine::DemoEngine {
                 transcripts,
@@ -302,7 +330,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(engine.run(std::io::stdin().lock(), std::io::stdout().lock())?)
         }
         Command::Search { query, data, session, agent, limit } => {
-            let scope = history::Scope { session: session.as_deref(), agent: agent.as_deref() };
+            let scope = history::Scope { session: session.as_deref(), agent: agent.as_deref(), ..Default::default() };
             search(&query, &data.resolve()?, scope, limit)
         }
         Command::Index { dirs } => index(&dirs),
@@ -312,7 +340,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             forget(&data.resolve()?, sessions, project.as_deref(), before.as_deref(), dry_run)
         }
         Command::Unforget { sessions, data } => {
-            let n = open_writer(&data.resolve()?, &WriterOptions::default())?.unforget(&sessions)?;
+            let options = WriterOptions { holder: Some("unforget"), ..WriterOptions::default() };
+            let n = open_writer(&data.resolve()?, &options)?.unforget(&sessions)?;
             println!("{n} transcript(s) will be indexed again at the next `scrollback index` (or rescan)");
             Ok(())
         }
@@ -397,7 +426,7 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
             "scrollback: no transcript root exists yet (try --demo, or --root FORMAT:DIR); each is looked for again at every rescan"
         );
     }
-    let mut indexer = open_writer(&data_dir, &dirs.writer_options())?;
+    let mut indexer = open_writer(&data_dir, &dirs.writer_options("serve"))?;
     let bus = scrollback::events::bus();
     indexer.set_bus(bus.clone());
     let config = TailConfig {
@@ -429,6 +458,48 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
         bail!("the indexer died; see the log above");
     }
     Ok(())
+}
+
+/// `scrollback mcp`: the MCP server on standard input and output until the client closes it (or
+/// SIGINT/SIGTERM), with the election that has one of several such servers follow the transcripts.
+fn mcp(dirs: &Dirs, project: Option<&Path>, rescan_every: Duration, poll: Option<Duration>) -> anyhow::Result<()> {
+    use rmcp::ServiceExt as _;
+    let data_dir = dirs.data.resolve()?;
+    let project = match project {
+        Some(p) => {
+            let absolute = std::path::absolute(p).with_context(|| format!("--project {}", p.display()))?;
+            let text = absolute.to_str().context("--project is not UTF-8")?;
+            Some(if text.len() > 1 { text.trim_end_matches('/').to_owned() } else { text.to_owned() })
+        }
+        None => None,
+    };
+    let roots = dirs.roots.resolve()?;
+    let config = TailConfig { roots, rescan_every, poll };
+    let follower = scrollback::ops::election::Follower::start(&data_dir, dirs.writer_options("mcp"), config)
+        .context("starting the writer election")?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let tools = scrollback::mcp::Tools::new(scrollback::mcp::Source::new(&data_dir, project));
+    let served = runtime.block_on(async move {
+        let running = match tools.serve(rmcp::transport::stdio()).await {
+            Ok(running) => running,
+            // The client left before it said hello (it was stopped, or only probed the command).
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+                tracing::info!("the MCP client closed standard input before the handshake");
+                return anyhow::Ok(());
+            }
+            Err(e) => return Err(e).context("the MCP handshake on standard input"),
+        };
+        tokio::select! {
+            done = running.waiting() => { done.context("serving MCP")?; }
+            signal = shutdown_signal() => signal?,
+        }
+        anyhow::Ok(())
+    });
+    // The writer, if this server ran it, stops and lets the lock go for the next.
+    follower.stop();
+    // stdin's reader thread may still be blocked on a read: do not wait for it.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    served
 }
 
 /// Serves until SIGINT or SIGTERM, or until the writer dies (`writer_died` resolves): a supervisor
@@ -591,7 +662,7 @@ fn catch_up_all(indexer: &mut scrollback::Indexer, roots: &[Root]) -> anyhow::Re
 fn index(dirs: &Dirs) -> anyhow::Result<()> {
     let roots = dirs.roots.resolve()?;
     let data_dir = dirs.data.resolve()?;
-    let mut indexer = open_writer(&data_dir, &dirs.writer_options())?;
+    let mut indexer = open_writer(&data_dir, &dirs.writer_options("index"))?;
     let s = catch_up_all(&mut indexer, &roots)?;
     println!(
         "indexed {} files, {} lines, {} photos, {} invalid lines, {:.1} MB in {:.2} s ({} re-indexed, {} gone, {} failed)",
@@ -622,7 +693,7 @@ fn forget(
         return Err(Usage("name the sessions to forget, or --project DIR, or --before DATE".into()).into());
     }
     // The writer first: it holds the data directory, so nothing indexes while sessions go.
-    let mut indexer = open_writer(data_dir, &WriterOptions::default())?;
+    let mut indexer = open_writer(data_dir, &WriterOptions { holder: Some("forget"), ..WriterOptions::default() })?;
     sessions.extend(scrollback::ops::forget::select_sessions(&index::open(data_dir)?, project, before)?);
     sessions.sort();
     sessions.dedup();

@@ -22,8 +22,8 @@ use serde_json::value::RawValue;
 
 use super::loose::{Key, LooseStr, LooseTrue, Str, skip_scalars, skip_seq, skip_strings};
 use super::{
-    BlockPlaces, Columns, FileContext, Format, Meta, MetaError, Typed, finish_text, first_chars, push_text, title_rank,
-    without_injected,
+    BlockPlaces, Columns, FileContext, Format, Meta, MetaError, Part, Typed, finish_text, first_chars, push_text,
+    str_at, title_rank, without_injected,
 };
 
 /// Claude Code's format.
@@ -65,6 +65,10 @@ impl Format for Claude {
     }
 
     /// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`.
+    fn parts(&self, line: &Value) -> Vec<Part> {
+        parts(line)
+    }
+
     fn default_roots(&self, var: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
         let nonempty = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
         match nonempty("CLAUDE_CONFIG_DIR") {
@@ -77,6 +81,48 @@ impl Format for Claude {
 /// The session id a file's name gives: `<sessionId>.jsonl`, and for a sub-agent's transcript
 /// `<sessionId>/subagents/agent-<id>.jsonl`, its session's. (Lines that name their `sessionId`
 /// belong to that session whatever the file's name.)
+/// A line's parts: a summary's text, a system line's content, a message's blocks.
+fn parts(line: &Value) -> Vec<Part> {
+    let mut out = Vec::new();
+    let text = |out: &mut Vec<Part>, s: &str| {
+        if !s.trim().is_empty() {
+            out.push(Part::Text(s.to_owned()));
+        }
+    };
+    match str_at(line, "type") {
+        Some("summary") => text(&mut out, str_at(line, "summary").unwrap_or("")),
+        Some("system") => text(&mut out, str_at(line, "content").unwrap_or("")),
+        _ => {}
+    }
+    match line.get("message").and_then(|m| m.get("content")) {
+        Some(Value::String(s)) => text(&mut out, s),
+        Some(Value::Array(blocks)) => {
+            for block in blocks {
+                match str_at(block, "type") {
+                    Some("text") => text(&mut out, str_at(block, "text").unwrap_or("")),
+                    Some("thinking") => {
+                        if let Some(t) = str_at(block, "thinking").filter(|t| !t.trim().is_empty()) {
+                            out.push(Part::Thinking(t.to_owned()));
+                        }
+                    }
+                    Some("tool_use" | "server_tool_use") => {
+                        let null = Value::Null;
+                        let name = str_at(block, "name").unwrap_or("tool");
+                        out.push(Part::ToolCall(super::parts::tool_call(name, block.get("input").unwrap_or(&null))));
+                    }
+                    Some("tool_result" | "web_search_tool_result") => out.push(Part::ToolResult {
+                        text: super::parts::result_text(block.get("content").unwrap_or(&Value::Null)),
+                        error: block.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+                    }),
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
 fn session_from_path(path: &Path) -> String {
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let mut up = path.ancestors().skip(1).filter_map(Path::file_name);

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{
-    BlockPlaces, Columns, FileContext, Format, Meta, MetaError, Typed, finish_text, first_chars, hidden, line_id,
+    BlockPlaces, Columns, FileContext, Format, Meta, MetaError, Part, Typed, finish_text, first_chars, hidden, line_id,
     parse_object, push_text, str_at, title_rank, value_text, without_injected,
 };
 
@@ -131,6 +131,10 @@ impl Format for Codex {
     }
 
     /// `$CODEX_HOME/sessions` and `$CODEX_HOME/archived_sessions`, else the same under `~/.codex`.
+    fn parts(&self, line: &Value) -> Vec<Part> {
+        parts(line)
+    }
+
     fn default_roots(&self, var: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
         let nonempty = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
         let home = match nonempty("CODEX_HOME") {
@@ -246,6 +250,64 @@ fn describe(top: &Map<String, Value>, line: u64, file: &FileContext) -> Meta {
         meta.title = None;
     }
     meta
+}
+
+/// A line's parts: a `response_item`'s message, reasoning, tool call or output; a compaction's
+/// summary. Events and metadata say nothing to a reader.
+fn parts(line: &Value) -> Vec<Part> {
+    let null = Value::Null;
+    let payload = line.get("payload").unwrap_or(&null);
+    let mut out = Vec::new();
+    match (str_at(line, "type"), str_at(payload, "type")) {
+        (Some("response_item"), Some("message")) => {
+            if let Some(Value::Array(blocks)) = payload.get("content") {
+                for t in blocks.iter().filter_map(|b| str_at(b, "text")) {
+                    if !t.trim().is_empty() && !is_image_wrapper(t) {
+                        out.push(Part::Text(t.to_owned()));
+                    }
+                }
+            }
+        }
+        (Some("response_item"), Some("reasoning")) => {
+            let mut text = String::new();
+            for key in ["summary", "content"] {
+                if let Some(Value::Array(items)) = payload.get(key) {
+                    for t in items.iter().filter_map(|i| str_at(i, "text")) {
+                        text.push_str(t);
+                        text.push('\n');
+                    }
+                }
+            }
+            if !text.trim().is_empty() {
+                out.push(Part::Thinking(text.trim_end().to_owned()));
+            }
+        }
+        (Some("response_item"), Some("function_call" | "custom_tool_call")) => {
+            let name = str_at(payload, "name").unwrap_or("tool");
+            let input = payload.get("arguments").or_else(|| payload.get("input")).unwrap_or(&null);
+            out.push(Part::ToolCall(super::parts::tool_call(name, input)));
+        }
+        (Some("response_item"), Some("local_shell_call")) => {
+            let action = payload.get("action").unwrap_or(&null);
+            out.push(Part::ToolCall(super::parts::tool_call("shell", action)));
+        }
+        (Some("response_item"), Some("web_search_call")) => {
+            let action = payload.get("action").unwrap_or(&null);
+            out.push(Part::ToolCall(super::parts::tool_call("web_search", action)));
+        }
+        (Some("response_item"), Some("function_call_output" | "custom_tool_call_output")) => {
+            let output = payload.get("output").unwrap_or(&null);
+            let failed = output.get("success").and_then(Value::as_bool).is_some_and(|ok| !ok);
+            out.push(Part::ToolResult { text: super::parts::result_text(output), error: failed });
+        }
+        (Some("compacted"), _) => {
+            if let Some(message) = str_at(payload, "message").filter(|m| !m.trim().is_empty()) {
+                out.push(Part::Text(message.to_owned()));
+            }
+        }
+        _ => {}
+    }
+    out
 }
 
 /// The searchable text of a `response_item` payload.

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{
-    BlockPlaces, Columns, Effect, FileContext, Format, Meta, MetaError, Typed, finish_text, first_chars, line_id,
+    BlockPlaces, Columns, Effect, FileContext, Format, Meta, MetaError, Part, Typed, finish_text, first_chars, line_id,
     parse_object, push_text, str_at, title_rank, value_text, without_injected,
 };
 
@@ -129,6 +129,10 @@ impl Format for Gemini {
 
     /// `$GEMINI_CLI_HOME/.gemini/tmp`, else `~/.gemini/tmp` (the CLI's `homedir()` and
     /// `Storage.getGlobalGeminiDir()`); the chats are in its projects' `chats` directories.
+    fn parts(&self, line: &Value) -> Vec<Part> {
+        if line.get("id").is_some() { message_parts(line) } else { Vec::new() }
+    }
+
     fn default_roots(&self, var: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
         let nonempty = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
         nonempty("GEMINI_CLI_HOME")
@@ -170,6 +174,56 @@ fn response_text(response: &Value, out: &mut String) {
             value_text(v, out);
         }
     }
+}
+
+/// A message record's parts: its thoughts, its text, and its tool calls, each with its result.
+fn message_parts(m: &Value) -> Vec<Part> {
+    let mut out = Vec::new();
+    if let Some(Value::Array(thoughts)) = m.get("thoughts") {
+        for t in thoughts {
+            let text: Vec<&str> = ["subject", "description"].iter().filter_map(|k| str_at(t, k)).collect();
+            if !text.is_empty() {
+                out.push(Part::Thinking(text.join(": ")));
+            }
+        }
+    }
+    match m.get("content") {
+        Some(Value::String(s)) if !s.trim().is_empty() => out.push(Part::Text(s.clone())),
+        Some(Value::Array(parts)) => {
+            for part in parts {
+                if let Some(t) = str_at(part, "text").filter(|t| !t.trim().is_empty()) {
+                    out.push(Part::Text(t.to_owned()));
+                } else if let Some(response) = part.get("functionResponse").and_then(|f| f.get("response")) {
+                    let mut text = String::new();
+                    response_text(response, &mut text);
+                    out.push(Part::ToolResult { text, error: response.get("error").is_some() });
+                }
+            }
+        }
+        _ => {}
+    }
+    if let Some(Value::Array(calls)) = m.get("toolCalls") {
+        let null = Value::Null;
+        for call in calls {
+            let name = str_at(call, "name").unwrap_or("tool");
+            out.push(Part::ToolCall(super::parts::tool_call(name, call.get("args").unwrap_or(&null))));
+            let mut text = String::new();
+            if let Some(Value::Array(parts)) = call.get("result") {
+                for part in parts {
+                    if let Some(response) = part.get("functionResponse").and_then(|f| f.get("response")) {
+                        response_text(response, &mut text);
+                    } else if let Some(t) = str_at(part, "text") {
+                        push_text(&mut text, t);
+                    }
+                }
+            }
+            let error = str_at(call, "status") == Some("error");
+            if !text.is_empty() || error {
+                out.push(Part::ToolResult { text, error });
+            }
+        }
+    }
+    out
 }
 
 /// Everything searchable in one message record.

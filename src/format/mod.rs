@@ -17,6 +17,7 @@ pub mod claude;
 pub mod codex;
 pub mod gemini;
 pub(crate) mod loose;
+pub mod parts;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,7 @@ use serde_json::Value;
 pub use crate::codec::scan::BlockPlaces;
 use crate::codec::scan::STRIPPED_MEDIA_MARKER;
 use crate::codec::words;
+pub use parts::{Part, ToolCall};
 
 /// What one agent writes. See the module documentation.
 pub trait Format: Send + Sync + std::fmt::Debug {
@@ -60,6 +62,10 @@ pub trait Format: Send + Sync + std::fmt::Debug {
     /// What a person typed, if this history entry (its `type` column, whether it is a side chain,
     /// and its rendered line) carries it: the only entries that can back a sent message.
     fn typed_input(&self, kind: Option<&str>, is_sidechain: bool, line: &Value) -> Option<Typed>;
+
+    /// What a stored line says, as a reader takes it in: text, thinking, tool calls and results,
+    /// in order. A line that says nothing to a reader (metadata, token counts) has none.
+    fn parts(&self, line: &Value) -> Vec<Part>;
 
     /// Where the agent keeps its transcripts when nothing says otherwise, from the environment
     /// (`var` reads a variable; `HOME` among them).

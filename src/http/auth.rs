@@ -87,22 +87,24 @@ pub(crate) fn loopback_host(api: Api) -> impl Filter<Extract = (), Error = warp:
     warp::header::optional::<String>("host")
         .and_then(move |host: Option<String>| {
             let api = api.clone();
-            async move {
-                if api.token().is_some() || host.as_deref().is_some_and(is_loopback_host) {
-                    return Ok(());
-                }
-                Err(ApiError::new(
-                    StatusCode::FORBIDDEN,
-                    "bad-host",
-                    format!(
-                        "Host {:?} is not a loopback name: without --token this server answers only localhost and 127.0.0.1",
-                        host.unwrap_or_default().chars().take(100).collect::<String>()
-                    ),
-                )
-                .reject())
-            }
+            async move { check_host(&api, host.as_deref()).map_err(ApiError::reject) }
         })
         .untuple_one()
+}
+
+/// [`loopback_host`]'s rule, for a request that warp does not route (`/mcp`).
+pub(crate) fn check_host(api: &Api, host: Option<&str>) -> Result<(), ApiError> {
+    if api.token().is_some() || host.is_some_and(is_loopback_host) {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        StatusCode::FORBIDDEN,
+        "bad-host",
+        format!(
+            "Host {:?} is not a loopback name: without --token this server answers only localhost and 127.0.0.1",
+            host.unwrap_or_default().chars().take(100).collect::<String>()
+        ),
+    ))
 }
 
 /// A filter that extracts nothing and rejects with 401 when a token is set and not presented.
@@ -111,21 +113,28 @@ pub(crate) fn authorized(api: Api) -> impl Filter<Extract = (), Error = warp::Re
         .and(warp::cookie::optional::<String>(TOKEN_COOKIE))
         .and_then(move |header: Option<String>, cookie: Option<String>| {
             let api = api.clone();
-            async move {
-                let Some(token) = api.token() else { return Ok(()) };
-                let presented = header.as_deref().and_then(|h| h.strip_prefix("Bearer ")).or(cookie.as_deref());
-                match presented {
-                    Some(p) if constant_time_eq(p.as_bytes(), token.as_bytes()) => Ok(()),
-                    _ => Err(ApiError::new(
-                        StatusCode::UNAUTHORIZED,
-                        "unauthorized",
-                        "a token is required: Authorization: Bearer <token>, or the scrollback_token cookie",
-                    )
-                    .reject()),
-                }
-            }
+            async move { check_token(&api, header.as_deref(), cookie.as_deref()).map_err(ApiError::reject) }
         })
         .untuple_one()
+}
+
+/// [`authorized`]'s rule: the `Authorization` header's bearer token, or the token cookie's value.
+pub(crate) fn check_token(api: &Api, header: Option<&str>, cookie: Option<&str>) -> Result<(), ApiError> {
+    let Some(token) = api.token() else { return Ok(()) };
+    let presented = header.and_then(|h| h.strip_prefix("Bearer ")).or(cookie);
+    match presented {
+        Some(p) if constant_time_eq(p.as_bytes(), token.as_bytes()) => Ok(()),
+        _ => Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "a token is required: Authorization: Bearer <token>, or the scrollback_token cookie",
+        )),
+    }
+}
+
+/// The value of the cookie `name` in a `Cookie` header.
+pub(crate) fn cookie<'h>(header: &'h str, name: &str) -> Option<&'h str> {
+    header.split(';').find_map(|pair| pair.trim().strip_prefix(name)?.strip_prefix('='))
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -139,26 +148,30 @@ pub(crate) fn same_origin() -> impl Filter<Extract = (), Error = Rejection> + Cl
         .and(warp::header::optional::<String>("host"))
         .and(warp::header::optional::<String>("sec-fetch-site"))
         .and_then(|origin: Option<String>, host: Option<String>, site: Option<String>| async move {
-            if site.is_some_and(|s| s.eq_ignore_ascii_case("cross-site")) {
-                return Err(ApiError::forbidden("a cross-site request is refused here").reject());
-            }
-            if let Some(origin) = origin {
-                let from = origin.split_once("://").map(|(_, rest)| rest.trim_end_matches('/'));
-                let same = match (from, host.as_deref()) {
-                    (Some(from), Some(host)) => from.eq_ignore_ascii_case(host),
-                    _ => false,
-                };
-                if !same {
-                    return Err(ApiError::forbidden(format!(
-                        "Origin {:?} is not this server: a cross-site request is refused here",
-                        origin.chars().take(100).collect::<String>()
-                    ))
-                    .reject());
-                }
-            }
-            Ok(())
+            check_same_origin(origin.as_deref(), host.as_deref(), site.as_deref()).map_err(ApiError::reject)
         })
         .untuple_one()
+}
+
+/// [`same_origin`]'s rule.
+pub(crate) fn check_same_origin(origin: Option<&str>, host: Option<&str>, site: Option<&str>) -> Result<(), ApiError> {
+    if site.is_some_and(|s| s.eq_ignore_ascii_case("cross-site")) {
+        return Err(ApiError::forbidden("a cross-site request is refused here"));
+    }
+    if let Some(origin) = origin {
+        let from = origin.split_once("://").map(|(_, rest)| rest.trim_end_matches('/'));
+        let same = match (from, host) {
+            (Some(from), Some(host)) => from.eq_ignore_ascii_case(host),
+            _ => false,
+        };
+        if !same {
+            return Err(ApiError::forbidden(format!(
+                "Origin {:?} is not this server: a cross-site request is refused here",
+                origin.chars().take(100).collect::<String>()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Passes a request that may change state: [`same_origin`], and a JSON body.

@@ -58,6 +58,15 @@ impl ApiError {
         )
     }
 
+    /// Its response, for a request that warp does not route (`/mcp`).
+    pub(crate) fn response(&self) -> warp::reply::Response {
+        let mut res = error_reply(self.status, self.code, &self.message);
+        if let Some(allow) = self.allow.filter(|_| self.status == StatusCode::METHOD_NOT_ALLOWED) {
+            res.headers_mut().insert(warp::http::header::ALLOW, HeaderValue::from_static(allow));
+        }
+        res
+    }
+
     /// The rejection that carries it.
     pub(crate) fn reject(self) -> warp::Rejection {
         warp::reject::custom(self)

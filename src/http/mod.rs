@@ -4,7 +4,7 @@
 //! - `auth`: the token, loopback Host names, same-site checks ([`check_listen`] too);
 //! - `filters`: bounded query strings and bodies, ids in paths, limits, 405s;
 //! - `routes`: the route table and the read routes; `media`: payloads by seeking (verify, cache or
-//!   stream); `chat`: sends; `web`: the viewer's files;
+//!   stream); `chat`: sends; `web`: the viewer's files; `mcp`: the MCP server over Streamable HTTP;
 //! - `error`: every failure to a status and a JSON body, in one place ([`handle_rejection`]);
 //! - `cache`: verified photos in memory; `server`: the serve loop ([`serve`]);
 //! - [`wire`](ApiUrls): every JSON body the API writes; `openapi`: the document of it all.
@@ -23,6 +23,7 @@ mod cache;
 mod chat;
 mod error;
 mod filters;
+mod mcp;
 mod media;
 mod openapi;
 mod routes;

@@ -41,6 +41,12 @@ fn limit(max: u32, default: u32) -> Value {
             "schema": { "type": "integer", "minimum": 1, "maximum": max, "default": default } })
 }
 
+/// A `since` or `until` query parameter.
+fn time_param(name: &str, description: &str) -> Value {
+    json!({ "name": name, "in": "query", "required": false, "description": format!("{description} A date (YYYY-MM-DD) or an RFC 3339 time."),
+            "schema": { "type": "string" } })
+}
+
 fn media_responses() -> Value {
     merge(
         common_errors(),
@@ -369,8 +375,12 @@ fn index_document() -> Value {
                             "type": { "type": "string", "nullable": true },
                             "timestamp": { "type": "string", "nullable": true },
                             "agent": { "type": "string" },
+                            "role": { "type": "string", "nullable": true },
+                            "title": { "type": "string", "nullable": true, "description": "The session's title." },
+                            "project": { "type": "string", "nullable": true, "description": "The session's project." },
                             "snippet": { "type": "string", "description": "HTML-escaped text, matches in <mark>." }
-                        } } } }
+                        } } },
+                        "next": { "type": "string", "description": "Pass as `cursor` for the next page; absent at the end." } }
                 }
             }
         },
@@ -384,6 +394,8 @@ fn index_document() -> Value {
                       "description": "Only this agent's." },
                     { "name": "q", "in": "query", "required": false, "schema": { "type": "string" },
                       "description": "Full-text query (FTS5 syntax) or a substring of the title." },
+                    time_param("since", "Only sessions with an entry at or after this time."),
+                    time_param("until", "Only sessions with an entry before this time (a date: to the end of that day)."),
                     { "name": "cursor", "in": "query", "required": false, "schema": { "type": "string" } },
                     limit(500, 50)
                 ],
@@ -438,6 +450,14 @@ fn index_document() -> Value {
                     { "name": "session", "in": "query", "required": false, "schema": { "type": "string" } },
                     { "name": "agent", "in": "query", "required": false, "schema": { "type": "string", "enum": ["", "claude", "codex", "gemini"] },
                       "description": "Only this agent's." },
+                    { "name": "project", "in": "query", "required": false, "schema": { "type": "string" },
+                      "description": "Only sessions of this project (working directory)." },
+                    { "name": "role", "in": "query", "required": false, "schema": { "type": "string", "enum": ["", "user", "assistant"] },
+                      "description": "Only entries with this role." },
+                    time_param("since", "Only entries written at or after this time."),
+                    time_param("until", "Only entries written before this time (a date: to the end of that day)."),
+                    { "name": "cursor", "in": "query", "required": false, "schema": { "type": "string", "pattern": "^[0-9]*$" },
+                      "description": "The previous page's `next`." },
                     limit(500, 20)
                 ],
                 "responses": merge(common_errors(), json!({ "200": json_response("Hits, best first.", "SearchHits") }))

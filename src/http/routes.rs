@@ -21,6 +21,8 @@ struct SessionsParams {
     project: Option<String>,
     agent: Option<String>,
     q: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
     cursor: Option<String>,
     limit: Option<u32>,
 }
@@ -41,6 +43,11 @@ struct SearchParams {
     q: String,
     session: Option<String>,
     agent: Option<String>,
+    project: Option<String>,
+    role: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
+    cursor: Option<String>,
     limit: Option<u32>,
 }
 
@@ -168,7 +175,7 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
             ))
             .unify(),
     );
-    loopback_host(api)
+    loopback_host(api.clone())
         .and(api_routes.or(super::web::routes()).unify())
         .recover(handle_rejection)
         .unify()
@@ -209,6 +216,9 @@ async fn list_sessions(p: SessionsParams, api: Api) -> Result<warp::reply::Respo
         project: p.project.filter(|p| !p.is_empty()),
         agent: check_agent(p.agent)?,
         text: p.q.filter(|q| !q.trim().is_empty()),
+        since: time_param("since", p.since, false)?,
+        until: time_param("until", p.until, true)?,
+        active_since: None,
         cursor: p.cursor.filter(|c| !c.is_empty()),
         limit,
     };
@@ -270,14 +280,50 @@ async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Reje
         return Err(ApiError::bad_request("q: an empty search").reject());
     }
     let agent = check_agent(p.agent)?;
-    let hits = api
+    let role = match p.role.filter(|r| !r.is_empty()) {
+        None => None,
+        Some(r) if ROLES.contains(&r.as_str()) => Some(r),
+        Some(r) => {
+            return Err(ApiError::bad_request(format!("role: {:?} is none of {}", trim(&r), ROLES.join(", "))).reject());
+        }
+    };
+    let since = time_param("since", p.since, false)?;
+    let until = time_param("until", p.until, true)?;
+    let offset = match p.cursor.as_deref().filter(|c| !c.is_empty()) {
+        None => 0,
+        Some(c) => c.parse::<u32>().ok().filter(|_| c.bytes().all(|b| b.is_ascii_digit())).ok_or_else(|| {
+            ApiError::bad_request(format!("cursor {:?} is not one this server gave", trim(c))).reject()
+        })?,
+    };
+    let page = api
         .search_db(move |conn| {
-            let scope = history::Scope { session: p.session.as_deref(), agent: agent.as_deref() };
-            history::search_in(conn, &p.q, scope, limit)
+            let scope = history::Scope {
+                session: p.session.as_deref().filter(|s| !s.is_empty()),
+                agent: agent.as_deref(),
+                project: p.project.as_deref().filter(|s| !s.is_empty()),
+                role: role.as_deref(),
+                since: since.as_deref(),
+                until: until.as_deref(),
+                active_since: None,
+            };
+            history::search_page(conn, &p.q, scope, offset, limit)
         })
         .await
         .map_err(ApiError::reject)?;
-    Ok(json(&wire::Hits::new(&hits)))
+    Ok(json(&wire::Hits::new(&page)))
+}
+
+/// The roles a search can be narrowed to.
+pub(crate) const ROLES: &[&str] = &["user", "assistant"];
+
+/// A `since` or `until` parameter: empty is none, else a date or an RFC 3339 time.
+fn time_param(name: &str, value: Option<String>, upper: bool) -> Result<Option<String>, Rejection> {
+    match value.filter(|v| !v.trim().is_empty()) {
+        None => Ok(None),
+        Some(v) => {
+            history::time_bound(&v, upper).map(Some).map_err(|e| ApiError::bad_request(format!("{name}: {e}")).reject())
+        }
+    }
 }
 
 /// The largest message (and frame) the events socket takes from a client: it sends pongs and a

@@ -23,6 +23,7 @@ pub async fn serve(
 ) {
     use hyper_util::rt::{TokioIo, TokioTimer};
     let idle = api.idle_timeout();
+    let mcp = super::mcp::McpHttp::new(&api);
     let filter = routes(api);
     // Told to each connection when the server stops; each holds an `alive` until it has finished.
     let (stop, stopping) = tokio::sync::watch::channel(false);
@@ -42,7 +43,11 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
-        let service = hyper_util::service::TowerToHyperService::new(warp::service(filter.clone()));
+        // `/mcp` is answered beside warp's route table, under its rules (see `super::mcp`).
+        let service = hyper_util::service::TowerToHyperService::new(super::mcp::Dispatch::new(
+            warp::service(filter.clone()),
+            &mcp,
+        ));
         let (mut stopping, alive) = (stopping.clone(), alive.clone());
         tokio::spawn(async move {
             let _alive = alive;

@@ -2,8 +2,8 @@
 //! writer's handle and health, the photo cache, the sent messages ([`Chats`]) and the limits on work
 //! in flight.
 //!
-//! Reads come from an r2d2 pool of read-only SQLite connections, always inside `spawn_blocking`
-//! (the pool checkout included), and a connection is returned before any transcript byte is read:
+//! Reads come from the readers' pool ([`Readers`]), always inside `spawn_blocking` (the pool
+//! checkout included), and a connection is returned before any transcript byte is read:
 //! [`Api::db`] is the handlers' only way to one, and it returns what its closure computed, never the
 //! connection.
 
@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::Connection;
 
 use super::ApiError;
@@ -19,18 +18,14 @@ use super::cache::Cache;
 use super::server::IDLE_TIMEOUT;
 use crate::accept::AcceptStore;
 use crate::accept::engine::Engine;
-use crate::db::{self, ConnectionKind};
 use crate::error::Result;
 use crate::events::Bus;
 use crate::ingest::tail::{WriterHandle, WriterHealth};
 use crate::ops::chat::Chats;
+use crate::read::pool::Readers;
 
 /// Send requests read and checked at the same time; more wait their turn.
 const CONCURRENT_SENDS: usize = 4;
-/// Connections in the readers' pool.
-const POOL_SIZE: u32 = 8;
-/// Full-text queries at the same time (of [`POOL_SIZE`] connections); more wait their turn.
-const CONCURRENT_SEARCHES: usize = 2;
 
 /// What a server is set up with, beyond its data directory and bus.
 #[derive(Debug, Clone, Default)]
@@ -59,7 +54,7 @@ pub struct Api {
 }
 
 pub(crate) struct Inner {
-    pool: r2d2::Pool<SqliteConnectionManager>,
+    pub(crate) readers: Readers,
     pub(crate) bus: Bus,
     token: Option<String>,
     pub(crate) writer: Option<WriterHandle>,
@@ -73,9 +68,6 @@ pub(crate) struct Inner {
     pub(crate) chats: Arc<Chats>,
     /// Send bodies being read and checked at once: each may be [`crate::accept::send::MAX_BODY`].
     pub(crate) sends: Arc<tokio::sync::Semaphore>,
-    /// Full-text queries running at once: fewer than the pool's connections, so that searches can
-    /// never hold every connection and starve history, sessions and media.
-    searches: Arc<tokio::sync::Semaphore>,
     /// How long a connection may idle between requests.
     idle_timeout: Duration,
 }
@@ -91,17 +83,12 @@ impl Api {
     /// `/api/events`.
     pub fn new(data_dir: &Path, bus: Bus, config: Config) -> Result<Api> {
         let Config { token, writer, engine, health, watcher, idle_timeout, roots } = config;
-        let path = data_dir.join(db::INDEX_FILE);
         // The schema must exist, at this version, before readers open it read-only.
-        ConnectionKind::Reader.open(&path)?;
-        let manager = SqliteConnectionManager::file(&path)
-            .with_flags(ConnectionKind::Reader.flags())
-            .with_init(|c: &mut Connection| ConnectionKind::Reader.configure(c));
-        let pool = r2d2::Pool::builder().max_size(POOL_SIZE).build(manager)?;
+        let readers = Readers::open(data_dir)?;
         let chats = Chats::new(Arc::new(AcceptStore::open(data_dir)?), engine, bus.clone());
         Ok(Api {
             inner: Arc::new(Inner {
-                pool,
+                readers,
                 bus,
                 token: token.filter(|t| !t.trim().is_empty()),
                 writer,
@@ -113,7 +100,6 @@ impl Api {
                 cache: Mutex::new(Cache::default()),
                 chats,
                 sends: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_SENDS)),
-                searches: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_SEARCHES)),
                 idle_timeout: idle_timeout.unwrap_or(IDLE_TIMEOUT),
             }),
         })
@@ -139,30 +125,25 @@ impl Api {
         &self,
         f: impl FnOnce(&Connection) -> Result<T> + Send + 'static,
     ) -> std::result::Result<T, ApiError> {
-        let inner = self.inner.clone();
-        tokio::task::spawn_blocking(move || {
-            let conn = inner.pool.get()?;
-            f(&conn)
-        })
-        .await
-        .map_err(|e| ApiError::internal(format!("worker failed: {e}")))?
-        .map_err(|e| {
-            if e.is_corruption() {
-                // Remembered for `/api/status`; every request that meets it answers 503.
-                tracing::error!("the index is damaged: {e}; run `scrollback check`, then `scrollback rebuild`");
-                *self.inner.damage.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e.to_string());
-            }
-            ApiError::from(e)
-        })
+        self.inner.readers.run(f).await.map_err(|e| self.met(e))
     }
 
-    /// [`Api::db`] for a full-text query: one of [`CONCURRENT_SEARCHES`] at a time.
+    /// An error a read met, as the API answers it; a damaged index is remembered.
+    fn met(&self, e: crate::Error) -> ApiError {
+        if e.is_corruption() {
+            // Remembered for `/api/status`; every request that meets it answers 503.
+            tracing::error!("the index is damaged: {e}; run `scrollback check`, then `scrollback rebuild`");
+            *self.inner.damage.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e.to_string());
+        }
+        ApiError::from(e)
+    }
+
+    /// [`Api::db`] for a full-text query: a bounded number at a time ([`Readers::search`]).
     pub(crate) async fn search_db<T: Send + 'static>(
         &self,
         f: impl FnOnce(&Connection) -> Result<T> + Send + 'static,
     ) -> std::result::Result<T, ApiError> {
-        let _turn = self.inner.searches.acquire().await.map_err(|_| ApiError::internal("the server is stopping"))?;
-        self.db(f).await
+        self.inner.readers.search(f).await.map_err(|e| self.met(e))
     }
 
     /// What SQLite said when it last found the index damaged, if it ever did.

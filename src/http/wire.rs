@@ -295,6 +295,9 @@ pub struct Hit<'a> {
     kind: Option<&'a str>,
     timestamp: Option<&'a str>,
     agent: &'a str,
+    role: Option<&'a str>,
+    title: Option<&'a str>,
+    project: Option<&'a str>,
     snippet: String,
 }
 
@@ -308,6 +311,9 @@ impl<'a> From<&'a SearchHit> for Hit<'a> {
             kind: h.kind.as_deref(),
             timestamp: h.timestamp.as_deref(),
             agent: &h.agent,
+            role: h.role.as_deref(),
+            title: h.title.as_deref(),
+            project: h.project.as_deref(),
             snippet: snippet_html(&h.snippet),
         }
     }
@@ -317,12 +323,15 @@ impl<'a> From<&'a SearchHit> for Hit<'a> {
 #[derive(Debug, Serialize)]
 pub struct Hits<'a> {
     hits: Vec<Hit<'a>>,
+    /// Pass as `cursor` for the next page; absent at the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next: Option<String>,
 }
 
 impl<'a> Hits<'a> {
-    /// The response for `hits`.
-    pub fn new(hits: &'a [history::SearchHit]) -> Self {
-        Hits { hits: hits.iter().map(Hit::from).collect() }
+    /// The response for a page of hits.
+    pub fn new(page: &'a history::SearchPage) -> Self {
+        Hits { hits: page.hits.iter().map(Hit::from).collect(), next: page.next.map(|n| n.to_string()) }
     }
 }
 

@@ -10,10 +10,10 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Receiver;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
@@ -26,13 +26,12 @@ use crate::ingest::batch::{Batch, Reading, produce};
 use crate::ingest::bulk::{self, FtsBuild};
 use crate::ingest::fingerprint::{self, Hashes, hash_range, partial_window, settled_mtime, tail_hash};
 use crate::ingest::lines::{End, LineReader};
+use crate::ingest::lock::WriterLock;
 use crate::ingest::roots::{self, Root};
 use crate::ingest::rows;
 use crate::ingest::tree::{self, Found};
 use crate::ingest::vault::{Linked, VAULT_OFF_KEY, Vault, vault_dir};
 
-/// How long opening waits for the data directory's lock before saying another process holds it.
-const LOCK_WAIT: Duration = Duration::from_secs(1);
 /// A first catch-up of at least this many bytes is a bulk load (see [`crate::ingest::bulk`]).
 const BULK_BYTES: u64 = 64 << 20;
 /// Reads of at least this many bytes are parsed on a second thread while this one writes.
@@ -231,7 +230,7 @@ struct LineRange {
 pub struct Indexer {
     conn: Connection,
     data_dir: PathBuf,
-    _lock: File,
+    _lock: WriterLock,
     reader: LineReader,
     bus: Option<Bus>,
     /// Files whose last line is incomplete: where their checkpoint was, and up to where we know there
@@ -278,8 +277,12 @@ impl Indexer {
     /// # }
     /// ```
     pub fn open(data_dir: &Path) -> Result<Indexer> {
+        Indexer::open_locked(data_dir, WriterLock::take(data_dir, "scrollback")?)
+    }
+
+    /// [`Indexer::open`] with the data directory's lock already taken (see [`crate::ingest::lock`]).
+    pub fn open_locked(data_dir: &Path, lock: WriterLock) -> Result<Indexer> {
         crate::files::keep_private(data_dir, db::DATA_DIR_NAMES).map_err(|e| Error::io(data_dir, e))?;
-        let lock = lock_data_dir(data_dir)?;
         let index_path = data_dir.join(db::INDEX_FILE);
         let conn = ConnectionKind::Writer.open(&index_path)?;
         // A bulk load that was interrupted left its indexes and triggers aside: put them back.
@@ -296,8 +299,7 @@ impl Indexer {
     /// deleted) and opens a new, empty one in its place. Returns it, and where the old file went;
     /// index the transcripts with [`Indexer::catch_up`], then copy what only the old file held with
     /// [`Indexer::carry_over`].
-    pub fn open_rebuilt(data_dir: &Path) -> Result<(Indexer, PathBuf)> {
-        let lock = lock_data_dir(data_dir)?;
+    pub fn open_rebuilt(data_dir: &Path, lock: WriterLock) -> Result<(Indexer, PathBuf)> {
         let index_path = data_dir.join(db::INDEX_FILE);
         if !index_path.exists() {
             return Err(Error::io(
@@ -389,7 +391,7 @@ impl Indexer {
         Ok(false)
     }
 
-    fn with(conn: Connection, data_dir: &Path, lock: File) -> Indexer {
+    fn with(conn: Connection, data_dir: &Path, lock: WriterLock) -> Indexer {
         Indexer {
             conn,
             data_dir: data_dir.to_owned(),
@@ -965,30 +967,6 @@ enum Elsewhere {
     /// A row marked gone is this file, back: the row is live again, at this path.
     Returned(i64),
     Nowhere,
-}
-
-/// Takes the data directory's lock, waiting a moment: a lock can be held briefly by a process that
-/// is only being forked (a child inherits the descriptor until it execs).
-fn lock_data_dir(data_dir: &Path) -> Result<File> {
-    let lock_path = data_dir.join("scrollback.lock");
-    let lock = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .open(&lock_path)
-        .map_err(|e| Error::io(&lock_path, e))?;
-    let deadline = Instant::now() + LOCK_WAIT;
-    loop {
-        match lock.try_lock() {
-            Ok(()) => return Ok(lock),
-            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            Err(std::fs::TryLockError::WouldBlock) => return Err(Error::Locked { path: lock_path }),
-            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&lock_path, e)),
-        }
-    }
 }
 
 /// Where a pass's batches come from: the read-ahead worker that already read the file, a reading

@@ -4,10 +4,12 @@
 //! [`writer`] opens the writer as a front end needs it (finishing a `forget` a crash cut short) and
 //! tells when the live writer dies; [`forget`] forgets a session across the index, the acceptance
 //! record and the vault; [`chat`] records a sent message and runs the engine for it, one run at a
-//! time per chat; [`status`] is what the data directory holds and how its parts stand. The HTTP
+//! time per chat; [`status`] is what the data directory holds and how its parts stand; [`election`] picks which of several `mcp`
+//! servers follows the transcripts. The HTTP
 //! server, the CLI (and any other front end) call these and hold none of this logic themselves.
 
 pub mod chat;
+pub mod election;
 pub mod forget;
 pub mod status;
 pub mod writer;

@@ -138,6 +138,12 @@ pub struct SessionQuery {
     pub agent: Option<String>,
     /// Only sessions with an entry matching this full-text query, or whose title contains it.
     pub text: Option<String>,
+    /// Only sessions with an entry at or after this instant ([`time_bound`]).
+    pub since: Option<String>,
+    /// Only sessions with an entry before this instant ([`time_bound`]).
+    pub until: Option<String>,
+    /// Leave out sessions whose last entry is at or after this instant (still being written).
+    pub active_since: Option<String>,
     /// From this cursor on.
     pub cursor: Option<String>,
     /// At most this many.
@@ -182,6 +188,16 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
         args.push(Box::new(text.clone()));
         args.push(Box::new(words::mark(text).into_owned()));
     }
+    for (bound, clause) in [
+        (&q.since, " AND coalesce(last_timestamp, '') >= ?"),
+        (&q.until, " AND first_timestamp < ?"),
+        (&q.active_since, " AND coalesce(last_timestamp, '') < ?"),
+    ] {
+        if let Some(bound) = bound {
+            sql.push_str(clause);
+            args.push(Box::new(bound.clone()));
+        }
+    }
     if let Some((ts, rowid)) = &cursor {
         sql.push_str(" AND (coalesce(last_timestamp, ''), rowid) < (?, ?)");
         args.push(Box::new(ts.clone()));
@@ -218,6 +234,46 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
         None
     };
     Ok(SessionPage { sessions: rows.into_iter().map(|(_, s)| s).collect(), next })
+}
+
+/// One session as listed, by its id; `None` if the index has no such session.
+pub fn session(conn: &Connection, id: &str) -> Result<Option<SessionSummary>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT id, project, title, first_timestamp, last_timestamp, entries, images, sidechain_entries,
+                    NOT EXISTS (SELECT 1 FROM entries e JOIN files f ON f.id = e.file_id
+                                WHERE e.session_id = sessions.id AND f.state = 'live'),
+                    agent, forked_from
+             FROM sessions WHERE id = ?1",
+        )?
+        .query_row([id], |r| {
+            Ok(SessionSummary {
+                id: r.get(0)?,
+                project: r.get(1)?,
+                title: r.get(2)?,
+                first_timestamp: r.get(3)?,
+                last_timestamp: r.get(4)?,
+                entries: r.get(5)?,
+                images: r.get(6)?,
+                sidechain_entries: r.get(7)?,
+                gone: r.get(8)?,
+                agent: r.get(9)?,
+                forked_from: r.get(10)?,
+            })
+        })
+        .optional()?)
+}
+
+/// The cursor of a session's first entry in conversation order (side chains included if asked),
+/// to read it from its start with [`Position::From`].
+pub fn first_cursor(conn: &Connection, session_id: &str, sidechains: bool) -> Result<Option<i64>> {
+    let side = if sidechains { "" } else { " AND is_sidechain = 0" };
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT id FROM entries WHERE session_id = ?1 AND duplicate = 0{side} {OLDEST_FIRST} LIMIT 1"
+        ))?
+        .query_row([session_id], |r| r.get(0))
+        .optional()?)
 }
 
 /// A failed full-text query: [`Error::BadQuery`] with FTS5's reason when the query could not be
@@ -563,10 +619,16 @@ pub struct SearchHit {
     pub line: i64,
     /// `type`.
     pub kind: Option<String>,
+    /// The message's role (`user`, `assistant`), where the line has one.
+    pub role: Option<String>,
     /// `timestamp`.
     pub timestamp: Option<String>,
     /// The agent that wrote it.
     pub agent: String,
+    /// The session's title.
+    pub title: Option<String>,
+    /// The session's project (its working directory).
+    pub project: Option<String>,
     /// The matching text around the hit.
     pub snippet: Snippet,
 }
@@ -616,49 +678,137 @@ impl Snippet {
     }
 }
 
-/// Where a search looks.
+/// Where a search looks. Times are bounds as [`time_bound`] makes them, compared with each
+/// entry's `timestamp` (an entry without one is outside any time bound).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Scope<'a> {
     /// Only this session.
     pub session: Option<&'a str>,
     /// Only entries of this agent.
     pub agent: Option<&'a str>,
+    /// Only sessions of this project (working directory).
+    pub project: Option<&'a str>,
+    /// Only entries with this role (`user`, `assistant`).
+    pub role: Option<&'a str>,
+    /// Only entries written at or after this instant.
+    pub since: Option<&'a str>,
+    /// Only entries written before this instant.
+    pub until: Option<&'a str>,
+    /// Leave out sessions whose last entry is at or after this instant (sessions still being
+    /// written: the conversation an agent is in).
+    pub active_since: Option<&'a str>,
 }
+
+/// A page of hits, and where the next one starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchPage {
+    /// Best first.
+    pub hits: Vec<SearchHit>,
+    /// Pass as the next page's `offset`: `None` when there is nothing more.
+    pub next: Option<u32>,
+}
+
+/// The most hits a search may skip to (an offset deeper than this is refused: a page that deep
+/// costs the whole ranking before it).
+pub const MAX_OFFSET: u32 = 10_000;
 
 /// Full-text search, best matches first. A query FTS5 cannot parse is [`Error::BadQuery`].
 pub fn search(conn: &Connection, query: &str, session: Option<&str>, limit: u32) -> Result<Vec<SearchHit>> {
-    search_in(conn, query, Scope { session, agent: None }, limit)
+    search_in(conn, query, Scope { session, ..Scope::default() }, limit)
 }
 
 /// [`search`] within `scope`.
 pub fn search_in(conn: &Connection, query: &str, scope: Scope<'_>, limit: u32) -> Result<Vec<SearchHit>> {
-    check_query(query)?;
-    within_budget(conn, || search_unbounded(conn, query, scope, limit))
+    Ok(search_page(conn, query, scope, 0, limit)?.hits)
 }
 
-fn search_unbounded(conn: &Connection, query: &str, scope: Scope<'_>, limit: u32) -> Result<Vec<SearchHit>> {
+/// [`search_in`], a page of `limit` hits from `offset` in the ranking (ties in rank go by cursor,
+/// so that the order is total and pages neither skip nor repeat while the index stands still).
+pub fn search_page(conn: &Connection, query: &str, scope: Scope<'_>, offset: u32, limit: u32) -> Result<SearchPage> {
+    check_query(query)?;
+    if offset > MAX_OFFSET {
+        return Err(Error::BadQuery(format!("search offset {offset}: at most {MAX_OFFSET}; narrow the query")));
+    }
+    let limit = limit.clamp(1, MAX_LIMIT);
+    let mut hits = within_budget(conn, || search_unbounded(conn, query, scope, offset, limit + 1))?;
+    let next = (hits.len() > limit as usize).then(|| {
+        hits.truncate(limit as usize);
+        offset + limit
+    });
+    Ok(SearchPage { hits, next })
+}
+
+fn search_unbounded(
+    conn: &Connection,
+    query: &str,
+    scope: Scope<'_>,
+    offset: u32,
+    limit: u32,
+) -> Result<Vec<SearchHit>> {
     let mut stmt = conn.prepare_cached(
         "SELECT e.session_id, e.uuid, e.id, e.line, e.type, e.timestamp,
-                snippet(entries_fts, 0, char(57344), char(57345), '…', 16), e.agent
-         FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid
+                snippet(entries_fts, 0, char(57344), char(57345), '…', 16), e.agent, e.role, s.title, s.project
+         FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid LEFT JOIN sessions s ON s.id = e.session_id
          WHERE entries_fts MATCH ?1 AND (?2 IS NULL OR e.session_id = ?2) AND e.duplicate = 0
            AND (?4 IS NULL OR e.agent = ?4)
-         ORDER BY rank LIMIT ?3",
+           AND (?5 IS NULL OR s.project = ?5)
+           AND (?6 IS NULL OR e.role = ?6)
+           AND (?7 IS NULL OR e.timestamp >= ?7)
+           AND (?8 IS NULL OR e.timestamp < ?8)
+           AND (?9 IS NULL OR coalesce(s.last_timestamp, '') < ?9)
+         ORDER BY rank, e.id LIMIT ?3 OFFSET ?10",
     )?;
     let query = words::mark(query);
-    let hits = stmt.query_map(params![query, scope.session, limit.clamp(1, MAX_LIMIT), scope.agent], |r| {
-        Ok(SearchHit {
-            session_id: r.get(0)?,
-            entry_uuid: r.get(1)?,
-            cursor: r.get(2)?,
-            line: r.get(3)?,
-            kind: r.get(4)?,
-            timestamp: r.get(5)?,
-            snippet: Snippet(words::unmark(&r.get::<_, String>(6)?).into_owned()),
-            agent: r.get(7)?,
-        })
-    })?;
+    let hits = stmt.query_map(
+        params![
+            query,
+            scope.session,
+            limit,
+            scope.agent,
+            scope.project,
+            scope.role,
+            scope.since,
+            scope.until,
+            scope.active_since,
+            offset
+        ],
+        |r| {
+            Ok(SearchHit {
+                session_id: r.get(0)?,
+                entry_uuid: r.get(1)?,
+                cursor: r.get(2)?,
+                line: r.get(3)?,
+                kind: r.get(4)?,
+                timestamp: r.get(5)?,
+                snippet: Snippet(words::unmark(&r.get::<_, String>(6)?).into_owned()),
+                agent: r.get(7)?,
+                role: r.get(8)?,
+                title: r.get(9)?,
+                project: r.get(10)?,
+            })
+        },
+    )?;
     hits.collect::<rusqlite::Result<_>>().map_err(fts_error)
+}
+
+/// A time bound as the index compares it (`2026-01-31T09:00:00.000Z`), from RFC 3339 or a date
+/// (`YYYY-MM-DD`): a date as a lower bound is its first instant (UTC), as an `upper` bound the
+/// first instant of the day after, so that "until 2026-01-31" takes in that whole day.
+pub fn time_bound(text: &str, upper: bool) -> Result<String> {
+    let text = text.trim();
+    if let Ok(date) = text.parse::<jiff::civil::Date>()
+        && text.len() == 10
+    {
+        let day = if upper { date.tomorrow().map_err(|e| Error::BadQuery(format!("{text:?}: {e}")))? } else { date };
+        return Ok(format!("{day}T00:00:00.000Z"));
+    }
+    match text.parse::<jiff::Timestamp>() {
+        Ok(ts) => Ok(ts.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()),
+        Err(_) => Err(Error::BadQuery(format!(
+            "{:?} is not a date (YYYY-MM-DD) or an RFC 3339 time (2026-01-31T09:00:00Z)",
+            text.chars().take(60).collect::<String>()
+        ))),
+    }
 }
 
 #[cfg(test)]
