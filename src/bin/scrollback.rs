@@ -36,15 +36,8 @@ enum Command {
         /// Write a small sample transcript tree (with real photos) into the data directory and serve it.
         #[arg(long)]
         demo: bool,
-        /// Seconds between full rescans (they make the index right even when file events are lost).
-        #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
-        rescan_secs: u64,
-        /// Poll the tree instead of using file events (network file systems, WSL).
-        #[arg(long)]
-        poll: bool,
-        /// Milliseconds between polls, with --poll.
-        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..))]
-        poll_ms: u64,
+        #[command(flatten)]
+        follow: Follow,
         /// Run this for each accepted message, the message as JSON on its standard input (a program
         /// and its arguments, split on spaces; no shell). With --demo: the built-in demo engine.
         #[arg(long, env = "SCROLLBACK_ENGINE")]
@@ -66,15 +59,8 @@ enum Command {
         /// Only this project's sessions: its working directory (made absolute).
         #[arg(long)]
         project: Option<PathBuf>,
-        /// Seconds between full rescans, while this server follows the transcripts.
-        #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
-        rescan_secs: u64,
-        /// Poll the tree instead of using file events (network file systems, WSL).
-        #[arg(long)]
-        poll: bool,
-        /// Milliseconds between polls, with --poll.
-        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..))]
-        poll_ms: u64,
+        #[command(flatten)]
+        follow: Follow,
     },
     /// A stand-in for the agent: reads an accepted message on standard input and appends it, and a
     /// reply, to its session's transcript (what `serve --demo` runs for each message).
@@ -237,6 +223,27 @@ impl Dirs {
     }
 }
 
+/// How the transcripts are followed, by `serve` or by an `mcp` server that writes.
+#[derive(Debug, Args)]
+struct Follow {
+    /// Seconds between full rescans (they make the index right even when file events are lost).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    rescan_secs: u64,
+    /// Poll the tree instead of using file events (network file systems, WSL).
+    #[arg(long)]
+    poll: bool,
+    /// Milliseconds between polls, with --poll.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..))]
+    poll_ms: u64,
+}
+
+impl Follow {
+    /// The rescan interval, and the poll interval with --poll.
+    fn intervals(&self) -> (Duration, Option<Duration>) {
+        (Duration::from_secs(self.rescan_secs), self.poll.then(|| Duration::from_millis(self.poll_ms)))
+    }
+}
+
 #[derive(Debug, Args)]
 struct DataDir {
     /// Where the index lives [default: $XDG_DATA_HOME/scrollback, else ~/.local/share/scrollback].
@@ -291,36 +298,23 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve {
-            dirs,
-            listen,
-            token,
-            demo,
-            rescan_secs,
-            poll,
-            poll_ms,
-            engine,
-            engine_timeout_secs,
-            idle_secs,
-        } => {
+        Command::Serve { dirs, listen, token, demo, follow, engine, engine_timeout_secs, idle_secs } => {
             let options = ServeOptions {
                 listen,
                 token,
                 demo,
-                rescan_secs,
-                poll_ms: poll.then_some(poll_ms),
+                rescan_secs: follow.rescan_secs,
+                poll_ms: follow.poll.then_some(follow.poll_ms),
                 engine,
                 engine_timeout: Duration::from_secs(engine_timeout_secs),
                 idle: Duration::from_secs(idle_secs),
             };
             serve(&dirs, options)
         }
-        Command::Mcp { dirs, project, rescan_secs, poll, poll_ms } => mcp(
-            &dirs,
-            project.as_deref(),
-            Duration::from_secs(rescan_secs),
-            poll.then(|| Duration::from_millis(poll_ms)),
-        ),
+        Command::Mcp { dirs, project, follow } => {
+            let (rescan_every, poll) = follow.intervals();
+            mcp(&dirs, project.as_deref(), rescan_every, poll)
+        }
         Command::DemoEngine { transcripts, project, reply_delay_ms } => {
             let engine = scrollback::demo::engine::DemoEngine {
                 transcripts,
