@@ -1,4 +1,4 @@
--- scrollback index schema, version 7 (PRAGMA user_version = 7).
+-- scrollback index schema, version 8 (PRAGMA user_version = 8).
 --
 -- The one source of truth for the database: every table, index, view and trigger. The offsets below
 -- are a frozen format, documented byte for byte in README.md ("The index"):
@@ -140,6 +140,61 @@ CREATE TABLE forgotten (
 );
 CREATE INDEX forgotten_identity ON forgotten(dev, inode);
 
+-- One row per line that states an API response's usage: a response stated again by a later line
+-- (a streamed response, a block at a time), another file or another session is a row each. The
+-- ledger (`usage`) is derived from these. Counts are disjoint: `input_tokens` is the input neither
+-- read from nor written to a cache, `output_tokens` includes reasoning (README.md, "Usage").
+CREATE TABLE usage_lines (
+    entry_id              INTEGER NOT NULL REFERENCES entries(id),
+    ordinal               INTEGER NOT NULL,     -- which of the responses the line states (0, or a checkpoint's n-th)
+    key                   TEXT    NOT NULL,     -- the response's identity: claude:<message.id>, gemini:<id>, codex:<session>:<running total>
+    session_id            TEXT    NOT NULL,
+    agent                 TEXT    NOT NULL,
+    model                 TEXT,
+    request_id            TEXT,
+    timestamp             TEXT,
+    tier                  TEXT,                 -- a price tier other than standard: priority, batch, flex, fast
+    input_tokens          INTEGER NOT NULL,
+    output_tokens         INTEGER NOT NULL,
+    cache_read_tokens     INTEGER NOT NULL,
+    cache_write_tokens    INTEGER NOT NULL,     -- both lifetimes
+    cache_write_1h_tokens INTEGER NOT NULL,     -- of cache_write_tokens, for an hour (the rest 5 minutes)
+    reasoning_tokens      INTEGER NOT NULL,     -- of output_tokens, reasoning
+    PRIMARY KEY (entry_id, ordinal)
+) WITHOUT ROWID;
+CREATE INDEX usage_lines_key ON usage_lines(key);
+
+-- The ledger: one row per API response, from the line of it that stands (the most output tokens,
+-- then the latest): README.md, "Usage".
+CREATE TABLE usage (
+    key                   TEXT    PRIMARY KEY,
+    session_id            TEXT    NOT NULL,
+    agent                 TEXT    NOT NULL,
+    model                 TEXT,
+    request_id            TEXT,
+    timestamp             TEXT,
+    day                   TEXT,                 -- UTC date of timestamp
+    tier                  TEXT,
+    input_tokens          INTEGER NOT NULL,
+    output_tokens         INTEGER NOT NULL,
+    cache_read_tokens     INTEGER NOT NULL,
+    cache_write_tokens    INTEGER NOT NULL,
+    cache_write_1h_tokens INTEGER NOT NULL,
+    reasoning_tokens      INTEGER NOT NULL,
+    entry_id              INTEGER NOT NULL,     -- the line that stands (usage_lines holds every line)
+    lines                 INTEGER NOT NULL      -- how many lines state it
+);
+CREATE INDEX usage_day ON usage(day);
+CREATE INDEX usage_session ON usage(session_id);
+
+-- What the writer keeps of a file between its lines: the model its last turn_context named, and
+-- Codex's running total ("input/output/cache_read/cache_write/cache_write_1h/reasoning").
+CREATE TABLE usage_state (
+    file_id INTEGER PRIMARY KEY,
+    model   TEXT,
+    running TEXT
+);
+
 -- Index state the indexer keeps for itself (e.g. DDL deferred during a bulk load).
 CREATE TABLE scrollback_meta (
     key   TEXT PRIMARY KEY,
@@ -169,3 +224,22 @@ CREATE VIEW invalid_lines AS
 SELECT f.path, e.line, e.offset, e.length, e.invalid AS reason
 FROM entries e JOIN files f ON f.id = e.file_id
 WHERE e.invalid IS NOT NULL;
+
+-- Tokens per UTC day, agent and model (cost: `scrollback usage`, which prices them).
+CREATE VIEW usage_daily AS
+SELECT day, agent, model, count(*) AS responses,
+       sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+       sum(cache_read_tokens) AS cache_read_tokens, sum(cache_write_tokens) AS cache_write_tokens,
+       sum(cache_write_1h_tokens) AS cache_write_1h_tokens, sum(reasoning_tokens) AS reasoning_tokens,
+       sum(input_tokens + output_tokens + cache_read_tokens + cache_write_tokens) AS total_tokens
+FROM usage GROUP BY day, agent, model;
+
+-- Tokens per session, with its title and project.
+CREATE VIEW usage_by_session AS
+SELECT u.session_id, s.title, s.project, u.agent, group_concat(DISTINCT u.model) AS models,
+       min(u.timestamp) AS first_timestamp, max(u.timestamp) AS last_timestamp, count(*) AS responses,
+       sum(u.input_tokens) AS input_tokens, sum(u.output_tokens) AS output_tokens,
+       sum(u.cache_read_tokens) AS cache_read_tokens, sum(u.cache_write_tokens) AS cache_write_tokens,
+       sum(u.cache_write_1h_tokens) AS cache_write_1h_tokens, sum(u.reasoning_tokens) AS reasoning_tokens,
+       sum(u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens) AS total_tokens
+FROM usage u LEFT JOIN sessions s ON s.id = u.session_id GROUP BY u.session_id;

@@ -21,5 +21,6 @@ mod reindex;
 mod sessions;
 mod tail;
 mod tools;
+mod usage;
 mod util;
 mod vault;

@@ -6,6 +6,7 @@ import { ApiError, Events, Unauthorized, get, post, query } from "./api.js";
 import { Composer } from "./composer.js";
 import { reconcile } from "./reconcile.js";
 import * as render from "./render.js";
+import { UsagePage, sessionLine } from "./usage.js";
 
 const PAGE = 50;
 
@@ -51,6 +52,9 @@ function route() {
     view = new Conversation(main, { sessionId, cursor: Number.isFinite(cursor) ? cursor : null, sidechains });
   } else if ((m = path.match(/^\/chats\/([^/]+)$/))) {
     view = new Conversation(main, { chatId: decodeURIComponent(m[1]) });
+  } else if (path === "/usage") {
+    const projects = () => [...$("filter-project").options].map((o) => o.value).filter(Boolean);
+    view = new UsagePage(main, params, { call, navigate, projects });
   } else if (path === "/search") {
     $("search-input").value = params.get("q") || "";
     view = new Search(main, params.get("q") || "");
@@ -290,7 +294,9 @@ class Conversation {
     });
     this.banner = render.el("p", "banner", "");
     this.banner.hidden = true;
-    const head = render.el("header", "conv-head", this.title, render.el("label", "toggle", toggle, " Side chains"));
+    this.usage = render.el("p", "meta-text usage-line", "");
+    this.usage.hidden = true;
+    const head = render.el("header", "conv-head", this.title, render.el("label", "toggle", toggle, " Side chains"), this.usage);
     this.list = render.el("ol", "entries");
     this.pendingList = render.el("ol", "entries pending-list");
     this.status = render.el("p", "status", "");
@@ -316,10 +322,29 @@ class Conversation {
 
   close() {
     this.closed = true;
+    clearTimeout(this.usageTimer);
+  }
+
+  /** The header's tokens and cost, from the usage ledger (again at most once a second while lines arrive). */
+  showUsage() {
+    if (!this.sessionId || this.usageTimer) return;
+    this.usageTimer = setTimeout(async () => {
+      this.usageTimer = null;
+      try {
+        const line = await sessionLine(call, this.sessionId);
+        if (this.closed) return;
+        this.usage.textContent = line || "";
+        this.usage.hidden = !line;
+      } catch {
+        this.usage.hidden = true;
+      }
+    }, this.usageShown ? 1000 : 0);
+    this.usageShown = true;
   }
 
   /** Loads the first page (newest, or around `cursor`) and the pending sends. */
   async open(cursor) {
+    this.showUsage();
     try {
       if (this.chatId) {
         const boot = await call(() => get(`/api/chat/bootstrap${query({ chatId: this.chatId })}`));
@@ -537,6 +562,7 @@ class Conversation {
         if (event.sessionId === this.sessionId) {
           if (event.replaced) this.reload();
           else this.catchUp();
+          this.showUsage();
         }
         break;
       case "session-gone":

@@ -49,6 +49,8 @@ enum Command {
         /// socket is pinged every half of it, and closed when its peer stops answering).
         #[arg(long, default_value_t = scrollback::http::IDLE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
         idle_secs: u64,
+        #[command(flatten)]
+        prices: PricesArg,
     },
     /// An MCP server over standard input and output, for agents (Claude Code, Codex, Gemini CLI)
     /// to search and read their history, photos included. It reads the index; when no other
@@ -95,6 +97,34 @@ enum Command {
         /// At most this many hits.
         #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=500))]
         limit: u32,
+    },
+    /// Tokens and cost from the usage ledger: one row per API response, grouped and priced.
+    Usage {
+        #[command(flatten)]
+        data: DataDir,
+        /// Group by this.
+        #[arg(long, default_value = "day", value_parser = clap::builder::PossibleValuesParser::new(["day", "week", "month", "session", "project", "model", "agent"]))]
+        by: String,
+        /// From this date (YYYY-MM-DD, UTC) or RFC 3339 time on.
+        #[arg(long)]
+        since: Option<String>,
+        /// Up to this date (inclusive) or time.
+        #[arg(long)]
+        until: Option<String>,
+        /// Only this agent's responses.
+        #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(scrollback::format::names()))]
+        agent: Option<String>,
+        /// Only this project's (its working directory, as the sessions list names it).
+        #[arg(long)]
+        project: Option<String>,
+        /// Only this session's.
+        #[arg(long)]
+        session: Option<String>,
+        /// Print the report as JSON (the same as GET /api/usage).
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        prices: PricesArg,
     },
     /// Write one photo's (or any payload's) decoded bytes, verified against its recorded blake3.
     Media {
@@ -244,6 +274,24 @@ impl Follow {
     }
 }
 
+/// The pricing table usage is priced by.
+#[derive(Debug, Args, Clone)]
+struct PricesArg {
+    /// A pricing table (JSON, the shape of the shipped prices.json) whose models replace or add to
+    /// the shipped ones.
+    #[arg(long = "prices", env = "SCROLLBACK_PRICES")]
+    prices_file: Option<PathBuf>,
+}
+
+impl PricesArg {
+    fn load(&self) -> anyhow::Result<scrollback::read::prices::Prices> {
+        Ok(match &self.prices_file {
+            Some(path) => scrollback::read::prices::Prices::with_file(path).map_err(|e| Usage(e.to_string()))?,
+            None => scrollback::read::prices::Prices::shipped(),
+        })
+    }
+}
+
 #[derive(Debug, Args)]
 struct DataDir {
     /// Where the index lives [default: $XDG_DATA_HOME/scrollback, else ~/.local/share/scrollback].
@@ -298,7 +346,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve { dirs, listen, token, demo, follow, engine, engine_timeout_secs, idle_secs } => {
+        Command::Serve { dirs, listen, token, demo, follow, engine, engine_timeout_secs, idle_secs, prices } => {
             let options = ServeOptions {
                 listen,
                 token,
@@ -308,6 +356,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 engine,
                 engine_timeout: Duration::from_secs(engine_timeout_secs),
                 idle: Duration::from_secs(idle_secs),
+                prices: prices.load()?,
             };
             serve(&dirs, options)
         }
@@ -340,6 +389,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Rebuild { dirs } => rebuild(&dirs),
+        Command::Usage { data, by, since, until, agent, project, session, json, prices } => {
+            let filter = scrollback::read::usage::Filter {
+                since: since.as_deref(),
+                until: until.as_deref(),
+                agent: agent.as_deref(),
+                project: project.as_deref(),
+                session: session.as_deref(),
+                model: None,
+            };
+            usage(&data.resolve()?, &by, filter, &prices.load()?, json)
+        }
         Command::Media { reference, data, output } => media_cmd(&reference, &data.resolve()?, output.as_deref()),
     }
 }
@@ -388,6 +448,7 @@ struct ServeOptions {
     engine: Option<String>,
     engine_timeout: Duration,
     idle: Duration,
+    prices: scrollback::read::prices::Prices,
 }
 
 /// The engine `serve` runs: `--engine`, else with `--demo` this binary's `demo-engine`.
@@ -442,6 +503,7 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
         watcher: Some(tail.watcher_kind()),
         idle_timeout: Some(options.idle),
         roots: roots.clone(),
+        prices: Some(options.prices.clone()),
     };
     let api = scrollback::http::Api::new(&data_dir, bus, api_config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
@@ -625,6 +687,95 @@ fn search(query: &str, data_dir: &Path, scope: history::Scope<'_>, limit: u32) -
         eprintln!("no hits for {query:?}");
     }
     Ok(())
+}
+
+/// `scrollback usage`: the report as a table on a terminal (or JSON).
+fn usage(
+    data_dir: &Path,
+    by: &str,
+    filter: scrollback::read::usage::Filter<'_>,
+    prices: &scrollback::read::prices::Prices,
+    json: bool,
+) -> anyhow::Result<()> {
+    use scrollback::read::usage::{By, Row, report};
+    let conn = index::open(data_dir)?;
+    let by = By::parse(by).map_err(|e| Usage(e.to_string()))?;
+    let report = report(&conn, by, filter, prices).map_err(|e| match e {
+        scrollback::Error::BadQuery(why) => anyhow::Error::new(Usage(why)),
+        e => e.into(),
+    })?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    let name = By::ALL.iter().find(|(_, b)| *b == by).map_or("group", |(n, _)| n);
+    let head = [name, "responses", "input", "output", "cache write", "cache read", "total", "cost (USD)"];
+    let cells = |row: &Row, label: String| -> Vec<String> {
+        let cost = match (row.unpriced_responses, row.responses) {
+            (0, _) => format!("{:.2}", row.cost),
+            (u, n) if u == n => "unpriced".to_owned(),
+            (u, _) => format!("{:.2} +{u} unpriced", row.cost),
+        };
+        vec![
+            label,
+            grouped(row.responses),
+            grouped(row.input_tokens),
+            grouped(row.output_tokens),
+            grouped(row.cache_write_tokens),
+            grouped(row.cache_read_tokens),
+            grouped(row.total_tokens),
+            cost,
+        ]
+    };
+    let mut table: Vec<Vec<String>> = vec![head.iter().map(|h| h.to_string()).collect()];
+    for row in &report.rows {
+        let label = match (by, &row.key) {
+            (By::Session, Some(id)) => match &row.title {
+                Some(title) => {
+                    format!("{} {}", id.chars().take(8).collect::<String>(), title.chars().take(40).collect::<String>())
+                }
+                None => id.clone(),
+            },
+            (_, Some(key)) => key.clone(),
+            (_, None) => "(none)".to_owned(),
+        };
+        table.push(cells(row, label.replace(['\n', '\r', '\t'], " ")));
+    }
+    table.push(cells(&report.total, "total".to_owned()));
+    let widths: Vec<usize> =
+        (0..head.len()).map(|c| table.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    for (i, row) in table.iter().enumerate() {
+        if i == table.len() - 1 {
+            writeln!(out, "{}", widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "))?;
+        }
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(c, (cell, w))| if c == 0 { format!("{cell:<w$}") } else { format!("{cell:>w$}") })
+            .collect();
+        writeln!(out, "{}", line.join("  ").trim_end())?;
+    }
+    for (model, n) in &report.unpriced_models {
+        writeln!(out, "unpriced: {model} ({n} responses): no price in the table; pass --prices FILE")?;
+    }
+    writeln!(out, "prices: {}, taken {}", report.prices.source, report.prices.taken)?;
+    Ok(())
+}
+
+/// `n` with a comma between each group of three digits.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Resolves on SIGINT or SIGTERM.

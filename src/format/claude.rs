@@ -22,8 +22,8 @@ use serde_json::value::RawValue;
 
 use super::loose::{Key, LooseStr, LooseTrue, Str, skip_scalars, skip_seq, skip_strings};
 use super::{
-    BlockPlaces, Columns, FileContext, Format, Meta, MetaError, Part, Typed, finish_text, first_chars, push_text,
-    str_at, title_rank, without_injected,
+    BlockPlaces, Columns, FileContext, Format, Meta, MetaError, Part, Typed, Usage, finish_text, first_chars,
+    push_text, str_at, title_rank, usage, without_injected,
 };
 
 /// Claude Code's format.
@@ -176,6 +176,10 @@ struct Fields<'a> {
     agent_id: Str<'a>,
     tool_use_result: Nested<'a>,
     attachment: Nested<'a>,
+    request_id: Str<'a>,
+    is_api_error: bool,
+    /// A progress line's `data`: a sub-agent's message, with its usage (read only for those).
+    data: Option<&'a RawValue>,
 }
 
 /// The fields read from an object below the top level (`toolUseResult`, `attachment`).
@@ -189,6 +193,9 @@ struct Nested<'a> {
 struct Message<'a> {
     role: Str<'a>,
     content: Content<'a>,
+    id: Str<'a>,
+    model: Str<'a>,
+    usage: Option<&'a RawValue>,
 }
 
 #[derive(Default)]
@@ -236,6 +243,25 @@ impl<'a> Fields<'a> {
             }
             _ => None,
         };
+        let mut usage = Vec::new();
+        if !self.is_api_error
+            && let Some(raw) = self.message.usage
+        {
+            let value: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
+            usage.extend(response_usage(
+                &value,
+                self.message.id.as_deref(),
+                self.message.model.as_deref(),
+                self.request_id.as_deref(),
+                self.uuid.as_deref(),
+                self.timestamp.as_deref(),
+            ));
+        }
+        if kind == Some("progress")
+            && let Some(data) = self.data
+        {
+            usage.extend(progress_usage(data));
+        }
         Meta {
             session_id: self.session_id.map(Cow::into_owned),
             columns: Columns {
@@ -251,9 +277,66 @@ impl<'a> Fields<'a> {
             title,
             agent_id: self.agent_id.map(Cow::into_owned),
             spawned_agent: self.tool_use_result.agent_id.map(Cow::into_owned),
+            usage,
             ..Meta::default()
         }
     }
+}
+
+/// The usage of one API response: `message.usage` of a line (or of the sub-agent message a
+/// progress line carries), keyed by `message.id` (the response's own id), else the request's id,
+/// else the line's `uuid`. A `<synthetic>` message (Claude Code's own, made without a call) has
+/// none, nor has a `usage` that is not an object.
+fn response_usage(
+    value: &Value,
+    id: Option<&str>,
+    model: Option<&str>,
+    request_id: Option<&str>,
+    uuid: Option<&str>,
+    timestamp: Option<&str>,
+) -> Option<Usage> {
+    if model == Some("<synthetic>") {
+        return None;
+    }
+    if !value.is_object() {
+        return None;
+    }
+    let key = match (id.filter(|s| !s.is_empty()), request_id.filter(|s| !s.is_empty()), uuid) {
+        (Some(id), _, _) => format!("claude:{id}"),
+        (None, Some(request), _) => format!("claude-request:{request}"),
+        (None, None, Some(uuid)) => format!("claude-line:{uuid}"),
+        (None, None, None) => return None,
+    };
+    let (tokens, tier) = usage::anthropic(value);
+    Some(Usage {
+        key,
+        request_id: request_id.map(str::to_owned),
+        model: model.map(str::to_owned),
+        timestamp: timestamp.map(str::to_owned),
+        tokens,
+        tier,
+        running: None,
+    })
+}
+
+/// A progress line's sub-agent response (`data.message`: a line of the sub-agent's transcript,
+/// with its `requestId`, `uuid`, `timestamp` and `message`): Claude Code reports a running
+/// sub-agent's calls there, and these are its only record when its own transcript is not kept.
+fn progress_usage(data: &RawValue) -> Option<Usage> {
+    let data: Value = serde_json::from_str(data.get()).ok()?;
+    let line = data.get("message")?;
+    let message = line.get("message")?;
+    if line.get("isApiErrorMessage") == Some(&Value::Bool(true)) {
+        return None;
+    }
+    response_usage(
+        message.get("usage")?,
+        str_at(message, "id"),
+        str_at(message, "model"),
+        str_at(line, "requestId"),
+        str_at(line, "uuid"),
+        str_at(line, "timestamp"),
+    )
 }
 
 /// The searchable text of `message.content` (a string or blocks, nested tool results included).
@@ -424,6 +507,9 @@ impl<'de> Deserialize<'de> for Top<'de> {
                         "agentId" => f.agent_id = map.next_value::<LooseStr>()?.0,
                         "toolUseResult" => f.tool_use_result = map.next_value()?,
                         "attachment" => f.attachment = map.next_value()?,
+                        "requestId" => f.request_id = map.next_value::<LooseStr>()?.0,
+                        "isApiErrorMessage" => f.is_api_error = map.next_value::<LooseTrue>()?.0,
+                        "data" => f.data = Some(map.next_value()?),
                         _ => {
                             map.next_value::<IgnoredAny>()?;
                         }
@@ -476,6 +562,9 @@ impl<'de> Deserialize<'de> for Message<'de> {
                     match &*key.0 {
                         "role" => m.role = map.next_value::<LooseStr>()?.0,
                         "content" => m.content = map.next_value()?,
+                        "id" => m.id = map.next_value::<LooseStr>()?.0,
+                        "model" => m.model = map.next_value::<LooseStr>()?.0,
+                        "usage" => m.usage = Some(map.next_value()?),
                         _ => {
                             map.next_value::<IgnoredAny>()?;
                         }

@@ -27,8 +27,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{
-    BlockPlaces, Columns, FileContext, Format, Meta, MetaError, Part, Typed, finish_text, first_chars, hidden, line_id,
-    parse_object, push_text, str_at, title_rank, value_text, without_injected,
+    BlockPlaces, Columns, FileContext, Format, Meta, MetaError, Part, Typed, Usage, finish_text, first_chars, hidden,
+    line_id, parse_object, push_text, str_at, title_rank, usage, value_text, without_injected,
 };
 
 /// Codex CLI's format.
@@ -221,7 +221,13 @@ fn describe(top: &Map<String, Value>, line: u64, file: &FileContext) -> Meta {
                 meta.forked_from = file.forked_from.clone();
             }
         }
-        Some("turn_context") => meta.cwd = str_at(payload, "cwd").map(str::to_owned),
+        Some("turn_context") => {
+            meta.cwd = str_at(payload, "cwd").map(str::to_owned);
+            meta.model = str_at(payload, "model").filter(|m| !m.is_empty()).map(str::to_owned);
+        }
+        Some("event_msg") if item == Some("token_count") => {
+            meta.usage.extend(token_count(payload, &file.session, timestamp))
+        }
         Some("response_item") => {
             item_text(payload, &mut text);
             if item == Some("message") && str_at(payload, "role") == Some("user") {
@@ -250,6 +256,30 @@ fn describe(top: &Map<String, Value>, line: u64, file: &FileContext) -> Meta {
         meta.title = None;
     }
     meta
+}
+
+/// A `token_count` event's usage: the thread's running total (`info.total_token_usage`), from
+/// which the writer takes each response's increment, keyed by the session and that total (a
+/// repeated snapshot is the same response). `info: null` (rate limits only) has none, nor has a
+/// total of nothing.
+fn token_count(payload: &Value, session: &str, timestamp: Option<&str>) -> Option<Usage> {
+    let info = payload.get("info").filter(|i| i.is_object())?;
+    let total = info.get("total_token_usage").filter(|t| t.is_object())?;
+    let running = usage::openai(total);
+    if running.total() == 0 {
+        return None;
+    }
+    let last = info.get("last_token_usage").map(usage::openai).unwrap_or_default();
+    Some(Usage {
+        key: format!(
+            "codex:{session}:{}/{}/{}/{}/{}",
+            running.input, running.cache_read, running.cache_write, running.output, running.reasoning
+        ),
+        timestamp: timestamp.map(str::to_owned),
+        tokens: last,
+        running: Some(running),
+        ..Usage::default()
+    })
 }
 
 /// A line's parts: a `response_item`'s message, reasoning, tool call or output; a compaction's

@@ -25,8 +25,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{
-    BlockPlaces, Columns, Effect, FileContext, Format, Meta, MetaError, Part, Typed, finish_text, first_chars, line_id,
-    parse_object, push_text, str_at, title_rank, value_text, without_injected,
+    BlockPlaces, Columns, Effect, FileContext, Format, Meta, MetaError, Part, Typed, Usage, finish_text, first_chars,
+    line_id, parse_object, push_text, str_at, title_rank, usage, value_text, without_injected,
 };
 
 /// Gemini CLI's format.
@@ -307,6 +307,7 @@ fn describe(top: &Map<String, Value>, line: u64, file: &FileContext) -> Meta {
             ..Columns::default()
         };
         meta.effect = Some(Effect::Rewrites);
+        meta.usage.extend(message_usage(&value));
         message_text(&value, &mut text);
         if kind == Some("user") {
             meta.title = first_user_text(&value).map(|t| (title_rank::FIRST_USER_TEXT, t));
@@ -321,6 +322,7 @@ fn describe(top: &Map<String, Value>, line: u64, file: &FileContext) -> Meta {
             meta.effect = Some(Effect::ReplacesAll);
             for m in messages {
                 message_text(m, &mut text);
+                meta.usage.extend(message_usage(m));
             }
         } else {
             meta.columns.kind = Some("update".into());
@@ -344,6 +346,23 @@ fn describe(top: &Map<String, Value>, line: u64, file: &FileContext) -> Meta {
         }
     }
     meta
+}
+
+/// A `gemini` message's usage: its `tokens` (per response, `null` until they arrive), keyed by the
+/// message's id, so that its rewrites and the checkpoints that hold it again are one response.
+fn message_usage(message: &Value) -> Option<Usage> {
+    if str_at(message, "type") != Some("gemini") {
+        return None;
+    }
+    let tokens = message.get("tokens").filter(|t| t.is_object())?;
+    let id = str_at(message, "id")?;
+    Some(Usage {
+        key: format!("gemini:{id}"),
+        model: str_at(message, "model").filter(|m| !m.is_empty()).map(str::to_owned),
+        timestamp: str_at(message, "timestamp").map(str::to_owned),
+        tokens: usage::gemini(tokens),
+        ..Usage::default()
+    })
 }
 
 /// The first of the `directories` an object lists.

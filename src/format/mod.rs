@@ -18,6 +18,7 @@ pub mod codex;
 pub mod gemini;
 pub(crate) mod loose;
 pub mod parts;
+pub mod usage;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,7 @@ pub use crate::codec::scan::BlockPlaces;
 use crate::codec::scan::STRIPPED_MEDIA_MARKER;
 use crate::codec::words;
 pub use parts::{Part, ToolCall};
+pub use usage::{Tokens, Usage};
 
 /// What one agent writes. See the module documentation.
 pub trait Format: Send + Sync + std::fmt::Debug {
@@ -196,6 +198,12 @@ pub struct Meta {
     pub effect: Option<Effect>,
     /// The session this line's session was forked from.
     pub forked_from: Option<String>,
+    /// The API responses whose usage the line states (most lines none, a Claude assistant line
+    /// one, a Gemini checkpoint several). A synthetic or error response states none.
+    pub usage: Vec<Usage>,
+    /// The model the lines after this one are answered by, where the line sets it and its usage
+    /// lines do not name one (Codex's `turn_context`).
+    pub model: Option<String>,
 }
 
 /// Why a stored line gives no entry: it is not JSON, or it is JSON but not an object.

@@ -10,7 +10,7 @@ use crate::codec::refs;
 use crate::read::history;
 
 /// Longest query string accepted.
-const MAX_QUERY: usize = 4096;
+pub(crate) const MAX_QUERY: usize = 4096;
 /// The largest body of a request other than a send.
 pub(crate) const MAX_SMALL_BODY: u64 = 256 << 10;
 

@@ -93,7 +93,8 @@ fn handle(service: Arc<StreamableHttpService<Tools, NeverSessionManager>>, reque
     Box::pin(async move { service.handle(request).await })
 }
 
-/// The connection's service: `/mcp` to [`McpHttp`], everything else to warp's routes. A named
+/// The connection's service: `/mcp` to [`McpHttp`], `/api/usage` to [`super::usage`], everything
+/// else to warp's routes. A named
 /// service, not an `async` block around warp's future: proving such a block `Send` made the
 /// compiler's trait solving take minutes.
 #[derive(Clone)]
@@ -135,6 +136,12 @@ where
         if request.uri().path() == PATH {
             let mcp = self.mcp.clone();
             return futures_util::future::Either::Right(Box::pin(async move { Ok(mcp.answer(request).await) }));
+        }
+        if request.uri().path() == super::usage::PATH {
+            let api = self.mcp.api.clone();
+            return futures_util::future::Either::Right(Box::pin(async move {
+                any_body(Ok(super::usage::answer(api, request).await))
+            }));
         }
         futures_util::future::Either::Left(self.warp.call(request).map(any_body as fn(WarpResult) -> AnyResult))
     }

@@ -29,6 +29,7 @@ mod openapi;
 mod routes;
 mod server;
 mod state;
+mod usage;
 mod web;
 mod wire;
 

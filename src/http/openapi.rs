@@ -363,6 +363,42 @@ fn index_document() -> Value {
                         "freedBytes": { "type": "integer", "description": "About how many bytes: index rows, transcripts only the vault held, sent images." }
                     }
                 },
+                "UsageRow": {
+                    "type": "object",
+                    "required": ["key", "agents", "models", "first", "last", "responses", "inputTokens", "outputTokens",
+                                 "cacheReadTokens", "cacheWriteTokens", "cacheWrite1hTokens", "reasoningTokens",
+                                 "totalTokens", "cost", "unpricedResponses"],
+                    "properties": {
+                        "key": { "type": "string", "nullable": true, "description": "The group: a day, week (its Monday), month, session id, project, model or agent; null for the total and for responses without one." },
+                        "title": { "type": "string", "nullable": true },
+                        "project": { "type": "string", "nullable": true },
+                        "agents": { "type": "array", "items": { "type": "string" } },
+                        "models": { "type": "array", "items": { "type": "string" } },
+                        "first": { "type": "string", "nullable": true },
+                        "last": { "type": "string", "nullable": true },
+                        "responses": { "type": "integer", "minimum": 0 },
+                        "inputTokens": { "type": "integer", "minimum": 0, "description": "Input neither read from nor written to a cache." },
+                        "outputTokens": { "type": "integer", "minimum": 0, "description": "Output, reasoning included." },
+                        "cacheReadTokens": { "type": "integer", "minimum": 0 },
+                        "cacheWriteTokens": { "type": "integer", "minimum": 0 },
+                        "cacheWrite1hTokens": { "type": "integer", "minimum": 0 },
+                        "reasoningTokens": { "type": "integer", "minimum": 0 },
+                        "totalTokens": { "type": "integer", "minimum": 0 },
+                        "cost": { "type": "number", "minimum": 0, "description": "USD, of the responses that have a price." },
+                        "unpricedResponses": { "type": "integer", "minimum": 0, "description": "Responses with no price: not in cost." }
+                    }
+                },
+                "Usage": {
+                    "type": "object", "required": ["by", "rows", "total", "unpricedModels", "prices"],
+                    "properties": {
+                        "by": { "type": "string", "enum": ["day", "week", "month", "session", "project", "model", "agent"] },
+                        "rows": { "type": "array", "items": { "$ref": "#/components/schemas/UsageRow" } },
+                        "total": { "$ref": "#/components/schemas/UsageRow" },
+                        "unpricedModels": { "type": "object", "additionalProperties": { "type": "integer" } },
+                        "prices": { "type": "object", "required": ["source", "taken"],
+                                    "properties": { "source": { "type": "string" }, "taken": { "type": "string" } } }
+                    }
+                },
                 "SearchHits": {
                     "type": "object", "required": ["hits"],
                     "properties": { "hits": { "type": "array", "items": {
@@ -461,6 +497,21 @@ fn index_document() -> Value {
                     limit(500, 20)
                 ],
                 "responses": merge(common_errors(), json!({ "200": json_response("Hits, best first.", "SearchHits") }))
+            } },
+            "/api/usage": { "get": {
+                "summary": "Tokens and cost from the usage ledger (one row per API response), grouped and priced.",
+                "parameters": [
+                    { "name": "by", "in": "query", "required": false,
+                      "schema": { "type": "string", "enum": ["", "day", "week", "month", "session", "project", "model", "agent"] },
+                      "description": "Group by this (day, UTC, when empty)." },
+                    time_param("since", "Only responses at or after this time (a date: from its start, UTC)."),
+                    time_param("until", "Only responses before this time (a date: to the end of that day)."),
+                    { "name": "agent", "in": "query", "required": false, "schema": { "type": "string", "enum": ["", "claude", "codex", "gemini"] } },
+                    { "name": "project", "in": "query", "required": false, "schema": { "type": "string" } },
+                    { "name": "session", "in": "query", "required": false, "schema": { "type": "string" } },
+                    { "name": "model", "in": "query", "required": false, "schema": { "type": "string" } }
+                ],
+                "responses": merge(common_errors(), json!({ "200": json_response("The report: groups, their total, and the prices used.", "Usage") }))
             } },
             "/api/events": { "get": {
                 "summary": "WebSocket: the event bus (entries-appended, session-gone, session-forgotten, writer-failed, chat-user-message, session-bound, engine-failed, chat-retired) as JSON text messages.",

@@ -45,6 +45,8 @@ pub struct Config {
     pub idle_timeout: Option<Duration>,
     /// The transcript roots the writer follows, for `/api/status`.
     pub roots: Vec<crate::ingest::roots::Root>,
+    /// What `/api/usage` prices responses by: the shipped table if `None`.
+    pub prices: Option<crate::read::prices::Prices>,
 }
 
 /// The server's state, shared by every request.
@@ -70,6 +72,8 @@ pub(crate) struct Inner {
     pub(crate) sends: Arc<tokio::sync::Semaphore>,
     /// How long a connection may idle between requests.
     idle_timeout: Duration,
+    /// What usage is priced by.
+    pub(crate) prices: Arc<crate::read::prices::Prices>,
 }
 
 impl std::fmt::Debug for Api {
@@ -82,7 +86,7 @@ impl Api {
     /// State for a server over the index and the acceptance record in `data_dir`; `bus` feeds
     /// `/api/events`.
     pub fn new(data_dir: &Path, bus: Bus, config: Config) -> Result<Api> {
-        let Config { token, writer, engine, health, watcher, idle_timeout, roots } = config;
+        let Config { token, writer, engine, health, watcher, idle_timeout, roots, prices } = config;
         // The schema must exist, at this version, before readers open it read-only.
         let readers = Readers::open(data_dir)?;
         let chats = Chats::new(Arc::new(AcceptStore::open(data_dir)?), engine, bus.clone());
@@ -101,6 +105,7 @@ impl Api {
                 chats,
                 sends: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_SENDS)),
                 idle_timeout: idle_timeout.unwrap_or(IDLE_TIMEOUT),
+                prices: Arc::new(prices.unwrap_or_else(crate::read::prices::Prices::shipped)),
             }),
         })
     }

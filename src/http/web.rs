@@ -1,5 +1,5 @@
 //! The viewer: the files of `web/` (at the top of the repository), embedded at build time. The page
-//! is served at `/` and at every view's own URL (`/sessions/...`, `/chats/...`, `/search`) with a
+//! is served at `/` and at every view's own URL (`/sessions/...`, `/chats/...`, `/search`, `/usage`) with a
 //! strict Content-Security-Policy; its modules and style sheet under `/web/`. Static code and no
 //! data, so no token is needed to fetch them: the page asks for one when the API does.
 
@@ -25,6 +25,7 @@ const FILES: &[(&str, &str, &str)] = &[
     ("format-codex.js", "text/javascript; charset=utf-8", include_str!("../../web/format-codex.js")),
     ("format-gemini.js", "text/javascript; charset=utf-8", include_str!("../../web/format-gemini.js")),
     ("reconcile.js", "text/javascript; charset=utf-8", RECONCILE_JS),
+    ("usage.js", "text/javascript; charset=utf-8", include_str!("../../web/usage.js")),
     ("style.css", "text/css; charset=utf-8", include_str!("../../web/style.css")),
 ];
 
@@ -39,6 +40,7 @@ fn is_view(path: &str) -> bool {
     let one_segment = |rest: &str| !rest.is_empty() && !rest.contains('/');
     path == "/"
         || path == "/search"
+        || path == "/usage"
         || path.strip_prefix("/sessions/").is_some_and(one_segment)
         || path.strip_prefix("/chats/").is_some_and(one_segment)
 }

@@ -80,6 +80,8 @@ pub fn end(conn: &Connection, index_path: &Path, fts: Option<FtsBuild>) -> Resul
         }
         // The load wrote copies of entries unmarked (there was no `uuid` index to look them up by).
         rows::mark_copies(&tx)?;
+        // The load recorded usage lines without deriving the ledger from them.
+        crate::ingest::usage::settle_all(&tx)?;
         // (A load interrupted by an older version has no FTS_PENDING row, but needs the build too.)
         tx.execute(
             "INSERT OR IGNORE INTO scrollback_meta (key, value) VALUES (?1, 'build entries_fts')",

@@ -112,10 +112,14 @@ pub fn forget(conn: &Connection, session_id: &str, dry_run: bool) -> Result<Forg
         "DELETE FROM failed_images WHERE entry_id IN (SELECT id FROM entries WHERE session_id = ?1)",
         [session_id],
     )?;
+    let keys = crate::ingest::usage::drop_lines(&tx, "session_id = ?1", &session_id)?;
     tx.execute("DELETE FROM entries WHERE session_id = ?1", [session_id])?;
     for (file_id, _) in &files {
+        tx.execute("DELETE FROM usage_state WHERE file_id = ?1", [file_id])?;
         tx.execute("DELETE FROM files WHERE id = ?1", [file_id])?;
     }
+    // The same response stated in another session's lines stands there now.
+    crate::ingest::usage::settle(&tx, &keys)?;
     tx.execute("DELETE FROM sessions WHERE id = ?1", [session_id])?;
     // The mark holds the vault links to remove: a link no row needs is removed after the commit.
     let links = serde_json::Value::from(out.vault_links.clone()).to_string();

@@ -288,6 +288,7 @@ impl Indexer {
         // A bulk load that was interrupted left its indexes and triggers aside: put them back.
         bulk::end(&conn, &index_path, None)?;
         rows::backfill_v4(&conn)?;
+        crate::ingest::usage::backfill(&conn)?;
         // The vault is on until a link fails or `set_vault_off` turns it off.
         conn.execute("DELETE FROM scrollback_meta WHERE key = ?1", [VAULT_OFF_KEY])?;
         let mut indexer = Indexer::with(conn, data_dir, lock);

@@ -24,6 +24,7 @@ pub mod roots;
 mod rows;
 pub mod tail;
 pub mod tree;
+pub mod usage;
 pub mod vault;
 
 pub use indexer::{Indexer, NoProgress, Progress, Summary};

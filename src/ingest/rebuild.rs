@@ -84,6 +84,11 @@ pub fn carry_over(conn: &Connection, old: &Path) -> Result<CarriedOver> {
         [crate::db::BACKFILL_PENDING],
     )?;
     rows::backfill_v4(conn)?;
+    conn.execute(
+        "INSERT OR IGNORE INTO scrollback_meta (key, value) VALUES (?1, 'make the ledger of carried-over rows')",
+        [crate::ingest::usage::BACKFILL_PENDING],
+    )?;
+    crate::ingest::usage::backfill(conn)?;
     Ok(out)
 }
 

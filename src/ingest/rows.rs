@@ -22,6 +22,7 @@ use crate::codec::order::{self, Order};
 use crate::error::Result;
 use crate::format::{self, Effect, Format, hidden, title_rank};
 use crate::ingest::entry::{Body, Described, Stored};
+use crate::ingest::usage;
 
 /// Deletes a file's entries and everything that hangs off them, shows the next copy of each entry
 /// that was shown (unless a bulk load is running: it marks copies at its end), and fixes the
@@ -45,9 +46,15 @@ pub(crate) fn delete_file_rows(tx: &Connection, file_id: i64, bulk: bool) -> Res
     }
     tx.execute("DELETE FROM media WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?1)", [file_id])?;
     tx.execute("DELETE FROM failed_images WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?1)", [file_id])?;
+    let keys = usage::drop_lines(tx, "file_id = ?1", &file_id)?;
+    tx.execute("DELETE FROM usage_state WHERE file_id = ?1", [file_id])?;
     tx.execute("DELETE FROM entries WHERE file_id = ?1", [file_id])?;
     for session in sessions {
         recount_session(tx, &session)?;
+    }
+    // (A bulk load derives the whole ledger at its end.)
+    if !bulk {
+        usage::settle(tx, &keys)?;
     }
     Ok(())
 }
@@ -164,6 +171,7 @@ pub(crate) fn write_entries(
     let mut file_keys: HashMap<&str, i64> = HashMap::new();
     let mut sessions: HashMap<&str, SessionDelta> = HashMap::new();
     let mut written = Written { ids: Vec::with_capacity(if want_ids { lines.len() } else { 0 }), ..Written::default() };
+    let mut recorder = usage::Recorder::new(file.id, file.format.name());
     for d in lines {
         let session = d.session(file.session);
         let (stored, invalid) = match &d.body {
@@ -227,10 +235,12 @@ pub(crate) fn write_entries(
             continue;
         };
         written.media += insert_payloads(tx, entry_id, d.offset, stored)?;
+        recorder.record(tx, entry_id, session, stored.meta.columns.timestamp.as_deref(), &stored.meta, hidden)?;
         let order = Order { at: at.clone(), file: sort_file, line: d.line as i64 };
         delta.add(stored, order, duplicate);
     }
     upsert_sessions(tx, sessions, file.format.name())?;
+    recorder.finish(tx, file.bulk)?;
     Ok(written)
 }
 

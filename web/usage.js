@@ -1,0 +1,204 @@
+// Usage: the ledger's tokens and cost (/api/usage), as a page (totals, cost per day as a chart, the
+// split by model, project and agent, with filters) and as a session header's one line. Charts are
+// plain SVG built with DOM calls; every string from the server goes in as text.
+import { get, query } from "./api.js";
+import { el } from "./dom.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+
+/** `n` with thousands separators. */
+export function tokens(n) {
+  return Number(n || 0).toLocaleString("en-US");
+}
+
+/** A cost in USD, or "unpriced" when no response of it has a price. */
+export function cost(row) {
+  if (row.responses > 0 && row.unpricedResponses === row.responses) return "unpriced";
+  const dollars = `$${row.cost.toFixed(row.cost < 1 ? 4 : 2)}`;
+  return row.unpricedResponses ? `${dollars} + ${row.unpricedResponses} unpriced` : dollars;
+}
+
+/** One line for a session's header: its responses, tokens and cost; null when it has none. */
+export async function sessionLine(call, sessionId) {
+  const report = await call(() => get(`/api/usage${query({ by: "model", session: sessionId })}`));
+  const t = report.total;
+  if (!t.responses) return null;
+  const models = report.rows.map((r) => r.key).filter(Boolean).join(", ");
+  return `${tokens(t.totalTokens)} tokens (${tokens(t.inputTokens)} in, ${tokens(t.outputTokens)} out, ${tokens(
+    t.cacheReadTokens,
+  )} cache read, ${tokens(t.cacheWriteTokens)} cache write) · ${cost(t)} · ${t.responses} responses${models ? ` · ${models}` : ""}`;
+}
+
+function svg(name, attrs = {}) {
+  const node = document.createElementNS(SVG, name);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  return node;
+}
+
+/** Cost per day as bars, with each day's figure as its title. */
+function chart(rows) {
+  const width = 720;
+  const height = 180;
+  const pad = 28;
+  const max = Math.max(...rows.map((r) => r.cost), 0);
+  const root = svg("svg", { viewBox: `0 0 ${width} ${height + pad}`, role: "img", class: "usage-chart" });
+  const label = svg("title");
+  label.textContent = "Cost per day";
+  root.append(label);
+  const step = rows.length ? (width - pad) / rows.length : 0;
+  rows.forEach((r, i) => {
+    const h = max > 0 ? Math.max(1, (r.cost / max) * (height - pad)) : 1;
+    const bar = svg("rect", { x: pad + i * step + 1, y: height - h, width: Math.max(1, step - 2), height: h, class: "bar" });
+    const title = svg("title");
+    title.textContent = `${r.key}: ${cost(r)}, ${tokens(r.totalTokens)} tokens`;
+    bar.append(title);
+    root.append(bar);
+  });
+  const axis = svg("text", { x: pad, y: height + 18, class: "axis" });
+  axis.textContent = rows.length ? `${rows[0].key} – ${rows[rows.length - 1].key}` : "no responses";
+  const top = svg("text", { x: 0, y: 12, class: "axis" });
+  top.textContent = max > 0 ? `$${max.toFixed(2)}` : "";
+  root.append(axis, top);
+  return root;
+}
+
+function table(caption, rows, name) {
+  const head = el("tr", null, ...[name, "Responses", "Input", "Output", "Cache read", "Cache write", "Cost"].map((h) => el("th", null, h)));
+  const body = rows.map((r) =>
+    el(
+      "tr",
+      null,
+      el("td", null, r.key || "(none)"),
+      el("td", "num", tokens(r.responses)),
+      el("td", "num", tokens(r.inputTokens)),
+      el("td", "num", tokens(r.outputTokens)),
+      el("td", "num", tokens(r.cacheReadTokens)),
+      el("td", "num", tokens(r.cacheWriteTokens)),
+      el("td", "num", cost(r)),
+    ),
+  );
+  return el("table", "usage-table", el("caption", null, caption), el("thead", null, head), el("tbody", null, ...body));
+}
+
+/** The usage page at /usage?since=&until=&agent=&project=. */
+export class UsagePage {
+  constructor(main, params, { call, navigate, projects }) {
+    this.call = call;
+    this.navigate = navigate;
+    this.filters = {
+      since: params.get("since") || "",
+      until: params.get("until") || "",
+      agent: params.get("agent") || "",
+      project: params.get("project") || "",
+    };
+    const input = (name, type, labelText) => {
+      const i = el("input");
+      i.type = type;
+      i.name = name;
+      i.value = this.filters[name];
+      return el("label", null, labelText, " ", i);
+    };
+    const agent = el("select");
+    agent.name = "agent";
+    for (const [value, label] of [["", "All agents"], ["claude", "Claude Code"], ["codex", "Codex"], ["gemini", "Gemini CLI"]]) {
+      const o = el("option", null, label);
+      o.value = value;
+      agent.append(o);
+    }
+    agent.value = this.filters.agent;
+    const project = el("select");
+    project.name = "project";
+    const all = el("option", null, "All projects");
+    all.value = "";
+    project.append(all);
+    for (const p of projects()) {
+      const o = el("option", null, p);
+      o.value = p;
+      project.append(o);
+    }
+    project.value = this.filters.project;
+    const apply = el("button", null, "Apply");
+    apply.type = "submit";
+    this.form = el(
+      "form",
+      "usage-filters",
+      input("since", "date", "From"),
+      input("until", "date", "To"),
+      el("label", null, "Agent ", agent),
+      el("label", null, "Project ", project),
+      apply,
+    );
+    this.form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      const data = new FormData(this.form);
+      const next = {};
+      for (const key of ["since", "until", "agent", "project"]) if (data.get(key)) next[key] = data.get(key);
+      this.navigate(`/usage${query(next)}`);
+    });
+    this.body = el("div", "usage-body", el("p", "status", "Loading…"));
+    main.append(el("section", "usage", el("h1", "view-title", "Usage"), this.form, this.body));
+    this.timer = null;
+    this.closed = false;
+    this.load();
+  }
+
+  close() {
+    this.closed = true;
+    clearTimeout(this.timer);
+  }
+
+  async load() {
+    const f = {};
+    for (const [k, v] of Object.entries(this.filters)) if (v) f[k] = v;
+    try {
+      const [days, models, projects, agents] = await Promise.all(
+        ["day", "model", "project", "agent"].map((by) => this.call(() => get(`/api/usage${query({ ...f, by })}`))),
+      );
+      if (this.closed) return;
+      const t = days.total;
+      const totals = el(
+        "dl",
+        "usage-totals",
+        el("dt", null, "Cost"),
+        el("dd", null, cost(t)),
+        el("dt", null, "Tokens"),
+        el("dd", null, tokens(t.totalTokens)),
+        el("dt", null, "Responses"),
+        el("dd", null, tokens(t.responses)),
+        el("dt", null, "Input / output"),
+        el("dd", null, `${tokens(t.inputTokens)} / ${tokens(t.outputTokens)}`),
+        el("dt", null, "Cache read / write"),
+        el("dd", null, `${tokens(t.cacheReadTokens)} / ${tokens(t.cacheWriteTokens)}`),
+      );
+      const unpriced = Object.entries(days.unpricedModels || {});
+      const notes = [el("p", "meta-text", `Prices: ${days.prices.source}, taken ${days.prices.taken}.`)];
+      if (unpriced.length) {
+        notes.push(el("p", "meta-text", `Unpriced (no price in the table): ${unpriced.map(([m, n]) => `${m} (${n})`).join(", ")}.`));
+      }
+      this.body.replaceChildren(
+        totals,
+        el("figure", "usage-figure", chart(days.rows), el("figcaption", null, "Cost per day (UTC)")),
+        table("By model", models.rows, "Model"),
+        table("By project", projects.rows, "Project"),
+        table("By agent", agents.rows, "Agent"),
+        ...notes,
+      );
+    } catch (e) {
+      if (!this.closed) this.body.replaceChildren(el("p", "status error", `Usage could not be loaded: ${e.message}`));
+    }
+  }
+
+  /** New lines may carry usage: the page is loaded again, at most once a second. */
+  onEvent(event) {
+    if (event.type !== "entries-appended" && event.type !== "session-forgotten") return;
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      if (!this.closed) this.load();
+    }, 1000);
+  }
+
+  onReconnect() {
+    this.load();
+  }
+}
