@@ -13,6 +13,7 @@ tests/ccusage/node_modules/.bin/ccusage after `npm ci --prefix tests/ccusage`), 
 and checks that their daily totals agree.
 """
 
+import datetime
 import json
 import os
 import socket
@@ -44,8 +45,8 @@ def write_tree(root, n):
         with open(path, "w") as f:
             for i in range(min(per_session, n - written)):
                 k = written + i
-                day = 1 + k % 60
-                ts = f"2026-{1 + (day - 1) // 30:02}-{1 + (day - 1) % 30:02}T12:{k % 60:02}:00.000Z"
+                day = datetime.date(2026, 1, 1) + datetime.timedelta(days=k % 60)
+                ts = f"{day.isoformat()}T12:{k % 60:02}:00.000Z"
                 for block, out in ((0, 3), (1, 40 + k % 500)):
                     line = {
                         "type": "assistant", "sessionId": f"s{session:04}", "uuid": f"u{k}-{block}", "timestamp": ts,
@@ -120,6 +121,9 @@ def main():
                   f"`ccusage daily --json --offline` median {statistics.median(theirs_t):.3f} s; "
                   f"ratio {statistics.median(theirs_t) / statistics.median(ours_t):.1f}x; "
                   f"daily output tokens {'agree' if a == b else 'DIFFER'}")
+            for day in sorted(set(a) | set(b)):
+                if a.get(day) != b.get(day):
+                    print(f"  {day}: scrollback {a.get(day)}, ccusage {b.get(day)}")
 
 
 if __name__ == "__main__":

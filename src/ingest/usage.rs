@@ -243,7 +243,9 @@ pub(crate) fn backfill(conn: &Connection) -> Result<()> {
         let Some(format) = format::by_name(&agent) else { continue };
         let context = FileContext { session: session.clone(), ..FileContext::default() };
         let mut recorder = Recorder::new(file_id, format.name());
-        let rows: Vec<(i64, i64, String, String, Option<String>, Option<String>)> = tx
+        // (id, line, session, stored line, timestamp, hidden)
+        type Row = (i64, i64, String, String, Option<String>, Option<String>);
+        let rows: Vec<Row> = tx
             .prepare(
                 "SELECT id, line, session_id, stripped, timestamp, hidden FROM entries
                  WHERE file_id = ?1 AND stripped IS NOT NULL
