@@ -2,12 +2,12 @@
 //!
 //! Every line that states a response's usage ([`Meta::usage`]) is a `usage_lines` row, keyed by the
 //! response's identity. The ledger row of a key is then derived from all of its lines by one rule,
-//! [`STANDING`]: the line with the most output tokens stands (Claude Code writes a line per
+//! `STANDING`: the line with the most output tokens stands (Claude Code writes a line per
 //! content block of a streamed response, and only the last has the final output count), ties going
 //! to the latest. The rule looks at the lines' contents only, never at the order they were indexed
 //! in, so the ledger after any sequence of appends, rewrites and deletions is the one a re-index
-//! builds. Keys touched by a batch are settled at its end ([`settle`]); a bulk load settles all at
-//! once at its end ([`settle_all`]).
+//! builds. Keys touched by a batch are settled at its end (`settle`); a bulk load settles all at
+//! once at its end (`settle_all`).
 //!
 //! Codex states a thread's running total instead of each response's counts. The writer keeps each
 //! file's last running total (and the model its last `turn_context` named) in `usage_state`, and a
