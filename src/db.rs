@@ -135,7 +135,30 @@ CREATE TABLE usage (
     lines                 INTEGER NOT NULL      -- how many lines state it
 );
 CREATE INDEX usage_day ON usage(day);
-CREATE INDEX usage_session ON usage(session_id);
+CREATE INDEX usage_session ON usage(session_id, day);
+
+-- The ledger summed by session, UTC day, agent, model, price tier and context size (`over`: the
+-- largest of `format::usage::CONTEXT_SIZES` the request's input was over, else 0), kept by the
+-- writer with the ledger: the reports read these sums, not every response.
+CREATE TABLE usage_sums (
+    session_id            TEXT    NOT NULL,
+    day                   TEXT,
+    agent                 TEXT    NOT NULL,
+    model                 TEXT,
+    tier                  TEXT,
+    over                  INTEGER NOT NULL,
+    responses             INTEGER NOT NULL,
+    input_tokens          INTEGER NOT NULL,
+    output_tokens         INTEGER NOT NULL,
+    cache_read_tokens     INTEGER NOT NULL,
+    cache_write_tokens    INTEGER NOT NULL,
+    cache_write_1h_tokens INTEGER NOT NULL,
+    reasoning_tokens      INTEGER NOT NULL,
+    first_timestamp       TEXT,
+    last_timestamp        TEXT
+);
+CREATE INDEX usage_sums_day ON usage_sums(day);
+CREATE INDEX usage_sums_session ON usage_sums(session_id, day);
 
 -- What the writer keeps of a file between its lines: the model its last turn_context named, and
 -- Codex's running total (\"input/output/cache_read/cache_write/cache_write_1h/reasoning\").
@@ -169,6 +192,10 @@ INSERT INTO scrollback_meta (key, value) VALUES ('pending:v8-usage', 'make the u
 /// The `scrollback_meta` key that says rows written before version 4 still need their version 4
 /// columns filled in (see `ingest::rows::backfill_v4`).
 pub const BACKFILL_PENDING: &str = "pending:v4-backfill";
+
+/// The `scrollback_meta` key that records the context sizes `usage_sums` was made with
+/// (`format::usage::CONTEXT_SIZES`, as text).
+pub const USAGE_SUMS_SIZES: &str = "usage-sums:context-sizes";
 
 /// The index's file name inside the data directory.
 pub const INDEX_FILE: &str = "index.sqlite3";

@@ -10,6 +10,12 @@
 //! compressed to `.jsonl.zst` and decompressed again as Codex does (the compressed file written, then
 //! the plain one deleted, and back): the same transcript, whose rows stay.
 //!
+//! A quarter of Claude Code's lines are assistant lines that state an API response's usage, a dozen
+//! responses in all, each stated by lines in several files (as streamed blocks and resumed copies
+//! are): the usage ledger equals the model's too (per response, the line with the most output and
+//! then input tokens, over every line of the live and deleted files), and the reports read from its
+//! sums equal those summed from its rows.
+//!
 //! `SCROLLBACK_MODEL_CASES` (default 20) x `SCROLLBACK_MODEL_ACTIONS` (default 500) actions;
 //! `SCROLLBACK_MODEL_SEED` replays one case.
 
@@ -36,6 +42,8 @@ struct Model {
     files: BTreeMap<String, Vec<u8>>,
     /// Entries of deleted transcripts, which the index keeps.
     gone_entries: usize,
+    /// The bytes of deleted Claude Code transcripts, whose usage lines the index keeps.
+    gone: Vec<Vec<u8>>,
     dirs: Vec<String>,
     next_uuid: u64,
 }
@@ -63,7 +71,28 @@ fn expected_lines(path: &str, bytes: &[u8]) -> Vec<(i64, i64, String)> {
     out
 }
 
-type State = (BTreeMap<String, Vec<(i64, i64, String)>>, usize);
+/// Per response of the usage ledger: (input tokens, output tokens, lines that state it).
+type Ledger = BTreeMap<String, (i64, i64, i64)>;
+type State = (BTreeMap<String, Vec<(i64, i64, String)>>, usize, Ledger);
+
+/// The ledger the complete Claude Code lines of `transcripts` make.
+fn expected_ledger<'a>(transcripts: impl Iterator<Item = &'a [u8]>) -> Ledger {
+    let mut ledger: BTreeMap<String, ((i64, i64), i64)> = BTreeMap::new();
+    for bytes in transcripts {
+        let complete = bytes.len() - bytes.iter().rev().position(|&b| b == b'\n').unwrap_or(bytes.len());
+        for line in bytes[..complete].split(|&b| b == b'\n') {
+            let Ok(value) = serde_json::from_slice::<serde_json::Value>(line) else { continue };
+            let (Some(id), Some(usage)) = (value["message"]["id"].as_str(), value["message"].get("usage")) else {
+                continue;
+            };
+            let counts = (usage["output_tokens"].as_i64().unwrap(), usage["input_tokens"].as_i64().unwrap());
+            let (best, lines) = ledger.entry(format!("claude:{id}")).or_insert((counts, 0));
+            *best = (*best).max(counts);
+            *lines += 1;
+        }
+    }
+    ledger.into_iter().map(|(key, ((output, input), lines))| (key, (input, output, lines))).collect()
+}
 
 fn index_state(env: &Env) -> Option<State> {
     let conn = scrollback::read::index::open(&env.data).ok()?;
@@ -87,12 +116,24 @@ fn index_state(env: &Env) -> Option<State> {
             r.get(0)
         })
         .ok()?;
-    Some((files, gone as usize))
+    let ledger = conn
+        .prepare("SELECT key, input_tokens, output_tokens, lines FROM usage")
+        .ok()?
+        .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?, r.get(3)?))))
+        .ok()?
+        .collect::<rusqlite::Result<_>>()
+        .ok()?;
+    Some((files, gone as usize, ledger))
 }
 
 impl Model {
     fn expected(&self) -> State {
-        (self.files.iter().map(|(p, b)| (p.clone(), expected_lines(p, b))).collect(), self.gone_entries)
+        let claude = self.files.iter().filter(|(p, _)| !p.starts_with(CODEX)).map(|(_, b)| &b[..]);
+        (
+            self.files.iter().map(|(p, b)| (p.clone(), expected_lines(p, b))).collect(),
+            self.gone_entries,
+            expected_ledger(claude.chain(self.gone.iter().map(|b| &b[..]))),
+        )
     }
 
     fn line(&mut self, rng: &mut StdRng, path: &str) -> Vec<u8> {
@@ -111,6 +152,18 @@ impl Model {
             None => String::new(),
         };
         let uuid = format!("u{}", self.next_uuid);
+        if !path.starts_with(CODEX) && rng.random_ratio(1, 4) {
+            // A line of one of a dozen API responses, which other lines and files state too.
+            let id = format!("msg_{}", rng.random_range(0..12));
+            let tokens = [rng.random_range(1..1000), rng.random_range(1..60), 0, 0];
+            let line = crate::usage::assistant("s", &uuid, &id, Some(&format!("req_{id}")), &ts, tokens);
+            let mut value: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if let Some((_, agent)) = path.rsplit_once("/agent-") {
+                value["isSidechain"] = true.into();
+                value["agentId"] = agent.trim_end_matches(".jsonl").into();
+            }
+            return (value.to_string() + "\n").into_bytes();
+        }
         if path.starts_with(CODEX) {
             let block = if rng.random_ratio(1, 6) {
                 let photo = fake_png(self.next_uuid, rng.random_range(10..2000));
@@ -257,6 +310,9 @@ fn act(env: &Env, model: &mut Model, rng: &mut StdRng) -> &'static str {
             std::fs::remove_file(env.path(&path)).unwrap();
             let bytes = model.files.remove(&path).unwrap();
             model.gone_entries += expected_lines(&path, &bytes).len();
+            if !path.starts_with(CODEX) {
+                model.gone.push(bytes);
+            }
             "delete"
         }
         (85..95, _) => {
@@ -276,8 +332,13 @@ fn act(env: &Env, model: &mut Model, rng: &mut StdRng) -> &'static str {
 fn run_case(seed: u64, actions: usize) -> Vec<&'static str> {
     let env = Env::new();
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut model =
-        Model { files: BTreeMap::new(), gone_entries: 0, dirs: vec!["a".into(), "b/c".into()], next_uuid: 0 };
+    let mut model = Model {
+        files: BTreeMap::new(),
+        gone_entries: 0,
+        gone: Vec::new(),
+        dirs: vec!["a".into(), "b/c".into()],
+        next_uuid: 0,
+    };
     std::fs::create_dir_all(env.path(CODEX)).unwrap();
     let mut tail = Some(start(&env));
     let mut log = Vec::new();
@@ -347,8 +408,21 @@ fn check_history(env: &Env, seed: u64, step: usize) {
     uuids.sort();
     uuids.dedup();
     assert_eq!(uuids.len(), all, "seed {seed}, step {step}: a uuid shown twice");
+    check_usage_sums(&tx, seed, step);
     drop(tx);
     check_vault(env, &conn, seed, step);
+}
+
+/// The usage reports read from the ledger's sums equal those summed from its rows.
+fn check_usage_sums(conn: &rusqlite::Connection, seed: u64, step: usize) {
+    use scrollback::read::prices::Prices;
+    use scrollback::read::usage::{By, Filter, report_from};
+    let prices = Prices::shipped();
+    for by in [By::Day, By::Session, By::Model] {
+        let from_sums = report_from(conn, by, Filter::default(), &prices, true).unwrap();
+        let from_rows = report_from(conn, by, Filter::default(), &prices, false).unwrap();
+        assert_eq!(from_sums, from_rows, "seed {seed}, step {step}: the usage sums by {by:?}");
+    }
 }
 
 /// The vault: every row's link is its file's inode (no link lost while a row needs it), and every

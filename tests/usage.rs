@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use scrollback::format::usage::CONTEXT_SIZES;
+use scrollback::read::prices::Prices;
+use scrollback::read::usage::{By, Filter, report, report_from};
 use serde_json::{Value, json};
 
 use crate::util::Env;
@@ -343,6 +346,37 @@ fn usage_reports_group_filter_price_and_refuse_bad_requests() {
     assert!(text.contains("gpt-5-codex") && text.contains("total") && text.contains("prices: litellm "), "{text}");
     let bad = env.run(&["usage", "--since", "last tuesday"]);
     assert_eq!(bad.status.code(), Some(2), "{}", String::from_utf8_lossy(&bad.stderr));
+    // The reports read the ledger's sums; they answer as its rows do, whatever the grouping and
+    // filter. A bound within a day is answered from the rows.
+    let conn = env.conn();
+    let shipped = Prices::shipped();
+    assert!(shipped.long_context_sizes().iter().all(|n| CONTEXT_SIZES.contains(n)), "the sums keep every size");
+    let project: String =
+        conn.query_row("SELECT project FROM sessions WHERE project IS NOT NULL", [], |r| r.get(0)).unwrap();
+    let filters = [
+        Filter::default(),
+        Filter { since: Some("2026-03-01"), until: Some("2026-03-01"), ..Filter::default() },
+        Filter { until: Some("2026-02-28"), ..Filter::default() },
+        Filter { agent: Some("codex"), ..Filter::default() },
+        Filter { project: Some(&project), ..Filter::default() },
+        Filter { model: Some("gemini-2.5-pro"), ..Filter::default() },
+    ];
+    for (name, by) in By::ALL {
+        for filter in filters {
+            let from_sums = report_from(&conn, by, filter, &shipped, true).unwrap();
+            assert_eq!(from_sums, report_from(&conn, by, filter, &shipped, false).unwrap(), "by {name}, {filter:?}");
+            assert_eq!(from_sums, report(&conn, by, filter, &shipped).unwrap(), "by {name}, {filter:?}");
+        }
+    }
+    let day = Filter { since: Some("2026-03-01"), ..Filter::default() };
+    let noon = Filter { since: Some("2026-03-01T11:30:00Z"), ..Filter::default() };
+    let (all, later) =
+        (report(&conn, By::Day, day, &shipped).unwrap(), report(&conn, By::Day, noon, &shipped).unwrap());
+    let want: i64 =
+        conn.query_row("SELECT count(*) FROM usage WHERE timestamp >= '2026-03-01T11:30'", [], |r| r.get(0)).unwrap();
+    assert!(0 < want && want < all.total.responses as i64, "{want} of {}", all.total.responses);
+    assert_eq!(later.total.responses, want as u64);
+    drop(conn);
     // The same report over HTTP; bad parameters are 400s with the API's error.
     let server = Server::start(&env, &roots(&env).iter().map(String::as_str).collect::<Vec<_>>());
     let api = server.json("/api/usage?by=agent");

@@ -8,6 +8,27 @@
 
 use serde_json::Value;
 
+/// The input sizes at which providers' long-context prices start (litellm's `above_<N>k_tokens`
+/// tiers, and a margin of sizes they have used): `usage_sums` keeps a response's context as the
+/// largest of these it was over, so that a report prices the sums of any table whose sizes are
+/// among them. A table with another size is priced from the ledger's rows instead.
+pub const CONTEXT_SIZES: [u64; 7] = [100_000, 128_000, 200_000, 256_000, 272_000, 400_000, 1_000_000];
+
+/// [`CONTEXT_SIZES`] as `scrollback_meta` records the sizes `usage_sums` was made with.
+pub fn context_sizes_text() -> String {
+    CONTEXT_SIZES.iter().map(u64::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// The SQL expression of the largest of `sizes` that the input of a `usage` row `u` was over, else 0.
+pub fn over_sql(sizes: &[u64]) -> String {
+    if sizes.is_empty() {
+        return "0".to_owned();
+    }
+    let ctx = "(u.input_tokens + u.cache_read_tokens + u.cache_write_tokens)";
+    let arms: String = sizes.iter().rev().map(|n| format!(" WHEN {ctx} > {n} THEN {n}")).collect();
+    format!("CASE{arms} ELSE 0 END")
+}
+
 /// Token counts of one API response (or, for Codex's running totals, of a thread so far).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Tokens {

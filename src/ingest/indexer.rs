@@ -289,6 +289,7 @@ impl Indexer {
         bulk::end(&conn, &index_path, None)?;
         rows::backfill_v4(&conn)?;
         crate::ingest::usage::backfill(&conn)?;
+        crate::ingest::usage::check_sums(&conn)?;
         // The vault is on until a link fails or `set_vault_off` turns it off.
         conn.execute("DELETE FROM scrollback_meta WHERE key = ?1", [VAULT_OFF_KEY])?;
         let mut indexer = Indexer::with(conn, data_dir, lock);

@@ -7,7 +7,9 @@
 //! to the latest. The rule looks at the lines' contents only, never at the order they were indexed
 //! in, so the ledger after any sequence of appends, rewrites and deletions is the one a re-index
 //! builds. Keys touched by a batch are settled at its end (`settle`); a bulk load settles all at
-//! once at its end (`settle_all`).
+//! once at its end (`settle_all`). With the ledger, the writer keeps its sums by session, day,
+//! agent, model, tier and context size (`usage_sums`), made again for every session's day a batch
+//! touched, for the reports to read.
 //!
 //! Codex states a thread's running total instead of each response's counts. The writer keeps each
 //! file's last running total (and the model its last `turn_context` named) in `usage_state`, and a
@@ -185,24 +187,82 @@ fn derive(filter: &str) -> String {
     )
 }
 
-/// Derives the ledger rows of `keys` again from their lines (a key with no line left has none).
+/// Derives the ledger rows of `keys` again from their lines (a key with no line left has none),
+/// and the sums of the sessions' days they were and are in.
 pub(crate) fn settle(tx: &Connection, keys: &BTreeSet<String>) -> Result<()> {
     if keys.is_empty() {
         return Ok(());
     }
+    let mut groups: BTreeSet<(String, Option<String>)> = BTreeSet::new();
+    let mut group = tx.prepare_cached("SELECT session_id, day FROM usage WHERE key = ?1")?;
     let mut delete = tx.prepare_cached("DELETE FROM usage WHERE key = ?1")?;
     let mut insert = tx.prepare_cached(&derive("WHERE u.key = ?1"))?;
     for key in keys {
+        let mut add = |groups: &mut BTreeSet<_>| -> Result<()> {
+            let rows = group.query_map([key], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            for row in rows {
+                groups.insert(row?);
+            }
+            Ok(())
+        };
+        add(&mut groups)?;
         delete.execute([key])?;
         insert.execute([key])?;
+        add(&mut groups)?;
+    }
+    let mut delete = tx.prepare_cached("DELETE FROM usage_sums WHERE session_id = ?1 AND day IS ?2")?;
+    let mut insert = tx.prepare_cached(&sums("WHERE u.session_id = ?1 AND u.day IS ?2"))?;
+    for (session, day) in &groups {
+        delete.execute(params![session, day])?;
+        insert.execute(params![session, day])?;
     }
     Ok(())
 }
 
-/// Derives the whole ledger again from its lines.
+/// Derives the whole ledger again from its lines, and its sums.
 pub(crate) fn settle_all(tx: &Connection) -> Result<()> {
     tx.execute("DELETE FROM usage", [])?;
     tx.execute(&derive(""), [])?;
+    sum_all(tx)
+}
+
+/// The statement that sums the ledger rows `filter` selects into `usage_sums`.
+fn sums(filter: &str) -> String {
+    format!(
+        "INSERT INTO usage_sums (session_id, day, agent, model, tier, over, responses, input_tokens, output_tokens,
+                                 cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens,
+                                 first_timestamp, last_timestamp)
+         SELECT u.session_id, u.day, u.agent, u.model, u.tier, {over}, count(*), sum(u.input_tokens),
+                sum(u.output_tokens), sum(u.cache_read_tokens), sum(u.cache_write_tokens),
+                sum(u.cache_write_1h_tokens), sum(u.reasoning_tokens), min(u.timestamp), max(u.timestamp)
+         FROM usage u {filter}
+         GROUP BY 1, 2, 3, 4, 5, 6",
+        over = format::usage::over_sql(&format::usage::CONTEXT_SIZES),
+    )
+}
+
+/// Sums the whole ledger again, with today's context sizes.
+fn sum_all(tx: &Connection) -> Result<()> {
+    tx.execute("DELETE FROM usage_sums", [])?;
+    tx.execute(&sums(""), [])?;
+    tx.execute(
+        "INSERT OR REPLACE INTO scrollback_meta (key, value) VALUES (?1, ?2)",
+        [crate::db::USAGE_SUMS_SIZES, &format::usage::context_sizes_text()],
+    )?;
+    Ok(())
+}
+
+/// Sums the ledger again if its sums were made with other context sizes than this build's (or
+/// never made): at open, before the writer writes.
+pub(crate) fn check_sums(conn: &Connection) -> Result<()> {
+    let made: Option<String> = conn
+        .query_row("SELECT value FROM scrollback_meta WHERE key = ?1", [crate::db::USAGE_SUMS_SIZES], |r| r.get(0))
+        .optional()?;
+    if made.as_deref() != Some(format::usage::context_sizes_text().as_str()) {
+        let tx = conn.unchecked_transaction()?;
+        sum_all(&tx)?;
+        tx.commit()?;
+    }
     Ok(())
 }
 

@@ -1,17 +1,20 @@
 //! Reports from the usage ledger: tokens and cost grouped by day, week, month, session, project,
 //! model or agent, between two dates, priced by a [`Prices`] table.
 //!
-//! SQLite sums the ledger's rows by the group, the model, the price tier and the long-context size
-//! the request was over; each of those sums is priced here, so a report costs one pass over the
-//! rows it covers (the `day` index bounds it) whatever number of groups it has.
+//! SQLite sums the ledger by the group, the model, the price tier and the long-context size the
+//! request was over; each of those sums is priced here. The writer keeps the ledger summed by
+//! session and day (`usage_sums`), so a report reads those sums, a few rows per session and day,
+//! rather than every response; a bound within a day, or a pricing table with long-context sizes the
+//! sums do not keep, is answered from the ledger's rows.
 
 use std::collections::BTreeMap;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
+use crate::db;
 use crate::error::{Error, Result};
-use crate::format::Tokens;
+use crate::format::{Tokens, usage};
 use crate::read::history::time_bound;
 use crate::read::prices::{Priced, Prices};
 
@@ -199,28 +202,54 @@ pub struct PriceSource {
 }
 
 /// The report of the ledger in `conn` grouped `by`, over `filter`, priced by `prices`.
+///
+/// It reads the ledger's sums (`usage_sums`) when they can answer: bounds that are whole days, and
+/// a table whose long-context sizes are among those the sums keep. Else it sums the ledger's rows.
 pub fn report(conn: &Connection, by: By, filter: Filter<'_>, prices: &Prices) -> Result<Report> {
+    let sizes = prices.long_context_sizes();
+    let summed = conn
+        .query_row("SELECT value FROM scrollback_meta WHERE key = ?1", [db::USAGE_SUMS_SIZES], |r| {
+            r.get::<_, String>(0)
+        })
+        .optional()?
+        .is_some_and(|made| made == usage::context_sizes_text())
+        && sizes.iter().all(|n| usage::CONTEXT_SIZES.contains(n));
+    report_from(conn, by, filter, prices, summed)
+}
+
+/// [`report`] from the ledger's sums if `summed` (and the bounds are whole days), else from its
+/// rows. The two are the same report (tested).
+pub fn report_from(conn: &Connection, by: By, filter: Filter<'_>, prices: &Prices, summed: bool) -> Result<Report> {
     let since = filter.since.map(|s| time_bound(s, false)).transpose()?;
     let until = filter.until.map(|s| time_bound(s, true)).transpose()?;
+    // A bound at a day's first instant is that day; another bound is its day and its instant.
+    let whole = |b: &Option<String>| b.as_deref().is_none_or(|b| b.ends_with("T00:00:00.000Z"));
+    let summed = summed && whole(&since) && whole(&until);
+    let day = |b: &Option<String>| b.as_deref().map(|b| b[..10].to_owned());
+    let instant = |b: &Option<String>| b.clone().filter(|_| !whole(b));
+    let (since_day, since_at) = (day(&since), instant(&since));
+    let until_at = instant(&until);
+    // Whole days: before the bound's day; an instant: on or before its day, and before it.
+    let (until_before, until_on) = if until_at.is_none() { (day(&until), None) } else { (None, day(&until)) };
     let sizes = prices.long_context_sizes();
-    let over = if sizes.is_empty() {
-        "0".to_owned()
+    let (table, responses, first, last, over) = if summed {
+        // The largest of the table's sizes that is not over the one the sums keep.
+        let arms: String = sizes.iter().rev().map(|n| format!(" WHEN u.over >= {n} THEN {n}")).collect();
+        let over = if sizes.is_empty() { "0".to_owned() } else { format!("CASE{arms} ELSE 0 END") };
+        ("usage_sums", "sum(u.responses)", "min(u.first_timestamp)", "max(u.last_timestamp)", over)
     } else {
-        let ctx = "(u.input_tokens + u.cache_read_tokens + u.cache_write_tokens)";
-        let arms: String = sizes.iter().rev().map(|n| format!(" WHEN {ctx} > {n} THEN {n}")).collect();
-        format!("CASE{arms} ELSE 0 END")
+        ("usage", "count(*)", "min(u.timestamp)", "max(u.timestamp)", usage::over_sql(&sizes))
     };
     let join_sessions = matches!(by, By::Session | By::Project) || filter.project.is_some();
     let sql = format!(
-        "SELECT {group}, u.agent, u.model, u.tier, {over} AS over, count(*),
+        "SELECT {group}, u.agent, u.model, u.tier, {over} AS over, {responses},
                 sum(u.input_tokens), sum(u.output_tokens), sum(u.cache_read_tokens), sum(u.cache_write_tokens),
-                sum(u.cache_write_1h_tokens), sum(u.reasoning_tokens), min(u.timestamp), max(u.timestamp), {names}
-         FROM usage u {join}
-         WHERE (?1 IS NULL OR (u.day >= substr(?1, 1, 10) AND u.timestamp >= ?1))
-           AND (?2 IS NULL OR (u.day <= substr(?2, 1, 10) AND u.timestamp < ?2))
-           AND (?3 IS NULL OR u.agent = ?3) AND (?4 IS NULL OR s.project = ?4)
-           AND (?5 IS NULL OR u.session_id = ?5) AND (?6 IS NULL OR u.model = ?6)
-         GROUP BY 1, 2, 3, 4, 5",
+                sum(u.cache_write_1h_tokens), sum(u.reasoning_tokens), {first}, {last}, {names}
+         FROM {table} u {join}
+         WHERE (?1 IS NULL OR u.day >= ?1) AND (?2 IS NULL OR u.day < ?2) AND (?3 IS NULL OR u.day <= ?3)
+           AND (?4 IS NULL OR u.agent = ?4) AND (?5 IS NULL OR s.project = ?5)
+           AND (?6 IS NULL OR u.session_id = ?6) AND (?7 IS NULL OR u.model = ?7) {instants}
+         GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5",
         group = by.sql(),
         names = if by == By::Session { "max(s.title), max(s.project)" } else { "NULL, NULL" },
         join = if join_sessions {
@@ -228,9 +257,26 @@ pub fn report(conn: &Connection, by: By, filter: Filter<'_>, prices: &Prices) ->
         } else {
             "JOIN (SELECT NULL AS project) s"
         },
+        instants =
+            if summed { "" } else { "AND (?8 IS NULL OR u.timestamp >= ?8) AND (?9 IS NULL OR u.timestamp < ?9)" },
     );
     let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows = stmt.query(params![since, until, filter.agent, filter.project, filter.session, filter.model])?;
+    let bounds = params![since_day, until_before, until_on, filter.agent, filter.project, filter.session, filter.model];
+    let mut rows = if summed {
+        stmt.query(bounds)?
+    } else {
+        stmt.query(params![
+            since_day,
+            until_before,
+            until_on,
+            filter.agent,
+            filter.project,
+            filter.session,
+            filter.model,
+            since_at,
+            until_at
+        ])?
+    };
     let mut groups: BTreeMap<Option<String>, Row> = BTreeMap::new();
     let mut total = Row::default();
     let mut unpriced_models: BTreeMap<String, u64> = BTreeMap::new();
