@@ -8,9 +8,10 @@ Claude Code writes a response of two blocks, over 200 sessions, 60 days and 3 mo
 temporary directory, indexes it with `BIN index`, then starts `BIN serve` on it and times
 `/api/usage?by=day` (and by session and model) 20 times each: the median and p90 of the answer as a
 client on 127.0.0.1 sees it. With CCUSAGE (the path of a ccusage binary, e.g.
-tests/ccusage/node_modules/.bin/ccusage after `npm ci --prefix tests/ccusage`), also times
+tests/ccusage/node_modules/.bin/ccusage after `npm install --prefix tests/ccusage --no-save`), also times
 `ccusage daily --json --offline` and `BIN usage --json` on the same tree, 3 times each, alternating,
-and checks that their daily totals agree.
+and checks that their daily totals agree. Lines are written as Claude Code writes them, compact JSON
+(ccusage 20.0.24 finds no usage in lines with a space after `:` and `,`).
 """
 
 import datetime
@@ -57,7 +58,7 @@ def write_tree(root, n):
                                               "cache_read_input_tokens": 1000 + k % 5000,
                                               "cache_creation_input_tokens": k % 300}},
                     }
-                    f.write(json.dumps(line) + "\n")
+                    f.write(json.dumps(line, separators=(",", ":")) + "\n")
         written += per_session
         session += 1
 

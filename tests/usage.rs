@@ -397,9 +397,9 @@ fn ccusage() -> Option<PathBuf> {
     }
     assert!(
         std::env::var_os("CI").is_none(),
-        "ccusage is missing: .ci/run installs it (npm ci --prefix tests/ccusage)"
+        "ccusage is missing: .ci/run installs it (npm install --prefix tests/ccusage --no-save)"
     );
-    eprintln!("SKIPPED: ccusage is not installed; `npm ci --prefix tests/ccusage` to run this test");
+    eprintln!("SKIPPED: ccusage is not installed; `npm install --prefix tests/ccusage --no-save` to run this test");
     None
 }
 

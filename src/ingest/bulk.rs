@@ -44,7 +44,8 @@ pub fn begin(conn: &Connection) -> Result<()> {
     let tx = conn.unchecked_transaction()?;
     let mut stmt = tx.prepare(
         "SELECT type, name, sql FROM sqlite_master
-         WHERE type IN ('index', 'trigger') AND tbl_name IN ('entries', 'media') AND sql IS NOT NULL",
+         WHERE type IN ('index', 'trigger') AND tbl_name IN ('entries', 'media', 'usage_lines', 'usage', 'usage_sums')
+           AND sql IS NOT NULL",
     )?;
     let deferred: Vec<(String, String, String)> =
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<rusqlite::Result<_>>()?;

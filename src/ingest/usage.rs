@@ -219,10 +219,120 @@ pub(crate) fn settle(tx: &Connection, keys: &BTreeSet<String>) -> Result<()> {
     Ok(())
 }
 
-/// Derives the whole ledger again from its lines, and its sums.
+/// One line of a response as the rule compares them, with what its ledger row takes from it.
+struct Line {
+    session: String,
+    agent: String,
+    model: Option<String>,
+    request_id: Option<String>,
+    timestamp: Option<String>,
+    tier: Option<String>,
+    tokens: [i64; 6],
+    entry_id: i64,
+    ordinal: i64,
+}
+
+impl Line {
+    /// [`STANDING`] as a comparison, up to the line's place: `Less` when `self` stands before
+    /// `other`.
+    fn standing(&self, other: &Line) -> std::cmp::Ordering {
+        let ctx = |l: &Line| l.tokens[0] + l.tokens[2] + l.tokens[3];
+        other.tokens[1]
+            .cmp(&self.tokens[1])
+            .then(ctx(other).cmp(&ctx(self)))
+            // (NULL is the least in SQLite as `None` is in Rust: last when descending.)
+            .then(other.timestamp.cmp(&self.timestamp))
+            .then(self.session.cmp(&other.session))
+    }
+}
+
+/// Derives the whole ledger again from its lines, and its sums: one pass over the lines in key
+/// order (the key index gives it), the standing line of each key picked here by the same order as
+/// `STANDING` (a window over every line made SQLite sort them all, several times slower), then
+/// the sums in one statement.
 pub(crate) fn settle_all(tx: &Connection) -> Result<()> {
     tx.execute("DELETE FROM usage", [])?;
-    tx.execute(&derive(""), [])?;
+    let mut lines = tx.prepare(
+        "SELECT u.key, u.session_id, u.agent, u.model, u.request_id, u.timestamp, u.tier, u.input_tokens,
+                u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cache_write_1h_tokens,
+                u.reasoning_tokens, u.entry_id, u.ordinal
+         FROM usage_lines u INDEXED BY usage_lines_key ORDER BY u.key",
+    )?;
+    // The place of a line in its session, for the rare tie on everything counted (copies of one
+    // line in a session's files): looked up then, not joined for every line (a lookup per line
+    // into `entries`, in key order, was most of the time).
+    let mut place = tx.prepare("SELECT sort_file, line FROM entries WHERE id = ?1")?;
+    let mut stands = |line: &Line, best: &Line| -> Result<bool> {
+        Ok(match line.standing(best) {
+            std::cmp::Ordering::Less => true,
+            std::cmp::Ordering::Greater => false,
+            std::cmp::Ordering::Equal => {
+                let mut at = |id: i64| place.query_row([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)));
+                let (a, b) = (at(line.entry_id)?, at(best.entry_id)?);
+                (a, line.ordinal) < (b, best.ordinal)
+            }
+        })
+    };
+    let mut insert = tx.prepare(
+        "INSERT INTO usage (key, session_id, agent, model, request_id, timestamp, day, tier, input_tokens,
+                            output_tokens, cache_read_tokens, cache_write_tokens, cache_write_1h_tokens,
+                            reasoning_tokens, entry_id, lines)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, coalesce(date(?6), substr(?6, 1, 10)), ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+    )?;
+    let mut write = |key: &str, best: Line, count: i64| -> Result<()> {
+        let t = best.tokens;
+        insert.execute(params![
+            key,
+            best.session,
+            best.agent,
+            best.model,
+            best.request_id,
+            best.timestamp,
+            best.tier,
+            t[0],
+            t[1],
+            t[2],
+            t[3],
+            t[4],
+            t[5],
+            best.entry_id,
+            count
+        ])?;
+        Ok(())
+    };
+    let mut rows = lines.query([])?;
+    let mut current: Option<(String, Line, i64)> = None;
+    while let Some(r) = rows.next()? {
+        let key: String = r.get(0)?;
+        let line = Line {
+            session: r.get(1)?,
+            agent: r.get(2)?,
+            model: r.get(3)?,
+            request_id: r.get(4)?,
+            timestamp: r.get(5)?,
+            tier: r.get(6)?,
+            tokens: [r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?, r.get(11)?, r.get(12)?],
+            entry_id: r.get(13)?,
+            ordinal: r.get(14)?,
+        };
+        match &mut current {
+            Some((k, best, count)) if *k == key => {
+                *count += 1;
+                if stands(&line, best)? {
+                    *best = line;
+                }
+            }
+            _ => {
+                if let Some((k, best, count)) = current.take() {
+                    write(&k, best, count)?;
+                }
+                current = Some((key, line, 1));
+            }
+        }
+    }
+    if let Some((k, best, count)) = current.take() {
+        write(&k, best, count)?;
+    }
     sum_all(tx)
 }
 
