@@ -1,4 +1,4 @@
--- scrollback acceptance record, version 1 (PRAGMA user_version = 1), in `accepted.sqlite3`.
+-- scrollback acceptance record, version 2 (PRAGMA user_version = 2), in `accepted.sqlite3`.
 --
 -- Primary data: what people sent, recorded before anything else happens ("recording it IS
 -- acceptance"). It is not derived from the transcripts and is never rebuilt, moved aside or deleted
@@ -37,6 +37,16 @@ CREATE TABLE chats (
     session_id TEXT,
     created_at TEXT NOT NULL,
     bound_at   TEXT
+) WITHOUT ROWID;
+
+-- A person's own marks on a session (version 2): the title they gave it and whether it is pinned to
+-- the top of the list. Primary data as the sends are: never written into a transcript, kept
+-- through a rebuild of the index.
+CREATE TABLE marks (
+    session_id TEXT PRIMARY KEY,
+    title      TEXT,                                -- NULL: the title the transcript gives
+    pinned     INTEGER NOT NULL DEFAULT 0 CHECK (pinned IN (0, 1)),
+    updated_at TEXT NOT NULL
 ) WITHOUT ROWID;
 
 -- Every send, with its chat's session, for offline questions.

@@ -203,10 +203,21 @@ pub const INDEX_FILE: &str = "index.sqlite3";
 /// The acceptance record's schema: primary data, in a file of its own ([`ACCEPT_FILE`]).
 pub const ACCEPT_SCHEMA: &str = include_str!("../accept.sql");
 /// The version `ACCEPT_SCHEMA` creates, kept in that file's `PRAGMA user_version`.
-pub const ACCEPT_VERSION: i64 = 1;
+pub const ACCEPT_VERSION: i64 = 2;
 /// One step each, as [`MIGRATIONS`] for the index. Keep each old schema in
 /// `tests/fixtures/accept-v<N>.sql`.
-const ACCEPT_MIGRATIONS: &[&str] = &[];
+const ACCEPT_MIGRATIONS: &[&str] = &[
+    // 1 -> 2: a person's marks on sessions (a title of their own, pinned).
+    "-- A person's own marks on a session (version 2): the title they gave it and whether it is pinned to
+-- the top of the list. Primary data as the sends are: never written into a transcript, kept
+-- through a rebuild of the index.
+CREATE TABLE marks (
+    session_id TEXT PRIMARY KEY,
+    title      TEXT,                                -- NULL: the title the transcript gives
+    pinned     INTEGER NOT NULL DEFAULT 0 CHECK (pinned IN (0, 1)),
+    updated_at TEXT NOT NULL
+) WITHOUT ROWID;",
+];
 /// The acceptance record's file name inside the data directory.
 pub const ACCEPT_FILE: &str = "accepted.sqlite3";
 
@@ -547,6 +558,30 @@ mod tests {
         }
         let version: i64 = fresh.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         assert_eq!(version, VERSION);
+        Ok(())
+    }
+
+    #[test]
+    fn every_old_acceptance_record_migrates_to_the_fresh_schema_keeping_its_rows() -> Result<()> {
+        let dir = tempfile::tempdir().unwrap();
+        let fresh = ConnectionKind::Acceptances.open(&dir.path().join("fresh.sqlite3"))?;
+        assert_eq!(ACCEPT_MIGRATIONS.len() as i64, ACCEPT_VERSION - 1, "one migration per version step");
+        for version in 1..ACCEPT_VERSION {
+            let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/accept-v{version}.sql"));
+            let old_sql = std::fs::read_to_string(&fixture).expect("keep each old schema as a fixture");
+            let path = dir.path().join(format!("a{version}.sqlite3"));
+            let old = Connection::open(&path)?;
+            old.execute_batch(&format!(
+                "{old_sql}\nPRAGMA user_version = {version};
+                 INSERT INTO chats (chat_id, created_at) VALUES ('c', 'now');
+                 INSERT INTO acceptances (client_message_id, chat_id, text, accepted_at) VALUES ('m', 'c', 'hi', 'now');"
+            ))?;
+            drop(old);
+            let migrated = ConnectionKind::Acceptances.open(&path)?;
+            assert_eq!(objects(&migrated), objects(&fresh), "v{version} migrated");
+            let kept: i64 = migrated.query_row("SELECT count(*) FROM acceptances", [], |r| r.get(0))?;
+            assert_eq!(kept, 1, "v{version}'s sends are kept");
+        }
         Ok(())
     }
 

@@ -224,7 +224,91 @@ fn fixtures(root: &Path) {
     let dir = root.join("agents/gemini/lighthouse/chats");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("session-2026-11-30T09-00-5e55a0de.jsonl"), body).unwrap();
+    reading(root);
 }
+
+/// 15: reading: Markdown with every construct and hostile Markdown, and tool calls of each agent
+/// (Claude Code's, Codex's shell and patch, Gemini CLI's edit), with an edit's diff and an error.
+fn reading(root: &Path) {
+    let markdown = "## A heading\n\nSome *emphasis*, **strong** and `inline code`.\n\n- one\n- two\n\n1. first\n2. second\n\n> a quotation\n\n```rust\nfn main() {\n    println!(\"hi\");\n}\n```\n\n| name | value |\n|------|-------|\n| a    | 1     |\n\nA [safe link](https://example.com/docs).";
+    let hostile = "[click](javascript:window.__pwned='md') and <img src=x onerror=\"window.__pwned='raw'\"> and ![remote](https://evil.example/x.png)\n\n```html\n<script>window.__pwned='fence'</script>\n```";
+    let at = |n: usize| json!({"uuid": format!("r{n}"), "timestamp": format!("2026-11-03T10:00:{n:02}.000Z"), "gitBranch": "main"});
+    let mut body = String::new();
+    body += &line(1, "user", json!(markdown), at(1));
+    body += &line(2, "assistant", json!([{"type": "text", "text": hostile}]), at(2));
+    body += &line(
+        3,
+        "assistant",
+        json!([
+            {"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": "git status", "description": "Status"}},
+            {"type": "tool_use", "id": "e1", "name": "Edit", "input": {"file_path": "src/lib.rs", "old_string": "fn a() {}\nfn b() {}\n", "new_string": "fn a() {}\nfn c() {}\nfn d() {}\n"}},
+            {"type": "tool_use", "id": "g1", "name": "Grep", "input": {"pattern": "fn main", "path": "src"}},
+            {"type": "tool_use", "id": "w1", "name": "WebFetch", "input": {"url": "https://example.com/page", "prompt": "summarise"}}
+        ]),
+        at(3),
+    );
+    body += &line(
+        4,
+        "user",
+        json!([
+            {"type": "tool_result", "tool_use_id": "b1", "content": "On branch main\nnothing to commit\nworking tree clean\nline four\nline five"},
+            {"type": "tool_result", "tool_use_id": "e1", "content": "permission denied", "is_error": true}
+        ]),
+        at(4),
+    );
+    write(root, "reading", &body);
+    let codex = |ts: &str, kind: &str, payload: Value| {
+        json!({ "timestamp": ts, "type": kind, "payload": payload }).to_string() + "\n"
+    };
+    let mut body = codex(
+        "2026-11-03T11:00:00.000Z",
+        "session_meta",
+        json!({ "id": READING_CODEX, "cwd": "/home/test/harbour", "cli_version": "0.128.0", "git": {"branch": "fix/patch"} }),
+    );
+    body += &codex(
+        "2026-11-03T11:00:01.000Z",
+        "response_item",
+        json!({ "type": "message", "role": "user", "content": [{ "type": "input_text", "text": "Fix the **parser**" }] }),
+    );
+    body += &codex(
+        "2026-11-03T11:00:02.000Z",
+        "response_item",
+        json!({ "type": "function_call", "name": "shell", "arguments": "{\"command\":[\"bash\",\"-lc\",\"cargo test\"]}", "call_id": "c1" }),
+    );
+    body += &codex(
+        "2026-11-03T11:00:03.000Z",
+        "response_item",
+        json!({ "type": "function_call_output", "call_id": "c1", "output": "test result: ok. 3 passed" }),
+    );
+    body += &codex(
+        "2026-11-03T11:00:04.000Z",
+        "response_item",
+        json!({ "type": "custom_tool_call", "name": "apply_patch", "call_id": "c2",
+        "input": "*** Begin Patch\n*** Update File: src/parser.rs\n@@\n-let x = 1;\n+let x = 2;\n+let y = 3;\n*** End Patch" }),
+    );
+    let dir = root.join("reading/codex/2026/11/03");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("rollout-2026-11-03T11-00-00-{READING_CODEX}.jsonl")), body).unwrap();
+    let g = |v: Value| v.to_string() + "\n";
+    let mut body = g(
+        json!({ "sessionId": READING_GEMINI, "projectHash": "0f", "startTime": "2026-11-03T12:00:00.000Z", "kind": "main" }),
+    );
+    body += &g(
+        json!({ "id": "q1", "timestamp": "2026-11-03T12:00:01.000Z", "type": "user", "content": [{ "text": "Rename the function" }] }),
+    );
+    body += &g(
+        json!({ "id": "q2", "timestamp": "2026-11-03T12:00:02.000Z", "type": "gemini", "content": "Done, with **one** edit.", "model": "gemini-3-flash-preview",
+        "toolCalls": [{ "id": "tc1", "name": "replace", "displayName": "Edit", "status": "success",
+                        "args": { "file_path": "/home/test/app.py", "old_string": "def old():\n    pass\n", "new_string": "def new():\n    pass\n" },
+                        "result": [{ "functionResponse": { "id": "tc1", "name": "replace", "response": { "output": "Edited app.py" } } }] }] }),
+    );
+    let dir = root.join("reading/gemini/app/chats");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("session-2026-11-03T12-00-5e55a0de.jsonl"), body).unwrap();
+}
+
+const READING_CODEX: &str = "01a0c0de-0000-7000-8000-0000000000d1";
+const READING_GEMINI: &str = "5e55a0de-0000-4000-8000-0000000000d2";
 
 const CODEX_SESSION: &str = "01a0c0de-0000-7000-8000-0000000000c1";
 const GEMINI_SESSION: &str = "5e55a0de-0000-4000-8000-0000000000c2";
@@ -276,5 +360,5 @@ fn the_viewer_in_headless_chromium() {
         .find_map(|l| l.strip_prefix("# pass "))
         .and_then(|n| n.trim().parse().ok())
         .expect("node --test reports how many passed");
-    assert!(passed >= 13, "only {passed} browser scenarios passed:\n{stdout}");
+    assert!(passed >= 18, "only {passed} browser scenarios passed:\n{stdout}");
 }

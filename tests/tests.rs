@@ -9,6 +9,7 @@ mod bulk;
 mod corpus;
 mod crash;
 mod examples;
+mod export;
 mod fuzz_corpus;
 mod generated;
 mod http;

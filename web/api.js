@@ -49,6 +49,15 @@ export function post(path, body) {
   });
 }
 
+/** PUT a JSON body; returns the JSON answer. */
+export function put(path, body) {
+  return request(path, {
+    method: "PUT",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
 /** `?a=1&b=2` from an object, leaving out empty values. */
 export function query(params) {
   const q = new URLSearchParams();

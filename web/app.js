@@ -2,7 +2,7 @@
 // conversation's sends (composer.js) show at once as pending and are retired by `reconcile` when the
 // transcript holds them. Every view has its own URL (/sessions/{id}[?cursor=N], /chats/{chatId}, /search?q=).
 
-import { ApiError, Events, Unauthorized, get, post, query } from "./api.js";
+import { ApiError, Events, Unauthorized, get, post, put, query } from "./api.js";
 import { Composer } from "./composer.js";
 import { reconcile } from "./reconcile.js";
 import * as render from "./render.js";
@@ -57,7 +57,7 @@ function route() {
     view = new UsagePage(main, params, { call, navigate, projects });
   } else if (path === "/search") {
     $("search-input").value = params.get("q") || "";
-    view = new Search(main, params.get("q") || "");
+    view = new Search(main, params);
   } else {
     view = new Home(main);
   }
@@ -142,12 +142,22 @@ const sidebar = {
     this.loading = true;
     const status = $("sessions-status");
     try {
-      const page = await call(() =>
-        get(`/api/sessions${query({ q: $("filter-text").value.trim(), project: $("filter-project").value, agent: $("filter-agent").value, cursor: more ? this.next : "", limit: PAGE })}`),
-      );
+      const filters = { q: $("filter-text").value.trim(), project: $("filter-project").value, agent: $("filter-agent").value };
+      // The sessions a person pinned come first, once; the rest in their order.
+      const [pins, page] = await Promise.all([
+        more || filters.q ? null : call(() => get(`/api/sessions${query({ ...filters, pinned: "true" })}`)),
+        call(() => get(`/api/sessions${query({ ...filters, cursor: more ? this.next : "", limit: PAGE })}`)),
+      ]);
       const list = $("sessions");
-      if (!more) list.replaceChildren();
-      for (const s of page.sessions) list.append(this.item(s));
+      if (!more) {
+        list.replaceChildren();
+        this.pinned = new Set();
+      }
+      for (const s of pins ? pins.sessions : []) {
+        this.pinned.add(s.id);
+        list.append(this.item(s));
+      }
+      for (const s of page.sessions) if (!this.pinned.has(s.id)) list.append(this.item(s));
       this.next = page.next;
       $("more-sessions").hidden = !page.next;
       status.hidden = list.children.length > 0;
@@ -169,7 +179,7 @@ const sidebar = {
       option.value = s.project;
       $("filter-project").append(option);
     }
-    const title = render.el("span", "title", s.title || s.id);
+    const title = render.el("span", "title", s.pinned ? render.el("span", "pin", "📌 ") : null, s.title || s.id);
     const meta = render.el(
       "span",
       "meta",
@@ -183,6 +193,7 @@ const sidebar = {
     const li = render.el("li", null, link(`/sessions/${encodeURIComponent(s.id)}`, title, meta, counts));
     li.dataset.session = s.id;
     if (s.agent) li.dataset.agent = s.agent;
+    if (s.pinned) li.classList.add("pinned");
     return li;
   },
 
@@ -240,20 +251,72 @@ class Home {
   }
 }
 
-/** `/search?q=`: full-text hits; each opens its session at that entry. */
+/** `/search?q=&agent=&project=&role=&since=&until=`: full-text hits, each with its session's title,
+ * agent, project and time; each opens its session at that entry. The filters are in the URL. */
 class Search {
-  constructor(main, q) {
+  constructor(main, params) {
+    const q = params.get("q") || "";
+    const f = {};
+    for (const key of ["agent", "project", "role", "since", "until"]) f[key] = params.get(key) || "";
     main.append(render.el("h1", "view-title", `Search: ${q}`));
+    const field = (labelText, control) => render.el("label", null, labelText, " ", control);
+    const select = (name, options) => {
+      const s = render.el("select");
+      s.name = name;
+      for (const [value, label] of options) {
+        const o = render.el("option", null, label);
+        o.value = value;
+        s.append(o);
+      }
+      s.value = f[name];
+      return s;
+    };
+    const date = (name) => {
+      const i = render.el("input");
+      i.type = "date";
+      i.name = name;
+      i.value = f[name];
+      return i;
+    };
+    const projects = [["", "All projects"], ...[...$("filter-project").options].map((o) => o.value).filter(Boolean).map((p) => [p, p])];
+    if (f.project && !projects.some(([p]) => p === f.project)) projects.push([f.project, f.project]);
+    const apply = render.el("button", null, "Filter");
+    apply.type = "submit";
+    const form = render.el(
+      "form",
+      "search-filters",
+      field("Agent", select("agent", [["", "All agents"], ["claude", "Claude Code"], ["codex", "Codex"], ["gemini", "Gemini CLI"]])),
+      field("Project", select("project", projects)),
+      field("Said by", select("role", [["", "Anyone"], ["user", "You"], ["assistant", "The assistant"]])),
+      field("From", date("since")),
+      field("To", date("until")),
+      apply,
+    );
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      const data = new FormData(form);
+      const next = { q };
+      for (const key of Object.keys(f)) if (data.get(key)) next[key] = data.get(key);
+      navigate(`/search${query(next)}`);
+    });
     const list = render.el("ol", "hits");
     const status = render.el("p", "status", "Searching…");
-    main.append(status, list);
-    call(() => get(`/api/search${query({ q, limit: 100 })}`))
+    main.append(form, status, list);
+    call(() => get(`/api/search${query({ q, ...f, limit: 100 })}`))
       .then(({ hits }) => {
         status.textContent = hits.length === 1 ? "1 hit" : hits.length ? `${hits.length} hits` : "No hits.";
         for (const hit of hits) {
           const href = `/sessions/${encodeURIComponent(hit.sessionId)}${query({ cursor: hit.cursor })}`;
           const when = hit.timestamp ? hit.timestamp.slice(0, 16).replace("T", " ") : "";
-          list.append(render.el("li", "hit", link(href, render.snippet(hit.snippet), render.el("span", "meta", `${hit.sessionId} · ${when}`))));
+          const project = hit.project ? hit.project.split("/").filter(Boolean).pop() : null;
+          const meta = [AGENTS[hit.agent] || hit.agent, project, hit.role === "user" ? "you" : hit.role, when].filter(Boolean).join(" · ");
+          list.append(
+            render.el(
+              "li",
+              "hit",
+              link(href, render.el("span", "hit-title", hit.title || hit.sessionId), render.snippet(hit.snippet), render.el("span", "meta", meta)),
+            ),
+          );
         }
       })
       .catch((e) => {
@@ -296,7 +359,22 @@ class Conversation {
     this.banner.hidden = true;
     this.usage = render.el("p", "meta-text usage-line", "");
     this.usage.hidden = true;
-    const head = render.el("header", "conv-head", this.title, render.el("label", "toggle", toggle, " Side chains"), this.usage);
+    // The header keeps its height while these load (a page scrolled back must not move).
+    this.about = render.el("p", "meta-text about-line", "\u00a0");
+    this.actions = render.el("div", "conv-actions unfilled");
+    if (sessionId) {
+      for (const label of ["Rename", "Pin"]) this.actions.append(render.el("button", "small", label));
+    } else {
+      this.about.hidden = true;
+    }
+    const head = render.el(
+      "header",
+      "conv-head",
+      render.el("div", "conv-title", this.title, this.actions),
+      render.el("label", "toggle", toggle, " Side chains"),
+      this.about,
+      this.usage,
+    );
     this.list = render.el("ol", "entries");
     this.pendingList = render.el("ol", "entries pending-list");
     this.status = render.el("p", "status", "");
@@ -375,7 +453,7 @@ class Conversation {
   }
 
   historyUrl(params) {
-    return `/api/sessions/${encodeURIComponent(this.sessionId)}/history${query({ limit: PAGE, sidechains: this.sidechains ? "true" : "", ...params })}`;
+    return `/api/sessions/${encodeURIComponent(this.sessionId)}/history${query({ limit: PAGE, sidechains: this.sidechains ? "true" : "", view: "true", ...params })}`;
   }
 
   async loadPage(params, where) {
@@ -462,14 +540,97 @@ class Conversation {
     this.list.insertBefore(item, next ? next.item : null);
   }
 
-  /** The session's title, from the sessions list (once it has loaded). */
+  /** The session's header: its title (a person's own, if they gave one), agent, project, git
+   * branch, times and counts, and the controls to rename, pin and export it. */
   async setTitle(sessionId) {
     if (this.titled) return;
     this.titled = true;
     this.title.textContent = sessionId;
-    await sidebar.ready;
-    const found = $("sessions").querySelector(`li[data-session="${CSS.escape(sessionId)}"] .title`);
-    if (found && !this.closed) this.title.textContent = found.textContent;
+    try {
+      const about = await call(() => get(`/api/sessions/${encodeURIComponent(sessionId)}/about`));
+      if (!this.closed) this.showAbout(about);
+    } catch {
+      // The header keeps the id.
+    }
+  }
+
+  showAbout(about) {
+    this.title.textContent = about.title || about.id;
+    this.title.title = about.transcriptTitle ? `The transcript's title: ${about.transcriptTitle}` : "";
+    const span = (a, b) => {
+      const t = (x) => (x ? x.slice(0, 16).replace("T", " ") : null);
+      return a && b ? `${t(a)} – ${t(b)}` : t(a || b);
+    };
+    const main = about.entries - (about.sidechainEntries || 0);
+    this.about.textContent = [
+      AGENTS[about.agent] || about.agent,
+      about.project,
+      about.gitBranch ? `branch ${about.gitBranch}` : null,
+      span(about.firstTimestamp, about.lastTimestamp),
+      `${main} entries`,
+      `${about.images} photos`,
+    ]
+      .filter(Boolean)
+      .join(" · ");
+    this.about.hidden = false;
+    this.actions.classList.remove("unfilled");
+    const button = (label, onClick, extra = {}) => {
+      const b = render.el("button", "small", label);
+      b.type = "button";
+      for (const [k, v] of Object.entries(extra)) b.setAttribute(k, v);
+      b.addEventListener("click", onClick);
+      return b;
+    };
+    const mark = async (change) => {
+      const updated = await call(() => put(`/api/sessions/${encodeURIComponent(about.id)}/marks`, change));
+      this.showAbout({ ...about, title: updated.title || about.transcriptTitle || about.title, transcriptTitle: updated.title ? about.transcriptTitle || about.title : null, pinned: updated.pinned });
+      sidebar.refreshSoon();
+    };
+    const rename = button("Rename", () => {
+      const input = render.el("input", "rename-input");
+      input.value = about.title || "";
+      input.setAttribute("aria-label", "The session's title");
+      input.maxLength = 200;
+      const save = render.el("button", "small", "Save");
+      save.type = "submit";
+      const cancel = button("Cancel", () => this.showAbout(about));
+      const form = render.el("form", "rename", input, save, cancel);
+      form.addEventListener("submit", (e) => {
+        e.preventDefault();
+        mark({ title: input.value.trim() || null }).catch((err) => alert(err.message));
+      });
+      this.actions.replaceChildren(form);
+      input.focus();
+      input.select();
+    });
+    const pin = button(about.pinned ? "Unpin" : "Pin", () => mark({ pinned: !about.pinned }).catch((err) => alert(err.message)), { "aria-pressed": String(!!about.pinned) });
+    const exports = render.el("span", "exports", "Export: ");
+    for (const [format, label] of [["html", "HTML"], ["jsonl", "JSONL"]]) {
+      const a = render.el("a", "export", label);
+      a.href = `/api/sessions/${encodeURIComponent(about.id)}/export${query({ format })}`;
+      a.download = "";
+      exports.append(a, " ");
+    }
+    this.actions.replaceChildren(rename, pin, exports);
+  }
+
+  /** Moves the keyboard's place to the next (`step` 1) or previous (-1) message. */
+  step(step) {
+    const items = [...this.list.querySelectorAll(":scope > li.entry")];
+    if (!items.length) return;
+    let at = items.indexOf(this.list.querySelector(":scope > li.entry.focused"));
+    if (at < 0) {
+      // From the first message in view.
+      const top = this.scroller.getBoundingClientRect().top;
+      at = items.findIndex((li) => li.getBoundingClientRect().bottom > top);
+      at = step > 0 ? at - 1 : at;
+    }
+    const next = items[Math.max(0, Math.min(items.length - 1, at + step))];
+    for (const li of items) li.classList.remove("focused");
+    next.classList.add("focused");
+    next.tabIndex = -1;
+    next.focus({ preventScroll: true });
+    next.scrollIntoView({ block: "nearest" });
   }
 
   onScroll() {
@@ -520,7 +681,7 @@ class Conversation {
           if (page.entries.length >= PAGE) this.catchUpAgain = true;
           this.reconcile();
           this.renderPending();
-          if (stick) this.scrollToBottom();
+          if (stick && page.entries.length) this.scrollToBottom();
         } while (this.catchUpAgain && !this.closed);
       } catch (e) {
         this.fail(e);
@@ -640,9 +801,11 @@ const events = {
         $("live").classList.toggle("on", open);
         if (open) $("live").classList.remove("failed");
         $("live").title = open ? "Live: following the transcripts" : "Reconnecting…";
-        if (open && this.wasOpen === false && this.everOpen) {
-          if (view && view.onReconnect) view.onReconnect();
-          sidebar.refreshSoon();
+        if (open && this.wasOpen === false) {
+          // What was indexed while the socket was down, or before it first opened (the page's first
+          // history may already be loaded by then), is caught up: no event told of it.
+          if (view && view.onReconnect && (this.everOpen || view.after != null)) view.onReconnect();
+          if (this.everOpen) sidebar.refreshSoon();
         }
         if (open) this.everOpen = true;
         this.wasOpen = open;
@@ -655,6 +818,56 @@ const events = {
     this.start();
   },
 };
+
+// ---------------------------------------------------------------------------------------------
+// Comfort: the theme (the system's unless chosen, kept in localStorage) and the keyboard.
+
+function storedTheme() {
+  try {
+    return localStorage.getItem("scrollback-theme");
+  } catch {
+    return null;
+  }
+}
+
+function isDark() {
+  const chosen = document.documentElement.dataset.theme;
+  return chosen ? chosen === "dark" : matchMedia("(prefers-color-scheme: dark)").matches;
+}
+
+function applyTheme(theme) {
+  if (theme === "dark" || theme === "light") document.documentElement.dataset.theme = theme;
+  else delete document.documentElement.dataset.theme;
+  $("theme").setAttribute("aria-pressed", String(isDark()));
+}
+
+$("theme").addEventListener("click", () => {
+  const next = isDark() ? "light" : "dark";
+  try {
+    localStorage.setItem("scrollback-theme", next);
+  } catch {
+    // Not kept: this page only.
+  }
+  applyTheme(next);
+});
+applyTheme(storedTheme());
+
+document.addEventListener("keydown", (e) => {
+  if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
+  if (e.key === "Escape" && $("lightbox").open) {
+    $("lightbox").close();
+    return;
+  }
+  const t = e.target;
+  if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
+  if (e.key === "/") {
+    e.preventDefault();
+    $("search-input").focus();
+  } else if ((e.key === "j" || e.key === "k") && view && view.step) {
+    e.preventDefault();
+    view.step(e.key === "j" ? 1 : -1);
+  }
+});
 
 // ---------------------------------------------------------------------------------------------
 // Start

@@ -83,7 +83,7 @@ export function entry(e, item, onOpen, subagentHref) {
   const kind = e.type || line.type;
   if (kind === "user" || kind === "assistant") {
     const message = line.message || {};
-    const content = blocks(message.content, onOpen);
+    const content = blocks(message.content, onOpen, 0, e.view);
     if (content.length === 0) return null;
     const isToolResult = Array.isArray(message.content) && message.content.some((b) => b && b.type === "tool_result");
     item.classList.add(kind === "user" && !isToolResult ? "user" : "assistant");
@@ -101,7 +101,7 @@ export function entry(e, item, onOpen, subagentHref) {
   }
   if (kind === "attachment" && line.attachment && line.attachment.type === "queued_command") {
     item.classList.add("user");
-    item.append(el("div", "bubble", ...blocks(line.attachment.prompt, onOpen)), el("div", "byline", "You (queued) ", time(e.timestamp)));
+    item.append(el("div", "bubble", ...blocks(line.attachment.prompt, onOpen, 0, e.view)), el("div", "byline", "You (queued) ", time(e.timestamp)));
     return item;
   }
   const note = metaText(line);

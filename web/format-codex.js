@@ -2,7 +2,7 @@
 // line ({timestamp, type, payload}) is laid out. The same rules as scrollback's Rust `format::codex`.
 // The UI events that repeat a conversation item, and a fork's copies of its parent's lines, never
 // reach the viewer: the index hides them.
-import { el, failed, mediaUrl, photo, text, time } from "./dom.js";
+import { el, failed, mediaUrl, photo, text, time, toolCall, toolResult } from "./dom.js";
 
 export const name = "codex";
 
@@ -57,15 +57,15 @@ function image(block, onOpen) {
 }
 
 /** Message content or tool output items: text and photos. */
-function items(content, onOpen, { user = false } = {}) {
-  if (typeof content === "string") return content.trim() ? [text(content)] : [];
+function items(content, onOpen, { user = false, view = null } = {}) {
+  if (typeof content === "string") return content.trim() ? [text(content, view)] : [];
   if (!Array.isArray(content)) return [];
   const out = [];
   for (const b of content) {
     if (!b || typeof b !== "object") continue;
     if ((b.type === "input_text" || b.type === "output_text" || b.type === "text") && typeof b.text === "string") {
       if (user && isInjected(b.text)) continue;
-      out.push(text(user ? ownWords(b.text) : b.text));
+      out.push(text(user ? ownWords(b.text) : b.text, view));
     } else if (b.type === "input_image" || b.type === "image") {
       out.push(image(b, onOpen));
     }
@@ -79,6 +79,21 @@ function pretty(value) {
     return JSON.stringify(JSON.parse(value), null, 2);
   } catch {
     return value;
+  }
+}
+
+/** The entry's one tool call at a glance, from its view. */
+function glance(e) {
+  return e.view && Array.isArray(e.view.tools) ? e.view.tools[0] : null;
+}
+
+/** A call's arguments: JSON text as the value it spells, else the text. */
+function parsed(input) {
+  if (typeof input !== "string") return input;
+  try {
+    return JSON.parse(input);
+  } catch {
+    return input;
   }
 }
 
@@ -124,11 +139,11 @@ export function entry(e, item, onOpen) {
   switch (p.type) {
     case "message": {
       if (p.role === "user") {
-        const content = items(p.content, onOpen, { user: true });
+        const content = items(p.content, onOpen, { user: true, view: e.view });
         return content.length ? bubble(item, "user", "You", content, line.timestamp) : null;
       }
       if (p.role === "assistant") {
-        const content = items(p.content, onOpen);
+        const content = items(p.content, onOpen, { view: e.view });
         return content.length ? bubble(item, "assistant", "Codex", content, line.timestamp) : null;
       }
       return null;
@@ -141,19 +156,19 @@ export function entry(e, item, onOpen) {
     case "function_call":
     case "custom_tool_call": {
       const input = p.type === "function_call" ? p.arguments : p.input;
-      return bubble(item, "assistant", "Codex", [details("tool", `Tool call: ${typeof p.name === "string" ? p.name : "?"}`, el("pre", null, pretty(input)))], line.timestamp);
+      return bubble(item, "assistant", "Codex", [toolCall(glance(e), p.name, parsed(input))], line.timestamp);
     }
     case "local_shell_call": {
       const command = p.action && Array.isArray(p.action.command) ? p.action.command.join(" ") : "";
-      return bubble(item, "assistant", "Codex", [details("tool", "Shell", el("pre", null, command))], line.timestamp);
+      return bubble(item, "assistant", "Codex", [toolCall(glance(e), "shell", command)], line.timestamp);
     }
     case "function_call_output":
     case "custom_tool_call_output": {
       const output = p.output && typeof p.output === "object" && !Array.isArray(p.output) ? p.output.content : p.output;
-      const body = typeof output === "string" ? [el("pre", null, output)] : items(output, onOpen);
-      const hasPhoto = Array.isArray(output) && output.some((b) => b && b.type === "input_image");
-      const box = details("tool", hasPhoto ? "Tool result (with a photo)" : "Tool result", ...body);
-      if (hasPhoto) box.open = true;
+      const photos = Array.isArray(output) ? output.filter((b) => b && (b.type === "input_image" || b.type === "image")).map((b) => image(b, onOpen)) : [];
+      const words = typeof output === "string" ? output : (Array.isArray(output) ? output : []).filter((b) => b && typeof b.text === "string").map((b) => b.text).join("\n");
+      const failedRun = p.output && typeof p.output === "object" && p.output.success === false;
+      const box = toolResult(words, { error: failedRun, label: photos.length ? "Result (with a photo)" : "Result", extra: photos });
       return bubble(item, "assistant", "Tool result", [box], line.timestamp);
     }
     case "web_search_call":

@@ -1,7 +1,7 @@
 // Gemini CLI's chats, as the viewer reads them: what a person typed (for reconcile), and how a record
 // is laid out. The same rules as scrollback's Rust `format::gemini`. What a rewind undid, what a
 // checkpoint replaced and a message's earlier writes never reach the viewer: the index hides them.
-import { el, failed, mediaUrl, photo, text, time } from "./dom.js";
+import { el, failed, mediaUrl, photo, text, time, toolCall, toolResult } from "./dom.js";
 
 export const name = "gemini";
 
@@ -59,58 +59,58 @@ function responseText(r) {
 }
 
 /** Content parts (or a string): text, photos, thoughts, tool responses. */
-function parts(content, onOpen) {
-  if (typeof content === "string") return content.trim() ? [text(content)] : [];
+function parts(content, onOpen, view) {
+  if (typeof content === "string") return content.trim() ? [text(content, view)] : [];
   if (!Array.isArray(content)) return [];
   const out = [];
   for (const part of content) {
     if (!part || typeof part !== "object") continue;
     if (typeof part.text === "string") {
       if (part.thought) out.push(details("thinking", "Thinking", el("pre", null, part.text)));
-      else if (part.text.trim()) out.push(text(part.text));
+      else if (part.text.trim()) out.push(text(part.text, view));
     } else if (part.inlineData && typeof part.inlineData === "object") out.push(inline(part.inlineData, onOpen));
     else if (part.fileData) out.push(el("span", "meta-text", `[file ${part.fileData.fileUri || ""}]`));
     else if (part.functionResponse) {
-      out.push(details("tool", `Tool response: ${part.functionResponse.name || "?"}`, el("pre", null, responseText(part.functionResponse.response))));
+      out.push(toolResult(responseText(part.functionResponse.response), { label: `Response of ${part.functionResponse.name || "a tool"}` }));
     }
   }
   return out;
 }
 
 /** One message record's bubble content. */
-function message(m, onOpen) {
+function message(m, onOpen, view = null) {
   const out = [];
   if (Array.isArray(m.thoughts) && m.thoughts.length) {
     const words = m.thoughts.map((t) => [t.subject, t.description].filter((s) => typeof s === "string").join(": ")).join("\n\n");
     out.push(details("thinking", "Thinking", el("pre", null, words)));
   }
   const shown = m.type === "user" && m.displayContent !== undefined ? m.displayContent : m.content;
-  out.push(...parts(shown, onOpen));
+  out.push(...parts(shown, onOpen, view));
   if (m.type === "user" && m.displayContent !== undefined && Array.isArray(m.content)) {
     for (const part of m.content) if (part && part.inlineData) out.push(inline(part.inlineData, onOpen));
   }
+  let index = 0;
   for (const call of Array.isArray(m.toolCalls) ? m.toolCalls : []) {
     if (!call) continue;
-    const body = [el("pre", null, JSON.stringify(call.args ?? {}, null, 2))];
-    let photos = false;
+    const glance = view && Array.isArray(view.tools) ? view.tools[index] : null;
+    index += 1;
+    const texts = [];
+    const photos = [];
     for (const part of Array.isArray(call.result) ? call.result : []) {
       if (!part) continue;
       if (part.functionResponse) {
-        body.push(el("pre", null, responseText(part.functionResponse.response)));
+        texts.push(responseText(part.functionResponse.response));
         for (const inner of Array.isArray(part.functionResponse.parts) ? part.functionResponse.parts : []) {
-          if (inner && inner.inlineData) {
-            body.push(inline(inner.inlineData, onOpen));
-            photos = true;
-          }
+          if (inner && inner.inlineData) photos.push(inline(inner.inlineData, onOpen));
         }
       } else if (part.inlineData) {
-        body.push(inline(part.inlineData, onOpen));
-        photos = true;
+        photos.push(inline(part.inlineData, onOpen));
       }
     }
-    const box = details(call.status === "error" ? "tool error" : "tool", `Tool call: ${call.displayName || call.name || "?"}`, ...body);
-    if (photos) box.open = true;
-    out.push(box);
+    out.push(toolCall(glance, call.displayName || call.name, call.args ?? {}));
+    if (texts.length || photos.length || call.status === "error") {
+      out.push(toolResult(texts.join("\n"), { error: call.status === "error", extra: photos }));
+    }
   }
   return out;
 }
@@ -134,7 +134,7 @@ export function entry(e, item, onOpen) {
     return item;
   }
   if (typeof line.id !== "string" || !(kind in WHO)) return null;
-  const content = message(line, onOpen);
+  const content = message(line, onOpen, e.view);
   if (content.length === 0) return null;
   const toolResponse = kind === "user" && Array.isArray(line.content) && line.content.some((p) => p && p.functionResponse);
   item.classList.add(kind === "user" && !toolResponse ? "user" : kind === "gemini" ? "assistant" : "note");

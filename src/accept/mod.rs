@@ -12,4 +12,4 @@ pub mod send;
 pub mod store;
 
 pub use reconcile::reconcile;
-pub use store::{AcceptStore, Accepted};
+pub use store::{AcceptStore, Accepted, Mark};

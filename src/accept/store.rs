@@ -117,6 +117,30 @@ pub struct StoredImage {
     pub bytes: u64,
 }
 
+/// A person's marks on a session (`marks` in `accept.sql`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Mark {
+    /// The session.
+    pub session_id: String,
+    /// The title they gave it, if they did.
+    pub title: Option<String>,
+    /// Whether it is pinned to the top of the list.
+    pub pinned: bool,
+    /// When they last changed a mark (`None`: never).
+    pub updated_at: Option<String>,
+}
+
+impl Mark {
+    fn none(session_id: &str) -> Mark {
+        Mark { session_id: session_id.to_owned(), title: None, pinned: false, updated_at: None }
+    }
+
+    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Mark> {
+        Ok(Mark { session_id: r.get(0)?, title: r.get(1)?, pinned: r.get(2)?, updated_at: r.get(3)? })
+    }
+}
+
 /// The acceptance record of a data directory. Cheap to share behind an `Arc`; its methods block
 /// (call them off an async runtime's threads).
 #[derive(Debug)]
@@ -273,6 +297,7 @@ impl AcceptStore {
             [session_id],
         )?;
         tx.execute("DELETE FROM chats WHERE session_id = ?1", [session_id])?;
+        tx.execute("DELETE FROM marks WHERE session_id = ?1", [session_id])?;
         for (hash, _) in images {
             if let Ok(hash) = hash.parse::<ContentHash>() {
                 let path = self.image_path(&hash);
@@ -284,6 +309,54 @@ impl AcceptStore {
         }
         tx.commit()?;
         Ok((messages as u64, freed))
+    }
+
+    /// Sets a person's marks on `session_id`: its title (`Some(None)` gives it back the
+    /// transcript's) and whether it is pinned; `None` leaves a mark as it is. Returns the marks.
+    pub fn set_mark(&self, session_id: &str, title: Option<Option<&str>>, pinned: Option<bool>) -> Result<Mark> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute(
+            &format!(
+                "INSERT INTO marks (session_id, updated_at) VALUES (?1, {NOW}) ON CONFLICT (session_id) DO NOTHING"
+            ),
+            [session_id],
+        )?;
+        if let Some(title) = title {
+            tx.execute("UPDATE marks SET title = ?2 WHERE session_id = ?1", params![session_id, title])?;
+        }
+        if let Some(pinned) = pinned {
+            tx.execute("UPDATE marks SET pinned = ?2 WHERE session_id = ?1", params![session_id, pinned])?;
+        }
+        tx.execute(&format!("UPDATE marks SET updated_at = {NOW} WHERE session_id = ?1"), [session_id])?;
+        // A mark that says nothing is no mark.
+        tx.execute("DELETE FROM marks WHERE session_id = ?1 AND title IS NULL AND pinned = 0", [session_id])?;
+        tx.commit()?;
+        drop(conn);
+        Ok(self.marks(&[session_id])?.pop().unwrap_or_else(|| Mark::none(session_id)))
+    }
+
+    /// The marks of those of `session_ids` that have any.
+    pub fn marks(&self, session_ids: &[&str]) -> Result<Vec<Mark>> {
+        let conn = self.lock();
+        let mut stmt =
+            conn.prepare_cached("SELECT session_id, title, pinned, updated_at FROM marks WHERE session_id = ?1")?;
+        let mut out = Vec::new();
+        for id in session_ids {
+            if let Some(mark) = stmt.query_row([id], Mark::from_row).optional()? {
+                out.push(mark);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every pinned session's marks, the latest pinned first.
+    pub fn pinned(&self) -> Result<Vec<Mark>> {
+        let conn = self.lock();
+        let mut stmt = conn.prepare_cached(
+            "SELECT session_id, title, pinned, updated_at FROM marks WHERE pinned = 1 ORDER BY updated_at DESC",
+        )?;
+        Ok(stmt.query_map([], Mark::from_row)?.collect::<rusqlite::Result<_>>()?)
     }
 
     /// How many messages, of every chat, no client has retired.

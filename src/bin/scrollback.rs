@@ -126,6 +126,24 @@ enum Command {
         #[command(flatten)]
         prices: PricesArg,
     },
+    /// Take a session away: one HTML file that opens offline (photos inline), Markdown with its
+    /// photos in a folder beside it, or the transcript's own lines (JSONL), byte for byte.
+    Export {
+        /// The session's id.
+        session: String,
+        #[command(flatten)]
+        data: DataDir,
+        /// What to write.
+        #[arg(long, default_value = "html", value_parser = clap::builder::PossibleValuesParser::new(["html", "md", "jsonl"]))]
+        format: String,
+        /// Replace secrets (API keys, tokens, private keys, passwords in URLs…) by gitleaks' rules.
+        #[arg(long)]
+        redact: bool,
+        /// Write here (`-`: standard output; a Markdown export's photos go to `<name>_files/`
+        /// beside it). Default: `<session>.<format>` in the current directory.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// Write one photo's (or any payload's) decoded bytes, verified against its recorded blake3.
     Media {
         /// `<sessionId>/<entryUuid>/<ordinal>`, or the blake3 (hex) of the decoded bytes.
@@ -389,6 +407,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Rebuild { dirs } => rebuild(&dirs),
+        Command::Export { session, data, format, redact, output } => {
+            export(&data.resolve()?, &session, &format, redact, output)
+        }
         Command::Usage { data, by, since, until, agent, project, session, json, prices } => {
             let filter = scrollback::read::usage::Filter {
                 since: since.as_deref(),
@@ -686,6 +707,49 @@ fn search(query: &str, data_dir: &Path, scope: history::Scope<'_>, limit: u32) -
     if hits.is_empty() {
         eprintln!("no hits for {query:?}");
     }
+    Ok(())
+}
+
+/// `scrollback export`: written to a temporary file beside the target and renamed into place once
+/// every photo was checked (a failure leaves nothing behind), or to standard output.
+fn export(data_dir: &Path, session: &str, format: &str, redact: bool, output: Option<PathBuf>) -> anyhow::Result<()> {
+    use scrollback::read::export::{Kind, export};
+    let kind = Kind::parse(format).map_err(|e| Usage(e.to_string()))?;
+    let redactor = redact.then(scrollback::read::redact::Redactor::shipped).transpose()?;
+    let conn = index::open(data_dir)?;
+    let target = output.unwrap_or_else(|| PathBuf::from(format!("{session}.{}", kind.extension())));
+    let written = if target.as_os_str() == "-" {
+        let photos = PathBuf::from(format!("{session}_files"));
+        let name = photos.display().to_string();
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        export(&conn, session, kind, redactor.as_ref(), &mut out, Some((&photos, &name)))?
+    } else {
+        let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let stem = target.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| session.to_owned());
+        let photos_name = format!("{stem}_files");
+        let photos = dir.join(&photos_name);
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        let written = {
+            let mut out = std::io::BufWriter::new(tmp.as_file_mut());
+            export(&conn, session, kind, redactor.as_ref(), &mut out, Some((&photos, &photos_name)))?
+        };
+        if written.is_some() {
+            tmp.as_file().sync_all()?;
+            tmp.persist(&target).map_err(|e| e.error)?;
+        }
+        written
+    };
+    let Some(written) = written else {
+        return Err(anyhow::Error::new(Usage(format!("no session {session:?} in the index"))));
+    };
+    let redacted: u64 = written.redacted.values().sum();
+    eprintln!(
+        "exported {} entries and {} photos of {session}{}{}",
+        written.entries,
+        written.photos,
+        if target.as_os_str() == "-" { String::new() } else { format!(" to {}", target.display()) },
+        if redact { format!("; {redacted} secrets redacted") } else { String::new() }
+    );
     Ok(())
 }
 

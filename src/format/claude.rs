@@ -383,7 +383,8 @@ fn first_user_text(content: &Content<'_>) -> Option<String> {
             let name = tag_content(text, "command-name")?;
             let args = tag_content(text, "command-args")?;
             format!("{name} {args}")
-        } else if rest.starts_with('<') {
+        } else if super::injected_tag(rest).is_some() {
+            // A harness's block that is not closed: no words of the person's.
             return None;
         } else {
             rest.to_owned()

@@ -256,17 +256,139 @@ pub(crate) fn name_key(path: &Path) -> i64 {
     ((first >> 12) | 1) as i64
 }
 
+/// HTML's element names: a person's text may begin with one (`<div> is not centred`), which no
+/// harness injects.
+const HTML_ELEMENTS: &[&str] = &[
+    "a",
+    "abbr",
+    "address",
+    "area",
+    "article",
+    "aside",
+    "audio",
+    "b",
+    "base",
+    "bdi",
+    "bdo",
+    "blockquote",
+    "body",
+    "br",
+    "button",
+    "canvas",
+    "caption",
+    "cite",
+    "code",
+    "col",
+    "colgroup",
+    "data",
+    "datalist",
+    "dd",
+    "del",
+    "details",
+    "dfn",
+    "dialog",
+    "div",
+    "dl",
+    "dt",
+    "em",
+    "embed",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "head",
+    "header",
+    "hgroup",
+    "hr",
+    "html",
+    "i",
+    "iframe",
+    "img",
+    "input",
+    "ins",
+    "kbd",
+    "label",
+    "legend",
+    "li",
+    "link",
+    "main",
+    "map",
+    "mark",
+    "menu",
+    "meta",
+    "meter",
+    "nav",
+    "noscript",
+    "object",
+    "ol",
+    "optgroup",
+    "option",
+    "output",
+    "p",
+    "picture",
+    "pre",
+    "progress",
+    "q",
+    "rp",
+    "rt",
+    "ruby",
+    "s",
+    "samp",
+    "script",
+    "search",
+    "section",
+    "select",
+    "slot",
+    "small",
+    "source",
+    "span",
+    "strong",
+    "style",
+    "sub",
+    "summary",
+    "sup",
+    "svg",
+    "table",
+    "tbody",
+    "td",
+    "template",
+    "textarea",
+    "tfoot",
+    "th",
+    "thead",
+    "time",
+    "title",
+    "tr",
+    "track",
+    "u",
+    "ul",
+    "var",
+    "video",
+    "wbr",
+];
+
+/// The name of the tag `text` begins with, if it begins with one that is not HTML's: the mark of
+/// a block an agent's harness put there (`<system-reminder>`, `<environment_context>`).
+pub(crate) fn injected_tag(text: &str) -> Option<&str> {
+    let inner = text.strip_prefix('<')?;
+    let end = inner.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')).unwrap_or(inner.len());
+    let name = &inner[..end];
+    (!name.is_empty() && !HTML_ELEMENTS.contains(&name.to_ascii_lowercase().as_str())).then_some(name)
+}
+
 /// `text` (trimmed) without the tagged blocks at its start: `<tag …>…</tag>`, one after another
-/// (the context an agent's harness puts in front of what the person typed).
+/// (the context an agent's harness puts in front of what the person typed). HTML a person typed
+/// (`<div>…</div> is not centred`) is theirs, and stays.
 pub(crate) fn without_injected(text: &str) -> &str {
     let mut rest = text.trim();
-    while let Some(inner) = rest.strip_prefix('<') {
-        let name_end =
-            inner.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')).unwrap_or(inner.len());
-        let name = &inner[..name_end];
-        if name.is_empty() {
-            break;
-        }
+    while let Some(name) = injected_tag(rest) {
         let close = format!("</{name}>");
         match rest.find(&close) {
             Some(at) => rest = rest[at + close.len()..].trim_start(),
@@ -321,6 +443,16 @@ pub(crate) fn first_chars(s: String, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_harness_block_is_taken_off_and_html_a_person_typed_stays() {
+        assert_eq!(without_injected("<system-reminder>be brief</system-reminder>\nWhy?"), "Why?");
+        assert_eq!(without_injected("<ide_selection>x</ide_selection> <command-name>/a</command-name> b"), "b");
+        assert_eq!(without_injected("<div> is not centred"), "<div> is not centred");
+        assert_eq!(without_injected("<b>Bold</b> titles vanish"), "<b>Bold</b> titles vanish");
+        assert_eq!(injected_tag("<DIV>x"), None);
+        assert_eq!(injected_tag("<environment_context>"), Some("environment_context"));
+    }
 
     #[test]
     fn every_format_is_found_by_its_name_once() {

@@ -28,6 +28,9 @@ pub enum Part {
 /// A tool call at a glance: the tool, and what it acted on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolCall {
+    /// For an edit (or a patch, or a file written whole): its diff, line by line; empty for any
+    /// other call.
+    pub diff: Vec<DiffLine>,
     /// The tool's name as the agent called it.
     pub tool: String,
     /// What it acted on: `$ command` for a shell, a path, a pattern, a query or URL, a sub-agent's
@@ -38,7 +41,7 @@ pub struct ToolCall {
 }
 
 impl ToolCall {
-    /// The one line: `Bash $ git status`, `Edit src/lib.rs (+3 -2)`.
+    /// The one line: `Bash $ git status`, `Edit src/lib.rs (+2 -1)`.
     pub fn line(&self) -> String {
         let mut out = self.tool.clone();
         if !self.subject.is_empty() {
@@ -50,6 +53,78 @@ impl ToolCall {
         }
         out
     }
+}
+
+/// One line of an edit's diff.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DiffLine {
+    /// `' '` kept, `'+'` added, `'-'` removed, `'@'` a file's or an edit's heading.
+    pub op: char,
+    /// The line, without its end.
+    pub text: String,
+}
+
+/// The most diff lines kept of one call (the rest is said to be left out).
+const DIFF_MAX: usize = 2_000;
+
+/// The diff from `old` to `new`, line by line.
+fn diff_lines(out: &mut Vec<DiffLine>, old: &str, new: &str) {
+    for change in similar::TextDiff::from_lines(old, new).iter_all_changes() {
+        let op = match change.tag() {
+            similar::ChangeTag::Equal => ' ',
+            similar::ChangeTag::Insert => '+',
+            similar::ChangeTag::Delete => '-',
+        };
+        out.push(DiffLine { op, text: change.value().trim_end_matches(['\n', '\r']).to_owned() });
+    }
+}
+
+/// A patch in the `*** Begin Patch` form, or a unified diff, as diff lines.
+fn patch_lines(out: &mut Vec<DiffLine>, patch: &str) {
+    for line in patch.lines() {
+        if line.starts_with("*** Begin Patch") || line.starts_with("*** End Patch") {
+            continue;
+        }
+        let (op, text) = match line.as_bytes().first() {
+            _ if line.starts_with("*** ")
+                || line.starts_with("@@")
+                || line.starts_with("+++ ")
+                || line.starts_with("--- ") =>
+            {
+                ('@', line.trim_start_matches("*** "))
+            }
+            Some(b'+') => ('+', &line[1..]),
+            Some(b'-') => ('-', &line[1..]),
+            Some(b' ') => (' ', &line[1..]),
+            _ => (' ', line),
+        };
+        out.push(DiffLine { op, text: text.to_owned() });
+    }
+}
+
+/// The diff an edit's input describes, if it is one: `old_string`/`new_string` (Claude Code's
+/// `Edit`, Gemini CLI's `replace`), `edits` (`MultiEdit`), a patch (Codex's `apply_patch`), or a
+/// file written whole (`content` beside a `file_path`).
+fn edit_diff(input: &Value, patch: Option<&str>) -> Vec<DiffLine> {
+    let mut out = Vec::new();
+    if let Some(patch) = patch {
+        patch_lines(&mut out, patch);
+    } else if let (Some(old), Some(new)) = (str_at(input, "old_string"), str_at(input, "new_string")) {
+        diff_lines(&mut out, old, new);
+    } else if let Some(Value::Array(edits)) = input.get("edits") {
+        for (i, edit) in edits.iter().enumerate() {
+            out.push(DiffLine { op: '@', text: format!("edit {} of {}", i + 1, edits.len()) });
+            diff_lines(&mut out, str_at(edit, "old_string").unwrap_or(""), str_at(edit, "new_string").unwrap_or(""));
+        }
+    } else if let (Some(content), Some(_)) = (str_at(input, "content"), str_at(input, "file_path")) {
+        diff_lines(&mut out, "", content);
+    }
+    if out.len() > DIFF_MAX {
+        let left = out.len() - DIFF_MAX;
+        out.truncate(DIFF_MAX);
+        out.push(DiffLine { op: '@', text: format!("({left} more lines not shown)") });
+    }
+    out
 }
 
 /// The longest subject kept: a whole script as a "command" would be no glance.
@@ -120,12 +195,14 @@ pub fn tool_call(tool: &str, input: &Value) -> ToolCall {
             let (files, added, removed) = patch_summary(s);
             let subject = if files.is_empty() { one_line(s) } else { files.join(", ") };
             let lines = (!files.is_empty()).then_some((added, removed));
-            return ToolCall { tool: tool.to_owned(), subject, lines };
+            let diff = if files.is_empty() { Vec::new() } else { edit_diff(&Value::Null, Some(s)) };
+            return ToolCall { tool: tool.to_owned(), subject, lines, diff };
         }
         other => other,
     };
     let key = |k: &str| str_at(input, k);
-    let mut call = ToolCall { tool: tool.to_owned(), subject: String::new(), lines: None };
+    let mut call = ToolCall { tool: tool.to_owned(), subject: String::new(), lines: None, diff: Vec::new() };
+    let mut patch = None;
     if let Some(command) = ["command", "cmd"].iter().find_map(|k| input.get(*k)).and_then(command_text) {
         call.subject = format!("$ {}", one_line(&command));
     } else if let Some(pattern) = key("pattern").or(key("query")).filter(|_| key("url").is_none()) {
@@ -148,6 +225,9 @@ pub fn tool_call(tool: &str, input: &Value) -> ToolCall {
     } else if !input.is_null() {
         call.subject = one_line(&input.to_string());
     }
+    if let Some(text) = key("patch").or(key("input")).filter(|p| !patch_summary(p).0.is_empty()) {
+        patch = Some(text);
+    }
     // Edits: the lines they change.
     if let (Some(old), Some(new)) = (key("old_string"), key("new_string")) {
         call.lines = Some((line_count(new), line_count(old)));
@@ -160,6 +240,14 @@ pub fn tool_call(tool: &str, input: &Value) -> ToolCall {
         call.lines = Some((added, removed));
     } else if let Some(content) = key("content").filter(|_| call.lines.is_none() && key("file_path").is_some()) {
         call.lines = Some((line_count(content), 0));
+    }
+    if call.lines.is_some() {
+        call.diff = edit_diff(input, patch);
+        // What the diff adds and removes, where there is one (lines an edit keeps are no change).
+        let counted = |op| call.diff.iter().filter(|d| d.op == op).count();
+        if !call.diff.is_empty() && !call.diff.last().is_some_and(|d| d.text.ends_with("more lines not shown)")) {
+            call.lines = Some((counted('+'), counted('-')));
+        }
     }
     call
 }
@@ -194,7 +282,7 @@ mod tests {
         assert_eq!(line("Read", json!({"file_path": "src/db.rs"})), "Read src/db.rs");
         assert_eq!(
             line("Edit", json!({"file_path": "src/lib.rs", "old_string": "a\nb", "new_string": "a\nc\nd"})),
-            "Edit src/lib.rs (+3 -2)"
+            "Edit src/lib.rs (+2 -1)"
         );
         assert_eq!(line("Grep", json!({"pattern": "fn main", "path": "src"})), "Grep \"fn main\" in src");
         assert_eq!(
@@ -206,5 +294,19 @@ mod tests {
         let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-old\n+new\n+more\n*** End Patch";
         assert_eq!(line("apply_patch", json!(patch)), "apply_patch src/a.rs (+2 -1)");
         assert_eq!(line("Unknown", json!({"x": 1})), "Unknown {\"x\":1}");
+    }
+
+    #[test]
+    fn edits_carry_their_diff() {
+        let ops = |call: ToolCall| call.diff.iter().map(|d| format!("{}{}", d.op, d.text)).collect::<Vec<_>>();
+        let edit = tool_call("Edit", &json!({"file_path": "a.rs", "old_string": "a\nb\n", "new_string": "a\nc\nd\n"}));
+        assert_eq!(ops(edit), [" a", "-b", "+c", "+d"]);
+        let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-old\n+new\n keep\n*** End Patch";
+        assert_eq!(
+            ops(tool_call("apply_patch", &json!(patch))),
+            ["@Update File: src/a.rs", "@@@", "-old", "+new", " keep"]
+        );
+        assert_eq!(ops(tool_call("Write", &json!({"file_path": "n.txt", "content": "x\ny"}))), ["+x", "+y"]);
+        assert!(tool_call("Bash", &json!({"command": "ls"})).diff.is_empty());
     }
 }

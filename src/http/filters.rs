@@ -81,7 +81,12 @@ pub(crate) fn trim(s: &str) -> String {
 
 /// Percent-decodes a path segment; refuses NUL, slashes, dot segments and long ones.
 pub(crate) fn segment(raw: &str) -> Result<String, Rejection> {
-    let bad = |why: &str| ApiError::bad_request(format!("path segment {:?}: {why}", trim(raw))).reject();
+    segment_id(raw).map_err(ApiError::reject)
+}
+
+/// [`segment`], for a route answered beside warp's table.
+pub(crate) fn segment_id(raw: &str) -> Result<String, ApiError> {
+    let bad = |why: &str| ApiError::bad_request(format!("path segment {:?}: {why}", trim(raw)));
     if raw.len() > refs::MAX_ID * 3 {
         return Err(bad("too long"));
     }

@@ -93,8 +93,9 @@ fn handle(service: Arc<StreamableHttpService<Tools, NeverSessionManager>>, reque
     Box::pin(async move { service.handle(request).await })
 }
 
-/// The connection's service: `/mcp` to [`McpHttp`], `/api/usage` to [`super::usage`], everything
-/// else to warp's routes. A named
+/// The connection's service: `/mcp` to [`McpHttp`], `/api/usage` to [`super::usage`],
+/// `/api/sessions/{id}/marks` and `/about` to [`super::session`], `/api/sessions/{id}/export` to
+/// [`super::export`], everything else to warp's routes. A named
 /// service, not an `async` block around warp's future: proving such a block `Send` made the
 /// compiler's trait solving take minutes.
 #[derive(Clone)]
@@ -136,6 +137,18 @@ where
         if request.uri().path() == PATH {
             let mcp = self.mcp.clone();
             return futures_util::future::Either::Right(Box::pin(async move { Ok(mcp.answer(request).await) }));
+        }
+        if super::export::is_path(request.uri().path()) {
+            let api = self.mcp.api.clone();
+            return futures_util::future::Either::Right(Box::pin(async move {
+                Ok(super::export::answer(api, request).await)
+            }));
+        }
+        if super::session::is_path(request.uri().path()) {
+            let api = self.mcp.api.clone();
+            return futures_util::future::Either::Right(Box::pin(async move {
+                any_body(Ok(super::session::answer(api, request).await))
+            }));
         }
         if request.uri().path() == super::usage::PATH {
             let api = self.mcp.api.clone();

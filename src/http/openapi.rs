@@ -307,7 +307,22 @@ fn index_document() -> Value {
                         "images": { "type": "integer" },
                         "gone": { "type": "boolean", "description": "Every transcript of the session is gone; its history is kept." },
                         "agent": { "type": "string", "enum": ["claude", "codex", "gemini"], "description": "The agent that wrote it." },
-                        "forkedFrom": { "type": "string", "nullable": true, "description": "The session it was forked from, as its transcript says." }
+                        "forkedFrom": { "type": "string", "nullable": true, "description": "The session it was forked from, as its transcript says." },
+                        "pinned": { "type": "boolean", "description": "Pinned by a person to the top of the list (their marks: PUT /api/sessions/{sessionId}/marks)." },
+                        "transcriptTitle": { "type": "string", "nullable": true, "description": "The title the transcript gives, when a person gave the session one of their own (then in title)." }
+                    }
+                },
+                "SessionAbout": {
+                    "allOf": [ { "$ref": "#/components/schemas/Session" },
+                               { "type": "object", "properties": { "gitBranch": { "type": "string", "nullable": true, "description": "The git branch the transcript names last." } } } ]
+                },
+                "Marks": {
+                    "type": "object", "required": ["sessionId", "pinned"],
+                    "properties": {
+                        "sessionId": { "type": "string" },
+                        "title": { "type": "string", "nullable": true, "description": "The title a person gave the session (null: the transcript's)." },
+                        "pinned": { "type": "boolean" },
+                        "updatedAt": { "type": "string", "nullable": true }
                     }
                 },
                 "SessionPage": {
@@ -339,7 +354,18 @@ fn index_document() -> Value {
                                 "entries": { "type": "integer" }
                             } },
                         "entry": { "type": "object", "description": "The stored line. Each image block under message.content carries ref, url, mimeType, bytes and blake3, or failed: true and placeholder for a failed upload; other payloads carry mediaUrl." },
-                        "invalid": { "type": "string", "description": "Why the line could not be indexed." }
+                        "invalid": { "type": "string", "description": "Why the line could not be indexed." },
+                        "view": { "type": "object", "description": "With view=true: each text of the line as sanitised HTML, by the text; its tool calls at a glance.",
+                            "properties": {
+                                "html": { "type": "object", "additionalProperties": { "type": "string" } },
+                                "tools": { "type": "array", "items": { "type": "object", "required": ["tool", "subject", "line"],
+                                    "properties": {
+                                        "tool": { "type": "string" }, "subject": { "type": "string" }, "line": { "type": "string" },
+                                        "added": { "type": "integer" }, "removed": { "type": "integer" },
+                                        "diff": { "type": "array", "items": { "type": "object", "required": ["op", "text"],
+                                            "properties": { "op": { "type": "string", "enum": [" ", "+", "-", "@"] }, "text": { "type": "string" } } } }
+                                    } } }
+                            } }
                     }
                 },
                 "HistoryPage": {
@@ -433,7 +459,9 @@ fn index_document() -> Value {
                     time_param("since", "Only sessions with an entry at or after this time."),
                     time_param("until", "Only sessions with an entry before this time (a date: to the end of that day)."),
                     { "name": "cursor", "in": "query", "required": false, "schema": { "type": "string" } },
-                    limit(500, 50)
+                    limit(500, 50),
+                    { "name": "pinned", "in": "query", "required": false, "schema": { "type": "boolean", "default": false },
+                      "description": "Only the sessions a person pinned, their latest pin first, in one page." }
                 ],
                 "responses": merge(common_errors(), json!({ "200": json_response("A page of sessions.", "SessionPage") }))
             } },
@@ -457,9 +485,51 @@ fn index_document() -> Value {
                     { "name": "after", "in": "query", "required": false, "schema": { "type": "integer", "minimum": 0 },
                       "description": "Catch up: the entries indexed since the page that gave this after, each exactly once, wherever they stand in the conversation." },
                     { "name": "sidechains", "in": "query", "required": false, "schema": { "type": "boolean", "default": false } },
+                    { "name": "view", "in": "query", "required": false, "schema": { "type": "boolean", "default": false },
+                      "description": "Each entry with its view: its texts' Markdown as sanitised HTML, its tool calls at a glance." },
                     limit(500, 100)
                 ],
                 "responses": merge(common_errors(), json!({ "200": json_response("A page of entries.", "HistoryPage") }))
+            } },
+            "/api/sessions/{sessionId}/about": { "get": {
+                "summary": "A session as listed, with a person's marks and the git branch its transcript names.",
+                "parameters": [ { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } } ],
+                "responses": merge(common_errors(), json!({ "200": json_response("The session.", "SessionAbout") }))
+            } },
+            "/api/sessions/{sessionId}/marks": {
+                "get": {
+                    "summary": "A person's marks on a session: a title of their own, pinned. Primary data, kept beside the sends; never written into a transcript; kept through a rebuild.",
+                    "parameters": [ { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } } ],
+                    "responses": merge(common_errors(), json!({ "200": json_response("The marks.", "Marks") }))
+                },
+                "put": {
+                    "summary": "Sets a person's marks: title (a string of at most 200 characters, or null for the transcript's), pinned. A field left out is left as it is.",
+                    "parameters": [ { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } } ],
+                    "requestBody": { "required": true, "content": { "application/json": { "schema": {
+                        "type": "object", "additionalProperties": false,
+                        "properties": { "title": { "type": "string", "maxLength": 200, "nullable": true }, "pinned": { "type": "boolean" } } },
+                        "example": { "title": "Harbour photos", "pinned": true } } } },
+                    "responses": merge(common_errors(), json!({
+                        "200": json_response("The marks.", "Marks"),
+                        "403": error_response("A cross-site request (Origin or Sec-Fetch-Site): refused."),
+                        "413": error_response("The body is too large."),
+                        "415": error_response("The body is not application/json.")
+                    }))
+                }
+            },
+            "/api/sessions/{sessionId}/export": { "get": {
+                "summary": "A session as a file to take away: one HTML file that opens offline (photos inline, checked against their blake3; no script), or the transcript's own lines (JSONL), byte for byte.",
+                "parameters": [
+                    { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } },
+                    { "name": "format", "in": "query", "required": false, "schema": { "type": "string", "enum": ["html", "jsonl"], "default": "html" } },
+                    { "name": "redact", "in": "query", "required": false, "schema": { "type": "boolean", "default": false },
+                      "description": "Replace secrets by gitleaks' rules (listed at the top of an HTML export)." }
+                ],
+                "responses": merge(common_errors(), json!({
+                    "200": { "description": "The file (Content-Disposition: attachment).",
+                             "content": { "text/html": { "schema": { "type": "string" } }, "application/x-ndjson": { "schema": { "type": "string" } } } },
+                    "409": error_response("A photo's bytes no longer match their recorded blake3, or the transcript changed.")
+                }))
             } },
             "/api/session-media/{sessionId}/{entryUuid}/{ordinal}": { "get": {
                 "summary": "One image by ref: read from the transcript at its recorded offset.",

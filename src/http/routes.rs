@@ -25,6 +25,8 @@ struct SessionsParams {
     until: Option<String>,
     cursor: Option<String>,
     limit: Option<u32>,
+    /// Only the sessions a person pinned (their latest pin first), in one page.
+    pinned: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -35,6 +37,8 @@ struct HistoryParams {
     after: Option<i64>,
     limit: Option<u32>,
     sidechains: Option<bool>,
+    /// Each entry's texts as HTML and its tool calls at a glance (`read::view`).
+    view: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -212,6 +216,7 @@ fn check_agent(agent: Option<String>) -> Result<Option<String>, Rejection> {
 
 async fn list_sessions(p: SessionsParams, api: Api) -> Result<warp::reply::Response, Rejection> {
     let limit = check_limit(p.limit, 50)?;
+    let pinned_only = p.pinned.unwrap_or(false);
     let query = SessionQuery {
         project: p.project.filter(|p| !p.is_empty()),
         agent: check_agent(p.agent)?,
@@ -222,13 +227,36 @@ async fn list_sessions(p: SessionsParams, api: Api) -> Result<warp::reply::Respo
         cursor: p.cursor.filter(|c| !c.is_empty()),
         limit,
     };
-    let page = if query.text.is_some() {
+    let page = if pinned_only {
+        let pins = api.inner.chats.with_store(|store| store.pinned()).await.map_err(|e| ApiError::from(e).reject())?;
+        api.db(move |conn| {
+            let mut sessions = Vec::new();
+            for mark in &pins {
+                if let Some(s) = history::session(conn, &mark.session_id)?
+                    && query.project.as_ref().is_none_or(|p| s.project.as_ref() == Some(p))
+                    && query.agent.as_ref().is_none_or(|a| &s.agent == a)
+                {
+                    sessions.push(s);
+                }
+            }
+            Ok(history::SessionPage { sessions, next: None })
+        })
+        .await
+    } else if query.text.is_some() {
         api.search_db(move |conn| history::sessions(conn, &query)).await
     } else {
         api.db(move |conn| history::sessions(conn, &query)).await
     }
     .map_err(ApiError::reject)?;
-    Ok(json(&wire::Sessions::from(&page)))
+    // A person's marks: their title in place of the transcript's, and whether they pinned it.
+    let ids: Vec<String> = page.sessions.iter().map(|s| s.id.clone()).collect();
+    let marks = api
+        .inner
+        .chats
+        .with_store(move |store| store.marks(&ids.iter().map(String::as_str).collect::<Vec<_>>()))
+        .await
+        .map_err(|e| ApiError::from(e).reject())?;
+    Ok(json(&wire::Sessions::marked(&page, &marks)))
 }
 
 async fn session_history(raw_session: String, p: HistoryParams, api: Api) -> Result<warp::reply::Response, Rejection> {
@@ -245,11 +273,20 @@ async fn session_history(raw_session: String, p: HistoryParams, api: Api) -> Res
         _ => return Err(ApiError::bad_request("give one of before, from and after").reject()),
     };
     let sidechains = p.sidechains.unwrap_or(false);
+    let view = p.view.unwrap_or(false);
     let sid = session_id.clone();
-    let page =
-        api.db(move |conn| history::history(conn, &sid, at, limit, sidechains)).await.map_err(ApiError::reject)?;
-    match page {
-        Some(page) => Ok(json(&wire::History::from(&page))),
+    // Serialised on the readers' thread: a view renders Markdown, which is no work for the runtime's.
+    let body = api
+        .db(move |conn| {
+            let page = history::history(conn, &sid, at, limit, sidechains)?;
+            page.map(|page| serde_json::to_string(&wire::History::new(&page, view)))
+                .transpose()
+                .map_err(|e| crate::Error::Internal(e.to_string()))
+        })
+        .await
+        .map_err(ApiError::reject)?;
+    match body {
+        Some(body) => Ok(warp::reply::with_header(body, "content-type", "application/json").into_response()),
         None => Err(ApiError::not_found(format!("no session {}", trim(&session_id))).reject()),
     }
 }
@@ -310,7 +347,16 @@ async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Reje
         })
         .await
         .map_err(ApiError::reject)?;
-    Ok(json(&wire::Hits::new(&page)))
+    let mut ids: Vec<String> = page.hits.iter().map(|h| h.session_id.clone()).collect();
+    ids.sort();
+    ids.dedup();
+    let marks = api
+        .inner
+        .chats
+        .with_store(move |store| store.marks(&ids.iter().map(String::as_str).collect::<Vec<_>>()))
+        .await
+        .map_err(|e| ApiError::from(e).reject())?;
+    Ok(json(&wire::Hits::marked(&page, &marks)))
 }
 
 /// The roles a search can be narrowed to.

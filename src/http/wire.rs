@@ -62,6 +62,26 @@ pub struct Session<'a> {
     gone: bool,
     agent: &'a str,
     forked_from: Option<&'a str>,
+    /// Pinned by a person to the top of the list.
+    pinned: bool,
+    /// The title the transcript gives, when a person gave the session one of their own (`title`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    transcript_title: Option<&'a str>,
+}
+
+impl<'a> Session<'a> {
+    /// The session with a person's marks on it, if they made any.
+    pub fn marked(s: &'a SessionSummary, mark: Option<&'a crate::accept::Mark>) -> Self {
+        let mut session = Session::from(s);
+        if let Some(mark) = mark {
+            session.pinned = mark.pinned;
+            if let Some(title) = &mark.title {
+                session.transcript_title = s.title.as_deref();
+                session.title = Some(title);
+            }
+        }
+        session
+    }
 }
 
 impl<'a> From<&'a SessionSummary> for Session<'a> {
@@ -78,6 +98,8 @@ impl<'a> From<&'a SessionSummary> for Session<'a> {
             gone: s.gone,
             agent: &s.agent,
             forked_from: s.forked_from.as_deref(),
+            pinned: false,
+            transcript_title: None,
         }
     }
 }
@@ -91,7 +113,18 @@ pub struct Sessions<'a> {
 
 impl<'a> From<&'a SessionPage> for Sessions<'a> {
     fn from(p: &'a SessionPage) -> Self {
-        Sessions { sessions: p.sessions.iter().map(Session::from).collect(), next: p.next.as_deref() }
+        Sessions::marked(p, &[])
+    }
+}
+
+impl<'a> Sessions<'a> {
+    /// The page with a person's `marks` on its sessions.
+    pub fn marked(p: &'a SessionPage, marks: &'a [crate::accept::Mark]) -> Self {
+        let mark = |id: &str| marks.iter().find(|m| m.session_id == id);
+        Sessions {
+            sessions: p.sessions.iter().map(|s| Session::marked(s, mark(&s.id))).collect(),
+            next: p.next.as_deref(),
+        }
     }
 }
 
@@ -118,6 +151,22 @@ pub struct Entry<'a> {
     entry: Option<Box<RawValue>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     invalid: Option<&'a str>,
+    /// Its texts as HTML and its tool calls at a glance, when the page was asked for with them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    view: Option<crate::read::view::View>,
+}
+
+impl<'a> Entry<'a> {
+    /// The entry, with its view if `view`.
+    pub fn new(e: &'a HistoryEntry, view: bool) -> Self {
+        let mut entry = Entry::from(e);
+        if view && let Some(line) = &entry.entry {
+            entry.view = serde_json::from_str::<serde_json::Value>(line.get())
+                .ok()
+                .map(|line| crate::read::view::of(e.format, &line));
+        }
+        entry
+    }
 }
 
 impl<'a> From<&'a HistoryEntry> for Entry<'a> {
@@ -148,6 +197,7 @@ impl<'a> From<&'a HistoryEntry> for Entry<'a> {
             }),
             entry,
             invalid: e.invalid(),
+            view: None,
         }
     }
 }
@@ -273,9 +323,16 @@ pub struct History<'a> {
 
 impl<'a> From<&'a HistoryPage> for History<'a> {
     fn from(p: &'a HistoryPage) -> Self {
+        History::new(p, false)
+    }
+}
+
+impl<'a> History<'a> {
+    /// The page, with each entry's view if `view`.
+    pub fn new(p: &'a HistoryPage, view: bool) -> Self {
         History {
             session_id: &p.session_id,
-            entries: p.entries.iter().map(Entry::from).collect(),
+            entries: p.entries.iter().map(|e| Entry::new(e, view)).collect(),
             before: p.before,
             after: p.after,
             next: p.next,
@@ -330,8 +387,22 @@ pub struct Hits<'a> {
 
 impl<'a> Hits<'a> {
     /// The response for a page of hits.
-    pub fn new(page: &'a history::SearchPage) -> Self {
-        Hits { hits: page.hits.iter().map(Hit::from).collect(), next: page.next.map(|n| n.to_string()) }
+    /// The page, each hit's title the one a person gave its session, where they did (`marks`).
+    pub fn marked(page: &'a history::SearchPage, marks: &'a [crate::accept::Mark]) -> Self {
+        let hits = page
+            .hits
+            .iter()
+            .map(|h| {
+                let mut hit = Hit::from(h);
+                if let Some(title) =
+                    marks.iter().find(|m| m.session_id == h.session_id).and_then(|m| m.title.as_deref())
+                {
+                    hit.title = Some(title);
+                }
+                hit
+            })
+            .collect();
+        Hits { hits, next: page.next.map(|n| n.to_string()) }
     }
 }
 

@@ -236,6 +236,24 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
     Ok(SessionPage { sessions: rows.into_iter().map(|(_, s)| s).collect(), next })
 }
 
+/// The git branch the session's transcript names last (Claude Code's `gitBranch`, Codex's
+/// `session_meta`), if it names one.
+pub fn git_branch(conn: &Connection, session_id: &str) -> Result<Option<String>> {
+    let branch: Option<String> = conn
+        .prepare_cached(
+            r#"SELECT coalesce(json_extract(stripped, '$.gitBranch'), json_extract(stripped, '$.payload.git.branch'))
+             FROM entries
+             WHERE session_id = ?1 AND stripped IS NOT NULL AND duplicate = 0
+               AND (instr(stripped, '"gitBranch":"') > 0 OR (type = 'session_meta' AND instr(stripped, '"branch"') > 0))
+               AND json_valid(stripped)
+             ORDER BY sort_at DESC, line DESC LIMIT 1"#,
+        )?
+        .query_row([session_id], |r| r.get(0))
+        .optional()?
+        .flatten();
+    Ok(branch.filter(|b| !b.trim().is_empty()))
+}
+
 /// One session as listed, by its id; `None` if the index has no such session.
 pub fn session(conn: &Connection, id: &str) -> Result<Option<SessionSummary>> {
     Ok(conn

@@ -409,9 +409,15 @@ test("7. live: appended lines appear, a deleted transcript stays, a restarted se
   append(2, "a line after the restart");
   await until("the line after the restart", async () => (await page.locator("li", { hasText: "a line after the restart" }).count()) === 1, 15000);
   await shot(page, "7-reconnected");
-  // While the server was down, the browser reported the socket's failed reconnections (and the
-  // page did nothing else): those, and only those, are expected.
-  const unexpected = problems.filter((p) => !/WebSocket connection to 'ws:\/\/127\.0\.0\.1:\d+\/api\/events' failed/.test(p));
+  // While the server was down, the browser reported the socket's failed reconnections, and the
+  // sessions list's refresh that the deleted transcript set off, if it was still under way: those,
+  // and only those, are expected.
+  const unexpected = problems.filter(
+    (p) =>
+      !/WebSocket connection to 'ws:\/\/127\.0\.0\.1:\d+\/api\/events' failed/.test(p) &&
+      !/^failed: http:\/\/127\.0\.0\.1:\d+\/api\/sessions\?\S* net::ERR_CONNECTION_REFUSED$/.test(p) &&
+      p !== "console: Failed to load resource: net::ERR_CONNECTION_REFUSED",
+  );
   assert.deepEqual(unexpected, []);
   await context.close();
   await server.stop();
@@ -572,5 +578,269 @@ test("13. a Codex session shows its photos (the user's and a tool output's), and
   await shot(page, "13-gemini");
   assert.deepEqual(problems, []);
   await context.close();
+  await server.stop();
+});
+
+test("14. the usage page: totals, cost per day, the split by model, filters; it follows new lines; a session's header has its cost", async () => {
+  const server = await startServer("history");
+  const usageLine = (n, day, model, output) =>
+    JSON.stringify({
+      parentUuid: null, isSidechain: false, cwd: "/home/test/project", sessionId: SESSION, type: "assistant",
+      uuid: `usage-${n}`, requestId: `req_${n}`, timestamp: `2026-11-${day}T10:00:00.000Z`,
+      message: {
+        id: `msg_${n}`, type: "message", role: "assistant", model, content: [{ type: "text", text: `answer ${n}` }],
+        usage: { input_tokens: 1000, output_tokens: output, cache_read_input_tokens: 20000, cache_creation_input_tokens: 500 },
+      },
+    }) + "\n";
+  appendFileSync(server.file, usageLine(1, "01", "claude-sonnet-4-5-20250929", 300) + usageLine(2, "02", "claude-sonnet-4-5-20250929", 200) + usageLine(3, "03", "claude-opus-4-6", 100));
+  const { page, problems, context } = await newPage();
+  const responses = () => page.locator(".usage-totals dd").nth(2).textContent();
+  const dollars = (c) => `$${c.toFixed(c < 1 ? 4 : 2)}`;
+  await page.goto(`${server.url}/usage`);
+  await until("three responses", async () => (await responses()) === "3");
+  assert.equal(await page.locator(".usage-chart rect.bar").count(), 3, "a bar per day");
+  const byModel = await page.locator(".usage-table").first().locator("tbody td:first-child").allTextContents();
+  assert.deepEqual(byModel.sort(), ["claude-opus-4-6", "claude-sonnet-4-5-20250929"]);
+  const api = await (await fetch(`${server.url}/api/usage?by=day`)).json();
+  assert.equal(api.total.responses, 3);
+  assert.equal(await page.locator(".usage-totals dd").first().textContent(), dollars(api.total.cost), "the page's cost is the API's");
+  await shot(page, "14-usage");
+  // A new response's line: the page follows.
+  appendFileSync(server.file, usageLine(4, "03", "claude-opus-4-6", 50));
+  await until("the fourth response", async () => (await responses()) === "4", 10000);
+  // The date filter, through the form: the URL carries it.
+  await page.locator('input[name="since"]').fill("2026-11-02");
+  await page.locator(".usage-filters button").click();
+  await until("the filtered report", async () => page.url().includes("since=2026-11-02") && (await responses()) === "3");
+  assert.equal(await page.locator(".usage-chart rect.bar").count(), 2);
+  // The session's header: its tokens, cost and responses.
+  await goElsewhere(page, `${server.url}/sessions/${SESSION}`);
+  await until("the header's usage line", async () => /4 responses/.test((await page.locator(".usage-line").textContent()) || ""));
+  const line = await page.locator(".usage-line").textContent();
+  const all = await (await fetch(`${server.url}/api/usage?session=${SESSION}`)).json();
+  assert.ok(line.includes(dollars(all.total.cost)) && line.includes("claude-opus-4-6"), line);
+  assert.deepEqual(problems, []);
+  await context.close();
+  // On a phone: nothing wider than the screen.
+  const phone = await newPage({ width: 390, height: 844 });
+  await phone.page.goto(`${server.url}/usage`);
+  await until("the phone's report", async () => (await phone.page.locator(".usage-totals dd").nth(2).textContent()) === "4");
+  const wide = await phone.page.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(wide <= 390, `the page is ${wide} px wide on a 390 px screen`);
+  await shot(phone.page, "14-usage-phone");
+  assert.deepEqual(phone.problems, []);
+  await phone.context.close();
+  await server.stop();
+});
+
+/** Every request the page made that left this server (or the file it was opened from). */
+function foreign(requests, origin) {
+  return requests.filter((u) => !u.startsWith(origin) && !u.startsWith("data:") && !u.startsWith("file:"));
+}
+
+test("15. Markdown renders with every construct, hostile Markdown runs and loads nothing, tool calls read at a glance with their diffs", async () => {
+  const server = await startServer("reading", { roots: ["codex:codex", "gemini:gemini"] });
+  for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
+    const phone = viewport.width < 600;
+    const { page, problems, context, requests } = await newPage(viewport);
+    await page.goto(`${server.url}/sessions/${SESSION}`);
+    await until("the rendered Markdown", async () => (await page.locator(".markdown h2", { hasText: "A heading" }).count()) === 1);
+    const md = page.locator(".markdown").first();
+    for (const selector of ["em", "strong", "code", "ul li", "ol li", "blockquote", "table td", ".code-block .code-lang", "pre.code code span[class*='hl-']"]) {
+      assert.ok((await md.locator(selector).count()) > 0, `Markdown has ${selector}`);
+    }
+    assert.equal(await md.locator(".code-lang").textContent(), "Rust");
+    const safe = md.locator("a", { hasText: "safe link" });
+    assert.equal(await safe.getAttribute("href"), "https://example.com/docs");
+    assert.equal(await safe.getAttribute("rel"), "noopener noreferrer");
+    assert.match(await md.textContent(), /\(https:\/\/example\.com\/docs\)/, "the URL is visible");
+    // Hostile Markdown: shown as text, nothing runs, nothing foreign is asked for.
+    const hostile = page.locator(".markdown").nth(1);
+    assert.equal(await hostile.locator("a").count(), 0, "a javascript: link is no link");
+    assert.equal(await hostile.locator("img, script").count(), 0);
+    assert.match(await hostile.textContent(), /\[image: remote\]/);
+    assert.match(await hostile.textContent(), /<script>window.__pwned='fence'<\/script>/);
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    // Tool calls at a glance.
+    const lines = await page.locator("details.tool.call > summary").allTextContents();
+    assert.deepEqual(lines.map((l) => l.replace(/\s+/g, " ").trim()), ["Bash $ git status", "Edit src/lib.rs +2 −1", "Grep \"fn main\" in src", "WebFetch https://example.com/page"]);
+    const edit = page.locator("details.tool.call", { hasText: "src/lib.rs" });
+    await edit.locator("summary").click();
+    const shown = phone ? ".diff-unified" : ".diff-split";
+    const hidden = phone ? ".diff-split" : ".diff-unified";
+    assert.ok(await edit.locator(shown).isVisible(), `${shown} on a ${viewport.width}px screen`);
+    assert.ok(!(await edit.locator(hidden).isVisible()));
+    assert.equal(await edit.locator(`${shown} .diff-line.add`).count(), 2);
+    assert.equal(await edit.locator(`${shown} .diff-line.del`).count(), 1);
+    assert.equal(await page.locator("details.result.error .result-label").textContent(), "Result: error");
+    assert.match(await page.locator("details.result").first().locator("summary").textContent(), /5 lines/);
+    await shot(page, `15-reading-${phone ? "phone" : "laptop"}`);
+    assert.deepEqual(foreign(requests, server.url), []);
+    assert.deepEqual(problems, []);
+    await context.close();
+  }
+  // Codex's shell and patch, Gemini CLI's edit.
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/sessions/01a0c0de-0000-7000-8000-0000000000d1`);
+  await until("the Codex tool calls", async () => (await page.locator("details.tool.call").count()) === 2);
+  const codex = (await page.locator("details.tool.call > summary").allTextContents()).map((l) => l.replace(/\s+/g, " ").trim());
+  assert.deepEqual(codex, ["shell $ cargo test", "apply_patch src/parser.rs +2 −1"]);
+  assert.equal(await page.locator(".markdown strong", { hasText: "parser" }).count(), 1, "a Codex message's Markdown");
+  await page.locator("details.tool.call", { hasText: "apply_patch" }).locator("summary").click();
+  assert.equal(await page.locator("details.tool.call", { hasText: "apply_patch" }).locator(".diff-split .diff-line.add").count(), 2);
+  await shot(page, "15-codex-tools");
+  await goElsewhere(page, `${server.url}/sessions/5e55a0de-0000-4000-8000-0000000000d2`);
+  await until("the Gemini tool call", async () => (await page.locator("details.tool.call").count()) === 1);
+  const gemini = (await page.locator("details.tool.call > summary").textContent()).replace(/\s+/g, " ").trim();
+  assert.match(gemini, /\/home\/test\/app\.py \+1 −1$/);
+  await shot(page, "15-gemini-tools");
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});
+
+test("16. the dark theme follows the system and its toggle; the keyboard moves and searches; axe-core finds no serious violation", async () => {
+  const server = await startServer("photos40");
+  const { readFileSync: read } = await import("node:fs");
+  const axe = read(join(dirname(new URL(import.meta.url).pathname), "node_modules/axe-core/axe.min.js"), "utf8");
+  if (!browser) await newPage().then(({ context }) => context.close());
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "dark" });
+  const page = await context.newPage();
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(e.message));
+  page.on("console", (m) => m.type() === "error" && problems.push(m.text()));
+  await page.goto(`${server.url}/sessions/${SESSION}`);
+  await until("the history", async () => (await countEntries(page)) >= 40);
+  const bg = () => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+  assert.equal(await bg(), "rgb(16, 20, 27)", "the system's dark scheme");
+  await page.locator("#theme").click();
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), "light");
+  assert.equal(await bg(), "rgb(246, 247, 249)");
+  await reload(page);
+  await until("the history again", async () => (await countEntries(page)) >= 40);
+  assert.equal(await bg(), "rgb(246, 247, 249)", "the choice is kept");
+  await page.locator("#theme").click();
+  assert.equal(await bg(), "rgb(16, 20, 27)");
+  await shot(page, "16-dark");
+  // Keyboard: j and k move between messages, / focuses search, Esc closes the photo.
+  await page.locator("body").click({ position: { x: 5, y: 400 } });
+  await page.keyboard.press("k");
+  const first = await page.locator("li.entry.focused").getAttribute("data-cursor");
+  await page.keyboard.press("k");
+  const second = await page.locator("li.entry.focused").getAttribute("data-cursor");
+  assert.notEqual(first, second);
+  await page.keyboard.press("j");
+  assert.equal(await page.locator("li.entry.focused").getAttribute("data-cursor"), first);
+  await page.keyboard.press("/");
+  assert.equal(await page.evaluate(() => document.activeElement.id), "search-input");
+  await page.locator(".photo-button").last().click();
+  await until("the photo open", async () => page.evaluate(() => document.getElementById("lightbox").open));
+  await page.keyboard.press("Escape");
+  await until("the photo closed", async () => !(await page.evaluate(() => document.getElementById("lightbox").open)));
+  // axe-core on each view, in both themes.
+  const audit = async (name) => {
+    const result = await page.evaluate(async (source) => {
+      if (!window.axe) (0, eval)(source);
+      const r = await window.axe.run(document, { resultTypes: ["violations"] });
+      return r.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")}`);
+    }, axe);
+    assert.deepEqual(result, [], `axe-core on ${name}`);
+  };
+  for (const theme of ["dark", "light"]) {
+    await page.evaluate((t) => (document.documentElement.dataset.theme = t), theme);
+    await audit(`a session (${theme})`);
+    await goElsewhere(page, `${server.url}/search?q=photo`);
+    await until("hits", async () => (await page.locator(".hit").count()) > 0);
+    await page.evaluate((t) => (document.documentElement.dataset.theme = t), theme);
+    await audit(`search (${theme})`);
+    await goElsewhere(page, `${server.url}/usage`);
+    await until("the usage page", async () => (await page.locator(".usage-totals, .usage .status").count()) > 0);
+    await page.evaluate((t) => (document.documentElement.dataset.theme = t), theme);
+    await audit(`usage (${theme})`);
+    await goElsewhere(page, `${server.url}/sessions/${SESSION}`);
+    await until("the history", async () => (await countEntries(page)) >= 40);
+    await page.evaluate((t) => (document.documentElement.dataset.theme = t), theme);
+  }
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});
+
+test("17. rename and pin a session from its header: kept through a restart and an index rebuild; search hits carry titles and filter", async () => {
+  let server = await startServer("search");
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/sessions/${SESSION}`);
+  await until("the header", async () => /entries/.test(await page.locator(".about-line").textContent()) && (await page.locator(".conv-actions.unfilled").count()) === 0);
+  assert.match(await page.locator(".about-line").textContent(), /Claude Code · \/home\/test\/project · .* · 240 entries · 0 photos/);
+  await page.locator(".conv-actions button", { hasText: "Rename" }).click();
+  await page.locator(".rename-input").fill("Zebra finches");
+  await page.locator(".rename button[type=submit]").click();
+  await until("the new title", async () => (await page.locator(".view-title").textContent()) === "Zebra finches");
+  await page.locator(".conv-actions button", { hasText: "Pin" }).click();
+  await until("pinned in the list", async () => /Zebra finches/.test((await page.locator("#sessions li.pinned .title").textContent().catch(() => "")) || ""));
+  await shot(page, "17-renamed-pinned");
+  // A restart, then an index rebuild (the marks are primary data beside the sends).
+  const port = new URL(server.url).port;
+  const dirs = { base: server.base };
+  await server.stop();
+  const rebuilt = spawn(BIN, ["rebuild", "--transcripts", server.transcripts, "--data-dir", server.data], { env: { ...process.env, HOME: server.base }, stdio: "ignore" });
+  assert.equal(await new Promise((r) => rebuilt.on("exit", r)), 0, "scrollback rebuild");
+  server = await startServer(null, { port, dirs });
+  await reload(page);
+  await until("the marks after the rebuild", async () => /Zebra finches/.test((await page.locator("#sessions li.pinned .title").textContent().catch(() => "")) || ""));
+  await until("the title after the rebuild", async () => (await page.locator(".view-title").textContent()) === "Zebra finches");
+  // Search: the hit has the session's title, agent, project; filters narrow it.
+  await goElsewhere(page, `${server.url}/search?q=zebrafinch`);
+  await until("the hit", async () => (await page.locator(".hit").count()) === 1);
+  assert.equal(await page.locator(".hit .hit-title").textContent(), "Zebra finches");
+  assert.match(await page.locator(".hit .meta").textContent(), /Claude Code · project · you · 2026-11-01/);
+  await page.locator('.search-filters select[name="role"]').selectOption("assistant");
+  await page.locator(".search-filters button").click();
+  await until("no assistant hit", async () => page.url().includes("role=assistant") && (await page.locator(".status", { hasText: "No hits." }).count()) === 1);
+  await page.locator('.search-filters select[name="role"]').selectOption("");
+  await page.locator('.search-filters input[name="since"]').fill("2026-11-02");
+  await page.locator(".search-filters button").click();
+  await until("no hit after the day", async () => page.url().includes("since=2026-11-02") && (await page.locator(".status", { hasText: "No hits." }).count()) === 1);
+  await shot(page, "17-search-filters");
+  assert.deepEqual(problems.filter((p) => !/WebSocket connection/.test(p) && !/ERR_CONNECTION_REFUSED|net::ERR/.test(p)), []);
+  await context.close();
+  await server.stop();
+});
+
+test("18. the HTML export opens from disk with the network off: every photo shows, byte-exact, and nothing is requested", async () => {
+  const server = await startServer("photos40");
+  const res = await fetch(`${server.url}/api/sessions/${SESSION}/export?format=html`);
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get("content-disposition"), /attachment; filename=".*\.html"/);
+  const html = await res.text();
+  const file = join(temp(), "export.html");
+  writeFileSync(file, html);
+  // The photos' bytes, as the transcript has them.
+  const sent = readFileSync(join(FIXTURES, "photos40", "p", `${SESSION}.jsonl`), "utf8")
+    .trim()
+    .split("\n")
+    .flatMap((l) => (JSON.parse(l).message.content || []).filter((b) => b.type === "image").map((b) => b.source.data));
+  const inline = [...html.matchAll(/src="data:image\/png;base64,([^"]+)"/g)].map((m) => m[1]);
+  assert.equal(inline.length, 40);
+  assert.deepEqual(inline.map((d) => Buffer.from(d, "base64").toString("hex")), sent.map((d) => Buffer.from(d, "base64").toString("hex")), "byte-exact");
+  if (!browser) await newPage().then(({ context }) => context.close());
+  for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
+    const context = await browser.newContext({ viewport, offline: true });
+    const page = await context.newPage();
+    const requests = [];
+    const problems = [];
+    page.on("request", (r) => requests.push(r.url()));
+    page.on("console", (m) => m.type() === "error" && problems.push(m.text()));
+    page.on("pageerror", (e) => problems.push(e.message));
+    await page.goto(`file://${file}`);
+    const loaded = await page.evaluate(() => [...document.images].map((i) => i.complete && i.naturalWidth > 0));
+    assert.equal(loaded.length, 40);
+    assert.ok(loaded.every(Boolean), "every photo shows");
+    assert.deepEqual(requests.filter((u) => !u.startsWith("file:") && !u.startsWith("data:")), []);
+    assert.deepEqual(problems, []);
+    await page.evaluate(() => window.scrollTo(0, 400));
+    await shot(page, `18-export-${viewport.width < 600 ? "phone" : "laptop"}`);
+    await context.close();
+  }
   await server.stop();
 });

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Makes redact-rules.json, the secret patterns `scrollback export --redact` applies, from gitleaks'
+default rule set (config/gitleaks.toml, MIT licence, Copyright (c) 2019 Zachary Rice), plus two
+rules from elsewhere that gitleaks has no general form of:
+
+- `url-password`: detect-secrets' BasicAuthDetector (Yelp, Apache-2.0): the password of a URL's
+  `user:password@`;
+- `authorization-header`: the header part of gitleaks' own `curl-auth-header` rule
+  (`Authorization: Bearer|Basic|Token …`), without its `curl` context, so that a header pasted
+  anywhere is taken too.
+
+    python3 scripts/redact_rules.py GITLEAKS_TOML VERSION > redact-rules.json
+
+Each rule keeps gitleaks' id, regex, secret group, entropy, keywords and the allowlists that look
+at the secret, the match or the line (stop words included); path allowlists do not apply to a
+transcript and are left out.
+"""
+
+import json
+import sys
+import tomllib
+
+# The rules taken: the providers whose keys show up in coding agents' transcripts, and the generic
+# forms (private keys, JWTs, `.env`-style assignments).
+TAKEN = [
+    "anthropic-api-key", "anthropic-admin-api-key", "openai-api-key", "perplexity-api-key",
+    "huggingface-access-token", "aws-access-token", "gcp-api-key", "azure-ad-client-secret",
+    "github-pat", "github-fine-grained-pat", "github-oauth", "github-app-token", "github-refresh-token",
+    "gitlab-pat", "slack-bot-token", "slack-user-token", "slack-app-token", "slack-webhook-url",
+    "stripe-access-token", "sendgrid-api-token", "twilio-api-key", "npm-access-token", "pypi-upload-token",
+    "digitalocean-pat", "heroku-api-key-v2", "linear-api-key", "shopify-access-token", "databricks-api-token",
+    "doppler-api-token", "telegram-bot-api-token", "mailgun-private-api-token", "postman-api-token",
+    "private-key", "jwt", "generic-api-key",
+]
+
+SEPARATE = "[" + "".join("\\" + c for c in ":/?#[]@!$&'()*+,;=") + "\\s]"
+
+
+def main():
+    path, version = sys.argv[1], sys.argv[2]
+    with open(path, "rb") as f:
+        config = tomllib.load(f)
+    by_id = {r["id"]: r for r in config["rules"]}
+    rules = []
+    for rule_id in TAKEN:
+        r = by_id[rule_id]
+        allow = []
+        for a in r.get("allowlists", []):
+            if a.get("paths"):
+                continue
+            allow.append({k: a[k] for k in ("regexTarget", "regexes", "stopwords", "condition") if k in a})
+        rules.append({k: v for k, v in {
+            "id": r["id"], "regex": r["regex"], "secretGroup": r.get("secretGroup"), "entropy": r.get("entropy"),
+            "keywords": r.get("keywords", []), "allowlists": allow, "from": f"gitleaks {version}",
+        }.items() if v not in (None, [])})
+    curl = by_id["curl-auth-header"]["regex"]
+    header = curl[curl.index('"(?i)') + 1:curl.index('"|\'')]
+    rules.append({"id": "authorization-header", "regex": header, "entropy": 2.75,
+                  "keywords": ["authorization", "key", "token"],
+                  "from": f"gitleaks {version} (curl-auth-header, the header alone)"})
+    rules.append({"id": "url-password", "regex": f"://[^{SEPARATE[1:-1]}]+:([^{SEPARATE[1:-1]}]+)@",
+                  "keywords": ["://"], "from": "detect-secrets 1.5 (BasicAuthDetector, Apache-2.0)"})
+    json.dump({
+        "source": f"gitleaks {version} config/gitleaks.toml (MIT licence, Copyright (c) 2019 Zachary Rice), "
+                  "and detect-secrets' BasicAuthDetector (Apache-2.0, Copyright (c) 2018 Yelp, Inc.)",
+        "licence": "gitleaks: MIT (https://github.com/gitleaks/gitleaks/blob/master/LICENSE); "
+                   "detect-secrets: Apache-2.0 (https://github.com/Yelp/detect-secrets/blob/master/LICENSE)",
+        "rules": rules,
+    }, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()

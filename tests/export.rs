@@ -1,0 +1,294 @@
+//! Reading and taking away: `scrollback export` (HTML with its photos inline and checked, JSONL
+//! byte for byte also after the transcript is deleted, `--redact` against planted secrets), the
+//! history's `view` (Markdown as sanitised HTML, tool calls at a glance with an edit's diff), and a
+//! person's marks (rename, pin) over HTTP, kept through a restart and a rebuild.
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+
+use crate::util::server::Server;
+use crate::util::{Env, b64, fake_png, hash_hex, image_block, user_line};
+
+const SESSION: &str = "5e55a000-0000-4000-8000-0000000000e1";
+
+/// A `len`-character string of letters and digits from `alphabet`, the same for the same `seed`.
+fn chars(seed: u64, len: usize, alphabet: &str) -> String {
+    let a: Vec<char> = alphabet.chars().collect();
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            a[(x % a.len() as u64) as usize]
+        })
+        .collect()
+}
+
+const ALNUM: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+const HEX: &str = "0123456789abcdef";
+
+/// Planted secrets, one of each kind the export must take out: (what, the secret).
+fn secrets() -> Vec<(&'static str, String)> {
+    vec![
+        ("anthropic", format!("sk-ant-api03-{}AA", chars(1, 93, ALNUM))),
+        ("openai", format!("sk-proj-{}T3BlbkFJ{}", chars(2, 74, ALNUM), chars(3, 74, ALNUM))),
+        ("aws", format!("AKIA{}", chars(4, 16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"))),
+        ("github", format!("ghp_{}", chars(5, 36, ALNUM))),
+        ("github fine-grained", format!("github_pat_{}", chars(6, 82, ALNUM))),
+        ("gitlab", format!("glpat-{}", chars(7, 20, ALNUM))),
+        (
+            "slack",
+            format!("xoxb-{}-{}-{}", chars(8, 12, "0123456789"), chars(9, 12, "0123456789"), chars(10, 24, ALNUM)),
+        ),
+        ("stripe", format!("sk_live_{}", chars(11, 30, ALNUM))),
+        ("npm", format!("npm_{}", chars(12, 36, ALNUM))),
+        ("huggingface", format!("hf_{}", chars(13, 34, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"))),
+        ("gcp", format!("AIza{}", chars(14, 35, ALNUM))),
+        ("digitalocean", format!("dop_v1_{}", chars(15, 64, HEX))),
+        ("perplexity", format!("pplx-{}", chars(16, 48, ALNUM))),
+        ("jwt", format!("eyJ{}.eyJ{}.{}", chars(17, 30, ALNUM), chars(18, 40, ALNUM), chars(19, 30, ALNUM))),
+        ("sendgrid", format!("SG.{}.{}", chars(20, 22, ALNUM), chars(21, 43, ALNUM))),
+        ("url password", format!("{}Q7", chars(22, 14, ALNUM))),
+        ("bearer", chars(23, 40, ALNUM)),
+        ("env assignment", chars(24, 32, ALNUM)),
+        ("private key", chars(25, 200, ALNUM)),
+    ]
+}
+
+/// The text each secret is planted in, around it.
+fn planted(what: &str, secret: &str) -> String {
+    match what {
+        "url password" => format!("connect with postgres://admin:{secret}@db.example.com:5432/app please"),
+        "bearer" => format!("curl -s https://api.example.com -H 'Authorization: Bearer {secret}' and more"),
+        "env assignment" => format!("in .env: DATABASE_PASSWORD={secret}\nthat was it"),
+        "private key" => {
+            format!("the key:\n-----BEGIN RSA PRIVATE KEY-----\n{secret}\n-----END RSA PRIVATE KEY-----\nend of key")
+        }
+        _ => format!("my {what} key is {secret} keep it safe"),
+    }
+}
+
+fn assistant(uuid: &str, content: Value, ts: &str) -> String {
+    json!({"parentUuid": null, "isSidechain": false, "cwd": "/work/demo", "sessionId": SESSION, "type": "assistant",
+           "uuid": uuid, "timestamp": ts, "gitBranch": "feature/export",
+           "message": {"role": "assistant", "content": content}})
+    .to_string()
+}
+
+/// A session with Markdown, an edit, a result, two photos and every planted secret.
+fn write_session(env: &Env) -> (String, Vec<Vec<u8>>) {
+    let photos = vec![fake_png(1, 3000), fake_png(2, 70_000)];
+    let mut lines = vec![user_line(
+        SESSION,
+        "u1",
+        &format!(
+            "[{}, {}, {{\"type\":\"text\",\"text\":\"What is in these **two** photos?\"}}]",
+            image_block("image/png", &b64(&photos[0])),
+            image_block("image/png", &b64(&photos[1]))
+        ),
+        "",
+    )];
+    lines.push(assistant(
+        "a1",
+        json!([{"type": "text", "text": "## Findings\n\n- a *harbour*\n- `boats`\n\n```rust\nfn main() {}\n```\n\n<script>alert(1)</script>"},
+               {"type": "tool_use", "id": "t1", "name": "Edit", "input": {"file_path": "src/lib.rs", "old_string": "a\nb\n", "new_string": "a\nc\nd\n"}}]),
+        "2026-01-01T00:00:01.000Z",
+    ));
+    lines.push(user_line(
+        SESSION,
+        "u2",
+        r#"[{"type":"tool_result","tool_use_id":"t1","content":"edited src/lib.rs"}]"#,
+        "",
+    ));
+    for (i, (what, secret)) in secrets().iter().enumerate() {
+        let text = planted(what, secret);
+        lines.push(user_line(SESSION, &format!("s{i}"), &serde_json::to_string(&text).unwrap(), ""));
+    }
+    let body = lines.join("\n") + "\n";
+    env.write(&format!("p/{SESSION}.jsonl"), &body);
+    (body, photos)
+}
+
+#[test]
+fn html_export_holds_every_photo_byte_exact_and_renders_safely() {
+    let env = Env::new();
+    let (_, photos) = write_session(&env);
+    env.index();
+    let out = env.dir.path().join("s.html");
+    let run = env.run(&["export", SESSION, "--format", "html", "-o", out.to_str().unwrap()]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("Content-Security-Policy") && html.contains("img-src data:"));
+    assert!(!html.contains("<script"), "no script in the export");
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "raw HTML is text");
+    assert!(html.contains("<h2>Findings</h2>") && html.contains("<em>harbour</em>"), "Markdown renders");
+    assert!(html.contains("code-lang\">Rust") && html.contains("hl-"), "code is highlighted");
+    assert!(
+        html.contains("<span class=\"tool-name\">Edit</span>") && html.contains("+2") && html.contains("diff-line del")
+    );
+    assert!(html.contains("branch feature/export"));
+    // Every photo, inline, is the bytes that were sent.
+    let mut found = Vec::new();
+    for part in html.split("src=\"data:image/png;base64,").skip(1) {
+        let data = &part[..part.find('"').unwrap()];
+        found.push(base64::engine::general_purpose::STANDARD.decode(data).unwrap());
+    }
+    assert_eq!(found, photos);
+    for p in &photos {
+        assert!(html.contains(&format!("data-blake3=\"{}\"", hash_hex(p))));
+    }
+    // An unknown session is an error, and leaves no file.
+    let missing = env.dir.path().join("none.html");
+    let run = env.run(&["export", "no-such-session", "-o", missing.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(2), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(!missing.exists());
+}
+
+#[test]
+fn jsonl_export_is_the_transcript_byte_for_byte_also_once_it_is_deleted() {
+    let env = Env::new();
+    let (body, _) = write_session(&env);
+    // A torn last line is no line of the export.
+    env.append(&format!("p/{SESSION}.jsonl"), b"{\"torn\":");
+    env.index();
+    let export = |name: &str| -> Vec<u8> {
+        let out = env.dir.path().join(name);
+        let run = env.run(&["export", SESSION, "--format", "jsonl", "-o", out.to_str().unwrap()]);
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        std::fs::read(out).unwrap()
+    };
+    assert_eq!(export("a.jsonl"), body.as_bytes());
+    std::fs::remove_file(env.path(&format!("p/{SESSION}.jsonl"))).unwrap();
+    env.index();
+    assert_eq!(export("b.jsonl"), body.as_bytes(), "from the vault");
+    // Markdown, photos in a folder beside it.
+    let md = env.dir.path().join("s.md");
+    let run = env.run(&["export", SESSION, "--format", "md", "-o", md.to_str().unwrap()]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let text = std::fs::read_to_string(&md).unwrap();
+    let links: Vec<&str> =
+        text.match_indices("](s_files/").map(|(i, _)| &text[i + 2..i + 2 + text[i + 2..].find(')').unwrap()]).collect();
+    assert_eq!(links.len(), 2, "{text}");
+    for link in links {
+        let bytes = std::fs::read(env.dir.path().join(link)).unwrap();
+        assert!(link.contains(&hash_hex(&bytes)), "{link}");
+    }
+    assert!(text.contains("**Edit** `src/lib.rs` (+2 −1)") && text.contains("```diff"), "{text}");
+}
+
+#[test]
+fn redact_takes_out_every_planted_secret_and_keeps_the_text_around_it() {
+    let env = Env::new();
+    write_session(&env);
+    env.index();
+    for format in ["html", "md", "jsonl"] {
+        let out = env.dir.path().join(format!("r.{format}"));
+        let run = env.run(&["export", SESSION, "--format", format, "--redact", "-o", out.to_str().unwrap()]);
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        let text = std::fs::read_to_string(&out).unwrap();
+        let mut kinds = BTreeMap::new();
+        for (what, secret) in secrets() {
+            assert!(!text.contains(&secret), "{format}: the {what} secret is still there");
+            *kinds.entry(what).or_insert(0) += 1;
+        }
+        assert!(kinds.len() >= 15);
+        for kept in ["keep it safe", "db.example.com", "that was it", "end of key", "What is in these"] {
+            assert!(text.contains(kept), "{format}: {kept:?} was lost");
+        }
+        assert!(text.contains("[REDACTED:"), "{format}");
+        if format == "jsonl" {
+            for line in text.lines() {
+                serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+            }
+        } else {
+            assert!(text.contains("gitleaks"), "{format}: the rules are named at the top");
+        }
+    }
+}
+
+#[test]
+fn views_marks_and_exports_over_http() {
+    let env = Env::new();
+    let (body, _) = write_session(&env);
+    let server = Server::start(&env, &[]);
+    server.wait_for_sessions(1);
+    // The history's view: the Markdown as sanitised HTML, the tool call at a glance.
+    let page = server.json(&format!("/api/sessions/{SESSION}/history?view=true"));
+    let entries = page["entries"].as_array().unwrap();
+    let a1 = entries.iter().find(|e| e["uuid"] == "a1").unwrap();
+    let html = a1["view"]["html"].as_object().unwrap().values().next().unwrap().as_str().unwrap();
+    assert!(html.contains("<h2>Findings</h2>") && !html.contains("<script"), "{html}");
+    assert_eq!(a1["view"]["tools"][0]["line"], "Edit src/lib.rs (+2 -1)");
+    assert_eq!(a1["view"]["tools"][0]["diff"][1], json!({"op": "-", "text": "b"}));
+    assert!(server.json(&format!("/api/sessions/{SESSION}/history"))["entries"][0].get("view").is_none());
+    // Marks: a title and a pin, then given back.
+    let put = |server: &Server, change: Value| {
+        server
+            .client
+            .put(format!("{}/api/sessions/{SESSION}/marks", server.base))
+            .header("content-type", "application/json")
+            .body(change.to_string())
+            .send()
+            .unwrap()
+    };
+    let resp = put(&server, json!({"title": "Harbour photos", "pinned": true}));
+    assert_eq!(resp.status().as_u16(), 200);
+    let listed = server.json("/api/sessions");
+    assert_eq!(listed["sessions"][0]["title"], "Harbour photos");
+    assert_eq!(listed["sessions"][0]["pinned"], true);
+    assert!(listed["sessions"][0]["transcriptTitle"].as_str().unwrap().contains("two"));
+    assert_eq!(server.json("/api/sessions?pinned=true")["sessions"].as_array().unwrap().len(), 1);
+    let about = server.json(&format!("/api/sessions/{SESSION}/about"));
+    assert_eq!(
+        (about["title"].as_str(), about["gitBranch"].as_str()),
+        (Some("Harbour photos"), Some("feature/export"))
+    );
+    let hits = server.json("/api/search?q=harbour");
+    assert_eq!(hits["hits"][0]["title"], "Harbour photos");
+    // Bad marks are 4xx with the API's error; a cross-site PUT is refused.
+    for (change, status) in [(json!({"pinned": "yes"}), 400), (json!({"colour": 1}), 400)] {
+        assert_eq!(put(&server, change).status().as_u16(), status);
+    }
+    let resp = server
+        .client
+        .put(format!("{}/api/sessions/{SESSION}/marks", server.base))
+        .header("content-type", "application/json")
+        .header("origin", "https://evil.example")
+        .body(r#"{"title":"pwned"}"#)
+        .send()
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 403);
+    let resp = server
+        .client
+        .put(format!("{}/api/sessions/nope/marks", server.base))
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 404);
+    // Exports over HTTP: JSONL byte for byte, HTML with its photos; a bad format is a 400.
+    let jsonl = server.get(&format!("/api/sessions/{SESSION}/export?format=jsonl"));
+    assert_eq!(jsonl.status().as_u16(), 200);
+    assert!(jsonl.headers()["content-disposition"].to_str().unwrap().contains(".jsonl"));
+    assert_eq!(jsonl.bytes().unwrap().as_ref(), body.as_bytes());
+    let html = server.get(&format!("/api/sessions/{SESSION}/export?format=html&redact=true")).text().unwrap();
+    assert!(html.contains("data:image/png;base64,") && html.contains("[REDACTED:"));
+    assert_eq!(server.get(&format!("/api/sessions/{SESSION}/export?format=pdf")).status().as_u16(), 400);
+    drop(server);
+    // Kept through a restart and a rebuild of the index: primary data.
+    let out = env.run(&["rebuild"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let server = Server::start(&env, &[]);
+    server.wait_for_sessions(1);
+    let listed = server.json("/api/sessions");
+    assert_eq!(
+        (listed["sessions"][0]["title"].as_str(), listed["sessions"][0]["pinned"].as_bool()),
+        (Some("Harbour photos"), Some(true))
+    );
+    assert_eq!(put(&server, json!({"title": null, "pinned": false})).status().as_u16(), 200);
+    assert_eq!(server.json("/api/sessions")["sessions"][0]["pinned"], false);
+    assert!(server.json("/api/sessions")["sessions"][0].get("transcriptTitle").is_none());
+}
