@@ -249,14 +249,19 @@ async fn list_sessions(p: SessionsParams, api: Api) -> Result<warp::reply::Respo
     }
     .map_err(ApiError::reject)?;
     // A person's marks: their title in place of the transcript's, and whether they pinned it.
-    let ids: Vec<String> = page.sessions.iter().map(|s| s.id.clone()).collect();
-    let marks = api
-        .inner
+    let marks = marks_of(&api, page.sessions.iter().map(|s| s.id.clone()).collect()).await?;
+    Ok(json(&wire::Sessions::marked(&page, &marks)))
+}
+
+/// A person's marks on those of `ids` that have any, from the acceptance record.
+async fn marks_of(api: &Api, mut ids: Vec<String>) -> Result<Vec<crate::accept::Mark>, Rejection> {
+    ids.sort();
+    ids.dedup();
+    api.inner
         .chats
         .with_store(move |store| store.marks(&ids.iter().map(String::as_str).collect::<Vec<_>>()))
         .await
-        .map_err(|e| ApiError::from(e).reject())?;
-    Ok(json(&wire::Sessions::marked(&page, &marks)))
+        .map_err(|e| ApiError::from(e).reject())
 }
 
 async fn session_history(raw_session: String, p: HistoryParams, api: Api) -> Result<warp::reply::Response, Rejection> {
@@ -347,15 +352,7 @@ async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Reje
         })
         .await
         .map_err(ApiError::reject)?;
-    let mut ids: Vec<String> = page.hits.iter().map(|h| h.session_id.clone()).collect();
-    ids.sort();
-    ids.dedup();
-    let marks = api
-        .inner
-        .chats
-        .with_store(move |store| store.marks(&ids.iter().map(String::as_str).collect::<Vec<_>>()))
-        .await
-        .map_err(|e| ApiError::from(e).reject())?;
+    let marks = marks_of(&api, page.hits.iter().map(|h| h.session_id.clone()).collect()).await?;
     Ok(json(&wire::Hits::marked(&page, &marks)))
 }
 

@@ -413,16 +413,7 @@ pub fn snippet_html(snippet: &Snippet) -> String {
         if matched {
             out.push_str("<mark>");
         }
-        for c in text.chars() {
-            match c {
-                '&' => out.push_str("&amp;"),
-                '<' => out.push_str("&lt;"),
-                '>' => out.push_str("&gt;"),
-                '"' => out.push_str("&quot;"),
-                '\'' => out.push_str("&#39;"),
-                c => out.push(c),
-            }
-        }
+        out.push_str(&crate::read::markdown::escape(text));
         if matched {
             out.push_str("</mark>");
         }
