@@ -141,6 +141,15 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// [`check_host`] and [`check_token`] for a request answered beside warp's table (`/mcp`,
+/// `/api/usage`, a session's marks and exports): the rules every route has.
+pub(crate) fn check_access(api: &Api, headers: &warp::http::HeaderMap) -> Result<(), ApiError> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    check_host(api, header("host"))?;
+    let token_cookie = header("cookie").and_then(|c| cookie(c, TOKEN_COOKIE));
+    check_token(api, header("authorization"), token_cookie)
+}
+
 /// Passes a request that is not cross-site: no `Sec-Fetch-Site: cross-site`, and no `Origin` other
 /// than the `Host` it was sent to. (A request without either, from a program, passes.)
 pub(crate) fn same_origin() -> impl Filter<Extract = (), Error = Rejection> + Clone {

@@ -17,7 +17,7 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use warp::http::{HeaderValue, Method, Request, Response, StatusCode};
 
-use super::auth::{TOKEN_COOKIE, check_host, check_same_origin, check_token, cookie};
+use super::auth::{check_access, check_same_origin};
 use super::filters::MAX_SMALL_BODY;
 use super::{Api, ApiError};
 use crate::mcp::{Source, Tools};
@@ -66,9 +66,7 @@ impl McpHttp {
     /// The request, its body read (within the limit), if every rule lets it through.
     async fn checked(&self, request: Request<hyper::body::Incoming>) -> Result<Request<Full<Bytes>>, ApiError> {
         let header = |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok());
-        check_host(&self.api, header("host"))?;
-        let token_cookie = header("cookie").and_then(|c| cookie(c, TOKEN_COOKIE));
-        check_token(&self.api, header("authorization"), token_cookie)?;
+        check_access(&self.api, request.headers())?;
         check_same_origin(header("origin"), header("host"), header("sec-fetch-site"))?;
         if request.method() != Method::POST {
             return Err(ApiError::method_not_allowed("POST", "post-only", "MCP over HTTP takes POST"));

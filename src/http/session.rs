@@ -13,7 +13,7 @@ use serde_json::Value;
 use warp::Reply as _;
 use warp::http::{HeaderValue, Method, Request, StatusCode, header};
 
-use super::auth::{TOKEN_COOKIE, check_host, check_same_origin, check_token, cookie};
+use super::auth::{check_access, check_same_origin};
 use super::filters::{segment_id, trim};
 use super::{Api, ApiError};
 use crate::read::history;
@@ -56,9 +56,7 @@ pub(crate) async fn answer(api: Api, request: Request<hyper::body::Incoming>) ->
 
 async fn run(api: Api, request: Request<hyper::body::Incoming>) -> Result<Value, ApiError> {
     let header = |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok());
-    check_host(&api, header("host"))?;
-    let token_cookie = header("cookie").and_then(|c| cookie(c, TOKEN_COOKIE));
-    check_token(&api, header("authorization"), token_cookie)?;
+    check_access(&api, request.headers())?;
     let Some((raw, end)) = split(request.uri().path()) else {
         return Err(ApiError::not_found("no such route"));
     };

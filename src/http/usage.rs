@@ -7,7 +7,7 @@ use serde::Deserialize;
 use warp::Reply as _;
 use warp::http::{HeaderValue, Method, Request, StatusCode, header};
 
-use super::auth::{TOKEN_COOKIE, check_host, check_token, cookie};
+use super::auth::check_access;
 use super::filters::MAX_QUERY;
 use super::{Api, ApiError};
 use crate::read::history::time_bound;
@@ -42,10 +42,7 @@ pub(crate) async fn answer(api: Api, request: Request<hyper::body::Incoming>) ->
 }
 
 fn checked(api: &Api, request: &Request<hyper::body::Incoming>) -> Result<Params, ApiError> {
-    let header = |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok());
-    check_host(api, header("host"))?;
-    let token_cookie = header("cookie").and_then(|c| cookie(c, TOKEN_COOKIE));
-    check_token(api, header("authorization"), token_cookie)?;
+    check_access(api, request.headers())?;
     if request.method() != Method::GET {
         return Err(ApiError::method_not_allowed("GET", "get-only", "this route takes GET"));
     }

@@ -257,26 +257,25 @@ pub fn report_from(conn: &Connection, by: By, filter: Filter<'_>, prices: &Price
         } else {
             "JOIN (SELECT NULL AS project) s"
         },
-        instants =
-            if summed { "" } else { "AND (?8 IS NULL OR u.timestamp >= ?8) AND (?9 IS NULL OR u.timestamp < ?9)" },
+        // (The sums are read only when both are NULL: bounds that are whole days.)
+        instants = if summed {
+            "AND ?8 IS NULL AND ?9 IS NULL"
+        } else {
+            "AND (?8 IS NULL OR u.timestamp >= ?8) AND (?9 IS NULL OR u.timestamp < ?9)"
+        },
     );
     let mut stmt = conn.prepare_cached(&sql)?;
-    let bounds = params![since_day, until_before, until_on, filter.agent, filter.project, filter.session, filter.model];
-    let mut rows = if summed {
-        stmt.query(bounds)?
-    } else {
-        stmt.query(params![
-            since_day,
-            until_before,
-            until_on,
-            filter.agent,
-            filter.project,
-            filter.session,
-            filter.model,
-            since_at,
-            until_at
-        ])?
-    };
+    let mut rows = stmt.query(params![
+        since_day,
+        until_before,
+        until_on,
+        filter.agent,
+        filter.project,
+        filter.session,
+        filter.model,
+        since_at,
+        until_at
+    ])?;
     let mut groups: BTreeMap<Option<String>, Row> = BTreeMap::new();
     let mut total = Row::default();
     let mut unpriced_models: BTreeMap<String, u64> = BTreeMap::new();
