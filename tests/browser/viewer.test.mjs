@@ -145,6 +145,18 @@ async function shot(page, name) {
   await page.screenshot({ path: join(SHOTS, `${name}.png`) });
 }
 
+/** The same view at a phone's width: nothing wider than the screen, and a screenshot of it. The
+ * viewport is put back afterwards. */
+async function phoneShot(page, name) {
+  const laptop = page.viewportSize();
+  await page.setViewportSize({ width: 390, height: 844 });
+  await sleep(150);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `${name}: nothing wider than a 390 px screen (${overflow} px over)`);
+  await shot(page, name);
+  await page.setViewportSize(laptop);
+}
+
 const photoRequests = (requests) => requests.filter((u) => new URL(u).pathname.startsWith("/api/session-media/"));
 const scroller = (page) => page.locator(".scroller");
 const countEntries = (page) => page.locator("ol.entries:not(.pending-list) > li").count();
@@ -689,11 +701,13 @@ test("15. Markdown renders with every construct, hostile Markdown runs and loads
   await page.locator("details.tool.call", { hasText: "apply_patch" }).locator("summary").click();
   assert.equal(await page.locator("details.tool.call", { hasText: "apply_patch" }).locator(".diff-split .diff-line.add").count(), 2);
   await shot(page, "15-codex-tools");
+  await phoneShot(page, "15-codex-tools-phone");
   await goElsewhere(page, `${server.url}/sessions/5e55a0de-0000-4000-8000-0000000000d2`);
   await until("the Gemini tool call", async () => (await page.locator("details.tool.call").count()) === 1);
   const gemini = (await page.locator("details.tool.call > summary").textContent()).replace(/\s+/g, " ").trim();
   assert.match(gemini, /\/home\/test\/app\.py \+1 −1$/);
   await shot(page, "15-gemini-tools");
+  await phoneShot(page, "15-gemini-tools-phone");
   assert.deepEqual(problems, []);
   await context.close();
   await server.stop();
@@ -722,6 +736,7 @@ test("16. the dark theme follows the system and its toggle; the keyboard moves a
   await page.locator("#theme").click();
   assert.equal(await bg(), "rgb(16, 20, 27)");
   await shot(page, "16-dark");
+  await phoneShot(page, "16-dark-phone");
   // Keyboard: j and k move between messages, / focuses search, Esc closes the photo.
   await page.locator("body").click({ position: { x: 5, y: 400 } });
   await page.keyboard.press("k");
@@ -779,6 +794,7 @@ test("17. rename and pin a session from its header: kept through a restart and a
   await page.locator(".conv-actions button", { hasText: "Pin" }).click();
   await until("pinned in the list", async () => /Zebra finches/.test((await page.locator("#sessions li.pinned .title").textContent().catch(() => "")) || ""));
   await shot(page, "17-renamed-pinned");
+  await phoneShot(page, "17-renamed-pinned-phone");
   // A restart, then an index rebuild (the marks are primary data beside the sends).
   const port = new URL(server.url).port;
   const dirs = { base: server.base };
@@ -802,6 +818,7 @@ test("17. rename and pin a session from its header: kept through a restart and a
   await page.locator(".search-filters button").click();
   await until("no hit after the day", async () => page.url().includes("since=2026-11-02") && (await page.locator(".status", { hasText: "No hits." }).count()) === 1);
   await shot(page, "17-search-filters");
+  await phoneShot(page, "17-search-filters-phone");
   assert.deepEqual(problems.filter((p) => !/WebSocket connection/.test(p) && !/ERR_CONNECTION_REFUSED|net::ERR/.test(p)), []);
   await context.close();
   await server.stop();
