@@ -142,15 +142,12 @@ impl SendRequest {
 /// type's.
 fn decode_image(i: usize, input: &ImageInput) -> Result<Image> {
     let bad = |why: String| Error::BadSend(format!("images[{i}]: {why}"));
-    let rest = input
-        .url
-        .strip_prefix("data:")
-        .ok_or_else(|| bad("url is not a data URL (data:image/<type>;base64,...)".into()))?;
+    let rest = match input.url.get(..5) {
+        Some(scheme) if scheme.eq_ignore_ascii_case("data:") => &input.url[5..],
+        _ => return Err(bad("url is not a data URL (data:image/<type>;base64,...)".into())),
+    };
     let (header, data) = rest.split_once(',').ok_or_else(|| bad("data URL without a comma".into()))?;
-    let declared = header
-        .strip_suffix(";base64")
-        .ok_or_else(|| bad("data URL is not base64 (…;base64,)".into()))?
-        .to_ascii_lowercase();
+    let declared = data_url_type(header).map_err(bad)?;
     let declared = if declared == "image/jpg" { "image/jpeg".to_owned() } else { declared };
     let (media_type, magic) = IMAGE_TYPES
         .iter()
@@ -190,6 +187,25 @@ fn decode_image(i: usize, input: &ImageInput) -> Result<Image> {
     Ok(Image { media_type, bytes, blake3 })
 }
 
+/// The media type of a data URL's header (what is between `data:` and the comma), lower-cased. As
+/// RFC 2397 has it, `<type>/<subtype>` may be followed by `;attribute=value` parameters (`charset=`
+/// among them), and the header ends with `;base64`; names and `base64` are case-insensitive.
+fn data_url_type(header: &str) -> std::result::Result<String, String> {
+    let mut parts = header.split(';');
+    let declared = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+    let params: Vec<&str> = parts.collect();
+    match params.split_last() {
+        Some((last, rest)) if last.trim().eq_ignore_ascii_case("base64") => {
+            if let Some(odd) = rest.iter().find(|p| !matches!(p.split_once('='), Some((n, _)) if !n.trim().is_empty()))
+            {
+                return Err(format!("data URL parameter {odd:?} is not attribute=value"));
+            }
+            Ok(declared)
+        }
+        _ => Err("data URL is not base64 (…;base64,)".into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,6 +233,37 @@ mod tests {
             .unwrap();
         assert_eq!(send.images[0].bytes, PNG);
         assert_eq!(send.images[0].blake3, ContentHash::of(PNG));
+    }
+
+    /// RFC 2397: `;base64` and the media type's name are case-insensitive, and parameters such as
+    /// `;charset=` may come before `;base64` (#22).
+    #[test]
+    fn data_urls_take_rfc_2397_parameters_in_any_case() {
+        let encoded = base64_simd::STANDARD.encode_to_string(PNG);
+        for header in [
+            "image/png;BASE64",
+            "IMAGE/PNG;Base64",
+            "image/png;charset=utf-8;base64",
+            "image/png;name=a.png;charset=US-ASCII;base64",
+        ] {
+            let upper =
+                request(vec![ImageInput { url: format!("DATA:{header},{encoded}"), mime_type: None }]).validate();
+            assert!(upper.is_ok(), "DATA:{header}");
+            let send =
+                request(vec![ImageInput { url: format!("data:{header},{encoded}"), mime_type: None }]).validate();
+            assert_eq!(send.map(|s| s.images[0].media_type).ok(), Some("image/png"), "{header}");
+        }
+        for header in [
+            "image/png;base64;charset=utf-8",
+            "image/png;odd;base64",
+            "image/png;=x;base64",
+            "image/png;charset=utf-8",
+            "image/png",
+        ] {
+            let send =
+                request(vec![ImageInput { url: format!("data:{header},{encoded}"), mime_type: None }]).validate();
+            assert!(matches!(send, Err(Error::BadSend(_))), "{header}");
+        }
     }
 
     #[test]

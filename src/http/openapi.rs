@@ -127,7 +127,7 @@ fn chat_schemas() -> Value {
                 "images": { "type": "array", "maxItems": crate::accept::send::MAX_IMAGES, "items": {
                     "type": "object", "additionalProperties": false, "required": ["url"],
                     "properties": {
-                        "url": { "type": "string", "pattern": "^data:image/(png|jpeg|gif|webp);base64,", "description": "A base64 data URL of at most 5 MiB decoded, whose bytes are of its type." },
+                        "url": { "type": "string", "pattern": "^[Dd][Aa][Tt][Aa]:[Ii][Mm][Aa][Gg][Ee]/[A-Za-z]+(;[^,;=]+=[^,;]*)*;[Bb][Aa][Ss][Ee]64,", "description": "A base64 data URL (RFC 2397: names in any case, parameters such as `;charset=` before `;base64`) of PNG, JPEG, GIF or WebP, of at most 5 MiB decoded, whose bytes are of its type." },
                         "mimeType": { "type": "string" }
                     }
                 } }
