@@ -1,4 +1,4 @@
--- scrollback acceptance record, version 2 (PRAGMA user_version = 2), in `accepted.sqlite3`.
+-- scrollback acceptance record, version 3 (PRAGMA user_version = 3), in `accepted.sqlite3`.
 --
 -- Primary data: what people sent, recorded before anything else happens ("recording it IS
 -- acceptance"). It is not derived from the transcripts and is never rebuilt, moved aside or deleted
@@ -48,6 +48,30 @@ CREATE TABLE marks (
     pinned     INTEGER NOT NULL DEFAULT 0 CHECK (pinned IN (0, 1)),
     updated_at TEXT NOT NULL
 ) WITHOUT ROWID;
+
+-- Sessions a person forgot (version 3; `scrollback forget`, `DELETE /api/sessions/{id}`): their
+-- lines are never indexed again, in any transcript, until `scrollback unforget`. Primary data: a
+-- rebuilt or deleted index does not bring them back.
+CREATE TABLE forgotten_sessions (
+    session_id   TEXT PRIMARY KEY,
+    forgotten_at TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- Each engine run of a message (version 3): queued with the acceptance when the server has an
+-- engine, started and ended as it runs. A run with no end (the server stopped during it, or before
+-- it) is run again at the next start: at least once, never zero times. A retry of a message whose
+-- last run failed queues another.
+CREATE TABLE engine_runs (
+    id            INTEGER PRIMARY KEY,
+    acceptance_id INTEGER NOT NULL REFERENCES acceptances(id),
+    queued_at     TEXT    NOT NULL,
+    started_at    TEXT,
+    ended_at      TEXT,
+    outcome       TEXT    CHECK (outcome IN ('ok', 'failed')),
+    error         TEXT
+);
+CREATE INDEX engine_runs_acceptance ON engine_runs(acceptance_id);
+CREATE INDEX engine_runs_unfinished ON engine_runs(acceptance_id) WHERE ended_at IS NULL;
 
 -- Every send, with its chat's session, for offline questions.
 CREATE VIEW sends AS

@@ -1,4 +1,4 @@
--- scrollback index schema, version 8 (PRAGMA user_version = 8).
+-- scrollback index schema, version 9 (PRAGMA user_version = 9).
 --
 -- The one source of truth for the database: every table, index, view and trigger. The offsets below
 -- are a frozen format, documented byte for byte in README.md ("The index"):
@@ -139,6 +139,15 @@ CREATE TABLE forgotten (
     forgotten_at    TEXT    NOT NULL
 );
 CREATE INDEX forgotten_identity ON forgotten(dev, inode);
+
+-- Transcripts that hold lines of a forgotten session beside other sessions' (version 9): those lines
+-- are not indexed (the acceptance record's `forgotten_sessions` says which sessions), and
+-- `scrollback unforget` reads these files again from their start.
+CREATE TABLE forgotten_in (
+    session_id TEXT    NOT NULL,
+    file_id    INTEGER NOT NULL,
+    PRIMARY KEY (session_id, file_id)
+) WITHOUT ROWID;
 
 -- One row per line that states an API response's usage: a response stated again by a later line
 -- (a streamed response, a block at a time), another file or another session is a row each. The

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 pub const SCHEMA: &str = include_str!("../schema.sql");
 
 /// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
-pub const VERSION: i64 = 8;
+pub const VERSION: i64 = 9;
 
 /// One step each: `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`. A step is run in
 /// the same transaction as the `user_version` bump. When you add one, bump `VERSION`, update
@@ -187,6 +187,16 @@ SELECT u.session_id, s.title, s.project, u.agent, group_concat(DISTINCT u.model)
        sum(u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens) AS total_tokens
 FROM usage u LEFT JOIN sessions s ON s.id = u.session_id GROUP BY u.session_id;
 INSERT INTO scrollback_meta (key, value) VALUES ('pending:v8-usage', 'make the usage ledger from the stored lines');",
+    // 8 -> 9: where a forgotten session's lines were passed over, for `unforget`.
+    "-- Transcripts that hold lines of a forgotten session beside other sessions' (version 9): those lines
+-- are not indexed (the acceptance record's `forgotten_sessions` says which sessions), and
+-- `scrollback unforget` reads these files again from their start.
+CREATE TABLE forgotten_in (
+    session_id TEXT    NOT NULL,
+    file_id    INTEGER NOT NULL,
+    PRIMARY KEY (session_id, file_id)
+) WITHOUT ROWID;
+",
 ];
 
 /// The `scrollback_meta` key that says rows written before version 4 still need their version 4
@@ -203,7 +213,7 @@ pub const INDEX_FILE: &str = "index.sqlite3";
 /// The acceptance record's schema: primary data, in a file of its own ([`ACCEPT_FILE`]).
 pub const ACCEPT_SCHEMA: &str = include_str!("../accept.sql");
 /// The version `ACCEPT_SCHEMA` creates, kept in that file's `PRAGMA user_version`.
-pub const ACCEPT_VERSION: i64 = 2;
+pub const ACCEPT_VERSION: i64 = 3;
 /// One step each, as [`MIGRATIONS`] for the index. Keep each old schema in
 /// `tests/fixtures/accept-v<N>.sql`.
 const ACCEPT_MIGRATIONS: &[&str] = &[
@@ -217,6 +227,32 @@ CREATE TABLE marks (
     pinned     INTEGER NOT NULL DEFAULT 0 CHECK (pinned IN (0, 1)),
     updated_at TEXT NOT NULL
 ) WITHOUT ROWID;",
+    // 2 -> 3: forgotten sessions, and each engine run of a message. Messages accepted before have
+    // no runs, so none of them is run again.
+    "-- Sessions a person forgot (version 3; `scrollback forget`, `DELETE /api/sessions/{id}`): their
+-- lines are never indexed again, in any transcript, until `scrollback unforget`. Primary data: a
+-- rebuilt or deleted index does not bring them back.
+CREATE TABLE forgotten_sessions (
+    session_id   TEXT PRIMARY KEY,
+    forgotten_at TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- Each engine run of a message (version 3): queued with the acceptance when the server has an
+-- engine, started and ended as it runs. A run with no end (the server stopped during it, or before
+-- it) is run again at the next start: at least once, never zero times. A retry of a message whose
+-- last run failed queues another.
+CREATE TABLE engine_runs (
+    id            INTEGER PRIMARY KEY,
+    acceptance_id INTEGER NOT NULL REFERENCES acceptances(id),
+    queued_at     TEXT    NOT NULL,
+    started_at    TEXT,
+    ended_at      TEXT,
+    outcome       TEXT    CHECK (outcome IN ('ok', 'failed')),
+    error         TEXT
+);
+CREATE INDEX engine_runs_acceptance ON engine_runs(acceptance_id);
+CREATE INDEX engine_runs_unfinished ON engine_runs(acceptance_id) WHERE ended_at IS NULL;
+",
 ];
 /// The acceptance record's file name inside the data directory.
 pub const ACCEPT_FILE: &str = "accepted.sqlite3";

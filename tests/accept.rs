@@ -523,3 +523,149 @@ fn a_session_id_the_engine_prints_is_checked_as_the_bind_route_checks_it() {
     let error = b["pending"][0]["engineError"].as_str().unwrap();
     assert!(error.contains("not an id"), "{error}");
 }
+
+/// An engine that logs each run's start and end (with the message's id) to `log`, taking `secs`;
+/// with `fail_first`, its first run of each message exits 1.
+fn logging_engine(env: &Env, log: &Path, secs: &str, fail_first: bool) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = env.dir.path().join("logging-engine");
+    let log = log.display();
+    let fail = if fail_first {
+        format!("if ! grep -q \"^failed $id$\" {log}; then echo \"failed $id\" >> {log}; exit 1; fi\n")
+    } else {
+        String::new()
+    };
+    let script = format!(
+        "#!/bin/sh\ninput=$(cat)\nid=$(printf '%s' \"$input\" | sed -n 's/.*\"clientMessageId\":\"\\([^\"]*\\)\".*/\\1/p')\n\
+         echo \"start $id\" >> {log}\n{fail}sleep {secs}\necho \"end $id\" >> {log}\n"
+    );
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+fn log_lines(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log).unwrap_or_default().lines().map(str::to_owned).collect()
+}
+
+fn wait_for_log(log: &Path, what: &str, ready: impl Fn(&[String]) -> bool) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let lines = log_lines(log);
+        if ready(&lines) {
+            return lines;
+        }
+        assert!(Instant::now() < deadline, "waited 60 s for {what}: {lines:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn terminate(server: &Server) {
+    let pid = server.child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+}
+
+/// #22, item 1: two sends to one chat, the server stopped (SIGTERM) while the engine runs the first
+/// and started again: both are run (the first again: at least once), in order, one at a time, and
+/// each run's start and end is recorded.
+#[test]
+fn sends_accepted_before_a_restart_are_handed_to_the_engine_after_it() {
+    let env = Env::new();
+    let log = env.dir.path().join("runs.log");
+    let engine = logging_engine(&env, &log, "3", false);
+    let mut server = Server::start(&env, &["--engine", &engine, "--engine-timeout-secs", "30"]);
+    server.send(&json!({"clientMessageId": "m1", "chatId": "c1", "text": "first"}));
+    server.send(&json!({"clientMessageId": "m2", "chatId": "c1", "text": "second"}));
+    wait_for_log(&log, "the first run", |l| l.iter().any(|l| l == "start m1"));
+    terminate(&server);
+    let _ = server.child.wait();
+    assert_eq!(log_lines(&log), ["start m1"], "the second never started, the first was stopped");
+    drop(server);
+    let server = Server::start(&env, &["--engine", &engine, "--engine-timeout-secs", "30"]);
+    let lines = wait_for_log(&log, "both runs", |l| l.iter().any(|l| l == "end m2"));
+    assert_eq!(lines, ["start m1", "start m1", "end m1", "start m2", "end m2"], "in order, one at a time");
+    let b = server.bootstrap("c1");
+    assert!(b["pending"].as_array().unwrap().iter().all(|p| p.get("engineError").is_none()), "{b:#}");
+    drop(server);
+    let conn = Connection::open(env.data.join("accepted.sqlite3")).unwrap();
+    let runs: Vec<(String, bool, Option<String>)> = conn
+        .prepare(
+            "SELECT a.client_message_id, r.started_at IS NOT NULL, r.outcome FROM engine_runs r
+             JOIN acceptances a ON a.id = r.acceptance_id ORDER BY r.id",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    // One row per message: m1's run, interrupted, was run again to its end.
+    assert_eq!(runs, [("m1".into(), true, Some("ok".into())), ("m2".into(), true, Some("ok".into()))]);
+}
+
+/// #22, item 1: the viewer's Retry after "the engine failed" runs the engine again; a retry of a
+/// message whose run succeeded (or is still to end) runs nothing.
+#[test]
+fn a_retry_of_a_failed_send_runs_the_engine_again() {
+    let env = Env::new();
+    let log = env.dir.path().join("runs.log");
+    let engine = logging_engine(&env, &log, "0", true);
+    let server = Server::start(&env, &["--engine", &engine, "--engine-timeout-secs", "30"]);
+    let send = json!({"clientMessageId": "m1", "chatId": "c1", "text": "try me"});
+    server.send(&send);
+    server.bootstrap_until("c1", "the failure", |b| b["pending"][0].get("engineError").is_some());
+    let retried = server.send(&send);
+    assert!(retried.get("engineError").is_none(), "the retry's answer: the run is queued again: {retried}");
+    wait_for_log(&log, "the second run's end", |l| l.iter().any(|l| l == "end m1"));
+    server.bootstrap_until("c1", "no failure", |b| b["pending"][0].get("engineError").is_none());
+    // A retry now runs nothing more.
+    server.send(&send);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(log_lines(&log), ["start m1", "failed m1", "start m1", "end m1"]);
+}
+
+/// #22, item 1: the server killed (SIGKILL) at random moments around sends; after the last start,
+/// every accepted message has been run to its end at least once.
+#[test]
+fn no_accepted_send_is_left_unrun_however_the_server_is_killed() {
+    use rand::{Rng, SeedableRng};
+    let env = Env::new();
+    let log = env.dir.path().join("runs.log");
+    let engine = logging_engine(&env, &log, "0.2", false);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(22);
+    let mut n = 0;
+    for round in 0..12 {
+        let mut server = Server::start(&env, &["--engine", &engine, "--engine-timeout-secs", "30"]);
+        let sends = rng.random_range(1..5);
+        for _ in 0..sends {
+            n += 1;
+            let chat = format!("c{}", n % 3);
+            let _ = server
+                .client
+                .post(format!("{}/api/chat/send", server.base))
+                .json(&json!({"clientMessageId": format!("m{n}"), "chatId": chat, "text": format!("send {n}")}))
+                .send();
+            std::thread::sleep(Duration::from_millis(rng.random_range(0..150)));
+        }
+        std::thread::sleep(Duration::from_millis(rng.random_range(0..400)));
+        server.child.kill().unwrap();
+        let _ = server.child.wait();
+        eprintln!("round {round}: killed after {n} sends");
+    }
+    let server = Server::start(&env, &["--engine", &engine, "--engine-timeout-secs", "30"]);
+    let conn =
+        Connection::open_with_flags(env.data.join("accepted.sqlite3"), OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let accepted: Vec<String> = conn
+        .prepare("SELECT client_message_id FROM acceptances ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    assert!(accepted.len() > 12, "sends were accepted: {accepted:?}");
+    let lines = wait_for_log(&log, "every accepted send run to its end", |l| {
+        accepted.iter().all(|id| l.iter().any(|line| *line == format!("end {id}")))
+    });
+    let ended: std::collections::HashSet<&str> = lines.iter().filter_map(|l| l.strip_prefix("end ")).collect();
+    assert!(accepted.iter().all(|id| ended.contains(id.as_str())));
+    drop(server);
+}

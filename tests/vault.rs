@@ -334,3 +334,123 @@ fn a_data_directory_on_a_real_tmpfs_has_no_vault_and_says_so() {
     drop(server);
     crate::util::check_invariants(&env.data);
 }
+
+/// `forget --before` (#22, item 6): anything but `YYYY-MM-DD` or RFC 3339 exits 2 and forgets
+/// nothing; instants are compared in UTC (an offset time selects nothing at exactly that instant);
+/// more than one session is listed and needs `--yes` when no terminal can confirm.
+#[test]
+fn forget_before_takes_dates_and_instants_only_and_asks_before_many() {
+    let env = Env::new();
+    let line = |session: &str, ts: &str| {
+        format!(
+            r#"{{"cwd":"/work/demo","sessionId":"{session}","type":"user","uuid":"{session}-u","timestamp":"{ts}","message":{{"role":"user","content":"a line of {session}"}}}}"#
+        ) + "\n"
+    };
+    env.write("p/old.jsonl", line("old", "2020-06-01T00:00:00.000Z"));
+    env.write("p/edge.jsonl", line("edge", "2026-11-01T10:00:00.000Z"));
+    env.write("p/new.jsonl", line("new", "2026-11-30T08:00:00.000Z"));
+    env.index();
+    // The index holds old's only copy once its transcript is gone.
+    std::fs::remove_file(env.path("p/old.jsonl")).unwrap();
+    env.index();
+    let sessions = || -> Vec<String> {
+        let conn = env.conn();
+        let mut stmt = conn.prepare("SELECT id FROM sessions ORDER BY id").unwrap();
+        stmt.query_map([], |r| r.get(0)).unwrap().map(|r| r.unwrap()).collect()
+    };
+    let all = vec!["edge".to_string(), "new".into(), "old".into()];
+    assert_eq!(sessions(), all);
+    for bad in ["yesterday", "Dec 2020", "2026-13-45", "2026-11", "", "11/01/2026"] {
+        let out = env.run(&["forget", "--before", bad, "--yes"]);
+        assert_eq!(out.status.code(), Some(2), "--before {bad:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--before"), "{bad:?}");
+        assert_eq!(sessions(), all, "--before {bad:?} forgot nothing");
+    }
+    // 15:00 at +05:00 is 10:00 UTC: edge's last entry is at that instant, not before it.
+    let out = env.run(&["forget", "--before", "2026-11-01T15:00:00+05:00", "--dry-run"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(said.contains("would forget old:") && !said.contains("edge"), "{said}");
+    let out = env.run(&["forget", "--before", "2026-11-01T15:00:00.001+05:00", "--dry-run"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("would forget edge:"));
+    // Two sessions and no terminal: listed, nothing forgotten, exit 2.
+    let out = env.run(&["forget", "--before", "2026-11-02"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        err.contains("these 2 sessions would be forgotten") && err.contains("old") && err.contains("edge"),
+        "{err}"
+    );
+    assert!(err.contains("--yes"), "{err}");
+    assert_eq!(sessions(), all);
+    // One session needs no confirmation; --yes takes many.
+    let out = env.run(&["forget", "old"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = env.run(&["forget", "--before", "2026-12-01", "--project", "/work/demo", "--yes"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(sessions(), Vec::<String>::new());
+}
+
+/// A forgotten session that shared its transcript with another (#22, item 5): neither a line of it
+/// appended, nor the file rewritten in place, nor `rebuild`, nor a deleted index brings it back;
+/// `unforget` does, whole.
+#[test]
+fn a_forgotten_session_stays_forgotten_in_a_transcript_it_shared() {
+    let env = Env::new();
+    let shared = |extra_a: &str, extra_b: &str| {
+        let mut body = String::new();
+        for i in 0..3 {
+            body += &(user_line("a", &format!("a{i}"), &format!("\"alpha secret {i}\""), "") + "\n");
+            body += &(user_line("b", &format!("b{i}"), &format!("\"bravo line {i}\""), "") + "\n");
+        }
+        body + extra_a + extra_b
+    };
+    env.write("p/shared.jsonl", shared("", ""));
+    env.index();
+    let server = Server::start(&env, &["--rescan-secs", "1"]);
+    let hits =
+        |q: &str| -> usize { server.json(&format!("/api/search?q={q}"))["hits"].as_array().map_or(0, |h| h.len()) };
+    assert_eq!(hits("alpha"), 3);
+    let res = server.client.delete(format!("{}/api/sessions/a", server.base)).send().unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(hits("alpha"), 0);
+    // One more line of each appended: b's arrives, a's does not.
+    env.append(
+        "p/shared.jsonl",
+        user_line("a", "a9", "\"alpha appended\"", "") + "\n" + &user_line("b", "b9", "\"bravo appended\"", "") + "\n",
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while hits("appended") == 0 {
+        assert!(std::time::Instant::now() < deadline, "b's appended line was never indexed");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(hits("appended"), 1, "only b's");
+    assert_eq!(hits("alpha"), 0);
+    assert_eq!(server.get("/api/sessions/a/history").status(), StatusCode::NOT_FOUND);
+    drop(server);
+    let a_rows = || -> i64 {
+        env.conn().query_row("SELECT count(*) FROM entries WHERE session_id = 'a'", [], |r| r.get(0)).unwrap()
+    };
+    let b_rows = || -> i64 {
+        env.conn().query_row("SELECT count(*) FROM entries WHERE session_id = 'b'", [], |r| r.get(0)).unwrap()
+    };
+    // Rewritten in place (a new first line: read again from the start).
+    let rewritten = user_line("b", "b-first", "\"bravo first\"", "") + "\n" + &shared("", "");
+    std::fs::write(env.path("p/shared.jsonl"), &rewritten).unwrap();
+    env.index();
+    assert_eq!((a_rows(), b_rows()), (0, 4));
+    // A rebuild, and a deleted index, read every transcript again.
+    assert!(env.run(&["rebuild"]).status.success());
+    assert_eq!((a_rows(), b_rows()), (0, 4));
+    for name in ["index.sqlite3", "index.sqlite3-wal", "index.sqlite3-shm"] {
+        let _ = std::fs::remove_file(env.data.join(name));
+    }
+    env.index();
+    assert_eq!((a_rows(), b_rows()), (0, 4), "the acceptance record remembers what was forgotten");
+    // Unforget: the shared transcript is read again, and a is back whole.
+    let out = env.run(&["unforget", "a"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    env.index();
+    assert_eq!((a_rows(), b_rows()), (3, 4));
+    crate::util::check_invariants(&env.data);
+}

@@ -167,7 +167,10 @@ impl AcceptStore {
     /// A `clientMessageId` recorded before returns that record if the send is the same message, and
     /// is [`Error::Conflict`] if it is another one. A chat bound to another session than the one
     /// the send names is [`Error::Conflict`] too.
-    pub fn accept(&self, send: &CheckedSend) -> Result<Outcome> {
+    ///
+    /// With `queue_run` (the server has an engine), a first engine run is queued in the same
+    /// transaction, so an accepted message is never left with no run ([`Self::next_run`]).
+    pub fn accept(&self, send: &CheckedSend, queue_run: bool) -> Result<Outcome> {
         let mut conn = self.lock();
         if let Some(existing) = record(&conn, &send.client_message_id)? {
             return if same_message(&existing, send) {
@@ -208,7 +211,7 @@ impl AcceptStore {
                     written.push(new);
                 }
             }
-            insert_acceptance(&mut conn, send)
+            insert_acceptance(&mut conn, send, queue_run)
         })();
         if let Err(e) = recorded {
             for path in &written {
@@ -293,11 +296,20 @@ impl AcceptStore {
             [session_id],
         )?;
         tx.execute(
+            "DELETE FROM engine_runs WHERE acceptance_id IN (SELECT id FROM acceptances
+                 WHERE chat_id IN (SELECT chat_id FROM chats WHERE session_id = ?1))",
+            [session_id],
+        )?;
+        tx.execute(
             "DELETE FROM acceptances WHERE chat_id IN (SELECT chat_id FROM chats WHERE session_id = ?1)",
             [session_id],
         )?;
         tx.execute("DELETE FROM chats WHERE session_id = ?1", [session_id])?;
         tx.execute("DELETE FROM marks WHERE session_id = ?1", [session_id])?;
+        tx.execute(
+            &format!("INSERT OR IGNORE INTO forgotten_sessions (session_id, forgotten_at) VALUES (?1, {NOW})"),
+            [session_id],
+        )?;
         for (hash, _) in images {
             if let Ok(hash) = hash.parse::<ContentHash>() {
                 let path = self.image_path(&hash);
@@ -309,6 +321,19 @@ impl AcceptStore {
         }
         tx.commit()?;
         Ok((messages as u64, freed))
+    }
+
+    /// The sessions a person forgot: their lines are never indexed again until [`Self::unforget_session`].
+    pub fn forgotten_sessions(&self) -> Result<std::collections::HashSet<String>> {
+        let conn = self.lock();
+        let mut stmt = conn.prepare("SELECT session_id FROM forgotten_sessions")?;
+        let set = stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<_>>()?;
+        Ok(set)
+    }
+
+    /// Lets `session_id`'s lines be indexed again; whether it was forgotten.
+    pub fn unforget_session(&self, session_id: &str) -> Result<bool> {
+        Ok(self.lock().execute("DELETE FROM forgotten_sessions WHERE session_id = ?1", [session_id])? > 0)
     }
 
     /// Sets a person's marks on `session_id`: its title (`Some(None)` gives it back the
@@ -420,12 +445,83 @@ impl AcceptStore {
         Ok(retired)
     }
 
-    /// Records why the engine failed for a message. The message stays accepted.
-    pub fn set_engine_error(&self, client_message_id: &str, error: &str) -> Result<()> {
-        self.lock().execute(
-            "UPDATE acceptances SET engine_error = ?2 WHERE client_message_id = ?1",
-            params![client_message_id, error],
+    /// The engine run of a message still to be done (queued, or started and never ended: the server
+    /// stopped during it), if any.
+    pub fn next_run(&self, client_message_id: &str) -> Result<Option<i64>> {
+        Ok(self
+            .lock()
+            .prepare_cached(
+                "SELECT r.id FROM engine_runs r JOIN acceptances a ON a.id = r.acceptance_id
+                 WHERE a.client_message_id = ?1 AND r.ended_at IS NULL ORDER BY r.id LIMIT 1",
+            )?
+            .query_row([client_message_id], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// Every pending message with an engine run still to be done, in acceptance order: `(chat,
+    /// clientMessageId)`. What a server hands its engine again when it starts.
+    pub fn unfinished_runs(&self) -> Result<Vec<(String, String)>> {
+        let conn = self.lock();
+        let mut stmt = conn.prepare(
+            "SELECT a.chat_id, a.client_message_id FROM acceptances a
+             WHERE a.state = 'pending' AND EXISTS (SELECT 1 FROM engine_runs r WHERE r.acceptance_id = a.id AND r.ended_at IS NULL)
+             ORDER BY a.id",
         )?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+        Ok(rows)
+    }
+
+    /// Queues another run of a message whose last run failed (a retry of the send), clearing its
+    /// `engine_error`; `false` if its last run did not fail, or one is still to be done.
+    pub fn queue_retry(&self, client_message_id: &str) -> Result<bool> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let last: Option<(i64, Option<String>)> = tx
+            .query_row(
+                "SELECT a.id, (SELECT r.outcome FROM engine_runs r WHERE r.acceptance_id = a.id ORDER BY r.id DESC LIMIT 1)
+                 FROM acceptances a WHERE a.client_message_id = ?1 AND a.state = 'pending'",
+                [client_message_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let Some((id, Some(outcome))) = last else { return Ok(false) };
+        let open: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM engine_runs WHERE acceptance_id = ?1 AND ended_at IS NULL)",
+            [id],
+            |r| r.get(0),
+        )?;
+        if outcome != "failed" || open {
+            return Ok(false);
+        }
+        tx.execute(&format!("INSERT INTO engine_runs (acceptance_id, queued_at) VALUES (?1, {NOW})"), [id])?;
+        tx.execute("UPDATE acceptances SET engine_error = NULL WHERE id = ?1", [id])?;
+        tx.commit()?;
+        Ok(true)
+    }
+
+    /// Records that run `run` started.
+    pub fn start_run(&self, run: i64) -> Result<()> {
+        self.lock().execute(&format!("UPDATE engine_runs SET started_at = {NOW} WHERE id = ?1"), [run])?;
+        Ok(())
+    }
+
+    /// Records that run `run` ended, with its error if it failed (also kept as the message's
+    /// `engine_error`, which the viewer shows). The message stays accepted either way.
+    pub fn end_run(&self, run: i64, error: Option<&str>) -> Result<()> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let outcome = if error.is_some() { "failed" } else { "ok" };
+        tx.execute(
+            &format!("UPDATE engine_runs SET ended_at = {NOW}, outcome = ?2, error = ?3 WHERE id = ?1"),
+            params![run, outcome, error],
+        )?;
+        if let Some(error) = error {
+            tx.execute(
+                "UPDATE acceptances SET engine_error = ?2 WHERE id = (SELECT acceptance_id FROM engine_runs WHERE id = ?1)",
+                params![run, error],
+            )?;
+        }
+        tx.commit()?;
         Ok(())
     }
 
@@ -447,7 +543,7 @@ impl AcceptStore {
 /// Whether a recorded message and a send are the same message (a retry).
 /// The send's rows (its chat, the binding it names, the message and its images), committed
 /// durably in one transaction; the message's row id.
-fn insert_acceptance(conn: &mut Connection, send: &CheckedSend) -> Result<i64> {
+fn insert_acceptance(conn: &mut Connection, send: &CheckedSend, queue_run: bool) -> Result<i64> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     tx.execute(
         &format!("INSERT INTO chats (chat_id, created_at) VALUES (?1, {NOW}) ON CONFLICT DO NOTHING"),
@@ -467,6 +563,9 @@ fn insert_acceptance(conn: &mut Connection, send: &CheckedSend) -> Result<i64> {
                  VALUES (?1, ?2, ?3, ?4, ?5)",
             params![id, position as i64, image.blake3.as_str(), image.media_type, image.bytes.len() as i64],
         )?;
+    }
+    if queue_run {
+        tx.execute(&format!("INSERT INTO engine_runs (acceptance_id, queued_at) VALUES (?1, {NOW})"), [id])?;
     }
     tx.commit()?;
     Ok(id)

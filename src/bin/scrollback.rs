@@ -177,6 +177,10 @@ enum Command {
         /// Say what would go, and how many bytes it frees, and change nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Forget more than one session without asking (otherwise they are listed, and a terminal
+        /// is asked to confirm; without a terminal, nothing is forgotten).
+        #[arg(long)]
+        yes: bool,
         #[command(flatten)]
         data: DataDir,
     },
@@ -397,12 +401,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Index { dirs } => index(&dirs),
         Command::Status { data, roots } => status(&data.resolve()?, &roots.resolve()?),
         Command::Check { data } => check(&data.resolve()?),
-        Command::Forget { sessions, project, before, dry_run, data } => {
-            forget(&data.resolve()?, sessions, project.as_deref(), before.as_deref(), dry_run)
+        Command::Forget { sessions, project, before, dry_run, yes, data } => {
+            forget(&data.resolve()?, sessions, project.as_deref(), before.as_deref(), dry_run, yes)
         }
         Command::Unforget { sessions, data } => {
             let options = WriterOptions { holder: Some("unforget"), ..WriterOptions::default() };
-            let n = open_writer(&data.resolve()?, &options)?.unforget(&sessions)?;
+            let data_dir = data.resolve()?;
+            let n = scrollback::ops::forget::unforget(&mut open_writer(&data_dir, &options)?, &data_dir, &sessions)?;
             println!("{n} transcript(s) will be indexed again at the next `scrollback index` (or rescan)");
             Ok(())
         }
@@ -897,19 +902,29 @@ fn forget(
     project: Option<&str>,
     before: Option<&str>,
     dry_run: bool,
+    yes: bool,
 ) -> anyhow::Result<()> {
     if sessions.is_empty() && project.is_none() && before.is_none() {
         return Err(Usage("name the sessions to forget, or --project DIR, or --before DATE".into()).into());
     }
+    if let Some(before) = before {
+        history::time_bound(before, false).map_err(|e| Usage(format!("--before: {e}")))?;
+    }
     // The writer first: it holds the data directory, so nothing indexes while sessions go.
     let mut indexer = open_writer(data_dir, &WriterOptions { holder: Some("forget"), ..WriterOptions::default() })?;
-    sessions.extend(scrollback::ops::forget::select_sessions(&index::open(data_dir)?, project, before)?);
+    let conn = index::open(data_dir)?;
+    sessions.extend(scrollback::ops::forget::select_sessions(&conn, project, before)?);
     sessions.sort();
     sessions.dedup();
-    let accept = scrollback::ops::writer::accept_store_if_any(data_dir)?;
+    if sessions.len() > 1 && !dry_run && !yes && !confirm_forget(&conn, &sessions)? {
+        return Ok(());
+    }
+    drop(conn);
+    // The record remembers what was forgotten, so it is made if there is none yet.
+    let accept = scrollback::accept::AcceptStore::open(data_dir)?;
     let mb = |b: u64| b as f64 / 1e6;
     let verb = if dry_run { "would forget" } else { "forgot" };
-    for forgotten in scrollback::ops::forget::forget(&mut indexer, accept.as_ref(), &sessions, dry_run)? {
+    for forgotten in scrollback::ops::forget::forget(&mut indexer, &accept, &sessions, dry_run)? {
         println!(
             "{verb} {}: {} entries, {} payload rows, {} transcript(s), {} sent message(s); frees about {:.1} MB",
             forgotten.session_id,
@@ -924,6 +939,43 @@ fn forget(
         println!("no session matches");
     }
     Ok(())
+}
+
+/// Lists the sessions `forget` would take, and asks a terminal whether to go on. Without a terminal
+/// on standard input it does not guess: it says to pass `--yes`, and exits 2.
+fn confirm_forget(conn: &rusqlite::Connection, sessions: &[String]) -> anyhow::Result<bool> {
+    use rusqlite::OptionalExtension;
+    let mut stmt =
+        conn.prepare("SELECT coalesce(last_timestamp, '-'), entries, coalesce(title, '') FROM sessions WHERE id = ?1")?;
+    let mut err = std::io::stderr().lock();
+    writeln!(err, "scrollback: these {} sessions would be forgotten:", sessions.len())?;
+    for id in sessions {
+        let about: Option<(String, i64, String)> =
+            stmt.query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional()?;
+        match about {
+            Some((last, entries, title)) => {
+                let title: String = title.chars().take(60).collect();
+                writeln!(err, "  {id}  last {last}  {entries} entries  {title}")?
+            }
+            None => writeln!(err, "  {id}  (not in the index)")?,
+        }
+    }
+    if !std::io::stdin().is_terminal() {
+        return Err(Usage(format!(
+            "{} sessions match; run again with --yes to forget them (or --dry-run to see what goes)",
+            sessions.len()
+        ))
+        .into());
+    }
+    write!(err, "Forget these {} sessions? [y/N] ", sessions.len())?;
+    err.flush()?;
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    let go = matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes");
+    if !go {
+        writeln!(err, "scrollback: nothing forgotten")?;
+    }
+    Ok(go)
 }
 
 fn check(data_dir: &Path) -> anyhow::Result<()> {

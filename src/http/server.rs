@@ -23,6 +23,15 @@ pub async fn serve(
 ) {
     use hyper_util::rt::{TokioIo, TokioTimer};
     let idle = api.idle_timeout();
+    // What the engine never finished before the last stop is handed to it again.
+    let chats = api.chats().clone();
+    tokio::spawn(async move {
+        match chats.resume().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(messages = n, "engine runs resumed"),
+            Err(e) => tracing::error!("engine runs not resumed: {e}"),
+        }
+    });
     let mcp = super::mcp::McpHttp::new(&api);
     let filter = routes(api);
     // Told to each connection when the server stops; each holds an `alive` until it has finished.

@@ -99,6 +99,13 @@ pub fn forget(conn: &Connection, session_id: &str, dry_run: bool) -> Result<Forg
     if dry_run {
         return Ok(out);
     }
+    // Transcripts that keep other sessions' lines: `unforget` reads them again.
+    tx.execute(
+        "INSERT OR IGNORE INTO forgotten_in (session_id, file_id)
+         SELECT DISTINCT ?1, file_id FROM entries WHERE session_id = ?1
+           AND EXISTS (SELECT 1 FROM entries o WHERE o.file_id = entries.file_id AND o.session_id != ?1)",
+        [session_id],
+    )?;
     for (file_id, _) in &files {
         tx.execute(
             "INSERT INTO forgotten (session_id, path, dev, inode, fingerprint, fingerprint_len, forgotten_at)
@@ -153,7 +160,43 @@ pub fn finished(conn: &Connection, session_id: &str) -> Result<()> {
     Ok(())
 }
 
-/// Lets the transcripts of `session_id` be indexed again; returns how many were forgotten.
+/// Lets the transcripts of `session_id` be indexed again: those that held only it, and those that
+/// held its lines beside others' (read again from their start at their next pass: their row no
+/// longer matches the file). Returns how many transcripts that is.
 pub fn unforget(conn: &Connection, session_id: &str) -> Result<u64> {
-    Ok(conn.execute("DELETE FROM forgotten WHERE session_id = ?1", [session_id])? as u64)
+    let tx = conn.unchecked_transaction()?;
+    let whole = tx.execute("DELETE FROM forgotten WHERE session_id = ?1", [session_id])?;
+    let shared = tx.execute(
+        "UPDATE files SET mtime_ns = 0, tail_hash = '' WHERE id IN (SELECT file_id FROM forgotten_in WHERE session_id = ?1)",
+        [session_id],
+    )?;
+    tx.execute("DELETE FROM forgotten_in WHERE session_id = ?1", [session_id])?;
+    tx.commit()?;
+    Ok((whole + shared) as u64)
+}
+
+/// Takes the lines of forgotten sessions out of a batch of file `file_id` before it is written, and
+/// records that the file held them (`forgotten_in`), so that `unforget` can read it again.
+pub fn pass_over(
+    tx: &Connection,
+    file_id: i64,
+    file_session: &str,
+    forgotten: &std::collections::HashSet<String>,
+    lines: &mut Vec<crate::ingest::entry::Described>,
+) -> Result<()> {
+    let mut passed: Vec<String> = Vec::new();
+    lines.retain(|d| {
+        let session = d.session(file_session);
+        let keep = !forgotten.contains(session);
+        if !keep && !passed.iter().any(|p| p == session) {
+            passed.push(session.to_owned());
+        }
+        keep
+    });
+    for session in passed {
+        tracing::debug!(%session, file_id, "lines of a forgotten session passed over");
+        tx.prepare_cached("INSERT OR IGNORE INTO forgotten_in (session_id, file_id) VALUES (?1, ?2)")?
+            .execute(params![session, file_id])?;
+    }
+    Ok(())
 }

@@ -247,6 +247,9 @@ pub struct Indexer {
     changed: HashSet<PathBuf>,
     /// The directories followed, each of one format (absolute).
     roots: Vec<Root>,
+    /// Sessions a person forgot (the acceptance record's): their lines are passed over in every
+    /// transcript, and where that was is kept in `forgotten_in`.
+    forgotten_sessions: HashSet<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -335,7 +338,17 @@ impl Indexer {
     /// (the acceptance record) is the caller's ([`crate::ops::forget`]), which then calls
     /// [`Indexer::finish_forget`].
     pub fn forget_rows(&mut self, session: &str, dry_run: bool) -> Result<crate::ingest::forget::Forgotten> {
-        crate::ingest::forget::forget(&self.conn, session, dry_run)
+        let forgotten = crate::ingest::forget::forget(&self.conn, session, dry_run)?;
+        if !dry_run {
+            self.forgotten_sessions.insert(session.to_owned());
+        }
+        Ok(forgotten)
+    }
+
+    /// The sessions a person forgot (kept in the acceptance record, which the caller reads): their
+    /// lines are passed over in every transcript from now on.
+    pub fn set_forgotten_sessions(&mut self, sessions: HashSet<String>) {
+        self.forgotten_sessions = sessions;
     }
 
     /// Ends forgetting `session` once every store's part is done: the vault `links` no row needs go,
@@ -368,10 +381,13 @@ impl Indexer {
         Ok(())
     }
 
-    /// Lets forgotten sessions' transcripts be indexed again (by the next catch-up).
+    /// Lets forgotten sessions' transcripts be indexed again (by the next catch-up): those that held
+    /// nothing else, and those that held their lines beside other sessions', read again from their
+    /// start. Returns how many transcripts that is.
     pub fn unforget(&mut self, sessions: &[String]) -> Result<u64> {
         let mut n = 0;
         for session in sessions {
+            self.forgotten_sessions.remove(session);
             n += crate::ingest::forget::unforget(&self.conn, session)?;
         }
         Ok(n)
@@ -406,6 +422,7 @@ impl Indexer {
             vault: Vault::open(vault_dir(data_dir)),
             changed: HashSet::new(),
             roots: Vec::new(),
+            forgotten_sessions: HashSet::new(),
         }
     }
 
@@ -736,14 +753,17 @@ impl Indexer {
         let format = self.format_of(path);
         let context = crate::ingest::lines::file_context(format, &opened.file, path);
         let file_session = context.session.as_str();
-        let Indexer { conn, reader, fts, bulk, vault, .. } = self;
+        let Indexer { conn, reader, fts, bulk, vault, forgotten_sessions, .. } = self;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let file_id = start_pass(&tx, &plan, opened, file_session, format, *bulk, vault)?;
         let mut summary = Summary::default();
         let mut touched: HashMap<String, LineRange> = HashMap::new();
-        let mut write = |batch: Batch| -> Result<()> {
+        let mut write = |mut batch: Batch| -> Result<()> {
             progress.advance(batch.advance);
             summary.bytes += batch.advance;
+            if !forgotten_sessions.is_empty() {
+                crate::ingest::forget::pass_over(&tx, file_id, file_session, forgotten_sessions, &mut batch.lines)?;
+            }
             for d in &batch.lines {
                 let range =
                     touched.entry(d.session(file_session).to_owned()).or_insert(LineRange { from: d.line, to: d.line });

@@ -70,15 +70,55 @@ impl Chats {
         let checked = tokio::task::spawn_blocking(move || request.validate())
             .await
             .map_err(|e| Error::Internal(e.to_string()))??;
-        let outcome = self.with_store(move |store| store.accept(&checked)).await?;
-        if let Outcome::New(record) = &outcome {
-            self.announce(Event::ChatUserMessage(Box::new(record.clone())));
-            if self.engine.is_some() {
-                let (chats, record) = (self.clone(), record.clone());
-                tokio::spawn(async move { chats.run_engine(record).await });
+        let queue_run = self.engine.is_some();
+        let mut outcome = self.with_store(move |store| store.accept(&checked, queue_run)).await?;
+        match &mut outcome {
+            Outcome::New(record) => {
+                self.announce(Event::ChatUserMessage(Box::new(record.clone())));
+                if queue_run {
+                    let (chats, record) = (self.clone(), record.clone());
+                    tokio::spawn(async move { chats.run_engine(record.chat_id, record.client_message_id).await });
+                }
             }
+            // A retry of a message whose engine failed runs it again (the viewer's Retry).
+            Outcome::Existing(record) if queue_run && record.engine_error.is_some() => {
+                let id = record.client_message_id.clone();
+                if self.with_store(move |store| store.queue_retry(&id)).await? {
+                    record.engine_error = None;
+                    tracing::info!(client_message_id = %record.client_message_id, "a retry of a failed run: the engine runs again");
+                    let (chats, record) = (self.clone(), record.clone());
+                    tokio::spawn(async move { chats.run_engine(record.chat_id, record.client_message_id).await });
+                }
+            }
+            Outcome::Existing(_) => {}
         }
         Ok(outcome)
+    }
+
+    /// Hands the engine every accepted message whose run never ended (the server stopped before or
+    /// during it), in acceptance order, each chat's one at a time. Called once as a server starts.
+    pub async fn resume(self: &Arc<Self>) -> Result<usize> {
+        if self.engine.is_none() {
+            return Ok(0);
+        }
+        let unfinished = self.with_store(|store| store.unfinished_runs()).await?;
+        let mut by_chat: Vec<(String, Vec<String>)> = Vec::new();
+        for (chat, id) in unfinished.iter().cloned() {
+            match by_chat.iter_mut().find(|(c, _)| *c == chat) {
+                Some((_, ids)) => ids.push(id),
+                None => by_chat.push((chat, vec![id])),
+            }
+        }
+        for (chat, ids) in by_chat {
+            tracing::info!(chat_id = %chat, messages = ids.len(), "handing the engine again what it never finished");
+            let chats = self.clone();
+            tokio::spawn(async move {
+                for id in ids {
+                    chats.run_engine(chat.clone(), id).await;
+                }
+            });
+        }
+        Ok(unfinished.len())
     }
 
     /// Binds `chat_id` to `session_id`, announcing it when it is new.
@@ -120,32 +160,43 @@ impl Chats {
         locks.entry(chat_id.to_owned()).or_default().clone()
     }
 
-    /// Runs the engine for an accepted message, after the chat's earlier runs; binds the chat to the
-    /// session the engine assigned; records and announces a failure.
-    async fn run_engine(&self, record: Accepted) {
+    /// Runs the engine for an accepted message's run still to be done, after the chat's earlier
+    /// runs; records the run's start and end; binds the chat to the session the engine assigned;
+    /// records and announces a failure. A message with no run to do is left alone.
+    async fn run_engine(&self, chat_id: String, client_message_id: String) {
         let Some(engine) = self.engine.clone() else { return };
-        let lock = self.chat_lock(&record.chat_id);
+        let lock = self.chat_lock(&chat_id);
         let _turn = lock.lock().await;
-        let id = record.client_message_id.clone();
+        let id = client_message_id.clone();
         // Read again: an earlier run may have bound the chat since this message was accepted.
         let read = self.with_store(move |store| {
             let Some(record) = store.record(&id)? else { return Ok(None) };
+            let Some(run) = store.next_run(&id)? else { return Ok(None) };
+            store.start_run(run)?;
             let input = engine::input(&record, |hash| {
                 let hash = hash.parse().ok()?;
                 store.image(&hash).ok().flatten().map(|i| i.path)
             });
-            Ok(Some((record, input)))
+            Ok(Some((record, run, input)))
         });
-        let (record, input) = match read.await {
+        let (record, run, input) = match read.await {
             Ok(Some(read)) => read,
             Ok(None) => return,
             Err(e) => {
-                tracing::error!("engine: cannot read the accepted message back: {e}");
+                tracing::error!(%client_message_id, "engine: cannot read the accepted message back: {e}");
                 return;
             }
         };
-        match engine.run(&input).await {
-            Ok(ran) => {
+        tracing::info!(chat_id = %record.chat_id, client_message_id = %record.client_message_id, run, "engine run started");
+        let result = engine.run(&input).await;
+        let error = result.as_ref().err().map(|e| e.to_string());
+        let ended = error.clone();
+        if let Err(e) = self.with_store(move |store| store.end_run(run, ended.as_deref())).await {
+            tracing::error!("engine: cannot record the end of its run: {e}");
+        }
+        match (result, error) {
+            (Ok(ran), _) => {
+                tracing::info!(chat_id = %record.chat_id, client_message_id = %record.client_message_id, run, "engine run ended");
                 if let Some(session_id) = ran.session_id.filter(|_| record.session_id.is_none()) {
                     let chat_id = record.chat_id.clone();
                     if let Err(e) = self.bind(chat_id.clone(), session_id.clone()).await {
@@ -153,13 +204,9 @@ impl Chats {
                     }
                 }
             }
-            Err(error) => {
-                let error = error.to_string();
-                tracing::warn!(chat_id = %record.chat_id, client_message_id = %record.client_message_id, "engine failed: {error}");
-                let (id, message) = (record.client_message_id.clone(), error.clone());
-                if let Err(e) = self.with_store(move |store| store.set_engine_error(&id, &message)).await {
-                    tracing::error!("engine: cannot record its failure: {e}");
-                }
+            (Err(_), error) => {
+                let error = error.unwrap_or_default();
+                tracing::warn!(chat_id = %record.chat_id, client_message_id = %record.client_message_id, run, "engine failed: {error}");
                 self.announce(Event::EngineFailed {
                     chat_id: record.chat_id,
                     client_message_id: record.client_message_id,

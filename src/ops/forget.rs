@@ -19,16 +19,16 @@ use crate::ingest::tail::WriterHandle;
 /// one), then truncates the write-ahead log; with `dry_run`, only says what would go.
 pub fn forget(
     indexer: &mut Indexer,
-    accept: Option<&AcceptStore>,
+    accept: &AcceptStore,
     sessions: &[String],
     dry_run: bool,
 ) -> Result<Vec<Forgotten>> {
     let mut out = Vec::new();
     for session in sessions {
         let mut forgotten = indexer.forget_rows(session, dry_run)?;
-        if let Some(store) = accept {
-            (forgotten.messages, forgotten.image_bytes) = store.forget_session(session, dry_run)?;
-        }
+        // The record's part remembers the session as forgotten (primary data, which a rebuild of
+        // the index keeps): its lines are never indexed again, in any transcript.
+        (forgotten.messages, forgotten.image_bytes) = accept.forget_session(session, dry_run)?;
         if !dry_run {
             indexer.finish_forget(session, &forgotten.vault_links)?;
         }
@@ -42,20 +42,44 @@ pub fn forget(
 
 /// Finishes what a process killed while forgetting left: sessions whose index rows are gone and
 /// whose acceptance record's messages and vault links may not be.
+/// Then hands the indexer the sessions the acceptance record says were forgotten, and forgets
+/// again any of them the index still has (an index carried over from before, or mended by hand).
 pub fn finish_interrupted(indexer: &mut Indexer, data_dir: &Path) -> Result<()> {
     let unfinished = indexer.unfinished_forgets()?;
-    if unfinished.is_empty() {
-        return Ok(());
-    }
-    let accept = crate::ops::writer::accept_store_if_any(data_dir)?;
-    for (session, links) in unfinished {
-        tracing::warn!(%session, "finishing forgetting a session (the last `forget` was interrupted)");
-        if let Some(store) = &accept {
+    if !unfinished.is_empty() {
+        let store = AcceptStore::open(data_dir)?;
+        for (session, links) in unfinished {
+            tracing::warn!(%session, "finishing forgetting a session (the last `forget` was interrupted)");
             store.forget_session(&session, false)?;
+            indexer.finish_forget(&session, &links)?;
         }
-        indexer.finish_forget(&session, &links)?;
+    }
+    let Some(store) = crate::ops::writer::accept_store_if_any(data_dir)? else { return Ok(()) };
+    let forgotten = store.forgotten_sessions()?;
+    let mut again = Vec::new();
+    for session in &forgotten {
+        if indexer.has_session(session)? {
+            tracing::warn!(%session, "a forgotten session is in the index: forgetting it again");
+            again.push(session.clone());
+        }
+    }
+    indexer.set_forgotten_sessions(forgotten);
+    if !again.is_empty() {
+        forget(indexer, &store, &again, false)?;
     }
     Ok(())
+}
+
+/// `scrollback unforget`: lets `sessions` be indexed again, in the acceptance record (where they
+/// are remembered) and in the index (its transcripts read again at the next catch-up). Returns how
+/// many transcripts will be read again.
+pub fn unforget(indexer: &mut Indexer, data_dir: &Path, sessions: &[String]) -> Result<u64> {
+    if let Some(store) = crate::ops::writer::accept_store_if_any(data_dir)? {
+        for session in sessions {
+            store.unforget_session(session)?;
+        }
+    }
+    indexer.unforget(sessions)
 }
 
 /// Forgets one session through the running writer (`DELETE /api/sessions/{id}`), as a job between
@@ -73,7 +97,7 @@ pub fn forget_live(
         if !known {
             return Err(Error::UnknownSession(session.chars().take(80).collect()));
         }
-        let forgotten = forget(indexer, Some(&accept), std::slice::from_ref(&session), false);
+        let forgotten = forget(indexer, &accept, std::slice::from_ref(&session), false);
         if let Err(e) = &forgotten {
             tracing::error!(%session, "not forgotten: {e}");
         }
@@ -82,21 +106,39 @@ pub fn forget_live(
 }
 
 /// The sessions `scrollback forget --project DIR --before DATE` names: those of the project, and
-/// those whose last entry is before the date (RFC 3339, or `YYYY-MM-DD`), sorted, each once.
+/// those whose last entry is before the date, sorted, each once.
+///
+/// The date is `YYYY-MM-DD` (that day's start, UTC) or an RFC 3339 time; anything else is
+/// [`Error::BadQuery`]. Instants are compared, not texts: `2026-11-01T15:00:00+05:00` is the same
+/// instant as `2026-11-01T10:00:00Z`, and a session whose last entry is then is not before it. A
+/// session without a readable last time is never selected by age.
 pub fn select_sessions(conn: &Connection, project: Option<&str>, before: Option<&str>) -> Result<Vec<String>> {
+    let before = before
+        .map(|text| -> Result<jiff::Timestamp> {
+            let bound = crate::read::history::time_bound(text, false)?;
+            bound.parse().map_err(|e| Error::BadQuery(format!("{bound}: {e}")))
+        })
+        .transpose()?;
     let mut sessions = Vec::new();
-    let mut select = |sql: &str, arg: &str| -> Result<()> {
-        let mut stmt = conn.prepare(sql)?;
-        for id in stmt.query_map([arg], |r| r.get::<_, String>(0))? {
+    if let Some(project) = project {
+        let mut stmt = conn.prepare("SELECT id FROM sessions WHERE project = ?1")?;
+        for id in stmt.query_map([project], |r| r.get::<_, String>(0))? {
             sessions.push(id?);
         }
-        Ok(())
-    };
-    if let Some(project) = project {
-        select("SELECT id FROM sessions WHERE project = ?1", project)?;
     }
     if let Some(before) = before {
-        select("SELECT id FROM sessions WHERE coalesce(last_timestamp, '') < ?1", before)?;
+        let mut stmt = conn.prepare("SELECT id, last_timestamp FROM sessions WHERE last_timestamp IS NOT NULL")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        for row in rows {
+            let (id, last) = row?;
+            match last.parse::<jiff::Timestamp>() {
+                Ok(at) if at < before => sessions.push(id),
+                Ok(_) => {}
+                Err(_) => {
+                    tracing::warn!(session = %id, "its last time {last:?} is not an instant: not selected by --before")
+                }
+            }
+        }
     }
     sessions.sort();
     sessions.dedup();
