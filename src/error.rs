@@ -37,6 +37,16 @@ pub enum Error {
         /// The address asked for.
         addr: std::net::SocketAddr,
     },
+    /// A token too short to stand a guess.
+    #[error(
+        "a --token must have at least {min} characters (this one has {chars}): make one with `openssl rand -hex 16`"
+    )]
+    WeakToken {
+        /// Its characters.
+        chars: usize,
+        /// The least taken.
+        min: usize,
+    },
     /// A task the library ran on another thread failed (a bug: its panic is in the log).
     #[error("an internal task failed: {0}")]
     Internal(String),

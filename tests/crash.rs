@@ -312,8 +312,14 @@ fn forget_killed_midway_leaves_each_session_whole_or_gone() {
             break;
         }
         made += 1;
-        let mut child =
-            env.cmd().arg("forget").args(batch_of(&left)).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let mut child = env
+            .cmd()
+            .args(["forget", "--yes"])
+            .args(batch_of(&left))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
         std::thread::sleep(Duration::from_micros(rng.random_range(0..window)));
         child.kill().unwrap();
         child.wait().unwrap();

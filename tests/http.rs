@@ -352,7 +352,7 @@ fn a_transcript_rewritten_under_the_server_answers_409_then_resolves() {
 fn a_token_guards_every_api_route_and_is_required_beyond_loopback() {
     let env = Env::new();
     env.write("p/s.jsonl", user_line("s", "u1", "\"hello\"", "") + "\n");
-    let server = Server::start(&env, &["--token", "sekrit"]);
+    let server = Server::start(&env, &["--token", "sekrit-sekrit-sekrit"]);
     // Every /api route, known or not, answers 401 before anything else.
     for path in ["/api/sessions", "/api/openapi.json", "/api/search?q=hello", "/api/sessions/s/history", "/api/media/x"]
     {
@@ -360,8 +360,8 @@ fn a_token_guards_every_api_route_and_is_required_beyond_loopback() {
     }
     let url = format!("{}/api/sessions", server.base);
     assert_eq!(server.client.get(&url).bearer_auth("wrong").send().unwrap().status(), StatusCode::UNAUTHORIZED);
-    assert_eq!(server.client.get(&url).bearer_auth("sekrit").send().unwrap().status(), StatusCode::OK);
-    let with_cookie = server.client.get(&url).header("cookie", "scrollback_token=sekrit").send().unwrap();
+    assert_eq!(server.client.get(&url).bearer_auth("sekrit-sekrit-sekrit").send().unwrap().status(), StatusCode::OK);
+    let with_cookie = server.client.get(&url).header("cookie", "scrollback_token=sekrit-sekrit-sekrit").send().unwrap();
     assert_eq!(with_cookie.status(), StatusCode::OK);
     drop(server);
 
@@ -545,12 +545,65 @@ fn without_a_token_only_loopback_host_names_are_answered() {
         assert_eq!(status(&format!("localhost:{port}"), path), 200, "{path} for localhost");
         assert_eq!(status(&format!("127.0.0.1:{port}"), path), 200, "{path} for 127.0.0.1");
     }
-    // With a token the token guards every route, whatever name the request used.
+    // With a token the Host check holds too (#22, item 8): a rebinding page cannot even guess.
     let other = Env::new();
-    let guarded = Server::start(&other, &["--token", "t0ken"]);
-    let res =
-        guarded.client.get(format!("{}/api/sessions", guarded.base)).header("host", "evil.example").send().unwrap();
-    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    let guarded = Server::start(&other, &["--token", "t0ken-t0ken-t0ken", "--allow-host", "Scrollback.LAN"]);
+    let ask = |host: &str, token: &str| {
+        guarded
+            .client
+            .get(format!("{}/api/sessions", guarded.base))
+            .header("host", host)
+            .bearer_auth(token)
+            .send()
+            .unwrap()
+            .status()
+    };
+    assert_eq!(ask("evil.example", "t0ken-t0ken-t0ken"), StatusCode::FORBIDDEN, "a foreign name, even with the token");
+    assert_eq!(ask(&format!("evil.example:{port}"), "wrong"), StatusCode::FORBIDDEN);
+    assert_eq!(ask(&format!("scrollback.lan:{port}"), "t0ken-t0ken-t0ken"), StatusCode::OK, "--allow-host");
+    assert_eq!(
+        ask(&format!("192.0.2.7:{port}"), "t0ken-t0ken-t0ken"),
+        StatusCode::OK,
+        "an IP address cannot be rebound"
+    );
+    assert_eq!(ask(&format!("[2001:db8::1]:{port}"), "t0ken-t0ken-t0ken"), StatusCode::OK);
+}
+
+/// #22, item 8: a token of fewer than 16 characters is refused; wrong tokens are limited (10 a
+/// minute, then 429 with Retry-After for every token, the right one too, so a guess learns nothing).
+#[test]
+fn tokens_are_long_and_guesses_are_limited() {
+    let env = Env::new();
+    for short in ["sesame", "fifteen-chars15"] {
+        let out = env.run(&["serve", "--listen", "127.0.0.1:0", "--token", short]);
+        assert_eq!(out.status.code(), Some(2), "{short}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("at least 16 characters"), "{short}");
+    }
+    let token = "sixteen-chars-16";
+    let server = Server::start(&env, &["--token", token]);
+    let login = |t: &str| {
+        server
+            .client
+            .post(format!("{}/api/login", server.base))
+            .json(&serde_json::json!({ "token": t }))
+            .send()
+            .unwrap()
+    };
+    assert_eq!(login(token).status(), StatusCode::OK);
+    let sessions = |t: &str| server.client.get(format!("{}/api/sessions", server.base)).bearer_auth(t).send().unwrap();
+    for i in 0..10 {
+        let res = if i % 2 == 0 { login(&format!("guess-{i}")) } else { sessions(&format!("guess-{i}")) };
+        assert_eq!(res.status(), StatusCode::UNAUTHORIZED, "guess {i}");
+    }
+    for res in [login("guess-10"), login(token), sessions(token)] {
+        assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
+        let wait: u64 = res.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+        assert!((1..=60).contains(&wait), "Retry-After {wait}");
+        let body: Value = res.json().unwrap();
+        assert_eq!(body["error"]["code"], "too-many-attempts", "{body}");
+    }
+    // No token presented is no guess: still a plain 401.
+    assert_eq!(server.get("/api/sessions").status(), StatusCode::UNAUTHORIZED);
 }
 
 #[test]
@@ -875,4 +928,47 @@ fn the_events_socket_refuses_a_large_message_from_its_client_as_it_comes() {
     live.write_all(&[0x8A, 0x80, 0, 0, 0, 0]).unwrap();
     env.append("p/s.jsonl", user_line("s", "u2", "\"again\"", "") + "\n");
     assert_eq!(read_event(&mut live)["type"], "entries-appended");
+}
+
+/// #22, item 12: a session id no route can take (a slash, a backslash, a dot segment) is refused
+/// when indexed, and said in the log; every session listed opens, and can be deleted.
+#[test]
+fn nothing_is_listed_that_cannot_be_opened() {
+    let env = Env::new();
+    let line = |session: &str, uuid: &str| {
+        serde_json::json!({"type": "user", "sessionId": session, "uuid": uuid, "timestamp": "2026-11-01T10:00:00.000Z",
+                           "cwd": "/work/demo", "message": {"role": "user", "content": format!("hello from {session}")}})
+        .to_string()
+            + "\n"
+    };
+    let bad = ["../../etc/passwd", "a/b", "a\\b", "..", "."];
+    let mut body = line("good-one", "u0");
+    for (i, session) in bad.iter().enumerate() {
+        body += &line(session, &format!("u{}", i + 1));
+    }
+    env.write("p/mixed.jsonl", body);
+    // A transcript whose own name is no id: its lines name none.
+    env.write(
+        "p/back\\slash.jsonl",
+        "{\"type\":\"user\",\"uuid\":\"x\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
+    );
+    let out = env.cmd().env("RUST_LOG", "warn").arg("index").output().unwrap();
+    assert!(out.status.success());
+    let log = String::from_utf8_lossy(&out.stderr);
+    for session in bad {
+        assert!(log.contains(&format!("session id {:?} cannot be served", session)), "{session}: {log}");
+    }
+    let server = Server::start(&env, &[]);
+    let sessions = server.json("/api/sessions");
+    let ids: Vec<&str> = sessions["sessions"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
+    // The refused lines stay as invalid rows of the file's own session (as a torn line does).
+    assert_eq!(ids, ["good-one", "mixed"], "{sessions}");
+    for id in ids {
+        let res = server.get(&format!("/api/sessions/{id}/history"));
+        assert_eq!(res.status(), StatusCode::OK, "{id} opens");
+    }
+    let res = server.client.delete(format!("{}/api/sessions/good-one", server.base)).send().unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let hits = server.json("/api/search?q=hello");
+    assert_eq!(hits["hits"].as_array().unwrap().len(), 0, "nothing of the refused ids is searchable: {hits}");
 }

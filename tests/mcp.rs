@@ -429,14 +429,19 @@ fn the_http_transport_refuses_foreign_hosts_cross_site_origins_and_missing_token
     assert_eq!(open.client.get(format!("{}/mcp", open.base)).send().unwrap().status(), StatusCode::METHOD_NOT_ALLOWED);
     drop(open);
 
-    let guarded = Server::start(&env, &["--demo", "--token", "s3cret"]);
+    let guarded = Server::start(&env, &["--demo", "--token", "s3cret-s3cret-s3cret"]);
     assert_eq!(post_mcp(&guarded, &[]).status(), StatusCode::UNAUTHORIZED);
     assert_eq!(post_mcp(&guarded, &[("authorization", "Bearer wrong")]).status(), StatusCode::UNAUTHORIZED);
-    assert_eq!(post_mcp(&guarded, &[("authorization", "Bearer s3cret")]).status(), StatusCode::OK);
+    assert_eq!(post_mcp(&guarded, &[("authorization", "Bearer s3cret-s3cret-s3cret")]).status(), StatusCode::OK);
     if sdk_available() {
         let report = run_plan(
             &env,
-            &http_plan(&guarded.base, Some("s3cret"), &[call("search_history", json!({"query": "layout"}))], &[]),
+            &http_plan(
+                &guarded.base,
+                Some("s3cret-s3cret-s3cret"),
+                &[call("search_history", json!({"query": "layout"}))],
+                &[],
+            ),
         );
         assert_eq!(report["calls"][0]["isError"], false, "{report}");
         assert!(!hit_keys(&report["calls"][0]).is_empty());

@@ -237,10 +237,10 @@ fn delete_on_the_api_forgets_a_session_as_the_cli_does() {
     let photos = photo_tree(&env);
     env.write("p/t.jsonl", user_line("t", "t0", "\"a line of t\"", "") + "\n");
     env.index();
-    let server = Server::start(&env, &["--token", "sesame", "--rescan-secs", "1"]);
+    let server = Server::start(&env, &["--token", "sesame-sesame-open", "--rescan-secs", "1"]);
     let url = |path: &str| format!("{}{path}", server.base);
     let client = &server.client;
-    let with_token = |req: reqwest::blocking::RequestBuilder| req.bearer_auth("sesame").send().unwrap();
+    let with_token = |req: reqwest::blocking::RequestBuilder| req.bearer_auth("sesame-sesame-open").send().unwrap();
     // A message sent into s1, with a photo: the acceptance record holds it and its image file.
     let sent = fake_png(99, 5000);
     let body = serde_json::json!({
@@ -251,7 +251,7 @@ fn delete_on_the_api_forgets_a_session_as_the_cli_does() {
     let image_files = || crate::accept::walk(&env.data.join("accepted-images"));
     assert_eq!(image_files(), 1);
     let others = dump(&env, "s1");
-    let mut events = crate::util::server::open_events_with(&server.base, Some("sesame"));
+    let mut events = crate::util::server::open_events_with(&server.base, Some("sesame-sesame-open"));
 
     // Token-protected, same-site only, DELETE only, and an unknown session is a 404.
     assert_eq!(client.delete(url("/api/sessions/s1")).send().unwrap().status(), StatusCode::UNAUTHORIZED);
@@ -453,4 +453,84 @@ fn a_forgotten_session_stays_forgotten_in_a_transcript_it_shared() {
     env.index();
     assert_eq!((a_rows(), b_rows()), (3, 4));
     crate::util::check_invariants(&env.data);
+}
+
+/// #22, item 10: a transcript that is a symbolic link (relative or absolute) is indexed, and the
+/// vault links its target, so its photos outlive the target.
+#[test]
+fn a_transcript_that_is_a_symbolic_link_is_vaulted_by_its_target() {
+    let env = Env::new();
+    let elsewhere = env.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::create_dir_all(env.path("p")).unwrap();
+    let mut photos = Vec::new();
+    for (name, relative) in [("rel", true), ("abs", false)] {
+        let bytes = fake_png(if relative { 71 } else { 72 }, 4000);
+        let target = elsewhere.join(format!("real-{name}.jsonl"));
+        std::fs::write(
+            &target,
+            user_line(name, "u0", &format!("[{}]", image_block("image/png", &b64(&bytes))), "") + "\n",
+        )
+        .unwrap();
+        let link_to =
+            if relative { std::path::PathBuf::from(format!("../../elsewhere/real-{name}.jsonl")) } else { target };
+        std::os::unix::fs::symlink(&link_to, env.path(&format!("p/{name}.jsonl"))).unwrap();
+        photos.push((format!("{name}/u0/0"), bytes));
+    }
+    let out = env.cmd().env("RUST_LOG", "warn").arg("index").output().unwrap();
+    assert!(out.status.success());
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(!log.contains("not indexed"), "{log}");
+    let links = vault_links(&env);
+    assert_eq!(links.len(), 2, "{links:?}");
+    for link in &links {
+        let meta = std::fs::symlink_metadata(link).unwrap();
+        assert!(meta.is_file(), "{}: a hard link of the target, not a symbolic link", link.display());
+        assert_eq!(meta.nlink(), 2);
+    }
+    // The targets deleted: the photos are served from the vault.
+    std::fs::remove_dir_all(&elsewhere).unwrap();
+    env.index();
+    for (reference, bytes) in &photos {
+        assert_eq!(env.media(reference).unwrap(), *bytes, "{reference}");
+    }
+    crate::util::check_invariants(&env.data);
+}
+
+/// #22, item 11: a transcript with two hard-linked names is not gone when one name is removed; its
+/// rows follow the name it still has.
+#[test]
+fn a_transcript_with_two_names_is_not_gone_when_one_is_removed() {
+    for vault in [true, false] {
+        let env = Env::new();
+        env.write("p/one.jsonl", user_line("linked", "u0", "\"two names\"", "") + "\n");
+        std::fs::hard_link(env.path("p/one.jsonl"), env.path("p/two.jsonl")).unwrap();
+        let vars: &[(&str, &str)] = if vault { &[] } else { &[("SCROLLBACK_FAULT_VAULT_EXDEV", "1")] };
+        let server = Server::start_with(&env, &["--rescan-secs", "3600"], vars);
+        server.wait_for_sessions(1);
+        std::fs::remove_file(env.path("p/one.jsonl")).unwrap();
+        // A later change the writer must see: once it is indexed, the removal was handled before.
+        env.write("p/marker.jsonl", user_line("marker", "m0", "\"after\"", "") + "\n");
+        server.wait_for_sessions(2);
+        let sessions = server.json("/api/sessions");
+        let linked = sessions["sessions"].as_array().unwrap().iter().find(|s| s["id"] == "linked").unwrap().clone();
+        assert_eq!(linked["gone"], false, "vault {vault}: {sessions}");
+        assert_eq!(server.json("/api/status")["transcripts"]["gone"], 0, "vault {vault}");
+        // And it is followed under its other name.
+        env.append("p/two.jsonl", user_line("linked", "u1", "\"still here\"", "") + "\n");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while server.json("/api/search?q=still")["hits"].as_array().unwrap().is_empty() {
+            assert!(std::time::Instant::now() < deadline, "vault {vault}: the other name is not followed");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let conn = env.conn();
+        let path: String = conn
+            .query_row(
+                "SELECT DISTINCT f.path FROM files f JOIN entries e ON e.file_id = f.id WHERE e.session_id = 'linked'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(path.ends_with("p/two.jsonl"), "{path}");
+    }
 }

@@ -33,6 +33,10 @@ enum Command {
         /// Require this token on every /api route (Authorization: Bearer, or the scrollback_token cookie).
         #[arg(long, env = "SCROLLBACK_TOKEN", hide_env_values = true)]
         token: Option<String>,
+        /// Also answer requests to this host name (besides localhost, 127.0.0.1 and, with --token,
+        /// IP addresses); repeat for more. Any other Host is refused (DNS rebinding).
+        #[arg(long = "allow-host", value_name = "NAME")]
+        allow_hosts: Vec<String>,
         /// Write a small sample transcript tree (with real photos) into the data directory and serve it.
         #[arg(long)]
         demo: bool,
@@ -368,10 +372,22 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve { dirs, listen, token, demo, follow, engine, engine_timeout_secs, idle_secs, prices } => {
+        Command::Serve {
+            dirs,
+            listen,
+            token,
+            allow_hosts,
+            demo,
+            follow,
+            engine,
+            engine_timeout_secs,
+            idle_secs,
+            prices,
+        } => {
             let options = ServeOptions {
                 listen,
                 token,
+                allow_hosts,
                 demo,
                 rescan_secs: follow.rescan_secs,
                 poll_ms: follow.poll.then_some(follow.poll_ms),
@@ -468,6 +484,7 @@ impl std::error::Error for Usage {}
 struct ServeOptions {
     listen: SocketAddr,
     token: Option<String>,
+    allow_hosts: Vec<String>,
     demo: bool,
     rescan_secs: u64,
     poll_ms: Option<u64>,
@@ -523,6 +540,7 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
     let tail = Tail::start(indexer, config)?;
     let api_config = scrollback::http::Config {
         token,
+        allow_hosts: options.allow_hosts.clone(),
         writer: Some(tail.writer()),
         engine,
         health: Some(tail.health()),

@@ -1,9 +1,12 @@
-//! Who may ask: listening beyond loopback only with a token; with a token, every `/api` route
-//! answers 401 without it (`Authorization: Bearer`, or the `scrollback_token` cookie so that `<img>`
-//! works); without one, only loopback Host names are answered (DNS rebinding); a route that changes
-//! state refuses a cross-site request and a body that is not JSON.
+//! Who may ask: listening beyond loopback only with a token of 16 characters or more; with a token,
+//! every `/api` route answers 401 without it (`Authorization: Bearer`, or the `scrollback_token`
+//! cookie so that `<img>` works), and wrong ones are limited (then 429); token or not, only loopback
+//! Host names, `--allow-host` names and (with a token) IP addresses are answered (DNS rebinding); a
+//! route that changes state refuses a cross-site request and a body that is not JSON.
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::time::{Duration, Instant};
 
 use warp::http::StatusCode;
 use warp::{Filter, Rejection, Reply as _};
@@ -12,13 +15,79 @@ use super::filters::{MAX_SMALL_BODY, json_body, post_only};
 use super::{Api, ApiError, wire};
 use crate::error::{Error, Result};
 
-/// Refuses to listen beyond loopback without a token ([`Error::UnguardedListen`]).
+/// The shortest token taken: 16 characters of a random token are out of reach of the guesses the
+/// limit lets through ([`MAX_WRONG_TOKENS`] a minute).
+pub const MIN_TOKEN_CHARS: usize = 16;
+/// Wrong tokens taken within [`WRONG_TOKEN_WINDOW`]; then no token is checked (429) until the
+/// oldest of them is that old.
+pub const MAX_WRONG_TOKENS: usize = 10;
+/// The window [`MAX_WRONG_TOKENS`] counts in.
+pub const WRONG_TOKEN_WINDOW: Duration = Duration::from_secs(60);
+
+/// Refuses to listen beyond loopback without a token ([`Error::UnguardedListen`]), and a token of
+/// fewer than 16 characters (`MIN_TOKEN_CHARS`; [`Error::WeakToken`]).
 pub fn check_listen(addr: &SocketAddr, token: Option<&str>) -> Result<()> {
     // A token of only white space guards nothing: it counts as none.
-    if !addr.ip().is_loopback() && token.is_none_or(|t| t.trim().is_empty()) {
+    let token = token.filter(|t| !t.trim().is_empty());
+    if !addr.ip().is_loopback() && token.is_none() {
         return Err(Error::UnguardedListen { addr: *addr });
     }
+    if let Some(token) = token
+        && token.chars().count() < MIN_TOKEN_CHARS
+    {
+        return Err(Error::WeakToken { chars: token.chars().count(), min: MIN_TOKEN_CHARS });
+    }
     Ok(())
+}
+
+/// Wrong tokens lately, server-wide: a page in the person's own browser comes from the same
+/// address as they do, so the limit is not per address. While it holds, no token is checked at all,
+/// the right one included, so that a guess learns nothing.
+#[derive(Debug, Default)]
+pub(crate) struct Attempts {
+    wrong: VecDeque<Instant>,
+}
+
+impl Attempts {
+    /// Seconds until a token is checked again, if the limit holds now.
+    fn locked(&mut self, now: Instant) -> Option<u64> {
+        while self.wrong.front().is_some_and(|t| now.duration_since(*t) >= WRONG_TOKEN_WINDOW) {
+            self.wrong.pop_front();
+        }
+        if self.wrong.len() < MAX_WRONG_TOKENS {
+            return None;
+        }
+        let oldest = *self.wrong.front()?;
+        Some((WRONG_TOKEN_WINDOW - now.duration_since(oldest)).as_secs().max(1))
+    }
+
+    fn wrong(&mut self, now: Instant) {
+        self.wrong.push_back(now);
+        if self.wrong.len() > MAX_WRONG_TOKENS {
+            self.wrong.pop_front();
+        }
+    }
+}
+
+/// Checks a presented token against `token` under the limit on wrong guesses: 429 while it holds,
+/// 401 for a wrong one (counted).
+fn check_presented(api: &Api, presented: &str, token: &str, wrong: ApiError) -> Result<(), ApiError> {
+    let mut attempts = api.inner.attempts.lock().unwrap_or_else(|e| e.into_inner());
+    let now = Instant::now();
+    if let Some(secs) = attempts.locked(now) {
+        return Err(ApiError::too_many_attempts(secs));
+    }
+    if constant_time_eq(presented.as_bytes(), token.as_bytes()) {
+        return Ok(());
+    }
+    attempts.wrong(now);
+    if attempts.wrong.len() == MAX_WRONG_TOKENS {
+        tracing::warn!(
+            "{MAX_WRONG_TOKENS} wrong tokens within {} s: no token is checked for a while",
+            WRONG_TOKEN_WINDOW.as_secs()
+        );
+    }
+    Err(wrong)
 }
 
 /// The cookie the viewer keeps the token in, so that `<img>` and the events socket carry it.
@@ -43,15 +112,18 @@ pub(crate) fn login(api: Api) -> impl Filter<Extract = (warp::reply::Response,),
                 let Some(token) = api.token() else {
                     return Ok(warp::reply::json(&wire::login(false)).into_response());
                 };
-                if !constant_time_eq(body.token.as_bytes(), token.as_bytes()) {
-                    return Err(ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "wrong token").reject());
+                // Answered here, not rejected: a rejection would meet the other `/api` routes'
+                // (the token they ask for) and the 429 could be lost among them.
+                let wrong = ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "wrong token");
+                if let Err(e) = check_presented(&api, &body.token, token, wrong) {
+                    return Ok::<_, Rejection>(e.response());
                 }
                 let cookie_safe = token.bytes().all(|b| b.is_ascii_graphic() && !b"\",;".contains(&b));
                 if !cookie_safe {
-                    return Err(ApiError::bad_request(
+                    return Ok(ApiError::bad_request(
                         "this token cannot be a cookie (it has spaces, quotes, commas or semicolons): send it as Authorization: Bearer",
                     )
-                    .reject());
+                    .response());
                 }
                 let cookie = format!("{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=2592000");
                 let mut res = warp::reply::json(&wire::login(true)).into_response();
@@ -68,21 +140,16 @@ pub(crate) fn login(api: Api) -> impl Filter<Extract = (warp::reply::Response,),
 /// Whether a `Host` header names this machine's loopback: `localhost` (or a name under it, which
 /// browsers resolve to loopback themselves), `127.0.0.0/8` or `[::1]`, with or without a port.
 fn is_loopback_host(host: &str) -> bool {
-    let name = match host.strip_prefix('[') {
-        Some(rest) => rest.split(']').next().unwrap_or(""),
-        None => host
-            .rsplit_once(':')
-            .map_or(host, |(name, port)| if port.bytes().all(|b| b.is_ascii_digit()) { name } else { host }),
-    };
-    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    let name = host_name(host);
     name == "localhost"
         || name.ends_with(".localhost")
         || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-/// Without a token, answers only requests addressed to a loopback name: a page the person visits
-/// cannot reach this server by pointing a name of its own at 127.0.0.1 (DNS rebinding). With a
-/// token, the token guards every route instead.
+/// Answers only requests addressed to a loopback name, a name given by `--allow-host`, or (with a
+/// token, when the server may listen beyond loopback) an IP address: a page the person visits cannot
+/// reach this server by pointing a name of its own at it (DNS rebinding), token or not, so it
+/// cannot guess a token from inside their browser either.
 pub(crate) fn loopback_host(api: Api) -> impl Filter<Extract = (), Error = warp::Rejection> + Clone {
     warp::header::optional::<String>("host")
         .and_then(move |host: Option<String>| {
@@ -94,17 +161,35 @@ pub(crate) fn loopback_host(api: Api) -> impl Filter<Extract = (), Error = warp:
 
 /// [`loopback_host`]'s rule, for a request that warp does not route (`/mcp`).
 pub(crate) fn check_host(api: &Api, host: Option<&str>) -> Result<(), ApiError> {
-    if api.token().is_some() || host.is_some_and(is_loopback_host) {
+    let allowed = host.is_some_and(|host| {
+        let name = host_name(host);
+        is_loopback_host(host)
+            || api.inner.allow_hosts.contains(&name)
+            || (api.token().is_some() && name.parse::<std::net::IpAddr>().is_ok())
+    });
+    if allowed {
         return Ok(());
     }
     Err(ApiError::new(
         StatusCode::FORBIDDEN,
         "bad-host",
         format!(
-            "Host {:?} is not a loopback name: without --token this server answers only localhost and 127.0.0.1",
-            host.unwrap_or_default().chars().take(100).collect::<String>()
+            "Host {:?} is not a name of this server: it answers localhost, 127.0.0.1, {}the names given by --allow-host",
+            host.unwrap_or_default().chars().take(100).collect::<String>(),
+            if api.token().is_some() { "IP addresses and " } else { "" }
         ),
     ))
+}
+
+/// A `Host` header's name: without its port or brackets, lower-cased, without a final dot.
+fn host_name(host: &str) -> String {
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => host
+            .rsplit_once(':')
+            .map_or(host, |(name, port)| if port.bytes().all(|b| b.is_ascii_digit()) { name } else { host }),
+    };
+    name.trim_end_matches('.').to_ascii_lowercase()
 }
 
 /// A filter that extracts nothing and rejects with 401 when a token is set and not presented.
@@ -122,13 +207,14 @@ pub(crate) fn authorized(api: Api) -> impl Filter<Extract = (), Error = warp::Re
 pub(crate) fn check_token(api: &Api, header: Option<&str>, cookie: Option<&str>) -> Result<(), ApiError> {
     let Some(token) = api.token() else { return Ok(()) };
     let presented = header.and_then(|h| h.strip_prefix("Bearer ")).or(cookie);
+    let missing = ApiError::new(
+        StatusCode::UNAUTHORIZED,
+        "unauthorized",
+        "a token is required: Authorization: Bearer <token>, or the scrollback_token cookie",
+    );
     match presented {
-        Some(p) if constant_time_eq(p.as_bytes(), token.as_bytes()) => Ok(()),
-        _ => Err(ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "a token is required: Authorization: Bearer <token>, or the scrollback_token cookie",
-        )),
+        Some(p) => check_presented(api, p, token, missing),
+        None => Err(missing),
     }
 }
 

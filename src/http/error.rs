@@ -16,13 +16,27 @@ pub struct ApiError {
     message: String,
     /// For a 405: the one method the route takes (its `Allow` header).
     allow: Option<&'static str>,
+    /// For a 429: seconds to wait (its `Retry-After` header).
+    retry_after: Option<u64>,
 }
 
 impl warp::reject::Reject for ApiError {}
 
 impl ApiError {
     pub(crate) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
-        ApiError { status, code, message: message.into(), allow: None }
+        ApiError { status, code, message: message.into(), allow: None, retry_after: None }
+    }
+
+    /// 429: too many wrong tokens lately; ask again in `secs` seconds.
+    pub(crate) fn too_many_attempts(secs: u64) -> ApiError {
+        ApiError {
+            retry_after: Some(secs),
+            ..ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too-many-attempts",
+                format!("too many wrong tokens lately: no token is checked for {secs} s"),
+            )
+        }
     }
 
     pub(crate) fn forbidden(message: impl Into<String>) -> ApiError {
@@ -63,6 +77,9 @@ impl ApiError {
         let mut res = error_reply(self.status, self.code, &self.message);
         if let Some(allow) = self.allow.filter(|_| self.status == StatusCode::METHOD_NOT_ALLOWED) {
             res.headers_mut().insert(warp::http::header::ALLOW, HeaderValue::from_static(allow));
+        }
+        if let Some(secs) = self.retry_after {
+            res.headers_mut().insert(warp::http::header::RETRY_AFTER, HeaderValue::from(secs));
         }
         res
     }
@@ -145,8 +162,10 @@ pub async fn handle_rejection(
 ) -> std::result::Result<warp::reply::Response, std::convert::Infallible> {
     use warp::reject;
     let mut allow = None;
+    let mut retry_after = None;
     let (status, code, message): (StatusCode, &str, String) = if let Some(e) = err.find::<ApiError>() {
         allow = e.allow;
+        retry_after = e.retry_after;
         (e.status, e.code, e.message.clone())
     } else if err.is_not_found() {
         (StatusCode::NOT_FOUND, "not-found", "no such route".into())
@@ -178,6 +197,9 @@ pub async fn handle_rejection(
     if let Some(allow) = allow.filter(|_| status == StatusCode::METHOD_NOT_ALLOWED) {
         // RFC 9110: a 405 lists what is allowed.
         res.headers_mut().insert(warp::http::header::ALLOW, HeaderValue::from_static(allow));
+    }
+    if let Some(secs) = retry_after {
+        res.headers_mut().insert(warp::http::header::RETRY_AFTER, HeaderValue::from(secs));
     }
     Ok(res)
 }

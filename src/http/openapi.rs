@@ -20,10 +20,15 @@ fn json_response(description: &str, schema: &str) -> Value {
 fn common_errors() -> Value {
     json!({
         "400": error_response("A malformed parameter or unknown query parameter."),
-        "401": error_response("A token is configured and was not presented."),
+        "401": error_response("A token is configured and was not presented, or is wrong."),
+        "403": error_response("The Host is not a name of this server (DNS rebinding)."),
         "404": error_response("No such route or object."),
         "405": merge(error_response("Method not allowed."), json!({ "headers": { "Allow": { "schema": { "type": "string" } } } })),
-        "414": error_response("Query string too long.")
+        "414": error_response("Query string too long."),
+        "429": merge(
+            error_response("Too many wrong tokens lately (10 a minute): no token is checked until Retry-After seconds have passed."),
+            json!({ "headers": { "Retry-After": { "schema": { "type": "integer" } } } })
+        )
     })
 }
 

@@ -32,6 +32,8 @@ const CONCURRENT_SENDS: usize = 4;
 pub struct Config {
     /// Require this token on every `/api` route.
     pub token: Option<String>,
+    /// Host names answered besides loopback ones (and, with a token, IP addresses): `--allow-host`.
+    pub allow_hosts: Vec<String>,
     /// The live writer: told about files whose bytes changed under a recorded offset, and given
     /// jobs (forgetting a session).
     pub writer: Option<WriterHandle>,
@@ -59,6 +61,9 @@ pub(crate) struct Inner {
     pub(crate) readers: Readers,
     pub(crate) bus: Bus,
     token: Option<String>,
+    pub(crate) allow_hosts: Vec<String>,
+    /// Wrong tokens lately, for the limit on guesses.
+    pub(crate) attempts: Mutex<super::auth::Attempts>,
     pub(crate) writer: Option<WriterHandle>,
     health: Option<WriterHealth>,
     pub(crate) watcher: Option<&'static str>,
@@ -86,7 +91,7 @@ impl Api {
     /// State for a server over the index and the acceptance record in `data_dir`; `bus` feeds
     /// `/api/events`.
     pub fn new(data_dir: &Path, bus: Bus, config: Config) -> Result<Api> {
-        let Config { token, writer, engine, health, watcher, idle_timeout, roots, prices } = config;
+        let Config { token, allow_hosts, writer, engine, health, watcher, idle_timeout, roots, prices } = config;
         // The schema must exist, at this version, before readers open it read-only.
         let readers = Readers::open(data_dir)?;
         let chats = Chats::new(Arc::new(AcceptStore::open(data_dir)?), engine, bus.clone());
@@ -95,6 +100,8 @@ impl Api {
                 readers,
                 bus,
                 token: token.filter(|t| !t.trim().is_empty()),
+                allow_hosts: allow_hosts.iter().map(|h| h.trim_end_matches('.').to_ascii_lowercase()).collect(),
+                attempts: Mutex::new(super::auth::Attempts::default()),
                 writer,
                 health,
                 watcher,

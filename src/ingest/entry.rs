@@ -112,6 +112,18 @@ pub fn describe(mut line: Line<'_>, format: &dyn Format, context: &FileContext) 
         Err(MetaError::NotJson(e)) => return Described::invalid(&line, format!("not JSON: {e}")),
         Err(MetaError::NotObject) => return Described::invalid(&line, "not a JSON object".into()),
     };
+    // Nothing is listed that cannot be opened: a session id no route takes (a slash, a backslash,
+    // NUL, a dot segment, over 256 bytes) makes the line invalid, said in the log.
+    let session = meta.session_id.as_deref().unwrap_or(&context.session);
+    if !crate::codec::refs::is_id(session) {
+        let shown: String = session.chars().take(80).collect();
+        return Described::invalid(
+            &line,
+            format!(
+                "session id {shown:?} cannot be served (it has a slash, a backslash or NUL, is a dot segment or is over 256 bytes)"
+            ),
+        );
+    }
     Described {
         line: line.number,
         offset: line.offset,

@@ -545,6 +545,17 @@ impl Indexer {
             }
             Ok(_) => Ok(Summary::default()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // One name of a file with several (hard links) went: the file is not gone, and its
+                // row moves to a name it still has.
+                if let Some(other) = self.other_name(path)? {
+                    tracing::info!(path = %path.display(), other = %other.display(), "a name of the transcript was removed; its rows follow its other name");
+                    self.partial.remove(path);
+                    self.conn.execute(
+                        "UPDATE files SET path = ?2 WHERE path = ?1 AND state = 'live'",
+                        params![path.to_str(), other.to_str()],
+                    )?;
+                    return self.index_path(&other);
+                }
                 // Compressed or decompressed, it is there under its other name: its row moves there.
                 let mut moved = Summary::default();
                 if let Some(twin) = crate::files::compressed_twin(path).filter(|t| t.is_file()) {
@@ -840,6 +851,30 @@ impl Indexer {
             }
         }
         Ok(gone)
+    }
+
+    /// Another name, under the same root, of the live file whose row is at `path` (now removed): a
+    /// hard link. With the vault on, its link's count of names says first whether there can be one.
+    fn other_name(&self, path: &Path) -> Result<Option<PathBuf>> {
+        let Some(path_str) = path.to_str() else { return Ok(None) };
+        let row: Option<(i64, i64, Option<String>)> = self
+            .conn
+            .query_row("SELECT dev, inode, vault FROM files WHERE path = ?1 AND state = 'live'", [path_str], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .optional()?;
+        let Some((dev, inode, vault)) = row else { return Ok(None) };
+        if let Some(meta) = vault.and_then(|v| std::fs::symlink_metadata(v).ok())
+            && (meta.dev(), meta.ino()) == (dev as u64, inode as u64)
+            && meta.nlink() < 2
+        {
+            return Ok(None);
+        }
+        let Some(root) = roots::root_of(&self.roots, path) else { return Ok(None) };
+        Ok(tree::discover(&root.dir, root.format)
+            .into_iter()
+            .find(|f| (f.dev, f.inode) == (dev as u64, inode as u64) && f.path != path && !self.vault.holds(&f.path))
+            .map(|f| f.path))
     }
 
     /// Marks the live file at `path` gone, keeping its rows. Returns whether there was one.

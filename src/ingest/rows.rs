@@ -412,6 +412,11 @@ fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>, agent
         )
     ))?;
     for (id, d) in sessions {
+        if !crate::codec::refs::is_id(id) {
+            // Only a transcript's own name can bring such an id here (a line's is refused as
+            // invalid): its invalid lines stay as rows, but no session is listed that no route opens.
+            continue;
+        }
         let (rank, order, title) = match d.title {
             Some((rank, order, title)) => (rank, Some(order.key()), Some(title)),
             None => (0, None, None),

@@ -163,20 +163,23 @@ impl Vault {
         let made = if std::env::var_os(FAULT_VAULT_EXDEV).is_some() {
             Err(std::io::Error::from_raw_os_error(libc::EXDEV))
         } else {
+            // A transcript that is a symbolic link is linked by its target, the file read: a link
+            // to the link would break once the target moves or goes (or at once, if relative).
+            let source = std::fs::canonicalize(opened.path).unwrap_or_else(|_| opened.path.to_owned());
             match std::fs::symlink_metadata(&link) {
                 // Already this file's link (a row of the same inode made it).
-                Ok(meta) if (meta.dev(), meta.ino()) == (opened.dev, opened.inode) => Ok(()),
+                Ok(meta) if meta.is_file() && (meta.dev(), meta.ino()) == (opened.dev, opened.inode) => Ok(()),
                 // A leftover of an inode that no longer exists under that name: not this file.
-                Ok(_) => std::fs::remove_file(&link).and_then(|()| std::fs::hard_link(opened.path, &link)),
-                Err(_) => std::fs::hard_link(opened.path, &link),
+                Ok(_) => std::fs::remove_file(&link).and_then(|()| std::fs::hard_link(&source, &link)),
+                Err(_) => std::fs::hard_link(&source, &link),
             }
         };
         match made {
             Ok(()) => {
                 // The path may have been replaced between its open and the link: the link must be
-                // the inode that was read, or none.
-                let meta = std::fs::metadata(&link).map_err(|e| Error::io(&link, e))?;
-                if (meta.dev(), meta.ino()) != (opened.dev, opened.inode) {
+                // the inode that was read, a file of its own, or none.
+                let meta = std::fs::symlink_metadata(&link).map_err(|e| Error::io(&link, e))?;
+                if !meta.is_file() || (meta.dev(), meta.ino()) != (opened.dev, opened.inode) {
                     std::fs::remove_file(&link).map_err(|e| Error::io(&link, e))?;
                     return Ok(());
                 }

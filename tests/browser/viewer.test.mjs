@@ -462,12 +462,12 @@ test("8. search finds a word, and its hit opens the session at that entry", asyn
 });
 
 test("9. with --token the page asks for it once, then every request succeeds", async () => {
-  const server = await startServer("photos40", { args: ["--token", "s3cret-token"] });
+  const server = await startServer("photos40", { args: ["--token", "s3cret-token-long"] });
   const { page, problems, context } = await newPage();
   await page.goto(`${server.url}/sessions/${SESSION}`);
   await page.locator("#login-token").waitFor();
   await shot(page, "9-login");
-  await page.locator("#login-token").fill("s3cret-token");
+  await page.locator("#login-token").fill("s3cret-token-long");
   await page.locator("#login-form button[type=submit]").click();
   await page.locator("img.photo").first().waitFor();
   await until("a photo loaded with the cookie", () => page.evaluate(() => [...document.querySelectorAll("img.photo")].some((i) => i.complete && i.naturalWidth > 0)));
