@@ -183,7 +183,9 @@ impl Error {
                 || matches!(e.kind(), std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded)
         };
         match self {
-            Error::Write { source, .. } => full(source),
+            // A read never runs out of space: an `Io` that did was a write under another name (a
+            // directory made or synced on the way to one).
+            Error::Write { source, .. } | Error::Io { source, .. } => full(source),
             Error::Sqlite(rusqlite::Error::SqliteFailure(f, _)) => f.code == rusqlite::ErrorCode::DiskFull,
             _ => false,
         }

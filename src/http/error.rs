@@ -112,9 +112,6 @@ impl From<Error> for ApiError {
                     "the transcript's bytes no longer decode to the recorded blake3 {expected}: it is being re-indexed"
                 ),
             ),
-            Error::Io { source, .. } => {
-                ApiError::new(StatusCode::CONFLICT, "unreadable", format!("the transcript cannot be read: {source}"))
-            }
             ref e if e.is_out_of_space() => {
                 tracing::error!("the data directory is full: {e}");
                 ApiError::new(
@@ -122,6 +119,9 @@ impl From<Error> for ApiError {
                     "disk-full",
                     "the data directory's disk is full: nothing was stored; free some space and try again",
                 )
+            }
+            Error::Io { source, .. } => {
+                ApiError::new(StatusCode::CONFLICT, "unreadable", format!("the transcript cannot be read: {source}"))
             }
             Error::Write { ref source, .. } => {
                 tracing::error!("the data directory cannot be written: {e}");
@@ -202,4 +202,24 @@ pub async fn handle_rejection(
         res.headers_mut().insert(warp::http::header::RETRY_AFTER, HeaderValue::from(secs));
     }
     Ok(res)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// #22, item 13 (in part): a full disk met on the way to a write that was recorded as an `Io`
+    /// error (a folder made or synced) is 507 `disk-full` and names no path, not 409 "unreadable".
+    #[test]
+    fn a_full_disk_is_507_whatever_the_error_was_called() {
+        let full = || std::io::Error::from_raw_os_error(libc::ENOSPC);
+        for e in [Error::io("/data/accepted-images/ab", full()), Error::write("/data/accepted-images/ab", full())] {
+            let answer = ApiError::from(e);
+            assert_eq!(answer.status, StatusCode::INSUFFICIENT_STORAGE);
+            assert_eq!(answer.code, "disk-full");
+            assert!(!answer.message.contains("/data"), "{}", answer.message);
+        }
+        let unreadable = ApiError::from(Error::io("/t/s.jsonl", std::io::Error::from(std::io::ErrorKind::NotFound)));
+        assert_eq!(unreadable.status, StatusCode::CONFLICT);
+    }
 }

@@ -113,8 +113,11 @@ impl Chats {
             tracing::info!(chat_id = %chat, messages = ids.len(), "handing the engine again what it never finished");
             let chats = self.clone();
             tokio::spawn(async move {
+                // The chat's turn is held across all of them: a message sent meanwhile runs after.
+                let lock = chats.chat_lock(&chat);
+                let _turn = lock.lock().await;
                 for id in ids {
-                    chats.run_engine(chat.clone(), id).await;
+                    chats.run_in_turn(id).await;
                 }
             });
         }
@@ -164,9 +167,14 @@ impl Chats {
     /// runs; records the run's start and end; binds the chat to the session the engine assigned;
     /// records and announces a failure. A message with no run to do is left alone.
     async fn run_engine(&self, chat_id: String, client_message_id: String) {
-        let Some(engine) = self.engine.clone() else { return };
         let lock = self.chat_lock(&chat_id);
         let _turn = lock.lock().await;
+        self.run_in_turn(client_message_id).await;
+    }
+
+    /// [`Self::run_engine`] with the chat's turn already held.
+    async fn run_in_turn(&self, client_message_id: String) {
+        let Some(engine) = self.engine.clone() else { return };
         let id = client_message_id.clone();
         // Read again: an earlier run may have bound the chat since this message was accepted.
         let read = self.with_store(move |store| {

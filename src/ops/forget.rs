@@ -42,6 +42,7 @@ pub fn forget(
 
 /// Finishes what a process killed while forgetting left: sessions whose index rows are gone and
 /// whose acceptance record's messages and vault links may not be.
+///
 /// Then hands the indexer the sessions the acceptance record says were forgotten, and forgets
 /// again any of them the index still has (an index carried over from before, or mended by hand).
 pub fn finish_interrupted(indexer: &mut Indexer, data_dir: &Path) -> Result<()> {
