@@ -476,23 +476,16 @@ impl AcceptStore {
     pub fn queue_retry(&self, client_message_id: &str) -> Result<bool> {
         let mut conn = self.lock();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let last: Option<(i64, Option<String>)> = tx
+        // A pending message whose last run ended in failure (so none is still to be done).
+        let failed: Option<i64> = tx
             .query_row(
-                "SELECT a.id, (SELECT r.outcome FROM engine_runs r WHERE r.acceptance_id = a.id ORDER BY r.id DESC LIMIT 1)
-                 FROM acceptances a WHERE a.client_message_id = ?1 AND a.state = 'pending'",
+                "SELECT a.id FROM acceptances a WHERE a.client_message_id = ?1 AND a.state = 'pending'
+                   AND (SELECT r.outcome FROM engine_runs r WHERE r.acceptance_id = a.id ORDER BY r.id DESC LIMIT 1) = 'failed'",
                 [client_message_id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| r.get(0),
             )
             .optional()?;
-        let Some((id, Some(outcome))) = last else { return Ok(false) };
-        let open: bool = tx.query_row(
-            "SELECT EXISTS (SELECT 1 FROM engine_runs WHERE acceptance_id = ?1 AND ended_at IS NULL)",
-            [id],
-            |r| r.get(0),
-        )?;
-        if outcome != "failed" || open {
-            return Ok(false);
-        }
+        let Some(id) = failed else { return Ok(false) };
         tx.execute(&format!("INSERT INTO engine_runs (acceptance_id, queued_at) VALUES (?1, {NOW})"), [id])?;
         tx.execute("UPDATE acceptances SET engine_error = NULL WHERE id = ?1", [id])?;
         tx.commit()?;
