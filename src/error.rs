@@ -164,6 +164,10 @@ pub enum EngineError {
     },
 }
 
+/// Free space under which an I/O error on the way to a write is taken as a full disk
+/// ([`Error::or_out_of_space`]).
+pub const FULL_BELOW: u64 = 1 << 20;
+
 impl Error {
     /// Wraps an I/O error with the path it concerns.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
@@ -188,6 +192,30 @@ impl Error {
             Error::Write { source, .. } | Error::Io { source, .. } => full(source),
             Error::Sqlite(rusqlite::Error::SqliteFailure(f, _)) => f.code == rusqlite::ErrorCode::DiskFull,
             _ => false,
+        }
+    }
+
+    /// `self`, or a write refused for want of space in `dir` when that is what it was: SQLite says
+    /// a full disk as an I/O error where the space ran out on the way to a write (the WAL's index
+    /// growing, a file it creates), so an I/O error while `dir`'s file system has less than
+    /// 1 MiB (`FULL_BELOW`) left is taken as one.
+    pub fn or_out_of_space(self, dir: &std::path::Path) -> Error {
+        let io = matches!(
+            &self,
+            Error::Sqlite(e) if matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::SystemIoFailure | rusqlite::ErrorCode::CannotOpen)
+            )
+        );
+        if !io || self.is_out_of_space() {
+            return self;
+        }
+        match rustix::fs::statvfs(dir) {
+            Ok(fs) if fs.f_bavail.saturating_mul(fs.f_frsize) < FULL_BELOW => {
+                tracing::warn!(dir = %dir.display(), "{self}: taken as a full disk (less than 1 MiB free)");
+                Error::write(dir, std::io::Error::from_raw_os_error(libc::ENOSPC))
+            }
+            _ => self,
         }
     }
 

@@ -421,6 +421,81 @@ fn a_full_disk_refuses_a_send_with_507_and_stores_nothing() {
 }
 
 #[test]
+fn a_full_disk_answers_507_to_every_write_and_status_says_the_vault_is_off() {
+    // The data directory on a real tmpfs (another file system than the transcripts, so the vault
+    // turns off at the first link), filled to its last byte while the server runs: a text-only send
+    // and a retire are 507 `disk-full` with no path in the answer, nothing is half-written, and when
+    // a transcript then appears and the vault turns off, `status` says off as the log does, though
+    // the index could not record it.
+    let env = Env::new();
+    let Some(_mount) = crate::util::Tmpfs::mount(&env.data, "16m") else {
+        eprintln!("this machine does not let the test mount a tmpfs; skipped");
+        return;
+    };
+    std::fs::create_dir_all(&env.root).unwrap();
+    let mut server = Server::start(&env, &[]);
+    server.send(&json!({"clientMessageId": "m1", "chatId": "c", "text": "before"}));
+    assert_eq!(server.json("/api/status")["vault"]["state"], "on", "no transcript yet: nothing has been linked");
+    let filler = env.data.join("filler");
+    let mut file = std::fs::File::create(&filler).unwrap();
+    let block = vec![0u8; 1 << 16];
+    while file.write_all(&block).is_ok() {}
+    while file.write_all(&block[..512]).is_ok() {}
+    while file.write_all(&block[..1]).is_ok() {}
+    let _ = file.sync_all();
+    let no_path = |body: &Value| {
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(!message.contains('/'), "no path in the answer: {message}");
+    };
+    for (path, body) in [
+        ("/api/chat/send", json!({"clientMessageId": "m2", "chatId": "c", "text": "on a full disk"})),
+        ("/api/chat/retire", json!({"chatId": "c", "clientMessageIds": ["m1"]})),
+    ] {
+        let res = server.post(path, &body);
+        assert_eq!(res.status(), StatusCode::INSUFFICIENT_STORAGE, "{path}");
+        let body: Value = res.json().unwrap();
+        assert_eq!(body["error"]["code"], "disk-full", "{path}: {body}");
+        no_path(&body);
+    }
+    // A transcript appears: its first link fails across file systems, and the vault turns off on a
+    // disk too full to record it.
+    env.write("p/s.jsonl", crate::util::user_line("s", "u1", r#""hello""#, "") + "\n");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !server.log.lock().unwrap().contains("no vault: the data directory is on another file system") {
+        assert!(Instant::now() < deadline, "the vault never turned off: {}", server.log.lock().unwrap());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = server.json("/api/status");
+    let log = server.log.lock().unwrap().clone();
+    assert_eq!(status["vault"]["state"], "off", "the log says off, and so does status: {status:#}\n{log}");
+    // SQLite says a full disk as a disk I/O error where the space runs out on the way to a write (the
+    // WAL's index growing: SQLITE_IOERR_SHMSIZE, which a server started on this disk meets): that
+    // is a full disk too, here and not on a disk with room.
+    let shm = || scrollback::Error::Sqlite(rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(4874), None));
+    assert!(shm().or_out_of_space(&env.data).is_out_of_space());
+    assert!(!shm().or_out_of_space(env.dir.path()).is_out_of_space(), "a disk with room: an I/O error");
+    // Nothing was half-written: m1 is still pending, m2 was never stored.
+    drop(file);
+    std::fs::remove_file(&filler).unwrap();
+    let b = server.bootstrap("c");
+    let ids: Vec<&str> =
+        b["pending"].as_array().unwrap().iter().map(|p| p["clientMessageId"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["m1"], "{b:#}");
+    // Opening the index on a full disk (after a clean stop, so SQLite must make its WAL's index
+    // again) meets that I/O error, and says the disk is full.
+    terminate(&server);
+    let _ = server.child.wait();
+    let mut file = std::fs::File::create(&filler).unwrap();
+    while file.write_all(&block).is_ok() {}
+    while file.write_all(&block[..512]).is_ok() {}
+    while file.write_all(&block[..1]).is_ok() {}
+    let out = env.run(&["index"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("No space left on device"), "{said}");
+}
+
+#[test]
 fn a_send_refused_midway_leaves_no_image_file_behind() {
     // Injected: the second image of a send fails to be written (ENOSPC), after the first was
     // written and synced. The first must go again: no image file without its row.

@@ -896,6 +896,121 @@ fn idle_connections_are_closed_and_the_events_socket_is_kept_alive_by_pings() {
     assert!(deaf.read_to_end(&mut sink).is_ok(), "a socket that never answers a ping is closed");
 }
 
+/// Opens a connection and sends `head` and the first `body` bytes of a body it never finishes.
+fn stall(addr: &str, method: &str, path: &str, body: &[u8]) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n"
+    )
+    .unwrap();
+    stream.write_all(body).unwrap();
+    stream
+}
+
+/// What the server says on `stream` within `secs`, until it closes it: the status line, or `None` if
+/// it is still open then.
+fn answer_and_close(stream: &mut TcpStream, secs: u64) -> Option<String> {
+    stream.set_read_timeout(Some(Duration::from_secs(secs))).unwrap();
+    let mut all = Vec::new();
+    match stream.read_to_end(&mut all) {
+        Ok(_) => Some(String::from_utf8_lossy(&all).lines().next().unwrap_or("").to_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => Some(String::new()),
+        Err(_) => None,
+    }
+}
+
+#[test]
+fn a_stalled_request_body_holds_no_send_slot_and_is_closed_with_408() {
+    let env = Env::new();
+    let server = Server::start(&env, &["--idle-secs", "2"]);
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    // More stalled sends than there are send slots (4), each with a byte of its body.
+    let mut stalled: Vec<TcpStream> = (0..6).map(|_| stall(&addr, "POST", "/api/chat/send", b"{")).collect();
+    // And a stalled body on every other route that reads one.
+    for (method, path) in [
+        ("POST", "/api/login"),
+        ("POST", "/api/chat/retire"),
+        ("POST", "/api/chats/c1/session"),
+        ("PUT", "/api/sessions/s1/marks"),
+        ("POST", "/mcp"),
+    ] {
+        stalled.push(stall(&addr, method, path, b"{"));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // A send that comes whole is answered at once: the stalled ones hold no turn. (Before, it
+    // waited behind them for as long as they stalled: forever.)
+    let (tx, rx) = std::sync::mpsc::channel();
+    let base = server.base.clone();
+    std::thread::spawn(move || {
+        let answer = Client::new()
+            .post(format!("{base}/api/chat/send"))
+            .json(&serde_json::json!({"clientMessageId": "m1", "chatId": "c1", "text": "hello"}))
+            .send()
+            .map(|r| r.status());
+        let _ = tx.send(answer);
+    });
+    let status = rx.recv_timeout(Duration::from_secs(20)).expect("a whole send is answered while others stall");
+    assert_eq!(status.unwrap(), StatusCode::OK);
+    // Every stalled body is answered 408 and its connection closed, within its allowance (2 s and
+    // a moment for the byte), not left open.
+    for (i, s) in stalled.iter_mut().enumerate() {
+        let line = answer_and_close(s, 20).unwrap_or_else(|| panic!("stalled body {i} still open after 20 s"));
+        assert!(line.starts_with("HTTP/1.1 408"), "stalled body {i}: {line:?}");
+    }
+    // A body that keeps coming, however slowly, is not cut: 3 s of a small body, a byte at a time
+    // at first (its allowance is 2 s, and each 16 KiB buys a second more; this one is small).
+    let mut slow = TcpStream::connect(&addr).unwrap();
+    let body = br#"{"clientMessageId": "m2", "chatId": "c1", "text": "slow"}"#;
+    write!(
+        slow,
+        "POST /api/chat/send HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    slow.write_all(&body[..10]).unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    slow.write_all(&body[10..]).unwrap();
+    let line = answer_and_close(&mut slow, 20).expect("answered");
+    assert!(line.starts_with("HTTP/1.1 200"), "{line}");
+}
+
+#[test]
+fn open_connections_are_capped_and_a_closed_one_makes_room() {
+    let env = Env::new();
+    let server = Server::start(&env, &["--max-connections", "3", "--idle-secs", "60"]);
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    let ask = |stream: &mut TcpStream| {
+        write!(stream, "GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
+    };
+    let status_within = |stream: &TcpStream, millis: u64| -> Option<String> {
+        stream.set_read_timeout(Some(Duration::from_millis(millis))).unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut line = String::new();
+        match reader.read_line(&mut line) {
+            Ok(n) if n > 0 => Some(line),
+            _ => None,
+        }
+    };
+    // Three keep-alive connections, each answered once and then left open.
+    let mut held: Vec<TcpStream> = (0..3).map(|_| TcpStream::connect(&addr).unwrap()).collect();
+    for s in &mut held {
+        ask(s);
+        let line = status_within(s, 10_000).expect("answered");
+        assert!(line.starts_with("HTTP/1.1 200"), "{line}");
+    }
+    // A fourth waits: the server does not take it while three are open.
+    let mut fourth = TcpStream::connect(&addr).unwrap();
+    ask(&mut fourth);
+    assert_eq!(status_within(&fourth, 1500), None, "a fourth connection is answered past the cap of 3");
+    // One closes, and the fourth is taken and answered.
+    drop(held.pop());
+    let line = status_within(&fourth, 10_000).expect("answered once a place is free");
+    assert!(line.starts_with("HTTP/1.1 200"), "{line}");
+    let log = server.log.lock().unwrap().clone();
+    assert!(log.contains("3 connections are open, the most at once"), "{log}");
+}
+
 #[test]
 fn the_events_socket_refuses_a_large_message_from_its_client_as_it_comes() {
     let env = Env::new();

@@ -158,6 +158,11 @@ impl AcceptStore {
         Ok(AcceptStore { conn: Mutex::new(conn), images: data_dir.join(IMAGES_DIR) })
     }
 
+    /// The data directory it is kept in.
+    pub fn data_dir(&self) -> &Path {
+        self.images.parent().unwrap_or(&self.images)
+    }
+
     fn lock(&self) -> MutexGuard<'_, Connection> {
         // A panic while holding the lock leaves no transaction open (rusqlite rolls back on drop).
         self.conn.lock().unwrap_or_else(|e| e.into_inner())

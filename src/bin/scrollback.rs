@@ -53,6 +53,10 @@ enum Command {
         /// socket is pinged every half of it, and closed when its peer stops answering).
         #[arg(long, default_value_t = scrollback::http::IDLE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
         idle_secs: u64,
+        /// The most connections open at once (events sockets included); more wait until one closes.
+        /// Lowered to what the descriptor limit (`ulimit -n`) leaves room for.
+        #[arg(long, default_value_t = scrollback::http::MAX_CONNECTIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+        max_connections: usize,
         #[command(flatten)]
         prices: PricesArg,
     },
@@ -382,6 +386,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             engine,
             engine_timeout_secs,
             idle_secs,
+            max_connections,
             prices,
         } => {
             let options = ServeOptions {
@@ -394,6 +399,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 engine,
                 engine_timeout: Duration::from_secs(engine_timeout_secs),
                 idle: Duration::from_secs(idle_secs),
+                max_connections,
                 prices: prices.load()?,
             };
             serve(&dirs, options)
@@ -491,6 +497,7 @@ struct ServeOptions {
     engine: Option<String>,
     engine_timeout: Duration,
     idle: Duration,
+    max_connections: usize,
     prices: scrollback::read::prices::Prices,
 }
 
@@ -524,7 +531,8 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
             "scrollback: no transcript root exists yet (try --demo, or --root FORMAT:DIR); each is looked for again at every rescan"
         );
     }
-    let mut indexer = open_writer(&data_dir, &dirs.writer_options("serve"))?;
+    let mut indexer =
+        open_writer(&data_dir, &dirs.writer_options("serve")).map_err(|e| e.or_out_of_space(&data_dir))?;
     let bus = scrollback::events::bus();
     indexer.set_bus(bus.clone());
     let config = TailConfig {
@@ -546,6 +554,7 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
         health: Some(tail.health()),
         watcher: Some(tail.watcher_kind()),
         idle_timeout: Some(options.idle),
+        max_connections: Some(options.max_connections),
         roots: roots.clone(),
         prices: Some(options.prices.clone()),
     };
@@ -894,7 +903,8 @@ fn catch_up_all(indexer: &mut scrollback::Indexer, roots: &[Root]) -> anyhow::Re
 fn index(dirs: &Dirs) -> anyhow::Result<()> {
     let roots = dirs.roots.resolve()?;
     let data_dir = dirs.data.resolve()?;
-    let mut indexer = open_writer(&data_dir, &dirs.writer_options("index"))?;
+    let mut indexer =
+        open_writer(&data_dir, &dirs.writer_options("index")).map_err(|e| e.or_out_of_space(&data_dir))?;
     let s = catch_up_all(&mut indexer, &roots)?;
     println!(
         "indexed {} files, {} lines, {} photos, {} invalid lines, {:.1} MB in {:.2} s ({} re-indexed, {} gone, {} failed)",

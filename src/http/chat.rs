@@ -9,7 +9,7 @@ use warp::http::StatusCode;
 use warp::{Filter, Rejection};
 
 use super::auth::same_site_json;
-use super::filters::{MAX_SMALL_BODY, json_body, post_only};
+use super::filters::{Budget, MAX_SMALL_BODY, body_bytes, json_body, parse_json, post_only};
 use super::{Api, ApiError, wire};
 use crate::accept::send::{MAX_BODY, SendRequest, is_client_id};
 use crate::read::history::{self, Position};
@@ -42,18 +42,24 @@ fn json(value: &serde_json::Value) -> warp::reply::Response {
 
 /// The chat routes, under `/api`.
 pub(super) fn routes(api: Api) -> impl Filter<Extract = (warp::reply::Response,), Error = Rejection> + Clone {
+    let api_budget = api.inner.send_budget.clone();
     let with_api = warp::any().map(move || api.clone());
     let send = warp::path!("chat" / "send")
-        .and(warp::post().and(same_site_json()).and(with_api.clone()).and_then(|api: Api| async move {
-            // Waits for a turn before the body is read: each may be large.
-            api.inner.sends.clone().acquire_owned().await.map(|permit| (api, permit)).map_err(|_| {
+        .and(warp::post())
+        .and(same_site_json())
+        .and(warp::body::content_length_limit(MAX_BODY))
+        .and(with_api.clone())
+        .and(body_bytes(Some(api_budget.clone())))
+        .and_then(|api: Api, (body, budget): (bytes::Bytes, Budget)| async move {
+            // A turn is taken once the body has arrived (a stalled body holds none), and the body's
+            // bytes stay counted against the budget until the send has finished with them.
+            let permit = api.inner.sends.clone().acquire_owned().await.map_err(|_| {
                 ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "shutting-down", "the server is stopping").reject()
-            })
-        }))
-        .and(json_body::<SendRequest>(MAX_BODY))
-        .and_then(|(api, permit): (Api, tokio::sync::OwnedSemaphorePermit), body: SendRequest| async move {
-            let reply = send(api, body).await;
-            drop(permit);
+            })?;
+            let request = parse_json::<SendRequest>(&body).map_err(ApiError::reject);
+            drop(body);
+            let reply = send(api, request?).await;
+            drop((permit, budget));
             reply
         })
         .or(warp::path!("chat" / "send").and(post_only()))

@@ -39,6 +39,18 @@ impl ApiError {
         }
     }
 
+    /// 503: as many large bodies as the server holds at once are arriving; ask again in a moment.
+    pub(crate) fn busy() -> ApiError {
+        ApiError {
+            retry_after: Some(2),
+            ..ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "busy",
+                "the server is reading as many large sends as it holds at once; send again in a moment",
+            )
+        }
+    }
+
     pub(crate) fn forbidden(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::FORBIDDEN, "cross-site", message)
     }

@@ -41,7 +41,7 @@ pub(crate) fn is_path(path: &str) -> bool {
 }
 
 /// The answer to one request to this route.
-pub(crate) async fn answer(api: Api, request: Request<hyper::body::Incoming>) -> Response<AnyBody> {
+pub(crate) async fn answer(api: Api, request: Request<super::pace::RequestBody>) -> Response<AnyBody> {
     let mut response = match run(api, request).await {
         Ok(response) => response,
         Err(e) => e.response().map(|b| b.map_err(|e| Box::new(e) as _).boxed()),
@@ -50,7 +50,7 @@ pub(crate) async fn answer(api: Api, request: Request<hyper::body::Incoming>) ->
     response
 }
 
-async fn run(api: Api, request: Request<hyper::body::Incoming>) -> Result<Response<AnyBody>, ApiError> {
+async fn run(api: Api, request: Request<super::pace::RequestBody>) -> Result<Response<AnyBody>, ApiError> {
     check_access(&api, request.headers())?;
     if request.method() != Method::GET {
         return Err(ApiError::method_not_allowed("GET", "get-only", "this route takes GET"));

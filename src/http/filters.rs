@@ -39,14 +39,101 @@ pub(crate) fn query_cap() -> impl Filter<Extract = (), Error = Rejection> + Clon
         .untuple_one()
 }
 
-/// A JSON body of at most `limit` bytes, parsed with the body's own errors as 400s.
+/// A JSON body of at most `limit` bytes, parsed with the body's own errors as 400s (and a body that
+/// stopped arriving as 408: [`super::pace`]).
 pub(crate) fn json_body<T: serde::de::DeserializeOwned + Send>(
     limit: u64,
 ) -> impl Filter<Extract = (T,), Error = Rejection> + Clone {
-    warp::body::content_length_limit(limit).and(warp::body::bytes()).and_then(|body: bytes::Bytes| async move {
-        serde_json::from_slice::<T>(&body)
-            .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad-body", format!("request body: {e}")).reject())
-    })
+    warp::body::content_length_limit(limit)
+        .and(body_bytes(None))
+        .and_then(|(body, _): (bytes::Bytes, Budget)| async move { parse_json(&body).map_err(ApiError::reject) })
+}
+
+/// `body` as a `T`, or a 400 that says why not.
+pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice::<T>(body)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad-body", format!("request body: {e}")))
+}
+
+/// The whole body (its length already bounded by `content_length_limit`), each chunk counted
+/// against `budget` if one is given: the bytes of that kind of body the server holds at once.
+pub(crate) fn body_bytes(
+    budget: Option<Budget>,
+) -> impl Filter<Extract = ((bytes::Bytes, Budget),), Error = Rejection> + Clone {
+    warp::body::stream().and_then(move |stream| collect(stream, budget.clone().unwrap_or_default()))
+}
+
+/// [`body_bytes`]' work, on warp's body stream.
+async fn collect<S, B>(stream: S, mut budget: Budget) -> Result<(bytes::Bytes, Budget), Rejection>
+where
+    S: futures_util::Stream<Item = Result<B, warp::Error>>,
+    B: warp::Buf,
+{
+    use futures_util::StreamExt as _;
+    let mut stream = std::pin::pin!(stream);
+    let mut body = bytes::BytesMut::new();
+    while let Some(chunk) = stream.next().await {
+        let mut chunk = chunk.map_err(|e| {
+            super::pace::stalled(&e).unwrap_or_else(|| ApiError::bad_request(format!("request body: {e}"))).reject()
+        })?;
+        if !budget.take(chunk.remaining() as u64) {
+            return Err(ApiError::busy().reject());
+        }
+        while chunk.has_remaining() {
+            let part = chunk.chunk();
+            let len = part.len();
+            body.extend_from_slice(part);
+            chunk.advance(len);
+        }
+    }
+    Ok((body.freeze(), budget))
+}
+
+/// A share of a shared allowance of bytes, given back when dropped. The default shares in nothing
+/// and takes whatever it is asked.
+#[derive(Debug, Default)]
+pub(crate) struct Budget {
+    shared: Option<(std::sync::Arc<std::sync::atomic::AtomicU64>, u64)>,
+    mine: u64,
+}
+
+impl Clone for Budget {
+    /// A new share of the same allowance, holding nothing yet.
+    fn clone(&self) -> Budget {
+        Budget { shared: self.shared.clone(), mine: 0 }
+    }
+}
+
+impl Budget {
+    /// An allowance of `cap` bytes, shared by every clone.
+    pub(crate) fn new(cap: u64) -> Budget {
+        Budget { shared: Some((std::sync::Arc::default(), cap)), mine: 0 }
+    }
+
+    /// Takes `n` more bytes of the allowance; `false` if that would pass it.
+    pub(crate) fn take(&mut self, n: u64) -> bool {
+        use std::sync::atomic::Ordering;
+        let Some((used, cap)) = &self.shared else { return true };
+        let taken = used.fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| u.checked_add(n).filter(|t| t <= cap));
+        if taken.is_ok() {
+            self.mine += n;
+        }
+        taken.is_ok()
+    }
+
+    /// Bytes of the allowance in use, by every share.
+    #[cfg(test)]
+    pub(crate) fn in_use(&self) -> u64 {
+        self.shared.as_ref().map_or(0, |(used, _)| used.load(std::sync::atomic::Ordering::Acquire))
+    }
+}
+
+impl Drop for Budget {
+    fn drop(&mut self) {
+        if let Some((used, _)) = &self.shared {
+            used.fetch_sub(self.mine, std::sync::atomic::Ordering::AcqRel);
+        }
+    }
 }
 
 /// Any other method than POST on a POST route: 405 with `Allow: POST`. (A POST the route itself
@@ -117,5 +204,27 @@ pub(crate) fn check_limit(limit: Option<u32>, default: u32) -> Result<u32, Rejec
         None => Ok(default),
         Some(n) if (1..=history::MAX_LIMIT).contains(&n) => Ok(n),
         Some(n) => Err(ApiError::bad_request(format!("limit {n}: between 1 and {}", history::MAX_LIMIT)).reject()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Budget;
+
+    #[test]
+    fn a_budget_is_shared_by_its_clones_and_given_back_when_dropped() {
+        let all = Budget::new(10);
+        let mut a = all.clone();
+        let mut b = all.clone();
+        assert!(a.take(6));
+        assert!(!b.take(5), "6 + 5 passes 10");
+        assert!(b.take(4));
+        assert_eq!(all.in_use(), 10);
+        drop(a);
+        assert_eq!(all.in_use(), 4);
+        assert!(b.take(6));
+        drop(b);
+        assert_eq!(all.in_use(), 0);
+        assert!(Budget::default().take(u64::MAX), "no allowance, no limit");
     }
 }

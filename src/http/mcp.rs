@@ -19,6 +19,7 @@ use warp::http::{HeaderValue, Method, Request, Response, StatusCode};
 
 use super::auth::{check_access, check_same_origin};
 use super::filters::MAX_SMALL_BODY;
+use super::pace::{Paced, RequestBody, stalled};
 use super::{Api, ApiError};
 use crate::mcp::{Source, Tools};
 
@@ -52,7 +53,7 @@ impl McpHttp {
     }
 
     /// Answers one request to [`PATH`].
-    async fn answer(self, request: Request<hyper::body::Incoming>) -> Response<AnyBody> {
+    async fn answer(self, request: Request<RequestBody>) -> Response<AnyBody> {
         let mut response = match self.checked(request).await {
             Ok(request) => {
                 handle(self.service.clone(), request).await.map(|b| b.map_err(|never| match never {}).boxed())
@@ -64,7 +65,7 @@ impl McpHttp {
     }
 
     /// The request, its body read (within the limit), if every rule lets it through.
-    async fn checked(&self, request: Request<hyper::body::Incoming>) -> Result<Request<Full<Bytes>>, ApiError> {
+    async fn checked(&self, request: Request<RequestBody>) -> Result<Request<Full<Bytes>>, ApiError> {
         let header = |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok());
         check_access(&self.api, request.headers())?;
         check_same_origin(header("origin"), header("host"), header("sec-fetch-site"))?;
@@ -75,7 +76,7 @@ impl McpHttp {
         let body = Limited::new(body, MAX_SMALL_BODY as usize).collect().await.map_err(|e| {
             match e.downcast_ref::<http_body_util::LengthLimitError>() {
                 Some(_) => ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too-large", "request body too large"),
-                None => ApiError::bad_request(format!("request body: {e}")),
+                None => stalled(e.as_ref()).unwrap_or_else(|| ApiError::bad_request(format!("request body: {e}"))),
             }
         })?;
         Ok(Request::from_parts(parts, Full::new(body.to_bytes())))
@@ -100,11 +101,13 @@ fn handle(service: Arc<StreamableHttpService<Tools, NeverSessionManager>>, reque
 pub(crate) struct Dispatch<W> {
     warp: W,
     mcp: McpHttp,
+    /// A body's first allowance ([`super::pace`]).
+    grace: std::time::Duration,
 }
 
 impl<W> Dispatch<W> {
-    pub(crate) fn new(warp: W, mcp: &McpHttp) -> Dispatch<W> {
-        Dispatch { warp, mcp: mcp.clone() }
+    pub(crate) fn new(warp: W, mcp: &McpHttp, grace: std::time::Duration) -> Dispatch<W> {
+        Dispatch { warp, mcp: mcp.clone(), grace }
     }
 }
 
@@ -117,7 +120,7 @@ fn any_body(result: WarpResult) -> AnyResult {
 
 impl<W> tower_service::Service<Request<hyper::body::Incoming>> for Dispatch<W>
 where
-    W: tower_service::Service<Request<hyper::body::Incoming>, Response = warp::reply::Response, Error = Infallible>,
+    W: tower_service::Service<Request<RequestBody>, Response = warp::reply::Response, Error = Infallible>,
 {
     type Response = Response<AnyBody>;
     type Error = Infallible;
@@ -132,6 +135,9 @@ where
 
     fn call(&mut self, request: Request<hyper::body::Incoming>) -> Self::Future {
         use futures_util::FutureExt as _;
+        // Every body keeps to its deadline, whichever route reads it.
+        let grace = self.grace;
+        let request = request.map(|body| Paced::new(body, grace));
         if request.uri().path() == PATH {
             let mcp = self.mcp.clone();
             return futures_util::future::Either::Right(Box::pin(async move { Ok(mcp.answer(request).await) }));

@@ -27,6 +27,7 @@ mod filters;
 mod mcp;
 mod media;
 mod openapi;
+mod pace;
 mod routes;
 mod server;
 mod session;
@@ -38,7 +39,7 @@ mod wire;
 pub use auth::{TOKEN_COOKIE, check_listen};
 pub use error::{ApiError, handle_rejection};
 pub use routes::routes;
-pub use server::{IDLE_TIMEOUT, serve};
+pub use server::{IDLE_TIMEOUT, MAX_CONNECTIONS, connection_cap, serve};
 pub use state::{Api, Config};
 pub use wire::ApiUrls;
 

@@ -77,6 +77,7 @@ fn state_changing_errors() -> Value {
         common_errors(),
         json!({
             "403": error_response("A cross-site request (Origin or Sec-Fetch-Site): refused."),
+            "408": error_response("The body stopped arriving (body-timeout): it has the idle timeout, and a second more for every 16 KiB that arrive."),
             "409": error_response("Disagrees with what is recorded (a clientMessageId reused for another message, a chat bound to another session)."),
             "411": error_response("A Content-Length is required."),
             "413": error_response("The body or an image is over its limit."),
@@ -228,7 +229,11 @@ fn chat_paths() -> Value {
         "/api/chat/send": { "post": {
             "summary": "Record a sent message durably, then run the engine. The same clientMessageId answers the same record.",
             "requestBody": json_body("SendRequest", json!({ "clientMessageId": "doc-example-1", "chatId": "doc-example", "text": "hello" })),
-            "responses": merge(state_changing_errors(), json!({ "200": json_response("The accepted record.", "Accepted") }))
+            "responses": merge(state_changing_errors(), json!({
+                "200": json_response("The accepted record.", "Accepted"),
+                "503": error_response("As many send bodies as the server holds at once are arriving (busy, with Retry-After), or the server is stopping."),
+                "507": error_response("The data directory's disk is full (disk-full): nothing was stored.")
+            }))
         } },
         "/api/chats/{chatId}/session": { "post": {
             "summary": "Bind a chat to the session its engine assigned. Idempotent; another session is a 409.",

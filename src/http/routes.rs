@@ -135,7 +135,13 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
             let data_dir = api.inner.data_dir.clone();
             // A damaged index is what status must still report: its counts are then unknown.
             let index = match api.db(move |conn| crate::read::status::index_status(conn, &data_dir)).await {
-                Ok(index) => Some(index),
+                Ok(mut index) => {
+                    // The writer turned the vault off but could not record it (a full disk).
+                    if index.vault.off.is_none() {
+                        index.vault.off = api.inner.health.as_ref().and_then(|h| h.vault_off());
+                    }
+                    Some(index)
+                }
                 Err(_) if api.damage().is_some() => None,
                 Err(e) => return Err(e.reject()),
             };

@@ -10,12 +10,92 @@ use super::{Api, routes};
 /// WebSocket) is not bound by it: it has its own pings.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The most connections open at once, unless [`super::Config::max_connections`] says otherwise,
+/// and never more than the process's descriptor limit leaves room for ([`connection_cap`]). An
+/// events WebSocket counts until it closes. Past it, new connections wait in the listen queue
+/// until one closes.
+pub const MAX_CONNECTIONS: usize = 512;
+
+/// Descriptors kept for everything but connections: the databases, the transcripts being read,
+/// the watcher, the engine's pipes.
+const RESERVED_DESCRIPTORS: u64 = 64;
+
+/// The cap on open connections: `wanted`, lowered to what the soft descriptor limit leaves once 64
+/// are kept for the rest (said in the log when it does), and at least 1.
+pub fn connection_cap(wanted: usize) -> usize {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+    let room = limit.map_or(u64::MAX, |n| n.saturating_sub(RESERVED_DESCRIPTORS));
+    let cap = (wanted as u64).min(room).max(1) as usize;
+    if cap < wanted {
+        tracing::warn!(
+            "at most {cap} connections at once, not {wanted}: the descriptor limit is {} (ulimit -n)",
+            limit.unwrap_or_default()
+        );
+    }
+    cap
+}
+
+/// A connection's socket, holding its place under the cap for as long as it is open (through an
+/// upgrade to a WebSocket too: hyper hands the socket on, and this with it).
+struct Counted {
+    stream: tokio::net::TcpStream,
+    _place: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl tokio::io::AsyncRead for Counted {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for Counted {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+}
+
 /// Serves `routes(api)` on `listener` until `shutdown` resolves; in-flight requests finish first.
 ///
 /// warp's filters on hyper's HTTP/1.1 connections, each with a timer (warp's own server loop has
 /// none): a connection that takes longer than [`super::Config::idle_timeout`] to send a request's head,
 /// or sits that long between requests, is closed, so clients that open connections and leave them
-/// open cannot hold sockets and tasks forever.
+/// open cannot hold sockets and tasks forever. A request's body keeps to its own deadline (the idle
+/// timeout, and a second more for every 16 KiB that arrive), and at most
+/// [`super::Config::max_connections`] connections are open at once.
 pub async fn serve(
     api: Api,
     listener: tokio::net::TcpListener,
@@ -23,6 +103,9 @@ pub async fn serve(
 ) {
     use hyper_util::rt::{TokioIo, TokioTimer};
     let idle = api.idle_timeout();
+    let cap = connection_cap(api.max_connections());
+    let places = std::sync::Arc::new(tokio::sync::Semaphore::new(cap));
+    let mut said_full: Option<std::time::Instant> = None;
     // What the engine never finished before the last stop is handed to it again.
     let chats = api.chats().clone();
     tokio::spawn(async move {
@@ -39,6 +122,14 @@ pub async fn serve(
     let (alive, mut all_finished) = tokio::sync::mpsc::channel::<()>(1);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
+        if places.available_permits() == 0 && said_full.is_none_or(|t| t.elapsed() > Duration::from_secs(60)) {
+            tracing::warn!("{cap} connections are open, the most at once (--max-connections): new ones wait");
+            said_full = Some(std::time::Instant::now());
+        }
+        let place = tokio::select! {
+            place = places.clone().acquire_owned() => place.expect("the semaphore is never closed"),
+            () = &mut shutdown => break,
+        };
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
@@ -56,6 +147,7 @@ pub async fn serve(
         let service = hyper_util::service::TowerToHyperService::new(super::mcp::Dispatch::new(
             warp::service(filter.clone()),
             &mcp,
+            idle,
         ));
         let (mut stopping, alive) = (stopping.clone(), alive.clone());
         tokio::spawn(async move {
@@ -65,7 +157,7 @@ pub async fn serve(
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(idle)
-                .serve_connection(TokioIo::new(stream), service)
+                .serve_connection(TokioIo::new(Counted { stream, _place: place }), service)
                 .with_upgrades();
             let mut conn = std::pin::pin!(conn);
             let done = tokio::select! {

@@ -43,7 +43,7 @@ pub(crate) fn is_path(path: &str) -> bool {
 }
 
 /// The answer to one request to this route.
-pub(crate) async fn answer(api: Api, request: Request<hyper::body::Incoming>) -> warp::reply::Response {
+pub(crate) async fn answer(api: Api, request: Request<super::pace::RequestBody>) -> warp::reply::Response {
     let mut response = match run(api, request).await {
         Ok(body) => {
             warp::reply::with_header(body.to_string(), header::CONTENT_TYPE, "application/json").into_response()
@@ -54,7 +54,7 @@ pub(crate) async fn answer(api: Api, request: Request<hyper::body::Incoming>) ->
     response
 }
 
-async fn run(api: Api, request: Request<hyper::body::Incoming>) -> Result<Value, ApiError> {
+async fn run(api: Api, request: Request<super::pace::RequestBody>) -> Result<Value, ApiError> {
     let header = |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok());
     check_access(&api, request.headers())?;
     let Some((raw, end)) = split(request.uri().path()) else {
@@ -82,7 +82,8 @@ async fn run(api: Api, request: Request<hyper::body::Incoming>) -> Result<Value,
             let body = Limited::new(request.into_body(), MAX_BODY).collect().await.map_err(|e| {
                 match e.downcast_ref::<http_body_util::LengthLimitError>() {
                     Some(_) => ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too-large", "request body too large"),
-                    None => ApiError::bad_request(format!("request body: {e}")),
+                    None => super::pace::stalled(e.as_ref())
+                        .unwrap_or_else(|| ApiError::bad_request(format!("request body: {e}"))),
                 }
             })?;
             Some(parse(&body.to_bytes())?)

@@ -24,8 +24,12 @@ use crate::ingest::tail::{WriterHandle, WriterHealth};
 use crate::ops::chat::Chats;
 use crate::read::pool::Readers;
 
-/// Send requests read and checked at the same time; more wait their turn.
+/// Send requests checked and stored at the same time, once their bodies have arrived; more wait
+/// their turn.
 const CONCURRENT_SENDS: usize = 4;
+/// The bytes of send bodies held at once, arriving or waiting for a turn: as many as
+/// [`CONCURRENT_SENDS`] bodies at their largest. A chunk that would pass it is a 503 `busy`.
+pub(crate) const SEND_BUDGET: u64 = CONCURRENT_SENDS as u64 * crate::accept::send::MAX_BODY;
 
 /// What a server is set up with, beyond its data directory and bus.
 #[derive(Debug, Clone, Default)]
@@ -45,6 +49,9 @@ pub struct Config {
     pub watcher: Option<&'static str>,
     /// How long a connection may idle between requests: [`IDLE_TIMEOUT`] if `None`.
     pub idle_timeout: Option<Duration>,
+    /// The most connections open at once: [`super::server::MAX_CONNECTIONS`] if `None` (and never
+    /// more than the descriptor limit leaves room for).
+    pub max_connections: Option<usize>,
     /// The transcript roots the writer follows, for `/api/status`.
     pub roots: Vec<crate::ingest::roots::Root>,
     /// What `/api/usage` prices responses by: the shipped table if `None`.
@@ -65,7 +72,7 @@ pub(crate) struct Inner {
     /// Wrong tokens lately, for the limit on guesses.
     pub(crate) attempts: Mutex<super::auth::Attempts>,
     pub(crate) writer: Option<WriterHandle>,
-    health: Option<WriterHealth>,
+    pub(crate) health: Option<WriterHealth>,
     pub(crate) watcher: Option<&'static str>,
     pub(crate) roots: Vec<crate::ingest::roots::Root>,
     pub(crate) data_dir: PathBuf,
@@ -73,10 +80,14 @@ pub(crate) struct Inner {
     damage: Mutex<Option<String>>,
     pub(crate) cache: Mutex<Cache>,
     pub(crate) chats: Arc<Chats>,
-    /// Send bodies being read and checked at once: each may be [`crate::accept::send::MAX_BODY`].
+    /// Sends checked and stored at once.
     pub(crate) sends: Arc<tokio::sync::Semaphore>,
+    /// The bytes of send bodies held at once ([`SEND_BUDGET`]).
+    pub(crate) send_budget: super::filters::Budget,
     /// How long a connection may idle between requests.
     idle_timeout: Duration,
+    /// The most connections open at once, as asked.
+    max_connections: usize,
     /// What usage is priced by.
     pub(crate) prices: Arc<crate::read::prices::Prices>,
 }
@@ -91,7 +102,18 @@ impl Api {
     /// State for a server over the index and the acceptance record in `data_dir`; `bus` feeds
     /// `/api/events`.
     pub fn new(data_dir: &Path, bus: Bus, config: Config) -> Result<Api> {
-        let Config { token, allow_hosts, writer, engine, health, watcher, idle_timeout, roots, prices } = config;
+        let Config {
+            token,
+            allow_hosts,
+            writer,
+            engine,
+            health,
+            watcher,
+            idle_timeout,
+            max_connections,
+            roots,
+            prices,
+        } = config;
         // The schema must exist, at this version, before readers open it read-only.
         let readers = Readers::open(data_dir)?;
         let chats = Chats::new(Arc::new(AcceptStore::open(data_dir)?), engine, bus.clone());
@@ -111,7 +133,9 @@ impl Api {
                 cache: Mutex::new(Cache::default()),
                 chats,
                 sends: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_SENDS)),
+                send_budget: super::filters::Budget::new(SEND_BUDGET),
                 idle_timeout: idle_timeout.unwrap_or(IDLE_TIMEOUT),
+                max_connections: max_connections.unwrap_or(super::server::MAX_CONNECTIONS),
                 prices: Arc::new(prices.unwrap_or_else(crate::read::prices::Prices::shipped)),
             }),
         })
@@ -125,6 +149,11 @@ impl Api {
     /// How long a connection may idle between requests.
     pub(crate) fn idle_timeout(&self) -> Duration {
         self.inner.idle_timeout
+    }
+
+    /// The most connections open at once, as asked (before the descriptor limit has its say).
+    pub(crate) fn max_connections(&self) -> usize {
+        self.inner.max_connections
     }
 
     /// The sent messages and their engine runs.

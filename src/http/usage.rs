@@ -29,7 +29,7 @@ struct Params {
 }
 
 /// The answer to one request to [`PATH`].
-pub(crate) async fn answer(api: Api, request: Request<hyper::body::Incoming>) -> warp::reply::Response {
+pub(crate) async fn answer(api: Api, request: Request<super::pace::RequestBody>) -> warp::reply::Response {
     let mut response = match checked(&api, &request) {
         Ok(params) => match run(api, params).await {
             Ok(body) => warp::reply::with_header(body, header::CONTENT_TYPE, "application/json").into_response(),
@@ -41,7 +41,7 @@ pub(crate) async fn answer(api: Api, request: Request<hyper::body::Incoming>) ->
     response
 }
 
-fn checked(api: &Api, request: &Request<hyper::body::Incoming>) -> Result<Params, ApiError> {
+fn checked(api: &Api, request: &Request<super::pace::RequestBody>) -> Result<Params, ApiError> {
     check_access(api, request.headers())?;
     if request.method() != Method::GET {
         return Err(ApiError::method_not_allowed("GET", "get-only", "this route takes GET"));

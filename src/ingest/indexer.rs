@@ -30,7 +30,7 @@ use crate::ingest::lock::WriterLock;
 use crate::ingest::roots::{self, Root};
 use crate::ingest::rows;
 use crate::ingest::tree::{self, Found};
-use crate::ingest::vault::{Linked, VAULT_OFF_KEY, Vault, vault_dir};
+use crate::ingest::vault::{Linked, VAULT_OFF_KEY, Vault, VaultOff, vault_dir};
 
 /// A first catch-up of at least this many bytes is a bulk load (see [`crate::ingest::bulk`]).
 const BULK_BYTES: u64 = 64 << 20;
@@ -243,6 +243,8 @@ pub struct Indexer {
     bulk: bool,
     /// Where transcripts are hard-linked, so that their bytes outlive them.
     vault: Vault,
+    /// Why the vault is off, shared with `status`.
+    vault_off: VaultOff,
     /// Files a reader found a payload of changed in: their next pass re-indexes them.
     changed: HashSet<PathBuf>,
     /// The directories followed, each of one format (absolute).
@@ -354,7 +356,7 @@ impl Indexer {
     /// Ends forgetting `session` once every store's part is done: the vault `links` no row needs go,
     /// the `forgetting:` mark goes, and the bus hears it.
     pub fn finish_forget(&mut self, session: &str, links: &[String]) -> Result<()> {
-        if let Vault::On(_, touched) = &mut self.vault {
+        if let Vault::On(_, touched, _) = &mut self.vault {
             touched.extend(links.iter().cloned());
         }
         self.vault.settle(&self.conn);
@@ -410,6 +412,7 @@ impl Indexer {
     }
 
     fn with(conn: Connection, data_dir: &Path, lock: WriterLock) -> Indexer {
+        let vault_off = VaultOff::default();
         Indexer {
             conn,
             data_dir: data_dir.to_owned(),
@@ -419,7 +422,8 @@ impl Indexer {
             partial: HashMap::new(),
             fts: None,
             bulk: false,
-            vault: Vault::open(vault_dir(data_dir)),
+            vault: Vault::open(vault_dir(data_dir), vault_off.clone()),
+            vault_off,
             changed: HashSet::new(),
             roots: Vec::new(),
             forgotten_sessions: HashSet::new(),
@@ -429,7 +433,14 @@ impl Indexer {
     /// Keeps no vault links from now on (`--vault off`), saying why in `status`.
     pub fn set_vault_off(&mut self, why: &str) -> Result<()> {
         self.vault = Vault::Off;
+        self.vault_off.set(why);
         crate::ingest::vault::record_off(&self.conn, why)
+    }
+
+    /// Why the vault is off, as this indexer knows it (a handle that follows it from any thread):
+    /// what `status` reports when the index could not record it.
+    pub fn vault_off(&self) -> VaultOff {
+        self.vault_off.clone()
     }
 
     /// Follows `roots`: a transcript's format is its root's ([`roots::root_of`]); a path under none

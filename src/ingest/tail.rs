@@ -29,6 +29,7 @@ use crate::events::Event;
 use crate::ingest::indexer::{Indexer, NoProgress};
 use crate::ingest::roots::Root;
 use crate::ingest::tree::is_transcript;
+use crate::ingest::vault::VaultOff;
 
 /// How the live indexer runs.
 #[derive(Debug, Clone)]
@@ -116,14 +117,20 @@ impl WriterHandle {
     }
 }
 
-/// Whether the writer thread is alive; cheap to clone, readable from any thread.
+/// Whether the writer thread is alive, and whether its vault is; cheap to clone, readable from any
+/// thread.
 #[derive(Debug, Clone, Default)]
-pub struct WriterHealth(Arc<Mutex<Option<String>>>);
+pub struct WriterHealth(Arc<Mutex<Option<String>>>, VaultOff);
 
 impl WriterHealth {
     /// Why the writer died (its panic's message), or `None` while it runs (or after a clean stop).
     pub fn failure(&self) -> Option<String> {
         self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Why the writer's vault is off, if it turned it off (recorded in the index or not).
+    pub fn vault_off(&self) -> Option<String> {
+        self.1.why()
     }
 
     fn fail(&self, why: String) {
@@ -239,7 +246,7 @@ impl Tail {
             Some(interval) => config.rescan_every.min(interval),
             None => config.rescan_every,
         };
-        let health = WriterHealth::default();
+        let health = WriterHealth(Arc::default(), indexer.vault_off());
         let failure = health.clone();
         let bus = indexer.bus();
         let fault = std::env::var_os(FAULT_WRITER_PANIC).is_some();

@@ -65,27 +65,45 @@ pub(crate) fn record_off(conn: &Connection, why: &str) -> Result<()> {
 /// where links cannot be made (another file system, or refused), the vault is off, and says so.
 #[derive(Debug)]
 pub(crate) enum Vault {
-    /// Its directory, and the links a pass made or replaced, to be removed if, once the pass has
-    /// committed or rolled back, no row refers to them (file operations are not transactional).
-    On(PathBuf, Vec<String>),
-    /// (Why is in `scrollback_meta`, for `status`.)
+    /// Its directory, the links a pass made or replaced, to be removed if, once the pass has
+    /// committed or rolled back, no row refers to them (file operations are not transactional), and
+    /// where to say it turned off.
+    On(PathBuf, Vec<String>, VaultOff),
+    /// (Why is in `scrollback_meta` and in the [`VaultOff`], for `status`.)
     Off,
 }
 
+/// Why the vault is off, as this process knows it: set before the `scrollback_meta` marker is
+/// written, so that `status` says so even when the marker could not be (a full disk). Cheap to
+/// clone, readable from any thread.
+#[derive(Debug, Clone, Default)]
+pub struct VaultOff(std::sync::Arc<std::sync::Mutex<Option<String>>>);
+
+impl VaultOff {
+    /// Why the vault is off, if this process turned it off.
+    pub fn why(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    pub(crate) fn set(&self, why: &str) {
+        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(why.to_owned());
+    }
+}
+
 impl Vault {
-    pub(crate) fn open(dir: PathBuf) -> Vault {
-        Vault::On(dir, Vec::new())
+    pub(crate) fn open(dir: PathBuf, off: VaultOff) -> Vault {
+        Vault::On(dir, Vec::new(), off)
     }
 
     /// Whether `path` is one of the vault's links.
     pub(crate) fn holds(&self, path: &Path) -> bool {
-        matches!(self, Vault::On(dir, _) if path.starts_with(dir))
+        matches!(self, Vault::On(dir, ..) if path.starts_with(dir))
     }
 
     /// Removes the links the last pass made or replaced that no row refers to (a replaced file's
     /// old link; a new link whose rows were rolled back). A failure is logged: the link stays.
     pub(crate) fn settle(&mut self, conn: &Connection) {
-        let Vault::On(_, touched) = self else { return };
+        let Vault::On(_, touched, _) = self else { return };
         for link in touched.drain(..) {
             let needed = conn.query_row("SELECT EXISTS (SELECT 1 FROM files WHERE vault = ?1)", [&link], |r| r.get(0));
             match needed {
@@ -101,17 +119,21 @@ impl Vault {
         }
     }
 
-    /// No vault from now on, because links are refused (`why`): said once, and kept for `status`.
+    /// No vault from now on, because links are refused (`why`): said once, and kept for `status`,
+    /// in memory first and then in `scrollback_meta`. A marker that cannot be written (a full disk)
+    /// is said in the log; the vault is off all the same, and `status` says so from memory.
     pub(crate) fn turn_off(&mut self, conn: &Connection, why: &str) -> Result<()> {
+        let Vault::On(_, _, off) = std::mem::replace(self, Vault::Off) else { return Ok(()) };
+        off.set(why);
         tracing::warn!(
             "no vault: {why}. A deleted transcript's text stays in the index, but its photos will answer 410; \
              put the data directory on the transcripts' file system to keep them"
         );
-        conn.execute(
-            "INSERT OR REPLACE INTO scrollback_meta (key, value) VALUES (?1, ?2)",
-            params![VAULT_OFF_KEY, why],
-        )?;
-        *self = Vault::Off;
+        if let Err(e) = record_off(conn, why) {
+            tracing::warn!(
+                "the vault is off, but that could not be recorded in the index ({e}): status says so until the server stops"
+            );
+        }
         Ok(())
     }
 
@@ -119,7 +141,7 @@ impl Vault {
     /// from the start and says so, even when no transcript is new (an index with no transcript yet
     /// finds out at its first link).
     pub(crate) fn probe(&mut self, conn: &Connection) -> Result<()> {
-        let Vault::On(dir, _) = self else { return Ok(()) };
+        let Vault::On(dir, ..) = self else { return Ok(()) };
         let paths: Vec<String> = conn
             .prepare("SELECT path FROM files WHERE state = 'live' ORDER BY id LIMIT 8")?
             .query_map([], |r| r.get(0))?
@@ -146,7 +168,7 @@ impl Vault {
 
     /// Links the file `opened` (row `file_id`) into the vault and records the link, in `tx`.
     pub(crate) fn link(&mut self, tx: &Transaction<'_>, file_id: i64, opened: &Linked<'_>) -> Result<()> {
-        let Vault::On(dir, touched) = self else { return Ok(()) };
+        let Vault::On(dir, touched, _) = self else { return Ok(()) };
         // A compressed transcript's link says so in its name (its bytes say so too).
         let compressed = opened.path.to_str().is_some_and(|p| p.ends_with(".zst"));
         let link = dir.join(format!("{}-{}.jsonl{}", opened.dev, opened.inode, if compressed { ".zst" } else { "" }));

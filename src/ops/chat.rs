@@ -51,7 +51,9 @@ impl Chats {
         f: impl FnOnce(&AcceptStore) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let store = self.store.clone();
-        tokio::task::spawn_blocking(move || f(&store)).await.map_err(|e| Error::Internal(e.to_string()))?
+        tokio::task::spawn_blocking(move || f(&store).map_err(|e| e.or_out_of_space(store.data_dir())))
+            .await
+            .map_err(|e| Error::Internal(e.to_string()))?
     }
 
     /// The acceptance record itself (for work that runs on the writer's thread, such as forget).
