@@ -376,6 +376,17 @@ fn image_files(env: &Env) -> Vec<String> {
     out
 }
 
+/// Fills the file system holding `path` to its last byte with the file `path`, kept open.
+fn fill_disk(path: &Path) -> std::fs::File {
+    let mut file = std::fs::File::create(path).unwrap();
+    let block = vec![0u8; 1 << 16];
+    for size in [block.len(), 512, 1] {
+        while file.write_all(&block[..size]).is_ok() {}
+    }
+    let _ = file.sync_all();
+    file
+}
+
 #[test]
 fn a_full_disk_refuses_a_send_with_507_and_stores_nothing() {
     // The data directory on a real, small tmpfs, filled up: the send is answered 507 with the
@@ -393,11 +404,7 @@ fn a_full_disk_refuses_a_send_with_507_and_stores_nothing() {
     server.send(&first);
     // Fill the disk to its last byte.
     let filler = env.data.join("filler");
-    let mut file = std::fs::File::create(&filler).unwrap();
-    let block = vec![0u8; 1 << 16];
-    while file.write_all(&block).is_ok() {}
-    while file.write_all(&block[..512]).is_ok() {}
-    let _ = file.sync_all();
+    let file = fill_disk(&filler);
     let big = photo(7);
     let second = json!({"clientMessageId": "m2", "chatId": "c", "text": "full", "images": [{"url": data_url(&big)}]});
     let res = server.post("/api/chat/send", &second);
@@ -437,12 +444,7 @@ fn a_full_disk_answers_507_to_every_write_and_status_says_the_vault_is_off() {
     server.send(&json!({"clientMessageId": "m1", "chatId": "c", "text": "before"}));
     assert_eq!(server.json("/api/status")["vault"]["state"], "on", "no transcript yet: nothing has been linked");
     let filler = env.data.join("filler");
-    let mut file = std::fs::File::create(&filler).unwrap();
-    let block = vec![0u8; 1 << 16];
-    while file.write_all(&block).is_ok() {}
-    while file.write_all(&block[..512]).is_ok() {}
-    while file.write_all(&block[..1]).is_ok() {}
-    let _ = file.sync_all();
+    let file = fill_disk(&filler);
     let no_path = |body: &Value| {
         let message = body["error"]["message"].as_str().unwrap();
         assert!(!message.contains('/'), "no path in the answer: {message}");
@@ -485,10 +487,7 @@ fn a_full_disk_answers_507_to_every_write_and_status_says_the_vault_is_off() {
     // again) meets that I/O error, and says the disk is full.
     terminate(&server);
     let _ = server.child.wait();
-    let mut file = std::fs::File::create(&filler).unwrap();
-    while file.write_all(&block).is_ok() {}
-    while file.write_all(&block[..512]).is_ok() {}
-    while file.write_all(&block[..1]).is_ok() {}
+    let _file = fill_disk(&filler);
     let out = env.run(&["index"]);
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{said}");
