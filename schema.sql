@@ -1,4 +1,4 @@
--- scrollback index schema, version 9 (PRAGMA user_version = 9).
+-- scrollback index schema, version 10 (PRAGMA user_version = 10).
 --
 -- The one source of truth for the database: every table, index, view and trigger. The offsets below
 -- are a frozen format, documented byte for byte in README.md ("The index"):
@@ -27,7 +27,9 @@ CREATE TABLE files (
     indexed_at      TEXT    NOT NULL,           -- UTC, RFC 3339
     gone_at         TEXT,                       -- UTC, RFC 3339, when it was seen gone
     vault           TEXT,                       -- absolute path of its hard link in <data dir>/vault, or NULL
-    agent           TEXT    NOT NULL DEFAULT 'claude' -- its format: claude, codex, gemini
+    agent           TEXT    NOT NULL DEFAULT 'claude', -- its format: claude, codex, gemini
+    generation      INTEGER NOT NULL DEFAULT 0  -- how many times it was read again from its start (its
+                                                -- rows replaced): a push's watermark holds within one
 );
 CREATE UNIQUE INDEX files_live_path ON files(path) WHERE state = 'live';
 

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 pub const SCHEMA: &str = include_str!("../schema.sql");
 
 /// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
-pub const VERSION: i64 = 9;
+pub const VERSION: i64 = 10;
 
 /// One step each: `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`. A step is run in
 /// the same transaction as the `user_version` bump. When you add one, bump `VERSION`, update
@@ -197,6 +197,9 @@ CREATE TABLE forgotten_in (
     PRIMARY KEY (session_id, file_id)
 ) WITHOUT ROWID;
 ",
+    // 9 -> 10: a file's generation, moved on each time its rows are replaced, so that a push to a
+    // hub knows its watermark in the file still holds.
+    "ALTER TABLE files ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /// The `scrollback_meta` key that says rows written before version 4 still need their version 4

@@ -56,6 +56,9 @@ pub enum Error {
     /// The connection pool failed.
     #[error("database pool: {0}")]
     Pool(#[from] r2d2::Error),
+    /// The hub (PostgreSQL) failed or refused, or cannot be used as asked.
+    #[error("hub: {0}")]
+    Hub(String),
     /// The index has a schema version this build cannot read.
     #[error("{path} has schema version {found}; this scrollback reads version {supported}")]
     Schema {

@@ -38,6 +38,7 @@
 //! - [`read`]: the read side. Queries (sessions, history, search), media lookups by ref or hash,
 //!   rendering stored lines with URLs, and payload streams verified against their blake3.
 //! - [`ops`]: work that spans the stores: forgetting, sends and their engine runs, status.
+//! - [`hub`]: a team's hub on PostgreSQL (`postgres.sql`): pushing this host's index to it.
 //! - [`mcp`](mod@mcp): the MCP server's tools (search, sessions, a session as text, photos) over
 //!   the read side, for agents.
 //! - [`http`]: the boundary. Routes, the wire format (camelCase JSON, URLs, escaped snippets), the
@@ -57,6 +58,7 @@ pub mod events;
 pub mod files;
 pub mod format;
 pub mod http;
+pub mod hub;
 pub mod ingest;
 pub mod mcp;
 pub mod ops;

@@ -11,7 +11,7 @@ use crate::util::server::Server;
 use crate::util::{Env, b64, check_invariants, corpus, fake_png};
 
 /// A Codex rollout's name for thread `id`.
-fn rollout(id: &str) -> String {
+pub(crate) fn rollout(id: &str) -> String {
     format!("codex/sessions/2026/11/30/rollout-2026-11-30T10-00-00-{id}.jsonl")
 }
 
@@ -21,7 +21,7 @@ fn codex_line(ts: &str, kind: &str, payload: serde_json::Value) -> String {
 
 /// A generated rollout with a photo in the user's message, one in a tool output, one in an MCP
 /// result, the event that repeats the message (with the photo in `images`), and a 3 MB photo.
-fn codex_with_photos(id: &str, photos: &[Vec<u8>; 4]) -> String {
+pub(crate) fn codex_with_photos(id: &str, photos: &[Vec<u8>; 4]) -> String {
     let url = |p: &[u8]| format!("data:image/png;base64,{}", b64(p));
     let mut s = codex_line(
         "2026-11-30T10:00:00.000Z",
@@ -87,7 +87,7 @@ fn codex_with_photos(id: &str, photos: &[Vec<u8>; 4]) -> String {
 
 /// A generated Gemini chat: a photo in the user's content and one in a tool result, a message
 /// rewritten as it grows, and a rewind that undoes two messages.
-fn gemini_with_rewind(session: &str, photos: &[Vec<u8>; 2]) -> String {
+pub(crate) fn gemini_with_rewind(session: &str, photos: &[Vec<u8>; 2]) -> String {
     let line = |v: serde_json::Value| v.to_string() + "\n";
     let mut s = line(
         serde_json::json!({ "sessionId": session, "projectHash": "0f", "startTime": "2026-11-30T09:00:00.000Z", "kind": "main" }),

@@ -16,6 +16,7 @@ const LAYERS: &[&[&str]] = &[
     &["events"],
     &["ingest", "read"],
     &["ops"],
+    &["hub"],
     &["mcp"],
     &["http", "demo"],
 ];

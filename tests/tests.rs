@@ -13,6 +13,7 @@ mod export;
 mod fuzz_corpus;
 mod generated;
 mod http;
+mod hub;
 mod mcp;
 mod memory;
 mod model;

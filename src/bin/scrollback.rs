@@ -59,6 +59,33 @@ enum Command {
         max_connections: usize,
         #[command(flatten)]
         prices: PricesArg,
+        /// Also push the index to a team's hub (PostgreSQL) as it changes: a postgres:// URL or
+        /// key=value string, or none to take it all from the PG* variables (see `push`).
+        #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "")]
+        push: Option<String>,
+        /// This machine's name on the hub [default: the machine's host name].
+        #[arg(long = "host", value_name = "NAME", requires = "push")]
+        hub_host: Option<String>,
+    },
+    /// Send this host's index to a team's hub (PostgreSQL): sessions, lines, search text, photos
+    /// (each once, by blake3) and the usage ledger; only what is new since the last push.
+    Push {
+        #[command(flatten)]
+        data: DataDir,
+        /// The hub: a postgres:// URL or key=value string. What it leaves out comes from PGHOST,
+        /// PGPORT, PGUSER, PGPASSWORD, PGDATABASE and PGSSLMODE, as for psql; a password belongs in
+        /// PGPASSWORD (or SCROLLBACK_POSTGRES), never on a command line, which `ps` shows.
+        #[arg(
+            long = "postgres",
+            value_name = "URL",
+            env = "SCROLLBACK_POSTGRES",
+            hide_env_values = true,
+            default_value = ""
+        )]
+        postgres: String,
+        /// This machine's name on the hub [default: the machine's host name].
+        #[arg(long = "host", value_name = "NAME")]
+        host: Option<String>,
     },
     /// An MCP server over standard input and output, for agents (Claude Code, Codex, Gemini CLI)
     /// to search and read their history, photos included. It reads the index; when no other
@@ -388,7 +415,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             idle_secs,
             max_connections,
             prices,
+            push,
+            hub_host,
         } => {
+            let push = match push {
+                Some(url) => Some((hub_config(&url)?, hub_host.unwrap_or_else(scrollback::hub::machine_name))),
+                None => None,
+            };
             let options = ServeOptions {
                 listen,
                 token,
@@ -401,6 +434,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 idle: Duration::from_secs(idle_secs),
                 max_connections,
                 prices: prices.load()?,
+                push,
             };
             serve(&dirs, options)
         }
@@ -421,6 +455,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             search(&query, &data.resolve()?, scope, limit)
         }
         Command::Index { dirs } => index(&dirs),
+        Command::Push { data, postgres, host } => {
+            push(&data.resolve()?, &hub_config(&postgres)?, &host.unwrap_or_else(scrollback::hub::machine_name))
+        }
         Command::Status { data, roots } => status(&data.resolve()?, &roots.resolve()?),
         Command::Check { data } => check(&data.resolve()?),
         Command::Forget { sessions, project, before, dry_run, yes, data } => {
@@ -499,6 +536,49 @@ struct ServeOptions {
     idle: Duration,
     max_connections: usize,
     prices: scrollback::read::prices::Prices,
+    /// `--push`: the hub and this host's name on it.
+    push: Option<(scrollback::hub::HubConfig, String)>,
+}
+
+/// The hub's connection settings from `--postgres`/`--push` (or `SCROLLBACK_POSTGRES`) and the
+/// PG* variables. A password in a URL given on the command line is refused: `ps` shows it.
+fn hub_config(url: &str) -> anyhow::Result<scrollback::hub::HubConfig> {
+    let config = scrollback::hub::HubConfig::new(url).map_err(|e| Usage(e.to_string()))?;
+    let from_environment = std::env::var("SCROLLBACK_POSTGRES").is_ok_and(|v| v == url);
+    if !url.is_empty() && !from_environment && scrollback::hub::HubConfig::new_without_environment(url)?.has_password()
+    {
+        return Err(Usage(
+            "the hub's URL carries a password, which any user can read on this command line (ps): put it in PGPASSWORD or SCROLLBACK_POSTGRES instead".into(),
+        )
+        .into());
+    }
+    Ok(config)
+}
+
+/// `scrollback push`: one pass.
+fn push(data_dir: &Path, config: &scrollback::hub::HubConfig, host: &str) -> anyhow::Result<()> {
+    let mut pusher = scrollback::hub::push::Pusher::connect(config, host, data_dir)
+        .with_context(|| format!("pushing to {}", config.describe()))?;
+    let started = std::time::Instant::now();
+    let p = pusher.push().with_context(|| format!("pushing to {}", config.describe()))?;
+    println!(
+        "pushed to {} as {host}: {} lines of {} files, {} sessions, {} photos ({:.1} MB), {} forgotten, in {:.2} s{}{}",
+        config.describe(),
+        p.entries,
+        p.files,
+        p.sessions,
+        p.photos,
+        p.photo_bytes as f64 / 1e6,
+        p.forgotten,
+        started.elapsed().as_secs_f64(),
+        if p.resent { " (the index was made anew: its rows were sent again)" } else { "" },
+        if p.photos_unreadable > 0 {
+            format!("; {} photos' bytes could not be read here (their rows were sent)", p.photos_unreadable)
+        } else {
+            String::new()
+        },
+    );
+    Ok(())
 }
 
 /// The engine `serve` runs: `--engine`, else with `--demo` this binary's `demo-engine`.
@@ -557,12 +637,22 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
         max_connections: Some(options.max_connections),
         roots: roots.clone(),
         prices: Some(options.prices.clone()),
+        push: None,
     };
+    // The push starts once the writer has the index open (its schema current).
+    let push = match &options.push {
+        Some((hub, host)) => Some(scrollback::hub::follow::Follow::start(hub.clone(), host.clone(), &data_dir)?),
+        None => None,
+    };
+    let api_config = scrollback::http::Config { push: push.as_ref().map(|p| p.status()), ..api_config };
     let api = scrollback::http::Api::new(&data_dir, bus, api_config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let specs: Vec<String> = roots.iter().filter(|r| r.exists()).map(Root::spec).collect();
     let following = format!("following {} (index in {})", specs.join(", "), data_dir.display());
     runtime.block_on(run_server(api, listen, following, scrollback::ops::writer::writer_died(writer_events)))?;
+    if let Some(push) = push {
+        push.stop();
+    }
     if tail.stop().is_none() {
         bail!("the indexer died; see the log above");
     }

@@ -206,7 +206,19 @@ fn chat_schemas() -> Value {
                         "onlyInVaultBytes": { "type": "integer" },
                         "broken": { "type": "array", "items": { "type": "string" } }
                     } },
-                "acceptancesPending": { "type": "integer" }
+                "acceptancesPending": { "type": "integer" },
+                "push": { "type": "object", "nullable": true, "description": "The push to a hub (serve --push); null without one.",
+                    "required": ["hub", "host", "state", "lastPushAt", "error", "retryInSecs", "entriesSent", "photosSent"],
+                    "properties": {
+                        "hub": { "type": "string", "description": "user@host:port/dbname" },
+                        "host": { "type": "string" },
+                        "state": { "type": "string", "enum": ["connecting", "pushing", "current", "failing"] },
+                        "lastPushAt": { "type": "string", "nullable": true },
+                        "error": { "type": "string", "nullable": true },
+                        "retryInSecs": { "type": "integer", "nullable": true },
+                        "entriesSent": { "type": "integer" },
+                        "photosSent": { "type": "integer" }
+                    } }
             }
         },
         "Bootstrap": {

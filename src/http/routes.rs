@@ -155,7 +155,8 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
                 index_damage: api.damage(),
                 roots: api.inner.roots.clone(),
             };
-            Ok::<_, Rejection>(json(&wire::status(&status)))
+            let push = api.inner.push.as_ref().map(|p| p.get());
+            Ok::<_, Rejection>(json(&wire::status(&status, push.as_ref())))
         },
     );
     let api_routes = warp::path("api").and(query_cap()).and(

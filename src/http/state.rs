@@ -56,6 +56,8 @@ pub struct Config {
     pub roots: Vec<crate::ingest::roots::Root>,
     /// What `/api/usage` prices responses by: the shipped table if `None`.
     pub prices: Option<crate::read::prices::Prices>,
+    /// The push to a hub (`serve --push`), for `/api/status`.
+    pub push: Option<crate::hub::follow::PushStatusHandle>,
 }
 
 /// The server's state, shared by every request.
@@ -74,6 +76,7 @@ pub(crate) struct Inner {
     pub(crate) writer: Option<WriterHandle>,
     pub(crate) health: Option<WriterHealth>,
     pub(crate) watcher: Option<&'static str>,
+    pub(crate) push: Option<crate::hub::follow::PushStatusHandle>,
     pub(crate) roots: Vec<crate::ingest::roots::Root>,
     pub(crate) data_dir: PathBuf,
     /// SQLite found the index damaged (a request met it): why.
@@ -113,6 +116,7 @@ impl Api {
             max_connections,
             roots,
             prices,
+            push,
         } = config;
         // The schema must exist, at this version, before readers open it read-only.
         let readers = Readers::open(data_dir)?;
@@ -127,6 +131,7 @@ impl Api {
                 writer,
                 health,
                 watcher,
+                push,
                 roots,
                 data_dir: data_dir.to_owned(),
                 damage: Mutex::new(None),

@@ -212,7 +212,7 @@ pub struct Subagent<'a> {
 }
 
 /// `GET /api/status`.
-pub fn status(status: &Status) -> serde_json::Value {
+pub fn status(status: &Status, push: Option<&crate::hub::follow::PushStatus>) -> serde_json::Value {
     let s = status.index.as_ref();
     let writer = match &status.writer {
         WriterState::Failed(error) => serde_json::json!({ "state": status.writer.as_str(), "error": error }),
@@ -243,6 +243,16 @@ pub fn status(status: &Status) -> serde_json::Value {
             "broken": s.vault.broken,
         })),
         "acceptancesPending": status.sends_pending,
+        "push": push.map(|p| serde_json::json!({
+            "hub": p.hub,
+            "host": p.host,
+            "state": p.state,
+            "lastPushAt": p.last_push_at,
+            "error": p.error,
+            "retryInSecs": p.retry_in_secs,
+            "entriesSent": p.entries_sent,
+            "photosSent": p.photos_sent,
+        })),
     })
 }
 

@@ -1105,6 +1105,7 @@ fn start_pass(
         Plan::New => insert_file_row(tx, opened, file_session, format)?,
         Plan::Reindex(row) => {
             rows::delete_file_rows(tx, row.id, bulk)?;
+            tx.execute("UPDATE files SET generation = generation + 1 WHERE id = ?1", [row.id])?;
             row.id
         }
         Plan::Append(row) => row.id,

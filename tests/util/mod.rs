@@ -4,6 +4,7 @@
 //! scanner's oracle (the fuzz target includes it too).
 
 pub mod corpus;
+pub mod postgres;
 pub mod scan_oracle;
 pub mod server;
 

@@ -1,0 +1,471 @@
+//! A team's hub on a real PostgreSQL (`tests/util/postgres.rs`): hosts push with the real binary
+//! (`scrollback push`, `serve --push`), and the hub is compared with each host's own index, row for
+//! row, photo byte for byte.
+
+use std::collections::BTreeSet;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use rand::{Rng, SeedableRng};
+
+use crate::util::postgres::Cluster;
+use crate::util::server::Server;
+use crate::util::{Env, b64, fake_png, image_block, user_line};
+
+/// `scrollback push` as `host`, which must succeed; its summary line.
+fn push(env: &Env, url: &str, host: &str) -> String {
+    let out = env.cmd().args(["push", "--postgres", url, "--host", host]).output().unwrap();
+    assert!(out.status.success(), "push failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn index_with(env: &Env, extra: &[String]) {
+    let mut cmd = env.cmd();
+    cmd.arg("index").args(extra);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "index failed: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn assistant_line(session: &str, uuid: &str, parent: &str, text: &str, ts: &str) -> String {
+    serde_json::json!({
+        "parentUuid": parent, "isSidechain": false, "cwd": "/work/demo", "sessionId": session,
+        "type": "assistant", "uuid": uuid, "timestamp": ts,
+        "message": { "id": format!("msg-{uuid}"), "role": "assistant", "model": "claude-sonnet-4-5",
+                     "content": [{ "type": "text", "text": text }],
+                     "usage": { "input_tokens": 10, "output_tokens": 20, "cache_read_input_tokens": 5,
+                                "cache_creation_input_tokens": 0 } }
+    })
+    .to_string()
+}
+
+/// A Claude session: a user line with `photos`, then `turns` exchanges of `words`.
+fn claude_session(session: &str, photos: &[Vec<u8>], words: &[&str], turns: usize) -> String {
+    let blocks: Vec<String> = photos.iter().map(|p| image_block("image/png", &b64(p))).collect();
+    let content = format!(
+        "[{{\"type\":\"text\",\"text\":\"{}\"}}{}{}]",
+        words[0],
+        if blocks.is_empty() { "" } else { "," },
+        blocks.join(",")
+    );
+    let mut s = user_line(session, &format!("{session}-u0"), &content, "") + "\n";
+    let mut parent = format!("{session}-u0");
+    for t in 0..turns {
+        let uuid = format!("{session}-a{t}");
+        let text = format!("{} {t}", words[t % words.len()]);
+        s +=
+            &assistant_line(session, &uuid, &parent, &text, &format!("2026-01-01T00:{:02}:{:02}.000Z", t / 60, t % 60));
+        s += "\n";
+        parent = uuid;
+    }
+    s
+}
+
+/// Every row the hub holds of `host`, table by table, as JSON text in a fixed order (the search
+/// vector left out: it is generated from `text`).
+fn hub_rows(hub: &mut postgres::Client, host: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (table, order) in [
+        ("files", "file_id"),
+        ("sessions", "id"),
+        ("entries", "file_id, off"),
+        ("media", "file_id, off"),
+        ("failed_images", "file_id, entry_off, ordinal"),
+        ("usage", "key"),
+        ("forgotten", "session_id"),
+    ] {
+        let sql = format!(
+            "SELECT (to_jsonb(t) - 'tsv' - 'forgotten_at')::text FROM {table} t WHERE host = $1 ORDER BY {order}"
+        );
+        for row in hub.query(&sql, &[&host]).unwrap() {
+            out.push(format!("{table} {}", row.get::<_, String>(0)));
+        }
+    }
+    let blobs = hub
+        .query(
+            "SELECT blake3 || ' ' || length || ' ' || md5(bytes) FROM blobs
+             WHERE blake3 IN (SELECT blake3 FROM media WHERE host = $1) ORDER BY 1",
+            &[&host],
+        )
+        .unwrap();
+    out.extend(blobs.iter().map(|r| format!("blob {}", r.get::<_, String>(0))));
+    out
+}
+
+/// Asserts two dumps are equal, naming the first row that differs (they are long).
+fn same_rows(pushed: &[String], fresh: &[String]) {
+    let cut = |s: &str| s.chars().take(600).collect::<String>();
+    if let Some(i) = (0..pushed.len().max(fresh.len())).find(|&i| pushed.get(i) != fresh.get(i)) {
+        panic!(
+            "the hub differs from a fresh push ({} rows, fresh {}) first at row {i}:\n  hub:   {}\n  fresh: {}",
+            pushed.len(),
+            fresh.len(),
+            pushed.get(i).map_or("-".into(), |r| cut(r)),
+            fresh.get(i).map_or("-".into(), |r| cut(r)),
+        );
+    }
+}
+
+/// A line as the hub should hold it: (file, offset, session, stored line, text, copy).
+type Line = (i64, i64, String, Option<String>, Option<String>, bool);
+
+/// The index's lines.
+fn local_entries(env: &Env) -> Vec<Line> {
+    let conn = env.conn();
+    let mut stmt = conn
+        .prepare("SELECT file_id, offset, session_id, stripped, text, duplicate FROM entries ORDER BY file_id, offset")
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get::<_, i64>(5)? != 0)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+}
+
+fn hub_entries(hub: &mut postgres::Client, host: &str) -> Vec<Line> {
+    hub.query(
+        "SELECT file_id, off, session_id, stripped, text, duplicate FROM entries WHERE host = $1 ORDER BY file_id, off",
+        &[&host],
+    )
+    .unwrap()
+    .iter()
+    .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4), r.get(5)))
+    .collect()
+}
+
+#[test]
+fn three_hosts_push_to_one_hub_and_it_holds_the_union_of_their_answers() {
+    let Some(cluster) = Cluster::start() else { return };
+    let url = cluster.url("team");
+    let shared = fake_png(11, 5000);
+    // Host "laptop": Claude Code, two sessions with photos.
+    let laptop = Env::new();
+    laptop.write(
+        "p/a1.jsonl",
+        claude_session("a1", &[shared.clone(), fake_png(12, 7000)], &["harbour lighthouse photo", "tide tables"], 30),
+    );
+    laptop.write("p/a2.jsonl", claude_session("a2", &[fake_png(13, 9000)], &["compiler error", "harbour map"], 12));
+    // Host "desk": Codex and Gemini CLI.
+    let desk = Env::new();
+    let thread = "01a0c0de-0000-7000-8000-0000000000f1";
+    desk.write(
+        &crate::agents::rollout(thread),
+        crate::agents::codex_with_photos(
+            thread,
+            &[fake_png(21, 300), fake_png(22, 400), fake_png(23, 500), fake_png(24, 600)],
+        ),
+    );
+    desk.write(
+        "gemini/tmp/demo/chats/session-2026-11-30T09-00-5e55a0de.jsonl",
+        crate::agents::gemini_with_rewind("5e55a0de-1", &[fake_png(25, 600), shared.clone()]),
+    );
+    // Host "box": Claude Code in Chinese and Japanese, with the laptop's photo.
+    let others = Env::new();
+    others.write(
+        "p/c1.jsonl",
+        claude_session("c1", std::slice::from_ref(&shared), &["灯塔的照片在港口", "東京の写真を見せて", "harbour"], 9),
+    );
+    index_with(&laptop, &[]);
+    index_with(&desk, &crate::agents::root_args(&desk));
+    index_with(&others, &[]);
+    let hosts = [("laptop", &laptop), ("desk", &desk), ("box", &others)];
+    for (host, env) in hosts {
+        let said = push(env, &url, host);
+        assert!(said.contains(&format!("as {host}:")), "{said}");
+    }
+    let mut hub = cluster.client("team");
+
+    // Sessions: the union of the three hosts', with their host.
+    let mut local_sessions = BTreeSet::new();
+    for (host, env) in hosts {
+        let conn = env.conn();
+        let mut stmt = conn.prepare("SELECT id, coalesce(title, ''), entries, images, agent FROM sessions").unwrap();
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(format!(
+                    "{host} {} {} {} {} {}",
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, String>(4)?
+                ))
+            })
+            .unwrap();
+        local_sessions.extend(rows.map(Result::unwrap));
+    }
+    let hub_sessions: BTreeSet<String> = hub
+        .query("SELECT host || ' ' || id || ' ' || coalesce(title, '') || ' ' || entries || ' ' || images || ' ' || agent FROM sessions", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(hub_sessions, local_sessions);
+    assert!(hub_sessions.len() >= 5, "{hub_sessions:?}");
+
+    // Every line, stored line and search text as each host indexed it, copies marked the same.
+    for (host, env) in hosts {
+        let local = local_entries(env);
+        assert!(!local.is_empty());
+        assert_eq!(hub_entries(&mut hub, host), local, "{host}'s lines");
+    }
+
+    // Every photo byte-exact, each stored once however many hosts hold it.
+    let mut hashes = BTreeSet::new();
+    for (_, env) in hosts {
+        let conn = env.conn();
+        let mut stmt = conn.prepare("SELECT DISTINCT blake3 FROM media").unwrap();
+        let local: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+        for hash in local {
+            let bytes = env.media(&hash).unwrap();
+            let row = hub.query_one("SELECT bytes FROM blobs WHERE blake3 = $1", &[&hash]).unwrap();
+            assert_eq!(row.get::<_, Vec<u8>>(0), bytes, "photo {hash}");
+            hashes.insert(hash);
+        }
+    }
+    let blobs: i64 = hub.query_one("SELECT count(*) FROM blobs", &[]).unwrap().get(0);
+    assert_eq!(blobs as usize, hashes.len(), "the shared photo is held once");
+    let shared_hash = blake3::hash(&shared).to_hex().to_string();
+    let holders: i64 =
+        hub.query_one("SELECT count(DISTINCT host) FROM media WHERE blake3 = $1", &[&shared_hash]).unwrap().get(0);
+    assert_eq!(holders, 3);
+
+    // Ten searches: the hub's full text finds what the three hosts' own searches find, together.
+    for query in ["harbour", "lighthouse", "photo", "compiler", "tide", "lighthouse", "灯塔", "港口", "東京", "写真"]
+    {
+        let mut local = BTreeSet::new();
+        for (host, env) in hosts {
+            let conn = env.conn();
+            for hit in scrollback::read::history::search_in(&conn, query, Default::default(), 500).unwrap() {
+                local.insert(format!("{host} {} {}", hit.session_id, hit.line));
+            }
+        }
+        let marked = scrollback::codec::words::mark(query).replace('\u{200B}', " ");
+        let found: BTreeSet<String> = hub
+            .query(
+                "SELECT host || ' ' || session_id || ' ' || line FROM entries
+                 WHERE tsv @@ plainto_tsquery('simple', $1) AND NOT duplicate",
+                &[&marked],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        assert!(!local.is_empty(), "{query} finds something");
+        assert_eq!(found, local, "{query}");
+        // pg_trgm finds it as a substring too, in any script.
+        let like: i64 = hub
+            .query_one(
+                "SELECT count(*) FROM entries WHERE text ILIKE '%' || $1 || '%' AND NOT duplicate",
+                &[&scrollback::codec::words::mark(query).as_ref()],
+            )
+            .unwrap()
+            .get(0);
+        assert!(like as usize >= local.len(), "{query}: {like} substring matches");
+    }
+
+    // The usage ledger is the hosts' own.
+    for (host, env) in hosts {
+        let local: i64 = env.conn().query_row("SELECT count(*) FROM usage", [], |r| r.get(0)).unwrap();
+        let on_hub: i64 = hub.query_one("SELECT count(*) FROM usage WHERE host = $1", &[&host]).unwrap().get(0);
+        assert_eq!(on_hub, local, "{host}'s ledger");
+    }
+    let used: i64 = hub.query_one("SELECT count(*) FROM usage_daily", &[]).unwrap().get(0);
+    assert!(used > 0);
+
+    // A push with nothing new sends nothing.
+    assert!(push(&laptop, &url, "laptop").contains(": 0 lines of 0 files"));
+}
+
+/// `scrollback push` started and killed (`kill -9`) after `ms` milliseconds.
+fn push_killed_after(env: &Env, url: &str, host: &str, ms: u64) {
+    let mut child = env
+        .cmd()
+        .args(["push", "--postgres", url, "--host", host])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(ms));
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn a_push_killed_anywhere_or_cut_by_a_restart_leaves_the_hub_as_a_fresh_push_would() {
+    let Some(cluster) = Cluster::start() else { return };
+    cluster.create_database("fresh");
+    let env = Env::new();
+    let words = ["harbour", "lighthouse", "tide", "compiler", "灯塔的照片"];
+    for s in 0..6 {
+        let photos: Vec<Vec<u8>> = (0..3).map(|p| fake_png(100 + s * 10 + p, 40_000)).collect();
+        env.write(&format!("p/s{s}.jsonl"), claude_session(&format!("s{s}"), &photos, &words, 400));
+    }
+    index_with(&env, &[]);
+    let url = cluster.url("team");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(23);
+    let mut hub = cluster.client("team");
+    let mut cut_midway = 0;
+    for round in 0..50 {
+        push_killed_after(&env, &url, "h", rng.random_range(0..250));
+        // A push stopped midway leaves a file marked as not yet sent whole (lines -1).
+        // (The schema may not be there yet, before the first push got that far.)
+        let midway: i64 =
+            hub.query_one("SELECT count(*) FROM files WHERE lines = -1", &[]).map(|r| r.get(0)).unwrap_or(0);
+        cut_midway += (midway > 0) as u32;
+        // Lines appended between kills, to a file of the round's choosing.
+        let s = rng.random_range(0..6);
+        let lines: String = (0..40)
+            .map(|i| {
+                assistant_line(
+                    &format!("s{s}"),
+                    &format!("s{s}-r{round}-{i}"),
+                    &format!("s{s}-a399"),
+                    "appended while pushing",
+                    "2026-01-02T00:00:00.000Z",
+                ) + "\n"
+            })
+            .collect();
+        env.append(&format!("p/s{s}.jsonl"), lines);
+        index_with(&env, &[]);
+    }
+    assert!(cut_midway >= 5, "only {cut_midway} of 50 kills stopped a push midway");
+    // The hub stopped and started under a push.
+    env.write("p/s6.jsonl", claude_session("s6", &[fake_png(200, 300_000)], &words, 3000));
+    index_with(&env, &[]);
+    let mut child = env.cmd().args(["push", "--postgres", &url, "--host", "h"]).stderr(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(150));
+    cluster.stop_server();
+    let _ = child.wait();
+    cluster.start_server();
+    let mut hub = cluster.client("team");
+    push(&env, &url, "h");
+    assert!(push(&env, &url, "h").contains(": 0 lines of 0 files"), "a second push finds nothing new");
+    push(&env, &cluster.url("fresh"), "h");
+    let mut fresh = cluster.client("fresh");
+    same_rows(&hub_rows(&mut hub, "h"), &hub_rows(&mut fresh, "h"));
+    assert_eq!(hub_entries(&mut hub, "h"), local_entries(&env));
+
+    // A transcript rewritten in place (read again from its start) replaces its lines on the hub.
+    env.write("p/s1.jsonl", claude_session("s1", &[], &["rewritten"], 5));
+    index_with(&env, &[]);
+    push(&env, &url, "h");
+    assert_eq!(hub_entries(&mut hub, "h"), local_entries(&env));
+    let old: i64 = hub
+        .query_one("SELECT count(*) FROM entries WHERE host = 'h' AND session_id = 's1' AND text LIKE '%harbour%'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(old, 0, "none of the old lines stay");
+
+    // An index made anew sends the host's rows again, and they are the same.
+    let out = env.run(&["rebuild"]);
+    assert!(out.status.success(), "rebuild: {}", String::from_utf8_lossy(&out.stderr));
+    let said = push(&env, &url, "h");
+    assert!(said.contains("made anew"), "{said}");
+    assert_eq!(hub_entries(&mut hub, "h"), local_entries(&env));
+}
+
+/// Polls `f` until it is true or `limit` passes; how long it took.
+fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> Option<Duration> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if f() {
+            return Some(start.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
+
+#[test]
+fn serve_push_sends_appends_at_once_backs_off_while_the_hub_is_down_and_forgets_on_the_hub_too() {
+    let Some(cluster) = Cluster::start() else { return };
+    let env = Env::new();
+    env.write("p/live.jsonl", claude_session("live", &[fake_png(1, 2000)], &["first words"], 3));
+    env.write("p/other.jsonl", claude_session("other", &[], &["other words"], 3));
+    let url = cluster.url("team");
+    let server = Server::start(&env, &["--push", &url, "--host", "desk"]);
+    let mut hub = cluster.client("team");
+    let count = |hub: &mut postgres::Client, session: &str| -> i64 {
+        hub.query_one("SELECT count(*) FROM entries WHERE host = 'desk' AND session_id = $1", &[&session])
+            .map(|r| r.get(0))
+            .unwrap_or(-1)
+    };
+    assert!(wait_until(Duration::from_secs(30), || count(&mut hub, "live") == 4).is_some(), "the first push");
+    assert_eq!(server.json("/api/status")["push"]["state"], "current");
+    assert_eq!(server.json("/api/status")["push"]["hub"], format!("hub@127.0.0.1:{}/team", cluster.port));
+
+    // Appends arrive within a second or two.
+    let mut took = Vec::new();
+    for i in 0..5 {
+        env.append(
+            "p/live.jsonl",
+            assistant_line("live", &format!("live-n{i}"), "live-a2", "appended", "2026-01-03T00:00:00.000Z") + "\n",
+        );
+        let arrived = wait_until(Duration::from_secs(20), || count(&mut hub, "live") == 5 + i);
+        took.push(arrived.expect("the appended line reaches the hub"));
+    }
+    eprintln!("appends reached the hub in {took:?}");
+
+    // The hub goes down: the push says so and tries again, and catches up once it is back.
+    drop(hub);
+    cluster.stop_server();
+    env.append(
+        "p/live.jsonl",
+        assistant_line("live", "live-down", "live-a2", "written while the hub was down", "2026-01-04T00:00:00.000Z")
+            + "\n",
+    );
+    let failing = wait_until(Duration::from_secs(20), || server.json("/api/status")["push"]["state"] == "failing");
+    assert!(failing.is_some(), "{}", server.json("/api/status")["push"]);
+    let status = server.json("/api/status");
+    assert!(status["push"]["error"].as_str().is_some_and(|e| !e.is_empty()), "{status}");
+    assert!(status["push"]["retryInSecs"].as_u64().is_some(), "{status}");
+    // The server itself goes on answering while the hub is down.
+    assert_eq!(server.json("/api/sessions")["sessions"].as_array().unwrap().len(), 2);
+    cluster.start_server();
+    let mut hub = cluster.client("team");
+    assert!(
+        wait_until(Duration::from_secs(90), || count(&mut hub, "live") == 10).is_some(),
+        "caught up after the hub came back"
+    );
+    assert!(wait_until(Duration::from_secs(10), || server.json("/api/status")["push"]["state"] == "current").is_some());
+
+    // Forgetting a session on the host removes it from the hub.
+    let res = server.client.delete(format!("{}/api/sessions/live", server.base)).send().unwrap();
+    assert!(res.status().is_success(), "{}", res.status());
+    let gone = wait_until(Duration::from_secs(30), || {
+        count(&mut hub, "live") == 0
+            && hub
+                .query_one("SELECT count(*) FROM sessions WHERE host = 'desk' AND id = 'live'", &[])
+                .unwrap()
+                .get::<_, i64>(0)
+                == 0
+    });
+    assert!(gone.is_some(), "the forgotten session is deleted from the hub");
+    assert_eq!(count(&mut hub, "other"), 4, "the other session stays");
+    let photos: i64 = hub.query_one("SELECT count(*) FROM media WHERE host = 'desk'", &[]).unwrap().get(0);
+    assert_eq!(photos, 0, "its photos' rows go with it");
+}
+
+#[test]
+fn a_password_on_the_command_line_is_refused_and_the_pg_variables_are_read() {
+    let env = Env::new();
+    let out = env.run(&["push", "--postgres", "postgres://u:secret@127.0.0.1:1/db"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("PGPASSWORD"), "{}", String::from_utf8_lossy(&out.stderr));
+    // From the environment, the same URL is taken (and the connection is then refused: port 1).
+    let out =
+        env.cmd().args(["push"]).env("SCROLLBACK_POSTGRES", "postgres://u:secret@127.0.0.1:1/db").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("u@127.0.0.1:1/db") && !stderr.contains("secret"), "{stderr}");
+    let out = env
+        .cmd()
+        .args(["push"])
+        .env("PGHOST", "127.0.0.1")
+        .env("PGPORT", "1")
+        .env("PGUSER", "pusher")
+        .env("PGDATABASE", "team")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("pusher@127.0.0.1:1/team"), "{stderr}");
+}
