@@ -234,3 +234,13 @@ impl Error {
         )
     }
 }
+
+impl From<postgres::Error> for Error {
+    /// A PostgreSQL driver error as the hub's, with the server's own message where it sent one.
+    fn from(e: postgres::Error) -> Error {
+        match e.as_db_error() {
+            Some(db) => Error::Hub(format!("{} ({})", db.message(), db.code().code())),
+            None => Error::Hub(e.to_string()),
+        }
+    }
+}

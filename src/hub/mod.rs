@@ -151,32 +151,22 @@ impl HubConfig {
 
     /// Connects (without TLS unless the server is asked to require it: see the README).
     pub fn connect(&self) -> Result<Client> {
-        self.config.connect(NoTls).map_err(|e| hub_error(&e))
-    }
-}
-
-/// A driver error as the hub's, with the server's own message where it sent one.
-pub(crate) fn hub_error(e: &postgres::Error) -> Error {
-    match e.as_db_error() {
-        Some(db) => Error::Hub(format!("{} ({})", db.message(), db.code().code())),
-        None => Error::Hub(e.to_string()),
+        Ok(self.config.connect(NoTls)?)
     }
 }
 
 /// Creates the hub's schema, or takes it to [`VERSION`] one step at a time; its version. Two hosts
 /// doing so at once take turns (an advisory lock).
 pub fn migrate(client: &mut Client) -> Result<i64> {
-    let mut tx = client.transaction().map_err(|e| hub_error(&e))?;
-    tx.execute("SELECT pg_advisory_xact_lock(7461023)", &[]).map_err(|e| hub_error(&e))?;
-    let exists: bool =
-        tx.query_one("SELECT to_regclass('hub_meta') IS NOT NULL", &[]).map_err(|e| hub_error(&e))?.get(0);
+    let mut tx = client.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock(7461023)", &[])?;
+    let exists: bool = tx.query_one("SELECT to_regclass('hub_meta') IS NOT NULL", &[])?.get(0);
     if !exists {
-        tx.batch_execute(SCHEMA).map_err(|e| hub_error(&e))?;
-        tx.commit().map_err(|e| hub_error(&e))?;
+        tx.batch_execute(SCHEMA)?;
+        tx.commit()?;
         return Ok(VERSION);
     }
-    let found: String =
-        tx.query_one("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[]).map_err(|e| hub_error(&e))?.get(0);
+    let found: String = tx.query_one("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[])?.get(0);
     let found: i64 =
         found.parse().map_err(|_| Error::Hub(format!("the hub's schema version {found:?} is not a number")))?;
     if found > VERSION {
@@ -185,11 +175,10 @@ pub fn migrate(client: &mut Client) -> Result<i64> {
         )));
     }
     for (step, sql) in MIGRATIONS.iter().enumerate().skip(found as usize - 1) {
-        tx.batch_execute(sql).map_err(|e| hub_error(&e))?;
-        tx.execute("UPDATE hub_meta SET value = $1 WHERE key = 'schema_version'", &[&(step as i64 + 2).to_string()])
-            .map_err(|e| hub_error(&e))?;
+        tx.batch_execute(sql)?;
+        tx.execute("UPDATE hub_meta SET value = $1 WHERE key = 'schema_version'", &[&(step as i64 + 2).to_string()])?;
     }
-    tx.commit().map_err(|e| hub_error(&e))?;
+    tx.commit()?;
     Ok(VERSION)
 }
 

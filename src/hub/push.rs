@@ -26,7 +26,7 @@ use rusqlite::{Connection, params};
 
 use crate::db;
 use crate::error::{Error, Result};
-use crate::hub::{HubConfig, hub_error, migrate};
+use crate::hub::{HubConfig, migrate};
 use crate::read::index::{MEDIA_COLUMNS, media_record};
 use crate::read::media;
 
@@ -126,16 +126,11 @@ impl Pusher {
         }
         let mut client = config.connect()?;
         migrate(&mut client)?;
-        let locked: bool = client
-            .query_one("SELECT pg_try_advisory_lock(7461024, hashtext($1))", &[&host])
-            .map_err(|e| hub_error(&e))?
-            .get(0);
+        let locked: bool = client.query_one("SELECT pg_try_advisory_lock(7461024, hashtext($1))", &[&host])?.get(0);
         if !locked {
             return Err(Error::Hub(format!("another push of host {host:?} is running against this hub")));
         }
-        client
-            .execute("INSERT INTO hosts (name) VALUES ($1) ON CONFLICT (name) DO NOTHING", &[&host])
-            .map_err(|e| hub_error(&e))?;
+        client.execute("INSERT INTO hosts (name) VALUES ($1) ON CONFLICT (name) DO NOTHING", &[&host])?;
         let mut pusher = Pusher { host: host.to_owned(), data_dir: data_dir.to_owned(), client, files: HashMap::new() };
         pusher.load_files()?;
         Ok(pusher)
@@ -152,14 +147,11 @@ impl Pusher {
     }
 
     fn load_files(&mut self) -> Result<()> {
-        let rows = self
-            .client
-            .query(
-                "SELECT file_id, path, state, lines, checkpoint, indexed_at, generation, last_off
+        let rows = self.client.query(
+            "SELECT file_id, path, state, lines, checkpoint, indexed_at, generation, last_off
                  FROM files WHERE host = $1",
-                &[&self.host],
-            )
-            .map_err(|e| hub_error(&e))?;
+            &[&self.host],
+        )?;
         self.files = rows
             .iter()
             .map(|r| {
@@ -203,13 +195,10 @@ impl Pusher {
         let dropped: Vec<i64> = self.files.keys().filter(|id| !local_ids.contains(id)).copied().collect();
         let mut synced = BTreeSet::new();
         if !dropped.is_empty() {
-            let sessions = self
-                .client
-                .query(
-                    "DELETE FROM files WHERE host = $1 AND file_id = ANY($2) RETURNING session_id",
-                    &[&self.host, &dropped],
-                )
-                .map_err(|e| hub_error(&e))?;
+            let sessions = self.client.query(
+                "DELETE FROM files WHERE host = $1 AND file_id = ANY($2) RETURNING session_id",
+                &[&self.host, &dropped],
+            )?;
             for id in &dropped {
                 self.files.remove(id);
             }
@@ -227,9 +216,7 @@ impl Pusher {
         }
         pushed.sessions = synced.len() as u64;
         if !pushed.is_empty() {
-            self.client
-                .execute("UPDATE hosts SET last_push_at = now() WHERE name = $1", &[&self.host])
-                .map_err(|e| hub_error(&e))?;
+            self.client.execute("UPDATE hosts SET last_push_at = now() WHERE name = $1", &[&self.host])?;
         }
         Ok(pushed)
     }
@@ -240,24 +227,20 @@ impl Pusher {
         let path = self.data_dir.join(db::INDEX_FILE);
         let meta = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?;
         let identity = format!("{}:{}", meta.dev(), meta.ino());
-        let mut tx = self.client.transaction().map_err(|e| hub_error(&e))?;
-        let recorded: Option<String> = tx
-            .query_one("SELECT index_id FROM hosts WHERE name = $1 FOR UPDATE", &[&self.host])
-            .map_err(|e| hub_error(&e))?
-            .get(0);
+        let mut tx = self.client.transaction()?;
+        let recorded: Option<String> =
+            tx.query_one("SELECT index_id FROM hosts WHERE name = $1 FOR UPDATE", &[&self.host])?.get(0);
         if recorded.as_deref() == Some(identity.as_str()) {
             return Ok(false);
         }
         let resend = recorded.is_some();
         if resend {
             for table in ["files", "sessions", "usage"] {
-                tx.execute(&format!("DELETE FROM {table} WHERE host = $1"), &[&self.host])
-                    .map_err(|e| hub_error(&e))?;
+                tx.execute(&format!("DELETE FROM {table} WHERE host = $1"), &[&self.host])?;
             }
         }
-        tx.execute("UPDATE hosts SET index_id = $2 WHERE name = $1", &[&self.host, &identity])
-            .map_err(|e| hub_error(&e))?;
-        tx.commit().map_err(|e| hub_error(&e))?;
+        tx.execute("UPDATE hosts SET index_id = $2 WHERE name = $1", &[&self.host, &identity])?;
+        tx.commit()?;
         if resend {
             tracing::info!(
                 "{}: this index is not the one pushed before (it was made anew): sending it again",
@@ -277,29 +260,27 @@ impl Pusher {
         };
         let on_hub: BTreeSet<String> = self
             .client
-            .query("SELECT session_id FROM forgotten WHERE host = $1", &[&self.host])
-            .map_err(|e| hub_error(&e))?
+            .query("SELECT session_id FROM forgotten WHERE host = $1", &[&self.host])?
             .iter()
             .map(|r| r.get(0))
             .collect();
         let back: Vec<&String> = on_hub.difference(&here).collect();
         if !back.is_empty() {
             self.client
-                .execute("DELETE FROM forgotten WHERE host = $1 AND session_id = ANY($2)", &[&self.host, &back])
-                .map_err(|e| hub_error(&e))?;
+                .execute("DELETE FROM forgotten WHERE host = $1 AND session_id = ANY($2)", &[&self.host, &back])?;
         }
         let mut n = 0;
         for session in here.difference(&on_hub) {
-            let mut tx = self.client.transaction().map_err(|e| hub_error(&e))?;
+            let mut tx = self.client.transaction()?;
             for table in ["entries", "usage"] {
-                tx.execute(&format!("DELETE FROM {table} WHERE host = $1 AND session_id = $2"), &[&self.host, session])
-                    .map_err(|e| hub_error(&e))?;
+                tx.execute(
+                    &format!("DELETE FROM {table} WHERE host = $1 AND session_id = $2"),
+                    &[&self.host, session],
+                )?;
             }
-            tx.execute("DELETE FROM sessions WHERE host = $1 AND id = $2", &[&self.host, session])
-                .map_err(|e| hub_error(&e))?;
-            tx.execute("INSERT INTO forgotten (host, session_id) VALUES ($1, $2)", &[&self.host, session])
-                .map_err(|e| hub_error(&e))?;
-            tx.commit().map_err(|e| hub_error(&e))?;
+            tx.execute("DELETE FROM sessions WHERE host = $1 AND id = $2", &[&self.host, session])?;
+            tx.execute("INSERT INTO forgotten (host, session_id) VALUES ($1, $2)", &[&self.host, session])?;
+            tx.commit()?;
             n += 1;
         }
         Ok(n)
@@ -324,17 +305,14 @@ impl Pusher {
         let mut first = true;
         loop {
             let batch = read_batch(conn, file.id, after)?;
-            let mut tx = self.client.transaction().map_err(|e| hub_error(&e))?;
+            let mut tx = self.client.transaction()?;
             if reset && first {
-                let sessions = tx
-                    .query(
-                        "SELECT DISTINCT session_id FROM entries WHERE host = $1 AND file_id = $2",
-                        &[&self.host, &file.id],
-                    )
-                    .map_err(|e| hub_error(&e))?;
+                let sessions = tx.query(
+                    "SELECT DISTINCT session_id FROM entries WHERE host = $1 AND file_id = $2",
+                    &[&self.host, &file.id],
+                )?;
                 touched.extend(sessions.iter().map(|r| r.get::<_, String>(0)));
-                tx.execute("DELETE FROM entries WHERE host = $1 AND file_id = $2", &[&self.host, &file.id])
-                    .map_err(|e| hub_error(&e))?;
+                tx.execute("DELETE FROM entries WHERE host = $1 AND file_id = $2", &[&self.host, &file.id])?;
             }
             first = false;
             let last_off = batch.entries.last().map_or(after, |e| e.off);
@@ -365,15 +343,14 @@ impl Pusher {
                     &file.generation,
                     &last_off,
                 ],
-            )
-            .map_err(|e| hub_error(&e))?;
+            )?;
             if !batch.entries.is_empty() {
                 send_photos(&mut tx, &self.host, &batch.media, pushed)?;
                 send_rows(&mut tx, &self.host, file.id, &batch)?;
                 touched.extend(batch.entries.iter().map(|e| e.session_id.clone()));
                 pushed.entries += batch.entries.len() as u64;
             }
-            tx.commit().map_err(|e| hub_error(&e))?;
+            tx.commit()?;
             self.files.insert(
                 file.id,
                 HubFile {
@@ -395,12 +372,10 @@ impl Pusher {
             self.push_session(conn, session)?;
             synced.insert(session.clone());
         }
-        self.client
-            .execute(
-                "UPDATE files SET lines = $3, checkpoint = $4, indexed_at = $5 WHERE host = $1 AND file_id = $2",
-                &[&self.host, &file.id, &file.lines, &file.checkpoint, &file.indexed_at],
-            )
-            .map_err(|e| hub_error(&e))?;
+        self.client.execute(
+            "UPDATE files SET lines = $3, checkpoint = $4, indexed_at = $5 WHERE host = $1 AND file_id = $2",
+            &[&self.host, &file.id, &file.lines, &file.checkpoint, &file.indexed_at],
+        )?;
         if let Some(hub) = self.files.get_mut(&file.id) {
             hub.lines = file.lines;
             hub.checkpoint = file.checkpoint;
@@ -421,12 +396,8 @@ fn send_photos(
     if hashes.is_empty() {
         return Ok(());
     }
-    let held: HashSet<String> = tx
-        .query("SELECT blake3 FROM blobs WHERE blake3 = ANY($1)", &[&hashes])
-        .map_err(|e| hub_error(&e))?
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    let held: HashSet<String> =
+        tx.query("SELECT blake3 FROM blobs WHERE blake3 = ANY($1)", &[&hashes])?.iter().map(|r| r.get(0)).collect();
     let mut sent = HashSet::new();
     for (_, record) in records {
         if held.contains(&record.blake3) || !sent.insert(record.blake3.clone()) {
@@ -444,8 +415,7 @@ fn send_photos(
             "INSERT INTO blobs (blake3, media_type, length, bytes) VALUES ($1, $2, $3, $4)
                  ON CONFLICT (blake3) DO NOTHING",
             &[&record.blake3, &record.media_type, &(bytes.len() as i64), &bytes],
-        )
-        .map_err(|e| hub_error(&e))?;
+        )?;
         pushed.photos += 1;
         pushed.photo_bytes += bytes.len() as u64;
     }
@@ -491,11 +461,10 @@ impl Pusher {
         }
         let usage = usage_rows(conn, session)?;
         let host = &self.host;
-        let mut tx = self.client.transaction().map_err(|e| hub_error(&e))?;
+        let mut tx = self.client.transaction()?;
         match &row {
             None => {
-                tx.execute("DELETE FROM sessions WHERE host = $1 AND id = $2", &[host, &session])
-                    .map_err(|e| hub_error(&e))?;
+                tx.execute("DELETE FROM sessions WHERE host = $1 AND id = $2", &[host, &session])?;
             }
             Some(s) => {
                 tx.execute(
@@ -522,8 +491,7 @@ impl Pusher {
                         &s.8,
                         &s.9.as_deref().map(text),
                     ],
-                )
-                .map_err(|e| hub_error(&e))?;
+                )?;
             }
         }
         tx.execute(
@@ -531,18 +499,15 @@ impl Pusher {
              WHERE host = $1 AND session_id = $2 AND duplicate
                AND (file_id, off) NOT IN (SELECT * FROM unnest($3::bigint[], $4::bigint[]))",
             &[host, &text(session), &hidden.0, &hidden.1],
-        )
-        .map_err(|e| hub_error(&e))?;
+        )?;
         tx.execute(
             "UPDATE entries e SET duplicate = true, hidden = d.hidden
              FROM unnest($2::bigint[], $3::bigint[], $4::text[]) AS d(file_id, off, hidden)
              WHERE e.host = $1 AND e.file_id = d.file_id AND e.off = d.off
                AND (NOT e.duplicate OR e.hidden IS DISTINCT FROM d.hidden)",
             &[host, &hidden.0, &hidden.1, &hidden.2],
-        )
-        .map_err(|e| hub_error(&e))?;
-        tx.execute("DELETE FROM usage WHERE host = $1 AND session_id = $2", &[host, &text(session)])
-            .map_err(|e| hub_error(&e))?;
+        )?;
+        tx.execute("DELETE FROM usage WHERE host = $1 AND session_id = $2", &[host, &text(session)])?;
         if !usage.key.is_empty() {
             tx.execute(
                 "INSERT INTO usage (host, key, session_id, agent, model, request_id, timestamp, day, tier,
@@ -577,10 +542,9 @@ impl Pusher {
                     &usage.tokens[5],
                     &usage.lines,
                 ],
-            )
-            .map_err(|e| hub_error(&e))?;
+            )?;
         }
-        tx.commit().map_err(|e| hub_error(&e))?;
+        tx.commit()?;
         Ok(())
     }
 }
@@ -783,14 +747,12 @@ fn send_rows(tx: &mut postgres::Transaction<'_>, host: &str, file_id: i64, batch
             &e.iter().map(|e| e.agent.clone()).collect::<Vec<_>>(),
             &col(&|e| e.hidden.clone()),
         ],
-    )
-    .map_err(|e| hub_error(&e))?;
+    )?;
     for table in ["media", "failed_images"] {
         tx.execute(
             &format!("DELETE FROM {table} WHERE host = $1 AND file_id = $2 AND entry_off = ANY($3)"),
             &[&host, &file_id, &offs],
-        )
-        .map_err(|e| hub_error(&e))?;
+        )?;
     }
     if !batch.media.is_empty() {
         let m = &batch.media;
@@ -812,8 +774,7 @@ fn send_rows(tx: &mut postgres::Transaction<'_>, host: &str, file_id: i64, batch
                 &m.iter().map(|(_, r)| r.decoded_length as i64).collect::<Vec<_>>(),
                 &m.iter().map(|(_, r)| r.blake3.clone()).collect::<Vec<_>>(),
             ],
-        )
-        .map_err(|e| hub_error(&e))?;
+        )?;
     }
     if !batch.failed.is_empty() {
         let f = &batch.failed;
@@ -827,8 +788,7 @@ fn send_rows(tx: &mut postgres::Transaction<'_>, host: &str, file_id: i64, batch
                 &f.iter().map(|f| f.1).collect::<Vec<_>>(),
                 &f.iter().map(|f| f.2.clone()).collect::<Vec<_>>(),
             ],
-        )
-        .map_err(|e| hub_error(&e))?;
+        )?;
     }
     Ok(())
 }
