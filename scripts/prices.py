@@ -2,7 +2,7 @@
 """Writes prices.json, the pricing table scrollback ships, from litellm's model price list.
 
     python3 -m pip download litellm==VERSION --no-deps -d /tmp/litellm
-    python3 scripts/prices.py /tmp/litellm/litellm-VERSION-*.whl > prices.json
+    python3 scripts/prices.py /tmp/litellm/litellm-VERSION-*.whl > crates/read/prices.json
 
 litellm (PyPI) ships `litellm/model_prices_and_context_window_backup.json`, the list ccusage also
 prices from. Kept: the chat models of the providers whose agents scrollback reads (Anthropic, OpenAI,

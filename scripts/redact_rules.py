@@ -9,7 +9,7 @@ rules from elsewhere that gitleaks has no general form of:
   (`Authorization: Bearer|Basic|Token …`), without its `curl` context, so that a header pasted
   anywhere is taken too.
 
-    python3 scripts/redact_rules.py GITLEAKS_TOML VERSION > redact-rules.json
+    python3 scripts/redact_rules.py GITLEAKS_TOML VERSION > crates/read/redact-rules.json
 
 Each rule keeps gitleaks' id, regex, secret group, entropy, keywords and the allowlists that look
 at the secret, the match or the line (stop words included); path allowlists do not apply to a

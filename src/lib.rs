@@ -23,51 +23,38 @@
 //! ```
 //!
 //! # Layout
-//! The folders follow the data flow, from a transcript's bytes to an HTTP response, in layers (each
-//! names only those below it; ARCHITECTURE.md lists them, a test keeps them):
-//! - [`error`](Error), [`files`]: the one error type; opening a transcript without blocking.
-//! - [`codec`]: the scanner (payload spans, stripping), base64, word marks, conversation order and
-//!   the ref format. No I/O, no format.
-//! - [`format`](mod@format): what each agent writes, one file per agent ([`format::claude`]).
-//! - [`db`]: the index file: `schema.sql`, migrations, and how connections are opened.
-//! - [`accept`]: sent messages. The acceptance record (primary data, its own SQLite file), the
-//!   engine that writes the transcript, and [`reconcile`](fn@accept::reconcile), the client's rule.
-//! - [`events`]: the bus the writer and the server announce on.
-//! - [`ingest`]: the writer side. Tree walk, line reader, entry description, batches, fingerprints,
-//!   the [`Indexer`] (the one writer), the vault, and the live [`Tail`] that runs it and its jobs.
-//! - [`read`]: the read side. Queries (sessions, history, search), media lookups by ref or hash,
-//!   rendering stored lines with URLs, and payload streams verified against their blake3.
-//! - [`ops`]: work that spans the stores: forgetting, sends and their engine runs, status.
-//! - [`hub`]: a team's hub on PostgreSQL (`postgres.sql`): pushing this host's index to it.
-//! - [`mcp`](mod@mcp): the MCP server's tools (search, sessions, a session as text, photos) over
-//!   the read side, for agents.
-//! - [`http`]: the boundary. Routes, the wire format (camelCase JSON, URLs, escaped snippets), the
-//!   OpenAPI document.
-//! - [`demo`]: the sample tree `serve --demo` serves, and the stand-in engine that answers its sends.
+//! A workspace whose crates are the layers, in order (each names only those below it, so the
+//! compiler holds the order; ARCHITECTURE.md says why the cut falls where it does). This crate is
+//! the facade that puts them back under one name, the binary, and the demo:
+//! - `scrollback-core`: [`error`](Error), [`files`], [`codec`], [`format`](mod@format) (what each agent
+//!   writes, one file per agent) and [`db`] (the index's and the acceptance record's schemas).
+//! - `scrollback-index`: [`ingest`], the writer side (tree walk, line reader, the [`Indexer`], the
+//!   vault, the live [`Tail`]) and [`events`], what the writer announces.
+//! - `scrollback-read`: [`read`], the read side (sessions, history, search, media by seeking, usage,
+//!   rendering and export).
+//! - `scrollback-ops`: [`accept`], the acceptance record and the reconcile rule, and [`ops`], work
+//!   that spans the stores (chats and their engine runs, forgetting, the writer election, status).
+//! - `scrollback-hub`: [`hub`], a team's hub on PostgreSQL.
+//! - `scrollback-mcp`: [`mcp`](mod@mcp), the MCP server's tools, for agents.
+//! - `scrollback-http`: [`http`], the boundary (routes, the wire format, the OpenAPI document, the
+//!   viewer).
+//! - here: [`demo`], the sample tree `serve --demo` serves, and the stand-in engine that answers
+//!   its sends.
 
 #![deny(missing_docs)]
-// The OpenAPI document is one `json!` literal, deeper than the macro's default limit.
-#![recursion_limit = "256"]
 
-pub mod accept;
-pub mod codec;
-pub mod db;
 pub mod demo;
-mod error;
-pub mod events;
-pub mod files;
-pub mod format;
-pub mod http;
-pub mod hub;
-pub mod ingest;
-pub mod mcp;
-pub mod ops;
-pub mod read;
 
-pub use codec::refs::{ContentHash, MediaName, MediaRef};
-pub use codec::scan::STRIPPED_MEDIA_MARKER;
-pub use error::{Error, Result};
-pub use ingest::roots::Root;
-pub use ingest::tail::{Tail, TailConfig};
-pub use ingest::{Indexer, NoProgress, Progress, Summary};
-pub use read::media::MediaRecord;
+pub use scrollback_core::{codec, db, error, files, format};
+pub use scrollback_http as http;
+pub use scrollback_hub as hub;
+pub use scrollback_index as ingest;
+pub use scrollback_index::events;
+pub use scrollback_mcp as mcp;
+pub use scrollback_ops as ops;
+pub use scrollback_ops::accept;
+pub use scrollback_read as read;
+
+pub use scrollback_core::{ContentHash, Error, MediaName, MediaRef, Result, STRIPPED_MEDIA_MARKER};
+pub use scrollback_index::{Indexer, NoProgress, Progress, Root, Summary, Tail, TailConfig};
+pub use scrollback_read::MediaRecord;

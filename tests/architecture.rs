@@ -1,6 +1,9 @@
-//! The layer order of `src/`, read from the code: which top-level module (a folder or a file under
-//! `src/`) names which other through a `crate::` path. ARCHITECTURE.md states the order; these
-//! tests keep it true, as rust-analyzer's tidy tests keep its own rules.
+//! The layer order of the workspace, read from the code: which module (a top-level module of a
+//! crate's `src/`, or a crate that is one layer whole) names which other, through a `crate::` path
+//! or another crate's name. The crates' dependencies already hold the order between crates (Cargo
+//! has no loops, and a crate names only what it depends on); these tests also hold it between the
+//! modules inside one crate, as rust-analyzer's tidy tests keep its own rules. ARCHITECTURE.md
+//! states the order.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -12,16 +15,15 @@ const LAYERS: &[&[&str]] = &[
     &["codec"],
     &["format"],
     &["db"],
-    &["accept"],
     &["events"],
-    &["ingest", "read"],
+    &["ingest", "read", "accept"],
     &["ops"],
     &["hub"],
     &["mcp"],
     &["http", "demo"],
 ];
 
-/// What `lib.rs` re-exports at the crate's root, by the module it comes from.
+/// What a crate re-exports at its root, by the module it comes from.
 const ROOT_NAMES: &[(&str, &str)] = &[
     ("Error", "error"),
     ("Result", "error"),
@@ -35,11 +37,28 @@ const ROOT_NAMES: &[(&str, &str)] = &[
     ("Summary", "ingest"),
     ("Tail", "ingest"),
     ("TailConfig", "ingest"),
+    ("Root", "ingest"),
     ("MediaRecord", "read"),
 ];
 
-fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+/// Each crate of the workspace: its folder, the name other crates call it by, and the module its
+/// files belong to (`None`: each top-level module of its `src/` is one).
+const CRATES: &[(&str, &str, Option<&str>)] = &[
+    ("crates/core", "scrollback_core", None),
+    ("crates/index", "scrollback_index", Some("ingest")),
+    ("crates/read", "scrollback_read", Some("read")),
+    ("crates/ops", "scrollback_ops", Some("ops")),
+    ("crates/hub", "scrollback_hub", Some("hub")),
+    ("crates/mcp", "scrollback_mcp", Some("mcp")),
+    ("crates/http", "scrollback_http", Some("http")),
+    (".", "scrollback", None),
+];
+
+/// Modules that are one top-level module of a crate that is otherwise one layer whole.
+const INNER: &[(&str, &str)] = &[("scrollback_index", "events"), ("scrollback_ops", "accept")];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -53,18 +72,23 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level module a file of `src/` belongs to; `None` for `lib.rs` and the binary.
-fn module_of(file: &Path) -> Option<String> {
-    let rel = file.strip_prefix(src()).unwrap();
-    let first = rel.components().next()?.as_os_str().to_str()?.to_owned();
-    match first.as_str() {
-        "lib.rs" | "bin" => None,
-        name => Some(name.trim_end_matches(".rs").to_owned()),
+/// The module a file of a crate's `src/` belongs to; `None` for a crate root that is only a
+/// facade (`lib.rs` of a crate of several modules) and the binary.
+fn module_of(krate: &(&str, &str, Option<&str>), file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(root().join(krate.0).join("src")).unwrap();
+    let first = rel.components().next()?.as_os_str().to_str()?.trim_end_matches(".rs").to_owned();
+    if let Some((_, inner)) = INNER.iter().find(|(c, m)| *c == krate.1 && *m == first) {
+        return Some((*inner).to_owned());
+    }
+    match (krate.2, first.as_str()) {
+        (Some(whole), _) => Some(whole.to_owned()),
+        (None, "lib" | "bin") => None,
+        (None, name) => Some(name.to_owned()),
     }
 }
 
-/// The modules a file's code (not its comments) names with `crate::`.
-fn named(text: &str) -> BTreeSet<String> {
+/// The modules a file's code (not its comments) names, with `crate::` read in `krate`.
+fn named(krate: &(&str, &str, Option<&str>), text: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for line in text.lines() {
         let code = line.trim_start();
@@ -72,22 +96,46 @@ fn named(text: &str) -> BTreeSet<String> {
             continue;
         }
         let code = code.split(" // ").next().unwrap_or(code);
-        let mut rest = code;
-        while let Some(at) = rest.find("crate::") {
-            rest = &rest[at + "crate::".len()..];
-            if let Some(group) = rest.strip_prefix('{') {
-                let end = group.find('}').unwrap_or(group.len());
-                for item in group[..end].split(',') {
-                    out.insert(first_segment(item.trim()));
+        for (prefix, owner) in CRATES.iter().map(|c| (format!("{}::", c.1), *c)).chain([("crate::".to_owned(), *krate)])
+        {
+            let mut rest = code;
+            while let Some(at) = rest.find(&prefix) {
+                let before = rest[..at].chars().next_back();
+                rest = &rest[at + prefix.len()..];
+                if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                    continue;
                 }
-                rest = &group[end..];
-            } else {
-                out.insert(first_segment(rest));
+                if let Some(group) = rest.strip_prefix('{') {
+                    let end = group.find('}').unwrap_or(group.len());
+                    for item in group[..end].split(',') {
+                        out.insert(resolve(&owner, item.trim()));
+                    }
+                    rest = &group[end..];
+                } else {
+                    out.insert(resolve(&owner, rest));
+                }
             }
         }
     }
     out.remove("");
     out
+}
+
+/// The module a path inside crate `owner` names.
+fn resolve(owner: &(&str, &str, Option<&str>), path: &str) -> String {
+    let first = first_segment(path);
+    if let Some((_, inner)) = INNER.iter().find(|(c, m)| *c == owner.1 && *m == first) {
+        return (*inner).to_owned();
+    }
+    match owner.2 {
+        Some(whole) if !ROOT_NAMES.iter().any(|(n, _)| *n == path_head(path)) => whole.to_owned(),
+        _ => first,
+    }
+}
+
+fn path_head(path: &str) -> &str {
+    let end = path.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(path.len());
+    &path[..end]
 }
 
 fn first_segment(path: &str) -> String {
@@ -99,16 +147,18 @@ fn first_segment(path: &str) -> String {
     }
 }
 
-/// Every top-level module and the modules it names.
+/// Every module of the workspace and the modules it names.
 fn graph() -> BTreeMap<String, BTreeSet<String>> {
-    let mut files = Vec::new();
-    rust_files(&src(), &mut files);
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for file in files {
-        let Some(module) = module_of(&file) else { continue };
-        let mut names = named(&std::fs::read_to_string(&file).unwrap());
-        names.remove(&module);
-        graph.entry(module).or_default().extend(names);
+    for krate in CRATES {
+        let mut files = Vec::new();
+        rust_files(&root().join(krate.0).join("src"), &mut files);
+        for file in files {
+            let Some(module) = module_of(krate, &file) else { continue };
+            let mut names = named(krate, &std::fs::read_to_string(&file).unwrap());
+            names.remove(&module);
+            graph.entry(module).or_default().extend(names);
+        }
     }
     graph
 }
@@ -147,15 +197,15 @@ fn no_folder_imports_one_that_imports_it_back() {
 fn every_folder_imports_only_the_layers_below_it() {
     let graph = graph();
     for (module, names) in &graph {
-        let layer = layer_of(module)
-            .unwrap_or_else(|| panic!("src/{module} has no layer: add it to LAYERS and ARCHITECTURE.md"));
+        let layer =
+            layer_of(module).unwrap_or_else(|| panic!("{module} has no layer: add it to LAYERS and ARCHITECTURE.md"));
         for name in names {
             let other = layer_of(name).unwrap_or_else(|| {
-                panic!("src/{module} names crate::{name}, which is no module of src/ and no root re-export")
+                panic!("{module} names {name}, which is no module of the workspace and no root re-export")
             });
             assert!(
                 other < layer,
-                "src/{module} (layer {layer}) names crate::{name} (layer {other}): only lower layers may be named"
+                "{module} (layer {layer}) names {name} (layer {other}): only lower layers may be named"
             );
         }
     }
@@ -164,7 +214,67 @@ fn every_folder_imports_only_the_layers_below_it() {
 #[test]
 fn the_reader_of_imports_sees_grouped_and_rooted_paths() {
     let names = named(
-        "use crate::{db, error::Result};\n// crate::http in a comment\nuse crate::codec::scan; let x = crate::Indexer::open;",
+        &CRATES[0],
+        "use crate::{db, error::Result};\n// crate::http in a comment\nuse crate::codec::scan; let x = scrollback_index::Indexer::open;",
     );
     assert_eq!(names.into_iter().collect::<Vec<_>>(), ["codec", "db", "error", "ingest"]);
+    let names = named(&CRATES[3], "use crate::accept::Accepted; use crate::chat; use scrollback_index::events::Event;");
+    assert_eq!(names.into_iter().collect::<Vec<_>>(), ["accept", "events", "ops"]);
+}
+
+/// Every `fn` name in the workspace's Rust files.
+fn functions() -> BTreeSet<String> {
+    let mut files = Vec::new();
+    for dir in ["tests", "src", "crates"] {
+        rust_files(&root().join(dir), &mut files);
+    }
+    let mut out = BTreeSet::new();
+    for file in files {
+        for line in std::fs::read_to_string(&file).unwrap().lines() {
+            if let Some(at) = line.find("fn ") {
+                let rest = &line[at + 3..];
+                let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+                out.insert(rest[..end].to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// The test names a text cites: the last segment of each backticked path with `::` whose last
+/// segment is a snake_case name (or a `{a, b}` group of them).
+fn cited_tests(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, span) in text.split('`').enumerate() {
+        if i % 2 == 0 || !span.contains("::") {
+            continue;
+        }
+        let last = match span.find("::{") {
+            Some(at) => span[at + 3..].trim_end_matches('}').to_owned(),
+            None => span.rsplit("::").next().unwrap_or("").to_owned(),
+        };
+        for name in last.split(',').map(str::trim) {
+            let snake =
+                name.contains('_') && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+            if snake {
+                out.push(name.to_owned());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_test_the_invariants_name_exists() {
+    let text = std::fs::read_to_string(root().join("docs/invariants.md")).unwrap();
+    let cited = cited_tests(&text);
+    assert!(cited.len() >= 50, "docs/invariants.md names too few tests to be the list: {}", cited.len());
+    let functions = functions();
+    let missing: Vec<&String> = cited.iter().filter(|name| !functions.contains(*name)).collect();
+    assert!(missing.is_empty(), "docs/invariants.md names tests that do not exist: {missing:?}");
+    assert_eq!(
+        cited_tests("`a::b_c`, `x::tests::{d_e, f_g}`, `no_path`, `Kind::Html`, `m::n`"),
+        ["b_c", "d_e", "f_g"],
+        "the reader of citations"
+    );
 }

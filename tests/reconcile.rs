@@ -1,5 +1,5 @@
 //! The reconcile rule against the shared vectors in `tests/vectors/reconcile/`: in Rust here, and in
-//! the viewer's JavaScript (`web/reconcile.js`) through `node --test tests/js/`.
+//! the viewer's JavaScript (`crates/http/web/reconcile.js`) through `node --test tests/js/`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -71,6 +71,7 @@ fn the_server_serves_the_same_module_it_was_built_with() {
     assert_eq!(res.status(), reqwest::StatusCode::OK);
     assert_eq!(res.headers()["content-type"], "text/javascript; charset=utf-8");
     assert_eq!(res.headers()["x-content-type-options"], "nosniff");
-    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("web/reconcile.js")).unwrap();
+    let source =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/http/web/reconcile.js")).unwrap();
     assert_eq!(res.text().unwrap(), source);
 }

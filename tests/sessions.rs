@@ -458,7 +458,9 @@ fn an_index_written_by_version_3_reads_as_a_fresh_one_once_opened() {
     let old = env.dir.path().join("v3");
     std::fs::create_dir_all(&old).unwrap();
     let v3 = Connection::open(old.join("index.sqlite3")).unwrap();
-    let schema = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/schema-v3.sql")).unwrap();
+    let schema =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/crates/core/tests/fixtures/schema-v3.sql"))
+            .unwrap();
     v3.execute_batch(&schema).unwrap();
     v3.execute("ATTACH ?1 AS fresh", [env.data.join("index.sqlite3").to_str().unwrap()]).unwrap();
     v3.execute_batch(

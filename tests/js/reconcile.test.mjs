@@ -1,11 +1,11 @@
-// The viewer's reconcile rule (web/reconcile.js) against the shared vectors in
+// The viewer's reconcile rule (crates/http/web/reconcile.js) against the shared vectors in
 // tests/vectors/reconcile/, which the Rust rule is checked against too. Run: node --test tests/js/
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { join, dirname } from "node:path";
-import { reconcile, normalize } from "../../web/reconcile.js";
+import { reconcile, normalize } from "../../crates/http/web/reconcile.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dir = join(here, "..", "vectors", "reconcile");

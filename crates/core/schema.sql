@@ -1,0 +1,279 @@
+-- scrollback index schema, version 10 (PRAGMA user_version = 10).
+--
+-- The one source of truth for the database: every table, index, view and trigger. The offsets below
+-- are a frozen format, documented byte for byte in docs/schema.md ("Offsets are a frozen format"):
+--   * entries.offset / entries.length: the line's bytes in the transcript, without its terminator
+--     ("\n" or "\r\n") and, on the first line, without a UTF-8 byte order mark;
+--   * media.offset / media.length: the payload's bytes in the transcript, absolute, between the JSON
+--     string's quotes (escapes included; for a data URL, from "data:" on).
+-- No payload byte is ever stored here: the stored line carries STRIPPED_MEDIA_MARKER in its place.
+
+-- One row per transcript file ever seen. A path has at most one live row; a file that disappeared
+-- keeps its row (state 'gone') and its entries, and the same path appearing again is a new row.
+CREATE TABLE files (
+    id              INTEGER PRIMARY KEY,
+    path            TEXT    NOT NULL,           -- absolute path
+    session_id      TEXT    NOT NULL,           -- the session of its lines that name none (its name's, or its first line's)
+    dev             INTEGER NOT NULL,           -- device of the file when last read
+    inode           INTEGER NOT NULL,           -- inode of the file when last read
+    fingerprint     TEXT    NOT NULL,           -- blake3 (hex) of the first fingerprint_len bytes
+    fingerprint_len INTEGER NOT NULL,
+    tail_hash       TEXT    NOT NULL,           -- blake3 (hex) of the bytes just before checkpoint (up to 256)
+    size            INTEGER NOT NULL,           -- size when last read
+    mtime_ns        INTEGER NOT NULL,           -- modification time when last read (ns since the epoch)
+    checkpoint      INTEGER NOT NULL,           -- offset just past the last complete line indexed
+    lines           INTEGER NOT NULL,           -- complete lines indexed (the next line's number - 1)
+    state           TEXT    NOT NULL CHECK (state IN ('live', 'gone')),
+    indexed_at      TEXT    NOT NULL,           -- UTC, RFC 3339
+    gone_at         TEXT,                       -- UTC, RFC 3339, when it was seen gone
+    vault           TEXT,                       -- absolute path of its hard link in <data dir>/vault, or NULL
+    agent           TEXT    NOT NULL DEFAULT 'claude', -- its format: claude, codex, gemini
+    generation      INTEGER NOT NULL DEFAULT 0  -- how many times it was read again from its start (its
+                                                -- rows replaced): a push's watermark holds within one
+);
+CREATE UNIQUE INDEX files_live_path ON files(path) WHERE state = 'live';
+
+-- One row per conversation, kept up to date by the indexer.
+CREATE TABLE sessions (
+    id              TEXT    PRIMARY KEY,
+    project         TEXT,                       -- cwd of the first entry that names one
+    title           TEXT,                       -- custom title > AI title > summary > first user text
+    title_rank      INTEGER NOT NULL DEFAULT 0, -- which of those the title is (4 .. 1; 0 none)
+    first_timestamp TEXT,
+    last_timestamp  TEXT,
+    entries         INTEGER NOT NULL DEFAULT 0, -- entries history returns with side chains (invalid lines too)
+    images          INTEGER NOT NULL DEFAULT 0, -- image blocks under message.content, failed ones included
+    sidechain_entries INTEGER NOT NULL DEFAULT 0, -- of `entries`, those on a side chain (sub-agents)
+    title_order     TEXT,                       -- the conversation order of the entry the title is from
+    agent           TEXT    NOT NULL DEFAULT 'claude', -- the agent that wrote it: claude, codex, gemini
+    forked_from     TEXT                        -- the session it was forked from, as its transcript says
+);
+CREATE INDEX sessions_last ON sessions(last_timestamp);
+CREATE INDEX sessions_agent ON sessions(agent, last_timestamp);
+
+-- One row per complete line. A line that is not JSON or not UTF-8 is a row too, with `invalid` set
+-- and no stored line.
+CREATE TABLE entries (
+    id           INTEGER PRIMARY KEY,
+    file_id      INTEGER NOT NULL REFERENCES files(id),
+    session_id   TEXT    NOT NULL,              -- the line's sessionId, else the file's
+    line         INTEGER NOT NULL,              -- 1-based line number in the file
+    offset       INTEGER NOT NULL,              -- byte offset of the line in the file
+    length       INTEGER NOT NULL,              -- bytes of the line, terminator excluded
+    uuid         TEXT,
+    parent_uuid  TEXT,
+    type         TEXT,                          -- user, assistant, system, summary, ... as written
+    role         TEXT,                          -- message.role
+    timestamp    TEXT,
+    is_sidechain INTEGER NOT NULL DEFAULT 0,
+    stripped     TEXT,                          -- the line, each payload replaced by the marker
+    text         TEXT,                          -- plain text for search
+    invalid      TEXT,                          -- why the line is not indexed, or NULL
+    sort_at      TEXT    NOT NULL DEFAULT '',   -- conversation order: latest timestamp of the file so far
+    sort_file    INTEGER NOT NULL DEFAULT 0,    -- conversation order: 0 main transcript, else from the path
+    duplicate    INTEGER NOT NULL DEFAULT 0,    -- 1: left out of history, search and counts: a copy of an
+                                                --    entry earlier in order with this uuid, or hidden
+    agent_id     TEXT,                          -- agentId: the sub-agent whose transcript the line is in
+    spawned_agent TEXT,                         -- toolUseResult.agentId: the sub-agent this tool call ran
+    agent        TEXT    NOT NULL DEFAULT 'claude', -- the agent that wrote the line: claude, codex, gemini
+    hidden       TEXT,                          -- why it is left out though no copy: repeat, fork,
+                                                --    rewritten, rewound, replaced (README.md); else NULL
+    UNIQUE (file_id, offset)
+);
+-- A session's history is in conversation order, (sort_at, sort_file, line): see docs/formats.md.
+CREATE INDEX entries_order ON entries(session_id, sort_at, sort_file, line);
+-- Within one session_id in rowid (indexing) order: catching up on what was indexed since a cursor.
+CREATE INDEX entries_session ON entries(session_id);
+CREATE INDEX entries_agent ON entries(session_id, agent_id) WHERE agent_id IS NOT NULL;
+CREATE INDEX entries_uuid ON entries(uuid) WHERE uuid IS NOT NULL;
+
+-- One row per stripped payload.
+CREATE TABLE media (
+    id             INTEGER PRIMARY KEY,
+    entry_id       INTEGER NOT NULL REFERENCES entries(id),
+    ordinal        INTEGER,                     -- image ordinal under message.content, or NULL
+    kind           TEXT    NOT NULL CHECK (kind IN ('image', 'document', 'file')),
+    offset         INTEGER NOT NULL,            -- absolute byte offset of the payload in the file
+    length         INTEGER NOT NULL,            -- bytes of the payload in the file
+    encoding       TEXT    NOT NULL CHECK (encoding IN ('base64', 'base64-escaped', 'data-url', 'data-url-escaped')),
+    media_type     TEXT,
+    decoded_length INTEGER NOT NULL,
+    blake3         TEXT    NOT NULL             -- blake3 (hex) of the decoded bytes
+);
+CREATE INDEX media_entry ON media(entry_id, ordinal);
+CREATE INDEX media_blake3 ON media(blake3);
+
+-- Image blocks under message.content with no payload behind them (failed uploads): they take an
+-- ordinal, have no ref, and read "[image not displayed]".
+CREATE TABLE failed_images (
+    entry_id INTEGER NOT NULL REFERENCES entries(id),
+    ordinal  INTEGER NOT NULL,
+    reason   TEXT    NOT NULL,
+    PRIMARY KEY (entry_id, ordinal)
+) WITHOUT ROWID;
+
+-- Full-text search over entries.text, external content, named `<table>_fts` and declared with
+-- content="entries" (double quotes), the form Datasette and sqlite-utils look for to recognise it.
+-- Words are matched as written (case and diacritics folded), not stemmed: `photo*` finds "photos".
+-- In text written without spaces (Chinese, Japanese) entries.text has a zero-width space (U+200B)
+-- at each Unicode word boundary, so that each word there is a token; queries are marked the same.
+CREATE VIRTUAL TABLE entries_fts USING fts5(text, content="entries", content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
+    INSERT INTO entries_fts(rowid, text) VALUES (new.id, new.text);
+END;
+CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
+    INSERT INTO entries_fts(entries_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+CREATE TRIGGER entries_au AFTER UPDATE OF text ON entries BEGIN
+    INSERT INTO entries_fts(entries_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    INSERT INTO entries_fts(rowid, text) VALUES (new.id, new.text);
+END;
+
+-- Transcripts whose session was forgotten (`scrollback forget`): not indexed again while they are
+-- the same file (device, inode, and the blake3 of their first bytes), until `scrollback unforget`.
+CREATE TABLE forgotten (
+    session_id      TEXT    NOT NULL,
+    path            TEXT    NOT NULL,
+    dev             INTEGER NOT NULL,
+    inode           INTEGER NOT NULL,
+    fingerprint     TEXT    NOT NULL,
+    fingerprint_len INTEGER NOT NULL,
+    forgotten_at    TEXT    NOT NULL
+);
+CREATE INDEX forgotten_identity ON forgotten(dev, inode);
+
+-- Transcripts that hold lines of a forgotten session beside other sessions' (version 9): those lines
+-- are not indexed (the acceptance record's `forgotten_sessions` says which sessions), and
+-- `scrollback unforget` reads these files again from their start.
+CREATE TABLE forgotten_in (
+    session_id TEXT    NOT NULL,
+    file_id    INTEGER NOT NULL,
+    PRIMARY KEY (session_id, file_id)
+) WITHOUT ROWID;
+
+-- One row per line that states an API response's usage: a response stated again by a later line
+-- (a streamed response, a block at a time), another file or another session is a row each. The
+-- ledger (`usage`) is derived from these. Counts are disjoint: `input_tokens` is the input neither
+-- read from nor written to a cache, `output_tokens` includes reasoning (docs/usage.md, "The counting rule").
+CREATE TABLE usage_lines (
+    entry_id              INTEGER NOT NULL REFERENCES entries(id),
+    ordinal               INTEGER NOT NULL,     -- which of the responses the line states (0, or a checkpoint's n-th)
+    key                   TEXT    NOT NULL,     -- the response's identity: claude:<message.id>, gemini:<id>, codex:<session>:<running total>
+    session_id            TEXT    NOT NULL,
+    agent                 TEXT    NOT NULL,
+    model                 TEXT,
+    request_id            TEXT,
+    timestamp             TEXT,
+    tier                  TEXT,                 -- a price tier other than standard: priority, batch, flex, fast
+    input_tokens          INTEGER NOT NULL,
+    output_tokens         INTEGER NOT NULL,
+    cache_read_tokens     INTEGER NOT NULL,
+    cache_write_tokens    INTEGER NOT NULL,     -- both lifetimes
+    cache_write_1h_tokens INTEGER NOT NULL,     -- of cache_write_tokens, for an hour (the rest 5 minutes)
+    reasoning_tokens      INTEGER NOT NULL,     -- of output_tokens, reasoning
+    PRIMARY KEY (entry_id, ordinal)
+) WITHOUT ROWID;
+CREATE INDEX usage_lines_key ON usage_lines(key);
+
+-- The ledger: one row per API response, from the line of it that stands (the most output tokens,
+-- then the latest): docs/usage.md, "The counting rule".
+CREATE TABLE usage (
+    key                   TEXT    PRIMARY KEY,
+    session_id            TEXT    NOT NULL,
+    agent                 TEXT    NOT NULL,
+    model                 TEXT,
+    request_id            TEXT,
+    timestamp             TEXT,
+    day                   TEXT,                 -- UTC date of timestamp
+    tier                  TEXT,
+    input_tokens          INTEGER NOT NULL,
+    output_tokens         INTEGER NOT NULL,
+    cache_read_tokens     INTEGER NOT NULL,
+    cache_write_tokens    INTEGER NOT NULL,
+    cache_write_1h_tokens INTEGER NOT NULL,
+    reasoning_tokens      INTEGER NOT NULL,
+    entry_id              INTEGER NOT NULL,     -- the line that stands (usage_lines holds every line)
+    lines                 INTEGER NOT NULL      -- how many lines state it
+);
+CREATE INDEX usage_day ON usage(day);
+CREATE INDEX usage_session ON usage(session_id, day);
+
+-- The ledger summed by session, UTC day, agent, model, price tier and context size (`over`: the
+-- largest of `format::usage::CONTEXT_SIZES` the request's input was over, else 0), kept by the
+-- writer with the ledger: the reports read these sums, not every response.
+CREATE TABLE usage_sums (
+    session_id            TEXT    NOT NULL,
+    day                   TEXT,
+    agent                 TEXT    NOT NULL,
+    model                 TEXT,
+    tier                  TEXT,
+    over                  INTEGER NOT NULL,
+    responses             INTEGER NOT NULL,
+    input_tokens          INTEGER NOT NULL,
+    output_tokens         INTEGER NOT NULL,
+    cache_read_tokens     INTEGER NOT NULL,
+    cache_write_tokens    INTEGER NOT NULL,
+    cache_write_1h_tokens INTEGER NOT NULL,
+    reasoning_tokens      INTEGER NOT NULL,
+    first_timestamp       TEXT,
+    last_timestamp        TEXT
+);
+CREATE INDEX usage_sums_day ON usage_sums(day);
+CREATE INDEX usage_sums_session ON usage_sums(session_id, day);
+
+-- What the writer keeps of a file between its lines: the model its last turn_context named, and
+-- Codex's running total ("input/output/cache_read/cache_write/cache_write_1h/reasoning").
+CREATE TABLE usage_state (
+    file_id INTEGER PRIMARY KEY,
+    model   TEXT,
+    running TEXT
+);
+
+-- Index state the indexer keeps for itself (e.g. DDL deferred during a bulk load).
+CREATE TABLE scrollback_meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- Views for the questions people ask offline.
+
+-- One row per user or assistant message (copies and hidden entries left out), with its text (word
+-- marks removed) and agent.
+CREATE VIEW messages AS
+SELECT e.session_id, e.line, e.uuid, e.parent_uuid, e.type, e.role, e.timestamp, e.is_sidechain,
+       replace(e.text, char(8203), '') AS text, f.path, e.agent
+FROM entries e JOIN files f ON f.id = e.file_id
+WHERE e.invalid IS NULL AND e.duplicate = 0 AND (e.type IN ('user', 'assistant') OR e.role IN ('user', 'assistant'));
+
+-- Every stripped payload, with its ref (for images under message.content) and where its bytes are.
+CREATE VIEW photos AS
+SELECT CASE WHEN m.ordinal IS NOT NULL AND e.uuid IS NOT NULL
+            THEN e.session_id || '/' || e.uuid || '/' || m.ordinal END AS ref,
+       m.blake3, m.kind, m.media_type, m.decoded_length, e.session_id, e.uuid AS entry_uuid, m.ordinal,
+       e.timestamp, f.path, m.offset, m.length, m.encoding, f.state AS file_state
+FROM media m JOIN entries e ON e.id = m.entry_id JOIN files f ON f.id = e.file_id;
+
+-- Lines that could not be indexed, and why.
+CREATE VIEW invalid_lines AS
+SELECT f.path, e.line, e.offset, e.length, e.invalid AS reason
+FROM entries e JOIN files f ON f.id = e.file_id
+WHERE e.invalid IS NOT NULL;
+
+-- Tokens per UTC day, agent and model (cost: `scrollback usage`, which prices them).
+CREATE VIEW usage_daily AS
+SELECT day, agent, model, count(*) AS responses,
+       sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+       sum(cache_read_tokens) AS cache_read_tokens, sum(cache_write_tokens) AS cache_write_tokens,
+       sum(cache_write_1h_tokens) AS cache_write_1h_tokens, sum(reasoning_tokens) AS reasoning_tokens,
+       sum(input_tokens + output_tokens + cache_read_tokens + cache_write_tokens) AS total_tokens
+FROM usage GROUP BY day, agent, model;
+
+-- Tokens per session, with its title and project.
+CREATE VIEW usage_by_session AS
+SELECT u.session_id, s.title, s.project, u.agent, group_concat(DISTINCT u.model) AS models,
+       min(u.timestamp) AS first_timestamp, max(u.timestamp) AS last_timestamp, count(*) AS responses,
+       sum(u.input_tokens) AS input_tokens, sum(u.output_tokens) AS output_tokens,
+       sum(u.cache_read_tokens) AS cache_read_tokens, sum(u.cache_write_tokens) AS cache_write_tokens,
+       sum(u.cache_write_1h_tokens) AS cache_write_1h_tokens, sum(u.reasoning_tokens) AS reasoning_tokens,
+       sum(u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens) AS total_tokens
+FROM usage u LEFT JOIN sessions s ON s.id = u.session_id GROUP BY u.session_id;

@@ -1,0 +1,722 @@
+//! The SQLite files: the index and the acceptance record, their schemas, their `PRAGMA user_version`
+//! migrations, and the one place that says how a connection is opened ([`ConnectionKind`]: flags
+//! and pragmas of the index's writer and readers, and of the acceptance record).
+//!
+//! Never deletes an index: a corrupt file or one from a newer scrollback is renamed, with a warning,
+//! and a fresh index is built beside it.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+
+use crate::error::{Error, Result};
+
+/// Every table, index, view and trigger of the current version.
+pub const SCHEMA: &str = include_str!("../schema.sql");
+
+/// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
+pub const VERSION: i64 = 10;
+
+/// One step each: `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`. A step is run in
+/// the same transaction as the `user_version` bump. When you add one, bump `VERSION`, update
+/// `schema.sql` to the result, and keep the old schema in `tests/fixtures/schema-v<N>.sql`.
+const MIGRATIONS: &[&str] = &[
+    // 1 -> 2: full-text search without the porter stemmer, which took a fifth of a bulk load's time.
+    "DROP TABLE entries_fts;
+     CREATE VIRTUAL TABLE entries_fts USING fts5(text, content='entries', content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+     INSERT INTO entries_fts (entries_fts) VALUES ('rebuild');",
+    // 2 -> 3: the full-text table declared with content="entries", which Datasette and sqlite-utils
+    // recognise (they look for that spelling in its SQL); the index itself is rebuilt unchanged.
+    "DROP TABLE entries_fts;
+     CREATE VIRTUAL TABLE entries_fts USING fts5(text, content=\"entries\", content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+     INSERT INTO entries_fts (entries_fts) VALUES ('rebuild');",
+    // 3 -> 4: conversation order across a session's files, copies of an entry marked, sub-agent
+    // links, side-chain counts, where a title came from. The new columns of rows written before are
+    // filled in by the writer when it next opens the index (`BACKFILL_PENDING`: they need Rust:
+    // path hashes, the line parser, word marks), in one transaction.
+    "ALTER TABLE entries ADD COLUMN sort_at TEXT NOT NULL DEFAULT '';
+     ALTER TABLE entries ADD COLUMN sort_file INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE entries ADD COLUMN duplicate INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE entries ADD COLUMN agent_id TEXT;
+     ALTER TABLE entries ADD COLUMN spawned_agent TEXT;
+     ALTER TABLE sessions ADD COLUMN sidechain_entries INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE sessions ADD COLUMN title_order TEXT;
+     CREATE INDEX entries_order ON entries(session_id, sort_at, sort_file, line);
+     CREATE INDEX entries_agent ON entries(session_id, agent_id) WHERE agent_id IS NOT NULL;
+     DROP TRIGGER entries_au;
+     CREATE TRIGGER entries_au AFTER UPDATE OF text ON entries BEGIN
+    INSERT INTO entries_fts(entries_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    INSERT INTO entries_fts(rowid, text) VALUES (new.id, new.text);
+END;
+     DROP VIEW messages;
+     CREATE VIEW messages AS
+SELECT e.session_id, e.line, e.uuid, e.parent_uuid, e.type, e.role, e.timestamp, e.is_sidechain,
+       replace(e.text, char(8203), '') AS text, f.path
+FROM entries e JOIN files f ON f.id = e.file_id
+WHERE e.invalid IS NULL AND e.duplicate = 0 AND e.type IN ('user', 'assistant');
+     INSERT INTO scrollback_meta (key, value) VALUES ('pending:v4-backfill', 'fill in the version 4 columns');",
+    // 4 -> 5: the vault, a hard link per transcript in the data directory, so that a transcript's
+    // bytes outlive its deletion. Rows written before have no link until their file is re-read.
+    "ALTER TABLE files ADD COLUMN vault TEXT;",
+    // 5 -> 6: what `scrollback forget` must not index again.
+    "-- Transcripts whose session was forgotten (`scrollback forget`): not indexed again while they are
+-- the same file (device, inode, and the blake3 of their first bytes), until `scrollback unforget`.
+CREATE TABLE forgotten (
+    session_id      TEXT    NOT NULL,
+    path            TEXT    NOT NULL,
+    dev             INTEGER NOT NULL,
+    inode           INTEGER NOT NULL,
+    fingerprint     TEXT    NOT NULL,
+    fingerprint_len INTEGER NOT NULL,
+    forgotten_at    TEXT    NOT NULL
+);
+CREATE INDEX forgotten_identity ON forgotten(dev, inode);
+",
+    // 6 -> 7: several agents (each file, session and entry records its agent), entries hidden for
+    // a reason other than being a copy (replays the agents' formats keep), forks' parents. Rows
+    // written before are Claude Code's.
+    "ALTER TABLE files ADD COLUMN agent TEXT NOT NULL DEFAULT 'claude';
+     ALTER TABLE sessions ADD COLUMN agent TEXT NOT NULL DEFAULT 'claude';
+     ALTER TABLE sessions ADD COLUMN forked_from TEXT;
+     ALTER TABLE entries ADD COLUMN agent TEXT NOT NULL DEFAULT 'claude';
+     ALTER TABLE entries ADD COLUMN hidden TEXT;
+     CREATE INDEX sessions_agent ON sessions(agent, last_timestamp);
+     DROP VIEW messages;
+     CREATE VIEW messages AS
+SELECT e.session_id, e.line, e.uuid, e.parent_uuid, e.type, e.role, e.timestamp, e.is_sidechain,
+       replace(e.text, char(8203), '') AS text, f.path, e.agent
+FROM entries e JOIN files f ON f.id = e.file_id
+WHERE e.invalid IS NULL AND e.duplicate = 0 AND (e.type IN ('user', 'assistant') OR e.role IN ('user', 'assistant'));",
+    // 7 -> 8: the usage ledger. It is made from the stored lines by the writer when it next opens
+    // the index (`ingest::usage::BACKFILL_PENDING`: it needs the formats' parsers).
+"-- One row per line that states an API response's usage: a response stated again by a later line
+-- (a streamed response, a block at a time), another file or another session is a row each. The
+-- ledger (`usage`) is derived from these. Counts are disjoint: `input_tokens` is the input neither
+-- read from nor written to a cache, `output_tokens` includes reasoning (README.md, \"Usage\").
+CREATE TABLE usage_lines (
+    entry_id              INTEGER NOT NULL REFERENCES entries(id),
+    ordinal               INTEGER NOT NULL,     -- which of the responses the line states (0, or a checkpoint's n-th)
+    key                   TEXT    NOT NULL,     -- the response's identity: claude:<message.id>, gemini:<id>, codex:<session>:<running total>
+    session_id            TEXT    NOT NULL,
+    agent                 TEXT    NOT NULL,
+    model                 TEXT,
+    request_id            TEXT,
+    timestamp             TEXT,
+    tier                  TEXT,                 -- a price tier other than standard: priority, batch, flex, fast
+    input_tokens          INTEGER NOT NULL,
+    output_tokens         INTEGER NOT NULL,
+    cache_read_tokens     INTEGER NOT NULL,
+    cache_write_tokens    INTEGER NOT NULL,     -- both lifetimes
+    cache_write_1h_tokens INTEGER NOT NULL,     -- of cache_write_tokens, for an hour (the rest 5 minutes)
+    reasoning_tokens      INTEGER NOT NULL,     -- of output_tokens, reasoning
+    PRIMARY KEY (entry_id, ordinal)
+) WITHOUT ROWID;
+CREATE INDEX usage_lines_key ON usage_lines(key);
+
+-- The ledger: one row per API response, from the line of it that stands (the most output tokens,
+-- then the latest): README.md, \"Usage\".
+CREATE TABLE usage (
+    key                   TEXT    PRIMARY KEY,
+    session_id            TEXT    NOT NULL,
+    agent                 TEXT    NOT NULL,
+    model                 TEXT,
+    request_id            TEXT,
+    timestamp             TEXT,
+    day                   TEXT,                 -- UTC date of timestamp
+    tier                  TEXT,
+    input_tokens          INTEGER NOT NULL,
+    output_tokens         INTEGER NOT NULL,
+    cache_read_tokens     INTEGER NOT NULL,
+    cache_write_tokens    INTEGER NOT NULL,
+    cache_write_1h_tokens INTEGER NOT NULL,
+    reasoning_tokens      INTEGER NOT NULL,
+    entry_id              INTEGER NOT NULL,     -- the line that stands (usage_lines holds every line)
+    lines                 INTEGER NOT NULL      -- how many lines state it
+);
+CREATE INDEX usage_day ON usage(day);
+CREATE INDEX usage_session ON usage(session_id, day);
+
+-- The ledger summed by session, UTC day, agent, model, price tier and context size (`over`: the
+-- largest of `format::usage::CONTEXT_SIZES` the request's input was over, else 0), kept by the
+-- writer with the ledger: the reports read these sums, not every response.
+CREATE TABLE usage_sums (
+    session_id            TEXT    NOT NULL,
+    day                   TEXT,
+    agent                 TEXT    NOT NULL,
+    model                 TEXT,
+    tier                  TEXT,
+    over                  INTEGER NOT NULL,
+    responses             INTEGER NOT NULL,
+    input_tokens          INTEGER NOT NULL,
+    output_tokens         INTEGER NOT NULL,
+    cache_read_tokens     INTEGER NOT NULL,
+    cache_write_tokens    INTEGER NOT NULL,
+    cache_write_1h_tokens INTEGER NOT NULL,
+    reasoning_tokens      INTEGER NOT NULL,
+    first_timestamp       TEXT,
+    last_timestamp        TEXT
+);
+CREATE INDEX usage_sums_day ON usage_sums(day);
+CREATE INDEX usage_sums_session ON usage_sums(session_id, day);
+
+-- What the writer keeps of a file between its lines: the model its last turn_context named, and
+-- Codex's running total (\"input/output/cache_read/cache_write/cache_write_1h/reasoning\").
+CREATE TABLE usage_state (
+    file_id INTEGER PRIMARY KEY,
+    model   TEXT,
+    running TEXT
+);
+
+-- Tokens per UTC day, agent and model (cost: `scrollback usage`, which prices them).
+CREATE VIEW usage_daily AS
+SELECT day, agent, model, count(*) AS responses,
+       sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+       sum(cache_read_tokens) AS cache_read_tokens, sum(cache_write_tokens) AS cache_write_tokens,
+       sum(cache_write_1h_tokens) AS cache_write_1h_tokens, sum(reasoning_tokens) AS reasoning_tokens,
+       sum(input_tokens + output_tokens + cache_read_tokens + cache_write_tokens) AS total_tokens
+FROM usage GROUP BY day, agent, model;
+
+-- Tokens per session, with its title and project.
+CREATE VIEW usage_by_session AS
+SELECT u.session_id, s.title, s.project, u.agent, group_concat(DISTINCT u.model) AS models,
+       min(u.timestamp) AS first_timestamp, max(u.timestamp) AS last_timestamp, count(*) AS responses,
+       sum(u.input_tokens) AS input_tokens, sum(u.output_tokens) AS output_tokens,
+       sum(u.cache_read_tokens) AS cache_read_tokens, sum(u.cache_write_tokens) AS cache_write_tokens,
+       sum(u.cache_write_1h_tokens) AS cache_write_1h_tokens, sum(u.reasoning_tokens) AS reasoning_tokens,
+       sum(u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens) AS total_tokens
+FROM usage u LEFT JOIN sessions s ON s.id = u.session_id GROUP BY u.session_id;
+INSERT INTO scrollback_meta (key, value) VALUES ('pending:v8-usage', 'make the usage ledger from the stored lines');",
+    // 8 -> 9: where a forgotten session's lines were passed over, for `unforget`.
+    "-- Transcripts that hold lines of a forgotten session beside other sessions' (version 9): those lines
+-- are not indexed (the acceptance record's `forgotten_sessions` says which sessions), and
+-- `scrollback unforget` reads these files again from their start.
+CREATE TABLE forgotten_in (
+    session_id TEXT    NOT NULL,
+    file_id    INTEGER NOT NULL,
+    PRIMARY KEY (session_id, file_id)
+) WITHOUT ROWID;
+",
+    // 9 -> 10: a file's generation, moved on each time its rows are replaced, so that a push to a
+    // hub knows its watermark in the file still holds.
+    "ALTER TABLE files ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;",
+];
+
+/// The `scrollback_meta` key that says rows written before version 4 still need their version 4
+/// columns filled in (see `ingest::rows::backfill_v4`).
+pub const BACKFILL_PENDING: &str = "pending:v4-backfill";
+
+/// The `scrollback_meta` key that records the context sizes `usage_sums` was made with
+/// (`format::usage::CONTEXT_SIZES`, as text).
+pub const USAGE_SUMS_SIZES: &str = "usage-sums:context-sizes";
+
+/// The index's file name inside the data directory.
+pub const INDEX_FILE: &str = "index.sqlite3";
+
+/// The acceptance record's schema: primary data, in a file of its own ([`ACCEPT_FILE`]).
+pub const ACCEPT_SCHEMA: &str = include_str!("../accept.sql");
+/// The version `ACCEPT_SCHEMA` creates, kept in that file's `PRAGMA user_version`.
+pub const ACCEPT_VERSION: i64 = 3;
+/// One step each, as [`MIGRATIONS`] for the index. Keep each old schema in
+/// `tests/fixtures/accept-v<N>.sql`.
+const ACCEPT_MIGRATIONS: &[&str] = &[
+    // 1 -> 2: a person's marks on sessions (a title of their own, pinned).
+    "-- A person's own marks on a session (version 2): the title they gave it and whether it is pinned to
+-- the top of the list. Primary data as the sends are: never written into a transcript, kept
+-- through a rebuild of the index.
+CREATE TABLE marks (
+    session_id TEXT PRIMARY KEY,
+    title      TEXT,                                -- NULL: the title the transcript gives
+    pinned     INTEGER NOT NULL DEFAULT 0 CHECK (pinned IN (0, 1)),
+    updated_at TEXT NOT NULL
+) WITHOUT ROWID;",
+    // 2 -> 3: forgotten sessions, and each engine run of a message. Messages accepted before have
+    // no runs, so none of them is run again.
+    "-- Sessions a person forgot (version 3; `scrollback forget`, `DELETE /api/sessions/{id}`): their
+-- lines are never indexed again, in any transcript, until `scrollback unforget`. Primary data: a
+-- rebuilt or deleted index does not bring them back.
+CREATE TABLE forgotten_sessions (
+    session_id   TEXT PRIMARY KEY,
+    forgotten_at TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- Each engine run of a message (version 3): queued with the acceptance when the server has an
+-- engine, started and ended as it runs. A run with no end (the server stopped during it, or before
+-- it) is run again at the next start: at least once, never zero times. A retry of a message whose
+-- last run failed queues another.
+CREATE TABLE engine_runs (
+    id            INTEGER PRIMARY KEY,
+    acceptance_id INTEGER NOT NULL REFERENCES acceptances(id),
+    queued_at     TEXT    NOT NULL,
+    started_at    TEXT,
+    ended_at      TEXT,
+    outcome       TEXT    CHECK (outcome IN ('ok', 'failed')),
+    error         TEXT
+);
+CREATE INDEX engine_runs_acceptance ON engine_runs(acceptance_id);
+CREATE INDEX engine_runs_unfinished ON engine_runs(acceptance_id) WHERE ended_at IS NULL;
+",
+];
+/// The acceptance record's file name inside the data directory.
+pub const ACCEPT_FILE: &str = "accepted.sqlite3";
+
+/// What scrollback keeps in a data directory, which is made its owner's alone
+/// ([`crate::files::keep_private`]): the index and the acceptance record (with their logs and the
+/// copies moved aside), the lock, the scratch full-text build, the vault, the sent images and the
+/// demo's tree. (The names of the layers above are checked against theirs by their tests.)
+pub const DATA_DIR_NAMES: &[&str] = &[
+    INDEX_FILE,
+    ACCEPT_FILE,
+    "scrollback.lock",
+    "scrollback.lock.wait",
+    "fts-build.sqlite3",
+    "vault",
+    "accepted-images",
+    "demo",
+];
+
+/// How a connection to the index is opened. Every connection scrollback makes goes through here, so
+/// flags and pragmas have one home.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectionKind {
+    /// The one writer: creates and migrates the schema, WAL, `synchronous = NORMAL`.
+    Writer,
+    /// A reader (queries, media lookups, the server's pool): read-only, refuses to write.
+    Reader,
+    /// The acceptance record (`accepted.sqlite3`): primary data, so every commit is synced to disk,
+    /// and a file it cannot use is an error, never moved aside and replaced.
+    Acceptances,
+}
+
+impl ConnectionKind {
+    /// The flags SQLite opens the file with.
+    pub fn flags(self) -> OpenFlags {
+        match self {
+            ConnectionKind::Writer | ConnectionKind::Acceptances => {
+                OpenFlags::SQLITE_OPEN_READ_WRITE
+                    | OpenFlags::SQLITE_OPEN_CREATE
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                    | OpenFlags::SQLITE_OPEN_URI
+            }
+            ConnectionKind::Reader => {
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI
+            }
+        }
+    }
+
+    /// Sets this kind's pragmas on a freshly opened connection.
+    pub fn configure(self, conn: &Connection) -> rusqlite::Result<()> {
+        match self {
+            ConnectionKind::Writer => conn.execute_batch(
+                "
+                -- Wait for readers' locks instead of failing at once.
+                PRAGMA busy_timeout = 5000;
+                -- Stored lines average about a kilobyte: 16 KiB pages hold them with less per-page
+                -- overhead. (Only takes effect when the file is created.)
+                PRAGMA page_size = 16384;
+                -- Readers (the HTTP server, sqlite3 users) never block the writer, nor it them.
+                PRAGMA journal_mode = WAL;
+                -- In WAL mode a commit survives a crash of this process; a power cut may lose the last
+                -- transactions, which the next catch-up re-reads from the transcripts (the index is
+                -- derived).
+                PRAGMA synchronous = NORMAL;
+                -- A 16 MiB page cache: enough for batched inserts, and inside the indexer's memory bound.
+                PRAGMA cache_size = -16384;
+                -- media and failed_images reference entries, entries reference files: checked, whatever
+                -- the SQLite build's default. (A bulk load turns this off for its duration.)
+                PRAGMA foreign_keys = ON;
+                ",
+            ),
+            ConnectionKind::Reader => conn.execute_batch(
+                "
+                -- Wait for the writer's checkpoints instead of failing at once.
+                PRAGMA busy_timeout = 5000;
+                -- Readers never write, whatever a caller's SQL says (the flags say so too).
+                PRAGMA query_only = ON;
+                ",
+            ),
+            ConnectionKind::Acceptances => conn.execute_batch(
+                "
+                PRAGMA busy_timeout = 5000;
+                -- Readers (sqlite3 users) do not block sends.
+                PRAGMA journal_mode = WAL;
+                -- A send is answered only after its row is on disk: a commit survives a power cut.
+                PRAGMA synchronous = FULL;
+                PRAGMA foreign_keys = ON;
+                ",
+            ),
+        }
+    }
+
+    /// Opens the index at `path` as this kind. A writer creates or migrates it (moving aside a file
+    /// it cannot use); a reader needs it to exist at this version.
+    pub fn open(self, path: &Path) -> Result<Connection> {
+        match self {
+            ConnectionKind::Writer => open_writer(path),
+            ConnectionKind::Reader => open_reader(path),
+            ConnectionKind::Acceptances => open_acceptances(path),
+        }
+    }
+}
+
+fn open_writer(path: &Path) -> Result<Connection> {
+    if let Some(dir) = path.parent() {
+        crate::files::keep_private(dir, DATA_DIR_NAMES).map_err(|e| Error::io(dir, e))?;
+    }
+    crate::files::create_private(path).map_err(|e| Error::io(path, e))?;
+    match try_open_writer(path) {
+        Ok(conn) => Ok(conn),
+        Err(Unusable::Corrupt(why)) => {
+            let moved = move_aside(path, "corrupt")?;
+            tracing::warn!(path = %path.display(), moved_to = %moved.display(), "index is not a usable SQLite database ({why}); moved it aside and building a new one");
+            try_open_writer(path).map_err(Unusable::into_error)
+        }
+        Err(Unusable::Newer(found)) => {
+            let moved = move_aside(path, &format!("v{found}"))?;
+            tracing::warn!(path = %path.display(), moved_to = %moved.display(), found, supported = VERSION, "index was written by a newer scrollback; moved it aside and building a new one");
+            try_open_writer(path).map_err(Unusable::into_error)
+        }
+        Err(Unusable::Other(e)) => Err(e),
+    }
+}
+
+fn open_reader(path: &Path) -> Result<Connection> {
+    if !path.exists() {
+        return Err(Error::io(
+            path,
+            std::io::Error::new(std::io::ErrorKind::NotFound, "no index here yet: run `scrollback index` first"),
+        ));
+    }
+    let conn = Connection::open_with_flags(path, ConnectionKind::Reader.flags())?;
+    ConnectionKind::Reader.configure(&conn)?;
+    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if found != VERSION {
+        return Err(Error::Schema { path: path.to_owned(), found, supported: VERSION });
+    }
+    Ok(conn)
+}
+
+fn open_acceptances(path: &Path) -> Result<Connection> {
+    if let Some(dir) = path.parent() {
+        crate::files::keep_private(dir, DATA_DIR_NAMES).map_err(|e| Error::io(dir, e))?;
+    }
+    crate::files::create_private(path).map_err(|e| Error::io(path, e))?;
+    let conn = Connection::open_with_flags(path, ConnectionKind::Acceptances.flags())?;
+    ConnectionKind::Acceptances.configure(&conn)?;
+    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if found > ACCEPT_VERSION {
+        return Err(Error::Schema { path: path.to_owned(), found, supported: ACCEPT_VERSION });
+    }
+    let schema =
+        Schema { what: "acceptance", sql: ACCEPT_SCHEMA, version: ACCEPT_VERSION, migrations: ACCEPT_MIGRATIONS };
+    schema.migrate(&conn, found).map_err(|e| match e {
+        // Primary data is never moved aside: the person must look at it.
+        Unusable::Corrupt(why) => Error::Sqlite(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+            Some(format!("{}: {why}; it holds sent messages, so scrollback leaves it as it is", path.display())),
+        )),
+        other => other.into_error(),
+    })?;
+    Ok(conn)
+}
+
+enum Unusable {
+    Corrupt(String),
+    Newer(i64),
+    Other(Error),
+}
+
+impl Unusable {
+    fn into_error(self) -> Error {
+        match self {
+            Unusable::Other(e) => e,
+            Unusable::Corrupt(why) => Error::Sqlite(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+                Some(why),
+            )),
+            Unusable::Newer(found) => Error::Schema { path: PathBuf::new(), found, supported: VERSION },
+        }
+    }
+}
+
+impl From<rusqlite::Error> for Unusable {
+    fn from(e: rusqlite::Error) -> Self {
+        match e.sqlite_error_code() {
+            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => Unusable::Corrupt(e.to_string()),
+            _ => Unusable::Other(e.into()),
+        }
+    }
+}
+
+fn try_open_writer(path: &Path) -> Result<Connection, Unusable> {
+    let conn = Connection::open_with_flags(path, ConnectionKind::Writer.flags())?;
+    ConnectionKind::Writer.configure(&conn)?;
+    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if found > VERSION {
+        return Err(Unusable::Newer(found));
+    }
+    let schema = Schema { what: "index", sql: SCHEMA, version: VERSION, migrations: MIGRATIONS };
+    schema.migrate(&conn, found)?;
+    Ok(conn)
+}
+
+/// A database file's schema, its version and the steps that lead to it.
+struct Schema {
+    what: &'static str,
+    sql: &'static str,
+    version: i64,
+    migrations: &'static [&'static str],
+}
+
+impl Schema {
+    /// Brings a database at version `found` to this version, one step per transaction.
+    fn migrate(&self, conn: &Connection, found: i64) -> Result<(), Unusable> {
+        let Schema { what, sql, version, migrations } = self;
+        if found == 0 {
+            let empty: bool = conn.query_row("SELECT count(*) = 0 FROM sqlite_master", [], |r| r.get(0))?;
+            if !empty {
+                return Err(Unusable::Corrupt("tables present but no schema version".into()));
+            }
+            conn.execute_batch(&format!("BEGIN IMMEDIATE; {sql}\nPRAGMA user_version = {version}; COMMIT;"))?;
+            tracing::info!(version, "created {what} schema");
+            return Ok(());
+        }
+        for from in found..*version {
+            let step = migrations[(from - 1) as usize];
+            conn.execute_batch(&format!("BEGIN IMMEDIATE; {step}\nPRAGMA user_version = {}; COMMIT;", from + 1))?;
+            tracing::info!(from, to = from + 1, "migrated {what} schema");
+        }
+        Ok(())
+    }
+}
+
+/// Renames `path` (and its WAL files) to `<path>.<why>-<unix seconds>`; returns the new name.
+pub fn move_aside(path: &Path, why: &str) -> Result<PathBuf> {
+    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".{why}-{secs}"));
+    let target = PathBuf::from(name);
+    std::fs::rename(path, &target).map_err(|e| Error::io(path, e))?;
+    for suffix in ["-wal", "-shm"] {
+        let mut side = path.as_os_str().to_owned();
+        side.push(suffix);
+        let mut side_target = target.as_os_str().to_owned();
+        side_target.push(suffix);
+        if Path::new(&side).exists() {
+            std::fs::rename(&side, &side_target).map_err(|e| Error::io(PathBuf::from(&side), e))?;
+        }
+    }
+    Ok(target)
+}
+
+/// SQLite's integrity check of the file `conn` is open on: each problem it reports (at most 100),
+/// or SQLite's own error as the one problem; empty when the file is sound.
+pub fn integrity_problems(conn: &Connection) -> Vec<String> {
+    let lines = conn
+        .prepare("PRAGMA integrity_check(100)")
+        .and_then(|mut stmt| stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>());
+    match lines {
+        Ok(lines) => lines.into_iter().filter(|l| l != "ok").collect(),
+        Err(e) => vec![e.to_string()],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every object of the schema: its SQL, except that a plain table is described by its columns
+    /// (a migration adds columns with `ALTER TABLE`, which words the stored SQL its own way).
+    fn objects(conn: &Connection) -> Vec<(String, String, Option<String>)> {
+        let mut stmt = conn
+            .prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name")
+            .unwrap();
+        let objects: Vec<(String, String, Option<String>)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        objects
+            .into_iter()
+            .map(|(kind, name, sql)| {
+                if kind != "table" || sql.as_deref().is_some_and(|s| s.starts_with("CREATE VIRTUAL")) {
+                    return (kind, name, sql);
+                }
+                let mut columns = conn
+                    .prepare(&format!(
+                        "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info('{name}')"
+                    ))
+                    .unwrap();
+                let columns: Vec<String> = columns
+                    .query_map([], |r| {
+                        Ok(format!(
+                            "{} {} {} {:?} {}",
+                            r.get::<_, String>(0)?,
+                            r.get::<_, String>(1)?,
+                            r.get::<_, bool>(2)?,
+                            r.get::<_, Option<String>>(3)?,
+                            r.get::<_, i64>(4)?
+                        ))
+                    })
+                    .unwrap()
+                    .collect::<rusqlite::Result<_>>()
+                    .unwrap();
+                (kind, name, Some(columns.join(", ")))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_old_version_migrates_to_the_fresh_schema() -> Result<()> {
+        let dir = tempfile::tempdir().unwrap();
+        let fresh = ConnectionKind::Writer.open(&dir.path().join("fresh.sqlite3"))?;
+        assert_eq!(MIGRATIONS.len() as i64, VERSION - 1, "one migration per version step");
+        for version in 1..VERSION {
+            let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/schema-v{version}.sql"));
+            let old_sql = std::fs::read_to_string(&fixture).expect("keep each old schema as a fixture");
+            let path = dir.path().join(format!("v{version}.sqlite3"));
+            let old = Connection::open(&path)?;
+            old.execute_batch(&format!("{old_sql}\nPRAGMA user_version = {version};"))?;
+            // Rows written by the old version stay, and stay searchable.
+            old.execute_batch(
+                "INSERT INTO files (id, path, session_id, dev, inode, fingerprint, fingerprint_len, tail_hash, size,
+                                    mtime_ns, checkpoint, lines, state, indexed_at)
+                 VALUES (1, '/t/s.jsonl', 's', 0, 0, '', 0, '', 0, 0, 0, 0, 'live', '');
+                 INSERT INTO entries (file_id, session_id, line, offset, length, text)
+                 VALUES (1, 's', 1, 0, 10, 'two photos of the harbour');",
+            )?;
+            drop(old);
+            let migrated = ConnectionKind::Writer.open(&path)?;
+            assert_eq!(objects(&migrated), objects(&fresh), "v{version} migrated");
+            let hits: i64 = migrated.query_row(
+                "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'harbour photo*'",
+                [],
+                |r| r.get(0),
+            )?;
+            assert_eq!(hits, 1, "v{version}'s rows are in the migrated full-text index");
+        }
+        let version: i64 = fresh.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        assert_eq!(version, VERSION);
+        Ok(())
+    }
+
+    #[test]
+    fn every_old_acceptance_record_migrates_to_the_fresh_schema_keeping_its_rows() -> Result<()> {
+        let dir = tempfile::tempdir().unwrap();
+        let fresh = ConnectionKind::Acceptances.open(&dir.path().join("fresh.sqlite3"))?;
+        assert_eq!(ACCEPT_MIGRATIONS.len() as i64, ACCEPT_VERSION - 1, "one migration per version step");
+        for version in 1..ACCEPT_VERSION {
+            let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/accept-v{version}.sql"));
+            let old_sql = std::fs::read_to_string(&fixture).expect("keep each old schema as a fixture");
+            let path = dir.path().join(format!("a{version}.sqlite3"));
+            let old = Connection::open(&path)?;
+            old.execute_batch(&format!(
+                "{old_sql}\nPRAGMA user_version = {version};
+                 INSERT INTO chats (chat_id, created_at) VALUES ('c', 'now');
+                 INSERT INTO acceptances (client_message_id, chat_id, text, accepted_at) VALUES ('m', 'c', 'hi', 'now');"
+            ))?;
+            drop(old);
+            let migrated = ConnectionKind::Acceptances.open(&path)?;
+            assert_eq!(objects(&migrated), objects(&fresh), "v{version} migrated");
+            let kept: i64 = migrated.query_row("SELECT count(*) FROM acceptances", [], |r| r.get(0))?;
+            assert_eq!(kept, 1, "v{version}'s sends are kept");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn newer_and_corrupt_files_are_moved_aside_not_deleted() -> Result<()> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(INDEX_FILE);
+        let newer = Connection::open(&path)?;
+        newer.execute_batch("CREATE TABLE future(x); PRAGMA user_version = 99;")?;
+        drop(newer);
+        let conn = open_writer(&path)?;
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        assert_eq!(version, VERSION);
+        drop(conn);
+        let names = |dir: &Path| -> Vec<String> {
+            let mut v: Vec<String> =
+                std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+            v.sort();
+            v
+        };
+        let moved: Vec<String> = names(dir.path()).into_iter().filter(|n| n.contains(".v99-")).collect();
+        assert_eq!(moved.len(), 1);
+        let kept = Connection::open(dir.path().join(&moved[0]))?;
+        let version: i64 = kept.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        assert_eq!(version, 99);
+
+        let corrupt = dir.path().join("corrupt.sqlite3");
+        std::fs::write(&corrupt, b"this is not a database, but somebody's data".repeat(200)).unwrap();
+        open_writer(&corrupt)?;
+        assert!(names(dir.path()).iter().any(|n| n.starts_with("corrupt.sqlite3.corrupt-")));
+        Ok(())
+    }
+
+    #[test]
+    fn the_acceptance_record_is_created_and_never_moved_aside() -> Result<()> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(ACCEPT_FILE);
+        let conn = ConnectionKind::Acceptances.open(&path)?;
+        assert_eq!(ACCEPT_MIGRATIONS.len() as i64, ACCEPT_VERSION - 1, "one migration per version step");
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        assert_eq!(version, ACCEPT_VERSION);
+        let sync: i64 = conn.query_row("PRAGMA synchronous", [], |r| r.get(0))?;
+        assert_eq!(sync, 2, "synchronous = FULL");
+        conn.execute_batch("PRAGMA user_version = 99")?;
+        drop(conn);
+        assert!(matches!(ConnectionKind::Acceptances.open(&path), Err(Error::Schema { found: 99, .. })));
+        let garbage = dir.path().join("garbage.sqlite3");
+        std::fs::write(&garbage, b"sent messages, not a database".repeat(200)).unwrap();
+        assert!(ConnectionKind::Acceptances.open(&garbage).is_err());
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        names.sort();
+        assert!(names.iter().all(|n| !n.contains(".corrupt-") && !n.contains(".v99-")), "nothing moved: {names:?}");
+        Ok(())
+    }
+
+    #[test]
+    fn readers_cannot_write() -> Result<()> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(INDEX_FILE);
+        drop(ConnectionKind::Writer.open(&path)?);
+        let reader = ConnectionKind::Reader.open(&path)?;
+        for sql in
+            ["INSERT INTO scrollback_meta (key, value) VALUES ('k', 'v')", "DELETE FROM files", "CREATE TABLE mine (x)"]
+        {
+            let refused = reader.execute(sql, []);
+            assert!(refused.is_err(), "a reader ran {sql:?}");
+        }
+        drop(reader);
+        let writer = ConnectionKind::Writer.open(&path)?;
+        let rows: i64 = writer.query_row("SELECT count(*) FROM scrollback_meta", [], |r| r.get(0))?;
+        assert_eq!(rows, 0);
+        Ok(())
+    }
+
+    #[test]
+    fn the_writer_checks_foreign_keys() -> Result<()> {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = ConnectionKind::Writer.open(&dir.path().join(INDEX_FILE))?;
+        let on: bool = writer.query_row("PRAGMA foreign_keys", [], |r| r.get(0))?;
+        assert!(on);
+        let orphan = writer.execute(
+            "INSERT INTO media (entry_id, ordinal, kind, offset, length, encoding, decoded_length, blake3)
+             VALUES (42, 0, 'image', 0, 4, 'base64', 3, '')",
+            [],
+        );
+        assert!(orphan.is_err(), "a media row without its entry was accepted");
+        Ok(())
+    }
+
+    #[test]
+    fn reader_refuses_missing_and_other_versions() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(INDEX_FILE);
+        assert!(open_reader(&path).is_err());
+        Connection::open(&path).unwrap().execute_batch("PRAGMA user_version = 99;").unwrap();
+        assert!(matches!(open_reader(&path), Err(Error::Schema { found: 99, .. })));
+    }
+}

@@ -1,0 +1,23 @@
+//! scrollback's core: what every other layer stands on, and nothing that serves, watches or writes
+//! an index by itself.
+//!
+//! - [`error`](Error), [`files`]: the one error type; opening a transcript without blocking.
+//! - [`codec`]: the scanner (payload spans, stripping), base64, word marks, conversation order and
+//!   the ref format. No I/O, no format.
+//! - [`format`](mod@format): what each agent writes, one file per agent ([`format::claude`]).
+//! - [`db`]: the index file and the acceptance record: `schema.sql` and `accept.sql`, their
+//!   migrations, and how connections are opened.
+//!
+//! The fuzzer and the scanner's benchmark depend on this crate alone.
+
+#![deny(missing_docs)]
+
+pub mod codec;
+pub mod db;
+pub mod error;
+pub mod files;
+pub mod format;
+
+pub use codec::refs::{ContentHash, MediaName, MediaRef};
+pub use codec::scan::STRIPPED_MEDIA_MARKER;
+pub use error::{Error, Result};

@@ -1,0 +1,619 @@
+//! `GET /api/openapi.json`: an OpenAPI 3 document describing every route, its parameters and its
+//! responses. Kept next to the routes; schemathesis checks the server against it in CI.
+
+use serde_json::{Value, json};
+
+fn error_response(description: &str) -> Value {
+    json!({
+        "description": description,
+        "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } }
+    })
+}
+
+fn json_response(description: &str, schema: &str) -> Value {
+    json!({
+        "description": description,
+        "content": { "application/json": { "schema": { "$ref": format!("#/components/schemas/{schema}") } } }
+    })
+}
+
+fn common_errors() -> Value {
+    json!({
+        "400": error_response("A malformed parameter or unknown query parameter."),
+        "401": error_response("A token is configured and was not presented, or is wrong."),
+        "403": error_response("The Host is not a name of this server (DNS rebinding)."),
+        "404": error_response("No such route or object."),
+        "405": merge(error_response("Method not allowed."), json!({ "headers": { "Allow": { "schema": { "type": "string" } } } })),
+        "414": error_response("Query string too long."),
+        "429": merge(
+            error_response("Too many wrong tokens lately (10 a minute): no token is checked until Retry-After seconds have passed."),
+            json!({ "headers": { "Retry-After": { "schema": { "type": "integer" } } } })
+        )
+    })
+}
+
+fn merge(mut base: Value, extra: Value) -> Value {
+    if let (Some(b), Some(e)) = (base.as_object_mut(), extra.as_object()) {
+        for (k, v) in e {
+            b.insert(k.clone(), v.clone());
+        }
+    }
+    base
+}
+
+fn limit(max: u32, default: u32) -> Value {
+    json!({ "name": "limit", "in": "query", "required": false,
+            "schema": { "type": "integer", "minimum": 1, "maximum": max, "default": default } })
+}
+
+/// A `since` or `until` query parameter.
+fn time_param(name: &str, description: &str) -> Value {
+    json!({ "name": name, "in": "query", "required": false, "description": format!("{description} A date (YYYY-MM-DD) or an RFC 3339 time."),
+            "schema": { "type": "string" } })
+}
+
+fn media_responses() -> Value {
+    merge(
+        common_errors(),
+        json!({
+            "200": {
+                "description": "The decoded bytes, verified against the recorded blake3.",
+                "headers": {
+                    "ETag": { "schema": { "type": "string" } },
+                    "Cache-Control": { "schema": { "type": "string" } }
+                },
+                "content": { "*/*": { "schema": { "type": "string", "format": "binary" } } }
+            },
+            "304": { "description": "The client's copy (If-None-Match) is current." },
+            "409": error_response("The transcript's bytes no longer match the recorded hash; it is being re-indexed."),
+            "410": error_response("The transcript holding the payload is gone.")
+        }),
+    )
+}
+
+/// The answers of a route that changes state, beyond its 200.
+fn state_changing_errors() -> Value {
+    merge(
+        common_errors(),
+        json!({
+            "403": error_response("A cross-site request (Origin or Sec-Fetch-Site): refused."),
+            "408": error_response("The body stopped arriving (body-timeout): it has the idle timeout, and a second more for every 16 KiB that arrive."),
+            "409": error_response("Disagrees with what is recorded (a clientMessageId reused for another message, a chat bound to another session)."),
+            "411": error_response("A Content-Length is required."),
+            "413": error_response("The body or an image is over its limit."),
+            "415": error_response("The body must be Content-Type: application/json.")
+        }),
+    )
+}
+
+fn json_body(schema: &str, example: Value) -> Value {
+    json!({
+        "required": true,
+        "content": { "application/json": {
+            "schema": { "$ref": format!("#/components/schemas/{schema}") },
+            "example": example
+        } }
+    })
+}
+
+/// The schemas of the chat routes (acceptances).
+// One JSON literal, long for the same reason as `index_document`: a schema read in one piece.
+fn chat_schemas() -> Value {
+    let id = json!({ "type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$" });
+    json!({
+        "AcceptedImage": {
+            "type": "object", "required": ["blake3", "url", "mimeType", "bytes"],
+            "properties": {
+                "blake3": { "type": "string", "pattern": "^[0-9a-f]{64}$" },
+                "url": { "type": "string", "description": "/api/media/{blake3}" },
+                "mimeType": { "type": "string" },
+                "bytes": { "type": "integer" }
+            }
+        },
+        "Accepted": {
+            "type": "object", "required": ["clientMessageId", "chatId", "sessionId", "text", "images", "acceptedAt", "state"],
+            "properties": {
+                "clientMessageId": { "type": "string" },
+                "chatId": { "type": "string" },
+                "sessionId": { "type": "string", "nullable": true, "description": "null until the chat is bound to a session." },
+                "text": { "type": "string" },
+                "images": { "type": "array", "items": { "$ref": "#/components/schemas/AcceptedImage" } },
+                "acceptedAt": { "type": "string", "description": "UTC, RFC 3339 with milliseconds." },
+                "state": { "type": "string", "enum": ["pending", "retired"] },
+                "engineError": { "type": "string", "description": "Why the engine failed for this message." }
+            }
+        },
+        "SendRequest": {
+            "type": "object", "additionalProperties": false, "required": ["clientMessageId", "chatId", "text"],
+            "properties": {
+                "clientMessageId": id,
+                "chatId": id,
+                "sessionId": merge(id.clone(), json!({ "nullable": true })),
+                "text": { "type": "string", "maxLength": scrollback_ops::accept::send::MAX_TEXT, "description": "At most 64 KiB of UTF-8; may be empty when images are sent." },
+                "images": { "type": "array", "maxItems": scrollback_ops::accept::send::MAX_IMAGES, "items": {
+                    "type": "object", "additionalProperties": false, "required": ["url"],
+                    "properties": {
+                        "url": { "type": "string", "pattern": "^[Dd][Aa][Tt][Aa]:[Ii][Mm][Aa][Gg][Ee]/[A-Za-z]+(;[^,;=]+=[^,;]*)*;[Bb][Aa][Ss][Ee]64,", "description": "A base64 data URL (RFC 2397: names in any case, parameters such as `;charset=` before `;base64`) of PNG, JPEG, GIF or WebP, of at most 5 MiB decoded, whose bytes are of its type." },
+                        "mimeType": { "type": "string" }
+                    }
+                } }
+            }
+        },
+        "BindRequest": {
+            "type": "object", "additionalProperties": false, "required": ["sessionId"],
+            "properties": { "sessionId": id }
+        },
+        "Bound": {
+            "type": "object", "required": ["chatId", "sessionId"],
+            "properties": { "chatId": { "type": "string" }, "sessionId": { "type": "string" } }
+        },
+        "RetireRequest": {
+            "type": "object", "additionalProperties": false, "required": ["chatId", "clientMessageIds"],
+            "properties": { "chatId": id, "clientMessageIds": { "type": "array", "maxItems": 1000, "items": id } }
+        },
+        "Retired": {
+            "type": "object", "required": ["chatId", "retired"],
+            "properties": { "chatId": { "type": "string" }, "retired": { "type": "array", "items": { "type": "string" } } }
+        },
+        "LoginRequest": {
+            "type": "object", "additionalProperties": false, "required": ["token"],
+            "properties": { "token": { "type": "string" } }
+        },
+        "Login": {
+            "type": "object", "required": ["required"],
+            "properties": { "required": { "type": "boolean", "description": "Whether this server needs a token at all." } }
+        },
+        "Info": {
+            "type": "object", "required": ["version", "limits"],
+            "properties": {
+                "version": { "type": "string" },
+                "limits": { "type": "object", "required": ["maxImages", "maxImageBytes", "maxText", "maxBody"],
+                    "properties": {
+                        "maxImages": { "type": "integer" }, "maxImageBytes": { "type": "integer" },
+                        "maxText": { "type": "integer" }, "maxBody": { "type": "integer" }
+                    } }
+            }
+        },
+        "Status": {
+            "type": "object",
+            "required": ["writer", "indexDamage", "watcher", "transcripts", "sessions", "entries", "invalidLines", "photos", "indexBytes", "freeBytes", "vault", "acceptancesPending"],
+            "properties": {
+                "writer": { "type": "object", "required": ["state"], "properties": {
+                    "state": { "type": "string", "enum": ["running", "failed", "none"] },
+                    "error": { "type": "string" } } },
+                "indexDamage": { "type": "string", "nullable": true, "description": "What SQLite said when a request found the index damaged (run scrollback check, then scrollback rebuild); null if none did." },
+                "watcher": { "type": "string", "nullable": true, "enum": ["notify", "poll", null] },
+                "transcripts": { "type": "object", "nullable": true, "required": ["live", "gone"], "properties": {
+                    "live": { "type": "integer" }, "gone": { "type": "integer" } },
+                    "description": "The counts below are null when the index is damaged." },
+                "roots": { "type": "array", "description": "The transcript roots followed, each of one format, and whether it exists now (one that does not is looked for again at each rescan).",
+                    "items": { "type": "object", "required": ["agent", "dir", "exists"], "properties": {
+                        "agent": { "type": "string" }, "dir": { "type": "string" }, "exists": { "type": "boolean" } } } },
+                "sessions": { "type": "integer", "nullable": true },
+                "agents": { "type": "object", "nullable": true, "additionalProperties": { "type": "integer" },
+                    "description": "Sessions of each agent." },
+                "entries": { "type": "integer", "nullable": true },
+                "invalidLines": { "type": "integer", "nullable": true },
+                "photos": { "type": "integer", "nullable": true },
+                "indexBytes": { "type": "integer", "nullable": true },
+                "freeBytes": { "type": "integer", "nullable": true },
+                "vault": { "type": "object", "nullable": true, "required": ["state", "off", "links", "onlyInVaultBytes", "broken"],
+                    "description": "The vault of hard links: on or off (and why), its links, the bytes of gone transcripts only it holds, and the retention check's findings.",
+                    "properties": {
+                        "state": { "type": "string", "enum": ["on", "off"] },
+                        "off": { "type": "string", "nullable": true },
+                        "links": { "type": "integer" },
+                        "onlyInVaultBytes": { "type": "integer" },
+                        "broken": { "type": "array", "items": { "type": "string" } }
+                    } },
+                "acceptancesPending": { "type": "integer" },
+                "push": { "type": "object", "nullable": true, "description": "The push to a hub (serve --push); null without one.",
+                    "required": ["hub", "host", "state", "lastPushAt", "error", "retryInSecs", "entriesSent", "photosSent"],
+                    "properties": {
+                        "hub": { "type": "string", "description": "user@host:port/dbname" },
+                        "host": { "type": "string" },
+                        "state": { "type": "string", "enum": ["connecting", "pushing", "current", "failing"] },
+                        "lastPushAt": { "type": "string", "nullable": true },
+                        "error": { "type": "string", "nullable": true },
+                        "retryInSecs": { "type": "integer", "nullable": true },
+                        "entriesSent": { "type": "integer" },
+                        "photosSent": { "type": "integer" }
+                    } }
+            }
+        },
+        "Bootstrap": {
+            "type": "object", "required": ["chatId", "sessionId", "entries", "before", "after", "pending"],
+            "properties": {
+                "chatId": { "type": "string" },
+                "sessionId": { "type": "string", "nullable": true },
+                "entries": { "type": "array", "items": { "$ref": "#/components/schemas/Entry" }, "description": "The newest history page of the chat's session (empty while none is bound)." },
+                "before": { "type": "integer", "nullable": true },
+                "after": { "type": "integer", "nullable": true },
+                "pending": { "type": "array", "items": { "$ref": "#/components/schemas/Accepted" }, "description": "Sends no client has retired, oldest first." }
+            }
+        }
+    })
+}
+
+/// The chat routes (acceptances).
+fn chat_paths() -> Value {
+    json!({
+        "/api/chat/send": { "post": {
+            "summary": "Record a sent message durably, then run the engine. The same clientMessageId answers the same record.",
+            "requestBody": json_body("SendRequest", json!({ "clientMessageId": "doc-example-1", "chatId": "doc-example", "text": "hello" })),
+            "responses": merge(state_changing_errors(), json!({
+                "200": json_response("The accepted record.", "Accepted"),
+                "503": error_response("As many send bodies as the server holds at once are arriving (busy, with Retry-After), or the server is stopping."),
+                "507": error_response("The data directory's disk is full (disk-full): nothing was stored.")
+            }))
+        } },
+        "/api/chats/{chatId}/session": { "post": {
+            "summary": "Bind a chat to the session its engine assigned. Idempotent; another session is a 409.",
+            "parameters": [ { "name": "chatId", "in": "path", "required": true, "schema": { "type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$" } } ],
+            "requestBody": json_body("BindRequest", json!({ "sessionId": "doc-example-session" })),
+            "responses": merge(state_changing_errors(), json!({ "200": json_response("The binding.", "Bound") }))
+        } },
+        "/api/chat/bootstrap": { "get": {
+            "summary": "The two records side by side: the newest history page of the chat's session and its pending sends.",
+            "parameters": [ { "name": "chatId", "in": "query", "required": true, "schema": { "type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$" } } ],
+            "responses": merge(common_errors(), json!({ "200": json_response("Entries and pending sends.", "Bootstrap") }))
+        } },
+        "/api/login": { "post": {
+            "summary": "Check the server's token and keep it in an HttpOnly, SameSite=Strict cookie (for the viewer). Needs no token itself.",
+            "requestBody": json_body("LoginRequest", json!({ "token": "the-token" })),
+            "responses": merge(state_changing_errors(), json!({ "200": json_response("Signed in (or no token is needed).", "Login") }))
+        } },
+        "/api/status": { "get": {
+            "summary": "What the index holds and how the server stands: the writer (running, or failed and why), the watcher, transcripts live and gone, sessions, entries, invalid lines, photos, the index's size, the data directory's free space, sends pending.",
+            "responses": merge(common_errors(), json!({ "200": json_response("The status.", "Status") }))
+        } },
+        "/api/info": { "get": {
+            "summary": "The server's version and the limits of a send.",
+            "responses": merge(common_errors(), json!({ "200": json_response("Version and limits.", "Info") }))
+        } },
+        "/api/chat/retire": { "post": {
+            "summary": "Tell the server which sends the transcript now backs (after reconciling); they leave pending.",
+            "requestBody": json_body("RetireRequest", json!({ "chatId": "doc-example", "clientMessageIds": ["doc-example-1"] })),
+            "responses": merge(state_changing_errors(), json!({ "200": json_response("The ids retired now.", "Retired") }))
+        } }
+    })
+}
+
+/// The document: the history routes and the chat routes.
+pub fn document() -> Value {
+    let mut doc = index_document();
+    if let (Some(schemas), Some(chat)) = (doc["components"]["schemas"].as_object_mut(), chat_schemas().as_object()) {
+        schemas.extend(chat.clone());
+    }
+    if let (Some(paths), Some(chat)) = (doc["paths"].as_object_mut(), chat_paths().as_object()) {
+        paths.extend(chat.clone());
+    }
+    doc
+}
+
+/// The history, media, search and events routes.
+// One JSON literal, long because the API is: split up, the routes it describes could no longer be
+// read (and checked against the router) in one place.
+fn index_document() -> Value {
+    let if_none_match =
+        json!({ "name": "If-None-Match", "in": "header", "required": false, "schema": { "type": "string" } });
+    json!({
+        "openapi": "3.0.3",
+        "info": {
+            "title": "scrollback",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "History, photos and search over an SQLite index of AI chat transcripts. \
+                            Errors are {\"error\": {\"code\", \"message\"}}."
+        },
+        "components": {
+            "securitySchemes": {
+                "bearer": { "type": "http", "scheme": "bearer" },
+                "cookie": { "type": "apiKey", "in": "cookie", "name": "scrollback_token" }
+            },
+            "schemas": {
+                "Error": {
+                    "type": "object", "required": ["error"],
+                    "properties": { "error": { "type": "object", "required": ["code", "message"],
+                        "properties": { "code": { "type": "string" }, "message": { "type": "string" } } } }
+                },
+                "Session": {
+                    "type": "object", "required": ["id", "entries", "sidechainEntries", "images", "gone"],
+                    "properties": {
+                        "id": { "type": "string" },
+                        "project": { "type": "string", "nullable": true },
+                        "title": { "type": "string", "nullable": true },
+                        "firstTimestamp": { "type": "string", "nullable": true },
+                        "lastTimestamp": { "type": "string", "nullable": true },
+                        "entries": { "type": "integer", "description": "Entries history returns with sidechains=true: invalid lines included, copies of an entry (same uuid) left out." },
+                        "sidechainEntries": { "type": "integer", "description": "Of entries, those on a side chain: history without side chains returns entries - sidechainEntries." },
+                        "images": { "type": "integer" },
+                        "gone": { "type": "boolean", "description": "Every transcript of the session is gone; its history is kept." },
+                        "agent": { "type": "string", "enum": ["claude", "codex", "gemini"], "description": "The agent that wrote it." },
+                        "forkedFrom": { "type": "string", "nullable": true, "description": "The session it was forked from, as its transcript says." },
+                        "pinned": { "type": "boolean", "description": "Pinned by a person to the top of the list (their marks: PUT /api/sessions/{sessionId}/marks)." },
+                        "transcriptTitle": { "type": "string", "nullable": true, "description": "The title the transcript gives, when a person gave the session one of their own (then in title)." }
+                    }
+                },
+                "SessionAbout": {
+                    "allOf": [ { "$ref": "#/components/schemas/Session" },
+                               { "type": "object", "properties": { "gitBranch": { "type": "string", "nullable": true, "description": "The git branch the transcript names last." } } } ]
+                },
+                "Marks": {
+                    "type": "object", "required": ["sessionId", "pinned"],
+                    "properties": {
+                        "sessionId": { "type": "string" },
+                        "title": { "type": "string", "nullable": true, "description": "The title a person gave the session (null: the transcript's)." },
+                        "pinned": { "type": "boolean" },
+                        "updatedAt": { "type": "string", "nullable": true }
+                    }
+                },
+                "SessionPage": {
+                    "type": "object", "required": ["sessions", "next"],
+                    "properties": {
+                        "sessions": { "type": "array", "items": { "$ref": "#/components/schemas/Session" } },
+                        "next": { "type": "string", "nullable": true, "description": "Pass as cursor for the next page." }
+                    }
+                },
+                "Entry": {
+                    "type": "object", "required": ["cursor", "order", "line", "isSidechain"],
+                    "properties": {
+                        "cursor": { "type": "integer" },
+                        "order": { "type": "array", "minItems": 3, "maxItems": 3, "items": {},
+                                   "description": "[at, file, line]: the entry's place in the conversation, compared element by element (at as text: the latest timestamp of its file so far; file: 0 for the main transcript)." },
+                        "line": { "type": "integer", "description": "1-based line number in its transcript." },
+                        "uuid": { "type": "string", "nullable": true },
+                        "parentUuid": { "type": "string", "nullable": true },
+                        "type": { "type": "string", "nullable": true },
+                        "role": { "type": "string", "nullable": true },
+                        "timestamp": { "type": "string", "nullable": true },
+                        "isSidechain": { "type": "boolean" },
+                        "agent": { "type": "string", "description": "The agent that wrote the line: how its entry is laid out." },
+                        "subagent": { "type": "object", "required": ["agentId", "first", "entries"],
+                            "description": "The sub-agent this tool call ran (toolUseResult.agentId), and where its entries are (with sidechains=true).",
+                            "properties": {
+                                "agentId": { "type": "string" },
+                                "first": { "type": "integer", "nullable": true, "description": "Cursor of its first entry; null if its transcript is not indexed." },
+                                "entries": { "type": "integer" }
+                            } },
+                        "entry": { "type": "object", "description": "The stored line. Each image block under message.content carries ref, url, mimeType, bytes and blake3, or failed: true and placeholder for a failed upload; other payloads carry mediaUrl." },
+                        "invalid": { "type": "string", "description": "Why the line could not be indexed." },
+                        "view": { "type": "object", "description": "With view=true: each text of the line as sanitised HTML, by the text; its tool calls at a glance.",
+                            "properties": {
+                                "html": { "type": "object", "additionalProperties": { "type": "string" } },
+                                "tools": { "type": "array", "items": { "type": "object", "required": ["tool", "subject", "line"],
+                                    "properties": {
+                                        "tool": { "type": "string" }, "subject": { "type": "string" }, "line": { "type": "string" },
+                                        "added": { "type": "integer" }, "removed": { "type": "integer" },
+                                        "diff": { "type": "array", "items": { "type": "object", "required": ["op", "text"],
+                                            "properties": { "op": { "type": "string", "enum": [" ", "+", "-", "@"] }, "text": { "type": "string" } } } }
+                                    } } }
+                            } }
+                    }
+                },
+                "HistoryPage": {
+                    "type": "object", "required": ["sessionId", "entries", "before", "after", "next"],
+                    "properties": {
+                        "sessionId": { "type": "string" },
+                        "entries": { "type": "array", "items": { "$ref": "#/components/schemas/Entry" }, "description": "In conversation order." },
+                        "before": { "type": "integer", "nullable": true, "description": "Pass as before for the page before this one; null at the start (and for a catch-up)." },
+                        "after": { "type": "integer", "nullable": true, "description": "Pass as after to catch up on entries indexed since this page." },
+                        "next": { "type": "integer", "nullable": true, "description": "For a page read with from: the entry after it, to pass as from; null at the newest entry and for other pages." }
+                    }
+                },
+                "Forgotten": {
+                    "type": "object", "required": ["sessionId", "entries", "photos", "transcripts", "messages", "freedBytes"],
+                    "properties": {
+                        "sessionId": { "type": "string" },
+                        "entries": { "type": "integer" },
+                        "photos": { "type": "integer", "description": "Payload rows." },
+                        "transcripts": { "type": "integer", "description": "Transcripts that held only this session (remembered, not indexed again)." },
+                        "messages": { "type": "integer", "description": "Sent messages of the session's chats." },
+                        "freedBytes": { "type": "integer", "description": "About how many bytes: index rows, transcripts only the vault held, sent images." }
+                    }
+                },
+                "UsageRow": {
+                    "type": "object",
+                    "required": ["key", "agents", "models", "first", "last", "responses", "inputTokens", "outputTokens",
+                                 "cacheReadTokens", "cacheWriteTokens", "cacheWrite1hTokens", "reasoningTokens",
+                                 "totalTokens", "cost", "unpricedResponses"],
+                    "properties": {
+                        "key": { "type": "string", "nullable": true, "description": "The group: a day, week (its Monday), month, session id, project, model or agent; null for the total and for responses without one." },
+                        "title": { "type": "string", "nullable": true },
+                        "project": { "type": "string", "nullable": true },
+                        "agents": { "type": "array", "items": { "type": "string" } },
+                        "models": { "type": "array", "items": { "type": "string" } },
+                        "first": { "type": "string", "nullable": true },
+                        "last": { "type": "string", "nullable": true },
+                        "responses": { "type": "integer", "minimum": 0 },
+                        "inputTokens": { "type": "integer", "minimum": 0, "description": "Input neither read from nor written to a cache." },
+                        "outputTokens": { "type": "integer", "minimum": 0, "description": "Output, reasoning included." },
+                        "cacheReadTokens": { "type": "integer", "minimum": 0 },
+                        "cacheWriteTokens": { "type": "integer", "minimum": 0 },
+                        "cacheWrite1hTokens": { "type": "integer", "minimum": 0 },
+                        "reasoningTokens": { "type": "integer", "minimum": 0 },
+                        "totalTokens": { "type": "integer", "minimum": 0 },
+                        "cost": { "type": "number", "minimum": 0, "description": "USD, of the responses that have a price." },
+                        "unpricedResponses": { "type": "integer", "minimum": 0, "description": "Responses with no price: not in cost." }
+                    }
+                },
+                "Usage": {
+                    "type": "object", "required": ["by", "rows", "total", "unpricedModels", "prices"],
+                    "properties": {
+                        "by": { "type": "string", "enum": ["day", "week", "month", "session", "project", "model", "agent"] },
+                        "rows": { "type": "array", "items": { "$ref": "#/components/schemas/UsageRow" } },
+                        "total": { "$ref": "#/components/schemas/UsageRow" },
+                        "unpricedModels": { "type": "object", "additionalProperties": { "type": "integer" } },
+                        "prices": { "type": "object", "required": ["source", "taken"],
+                                    "properties": { "source": { "type": "string" }, "taken": { "type": "string" } } }
+                    }
+                },
+                "SearchHits": {
+                    "type": "object", "required": ["hits"],
+                    "properties": { "hits": { "type": "array", "items": {
+                        "type": "object", "required": ["sessionId", "cursor", "line", "snippet"],
+                        "properties": {
+                            "sessionId": { "type": "string" },
+                            "entryUuid": { "type": "string", "nullable": true },
+                            "cursor": { "type": "integer" },
+                            "line": { "type": "integer" },
+                            "type": { "type": "string", "nullable": true },
+                            "timestamp": { "type": "string", "nullable": true },
+                            "agent": { "type": "string" },
+                            "role": { "type": "string", "nullable": true },
+                            "title": { "type": "string", "nullable": true, "description": "The session's title." },
+                            "project": { "type": "string", "nullable": true, "description": "The session's project." },
+                            "snippet": { "type": "string", "description": "HTML-escaped text, matches in <mark>." }
+                        } } },
+                        "next": { "type": "string", "description": "Pass as `cursor` for the next page; absent at the end." } }
+                }
+            }
+        },
+        "security": [ {}, { "bearer": [] }, { "cookie": [] } ],
+        "paths": {
+            "/api/sessions": { "get": {
+                "summary": "Sessions, newest first, cursor-paginated.",
+                "parameters": [
+                    { "name": "project", "in": "query", "required": false, "schema": { "type": "string" } },
+                    { "name": "agent", "in": "query", "required": false, "schema": { "type": "string", "enum": ["", "claude", "codex", "gemini"] },
+                      "description": "Only this agent's." },
+                    { "name": "q", "in": "query", "required": false, "schema": { "type": "string" },
+                      "description": "Full-text query (FTS5 syntax) or a substring of the title." },
+                    time_param("since", "Only sessions with an entry at or after this time."),
+                    time_param("until", "Only sessions with an entry before this time (a date: to the end of that day)."),
+                    { "name": "cursor", "in": "query", "required": false, "schema": { "type": "string" } },
+                    limit(500, 50),
+                    { "name": "pinned", "in": "query", "required": false, "schema": { "type": "boolean", "default": false },
+                      "description": "Only the sessions a person pinned, their latest pin first, in one page." }
+                ],
+                "responses": merge(common_errors(), json!({ "200": json_response("A page of sessions.", "SessionPage") }))
+            } },
+            "/api/sessions/{sessionId}": { "delete": {
+                "summary": "Forget a session, as `scrollback forget` does: its entries, photos' rows, search rows, vault links and sent messages (with their images) go, and its transcripts are not indexed again until `scrollback unforget`.",
+                "parameters": [ { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } } ],
+                "responses": merge(common_errors(), json!({
+                    "200": json_response("What was forgotten.", "Forgotten"),
+                    "403": error_response("A cross-site request (Origin or Sec-Fetch-Site): refused."),
+                    "503": error_response("The indexer is not running (code writer-stopped), or the index is damaged.")
+                }))
+            } },
+            "/api/sessions/{sessionId}/history": { "get": {
+                "summary": "Entries of a session in conversation order: the newest page, the page before an entry, an entry and those after it, or a catch-up.",
+                "parameters": [
+                    { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } },
+                    { "name": "before", "in": "query", "required": false, "schema": { "type": "integer", "minimum": 0 },
+                      "description": "The page just before this entry (a cursor of this session)." },
+                    { "name": "from", "in": "query", "required": false, "schema": { "type": "integer", "minimum": 0 },
+                      "description": "This entry (a cursor of this session) and those after it." },
+                    { "name": "after", "in": "query", "required": false, "schema": { "type": "integer", "minimum": 0 },
+                      "description": "Catch up: the entries indexed since the page that gave this after, each exactly once, wherever they stand in the conversation." },
+                    { "name": "sidechains", "in": "query", "required": false, "schema": { "type": "boolean", "default": false } },
+                    { "name": "view", "in": "query", "required": false, "schema": { "type": "boolean", "default": false },
+                      "description": "Each entry with its view: its texts' Markdown as sanitised HTML, its tool calls at a glance." },
+                    limit(500, 100)
+                ],
+                "responses": merge(common_errors(), json!({ "200": json_response("A page of entries.", "HistoryPage") }))
+            } },
+            "/api/sessions/{sessionId}/about": { "get": {
+                "summary": "A session as listed, with a person's marks and the git branch its transcript names.",
+                "parameters": [ { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } } ],
+                "responses": merge(common_errors(), json!({ "200": json_response("The session.", "SessionAbout") }))
+            } },
+            "/api/sessions/{sessionId}/marks": {
+                "get": {
+                    "summary": "A person's marks on a session: a title of their own, pinned. Primary data, kept beside the sends; never written into a transcript; kept through a rebuild.",
+                    "parameters": [ { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } } ],
+                    "responses": merge(common_errors(), json!({ "200": json_response("The marks.", "Marks") }))
+                },
+                "put": {
+                    "summary": "Sets a person's marks: title (a string of at most 200 characters, or null for the transcript's), pinned. A field left out is left as it is.",
+                    "parameters": [ { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } } ],
+                    "requestBody": { "required": true, "content": { "application/json": { "schema": {
+                        "type": "object", "additionalProperties": false,
+                        "properties": { "title": { "type": "string", "maxLength": 200, "nullable": true }, "pinned": { "type": "boolean" } } },
+                        "example": { "title": "Harbour photos", "pinned": true } } } },
+                    "responses": merge(common_errors(), json!({
+                        "200": json_response("The marks.", "Marks"),
+                        "403": error_response("A cross-site request (Origin or Sec-Fetch-Site): refused."),
+                        "413": error_response("The body is too large."),
+                        "415": error_response("The body is not application/json.")
+                    }))
+                }
+            },
+            "/api/sessions/{sessionId}/export": { "get": {
+                "summary": "A session as a file to take away: one HTML file that opens offline (photos inline, checked against their blake3; no script), or the transcript's own lines (JSONL), byte for byte.",
+                "parameters": [
+                    { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } },
+                    { "name": "format", "in": "query", "required": false, "schema": { "type": "string", "enum": ["html", "jsonl"], "default": "html" } },
+                    { "name": "redact", "in": "query", "required": false, "schema": { "type": "boolean", "default": false },
+                      "description": "Replace secrets by gitleaks' rules (listed at the top of an HTML export)." }
+                ],
+                "responses": merge(common_errors(), json!({
+                    "200": { "description": "The file (Content-Disposition: attachment).",
+                             "content": { "text/html": { "schema": { "type": "string" } }, "application/x-ndjson": { "schema": { "type": "string" } } } },
+                    "409": error_response("A photo's bytes no longer match their recorded blake3, or the transcript changed.")
+                }))
+            } },
+            "/api/session-media/{sessionId}/{entryUuid}/{ordinal}": { "get": {
+                "summary": "One image by ref: read from the transcript at its recorded offset.",
+                "parameters": [
+                    { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } },
+                    { "name": "entryUuid", "in": "path", "required": true, "schema": { "type": "string" } },
+                    { "name": "ordinal", "in": "path", "required": true, "schema": { "type": "integer", "minimum": 0, "maximum": 4294967295u64 } },
+                    if_none_match.clone()
+                ],
+                "responses": media_responses()
+            } },
+            "/api/media/{blake3}": { "get": {
+                "summary": "Any stripped payload, by the blake3 of its decoded bytes.",
+                "parameters": [
+                    { "name": "blake3", "in": "path", "required": true, "schema": { "type": "string", "pattern": "^[0-9a-fA-F]{64}$" } },
+                    if_none_match
+                ],
+                "responses": media_responses()
+            } },
+            "/api/search": { "get": {
+                "summary": "Full-text search over entries.",
+                "parameters": [
+                    { "name": "q", "in": "query", "required": true, "schema": { "type": "string", "minLength": 1 } },
+                    { "name": "session", "in": "query", "required": false, "schema": { "type": "string" } },
+                    { "name": "agent", "in": "query", "required": false, "schema": { "type": "string", "enum": ["", "claude", "codex", "gemini"] },
+                      "description": "Only this agent's." },
+                    { "name": "project", "in": "query", "required": false, "schema": { "type": "string" },
+                      "description": "Only sessions of this project (working directory)." },
+                    { "name": "role", "in": "query", "required": false, "schema": { "type": "string", "enum": ["", "user", "assistant"] },
+                      "description": "Only entries with this role." },
+                    time_param("since", "Only entries written at or after this time."),
+                    time_param("until", "Only entries written before this time (a date: to the end of that day)."),
+                    { "name": "cursor", "in": "query", "required": false, "schema": { "type": "string", "pattern": "^[0-9]*$" },
+                      "description": "The previous page's `next`." },
+                    limit(500, 20)
+                ],
+                "responses": merge(common_errors(), json!({ "200": json_response("Hits, best first.", "SearchHits") }))
+            } },
+            "/api/usage": { "get": {
+                "summary": "Tokens and cost from the usage ledger (one row per API response), grouped and priced.",
+                "parameters": [
+                    { "name": "by", "in": "query", "required": false,
+                      "schema": { "type": "string", "enum": ["", "day", "week", "month", "session", "project", "model", "agent"] },
+                      "description": "Group by this (day, UTC, when empty)." },
+                    time_param("since", "Only responses at or after this time (a date: from its start, UTC)."),
+                    time_param("until", "Only responses before this time (a date: to the end of that day)."),
+                    { "name": "agent", "in": "query", "required": false, "schema": { "type": "string", "enum": ["", "claude", "codex", "gemini"] } },
+                    { "name": "project", "in": "query", "required": false, "schema": { "type": "string" } },
+                    { "name": "session", "in": "query", "required": false, "schema": { "type": "string" } },
+                    { "name": "model", "in": "query", "required": false, "schema": { "type": "string" } }
+                ],
+                "responses": merge(common_errors(), json!({ "200": json_response("The report: groups, their total, and the prices used.", "Usage") }))
+            } },
+            "/api/events": { "get": {
+                "summary": "WebSocket: the event bus (entries-appended, session-gone, session-forgotten, writer-failed, chat-user-message, session-bound, engine-failed, chat-retired) as JSON text messages.",
+                "responses": merge(common_errors(), json!({ "101": { "description": "Switching to the WebSocket protocol." } }))
+            } },
+            "/api/openapi.json": { "get": {
+                "summary": "This document.",
+                "responses": { "200": { "description": "OpenAPI 3.", "content": { "application/json": { "schema": { "type": "object" } } } },
+                               "401": error_response("A token is configured and was not presented.") }
+            } }
+        }
+    })
+}

@@ -1,0 +1,452 @@
+//! The route table, and the handlers of the read routes (sessions, history, search, status, the
+//! events socket) and of forgetting a session. Media are [`super::media`]'s, sends [`super::chat`]'s.
+
+use std::convert::Infallible;
+
+use futures_util::{SinkExt, StreamExt};
+use serde::Deserialize;
+use warp::{Filter, Rejection, Reply};
+
+use super::auth::{authorized, login, loopback_host, same_origin};
+use super::filters::{NoParams, check_limit, only, query_cap, segment, trim};
+use super::media::serve_media;
+use super::{Api, ApiError, handle_rejection, wire};
+use scrollback_core::codec::refs::{ContentHash, MediaName, MediaRef};
+use scrollback_index::events::Event;
+use scrollback_ops::chat::ChatEvent;
+use scrollback_read::history::{self, Position, SessionQuery};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SessionsParams {
+    project: Option<String>,
+    agent: Option<String>,
+    q: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
+    cursor: Option<String>,
+    limit: Option<u32>,
+    /// Only the sessions a person pinned (their latest pin first), in one page.
+    pinned: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HistoryParams {
+    before: Option<i64>,
+    from: Option<i64>,
+    after: Option<i64>,
+    limit: Option<u32>,
+    sidechains: Option<bool>,
+    /// Each entry's texts as HTML and its tool calls at a glance (`read::view`).
+    view: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SearchParams {
+    q: String,
+    session: Option<String>,
+    agent: Option<String>,
+    project: Option<String>,
+    role: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
+    cursor: Option<String>,
+    limit: Option<u32>,
+}
+
+/// Every route of the API, with authorization and the rejection mapping. Long because it is the
+/// route table: each route's filter chain is here, in one place, next to the others.
+pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
+    let with_api = {
+        let api = api.clone();
+        warp::any().map(move || api.clone())
+    };
+    let sessions = warp::path!("sessions")
+        .and(warp::get())
+        .and(warp::query::<SessionsParams>())
+        .and(with_api.clone())
+        .and_then(list_sessions);
+    let history = warp::path!("sessions" / String / "history")
+        .and(warp::get())
+        .and(warp::query::<HistoryParams>())
+        .and(with_api.clone())
+        .and_then(session_history);
+    // Forgetting changes state: a cross-site page is refused. (A DELETE is never a "simple" request,
+    // so a browser asks before sending one across sites, and this server allows none.)
+    let forget = warp::path!("sessions" / String)
+        .and(warp::delete())
+        .and(same_origin())
+        .and(warp::query::<NoParams>())
+        .and(with_api.clone())
+        .and_then(|s: String, _: NoParams, api: Api| forget_session(s, api))
+        .or(warp::path!("sessions" / String)
+            .and(only(warp::http::Method::DELETE, "delete-only", "this route takes DELETE"))
+            .map(|_: String, res| res))
+        .unify();
+    let session_media = warp::path!("session-media" / String / String / String)
+        .and(warp::get())
+        .and(warp::query::<NoParams>())
+        .and(warp::header::optional::<String>("if-none-match"))
+        .and(with_api.clone())
+        .and_then(|s: String, u: String, o: String, _: NoParams, inm: Option<String>, api: Api| async move {
+            let session_id = segment(&s)?;
+            let entry_uuid = segment(&u)?;
+            let ordinal = o.parse::<u32>().ok().filter(|_| o.bytes().all(|b| b.is_ascii_digit())).ok_or_else(|| {
+                ApiError::bad_request(format!("ordinal {:?} is not a small number", trim(&o))).reject()
+            })?;
+            let r = MediaRef { session_id, entry_uuid, ordinal };
+            serve_media(api, MediaName::Ref(r), inm).await
+        });
+    let media_by_hash = warp::path!("media" / String)
+        .and(warp::get())
+        .and(warp::query::<NoParams>())
+        .and(warp::header::optional::<String>("if-none-match"))
+        .and(with_api.clone())
+        .and_then(|h: String, _: NoParams, inm: Option<String>, api: Api| async move {
+            let hash = h.parse::<ContentHash>().map_err(|e| ApiError::from(e).reject())?;
+            serve_media(api, MediaName::Hash(hash), inm).await
+        });
+    let search = warp::path!("search")
+        .and(warp::get())
+        .and(warp::query::<SearchParams>())
+        .and(with_api.clone())
+        .and_then(search);
+    // A WebSocket is not bound by the same-origin policy: a page elsewhere is refused by its Origin.
+    let events = warp::path!("events").and(warp::get()).and(same_origin()).and(warp::ws()).and(with_api.clone()).map(
+        |ws: warp::ws::Ws, api: Api| {
+            let receiver = api.inner.bus.subscribe();
+            let chat_receiver = api.inner.chats.subscribe();
+            let idle = api.idle_timeout();
+            // The client only answers pings: anything longer than a few KB is refused as it comes
+            // (the socket is closed), never buffered (tungstenite's default is 64 MB a message).
+            ws.max_message_size(EVENTS_INCOMING_MAX)
+                .max_frame_size(EVENTS_INCOMING_MAX)
+                .on_upgrade(move |socket| forward_events(socket, receiver, chat_receiver, idle))
+                .into_response()
+        },
+    );
+    let openapi = warp::path!("openapi.json")
+        .and(warp::get())
+        .map(|| warp::reply::json(&super::openapi::document()).into_response());
+
+    let info = warp::path!("info").and(warp::get()).map(|| json(&wire::info()));
+    let status = warp::path!("status").and(warp::get()).and(warp::query::<NoParams>()).and(with_api.clone()).and_then(
+        |_: NoParams, api: Api| async move {
+            let data_dir = api.inner.data_dir.clone();
+            // A damaged index is what status must still report: its counts are then unknown.
+            let index = match api.db(move |conn| scrollback_read::status::index_status(conn, &data_dir)).await {
+                Ok(mut index) => {
+                    // The writer turned the vault off but could not record it (a full disk).
+                    if index.vault.off.is_none() {
+                        index.vault.off = api.inner.health.as_ref().and_then(|h| h.vault_off());
+                    }
+                    Some(index)
+                }
+                Err(_) if api.damage().is_some() => None,
+                Err(e) => return Err(e.reject()),
+            };
+            let sends_pending =
+                api.chats().with_store(|store| store.pending_count()).await.map_err(|e| ApiError::from(e).reject())?;
+            let status = scrollback_ops::status::Status {
+                index,
+                sends_pending,
+                writer: api.writer_state(),
+                watcher: api.inner.watcher,
+                index_damage: api.damage(),
+                roots: api.inner.roots.clone(),
+            };
+            let push = api.inner.push.as_ref().map(|p| p.get());
+            Ok::<_, Rejection>(json(&wire::status(&status, push.as_ref())))
+        },
+    );
+    // Each group of routes is boxed: the table's filter types stay small, and so does the compiler's
+    // work proving them (unboxed, one more route made type checking take minutes).
+    let reads = sessions
+        .or(history)
+        .unify()
+        .or(forget)
+        .unify()
+        .or(session_media)
+        .unify()
+        .or(media_by_hash)
+        .unify()
+        .or(search)
+        .unify()
+        .or(events)
+        .unify()
+        .boxed();
+    let about = openapi.or(info).unify().or(status).unify().boxed();
+    let api_routes = warp::path("api").and(query_cap()).and(
+        login(api.clone())
+            .or(authorized(api.clone()).and(
+                reads
+                    .or(about)
+                    .unify()
+                    .or(super::chat::routes(api.clone()).boxed())
+                    .unify()
+                    .or(super::session::routes(&api))
+                    .unify()
+                    .or(super::export::routes(&api))
+                    .unify()
+                    .or(super::usage::routes(&api))
+                    .unify(),
+            ))
+            .unify(),
+    );
+    // `/mcp` is no `/api` route, and has the same rules: the token when one is set (checked once
+    // the path is this one's, so that a wrong token is counted once).
+    let mcp = warp::path!("mcp").and(authorized(api.clone())).and(super::mcp::answer(&api));
+    // The one place every answer passes: the Host check first, the rejections mapped to the API's
+    // errors, and the headers every answer carries.
+    loopback_host(api.clone())
+        .and(api_routes.boxed().or(mcp).unify().or(super::web::routes().boxed()).unify())
+        .recover(handle_rejection)
+        .unify()
+        // No answer is ever sniffed into another type (a JSON body read as HTML, say).
+        .with(warp::reply::with::header("x-content-type-options", "nosniff"))
+        .with(warp::log::custom(|info| {
+            tracing::debug!(
+                method = %info.method(),
+                path = info.path(),
+                status = info.status().as_u16(),
+                elapsed_us = info.elapsed().as_micros() as u64,
+                "request"
+            );
+        }))
+}
+
+fn json<T: serde::Serialize>(value: &T) -> warp::reply::Response {
+    warp::reply::json(value).into_response()
+}
+
+/// An `agent` parameter: empty is none, else one of the formats' names.
+fn check_agent(agent: Option<String>) -> Result<Option<String>, Rejection> {
+    match agent.filter(|a| !a.is_empty()) {
+        None => Ok(None),
+        Some(a) if scrollback_core::format::by_name(&a).is_some() => Ok(Some(a)),
+        Some(a) => Err(ApiError::bad_request(format!(
+            "agent: {:?} is none of {}",
+            trim(&a),
+            scrollback_core::format::names().join(", ")
+        ))
+        .reject()),
+    }
+}
+
+async fn list_sessions(p: SessionsParams, api: Api) -> Result<warp::reply::Response, Rejection> {
+    let limit = check_limit(p.limit, 50)?;
+    let pinned_only = p.pinned.unwrap_or(false);
+    let query = SessionQuery {
+        project: p.project.filter(|p| !p.is_empty()),
+        agent: check_agent(p.agent)?,
+        text: p.q.filter(|q| !q.trim().is_empty()),
+        since: time_param("since", p.since, false)?,
+        until: time_param("until", p.until, true)?,
+        active_since: None,
+        cursor: p.cursor.filter(|c| !c.is_empty()),
+        limit,
+    };
+    let page = if pinned_only {
+        let pins = api.inner.chats.with_store(|store| store.pinned()).await.map_err(|e| ApiError::from(e).reject())?;
+        api.db(move |conn| {
+            let mut sessions = Vec::new();
+            for mark in &pins {
+                if let Some(s) = history::session(conn, &mark.session_id)?
+                    && query.project.as_ref().is_none_or(|p| s.project.as_ref() == Some(p))
+                    && query.agent.as_ref().is_none_or(|a| &s.agent == a)
+                {
+                    sessions.push(s);
+                }
+            }
+            Ok(history::SessionPage { sessions, next: None })
+        })
+        .await
+    } else if query.text.is_some() {
+        api.search_db(move |conn| history::sessions(conn, &query)).await
+    } else {
+        api.db(move |conn| history::sessions(conn, &query)).await
+    }
+    .map_err(ApiError::reject)?;
+    // A person's marks: their title in place of the transcript's, and whether they pinned it.
+    let marks = marks_of(&api, page.sessions.iter().map(|s| s.id.clone()).collect()).await?;
+    Ok(json(&wire::Sessions::marked(&page, &marks)))
+}
+
+/// A person's marks on those of `ids` that have any, from the acceptance record.
+async fn marks_of(api: &Api, mut ids: Vec<String>) -> Result<Vec<scrollback_ops::accept::Mark>, Rejection> {
+    ids.sort();
+    ids.dedup();
+    api.inner
+        .chats
+        .with_store(move |store| store.marks(&ids.iter().map(String::as_str).collect::<Vec<_>>()))
+        .await
+        .map_err(|e| ApiError::from(e).reject())
+}
+
+async fn session_history(raw_session: String, p: HistoryParams, api: Api) -> Result<warp::reply::Response, Rejection> {
+    let session_id = segment(&raw_session)?;
+    let limit = check_limit(p.limit, 100)?;
+    let at = match (p.before, p.from, p.after) {
+        (None, None, None) => Position::Newest,
+        (Some(c), None, None) if c >= 0 => Position::Before(c),
+        (None, Some(c), None) if c >= 0 => Position::From(c),
+        (None, None, Some(c)) if c >= 0 => Position::After(c),
+        (None, None, Some(_)) | (None, Some(_), None) | (Some(_), None, None) => {
+            return Err(ApiError::bad_request("cursors are not negative").reject());
+        }
+        _ => return Err(ApiError::bad_request("give one of before, from and after").reject()),
+    };
+    let sidechains = p.sidechains.unwrap_or(false);
+    let view = p.view.unwrap_or(false);
+    let sid = session_id.clone();
+    // Serialised on the readers' thread: a view renders Markdown, which is no work for the runtime's.
+    let body = api
+        .db(move |conn| {
+            let page = history::history(conn, &sid, at, limit, sidechains)?;
+            page.map(|page| serde_json::to_string(&wire::History::new(&page, view)))
+                .transpose()
+                .map_err(|e| scrollback_core::Error::Internal(e.to_string()))
+        })
+        .await
+        .map_err(ApiError::reject)?;
+    match body {
+        Some(body) => Ok(warp::reply::with_header(body, "content-type", "application/json").into_response()),
+        None => Err(ApiError::not_found(format!("no session {}", trim(&session_id))).reject()),
+    }
+}
+
+/// `DELETE /api/sessions/{id}`: has the writer forget the session, as `scrollback forget` does.
+async fn forget_session(raw_session: String, api: Api) -> Result<warp::reply::Response, Rejection> {
+    let session_id = segment(&raw_session)?;
+    let Some(writer) = api.inner.writer.clone() else {
+        return Err(ApiError::writer_stopped(None).reject());
+    };
+    if let Some(why) = api.writer_failure() {
+        return Err(ApiError::writer_stopped(Some(why)).reject());
+    }
+    let accept = api.chats().store();
+    let done = tokio::task::spawn_blocking(move || scrollback_ops::forget::forget_live(&writer, accept, session_id))
+        .await
+        .map_err(|e| ApiError::internal(format!("worker failed: {e}")).reject())?;
+    match done {
+        Some(Ok(f)) => Ok(json(&wire::forgotten(&f))),
+        Some(Err(e)) => Err(ApiError::from(e).reject()),
+        None => Err(ApiError::writer_stopped(api.writer_failure()).reject()),
+    }
+}
+
+async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Rejection> {
+    let limit = check_limit(p.limit, 20)?;
+    if p.q.trim().is_empty() {
+        return Err(ApiError::bad_request("q: an empty search").reject());
+    }
+    let agent = check_agent(p.agent)?;
+    let role = match p.role.filter(|r| !r.is_empty()) {
+        None => None,
+        Some(r) if ROLES.contains(&r.as_str()) => Some(r),
+        Some(r) => {
+            return Err(ApiError::bad_request(format!("role: {:?} is none of {}", trim(&r), ROLES.join(", "))).reject());
+        }
+    };
+    let since = time_param("since", p.since, false)?;
+    let until = time_param("until", p.until, true)?;
+    let offset = match p.cursor.as_deref().filter(|c| !c.is_empty()) {
+        None => 0,
+        Some(c) => c.parse::<u32>().ok().filter(|_| c.bytes().all(|b| b.is_ascii_digit())).ok_or_else(|| {
+            ApiError::bad_request(format!("cursor {:?} is not one this server gave", trim(c))).reject()
+        })?,
+    };
+    let page = api
+        .search_db(move |conn| {
+            let scope = history::Scope {
+                session: p.session.as_deref().filter(|s| !s.is_empty()),
+                agent: agent.as_deref(),
+                project: p.project.as_deref().filter(|s| !s.is_empty()),
+                role: role.as_deref(),
+                since: since.as_deref(),
+                until: until.as_deref(),
+                active_since: None,
+            };
+            history::search_page(conn, &p.q, scope, offset, limit)
+        })
+        .await
+        .map_err(ApiError::reject)?;
+    let marks = marks_of(&api, page.hits.iter().map(|h| h.session_id.clone()).collect()).await?;
+    Ok(json(&wire::Hits::marked(&page, &marks)))
+}
+
+/// The roles a search can be narrowed to.
+pub(crate) const ROLES: &[&str] = &["user", "assistant"];
+
+/// A `since` or `until` parameter: empty is none, else a date or an RFC 3339 time.
+fn time_param(name: &str, value: Option<String>, upper: bool) -> Result<Option<String>, Rejection> {
+    match value.filter(|v| !v.trim().is_empty()) {
+        None => Ok(None),
+        Some(v) => {
+            history::time_bound(&v, upper).map(Some).map_err(|e| ApiError::bad_request(format!("{name}: {e}")).reject())
+        }
+    }
+}
+
+/// The largest message (and frame) the events socket takes from a client: it sends pongs and a
+/// close, nothing more.
+pub const EVENTS_INCOMING_MAX: usize = 4 << 10;
+
+/// Forwards the index's and the chats' events to one WebSocket client, merged as they come, until
+/// either side closes.
+async fn forward_events(
+    socket: warp::ws::WebSocket,
+    mut events: tokio::sync::broadcast::Receiver<Event>,
+    mut chat_events: tokio::sync::broadcast::Receiver<ChatEvent>,
+    idle: std::time::Duration,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    let (mut out, mut incoming) = socket.split();
+    // A ping every half idle timeout: a browser answers each by itself, so a socket that hears
+    // nothing back for a whole timeout has a peer that is gone (its machine asleep, its network
+    // down), and is closed. Pings also keep proxies from closing a quiet socket.
+    let mut ping = tokio::time::interval(idle / 2);
+    ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ping.tick().await;
+    let mut heard = tokio::time::Instant::now();
+    loop {
+        tokio::select! {
+            _ = ping.tick() => {
+                if heard.elapsed() > idle {
+                    tracing::debug!("events socket: no answer to pings; closing it");
+                    break;
+                }
+                if out.send(warp::ws::Message::ping(Vec::new())).await.is_err() {
+                    break;
+                }
+            }
+            event = events.recv() => {
+                let text = match event {
+                    Ok(event) => wire::event(&event).to_string(),
+                    Err(RecvError::Lagged(missed)) => wire::lagged(missed).to_string(),
+                    Err(RecvError::Closed) => break,
+                };
+                if out.send(warp::ws::Message::text(text)).await.is_err() {
+                    break;
+                }
+            }
+            event = chat_events.recv() => {
+                let text = match event {
+                    Ok(event) => wire::chat_event(&event).to_string(),
+                    Err(RecvError::Lagged(missed)) => wire::lagged(missed).to_string(),
+                    Err(RecvError::Closed) => break,
+                };
+                if out.send(warp::ws::Message::text(text)).await.is_err() {
+                    break;
+                }
+            }
+            message = incoming.next() => match message {
+                Some(Ok(m)) if !m.is_close() => heard = tokio::time::Instant::now(),
+                _ => break,
+            },
+        }
+    }
+    let _ = out.close().await;
+}

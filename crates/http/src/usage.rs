@@ -1,0 +1,96 @@
+//! `GET /api/usage`: the usage ledger grouped and priced ([`scrollback_read::usage::report`]). A
+//! route of the table, boxed as each group of routes is, so that the table's types stay small.
+
+use serde::Deserialize;
+use warp::filters::BoxedFilter;
+use warp::http::{Method, header};
+use warp::{Filter as _, Reply as _};
+
+use super::filters::raw_query;
+use super::{Api, ApiError};
+use scrollback_read::history::time_bound;
+use scrollback_read::usage::{By, Filter, report};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    by: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
+    agent: Option<String>,
+    project: Option<String>,
+    session: Option<String>,
+    model: Option<String>,
+}
+
+/// `/api/usage`, for the route table.
+pub(crate) fn routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
+    let api = api.clone();
+    warp::path!("usage")
+        .and(warp::method())
+        .and(raw_query())
+        .then(move |method: Method, query: String| {
+            let api = api.clone();
+            async move {
+                match checked(&method, &query) {
+                    Ok(params) => match run(api, params).await {
+                        Ok(body) => {
+                            warp::reply::with_header(body, header::CONTENT_TYPE, "application/json").into_response()
+                        }
+                        Err(e) => e.response(),
+                    },
+                    Err(e) => e.response(),
+                }
+            }
+        })
+        .boxed()
+}
+
+fn checked(method: &Method, query: &str) -> Result<Params, ApiError> {
+    if method != Method::GET {
+        return Err(ApiError::method_not_allowed("GET", "get-only", "this route takes GET"));
+    }
+    serde_urlencoded::from_str(query).map_err(|e| ApiError::bad_request(format!("query: {e}")))
+}
+
+/// The report as JSON, or the API's error for a parameter it cannot take.
+async fn run(api: Api, p: Params) -> Result<String, ApiError> {
+    let nonempty = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
+    let by = match nonempty(p.by) {
+        None => By::Day,
+        Some(name) => By::parse(&name).map_err(|e| ApiError::bad_request(e.to_string()))?,
+    };
+    let agent = nonempty(p.agent);
+    if let Some(a) = &agent
+        && scrollback_core::format::by_name(a).is_none()
+    {
+        return Err(ApiError::bad_request(format!(
+            "agent: {:?} is none of {}",
+            a.chars().take(60).collect::<String>(),
+            scrollback_core::format::names().join(", ")
+        )));
+    }
+    let bound = |name: &str, value: Option<String>, upper: bool| {
+        nonempty(value)
+            .map(|v| time_bound(&v, upper).map_err(|e| ApiError::bad_request(format!("{name}: {e}"))))
+            .transpose()
+    };
+    let since = bound("since", p.since, false)?;
+    let until = bound("until", p.until, true)?;
+    let (project, session, model) = (nonempty(p.project), nonempty(p.session), nonempty(p.model));
+    let prices = api.inner.prices.clone();
+    let report = api
+        .db(move |conn| {
+            let filter = Filter {
+                since: since.as_deref(),
+                until: until.as_deref(),
+                agent: agent.as_deref(),
+                project: project.as_deref(),
+                session: session.as_deref(),
+                model: model.as_deref(),
+            };
+            report(conn, by, filter, &prices)
+        })
+        .await?;
+    serde_json::to_string(&report).map_err(|e| ApiError::from(scrollback_core::Error::Internal(e.to_string())))
+}

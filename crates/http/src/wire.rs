@@ -1,0 +1,537 @@
+//! The wire format: how the read side's values, the sent messages, the bus's events and the API's
+//! errors look in HTTP responses.
+//!
+//! JSON with camelCase keys; payload URLs under `/api/session-media/` (by ref, each segment
+//! percent-encoded) and `/api/media/` (by hash); search snippets as HTML, escaped, with matches in
+//! `<mark>`. This is the only place that knows any of it: every JSON body the API writes is built
+//! here.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use scrollback_core::codec::refs::MediaRef;
+use scrollback_index::events::Event;
+use scrollback_index::forget::Forgotten;
+use scrollback_ops::accept::Accepted;
+use scrollback_ops::chat::{ChatEvent, ChatState};
+use scrollback_ops::status::{Status, WriterState};
+use scrollback_read::history::{self, HistoryEntry, HistoryPage, SearchHit, SessionPage, SessionSummary, Snippet};
+use scrollback_read::render::MediaUrls;
+
+/// The API's media URLs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ApiUrls;
+
+impl MediaUrls for ApiUrls {
+    fn by_ref(&self, r: &MediaRef) -> String {
+        format!("/api/session-media/{}/{}/{}", encode_segment(&r.session_id), encode_segment(&r.entry_uuid), r.ordinal)
+    }
+
+    fn by_hash(&self, blake3: &str) -> String {
+        format!("/api/media/{blake3}")
+    }
+}
+
+/// Percent-encodes a path segment (anything but unreserved characters).
+fn encode_segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            write!(out, "%{b:02X}").unwrap();
+        }
+    }
+    out
+}
+
+/// One session, as listed.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Session<'a> {
+    id: &'a str,
+    project: Option<&'a str>,
+    title: Option<&'a str>,
+    first_timestamp: Option<&'a str>,
+    last_timestamp: Option<&'a str>,
+    entries: i64,
+    sidechain_entries: i64,
+    images: i64,
+    gone: bool,
+    agent: &'a str,
+    forked_from: Option<&'a str>,
+    /// Pinned by a person to the top of the list.
+    pinned: bool,
+    /// The title the transcript gives, when a person gave the session one of their own (`title`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    transcript_title: Option<&'a str>,
+}
+
+impl<'a> Session<'a> {
+    /// The session with a person's marks on it, if they made any.
+    pub fn marked(s: &'a SessionSummary, mark: Option<&'a scrollback_ops::accept::Mark>) -> Self {
+        let mut session = Session::from(s);
+        if let Some(mark) = mark {
+            session.pinned = mark.pinned;
+            if let Some(title) = &mark.title {
+                session.transcript_title = s.title.as_deref();
+                session.title = Some(title);
+            }
+        }
+        session
+    }
+}
+
+impl<'a> From<&'a SessionSummary> for Session<'a> {
+    fn from(s: &'a SessionSummary) -> Self {
+        Session {
+            id: &s.id,
+            project: s.project.as_deref(),
+            title: s.title.as_deref(),
+            first_timestamp: s.first_timestamp.as_deref(),
+            last_timestamp: s.last_timestamp.as_deref(),
+            entries: s.entries,
+            sidechain_entries: s.sidechain_entries,
+            images: s.images,
+            gone: s.gone,
+            agent: &s.agent,
+            forked_from: s.forked_from.as_deref(),
+            pinned: false,
+            transcript_title: None,
+        }
+    }
+}
+
+/// `GET /api/sessions`.
+#[derive(Debug, Serialize)]
+pub struct Sessions<'a> {
+    sessions: Vec<Session<'a>>,
+    next: Option<&'a str>,
+}
+
+impl<'a> From<&'a SessionPage> for Sessions<'a> {
+    fn from(p: &'a SessionPage) -> Self {
+        Sessions::marked(p, &[])
+    }
+}
+
+impl<'a> Sessions<'a> {
+    /// The page with a person's `marks` on its sessions.
+    pub fn marked(p: &'a SessionPage, marks: &'a [scrollback_ops::accept::Mark]) -> Self {
+        let mark = |id: &str| marks.iter().find(|m| m.session_id == id);
+        Sessions {
+            sessions: p.sessions.iter().map(|s| Session::marked(s, mark(&s.id))).collect(),
+            next: p.next.as_deref(),
+        }
+    }
+}
+
+/// One history entry: its columns, and the stored line rendered with the API's URLs (or why the
+/// line is invalid).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry<'a> {
+    cursor: i64,
+    /// `[at, file, line]`: compared element by element, the entry's place in the conversation.
+    order: (&'a str, i64, i64),
+    line: i64,
+    uuid: Option<&'a str>,
+    parent_uuid: Option<&'a str>,
+    #[serde(rename = "type")]
+    kind: Option<&'a str>,
+    role: Option<&'a str>,
+    timestamp: Option<&'a str>,
+    is_sidechain: bool,
+    agent: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    subagent: Option<Subagent<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    entry: Option<Box<RawValue>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    invalid: Option<&'a str>,
+    /// Its texts as HTML and its tool calls at a glance, when the page was asked for with them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    view: Option<scrollback_read::view::View>,
+}
+
+impl<'a> Entry<'a> {
+    /// The entry, with its view if `view`.
+    pub fn new(e: &'a HistoryEntry, view: bool) -> Self {
+        let mut entry = Entry::from(e);
+        if view && let Some(line) = &entry.entry {
+            entry.view = serde_json::from_str::<serde_json::Value>(line.get())
+                .ok()
+                .map(|line| scrollback_read::view::of(e.format, &line));
+        }
+        entry
+    }
+}
+
+impl<'a> From<&'a HistoryEntry> for Entry<'a> {
+    fn from(e: &'a HistoryEntry) -> Self {
+        let entry = e.render(&ApiUrls).map(|rendered| {
+            // A stored line is JSON by construction, and rendering keeps it so; should either ever
+            // fail, the client gets the text as a string rather than an error.
+            RawValue::from_string(rendered).unwrap_or_else(|e| {
+                tracing::error!("a rendered line is not JSON: {e}");
+                RawValue::from_string(serde_json::Value::Null.to_string()).expect("null is JSON")
+            })
+        });
+        Entry {
+            cursor: e.cursor,
+            order: (&e.order.at, e.order.file, e.order.line),
+            line: e.line,
+            uuid: e.columns.uuid.as_deref(),
+            parent_uuid: e.columns.parent_uuid.as_deref(),
+            kind: e.columns.kind.as_deref(),
+            role: e.columns.role.as_deref(),
+            timestamp: e.columns.timestamp.as_deref(),
+            is_sidechain: e.columns.is_sidechain,
+            agent: e.format.name(),
+            subagent: e.subagent.as_ref().map(|s| Subagent {
+                agent_id: &s.agent_id,
+                first: s.first,
+                entries: s.entries,
+            }),
+            entry,
+            invalid: e.invalid(),
+            view: None,
+        }
+    }
+}
+
+/// The sub-agent an entry's tool call ran, and where its entries are.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Subagent<'a> {
+    agent_id: &'a str,
+    first: Option<i64>,
+    entries: i64,
+}
+
+/// `GET /api/status`.
+pub fn status(status: &Status, push: Option<&scrollback_hub::follow::PushStatus>) -> serde_json::Value {
+    let s = status.index.as_ref();
+    let writer = match &status.writer {
+        WriterState::Failed(error) => serde_json::json!({ "state": status.writer.as_str(), "error": error }),
+        other => serde_json::json!({ "state": other.as_str() }),
+    };
+    serde_json::json!({
+        "writer": writer,
+        "indexDamage": status.index_damage,
+        "watcher": status.watcher,
+        "transcripts": s.map(|s| serde_json::json!({ "live": s.transcripts_live, "gone": s.transcripts_gone })),
+        "roots": status.roots.iter().map(|r| serde_json::json!({
+            "agent": r.format.name(),
+            "dir": r.dir.to_string_lossy(),
+            "exists": r.exists(),
+        })).collect::<Vec<_>>(),
+        "sessions": s.map(|s| s.sessions),
+        "agents": s.map(|s| s.agents.iter().map(|(a, n)| (a.clone(), serde_json::json!(n))).collect::<serde_json::Map<_, _>>()),
+        "entries": s.map(|s| s.entries),
+        "invalidLines": s.map(|s| s.invalid_lines),
+        "photos": s.map(|s| s.photos),
+        "indexBytes": s.map(|s| s.index_bytes),
+        "freeBytes": s.and_then(|s| s.free_bytes),
+        "vault": s.map(|s| serde_json::json!({
+            "state": if s.vault.off.is_some() { "off" } else { "on" },
+            "off": s.vault.off,
+            "links": s.vault.links,
+            "onlyInVaultBytes": s.vault.only_in_vault_bytes,
+            "broken": s.vault.broken,
+        })),
+        "acceptancesPending": status.sends_pending,
+        "push": push.map(|p| serde_json::json!({
+            "hub": p.hub,
+            "host": p.host,
+            "state": p.state,
+            "lastPushAt": p.last_push_at,
+            "error": p.error,
+            "retryInSecs": p.retry_in_secs,
+            "entriesSent": p.entries_sent,
+            "photosSent": p.photos_sent,
+        })),
+    })
+}
+
+/// `GET /api/info`: the version and the send limits.
+pub fn info() -> serde_json::Value {
+    use scrollback_ops::accept::send::{MAX_BODY, MAX_IMAGE_BYTES, MAX_IMAGES, MAX_TEXT};
+    serde_json::json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "limits": { "maxImages": MAX_IMAGES, "maxImageBytes": MAX_IMAGE_BYTES, "maxText": MAX_TEXT, "maxBody": MAX_BODY },
+    })
+}
+
+/// `DELETE /api/sessions/{id}`: what went.
+pub fn forgotten(f: &Forgotten) -> serde_json::Value {
+    serde_json::json!({
+        "sessionId": f.session_id,
+        "entries": f.entries,
+        "photos": f.media,
+        "transcripts": f.files,
+        "messages": f.messages,
+        "freedBytes": f.freed_bytes(),
+    })
+}
+
+/// `POST /api/login`: whether this server requires a token.
+pub fn login(required: bool) -> serde_json::Value {
+    serde_json::json!({ "required": required })
+}
+
+/// Every error answer: `{"error": {"code", "message"}}`.
+pub fn error(code: &str, message: &str) -> serde_json::Value {
+    serde_json::json!({ "error": { "code": code, "message": message } })
+}
+
+/// `POST /api/chats/{chatId}/session`.
+pub fn bound(chat_id: &str, session_id: &str) -> serde_json::Value {
+    serde_json::json!({ "chatId": chat_id, "sessionId": session_id })
+}
+
+/// `POST /api/chat/retire`: the messages retired now.
+pub fn retired(chat_id: &str, retired: &[String]) -> serde_json::Value {
+    serde_json::json!({ "chatId": chat_id, "retired": retired })
+}
+
+/// `GET /api/chat/bootstrap`: the chat's session, its newest history page (if it has a session)
+/// and its pending sends, side by side.
+pub fn bootstrap(chat_id: &str, state: &ChatState, page: Option<&HistoryPage>) -> serde_json::Value {
+    let page = page.map(History::from);
+    let (entries, before, after) = match &page {
+        Some(page) => (serde_json::to_value(&page.entries).unwrap_or_default(), page.before, page.after),
+        None => (serde_json::json!([]), None, None),
+    };
+    serde_json::json!({
+        "chatId": chat_id,
+        "sessionId": state.session_id,
+        "entries": entries,
+        "before": before,
+        "after": after,
+        "pending": state.pending.iter().map(accepted).collect::<Vec<_>>(),
+    })
+}
+
+/// What the events socket sends a client that fell behind by `missed` events.
+pub fn lagged(missed: u64) -> serde_json::Value {
+    serde_json::json!({ "type": "lagged", "missed": missed })
+}
+
+/// `GET /api/sessions/{id}/history`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct History<'a> {
+    session_id: &'a str,
+    entries: Vec<Entry<'a>>,
+    before: Option<i64>,
+    after: Option<i64>,
+    next: Option<i64>,
+}
+
+impl<'a> From<&'a HistoryPage> for History<'a> {
+    fn from(p: &'a HistoryPage) -> Self {
+        History::new(p, false)
+    }
+}
+
+impl<'a> History<'a> {
+    /// The page, with each entry's view if `view`.
+    pub fn new(p: &'a HistoryPage, view: bool) -> Self {
+        History {
+            session_id: &p.session_id,
+            entries: p.entries.iter().map(|e| Entry::new(e, view)).collect(),
+            before: p.before,
+            after: p.after,
+            next: p.next,
+        }
+    }
+}
+
+/// One search hit, its snippet as escaped HTML.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hit<'a> {
+    session_id: &'a str,
+    entry_uuid: Option<&'a str>,
+    cursor: i64,
+    line: i64,
+    #[serde(rename = "type")]
+    kind: Option<&'a str>,
+    timestamp: Option<&'a str>,
+    agent: &'a str,
+    role: Option<&'a str>,
+    title: Option<&'a str>,
+    project: Option<&'a str>,
+    snippet: String,
+}
+
+impl<'a> From<&'a SearchHit> for Hit<'a> {
+    fn from(h: &'a SearchHit) -> Self {
+        Hit {
+            session_id: &h.session_id,
+            entry_uuid: h.entry_uuid.as_deref(),
+            cursor: h.cursor,
+            line: h.line,
+            kind: h.kind.as_deref(),
+            timestamp: h.timestamp.as_deref(),
+            agent: &h.agent,
+            role: h.role.as_deref(),
+            title: h.title.as_deref(),
+            project: h.project.as_deref(),
+            snippet: snippet_html(&h.snippet),
+        }
+    }
+}
+
+/// `GET /api/search`.
+#[derive(Debug, Serialize)]
+pub struct Hits<'a> {
+    hits: Vec<Hit<'a>>,
+    /// Pass as `cursor` for the next page; absent at the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next: Option<String>,
+}
+
+impl<'a> Hits<'a> {
+    /// The response for a page of hits.
+    /// The page, each hit's title the one a person gave its session, where they did (`marks`).
+    pub fn marked(page: &'a history::SearchPage, marks: &'a [scrollback_ops::accept::Mark]) -> Self {
+        let hits = page
+            .hits
+            .iter()
+            .map(|h| {
+                let mut hit = Hit::from(h);
+                if let Some(title) =
+                    marks.iter().find(|m| m.session_id == h.session_id).and_then(|m| m.title.as_deref())
+                {
+                    hit.title = Some(title);
+                }
+                hit
+            })
+            .collect();
+        Hits { hits, next: page.next.map(|n| n.to_string()) }
+    }
+}
+
+/// A snippet as HTML: its text escaped, each match in `<mark>`. The only markup it can hold.
+pub fn snippet_html(snippet: &Snippet) -> String {
+    let mut out = String::new();
+    for (text, matched) in snippet.segments() {
+        if matched {
+            out.push_str("<mark>");
+        }
+        out.push_str(&scrollback_read::markdown::escape(text));
+        if matched {
+            out.push_str("</mark>");
+        }
+    }
+    out
+}
+
+/// An accepted message: `{clientMessageId, chatId, sessionId, text, images, acceptedAt, state}`,
+/// with `engineError` when the engine failed for it; each image `{blake3, url, mimeType, bytes}`.
+pub fn accepted(a: &Accepted) -> serde_json::Value {
+    let images: Vec<serde_json::Value> = a
+        .images
+        .iter()
+        .map(|i| {
+            serde_json::json!({
+                "blake3": i.blake3,
+                "url": ApiUrls.by_hash(&i.blake3),
+                "mimeType": i.media_type,
+                "bytes": i.bytes,
+            })
+        })
+        .collect();
+    let mut v = serde_json::json!({
+        "clientMessageId": a.client_message_id,
+        "chatId": a.chat_id,
+        "sessionId": a.session_id,
+        "text": a.text,
+        "images": images,
+        "acceptedAt": a.accepted_at,
+        "state": a.state.as_str(),
+    });
+    if let Some(error) = &a.engine_error {
+        v["engineError"] = error.as_str().into();
+    }
+    v
+}
+
+/// A chat event as the events WebSocket sends it.
+pub fn chat_event(e: &ChatEvent) -> serde_json::Value {
+    match e {
+        ChatEvent::UserMessage(a) => serde_json::json!({ "type": "chat-user-message", "message": accepted(a) }),
+        ChatEvent::SessionBound { chat_id, session_id } => {
+            serde_json::json!({ "type": "session-bound", "chatId": chat_id, "sessionId": session_id })
+        }
+        ChatEvent::EngineFailed { chat_id, client_message_id, error } => serde_json::json!({
+            "type": "engine-failed",
+            "chatId": chat_id,
+            "clientMessageId": client_message_id,
+            "error": error,
+        }),
+        ChatEvent::Retired { chat_id, client_message_ids } => serde_json::json!({
+            "type": "chat-retired",
+            "chatId": chat_id,
+            "clientMessageIds": client_message_ids,
+        }),
+    }
+}
+
+/// An index event as the events WebSocket sends it.
+pub fn event(e: &Event) -> serde_json::Value {
+    match e {
+        Event::EntriesAppended { session_id, file_id, from_line, to_line, replaced } => serde_json::json!({
+            "type": "entries-appended",
+            "sessionId": session_id,
+            "fileId": file_id,
+            "fromLine": from_line,
+            "toLine": to_line,
+            "replaced": replaced,
+        }),
+        Event::SessionGone { session_id, file_id } => {
+            serde_json::json!({ "type": "session-gone", "sessionId": session_id, "fileId": file_id })
+        }
+        Event::WriterFailed { error } => serde_json::json!({ "type": "writer-failed", "error": error }),
+        Event::SessionForgotten { session_id } => {
+            serde_json::json!({ "type": "session-forgotten", "sessionId": session_id })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snippets_are_escaped_html_with_marks() {
+        let hit = "<b>\u{E000}x\u{E001}</b> & 'q'";
+        let snippet: Snippet = history::Snippet::from_fts(hit);
+        assert_eq!(snippet_html(&snippet), "&lt;b&gt;<mark>x</mark>&lt;/b&gt; &amp; &#39;q&#39;");
+    }
+
+    #[test]
+    fn ref_urls_encode_each_segment() {
+        let r = MediaRef { session_id: "a b".into(), entry_uuid: "u/1".into(), ordinal: 2 };
+        assert_eq!(ApiUrls.by_ref(&r), "/api/session-media/a%20b/u%2F1/2");
+    }
+
+    #[test]
+    fn events_serialize_as_the_api_documents() {
+        let e =
+            Event::EntriesAppended { session_id: "s".into(), file_id: 3, from_line: 4, to_line: 9, replaced: false };
+        let expected: serde_json::Value = serde_json::from_str(
+            r#"{"type":"entries-appended","sessionId":"s","fileId":3,"fromLine":4,"toLine":9,"replaced":false}"#,
+        )
+        .unwrap();
+        assert_eq!(event(&e), expected);
+        let g = Event::SessionGone { session_id: "s".into(), file_id: 3 };
+        let expected: serde_json::Value =
+            serde_json::from_str(r#"{"type":"session-gone","sessionId":"s","fileId":3}"#).unwrap();
+        assert_eq!(event(&g), expected);
+    }
+}

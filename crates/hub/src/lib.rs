@@ -1,0 +1,216 @@
+//! A team's hub: a PostgreSQL database that many hosts push their index to (`postgres.sql`).
+//!
+//! Each host's SQLite index stays the system of record; the hub holds a copy of every host's rows,
+//! keyed by the host, the file's row in its index and the line's byte offset, and every photo's
+//! decoded bytes once, by their blake3. [`push`] sends what is new; this module connects, with the
+//! credentials of a URL or of the standard `PG*` variables, and keeps the hub's schema current.
+
+#![deny(missing_docs)]
+
+use std::time::Duration;
+
+use postgres::{Client, NoTls};
+
+use scrollback_core::error::{Error, Result};
+
+pub mod follow;
+pub mod push;
+
+/// The hub's schema: every table, index and view of the current version.
+pub const SCHEMA: &str = include_str!("../postgres.sql");
+
+/// The version [`SCHEMA`] creates, kept in `hub_meta`'s `schema_version`.
+pub const VERSION: i64 = 1;
+
+/// One step each, as the index's: `MIGRATIONS[i]` takes a hub from version `i + 1` to `i + 2`, in
+/// the transaction that records the new version. None yet.
+const MIGRATIONS: &[&str] = &[];
+
+/// How long connecting may take before it fails (unless the URL or `PGCONNECT_TIMEOUT` says).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The variables libpq reads, as this driver does not: each fills in what the URL leaves out.
+const ENVIRONMENT: &[&str] =
+    &["PGHOST", "PGPORT", "PGUSER", "PGPASSWORD", "PGDATABASE", "PGSSLMODE", "PGAPPNAME", "PGCONNECT_TIMEOUT"];
+
+/// Where the hub is and who connects: a `postgres://` URL or a `key=value` string (either may be
+/// empty), with whatever it leaves out taken from the `PG*` environment variables, as `psql` does.
+#[derive(Clone)]
+pub struct HubConfig {
+    config: postgres::Config,
+}
+
+impl std::fmt::Debug for HubConfig {
+    // The password stays out of logs and debug output.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+impl HubConfig {
+    /// Parses `url` (see the type) and fills it in from the environment.
+    pub fn new(url: &str) -> Result<HubConfig> {
+        Self::with_environment(url, |name| std::env::var(name).ok())
+    }
+
+    /// `url` alone, with nothing from the environment (to see what it says itself).
+    pub fn new_without_environment(url: &str) -> Result<HubConfig> {
+        Self::with_environment(url, |_| None)
+    }
+
+    /// [`Self::new`] with the environment read through `var`.
+    pub fn with_environment(url: &str, var: impl Fn(&str) -> Option<String>) -> Result<HubConfig> {
+        let bad = |e: postgres::Error| Error::BadQuery(format!("not a PostgreSQL URL or connection string: {e}"));
+        let mut config: postgres::Config =
+            if url.trim().is_empty() { postgres::Config::new() } else { url.parse().map_err(bad)? };
+        for name in ENVIRONMENT {
+            let Some(value) = var(name).filter(|v| !v.is_empty()) else { continue };
+            let number = |what: &str| {
+                value.parse::<u64>().map_err(|_| Error::BadQuery(format!("{name}={value:?} is not {what}")))
+            };
+            match *name {
+                "PGHOST" if config.get_hosts().is_empty() => {
+                    for host in value.split(',') {
+                        if host.starts_with('/') {
+                            config.host_path(host);
+                        } else {
+                            config.host(host);
+                        }
+                    }
+                }
+                "PGPORT" if config.get_ports().is_empty() => {
+                    let port = u16::try_from(number("a port")?)
+                        .map_err(|_| Error::BadQuery(format!("{name}={value:?} is not a port")))?;
+                    config.port(port);
+                }
+                "PGUSER" if config.get_user().is_none() => {
+                    config.user(&value);
+                }
+                "PGPASSWORD" if config.get_password().is_none() => {
+                    config.password(&value);
+                }
+                "PGDATABASE" if config.get_dbname().is_none() => {
+                    config.dbname(&value);
+                }
+                "PGAPPNAME" if config.get_application_name().is_none() => {
+                    config.application_name(&value);
+                }
+                "PGCONNECT_TIMEOUT" if config.get_connect_timeout().is_none() => {
+                    config.connect_timeout(Duration::from_secs(number("a number of seconds")?));
+                }
+                // sslmode has a default, so the URL's cannot be told from it: the variable applies
+                // when the URL names none.
+                "PGSSLMODE" if !url.contains("sslmode") => {
+                    config.ssl_mode(match value.as_str() {
+                        "disable" => postgres::config::SslMode::Disable,
+                        "prefer" | "allow" => postgres::config::SslMode::Prefer,
+                        "require" => postgres::config::SslMode::Require,
+                        other => {
+                            return Err(Error::BadQuery(format!(
+                                "PGSSLMODE={other:?}: this scrollback knows disable, allow, prefer and require"
+                            )));
+                        }
+                    });
+                }
+                _ => {}
+            }
+        }
+        if config.get_hosts().is_empty() {
+            config.host("localhost");
+        }
+        if config.get_user().is_none() {
+            let user = var("USER").or_else(|| var("LOGNAME")).unwrap_or_else(|| "postgres".to_owned());
+            config.user(&user);
+        }
+        if config.get_dbname().is_none() {
+            let user = config.get_user().unwrap_or("postgres").to_owned();
+            config.dbname(&user);
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("scrollback");
+        }
+        Ok(HubConfig { config })
+    }
+
+    /// Whether a password is set (a URL on a command line must not carry one: `ps` shows it).
+    pub fn has_password(&self) -> bool {
+        self.config.get_password().is_some()
+    }
+
+    /// `user@host:port/dbname`, for logs and `status`: never the password.
+    pub fn describe(&self) -> String {
+        let host = match self.config.get_hosts().first() {
+            Some(postgres::config::Host::Tcp(h)) => h.clone(),
+            Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
+            None => "localhost".to_owned(),
+        };
+        let port = self.config.get_ports().first().copied().unwrap_or(5432);
+        format!("{}@{host}:{port}/{}", self.config.get_user().unwrap_or(""), self.config.get_dbname().unwrap_or(""))
+    }
+
+    /// Connects (without TLS unless the server is asked to require it: see docs/hub.md).
+    pub fn connect(&self) -> Result<Client> {
+        Ok(self.config.connect(NoTls)?)
+    }
+}
+
+/// Creates the hub's schema, or takes it to [`VERSION`] one step at a time; its version. Two hosts
+/// doing so at once take turns (an advisory lock).
+pub fn migrate(client: &mut Client) -> Result<i64> {
+    let mut tx = client.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock(7461023)", &[])?;
+    let exists: bool = tx.query_one("SELECT to_regclass('hub_meta') IS NOT NULL", &[])?.get(0);
+    if !exists {
+        tx.batch_execute(SCHEMA)?;
+        tx.commit()?;
+        return Ok(VERSION);
+    }
+    let found: String = tx.query_one("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[])?.get(0);
+    let found: i64 =
+        found.parse().map_err(|_| Error::Hub(format!("the hub's schema version {found:?} is not a number")))?;
+    if found > VERSION {
+        return Err(Error::Hub(format!(
+            "the hub has schema version {found}; this scrollback knows version {VERSION}: upgrade it"
+        )));
+    }
+    for (step, sql) in MIGRATIONS.iter().enumerate().skip(found as usize - 1) {
+        tx.batch_execute(sql)?;
+        tx.execute("UPDATE hub_meta SET value = $1 WHERE key = 'schema_version'", &[&(step as i64 + 2).to_string()])?;
+    }
+    tx.commit()?;
+    Ok(VERSION)
+}
+
+/// This machine's name, the default `--host`.
+pub fn machine_name() -> String {
+    rustix::system::uname().nodename().to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned())
+    }
+
+    #[test]
+    fn the_environment_fills_in_what_the_url_leaves_out() -> Result<()> {
+        let vars = [("PGHOST", "db.example"), ("PGPORT", "6543"), ("PGUSER", "pusher"), ("PGPASSWORD", "s'cret")];
+        let c = HubConfig::with_environment("", env(&vars))?;
+        assert_eq!(c.describe(), "pusher@db.example:6543/pusher");
+        assert!(c.has_password());
+        let c = HubConfig::with_environment("postgres://reader@hub:5433/team", env(&vars))?;
+        assert_eq!(c.describe(), "reader@hub:5433/team");
+        assert_eq!(c.config.get_password(), Some(&b"s'cret"[..]), "the password from PGPASSWORD");
+        assert!(!format!("{c:?}").contains("cret"), "the password is never printed");
+        let c = HubConfig::with_environment("host=h dbname=d user=u", env(&[]))?;
+        assert_eq!(c.describe(), "u@h:5432/d");
+        assert!(!c.has_password());
+        assert!(HubConfig::with_environment("postgres://h:notaport/d", env(&[])).is_err());
+        Ok(())
+    }
+}

@@ -1,0 +1,68 @@
+//! Complete lines of a file, described and handed on in batches of bounded size.
+//!
+//! [`produce`] is the one way lines go from a file to the writer: the writer's own thread, its
+//! parsing helper and the read-ahead workers all call it. A batch holds at most [`BATCH_LINES`]
+//! lines or [`BATCH_BYTES`] stored bytes, which bounds what a reading thread holds ahead of the
+//! writer. Nothing here touches SQLite.
+
+use std::fs::File;
+use std::path::Path;
+
+use crate::entry::{self, Described};
+use crate::lines::{End, Line, LineReader};
+use scrollback_core::error::Result;
+use scrollback_core::format::{FileContext, Format};
+
+/// Lines written to SQLite at a time within a file's transaction.
+pub const BATCH_LINES: usize = 256;
+/// Stored bytes written to SQLite at a time within a file's transaction.
+pub const BATCH_BYTES: usize = 2 << 20;
+
+/// Lines read and described, ready to be written.
+#[derive(Debug, Default)]
+pub(crate) struct Batch {
+    /// The lines, in file order.
+    pub lines: Vec<Described>,
+    /// Transcript bytes they take, terminators included.
+    pub advance: u64,
+}
+
+/// How a file's lines are described: its format, and what its first line says of all of them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reading<'a> {
+    /// The file's format.
+    pub format: &'static dyn Format,
+    /// Its context ([`Format::file_context`]).
+    pub context: &'a FileContext,
+}
+
+/// Reads complete lines of `file` from `start` (after `lines_before` lines), as `reading` says,
+/// and hands them to `emit` in batches; returns where reading stopped.
+pub(crate) fn produce(
+    reader: &mut LineReader,
+    file: &File,
+    path: &Path,
+    reading: Reading<'_>,
+    start: u64,
+    lines_before: u64,
+    mut emit: impl FnMut(Batch) -> Result<()>,
+) -> Result<End> {
+    let mut batch = Batch::default();
+    let mut batch_bytes = 0usize;
+    let Reading { format, context } = reading;
+    let end = reader.read(file, path, format.block_places(), start, lines_before, |line: Line<'_>| {
+        batch.advance += line.advance;
+        let described = entry::describe(line, format, context);
+        batch_bytes += described.stored().map_or(0, |s| s.stripped.len());
+        batch.lines.push(described);
+        if batch.lines.len() >= BATCH_LINES || batch_bytes >= BATCH_BYTES {
+            batch_bytes = 0;
+            emit(std::mem::take(&mut batch))?;
+        }
+        Ok(())
+    })?;
+    if !batch.lines.is_empty() {
+        emit(batch)?;
+    }
+    Ok(end)
+}

@@ -1,0 +1,593 @@
+//! Writing one file's rows: entries, media, failed images, and the sessions they add to.
+//!
+//! Called by the writer inside the transaction that also moves the file's checkpoint; nothing here
+//! commits. Each entry gets its conversation [`Order`] here. Session rows are upserted per batch:
+//! counts add up, time ranges widen, and a title replaces the one before it by
+//! [`title_rank::replaces`] and the two titles' orders (stated again in the upsert's SQL with the same
+//! constant).
+//!
+//! A line that is a copy of an entry of the same session (the same `uuid` and the same stored line:
+//! Claude Code copies entries into another file on resume and fork, and a transcript moved away and
+//! back is read again) is kept, marked `duplicate`: of all copies, the one first in conversation
+//! order is the one history, search and counts show, whatever order the files were indexed in. Two
+//! different lines that share a `uuid` are both shown: neither is a copy, and hiding one would lose
+//! it. During a bulk load (no `uuid` index) copies are marked at its end ([`mark_copies`]).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::entry::{Body, Described, Stored};
+use crate::usage;
+use scrollback_core::codec::order::{self, Order};
+use scrollback_core::error::Result;
+use scrollback_core::format::{self, Effect, Format, hidden, title_rank};
+
+/// Deletes a file's entries and everything that hangs off them, shows the next copy of each entry
+/// that was shown (unless a bulk load is running: it marks copies at its end), and fixes the
+/// sessions' counts.
+pub(crate) fn delete_file_rows(tx: &Connection, file_id: i64, bulk: bool) -> Result<()> {
+    let mut stmt = tx.prepare("SELECT DISTINCT session_id FROM entries WHERE file_id = ?1")?;
+    let sessions: Vec<String> = stmt.query_map([file_id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    drop(stmt);
+    // The first copy in another file of each shown entry takes its place. (Copies are found by
+    // `uuid`: the index on the session would have SQLite walk a whole session per row.)
+    if !bulk {
+        tx.execute(
+            "UPDATE entries SET duplicate = 0 WHERE id IN (
+                 SELECT (SELECT o.id FROM entries o INDEXED BY entries_uuid
+                         WHERE o.uuid = r.uuid AND o.session_id = r.session_id AND o.stripped IS r.stripped
+                           AND o.file_id != r.file_id AND o.hidden IS NULL
+                         ORDER BY o.sort_at, o.sort_file, o.line, o.id LIMIT 1)
+                 FROM entries r WHERE r.file_id = ?1 AND r.duplicate = 0 AND r.uuid IS NOT NULL)",
+            [file_id],
+        )?;
+    }
+    tx.execute("DELETE FROM media WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?1)", [file_id])?;
+    tx.execute("DELETE FROM failed_images WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?1)", [file_id])?;
+    let keys = usage::drop_lines(tx, "file_id = ?1", &file_id)?;
+    tx.execute("DELETE FROM usage_state WHERE file_id = ?1", [file_id])?;
+    tx.execute("DELETE FROM entries WHERE file_id = ?1", [file_id])?;
+    for session in sessions {
+        recount_session(tx, &session)?;
+    }
+    // (A bulk load derives the whole ledger at its end.)
+    if !bulk {
+        usage::settle(tx, &keys)?;
+    }
+    Ok(())
+}
+
+/// Recomputes a session's counts and time range from its rows (after rows were removed, or copies
+/// marked).
+fn recount_session(tx: &Connection, session: &str) -> Result<()> {
+    tx.prepare_cached(
+        "UPDATE sessions SET
+            entries = (SELECT count(*) FROM entries WHERE session_id = ?1 AND duplicate = 0),
+            sidechain_entries = (SELECT count(*) FROM entries WHERE session_id = ?1 AND duplicate = 0 AND is_sidechain),
+            images = (SELECT count(*) FROM media m JOIN entries e ON e.id = m.entry_id
+                      WHERE e.session_id = ?1 AND e.duplicate = 0 AND m.ordinal IS NOT NULL)
+                   + (SELECT count(*) FROM failed_images f JOIN entries e ON e.id = f.entry_id
+                      WHERE e.session_id = ?1 AND e.duplicate = 0),
+            first_timestamp = (SELECT min(timestamp) FROM entries WHERE session_id = ?1),
+            last_timestamp = (SELECT max(timestamp) FROM entries WHERE session_id = ?1)
+         WHERE id = ?1",
+    )?
+    .execute([session])?;
+    Ok(())
+}
+
+/// Marks every copy of an entry that is not the first of its session in conversation order (after a
+/// bulk load, which wrote them without the `uuid` index), and recounts the sessions that have one.
+/// Only `uuid`s that occur more than once are looked at, each by the `uuid` index.
+pub(crate) fn mark_copies(tx: &Connection) -> Result<()> {
+    let marked = tx.execute(
+        "UPDATE entries SET duplicate = 1 WHERE id IN (
+             SELECT later.id FROM entries later INDEXED BY entries_uuid
+             JOIN entries earlier INDEXED BY entries_uuid
+               ON earlier.uuid = later.uuid AND earlier.session_id = later.session_id
+              AND earlier.stripped IS later.stripped
+              AND (earlier.sort_at, earlier.sort_file, earlier.line, earlier.id)
+                < (later.sort_at, later.sort_file, later.line, later.id)
+             WHERE later.uuid IN (SELECT uuid FROM entries WHERE uuid IS NOT NULL GROUP BY uuid HAVING count(*) > 1))",
+        [],
+    )?;
+    if marked > 0 {
+        let mut stmt = tx.prepare("SELECT DISTINCT session_id FROM entries WHERE duplicate = 1")?;
+        let sessions: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        for session in sessions {
+            recount_session(tx, &session)?;
+        }
+    }
+    Ok(())
+}
+
+/// What a batch adds to one session.
+#[derive(Debug, Default)]
+struct SessionDelta {
+    project: Option<String>,
+    /// The best title of the batch: its rank, the order of its entry, and the title.
+    title: Option<(u8, Order, String)>,
+    first: Option<String>,
+    last: Option<String>,
+    entries: u64,
+    sidechain_entries: u64,
+    images: u64,
+    /// A copy was shown or hidden: the counts are recomputed from the rows instead.
+    recount: bool,
+    /// The session it was forked from.
+    forked_from: Option<String>,
+}
+
+/// The file whose rows are written.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FileRows<'a> {
+    /// `files.id`.
+    pub id: i64,
+    /// Its path.
+    pub path: &'a Path,
+    /// The session its name gives (for lines that name none).
+    pub session: &'a str,
+    /// Its format: the file keys of its entries' orders.
+    pub format: &'static dyn Format,
+    /// A bulk load is running: no `uuid` index, so copies are marked at its end.
+    pub bulk: bool,
+}
+
+/// What [`write_entries`] wrote.
+#[derive(Debug, Default)]
+pub(crate) struct Written {
+    /// The entries' row ids, in order, when asked for.
+    pub ids: Vec<i64>,
+    /// Lines written.
+    pub lines: u64,
+    /// Payloads (media rows) written.
+    pub media: u64,
+    /// Invalid lines written.
+    pub invalid: u64,
+}
+
+/// Inserts described lines of one file and adds them to their sessions; returns what it wrote, with
+/// the rows' ids if `want_ids`.
+pub(crate) fn write_entries(
+    tx: &Connection,
+    file: FileRows<'_>,
+    lines: &[Described],
+    want_ids: bool,
+) -> Result<Written> {
+    let mut insert_entry = tx.prepare_cached(
+        "INSERT INTO entries (file_id, session_id, line, offset, length, uuid, parent_uuid, type, role, timestamp,
+                              is_sidechain, stripped, text, invalid, sort_at, sort_file, duplicate, agent_id,
+                              spawned_agent, agent, hidden)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+    )?;
+    // The running maximum of the file's timestamps goes on from its last row.
+    let mut at: String = tx
+        .prepare_cached("SELECT sort_at FROM entries WHERE file_id = ?1 ORDER BY offset DESC LIMIT 1")?
+        .query_row([file.id], |r| r.get(0))
+        .optional()?
+        .unwrap_or_default();
+    let mut file_keys: HashMap<&str, i64> = HashMap::new();
+    let mut sessions: HashMap<&str, SessionDelta> = HashMap::new();
+    let mut written = Written { ids: Vec::with_capacity(if want_ids { lines.len() } else { 0 }), ..Written::default() };
+    let mut recorder = usage::Recorder::new(file.id, file.format.name());
+    for d in lines {
+        let session = d.session(file.session);
+        let (stored, invalid) = match &d.body {
+            Body::Stored(stored) => (Some(stored), None),
+            Body::Invalid(reason) => (None, Some(reason)),
+        };
+        let meta = stored.map(|s| &s.meta);
+        let columns = meta.map(|m| &m.columns);
+        at = order::advance(&at, columns.and_then(|c| c.timestamp.as_deref()));
+        let sort_file = *file_keys.entry(session).or_insert_with(|| file.format.file_key(file.path, session));
+        let order = Order { at: at.clone(), file: sort_file, line: d.line as i64 };
+        let delta = sessions.entry(session).or_default();
+        let hidden = meta.and_then(|m| m.hidden);
+        // A rewrite of a message hides the earlier writes (below), whatever they hold.
+        let rewrites = meta.is_some_and(|m| m.effect == Some(Effect::Rewrites));
+        let duplicate = hidden.is_some()
+            || match (file.bulk || rewrites, columns.and_then(|c| c.uuid.as_deref())) {
+                (false, Some(uuid)) => {
+                    let copy = mark_copy(tx, session, uuid, stored.map(|s| s.stripped.as_str()), &order)?;
+                    delta.recount |= copy != Copies::None;
+                    copy == Copies::Later
+                }
+                _ => false,
+            };
+        insert_entry.execute(params![
+            file.id,
+            session,
+            d.line as i64,
+            d.offset as i64,
+            d.length as i64,
+            columns.and_then(|c| c.uuid.as_deref()),
+            columns.and_then(|c| c.parent_uuid.as_deref()),
+            columns.and_then(|c| c.kind.as_deref()),
+            columns.and_then(|c| c.role.as_deref()),
+            columns.and_then(|c| c.timestamp.as_deref()),
+            columns.is_some_and(|c| c.is_sidechain),
+            stored.map(|s| s.stripped.as_str()),
+            meta.and_then(|m| m.text.as_deref()),
+            invalid,
+            order.at,
+            order.file,
+            duplicate,
+            meta.and_then(|m| m.agent_id.as_deref()),
+            meta.and_then(|m| m.spawned_agent.as_deref()),
+            file.format.name(),
+            hidden,
+        ])?;
+        let entry_id = tx.last_insert_rowid();
+        if let Some(effect) = meta.and_then(|m| m.effect.as_ref()) {
+            delta.recount |= apply(tx, file.id, entry_id, d.line, columns.and_then(|c| c.uuid.as_deref()), effect)? > 0;
+        }
+        if want_ids {
+            written.ids.push(entry_id);
+        }
+        written.lines += 1;
+        if !duplicate {
+            delta.entries += 1;
+        }
+        let Some(stored) = stored else {
+            written.invalid += 1;
+            continue;
+        };
+        written.media += insert_payloads(tx, entry_id, d.offset, stored)?;
+        recorder.record(tx, entry_id, session, stored.meta.columns.timestamp.as_deref(), &stored.meta, hidden)?;
+        let order = Order { at: at.clone(), file: sort_file, line: d.line as i64 };
+        delta.add(stored, order, duplicate);
+    }
+    upsert_sessions(tx, sessions, file.format.name())?;
+    recorder.finish(tx, file.bulk)?;
+    Ok(written)
+}
+
+/// What `effect`, of the entry `entry_id` at line `line` of file `file_id` (with `uuid`), does to
+/// the file's entries before it; returns how many it hid.
+fn apply(
+    tx: &Connection,
+    file_id: i64,
+    entry_id: i64,
+    line: u64,
+    uuid: Option<&str>,
+    effect: &Effect,
+) -> Result<usize> {
+    // The entries a rewind or checkpoint acts on: messages (and checkpoints), not the metadata,
+    // updates, rewinds or invalid lines, and not those hidden already.
+    const MESSAGES: &str = "hidden IS NULL AND type NOT IN ('session', 'update', 'rewind')";
+    let hid = match effect {
+        Effect::Rewrites => match uuid {
+            Some(uuid) => tx
+                .prepare_cached(&format!(
+                    "UPDATE entries SET duplicate = 1, hidden = '{}'
+                     WHERE file_id = ?1 AND uuid = ?2 AND id != ?3 AND hidden IS NULL",
+                    hidden::REWRITTEN
+                ))?
+                .execute(params![file_id, uuid, entry_id])?,
+            None => 0,
+        },
+        Effect::RewindTo(target) => tx
+            .prepare_cached(&format!(
+                "UPDATE entries SET duplicate = 1, hidden = '{}'
+                 WHERE file_id = ?1 AND line < ?3 AND {MESSAGES}
+                   AND line >= coalesce((SELECT min(line) FROM entries WHERE file_id = ?1 AND uuid = ?2), 0)",
+                hidden::REWOUND
+            ))?
+            .execute(params![file_id, target, line as i64])?,
+        Effect::ReplacesAll => tx
+            .prepare_cached(&format!(
+                "UPDATE entries SET duplicate = 1, hidden = '{}' WHERE file_id = ?1 AND line < ?2 AND {MESSAGES}",
+                hidden::REPLACED
+            ))?
+            .execute(params![file_id, line as i64])?,
+    };
+    Ok(hid)
+}
+
+/// The media rows of entry `entry_id` (its payloads, by their offsets in the file: the line's
+/// `line_offset` plus theirs in the line) and its failed images; returns the payloads written.
+fn insert_payloads(tx: &Connection, entry_id: i64, line_offset: u64, stored: &Stored) -> Result<u64> {
+    if stored.spans.is_empty() && stored.failed_images.is_empty() {
+        return Ok(0);
+    }
+    let mut insert_media = tx.prepare_cached(
+        "INSERT INTO media (entry_id, ordinal, kind, offset, length, encoding, media_type, decoded_length, blake3)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?;
+    for span in &stored.spans {
+        insert_media.execute(params![
+            entry_id,
+            span.ordinal,
+            span.kind.as_str(),
+            (line_offset + span.offset) as i64,
+            span.len as i64,
+            span.encoding.as_str(),
+            span.media_type,
+            span.decoded_len as i64,
+            span.blake3.to_hex().as_str(),
+        ])?;
+    }
+    let mut insert_failed =
+        tx.prepare_cached("INSERT INTO failed_images (entry_id, ordinal, reason) VALUES (?1, ?2, ?3)")?;
+    for failed in &stored.failed_images {
+        insert_failed.execute(params![entry_id, failed.ordinal, failed.reason])?;
+    }
+    Ok(stored.spans.len() as u64)
+}
+
+/// What an entry is among the entries of its session with its `uuid`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Copies {
+    /// The only one.
+    None,
+    /// Not the first in order: it is written hidden.
+    Later,
+    /// Before the one shown until now, which is hidden instead.
+    Earlier,
+}
+
+/// Looks for the shown copy of the line `stripped` with `uuid` in `session`, and hides it if the new
+/// one at `order` comes before it.
+fn mark_copy(tx: &Connection, session: &str, uuid: &str, stripped: Option<&str>, order: &Order) -> Result<Copies> {
+    let shown: Option<(i64, String, i64, i64)> = tx
+        .prepare_cached(
+            "SELECT id, sort_at, sort_file, line FROM entries INDEXED BY entries_uuid
+             WHERE uuid = ?1 AND session_id = ?2 AND duplicate = 0 AND stripped IS ?3",
+        )?
+        .query_row(params![uuid, session, stripped], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .optional()?;
+    let Some((id, at, file, line)) = shown else { return Ok(Copies::None) };
+    if (Order { at, file, line }) <= *order {
+        return Ok(Copies::Later);
+    }
+    tx.prepare_cached("UPDATE entries SET duplicate = 1 WHERE id = ?1")?.execute([id])?;
+    Ok(Copies::Earlier)
+}
+
+impl SessionDelta {
+    /// Adds one valid entry of the session, at `order`; a `duplicate` adds nothing but its place.
+    fn add(&mut self, stored: &Stored, order: Order, duplicate: bool) {
+        let meta = &stored.meta;
+        if duplicate {
+            return;
+        }
+        self.sidechain_entries += meta.columns.is_sidechain as u64;
+        self.images += stored.image_blocks as u64;
+        if self.project.is_none() {
+            self.project.clone_from(&meta.cwd);
+        }
+        if self.forked_from.is_none() {
+            self.forked_from.clone_from(&meta.forked_from);
+        }
+        // The person's first words count only from the main transcript.
+        let title = meta.title.as_ref().filter(|(rank, _)| *rank != title_rank::FIRST_USER_TEXT || order.file == 0);
+        if let Some((rank, title)) = title
+            && self
+                .title
+                .as_ref()
+                .is_none_or(|(old, old_order, _)| title_rank::replaces(*rank, &order, *old, old_order))
+        {
+            self.title = Some((*rank, order, title.clone()));
+        }
+        if let Some(ts) = &meta.columns.timestamp {
+            if self.first.as_ref().is_none_or(|f| ts < f) {
+                self.first = Some(ts.clone());
+            }
+            if self.last.as_ref().is_none_or(|l| ts > l) {
+                self.last = Some(ts.clone());
+            }
+        }
+    }
+}
+
+/// Adds each session's delta to its row, creating the row if it is new.
+fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>, agent: &str) -> Result<()> {
+    let mut upsert = tx.prepare_cached(&format!(
+        "INSERT INTO sessions (id, project, title, title_rank, title_order, first_timestamp, last_timestamp, entries,
+                               sidechain_entries, images, agent, forked_from)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+         ON CONFLICT (id) DO UPDATE SET
+            project = coalesce(sessions.project, excluded.project),
+            forked_from = coalesce(sessions.forked_from, excluded.forked_from),
+            title = CASE WHEN {replaces} THEN excluded.title ELSE sessions.title END,
+            title_order = CASE WHEN {replaces} THEN excluded.title_order ELSE sessions.title_order END,
+            title_rank = CASE WHEN {replaces} THEN excluded.title_rank ELSE sessions.title_rank END,
+            first_timestamp = coalesce(min(sessions.first_timestamp, excluded.first_timestamp),
+                                       sessions.first_timestamp, excluded.first_timestamp),
+            last_timestamp = coalesce(max(sessions.last_timestamp, excluded.last_timestamp),
+                                      sessions.last_timestamp, excluded.last_timestamp),
+            entries = sessions.entries + excluded.entries,
+            sidechain_entries = sessions.sidechain_entries + excluded.sidechain_entries,
+            images = sessions.images + excluded.images",
+        // Whether the batch's title replaces the session's: `title_rank::replaces`, in SQL. (SQLite
+        // evaluates every assignment against the row as it was, so the order of the three is free.)
+        replaces = format!(
+            "(excluded.title IS NOT NULL AND (excluded.title_rank > sessions.title_rank
+               OR (excluded.title_rank = sessions.title_rank AND (sessions.title_order IS NULL
+                   OR CASE WHEN excluded.title_rank >= {latest} THEN excluded.title_order >= sessions.title_order
+                           ELSE excluded.title_order < sessions.title_order END))))",
+            latest = title_rank::LATEST_WINS_FROM
+        )
+    ))?;
+    for (id, d) in sessions {
+        if !scrollback_core::codec::refs::is_id(id) {
+            // Only a transcript's own name can bring such an id here (a line's is refused as
+            // invalid): its invalid lines stay as rows, but no session is listed that no route opens.
+            continue;
+        }
+        let (rank, order, title) = match d.title {
+            Some((rank, order, title)) => (rank, Some(order.key()), Some(title)),
+            None => (0, None, None),
+        };
+        upsert.execute(params![
+            id,
+            d.project,
+            title,
+            rank,
+            order,
+            d.first,
+            d.last,
+            d.entries as i64,
+            d.sidechain_entries as i64,
+            d.images as i64,
+            agent,
+            d.forked_from,
+        ])?;
+        if d.recount {
+            recount_session(tx, id)?;
+        }
+    }
+    Ok(())
+}
+
+/// Fills in the columns version 4 added for rows written before it (the migration's pending part,
+/// `db::BACKFILL_PENDING`), in one transaction: each entry's order, copies, search text and sub-agent
+/// fields (the stored line described again), then each session's title and counts. Does nothing when
+/// nothing is pending. Every row before version 4 is Claude Code's: no other format was read then.
+/// Long because it is one migration step, in one transaction: order, copies, text, then titles.
+pub(crate) fn backfill_v4(conn: &Connection) -> Result<()> {
+    let pending: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM scrollback_meta WHERE key = ?1)",
+        [scrollback_core::db::BACKFILL_PENDING],
+        |r| r.get(0),
+    )?;
+    if !pending {
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    let tx = conn.unchecked_transaction()?;
+    // Order: the file part from each file's path, the time part as the running maximum per file.
+    let mut stmt =
+        tx.prepare("SELECT DISTINCT f.id, f.path, e.session_id FROM files f JOIN entries e ON e.file_id = f.id")?;
+    let files: Vec<(i64, String, String)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<rusqlite::Result<_>>()?;
+    drop(stmt);
+    for (file_id, path, session) in &files {
+        tx.execute(
+            "UPDATE entries SET sort_file = ?1 WHERE file_id = ?2 AND session_id = ?3",
+            params![format::CLAUDE.file_key(Path::new(path), session), file_id, session],
+        )?;
+    }
+    tx.execute_batch(
+        "UPDATE entries SET sort_at = r.at FROM (
+             SELECT id, coalesce(max(timestamp) OVER (PARTITION BY file_id ORDER BY line), '') AS at FROM entries
+         ) AS r WHERE r.id = entries.id",
+    )?;
+    mark_copies(&tx)?;
+    // Each stored line described again: search text and sub-agent fields, and the sessions' titles.
+    let mut titles: HashMap<String, (u8, Order, String)> = HashMap::new();
+    let mut after = 0i64;
+    loop {
+        let mut stmt = tx.prepare_cached(
+            "SELECT id, session_id, sort_at, sort_file, line, duplicate, stripped, text FROM entries
+             WHERE id > ?1 AND stripped IS NOT NULL ORDER BY id LIMIT 1000",
+        )?;
+        type Row = (i64, String, String, i64, i64, bool, String, Option<String>);
+        let rows: Vec<Row> = stmt
+            .query_map([after], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        drop(stmt);
+        let Some(last) = rows.last() else { break };
+        after = last.0;
+        for (id, session, at, file, line, duplicate, stripped, text) in rows {
+            let Ok(meta) = format::CLAUDE.describe(&stripped, line as u64, &format::FileContext::default()) else {
+                continue;
+            };
+            if meta.text != text {
+                tx.prepare_cached("UPDATE entries SET text = ?1 WHERE id = ?2")?.execute(params![meta.text, id])?;
+            }
+            if meta.agent_id.is_some() || meta.spawned_agent.is_some() {
+                tx.prepare_cached("UPDATE entries SET agent_id = ?1, spawned_agent = ?2 WHERE id = ?3")?
+                    .execute(params![meta.agent_id, meta.spawned_agent, id])?;
+            }
+            let order = Order { at, file, line };
+            let title =
+                meta.title.filter(|(rank, _)| !duplicate && (*rank != title_rank::FIRST_USER_TEXT || file == 0));
+            if let Some((rank, title)) = title {
+                let best = titles.get(&session);
+                if best.is_none_or(|(old, old_order, _)| title_rank::replaces(rank, &order, *old, old_order)) {
+                    titles.insert(session, (rank, order, title));
+                }
+            }
+        }
+    }
+    let mut stmt = tx.prepare("SELECT id FROM sessions")?;
+    let sessions: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    drop(stmt);
+    for session in sessions {
+        recount_session(&tx, &session)?;
+        let (rank, order, title) = match titles.remove(&session) {
+            Some((rank, order, title)) => (rank, Some(order.key()), Some(title)),
+            None => (0, None, None),
+        };
+        tx.execute(
+            "UPDATE sessions SET title = ?1, title_rank = ?2, title_order = ?3 WHERE id = ?4",
+            params![title, rank, order, session],
+        )?;
+    }
+    tx.execute("DELETE FROM scrollback_meta WHERE key = ?1", [scrollback_core::db::BACKFILL_PENDING])?;
+    tx.commit()?;
+    tracing::info!(
+        seconds = started.elapsed().as_secs_f64(),
+        "index: rows written before version 4 brought up to date"
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// Counts the SQLite virtual-machine steps `f` takes on `conn` (deterministic, unlike time).
+    fn steps(conn: &Connection, f: impl FnOnce()) -> u64 {
+        let count = Arc::new(AtomicU64::new(0));
+        let c = count.clone();
+        conn.progress_handler(
+            100,
+            Some(move || {
+                c.fetch_add(100, Ordering::Relaxed);
+                false
+            }),
+        )
+        .unwrap();
+        f();
+        conn.progress_handler(100, None::<fn() -> bool>).unwrap();
+        count.load(Ordering::Relaxed)
+    }
+
+    #[test]
+    fn copies_are_marked_in_steps_proportional_to_the_rows_not_their_square() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = scrollback_core::db::ConnectionKind::Writer.open(&dir.path().join("index.sqlite3")).unwrap();
+        conn.execute_batch(
+            "INSERT INTO files (id, path, session_id, dev, inode, fingerprint, fingerprint_len, tail_hash, size,
+                                mtime_ns, checkpoint, lines, state, indexed_at)
+             VALUES (1, '/t/s.jsonl', 's', 0, 0, '', 0, '', 0, 0, 0, 0, 'live', '');",
+        )
+        .unwrap();
+        let mut per_row = Vec::new();
+        for n in [2_000i64, 8_000] {
+            conn.execute("DELETE FROM entries", []).unwrap();
+            // One session, every line at the same instant, each uuid once but for ten copies.
+            conn.execute(
+                "WITH RECURSIVE k(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM k WHERE x < ?1)
+                 INSERT INTO entries (file_id, session_id, line, offset, length, uuid, stripped, sort_at)
+                 SELECT 1, 's', x, x, 1, 'u' || (CASE WHEN x <= 10 THEN 0 ELSE x END), '{}', 't' FROM k",
+                [n],
+            )
+            .unwrap();
+            per_row.push(steps(&conn, || mark_copies(&conn).unwrap()) / n as u64);
+            let hidden: i64 =
+                conn.query_row("SELECT count(*) FROM entries WHERE duplicate = 1", [], |r| r.get(0)).unwrap();
+            assert_eq!(hidden, 9, "ten copies of one entry: nine hidden");
+        }
+        // Four times the rows costs about four times the steps, not sixteen.
+        assert!(per_row[1] < 2 * per_row[0] + 50, "steps per row: {per_row:?}");
+    }
+}

@@ -1,0 +1,129 @@
+//! Finding transcripts: every file under the root that its format reads, recursively.
+//!
+//! Symlinked directories are followed (a directory reached twice, through a link or a cycle, is read
+//! once); symlinked files are indexed at the path where they were found. A file reachable by several
+//! paths (hard links, or a symlink beside its target) is one file: the first path in sorted order
+//! wins. A compressed `X.jsonl.zst` beside its plain `X.jsonl` is left out: the plain one is read
+//! (see [`scrollback_core::files`]). Unreadable directories are logged and skipped. No file is opened here.
+
+use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use scrollback_core::format::Format;
+
+/// A transcript found on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// Where it was found.
+    pub path: PathBuf,
+    /// Device and inode: the file's identity.
+    pub dev: u64,
+    /// Inode number.
+    pub inode: u64,
+    /// Size when found.
+    pub size: u64,
+}
+
+/// Whether `path` may name a transcript of some format (the watcher's first sieve; the writer asks
+/// the path's own format).
+pub fn is_transcript(path: &Path) -> bool {
+    scrollback_core::format::FORMATS.iter().any(|f| f.is_transcript(path))
+}
+
+/// Every transcript of `format` under `root`, in path order (component by component), one per file
+/// identity.
+pub fn discover(root: &Path, format: &dyn Format) -> Vec<Found> {
+    let mut dirs_seen = HashSet::new();
+    let mut found = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        // A root that is gone or not a directory holds no transcripts.
+        let Ok(meta) = std::fs::metadata(&dir)
+            .and_then(|m| if m.is_dir() { Ok(m) } else { Err(std::io::ErrorKind::NotADirectory.into()) })
+        else {
+            continue;
+        };
+        if !dirs_seen.insert((meta.dev(), meta.ino())) {
+            continue;
+        }
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) => {
+                tracing::warn!(dir = %dir.display(), "cannot read directory: {e}");
+                continue;
+            }
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            // Follows symlinks: a link to a directory is walked, a link to a file is a file.
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                stack.push(path);
+            } else if meta.is_file()
+                && format.is_transcript(&path)
+                && !scrollback_core::files::hidden_by_plain_twin(&path)
+            {
+                found.push(Found { path, dev: meta.dev(), inode: meta.ino(), size: meta.len() });
+            } else if meta.is_file()
+                && let Some(why) = format.not_read(&path)
+            {
+                say_skipped_once(&path, why);
+            }
+        }
+    }
+    found.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut files_seen = HashSet::new();
+    found.retain(|f| {
+        let first = files_seen.insert((f.dev, f.inode));
+        if !first {
+            tracing::debug!(path = %f.path.display(), "another path to a file already found; skipped");
+        }
+        first
+    });
+    found
+}
+
+/// Logs that the file at `path` is skipped, and why, the first time this process sees it.
+fn say_skipped_once(path: &Path, why: &str) {
+    use std::sync::{Mutex, OnceLock};
+    static SAID: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
+    let mut said = SAID.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if said.insert(path.to_owned()) {
+        tracing::warn!(path = %path.display(), "skipped: {why}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_nested_files_follows_dir_links_and_dedupes_hard_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("p/s1/subagents")).unwrap();
+        std::fs::write(root.join("p/s1.jsonl"), "{}\n").unwrap();
+        std::fs::write(root.join("p/s1/subagents/agent-a.jsonl"), "{}\n").unwrap();
+        std::fs::write(root.join("p/notes.txt"), "x").unwrap();
+        std::fs::hard_link(root.join("p/s1.jsonl"), root.join("p/z-link.jsonl")).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("o.jsonl"), "{}\n").unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("linked")).unwrap();
+        std::os::unix::fs::symlink(root, root.join("p/loop")).unwrap();
+        let names: Vec<_> = discover(root, scrollback_core::format::CLAUDE)
+            .into_iter()
+            .map(|f| f.path.strip_prefix(root).unwrap().to_path_buf())
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                PathBuf::from("linked/o.jsonl"),
+                PathBuf::from("p/s1/subagents/agent-a.jsonl"),
+                PathBuf::from("p/s1.jsonl"),
+            ]
+        );
+    }
+}

@@ -1,0 +1,441 @@
+//! The usage ledger: one `usage` row per API response, made from the `usage_lines` that state it.
+//!
+//! Every line that states a response's usage ([`Meta::usage`]) is a `usage_lines` row, keyed by the
+//! response's identity. The ledger row of a key is then derived from all of its lines by one rule,
+//! `STANDING`: the line with the most output tokens stands (Claude Code writes a line per
+//! content block of a streamed response, and only the last has the final output count), ties going
+//! to the latest. The rule looks at the lines' contents only, never at the order they were indexed
+//! in, so the ledger after any sequence of appends, rewrites and deletions is the one a re-index
+//! builds. Keys touched by a batch are settled at its end (`settle`); a bulk load settles all at
+//! once at its end (`settle_all`). With the ledger, the writer keeps its sums by session, day,
+//! agent, model, tier and context size (`usage_sums`), made again for every session's day a batch
+//! touched, for the reports to read.
+//!
+//! Codex states a thread's running total instead of each response's counts. The writer keeps each
+//! file's last running total (and the model its last `turn_context` named) in `usage_state`, and a
+//! response's counts are the increase since the file's previous total ([`Tokens::since`]; a total
+//! that went down started again). A fork's copies of its parent's lines move that total on but are
+//! not recorded: they were counted in the parent.
+
+use std::collections::BTreeSet;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use scrollback_core::error::Result;
+use scrollback_core::format::{self, FileContext, Meta, Tokens, hidden};
+
+/// The `scrollback_meta` key that says the ledger must be made from the stored lines (an index
+/// migrated from before version 8, or rows carried over by a rebuild).
+pub const BACKFILL_PENDING: &str = "pending:v8-usage";
+
+/// Which line of a response stands, as a window's order (the first stands): the most output
+/// tokens, then the most input, then the latest, then by session and place (copies, which tie on
+/// everything that is counted).
+const STANDING: &str = "u.output_tokens DESC, u.input_tokens + u.cache_read_tokens + u.cache_write_tokens DESC,
+     u.timestamp DESC, u.session_id, e.sort_file, e.line, u.ordinal";
+
+/// What the writer keeps of one file between its lines: the model its lines are answered by, and
+/// Codex's running total.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct FileState {
+    model: Option<String>,
+    running: Option<Tokens>,
+}
+
+/// The usage lines of one file's batch, and the keys they touch.
+#[derive(Debug)]
+pub(crate) struct Recorder {
+    file_id: i64,
+    agent: &'static str,
+    /// `None` until a line needs it (most files never do).
+    state: Option<FileState>,
+    loaded: Option<FileState>,
+    /// The keys whose ledger rows must be derived again.
+    pub(crate) touched: BTreeSet<String>,
+}
+
+impl Recorder {
+    /// A recorder for the lines of file `file_id`, written by `agent`.
+    pub(crate) fn new(file_id: i64, agent: &'static str) -> Recorder {
+        Recorder { file_id, agent, state: None, loaded: None, touched: BTreeSet::new() }
+    }
+
+    fn state(&mut self, tx: &Connection) -> Result<&mut FileState> {
+        if self.state.is_none() {
+            let found = tx
+                .prepare_cached("SELECT model, running FROM usage_state WHERE file_id = ?1")?
+                .query_row([self.file_id], |r| Ok((r.get::<_, Option<String>>(0)?, r.get::<_, Option<String>>(1)?)))
+                .optional()?;
+            let state = found
+                .map(|(model, running)| FileState { model, running: running.as_deref().and_then(parse_running) })
+                .unwrap_or_default();
+            self.loaded = Some(state.clone());
+            self.state = Some(state);
+        }
+        Ok(self.state.as_mut().expect("just loaded"))
+    }
+
+    /// Records the usage `meta` states, of entry `entry_id` of `session` stamped `timestamp`,
+    /// hidden for `hidden` if it is.
+    pub(crate) fn record(
+        &mut self,
+        tx: &Connection,
+        entry_id: i64,
+        session: &str,
+        timestamp: Option<&str>,
+        meta: &Meta,
+        hidden: Option<&str>,
+    ) -> Result<()> {
+        if meta.usage.is_empty() && meta.model.is_none() {
+            return Ok(());
+        }
+        if let Some(model) = &meta.model {
+            self.state(tx)?.model = Some(model.clone());
+        }
+        let copy = hidden == Some(hidden::FORK);
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO usage_lines (entry_id, ordinal, key, session_id, agent, model, request_id, timestamp, tier,
+                                      input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+                                      cache_write_1h_tokens, reasoning_tokens)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+        )?;
+        for (ordinal, usage) in meta.usage.iter().enumerate() {
+            let mut tokens = usage.tokens;
+            let mut model = usage.model.clone();
+            if usage.running.is_some() || model.is_none() {
+                let state = self.state(tx)?;
+                if let Some(running) = usage.running {
+                    tokens = state.running.and_then(|before| running.since(&before)).unwrap_or(running);
+                    state.running = Some(running);
+                }
+                if model.is_none() {
+                    model.clone_from(&state.model);
+                }
+            }
+            if copy || tokens.total() == 0 {
+                continue;
+            }
+            insert.execute(params![
+                entry_id,
+                ordinal as i64,
+                usage.key,
+                session,
+                self.agent,
+                model,
+                usage.request_id,
+                usage.timestamp.as_deref().or(timestamp),
+                usage.tier,
+                tokens.input as i64,
+                tokens.output as i64,
+                tokens.cache_read as i64,
+                tokens.cache_write as i64,
+                tokens.cache_write_1h as i64,
+                tokens.reasoning as i64,
+            ])?;
+            self.touched.insert(usage.key.clone());
+        }
+        Ok(())
+    }
+
+    /// Saves the file's state if it changed, and settles the touched keys unless `bulk` (a bulk
+    /// load settles every key at its end).
+    pub(crate) fn finish(self, tx: &Connection, bulk: bool) -> Result<()> {
+        if let Some(state) = &self.state
+            && self.loaded.as_ref() != Some(state)
+        {
+            tx.prepare_cached("INSERT OR REPLACE INTO usage_state (file_id, model, running) VALUES (?1, ?2, ?3)")?
+                .execute(params![self.file_id, state.model, state.running.map(|t| running_text(&t))])?;
+        }
+        if !bulk {
+            settle(tx, &self.touched)?;
+        }
+        Ok(())
+    }
+}
+
+/// A running total as `usage_state.running` keeps it.
+fn running_text(t: &Tokens) -> String {
+    format!("{}/{}/{}/{}/{}/{}", t.input, t.output, t.cache_read, t.cache_write, t.cache_write_1h, t.reasoning)
+}
+
+fn parse_running(s: &str) -> Option<Tokens> {
+    let mut n = s.split('/').map(|p| p.parse::<u64>().ok());
+    let mut next = || n.next().flatten();
+    Some(Tokens {
+        input: next()?,
+        output: next()?,
+        cache_read: next()?,
+        cache_write: next()?,
+        cache_write_1h: next()?,
+        reasoning: next()?,
+    })
+}
+
+/// The statement that derives ledger rows from their lines, for the keys `filter` selects.
+fn derive(filter: &str) -> String {
+    format!(
+        "INSERT INTO usage (key, session_id, agent, model, request_id, timestamp, day, tier, input_tokens,
+                            output_tokens, cache_read_tokens, cache_write_tokens, cache_write_1h_tokens,
+                            reasoning_tokens, entry_id, lines)
+         SELECT key, session_id, agent, model, request_id, timestamp,
+                coalesce(date(timestamp), substr(timestamp, 1, 10)), tier, input_tokens, output_tokens,
+                cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens, entry_id, lines
+         FROM (SELECT u.*, row_number() OVER (PARTITION BY u.key ORDER BY {STANDING}) AS standing,
+                      count(*) OVER (PARTITION BY u.key) AS lines
+               FROM usage_lines u JOIN entries e ON e.id = u.entry_id {filter})
+         WHERE standing = 1"
+    )
+}
+
+/// Derives the ledger rows of `keys` again from their lines (a key with no line left has none),
+/// and the sums of the sessions' days they were and are in.
+pub(crate) fn settle(tx: &Connection, keys: &BTreeSet<String>) -> Result<()> {
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let mut groups: BTreeSet<(String, Option<String>)> = BTreeSet::new();
+    let mut group = tx.prepare_cached("SELECT session_id, day FROM usage WHERE key = ?1")?;
+    let mut delete = tx.prepare_cached("DELETE FROM usage WHERE key = ?1")?;
+    let mut insert = tx.prepare_cached(&derive("WHERE u.key = ?1"))?;
+    for key in keys {
+        let mut add = |groups: &mut BTreeSet<_>| -> Result<()> {
+            let rows = group.query_map([key], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            for row in rows {
+                groups.insert(row?);
+            }
+            Ok(())
+        };
+        add(&mut groups)?;
+        delete.execute([key])?;
+        insert.execute([key])?;
+        add(&mut groups)?;
+    }
+    let mut delete = tx.prepare_cached("DELETE FROM usage_sums WHERE session_id = ?1 AND day IS ?2")?;
+    let mut insert = tx.prepare_cached(&sums("WHERE u.session_id = ?1 AND u.day IS ?2"))?;
+    for (session, day) in &groups {
+        delete.execute(params![session, day])?;
+        insert.execute(params![session, day])?;
+    }
+    Ok(())
+}
+
+/// One line of a response as the rule compares them, with what its ledger row takes from it.
+struct Line {
+    session: String,
+    agent: String,
+    model: Option<String>,
+    request_id: Option<String>,
+    timestamp: Option<String>,
+    tier: Option<String>,
+    tokens: [i64; 6],
+    entry_id: i64,
+    ordinal: i64,
+}
+
+impl Line {
+    /// [`STANDING`] as a comparison, up to the line's place: `Less` when `self` stands before
+    /// `other`.
+    fn standing(&self, other: &Line) -> std::cmp::Ordering {
+        let ctx = |l: &Line| l.tokens[0] + l.tokens[2] + l.tokens[3];
+        other.tokens[1]
+            .cmp(&self.tokens[1])
+            .then(ctx(other).cmp(&ctx(self)))
+            // (NULL is the least in SQLite as `None` is in Rust: last when descending.)
+            .then(other.timestamp.cmp(&self.timestamp))
+            .then(self.session.cmp(&other.session))
+    }
+}
+
+/// Derives the whole ledger again from its lines, and its sums: one pass over the lines in key
+/// order (the key index gives it), the standing line of each key picked here by the same order as
+/// `STANDING` (a window over every line made SQLite sort them all, several times slower), then
+/// the sums in one statement.
+pub(crate) fn settle_all(tx: &Connection) -> Result<()> {
+    tx.execute("DELETE FROM usage", [])?;
+    let mut lines = tx.prepare(
+        "SELECT u.key, u.session_id, u.agent, u.model, u.request_id, u.timestamp, u.tier, u.input_tokens,
+                u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cache_write_1h_tokens,
+                u.reasoning_tokens, u.entry_id, u.ordinal
+         FROM usage_lines u INDEXED BY usage_lines_key ORDER BY u.key",
+    )?;
+    // The place of a line in its session, for the rare tie on everything counted (copies of one
+    // line in a session's files): looked up then, not joined for every line (a lookup per line
+    // into `entries`, in key order, was most of the time).
+    let mut place = tx.prepare("SELECT sort_file, line FROM entries WHERE id = ?1")?;
+    let mut stands = |line: &Line, best: &Line| -> Result<bool> {
+        Ok(match line.standing(best) {
+            std::cmp::Ordering::Less => true,
+            std::cmp::Ordering::Greater => false,
+            std::cmp::Ordering::Equal => {
+                let mut at = |id: i64| place.query_row([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)));
+                let (a, b) = (at(line.entry_id)?, at(best.entry_id)?);
+                (a, line.ordinal) < (b, best.ordinal)
+            }
+        })
+    };
+    let mut insert = tx.prepare(
+        "INSERT INTO usage (key, session_id, agent, model, request_id, timestamp, day, tier, input_tokens,
+                            output_tokens, cache_read_tokens, cache_write_tokens, cache_write_1h_tokens,
+                            reasoning_tokens, entry_id, lines)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, coalesce(date(?6), substr(?6, 1, 10)), ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+    )?;
+    let mut write = |key: &str, best: Line, count: i64| -> Result<()> {
+        let t = best.tokens;
+        insert.execute(params![
+            key,
+            best.session,
+            best.agent,
+            best.model,
+            best.request_id,
+            best.timestamp,
+            best.tier,
+            t[0],
+            t[1],
+            t[2],
+            t[3],
+            t[4],
+            t[5],
+            best.entry_id,
+            count
+        ])?;
+        Ok(())
+    };
+    let mut rows = lines.query([])?;
+    let mut current: Option<(String, Line, i64)> = None;
+    while let Some(r) = rows.next()? {
+        let key: String = r.get(0)?;
+        let line = Line {
+            session: r.get(1)?,
+            agent: r.get(2)?,
+            model: r.get(3)?,
+            request_id: r.get(4)?,
+            timestamp: r.get(5)?,
+            tier: r.get(6)?,
+            tokens: [r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?, r.get(11)?, r.get(12)?],
+            entry_id: r.get(13)?,
+            ordinal: r.get(14)?,
+        };
+        match &mut current {
+            Some((k, best, count)) if *k == key => {
+                *count += 1;
+                if stands(&line, best)? {
+                    *best = line;
+                }
+            }
+            _ => {
+                if let Some((k, best, count)) = current.take() {
+                    write(&k, best, count)?;
+                }
+                current = Some((key, line, 1));
+            }
+        }
+    }
+    if let Some((k, best, count)) = current.take() {
+        write(&k, best, count)?;
+    }
+    sum_all(tx)
+}
+
+/// The statement that sums the ledger rows `filter` selects into `usage_sums`.
+fn sums(filter: &str) -> String {
+    format!(
+        "INSERT INTO usage_sums (session_id, day, agent, model, tier, over, responses, input_tokens, output_tokens,
+                                 cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens,
+                                 first_timestamp, last_timestamp)
+         SELECT u.session_id, u.day, u.agent, u.model, u.tier, {over}, count(*), sum(u.input_tokens),
+                sum(u.output_tokens), sum(u.cache_read_tokens), sum(u.cache_write_tokens),
+                sum(u.cache_write_1h_tokens), sum(u.reasoning_tokens), min(u.timestamp), max(u.timestamp)
+         FROM usage u {filter}
+         GROUP BY 1, 2, 3, 4, 5, 6",
+        over = format::usage::over_sql(&format::usage::CONTEXT_SIZES),
+    )
+}
+
+/// Sums the whole ledger again, with today's context sizes.
+fn sum_all(tx: &Connection) -> Result<()> {
+    tx.execute("DELETE FROM usage_sums", [])?;
+    tx.execute(&sums(""), [])?;
+    tx.execute(
+        "INSERT OR REPLACE INTO scrollback_meta (key, value) VALUES (?1, ?2)",
+        [scrollback_core::db::USAGE_SUMS_SIZES, &format::usage::context_sizes_text()],
+    )?;
+    Ok(())
+}
+
+/// Sums the ledger again if its sums were made with other context sizes than this build's (or
+/// never made): at open, before the writer writes.
+pub(crate) fn check_sums(conn: &Connection) -> Result<()> {
+    let made: Option<String> = conn
+        .query_row("SELECT value FROM scrollback_meta WHERE key = ?1", [scrollback_core::db::USAGE_SUMS_SIZES], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    if made.as_deref() != Some(format::usage::context_sizes_text().as_str()) {
+        let tx = conn.unchecked_transaction()?;
+        sum_all(&tx)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+/// Removes the usage lines of the entries `entries` (an SQL condition on `entries`, with `?1`)
+/// selects, before those entries are deleted; returns the keys to settle once they are.
+pub(crate) fn drop_lines(tx: &Connection, entries: &str, param: &dyn rusqlite::ToSql) -> Result<BTreeSet<String>> {
+    let select = format!("SELECT id FROM entries WHERE {entries}");
+    let keys: BTreeSet<String> = tx
+        .prepare(&format!("SELECT DISTINCT key FROM usage_lines WHERE entry_id IN ({select})"))?
+        .query_map([param], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    if !keys.is_empty() {
+        tx.execute(&format!("DELETE FROM usage_lines WHERE entry_id IN ({select})"), [param])?;
+    }
+    Ok(keys)
+}
+
+/// Makes the ledger from the stored lines, if [`BACKFILL_PENDING`] says it must be: each file's
+/// lines described again in order, with the hidden marks the index already holds. In one
+/// transaction.
+pub(crate) fn backfill(conn: &Connection) -> Result<()> {
+    let pending: bool =
+        conn.query_row("SELECT EXISTS (SELECT 1 FROM scrollback_meta WHERE key = ?1)", [BACKFILL_PENDING], |r| {
+            r.get(0)
+        })?;
+    if !pending {
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    let tx = conn.unchecked_transaction()?;
+    tx.execute_batch("DELETE FROM usage_lines; DELETE FROM usage_state;")?;
+    let files: Vec<(i64, String, String)> = tx
+        .prepare("SELECT id, session_id, agent FROM files ORDER BY id")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut lines = 0u64;
+    for (file_id, session, agent) in files {
+        let Some(format) = format::by_name(&agent) else { continue };
+        let context = FileContext { session: session.clone(), ..FileContext::default() };
+        let mut recorder = Recorder::new(file_id, format.name());
+        // (id, line, session, stored line, timestamp, hidden)
+        type Row = (i64, i64, String, String, Option<String>, Option<String>);
+        let rows: Vec<Row> = tx
+            .prepare(
+                "SELECT id, line, session_id, stripped, timestamp, hidden FROM entries
+                 WHERE file_id = ?1 AND stripped IS NOT NULL
+                   AND (stripped LIKE '%usage%' OR stripped LIKE '%tokens%' OR stripped LIKE '%turn_context%')
+                 ORDER BY offset",
+            )?
+            .query_map([file_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        for (id, line, entry_session, stripped, timestamp, hidden) in rows {
+            let Ok(meta) = format.describe(&stripped, line as u64, &context) else { continue };
+            recorder.record(&tx, id, &entry_session, timestamp.as_deref(), &meta, hidden.as_deref())?;
+            lines += 1;
+        }
+        recorder.finish(&tx, true)?;
+    }
+    settle_all(&tx)?;
+    tx.execute("DELETE FROM scrollback_meta WHERE key = ?1", [BACKFILL_PENDING])?;
+    tx.commit()?;
+    tracing::info!(lines, seconds = started.elapsed().as_secs_f64(), "usage ledger made from the stored lines");
+    Ok(())
+}

@@ -1,0 +1,499 @@
+//! The MCP server: an agent reads its own history, photos included, through four tools
+//! (`search_history`, `list_sessions`, `read_session`, `get_photo`), over stdio (`scrollback mcp`)
+//! or Streamable HTTP (`/mcp` on `serve`), on the official Rust SDK (`rmcp`).
+//!
+//! - this file: the tools, their arguments (whose JSON schemas the SDK derives, descriptions
+//!   included) and their checks; every answer comes from [`scrollback_read`], as HTTP's do;
+//! - `render`: each answer as compact text for a model to read, within [`TEXT_MAX`];
+//! - `photo`: a photo read and verified, and downscaled when asked or when it is too large.
+//!
+//! Answers are for a model's context: each is capped, and says so when it was cut and how to get
+//! the rest. A tool that cannot answer (a bad query, an unknown session, a changed photo) returns
+//! a tool error whose text says why; nothing an agent sends can crash the server.
+
+#![deny(missing_docs)]
+
+mod photo;
+mod render;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock as Content, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{ErrorData, ServerHandler, schemars, tool, tool_handler, tool_router};
+use serde::Deserialize;
+
+use scrollback_core::codec::refs::{ContentHash, MediaName, MediaRef};
+use scrollback_core::error::{Error, Result};
+use scrollback_read::history::{self, Position, Scope, SessionQuery};
+use scrollback_read::pool::Readers;
+
+/// The most characters of text one tool result holds; a longer answer is cut, and says where to
+/// go on.
+pub const TEXT_MAX: usize = 20_000;
+/// Sessions whose last entry is this recent are left out of searches and lists unless
+/// `include_active` is set: the conversation the agent is in.
+pub const ACTIVE_WINDOW: std::time::Duration = std::time::Duration::from_secs(5 * 60);
+/// The most hits one `search_history` call gives.
+pub const MAX_HITS: u32 = 50;
+/// The most sessions one `list_sessions` call gives.
+pub const MAX_SESSIONS: u32 = 100;
+/// The most entries one `read_session` call gives.
+pub const MAX_ENTRIES: u32 = 100;
+/// The most characters of one entry `read_session` shows.
+pub const MAX_CHARS_PER_ENTRY: u32 = 20_000;
+
+/// What the tools read: an index (its readers opened at the first call, so that a server started
+/// before its index exists answers once it does), perhaps limited to one project.
+#[derive(Debug)]
+pub struct Source {
+    data_dir: PathBuf,
+    readers: tokio::sync::OnceCell<Readers>,
+    project: Option<String>,
+}
+
+impl Source {
+    /// The index in `data_dir`; with `project`, only that project's sessions.
+    pub fn new(data_dir: &Path, project: Option<String>) -> Source {
+        Source { data_dir: data_dir.to_owned(), readers: tokio::sync::OnceCell::new(), project }
+    }
+
+    /// Over readers a server already has.
+    pub fn with_readers(data_dir: &Path, readers: Readers) -> Source {
+        Source { data_dir: data_dir.to_owned(), readers: tokio::sync::OnceCell::new_with(Some(readers)), project: None }
+    }
+
+    async fn readers(&self) -> Result<&Readers> {
+        self.readers
+            .get_or_try_init(|| async {
+                Readers::open(&self.data_dir).map_err(|e| {
+                    Error::BadQuery(format!(
+                        "the index in {} cannot be read yet ({e}): it is being created; try again in a moment",
+                        self.data_dir.display()
+                    ))
+                })
+            })
+            .await
+    }
+}
+
+/// The MCP server's tools over one [`Source`].
+#[derive(Debug, Clone)]
+pub struct Tools {
+    source: Arc<Source>,
+    #[allow(dead_code)]
+    tool_router: ToolRouter<Tools>,
+}
+
+/// `search_history`'s arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// What to look for: words (each must appear; word prefixes match as `word*`), "an exact
+    /// phrase", OR, NOT, parentheses. Chinese and Japanese work as typed.
+    pub query: String,
+    /// Only sessions of this project: its working directory, as `list_sessions` gives it.
+    pub project: Option<String>,
+    /// Only this agent's sessions: `claude`, `codex` or `gemini`.
+    pub agent: Option<String>,
+    /// Only this session (its id).
+    pub session: Option<String>,
+    /// Only entries written at or after this time: a date (YYYY-MM-DD) or an RFC 3339 time.
+    pub since: Option<String>,
+    /// Only entries written before this time: a date (to the end of that day) or an RFC 3339 time.
+    pub until: Option<String>,
+    /// Only entries with this role: `user` (what the person wrote) or `assistant`.
+    pub role: Option<String>,
+    /// Hits per call, best first (default 10, at most 50).
+    pub limit: Option<i64>,
+    /// The `next` of the previous call, for the hits after it.
+    pub cursor: Option<String>,
+    /// Also search sessions written in the last five minutes (left out by default: the
+    /// conversation you are in).
+    pub include_active: Option<bool>,
+}
+
+/// `list_sessions`' arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArgs {
+    /// Only sessions of this project (working directory).
+    pub project: Option<String>,
+    /// Only this agent's sessions: `claude`, `codex` or `gemini`.
+    pub agent: Option<String>,
+    /// Only sessions with an entry at or after this time (YYYY-MM-DD or RFC 3339).
+    pub since: Option<String>,
+    /// Only sessions with an entry before this time (a date: to the end of that day).
+    pub until: Option<String>,
+    /// Only sessions whose title contains this, or with an entry matching it as a search query.
+    pub query: Option<String>,
+    /// Sessions per call, newest first (default 20, at most 100).
+    pub limit: Option<i64>,
+    /// The `next` of the previous call.
+    pub cursor: Option<String>,
+    /// Also list sessions written in the last five minutes (left out by default).
+    pub include_active: Option<bool>,
+}
+
+/// `read_session`'s arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadArgs {
+    /// The session's id.
+    pub session: String,
+    /// Show the entries around this cursor (a search hit's cursor): about half before it.
+    pub around: Option<i64>,
+    /// Show this entry and the ones after it (a `next` of an earlier call).
+    pub from: Option<i64>,
+    /// Show the entries just before this one (a `before` of an earlier call).
+    pub before: Option<i64>,
+    /// Entries per call (default 20, at most 100). Without around, from or before: from the start.
+    pub limit: Option<i64>,
+    /// Only entries with these roles: `user`, `assistant`.
+    pub roles: Option<Vec<String>>,
+    /// Show tool calls (one line each) and the first lines of their results (default true).
+    pub include_tools: Option<bool>,
+    /// Cut each entry's text after this many characters (default 2000, at most 20000).
+    pub max_chars_per_entry: Option<i64>,
+}
+
+/// `get_photo`'s arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PhotoArgs {
+    /// The photo's ref, `<sessionId>/<entryUuid>/<ordinal>`, as `read_session` lists it.
+    #[serde(rename = "ref")]
+    pub reference: Option<String>,
+    /// Or the blake3 (64 hex digits) of its bytes.
+    pub blake3: Option<String>,
+    /// Scale it down to fit this many pixels on its longer side (16 to 8192). Photos over 5 MB
+    /// are scaled down to 2048 pixels unless this is given.
+    pub max_dimension: Option<i64>,
+}
+
+/// A tool's failure, said to the agent.
+fn tool_error(message: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![Content::text(message.into())])
+}
+
+/// A count argument: `default` when absent, else between 1 and `max`.
+fn count(name: &str, value: Option<i64>, default: u32, max: u32) -> std::result::Result<u32, String> {
+    match value {
+        None => Ok(default),
+        Some(n) if (1..=i64::from(max)).contains(&n) => Ok(n as u32),
+        Some(n) => Err(format!("{name}: {n} is not between 1 and {max}")),
+    }
+}
+
+fn agent_arg(agent: Option<String>) -> std::result::Result<Option<String>, String> {
+    match agent.filter(|a| !a.is_empty()) {
+        None => Ok(None),
+        Some(a) if scrollback_core::format::by_name(&a).is_some() => Ok(Some(a)),
+        Some(a) => Err(format!(
+            "agent: {:?} is none of {}",
+            a.chars().take(40).collect::<String>(),
+            scrollback_core::format::names().join(", ")
+        )),
+    }
+}
+
+fn time_arg(name: &str, value: Option<String>, upper: bool) -> std::result::Result<Option<String>, String> {
+    match value.filter(|v| !v.trim().is_empty()) {
+        None => Ok(None),
+        Some(v) => history::time_bound(&v, upper).map(Some).map_err(|e| format!("{name}: {e}")),
+    }
+}
+
+/// The instant before which a session counts as inactive, unless `include` says to take them all.
+fn active_since(include: Option<bool>) -> Option<String> {
+    if include.unwrap_or(false) {
+        return None;
+    }
+    let cutoff = jiff::Timestamp::now() - jiff::SignedDuration::try_from(ACTIVE_WINDOW).unwrap_or_default();
+    Some(cutoff.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+}
+
+/// What a read that failed tells the agent: the library's message, which says why.
+fn read_failed(e: Error) -> CallToolResult {
+    tool_error(e.to_string())
+}
+
+/// Unwraps a checked argument, or returns its message as a tool error.
+macro_rules! check {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(message) => return Ok(tool_error(message)),
+        }
+    };
+}
+
+impl Tools {
+    /// The tools over `source`.
+    pub fn new(source: Source) -> Tools {
+        Tools { source: Arc::new(source), tool_router: Self::tool_router() }
+    }
+
+    /// The project this server is limited to, or the one asked for; a project outside the limit
+    /// is a tool error.
+    fn project(&self, asked: Option<String>) -> std::result::Result<Option<String>, String> {
+        let asked = asked.filter(|p| !p.is_empty());
+        match (&self.source.project, asked) {
+            (None, asked) => Ok(asked),
+            (Some(only), None) => Ok(Some(only.clone())),
+            (Some(only), Some(asked)) if &asked == only => Ok(Some(asked)),
+            (Some(only), Some(_)) => Err(format!("this server reads only the project {only}")),
+        }
+    }
+
+    /// Whether this server may show `session` (of project `project`).
+    fn may_show(&self, project: Option<&str>) -> bool {
+        self.source.project.as_deref().is_none_or(|only| project == Some(only))
+    }
+}
+
+#[tool_router]
+impl Tools {
+    /// Full-text search over every session's entries.
+    #[tool(
+        name = "search_history",
+        description = "Search the history of past conversations with coding agents (Claude Code, Codex, Gemini CLI): what the person asked, what the agent answered, tool calls and their output. Ranked hits, best first, each with its session, time, role, the entry's cursor and a snippet with the matched words in **bold**. Pass a hit's session and cursor to read_session (as `around`) to read the conversation there; pass `next` as `cursor` for more hits.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn search_history(&self, Parameters(args): Parameters<SearchArgs>) -> Result<CallToolResult, ErrorData> {
+        if args.query.trim().is_empty() {
+            return Ok(tool_error("query: an empty search; give the words to look for"));
+        }
+        let limit = check!(count("limit", args.limit, 10, MAX_HITS));
+        let agent = check!(agent_arg(args.agent));
+        let project = check!(self.project(args.project));
+        let role = match args.role.filter(|r| !r.is_empty()) {
+            None => None,
+            Some(r) if ["user", "assistant"].contains(&r.as_str()) => Some(r),
+            Some(r) => {
+                return Ok(tool_error(format!(
+                    "role: {:?} is neither user nor assistant",
+                    r.chars().take(40).collect::<String>()
+                )));
+            }
+        };
+        let since = check!(time_arg("since", args.since, false));
+        let until = check!(time_arg("until", args.until, true));
+        let offset = match args.cursor.as_deref().filter(|c| !c.is_empty()) {
+            None => 0,
+            Some(c) => match c.parse::<u32>() {
+                Ok(n) => n,
+                Err(_) => {
+                    return Ok(tool_error(format!(
+                        "cursor {:?} is not one this server gave",
+                        c.chars().take(40).collect::<String>()
+                    )));
+                }
+            },
+        };
+        let active = active_since(args.include_active);
+        let session = args.session.filter(|s| !s.is_empty());
+        let query = args.query.clone();
+        let readers = match self.source.readers().await {
+            Ok(r) => r,
+            Err(e) => return Ok(read_failed(e)),
+        };
+        let page = readers
+            .search(move |conn| {
+                let scope = Scope {
+                    session: session.as_deref(),
+                    agent: agent.as_deref(),
+                    project: project.as_deref(),
+                    role: role.as_deref(),
+                    since: since.as_deref(),
+                    until: until.as_deref(),
+                    active_since: active.as_deref(),
+                };
+                history::search_page(conn, &query, scope, offset, limit)
+            })
+            .await;
+        Ok(match page {
+            Ok(page) => render::hits(&args.query, &page, offset),
+            Err(e) => read_failed(e),
+        })
+    }
+
+    /// Sessions, newest first.
+    #[tool(
+        name = "list_sessions",
+        description = "List past conversations with coding agents, newest first: id, title, agent, project, first and last time, and how many entries and photos each has. Filter by project, agent, time or a query; pass `next` as `cursor` for more. Read one with read_session.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn list_sessions(&self, Parameters(args): Parameters<ListArgs>) -> Result<CallToolResult, ErrorData> {
+        let limit = check!(count("limit", args.limit, 20, MAX_SESSIONS));
+        let query = SessionQuery {
+            project: check!(self.project(args.project)),
+            agent: check!(agent_arg(args.agent)),
+            text: args.query.filter(|q| !q.trim().is_empty()),
+            since: check!(time_arg("since", args.since, false)),
+            until: check!(time_arg("until", args.until, true)),
+            active_since: active_since(args.include_active),
+            cursor: args.cursor.filter(|c| !c.is_empty()),
+            limit,
+        };
+        let readers = match self.source.readers().await {
+            Ok(r) => r,
+            Err(e) => return Ok(read_failed(e)),
+        };
+        let page = if query.text.is_some() {
+            readers.search(move |conn| history::sessions(conn, &query)).await
+        } else {
+            readers.run(move |conn| history::sessions(conn, &query)).await
+        };
+        Ok(match page {
+            Ok(page) => render::sessions(&page),
+            Err(e) => read_failed(e),
+        })
+    }
+
+    /// A page of one session, as text.
+    #[tool(
+        name = "read_session",
+        description = "Read a past conversation as text: one block per entry with its cursor, time and role; tool calls as one line each (the tool and its command, file or pattern) with the first lines of their results; photos as a line with their ref (fetch one with get_photo). Without around, from or before it starts at the beginning. Each answer ends with the cursors to read on (`from`) or back (`before`).",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn read_session(&self, Parameters(args): Parameters<ReadArgs>) -> Result<CallToolResult, ErrorData> {
+        let limit = check!(count("limit", args.limit, 20, MAX_ENTRIES));
+        let max_chars = check!(count("max_chars_per_entry", args.max_chars_per_entry, 2000, MAX_CHARS_PER_ENTRY));
+        let roles = args.roles.unwrap_or_default();
+        if let Some(bad) = roles.iter().find(|r| !["user", "assistant"].contains(&r.as_str())) {
+            return Ok(tool_error(format!(
+                "roles: {:?} is neither user nor assistant",
+                bad.chars().take(40).collect::<String>()
+            )));
+        }
+        let at = match (args.around, args.from, args.before) {
+            (None, None, None) => None,
+            (Some(c), None, None) if c >= 0 => Some(("around", c)),
+            (None, Some(c), None) if c >= 0 => Some(("from", c)),
+            (None, None, Some(c)) if c >= 0 => Some(("before", c)),
+            (None, None, Some(_)) | (None, Some(_), None) | (Some(_), None, None) => {
+                return Ok(tool_error("cursors are not negative"));
+            }
+            _ => return Ok(tool_error("give at most one of around, from and before")),
+        };
+        let session_id = args.session.trim().to_owned();
+        if session_id.is_empty() || session_id.len() > 200 {
+            return Ok(tool_error("session: give a session id, as search_history or list_sessions give it"));
+        }
+        let readers = match self.source.readers().await {
+            Ok(r) => r,
+            Err(e) => return Ok(read_failed(e)),
+        };
+        let id = session_id.clone();
+        let read = readers
+            .run(move |conn| {
+                let Some(summary) = history::session(conn, &id)? else { return Ok(None) };
+                let pages = match at {
+                    None => match history::first_cursor(conn, &id, false)? {
+                        Some(first) => vec![history::history(conn, &id, Position::From(first), limit, false)?],
+                        None => vec![history::history(conn, &id, Position::Newest, limit, false)?],
+                    },
+                    Some(("from", c)) => vec![history::history(conn, &id, Position::From(c), limit, false)?],
+                    Some(("before", c)) => vec![history::history(conn, &id, Position::Before(c), limit, false)?],
+                    Some((_, c)) => {
+                        let half = (limit / 2).max(1);
+                        vec![
+                            history::history(conn, &id, Position::Before(c), half, false)?,
+                            history::history(conn, &id, Position::From(c), limit.saturating_sub(half).max(1), false)?,
+                        ]
+                    }
+                };
+                Ok(Some((summary, pages.into_iter().flatten().collect::<Vec<_>>())))
+            })
+            .await;
+        let (summary, pages) = match read {
+            Ok(Some(found)) => found,
+            Ok(None) => return Ok(tool_error(format!("no session {session_id:?}: list_sessions gives the ids"))),
+            Err(e) => return Ok(read_failed(e)),
+        };
+        if !self.may_show(summary.project.as_deref()) {
+            return Ok(tool_error(format!("no session {session_id:?}: list_sessions gives the ids")));
+        }
+        let options = render::ReadOptions {
+            roles,
+            include_tools: args.include_tools.unwrap_or(true),
+            max_chars: max_chars as usize,
+        };
+        Ok(render::session(&summary, &pages, &options))
+    }
+
+    /// One photo, as MCP image content.
+    #[tool(
+        name = "get_photo",
+        description = "Get a photo from a past conversation (a screenshot, a pasted picture) as an image you can look at, by the ref read_session lists (`<sessionId>/<entryUuid>/<ordinal>`) or by its blake3. Its bytes are checked against the recorded blake3. Give max_dimension to scale it down (a 4K screenshot at 1024 costs far less context); photos over 5 MB are scaled down to 2048 pixels.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn get_photo(&self, Parameters(args): Parameters<PhotoArgs>) -> Result<CallToolResult, ErrorData> {
+        let name = match (args.reference.filter(|r| !r.is_empty()), args.blake3.filter(|h| !h.is_empty())) {
+            (Some(r), None) => match r.parse::<MediaRef>() {
+                Ok(r) => MediaName::Ref(r),
+                Err(e) => return Ok(tool_error(e.to_string())),
+            },
+            (None, Some(h)) => match h.parse::<ContentHash>() {
+                Ok(h) => MediaName::Hash(h),
+                Err(e) => return Ok(tool_error(e.to_string())),
+            },
+            _ => return Ok(tool_error("give either ref or blake3")),
+        };
+        let max_dimension = match args.max_dimension {
+            None => None,
+            Some(n) if (16..=8192).contains(&n) => Some(n as u32),
+            Some(n) => return Ok(tool_error(format!("max_dimension: {n} is not between 16 and 8192"))),
+        };
+        let readers = match self.source.readers().await {
+            Ok(r) => r,
+            Err(e) => return Ok(read_failed(e)),
+        };
+        let lookup = name.clone();
+        let found = readers
+            .run(move |conn| {
+                let record = scrollback_read::index::media_by_name(conn, &lookup)?;
+                let project = history::session(conn, &record.session_id)?.and_then(|s| s.project);
+                Ok((record, project))
+            })
+            .await;
+        let (record, project) = match found {
+            Ok(found) => found,
+            Err(e) => return Ok(read_failed(e)),
+        };
+        if !self.may_show(project.as_deref()) {
+            let shown = match &name {
+                MediaName::Ref(r) => r.to_string(),
+                MediaName::Hash(h) => h.to_string(),
+            };
+            return Ok(read_failed(Error::NotFound(shown)));
+        }
+        let answer = tokio::task::spawn_blocking(move || photo::get(&record, max_dimension)).await;
+        Ok(match answer {
+            Ok(Ok(photo)) => photo.into_result(),
+            Ok(Err(e)) => read_failed(e),
+            Err(e) => tool_error(format!("reading the photo failed: {e}")),
+        })
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for Tools {
+    fn get_info(&self) -> ServerConfig {
+        let mut instructions = String::from(
+            "scrollback keeps the transcripts of this machine's coding agents (Claude Code, Codex, Gemini CLI), with their photos. \
+             Use search_history to find past work (\"what did we decide about the cache\"), list_sessions to browse, \
+             read_session to read a conversation around a hit, and get_photo to look at a screenshot it lists. \
+             Sessions written in the last five minutes (the conversation you are in) are left out unless include_active is set.",
+        );
+        if let Some(project) = &self.source.project {
+            instructions.push_str(&format!(" This server reads only the project {project}."));
+        }
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("scrollback", env!("CARGO_PKG_VERSION")))
+            .with_instructions(instructions)
+    }
+}

@@ -1,0 +1,575 @@
+//! A session taken away: as one HTML file that opens offline (photos inline, no script), as
+//! Markdown with its photos in a folder beside it, or as its transcript's own lines, byte for byte.
+//!
+//! The session is read page by page and written as it is read; a photo's bytes are streamed from
+//! its transcript (or the vault) through [`media::open`], checked against their blake3, and
+//! base64-encoded a chunk at a time, so memory stays bounded whatever number of photos the
+//! session has. A photo whose bytes no longer match fails the export (the caller writes to a
+//! temporary file and keeps nothing).
+//!
+//! The HTML is the viewer's rendering ([`markdown`], tool calls at a glance, diffs, the viewer's
+//! style sheet), with a Content-Security-Policy that lets it load nothing: `img-src data:` only.
+
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension};
+use serde_json::Value;
+
+use crate::history::{self, EntryBody, HistoryEntry, Position, SessionSummary};
+use crate::markdown::{self, escape};
+use crate::media::{self, MediaRecord};
+use crate::redact::{Redacted, Redactor};
+use crate::render::MediaUrls;
+use scrollback_core::codec::scan::MediaKind;
+use scrollback_core::error::{Error, Result};
+use scrollback_core::format::parts::{DiffLine, Part, ToolCall};
+
+/// What an export is written as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// One self-contained HTML file.
+    Html,
+    /// Markdown, photos in a folder beside it.
+    Markdown,
+    /// The transcript's lines as they are.
+    Jsonl,
+}
+
+impl Kind {
+    /// The kind called `name` (`html`, `md`, `jsonl`).
+    pub fn parse(name: &str) -> Result<Kind> {
+        match name {
+            "html" => Ok(Kind::Html),
+            "md" | "markdown" => Ok(Kind::Markdown),
+            "jsonl" => Ok(Kind::Jsonl),
+            other => Err(Error::BadQuery(format!(
+                "format {:?}: expected html, md or jsonl",
+                other.chars().take(40).collect::<String>()
+            ))),
+        }
+    }
+
+    /// The file name extension.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Kind::Html => "html",
+            Kind::Markdown => "md",
+            Kind::Jsonl => "jsonl",
+        }
+    }
+
+    /// The media type, for HTTP.
+    pub fn media_type(self) -> &'static str {
+        match self {
+            Kind::Html => "text/html; charset=utf-8",
+            Kind::Markdown => "text/markdown; charset=utf-8",
+            Kind::Jsonl => "application/x-ndjson",
+        }
+    }
+}
+
+/// What an export wrote.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// Entries written.
+    pub entries: u64,
+    /// Photos written (inline, or into the folder).
+    pub photos: u64,
+    /// Secrets taken out, by rule.
+    pub redacted: Redacted,
+}
+
+/// The viewer's style sheet, which the HTML export carries.
+const STYLE: &str = include_str!("../../http/web/style.css");
+
+/// What the HTML export adds to it: a page, not an app.
+const EXPORT_STYLE: &str = "body { display: block; height: auto; } .export { max-width: 52rem; margin: 0 auto; padding: 1rem; }
+.export header { padding: 0 0 1rem; border-bottom: 1px solid var(--line); } .export h1 { font-size: 1.3rem; margin: 0 0 0.3rem; }
+.export .who { font-size: 0.75rem; color: var(--muted); margin-top: 0.2rem; } .export img.photo { width: auto; height: auto; max-width: 100%; }
+.export .redaction { font-size: 0.8rem; color: var(--muted); }";
+
+/// Pages of this many entries are read at a time.
+const PAGE: u32 = 200;
+
+/// Placeholder URLs for a rendered line: an export puts the bytes in, not a server's URL.
+struct NoUrls;
+
+impl MediaUrls for NoUrls {
+    fn by_ref(&self, _: &scrollback_core::codec::refs::MediaRef) -> String {
+        String::new()
+    }
+    fn by_hash(&self, _: &str) -> String {
+        String::new()
+    }
+}
+
+/// Exports session `session_id` as `kind` to `out`. A Markdown export writes its photos into
+/// `photos` (a folder, made if needed, named in the links as `photos_name`). `None` if the index
+/// has no such session.
+pub fn export(
+    conn: &Connection,
+    session_id: &str,
+    kind: Kind,
+    redactor: Option<&Redactor>,
+    out: &mut dyn Write,
+    photos: Option<(&Path, &str)>,
+) -> Result<Option<Written>> {
+    let Some(summary) = history::session(conn, session_id)? else { return Ok(None) };
+    let mut written = Written::default();
+    let io = |e: io::Error| Error::io(Path::new("export"), e);
+    match kind {
+        Kind::Jsonl => jsonl(conn, session_id, redactor, out, &mut written)?,
+        Kind::Html => {
+            let branch = history::git_branch(conn, session_id)?;
+            write!(out, "{}", html_head(&summary, branch.as_deref(), redactor)).map_err(io)?;
+            for_each_entry(conn, session_id, |e| html_entry(e, redactor, out, &mut written))?;
+            write!(out, "{}", html_tail(&written)).map_err(io)?;
+        }
+        Kind::Markdown => {
+            let branch = history::git_branch(conn, session_id)?;
+            write!(out, "{}", md_head(&summary, branch.as_deref(), redactor)).map_err(io)?;
+            for_each_entry(conn, session_id, |e| md_entry(e, redactor, out, photos, &mut written))?;
+            if !written.redacted.is_empty() {
+                writeln!(out, "\n---\n\nRedacted: {}", counts(&written.redacted)).map_err(io)?;
+            }
+        }
+    }
+    out.flush().map_err(io)?;
+    Ok(Some(written))
+}
+
+/// Calls `f` with every entry of the session a reader is shown (side chains left out), in
+/// conversation order, a page at a time.
+fn for_each_entry(conn: &Connection, session_id: &str, mut f: impl FnMut(&HistoryEntry) -> Result<()>) -> Result<()> {
+    let first: Option<i64> = conn
+        .prepare_cached(
+            "SELECT id FROM entries WHERE session_id = ?1 AND duplicate = 0 AND is_sidechain = 0
+             ORDER BY sort_at, sort_file, line, id LIMIT 1",
+        )?
+        .query_row([session_id], |r| r.get(0))
+        .optional()?;
+    let mut at = first;
+    while let Some(cursor) = at {
+        let Some(page) = history::history(conn, session_id, Position::From(cursor), PAGE, false)? else { break };
+        for e in &page.entries {
+            f(e)?;
+        }
+        at = page.next;
+    }
+    Ok(())
+}
+
+/// The lines of every file of the session, as they are in the file (or its vault link): each file
+/// in turn, its lines of this session in their order, each checked to be where the index says.
+fn jsonl(
+    conn: &Connection,
+    session_id: &str,
+    redactor: Option<&Redactor>,
+    out: &mut dyn Write,
+    written: &mut Written,
+) -> Result<()> {
+    let mut files = conn.prepare(
+        "SELECT f.id, f.path, f.vault, f.state, f.dev, f.inode FROM files f
+         WHERE f.id IN (SELECT file_id FROM entries WHERE session_id = ?1)
+         ORDER BY (SELECT min(sort_file) FROM entries WHERE file_id = f.id AND session_id = ?1), f.id",
+    )?;
+    type FileRow = (i64, String, Option<String>, String, i64, i64);
+    let rows: Vec<FileRow> = files
+        .query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut lines = conn
+        .prepare_cached("SELECT offset, length FROM entries WHERE file_id = ?1 AND session_id = ?2 ORDER BY offset")?;
+    for (file_id, path, vault, state, dev, inode) in rows {
+        let path = match (&vault, state.as_str()) {
+            (Some(vault), "gone") => vault.clone(),
+            _ => path,
+        };
+        let mut file = open_same(Path::new(&path), dev, inode)?;
+        let extents: Vec<(i64, i64)> = lines
+            .query_map(rusqlite::params![file_id, session_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut buf = Vec::new();
+        for (offset, length) in extents {
+            buf.resize(length as usize + 1, 0);
+            file.seek(SeekFrom::Start(offset as u64)).map_err(|e| Error::io(&path, e))?;
+            file.read_exact(&mut buf).map_err(|e| Error::io(&path, e))?;
+            if buf.last() != Some(&b'\n') {
+                return Err(Error::io(
+                    &path,
+                    io::Error::other("the transcript changed: a line is not where the index has it"),
+                ));
+            }
+            match redactor {
+                None => out.write_all(&buf).map_err(|e| Error::io(&path, e))?,
+                Some(r) => {
+                    let line = redact_line(r, &buf[..buf.len() - 1], &mut written.redacted);
+                    out.write_all(&line).and_then(|_| out.write_all(b"\n")).map_err(|e| Error::io(&path, e))?;
+                }
+            }
+            written.entries += 1;
+        }
+    }
+    Ok(())
+}
+
+/// A transcript, opened only if it is still the file the index read (its device and inode), and
+/// a regular file (never a FIFO, which would block).
+fn open_same(path: &Path, dev: i64, inode: i64) -> Result<std::fs::File> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path).map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() || (meta.dev() as i64, meta.ino() as i64) != (dev, inode) {
+        return Err(Error::io(path, io::Error::other("not the transcript the index read (replaced or moved)")));
+    }
+    std::fs::File::open(path).map_err(|e| Error::io(path, e))
+}
+
+/// A JSON line with the secrets in its strings taken out (a line that is not JSON, as text).
+fn redact_line(r: &Redactor, line: &[u8], counts: &mut Redacted) -> Vec<u8> {
+    fn walk(v: &mut Value, r: &Redactor, counts: &mut Redacted) {
+        match v {
+            Value::String(s) => {
+                if let std::borrow::Cow::Owned(new) = r.redact(s, counts) {
+                    *s = new;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|i| walk(i, r, counts)),
+            Value::Object(map) => map.values_mut().for_each(|i| walk(i, r, counts)),
+            _ => {}
+        }
+    }
+    match serde_json::from_slice::<Value>(line) {
+        Ok(mut v) => {
+            let before = counts.values().sum::<u64>();
+            walk(&mut v, r, counts);
+            if counts.values().sum::<u64>() == before { line.to_vec() } else { v.to_string().into_bytes() }
+        }
+        Err(_) => r.redact(&String::from_utf8_lossy(line), counts).into_owned().into_bytes(),
+    }
+}
+
+/// An entry's parts and photos, and who said it; `None` for a line a reader is not shown.
+struct Shown<'e> {
+    who: &'static str,
+    parts: Vec<Part>,
+    photos: Vec<&'e MediaRecord>,
+}
+
+fn shown(e: &HistoryEntry) -> Option<Shown<'_>> {
+    let EntryBody::Stored { media, .. } = &e.body else { return None };
+    let line: Value = serde_json::from_str(&e.render(&NoUrls)?).ok()?;
+    let parts = e.format.parts(&line);
+    let photos: Vec<&MediaRecord> = media.iter().filter(|m| m.kind == MediaKind::Image).collect();
+    if parts.is_empty() && photos.is_empty() {
+        return None;
+    }
+    let results_only = parts.iter().all(|p| matches!(p, Part::ToolResult { .. }));
+    let who = match e.columns.role.as_deref().or(e.columns.kind.as_deref()) {
+        _ if results_only && !parts.is_empty() => "Tool result",
+        Some("user") => "You",
+        Some("assistant" | "gemini") => "Assistant",
+        _ => "Note",
+    };
+    Some(Shown { who, parts, photos })
+}
+
+fn when(e: &HistoryEntry) -> String {
+    e.columns.timestamp.as_deref().map(|t| t.replace('T', " ").trim_end_matches('Z').to_owned()).unwrap_or_default()
+}
+
+fn span(s: &SessionSummary) -> String {
+    let t = |x: &Option<String>| x.as_deref().map(|t| t.get(..16).unwrap_or(t).replace('T', " "));
+    match (t(&s.first_timestamp), t(&s.last_timestamp)) {
+        (Some(a), Some(b)) => format!("{a} – {b}"),
+        (a, b) => a.or(b).unwrap_or_default(),
+    }
+}
+
+fn about(s: &SessionSummary, branch: Option<&str>) -> Vec<String> {
+    let agent = match s.agent.as_str() {
+        "claude" => "Claude Code",
+        "codex" => "Codex",
+        "gemini" => "Gemini CLI",
+        other => other,
+    };
+    let mut out = vec![agent.to_owned()];
+    out.extend(s.project.clone());
+    out.extend(branch.map(|b| format!("branch {b}")));
+    out.push(span(s));
+    out.push(format!("{} entries", s.entries - s.sidechain_entries));
+    out.push(format!("{} photos", s.images));
+    out.retain(|x| !x.is_empty());
+    out
+}
+
+fn counts(redacted: &Redacted) -> String {
+    redacted.iter().map(|(id, n)| format!("{id} ({n})")).collect::<Vec<_>>().join(", ")
+}
+
+fn text<'a>(redactor: Option<&Redactor>, s: &'a str, redacted: &mut Redacted) -> std::borrow::Cow<'a, str> {
+    match redactor {
+        Some(r) => r.redact(s, redacted),
+        None => std::borrow::Cow::Borrowed(s),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTML
+
+fn html_head(s: &SessionSummary, branch: Option<&str>, redactor: Option<&Redactor>) -> String {
+    let title = s.title.clone().unwrap_or_else(|| s.id.clone());
+    let mut out = String::from("<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    out.push_str(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'\">\n",
+    );
+    out.push_str(&format!(
+        "<title>{}</title>\n<style>\n{STYLE}\n{EXPORT_STYLE}\n</style>\n</head>\n<body>\n",
+        escape(&title)
+    ));
+    out.push_str(&format!(
+        "<main class=\"export\">\n<header>\n<h1>{}</h1>\n<p class=\"meta-text\" style=\"text-align:left\">{}</p>\n<p class=\"meta-text\" style=\"text-align:left\">Session {} · exported by scrollback {}</p>\n",
+        escape(&title),
+        escape(&about(s, branch).join(" · ")),
+        escape(&s.id),
+        env!("CARGO_PKG_VERSION"),
+    ));
+    if let Some(r) = redactor {
+        out.push_str(&format!(
+            "<p class=\"redaction\">Secrets were redacted (shown as [REDACTED:rule]) by these rules of {}: {}.</p>\n",
+            escape(&r.source),
+            escape(&r.rule_ids().join(", "))
+        ));
+    }
+    out.push_str("</header>\n<ol class=\"entries\">\n");
+    out
+}
+
+fn html_tail(written: &Written) -> String {
+    let mut out = String::from("</ol>\n");
+    if !written.redacted.is_empty() {
+        out.push_str(&format!("<p class=\"redaction\">Redacted: {}.</p>\n", escape(&counts(&written.redacted))));
+    }
+    out.push_str("</main>\n</body>\n</html>\n");
+    out
+}
+
+fn html_entry(e: &HistoryEntry, redactor: Option<&Redactor>, out: &mut dyn Write, written: &mut Written) -> Result<()> {
+    let Some(shown) = shown(e) else { return Ok(()) };
+    let io = |e: io::Error| Error::io(Path::new("export"), e);
+    let class = match shown.who {
+        "You" => "entry user",
+        "Note" => "entry note",
+        _ => "entry assistant",
+    };
+    let mut body = String::new();
+    for part in &shown.parts {
+        match part {
+            Part::Text(t) => {
+                let t = text(redactor, t, &mut written.redacted);
+                match markdown::to_html(&t) {
+                    Some(html) => body.push_str(&format!("<div class=\"text markdown\">{html}</div>")),
+                    None => body.push_str(&format!("<pre>{}</pre>", escape(&t))),
+                }
+            }
+            Part::Thinking(t) => body.push_str(&format!(
+                "<details class=\"thinking\"><summary>Thinking</summary><pre>{}</pre></details>",
+                escape(&text(redactor, t, &mut written.redacted))
+            )),
+            Part::ToolCall(call) => body.push_str(&html_tool(call, redactor, &mut written.redacted)),
+            Part::ToolResult { text: t, error } => {
+                let t = text(redactor, t, &mut written.redacted);
+                let lines = if t.is_empty() { 0 } else { t.lines().count() };
+                body.push_str(&format!(
+                    "<details class=\"tool result{}\"><summary><span class=\"result-label{}\">{}</span> <span class=\"meta-text\">{lines} lines, {}</span></summary><pre class=\"result-body\">{}</pre></details>",
+                    if *error { " error" } else { "" },
+                    if *error { " error" } else { "" },
+                    if *error { "Result: error" } else { "Result" },
+                    bytes(t.len() as u64),
+                    escape(&t)
+                ));
+            }
+        }
+    }
+    write!(out, "<li class=\"{class}\"><div class=\"bubble\">{body}").map_err(io)?;
+    for photo in &shown.photos {
+        let mime = photo
+            .media_type
+            .as_deref()
+            .filter(|m| m.starts_with("image/") && !m.contains(['"', '<', '>', ' ']))
+            .unwrap_or("application/octet-stream");
+        write!(
+            out,
+            "<img class=\"photo\" alt=\"photo ({} bytes, blake3 {})\" data-blake3=\"{}\" src=\"data:{mime};base64,",
+            photo.decoded_length,
+            escape(&photo.blake3),
+            escape(&photo.blake3)
+        )
+        .map_err(io)?;
+        inline_base64(photo, out)?;
+        write!(out, "\">").map_err(io)?;
+        written.photos += 1;
+    }
+    writeln!(out, "</div><div class=\"who\">{} · {}</div></li>", shown.who, escape(&when(e))).map_err(io)?;
+    written.entries += 1;
+    Ok(())
+}
+
+fn html_tool(call: &ToolCall, redactor: Option<&Redactor>, redacted: &mut Redacted) -> String {
+    let subject = text(redactor, &call.subject, redacted);
+    let mut out = format!(
+        "<details class=\"tool call\"><summary class=\"tool-line\"><span class=\"tool-name\">{}</span> <code class=\"tool-subject\">{}</code>",
+        escape(&call.tool),
+        escape(&subject)
+    );
+    if let Some((added, removed)) = call.lines {
+        out.push_str(&format!(
+            " <span class=\"diffstat\"><span class=\"add\">+{added}</span> <span class=\"del\">−{removed}</span></span>"
+        ));
+    }
+    out.push_str("</summary>");
+    if !call.diff.is_empty() {
+        out.push_str("<div class=\"diff\"><div class=\"diff-unified\" style=\"display:block\">");
+        for DiffLine { op, text: line } in &call.diff {
+            let class = match op {
+                '+' => "add",
+                '-' => "del",
+                '@' => "head",
+                _ => "ctx",
+            };
+            let shown = text(redactor, line, redacted);
+            let mark = if *op == '@' { String::new() } else { op.to_string() };
+            out.push_str(&format!("<div class=\"diff-line {class}\">{}{}</div>", mark, escape(&shown)));
+        }
+        out.push_str("</div></div>");
+    }
+    out.push_str("</details>");
+    out
+}
+
+fn bytes(n: u64) -> String {
+    if n < 1024 {
+        format!("{n} B")
+    } else if n < 1 << 20 {
+        format!("{:.1} KB", n as f64 / 1024.0)
+    } else {
+        format!("{:.1} MB", n as f64 / (1 << 20) as f64)
+    }
+}
+
+/// A payload's verified bytes as base64, written a chunk at a time.
+fn inline_base64(photo: &MediaRecord, out: &mut dyn Write) -> Result<()> {
+    let mut reader = media::open(photo)?;
+    // A multiple of 3: each chunk encodes without padding but the last.
+    let mut buf = vec![0u8; 48 * 1024];
+    loop {
+        let mut filled = 0;
+        while filled < buf.len() {
+            let n = reader.read(&mut buf[filled..]).map_err(|e| media::into_error(e, photo))?;
+            if n == 0 {
+                break;
+            }
+            filled += n;
+        }
+        if filled == 0 {
+            return Ok(());
+        }
+        let encoded = base64_simd::STANDARD.encode_to_string(&buf[..filled]);
+        out.write_all(encoded.as_bytes()).map_err(|e| Error::io(Path::new("export"), e))?;
+        if filled < buf.len() {
+            return Ok(());
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Markdown
+
+fn md_head(s: &SessionSummary, branch: Option<&str>, redactor: Option<&Redactor>) -> String {
+    let title = s.title.clone().unwrap_or_else(|| s.id.clone());
+    let mut out = format!(
+        "# {}\n\n{}  \nSession `{}` · exported by scrollback {}\n",
+        title.replace('\n', " "),
+        about(s, branch).join(" · "),
+        s.id,
+        env!("CARGO_PKG_VERSION")
+    );
+    if let Some(r) = redactor {
+        out.push_str(&format!(
+            "\nSecrets were redacted (shown as `[REDACTED:rule]`) by these rules of {}: {}.\n",
+            r.source,
+            r.rule_ids().join(", ")
+        ));
+    }
+    out
+}
+
+/// A fence longer than any run of backticks in `s`.
+fn fence(s: &str) -> String {
+    let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
+}
+
+fn md_entry(
+    e: &HistoryEntry,
+    redactor: Option<&Redactor>,
+    out: &mut dyn Write,
+    photos: Option<(&Path, &str)>,
+    written: &mut Written,
+) -> Result<()> {
+    let Some(shown) = shown(e) else { return Ok(()) };
+    let mut body = format!("\n## {} · {}\n\n", shown.who, when(e));
+    for part in &shown.parts {
+        match part {
+            Part::Text(t) => body.push_str(&format!("{}\n\n", text(redactor, t, &mut written.redacted))),
+            Part::Thinking(t) => {
+                let t = text(redactor, t, &mut written.redacted);
+                for line in t.lines() {
+                    body.push_str(&format!("> {line}\n"));
+                }
+                body.push('\n');
+            }
+            Part::ToolCall(call) => {
+                let subject = text(redactor, &call.subject, &mut written.redacted);
+                let stat = call.lines.map(|(a, r)| format!(" (+{a} −{r})")).unwrap_or_default();
+                body.push_str(&format!("**{}** `{}`{stat}\n\n", call.tool, subject.replace('`', "'")));
+                if !call.diff.is_empty() {
+                    let lines: Vec<String> = call
+                        .diff
+                        .iter()
+                        .map(|d| {
+                            let t = text(redactor, &d.text, &mut written.redacted).into_owned();
+                            if d.op == '@' { format!("@@ {t}") } else { format!("{}{t}", d.op) }
+                        })
+                        .collect();
+                    let joined = lines.join("\n");
+                    let f = fence(&joined);
+                    body.push_str(&format!("{f}diff\n{joined}\n{f}\n\n"));
+                }
+            }
+            Part::ToolResult { text: t, error } => {
+                let t = text(redactor, t, &mut written.redacted);
+                let f = fence(&t);
+                body.push_str(&format!(
+                    "{}\n\n{f}\n{}\n{f}\n\n",
+                    if *error { "Result (error):" } else { "Result:" },
+                    t
+                ));
+            }
+        }
+    }
+    out.write_all(body.as_bytes()).map_err(|e| Error::io(Path::new("export"), e))?;
+    for photo in &shown.photos {
+        let Some((dir, name)) = photos else {
+            writeln!(out, "[photo {} not exported]\n", photo.blake3).map_err(|e| Error::io(Path::new("export"), e))?;
+            continue;
+        };
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let file = format!("{}.{}", photo.blake3, photo.extension());
+        media::save(photo, &dir.join(&file))?;
+        writeln!(out, "![photo]({name}/{file})\n").map_err(|e| Error::io(Path::new("export"), e))?;
+        written.photos += 1;
+    }
+    written.entries += 1;
+    Ok(())
+}

@@ -1,0 +1,27 @@
+//! The read side: questions asked of the index, answered from SQLite, and payloads read back from
+//! the transcripts by their recorded offsets.
+//!
+//! [`index`] opens read-only connections and looks payloads up by name ([`scrollback_core::codec::refs`]);
+//! [`status`] counts what the index holds; [`history`] lists sessions, pages history and searches; [`render`] puts each
+//! payload's URL back into a stored line for a client; [`media`] streams a payload's decoded bytes,
+//! verified against its blake3; [`pool`] is the readers' pool every front end reads through; [`usage`] reports the usage ledger,
+//! priced by [`prices`]; [`markdown`] turns transcript text into sanitised HTML, and [`view`] gives
+//! an entry's texts so and its tool calls at a glance; [`export`] writes a session out (HTML, Markdown,
+//! its own lines), secrets taken out by [`redact`] if asked. Nothing here writes to the index.
+
+#![deny(missing_docs)]
+
+pub mod export;
+pub mod history;
+pub mod index;
+pub mod markdown;
+pub mod media;
+pub mod pool;
+pub mod prices;
+pub mod redact;
+pub mod render;
+pub mod status;
+pub mod usage;
+pub mod view;
+
+pub use media::MediaRecord;

@@ -1,0 +1,61 @@
+//! The readers' pool every front end reads the index through: read-only SQLite connections, used
+//! only inside `spawn_blocking` (the checkout included), each returned before its caller goes on,
+//! and a bound on full-text queries at once so that searches cannot starve everything else.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use r2d2_sqlite::SqliteConnectionManager;
+use rusqlite::Connection;
+
+use scrollback_core::db::{self, ConnectionKind};
+use scrollback_core::error::{Error, Result};
+
+/// Connections in a pool.
+const POOL_SIZE: u32 = 8;
+/// Full-text queries at the same time (of [`POOL_SIZE`] connections); more wait their turn.
+const CONCURRENT_SEARCHES: usize = 2;
+
+/// A pool of read-only connections to one index.
+#[derive(Clone)]
+pub struct Readers {
+    pool: r2d2::Pool<SqliteConnectionManager>,
+    searches: Arc<tokio::sync::Semaphore>,
+}
+
+impl std::fmt::Debug for Readers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Readers").finish_non_exhaustive()
+    }
+}
+
+impl Readers {
+    /// A pool over the index in `data_dir`, which must exist at this build's schema version.
+    pub fn open(data_dir: &Path) -> Result<Readers> {
+        let path = data_dir.join(db::INDEX_FILE);
+        ConnectionKind::Reader.open(&path)?;
+        let manager = SqliteConnectionManager::file(&path)
+            .with_flags(ConnectionKind::Reader.flags())
+            .with_init(|c: &mut Connection| ConnectionKind::Reader.configure(c));
+        let pool = r2d2::Pool::builder().max_size(POOL_SIZE).build(manager)?;
+        Ok(Readers { pool, searches: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_SEARCHES)) })
+    }
+
+    /// Runs `f` on a pooled connection on the blocking pool, and returns what it computed.
+    pub async fn run<T: Send + 'static>(&self, f: impl FnOnce(&Connection) -> Result<T> + Send + 'static) -> Result<T> {
+        let pool = self.pool.clone();
+        tokio::task::spawn_blocking(move || f(&*pool.get()?))
+            .await
+            .map_err(|e| Error::Internal(format!("a reader failed: {e}")))?
+    }
+
+    /// [`Readers::run`] for a full-text query: two at a time, so that searches never hold every
+    /// connection and starve history, sessions and media.
+    pub async fn search<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let _turn = self.searches.acquire().await.map_err(|_| Error::Internal("the server is stopping".into()))?;
+        self.run(f).await
+    }
+}

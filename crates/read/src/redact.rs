@@ -1,0 +1,309 @@
+//! Secrets taken out of text before it leaves in an export (`scrollback export --redact`): the
+//! rules of `redact-rules.json`, made by `scripts/redact_rules.py` from gitleaks' default rule set
+//! (MIT licence) and detect-secrets' `BasicAuthDetector` (Apache-2.0). Each rule is a regular
+//! expression (RE2's syntax, which the `regex` crate reads), the group that is the secret, the
+//! Shannon entropy the secret must reach, keywords one of which the text must hold for the rule to
+//! run, and allowlists of the secret, the match or the line that are no secret.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use regex::Regex;
+use serde::Deserialize;
+
+use scrollback_core::error::{Error, Result};
+
+/// The rule set shipped in the binary.
+pub const SHIPPED: &str = include_str!("../redact-rules.json");
+
+#[derive(Deserialize)]
+struct File {
+    source: String,
+    rules: Vec<RuleSpec>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RuleSpec {
+    id: String,
+    regex: String,
+    secret_group: Option<usize>,
+    entropy: Option<f64>,
+    #[serde(default)]
+    keywords: Vec<String>,
+    #[serde(default)]
+    allowlists: Vec<AllowSpec>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AllowSpec {
+    regex_target: Option<String>,
+    #[serde(default)]
+    regexes: Vec<String>,
+    #[serde(default)]
+    stopwords: Vec<String>,
+}
+
+/// What an allowlist looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Secret,
+    Match,
+    Line,
+}
+
+#[derive(Debug)]
+struct Allow {
+    target: Target,
+    regexes: Vec<Regex>,
+    stopwords: Vec<String>,
+}
+
+#[derive(Debug)]
+struct Rule {
+    id: String,
+    regex: Regex,
+    secret_group: Option<usize>,
+    entropy: Option<f64>,
+    keywords: Vec<String>,
+    allow: Vec<Allow>,
+}
+
+/// The rules, compiled.
+#[derive(Debug)]
+pub struct Redactor {
+    /// Where the rules come from.
+    pub source: String,
+    rules: Vec<Rule>,
+}
+
+/// What redaction took out, by rule.
+pub type Redacted = BTreeMap<String, u64>;
+
+impl Redactor {
+    /// The rules shipped in the binary.
+    pub fn shipped() -> Result<Redactor> {
+        Redactor::parse(SHIPPED)
+    }
+
+    fn parse(text: &str) -> Result<Redactor> {
+        let file: File = serde_json::from_str(text).map_err(|e| Error::Internal(format!("redact rules: {e}")))?;
+        let compile = |id: &str, re: &str| {
+            Regex::new(&ascii_classes(re)).map_err(|e| Error::Internal(format!("redact rule {id}: {e}")))
+        };
+        let mut rules = Vec::new();
+        for spec in file.rules {
+            let mut allow = Vec::new();
+            for a in spec.allowlists {
+                let target = match a.regex_target.as_deref() {
+                    Some("match") => Target::Match,
+                    Some("line") => Target::Line,
+                    _ => Target::Secret,
+                };
+                let regexes = a.regexes.iter().map(|r| compile(&spec.id, r)).collect::<Result<Vec<_>>>()?;
+                allow.push(Allow { target, regexes, stopwords: a.stopwords });
+            }
+            rules.push(Rule {
+                regex: compile(&spec.id, &spec.regex)?,
+                id: spec.id,
+                secret_group: spec.secret_group,
+                entropy: spec.entropy,
+                keywords: spec.keywords.iter().map(|k| k.to_lowercase()).collect(),
+                allow,
+            });
+        }
+        Ok(Redactor { source: file.source, rules })
+    }
+
+    /// The rules' names, for an export's heading.
+    pub fn rule_ids(&self) -> Vec<&str> {
+        self.rules.iter().map(|r| r.id.as_str()).collect()
+    }
+
+    /// `text` with every secret the rules find replaced by `[REDACTED:<rule>]`, counted in `counts`.
+    pub fn redact<'t>(&self, text: &'t str, counts: &mut Redacted) -> Cow<'t, str> {
+        let lower = text.to_lowercase();
+        let mut out: Cow<'t, str> = Cow::Borrowed(text);
+        for rule in &self.rules {
+            if !rule.keywords.is_empty() && !rule.keywords.iter().any(|k| lower.contains(k.as_str())) {
+                continue;
+            }
+            let current = out.as_ref();
+            let mut cuts: Vec<(usize, usize)> = Vec::new();
+            for caps in rule.regex.captures_iter(current) {
+                let whole = caps.get(0).expect("group 0");
+                let secret = match rule.secret_group {
+                    Some(g) => caps.get(g),
+                    None => (1..caps.len()).find_map(|g| caps.get(g)),
+                }
+                .unwrap_or(whole);
+                if rule.entropy.is_some_and(|min| entropy(secret.as_str()) < min) {
+                    continue;
+                }
+                let line = line_around(current, whole.start(), whole.end());
+                if rule.allow.iter().any(|a| a.allows(secret.as_str(), whole.as_str(), line)) {
+                    continue;
+                }
+                cuts.push((secret.start(), secret.end()));
+            }
+            if cuts.is_empty() {
+                continue;
+            }
+            *counts.entry(rule.id.clone()).or_default() += cuts.len() as u64;
+            let mut next = String::with_capacity(current.len());
+            let mut at = 0;
+            for (start, end) in cuts {
+                if start < at {
+                    continue;
+                }
+                next.push_str(&current[at..start]);
+                next.push_str(&format!("[REDACTED:{}]", rule.id));
+                at = end;
+            }
+            next.push_str(&current[at..]);
+            out = Cow::Owned(next);
+        }
+        out
+    }
+}
+
+impl Allow {
+    fn allows(&self, secret: &str, whole: &str, line: &str) -> bool {
+        let target = match self.target {
+            Target::Secret => secret,
+            Target::Match => whole,
+            Target::Line => line,
+        };
+        let lower = secret.to_lowercase();
+        self.regexes.iter().any(|r| r.is_match(target)) || self.stopwords.iter().any(|w| lower.contains(w.as_str()))
+    }
+}
+
+/// An RE2 pattern as the `regex` crate reads it alike: RE2's `\w`, `\d`, `\s` and `\b` are
+/// ASCII's, the crate's Unicode's (whose `[\w-]{50,1000}` alone is over its size limit).
+fn ascii_classes(re: &str) -> String {
+    let mut out = String::with_capacity(re.len() + 16);
+    let mut in_class = false;
+    let mut chars = re.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                let Some(next) = chars.next() else {
+                    out.push(c);
+                    break;
+                };
+                let class = match next {
+                    'w' => Some("word"),
+                    'd' => Some("digit"),
+                    's' => Some("space"),
+                    _ => None,
+                };
+                match (class, in_class) {
+                    (Some(name), true) => out.push_str(&format!("[:{name}:]")),
+                    (Some(name), false) => out.push_str(&format!("[[:{name}:]]")),
+                    (None, false) if next == 'b' => out.push_str(r"(?-u:\b)"),
+                    (None, _) => {
+                        out.push(c);
+                        out.push(next);
+                    }
+                }
+            }
+            '[' if !in_class => {
+                in_class = true;
+                out.push(c);
+                // A `]` right after the opening bracket (or its `^`) is a member, not the end.
+                if chars.peek() == Some(&'^') {
+                    out.push(chars.next().expect("peeked"));
+                }
+                if chars.peek() == Some(&']') {
+                    out.push(chars.next().expect("peeked"));
+                }
+            }
+            '[' if chars.peek() == Some(&':') => {
+                // A POSIX class inside a class: copied to its end.
+                out.push(c);
+                for d in chars.by_ref() {
+                    out.push(d);
+                    if d == ']' {
+                        break;
+                    }
+                }
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(c);
+            }
+            '{' if !in_class => {
+                // A repetition (`{2}`, `{2,}`, `{2,5}`) as it is; RE2 reads any other brace as
+                // itself, which the crate wants escaped.
+                let rest: String = chars.clone().take_while(|&d| d != '}').collect();
+                let (min, max) = rest.split_once(',').unwrap_or((&rest, "0"));
+                let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+                let closed = chars.clone().nth(rest.chars().count()) == Some('}');
+                if closed && !min.is_empty() && digits(min) && digits(max) {
+                    out.push('{');
+                    for d in chars.by_ref() {
+                        out.push(d);
+                        if d == '}' {
+                            break;
+                        }
+                    }
+                } else {
+                    out.push_str("\\{");
+                }
+            }
+            '}' if !in_class => out.push_str("\\}"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+fn line_around(text: &str, start: usize, end: usize) -> &str {
+    let from = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let to = text[end..].find('\n').map_or(text.len(), |i| end + i);
+    &text[from..to]
+}
+
+/// Shannon entropy of `s`, in bits per character (as gitleaks computes it).
+fn entropy(s: &str) -> f64 {
+    let mut counts: BTreeMap<char, usize> = BTreeMap::new();
+    let mut n = 0usize;
+    for c in s.chars() {
+        *counts.entry(c).or_default() += 1;
+        n += 1;
+    }
+    if n == 0 {
+        return 0.0;
+    }
+    counts
+        .values()
+        .map(|&c| {
+            let p = c as f64 / n as f64;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn re2_classes_are_ascii() {
+        assert_eq!(ascii_classes(r"\b(ghp_[\w-]{3})\s\d"), r"(?-u:\b)(ghp_[[:word:]-]{3})[[:space:]][[:digit:]]");
+        assert_eq!(ascii_classes(r"[^\]\w]x\."), r"[^\][:word:]]x\.");
+        assert_eq!(ascii_classes(r"a{2,}b{3}c{x}d{"), r"a{2,}b{3}c\{x\}d\{");
+    }
+
+    #[test]
+    fn every_shipped_rule_compiles_and_plain_text_is_left_alone() {
+        let r = Redactor::shipped().unwrap();
+        assert!(r.rule_ids().len() >= 30);
+        let mut counts = Redacted::new();
+        let plain = "Run cargo test, then open src/db.rs and fix the token_count parsing.";
+        assert_eq!(r.redact(plain, &mut counts), plain);
+        assert!(counts.is_empty(), "{counts:?}");
+    }
+}

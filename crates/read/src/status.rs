@@ -1,0 +1,115 @@
+//! What the index holds and how it stands, for `scrollback status` and `GET /api/status`.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension};
+
+use scrollback_core::db;
+use scrollback_core::error::{Error, Result};
+
+/// Counts of what the index holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexStatus {
+    /// Transcripts followed (their files exist).
+    pub transcripts_live: i64,
+    /// Transcripts seen gone (the index keeps their history).
+    pub transcripts_gone: i64,
+    /// Sessions.
+    pub sessions: i64,
+    /// Sessions of each agent, by name.
+    pub agents: Vec<(String, i64)>,
+    /// Entries history shows (copies left out), invalid lines included.
+    pub entries: i64,
+    /// Of those, lines that could not be indexed.
+    pub invalid_lines: i64,
+    /// Photos: image payloads under `message.content`, with a ref.
+    pub photos: i64,
+    /// Bytes of the index's files (`index.sqlite3` and its write-ahead log).
+    pub index_bytes: u64,
+    /// Bytes free for an unprivileged user on the data directory's file system.
+    pub free_bytes: Option<u64>,
+    /// The vault of hard links.
+    pub vault: VaultStatus,
+}
+
+/// The vault: whether it is on, its links, and what only it still holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VaultStatus {
+    /// Why the writer keeps no links (another file system, refused, `--vault off`); `None` if on.
+    pub off: Option<String>,
+    /// Transcripts with a link.
+    pub links: i64,
+    /// Bytes of the links whose transcripts are gone: what only the vault still holds.
+    pub only_in_vault_bytes: u64,
+    /// The retention check: links that are missing, or that are no longer the inode of their row
+    /// (each is logged by the writer when it opens; nothing is deleted to fix them).
+    pub broken: Vec<String>,
+}
+
+/// The vault's state, and the retention check: every recorded link is stat'ed.
+pub fn vault_status(conn: &Connection) -> Result<VaultStatus> {
+    use std::os::unix::fs::MetadataExt;
+    let off: Option<String> =
+        conn.query_row("SELECT value FROM scrollback_meta WHERE key = 'vault:off'", [], |r| r.get(0)).optional()?;
+    let mut stmt = conn.prepare("SELECT id, vault, dev, inode, state FROM files WHERE vault IS NOT NULL")?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, i64>(2)?,
+            r.get::<_, i64>(3)?,
+            r.get::<_, String>(4)?,
+        ))
+    })?;
+    let mut status = VaultStatus { off, ..VaultStatus::default() };
+    for row in rows {
+        let (id, link, dev, inode, state) = row?;
+        status.links += 1;
+        match std::fs::metadata(&link) {
+            Ok(meta) if (meta.dev() as i64, meta.ino() as i64) == (dev, inode) => {
+                if state == "gone" {
+                    status.only_in_vault_bytes += meta.len();
+                }
+            }
+            Ok(_) => status.broken.push(format!("file {id}: its vault link is another file than the one indexed")),
+            Err(e) => status.broken.push(format!("file {id}: its vault link cannot be read ({e})")),
+        }
+    }
+    Ok(status)
+}
+
+/// Reads the counts from `conn`, and the sizes from `data_dir`.
+pub fn index_status(conn: &Connection, data_dir: &Path) -> Result<IndexStatus> {
+    let count = |sql: &str| -> Result<i64> { Ok(conn.query_row(sql, [], |r| r.get(0))?) };
+    let index = data_dir.join(db::INDEX_FILE);
+    let mut index_bytes = 0;
+    for suffix in ["", "-wal"] {
+        let mut name = index.as_os_str().to_owned();
+        name.push(suffix);
+        index_bytes += std::fs::metadata(&name).map(|m| m.len()).unwrap_or(0);
+    }
+    Ok(IndexStatus {
+        transcripts_live: count("SELECT count(*) FROM files WHERE state = 'live'")?,
+        transcripts_gone: count("SELECT count(*) FROM files WHERE state = 'gone'")?,
+        sessions: count("SELECT count(*) FROM sessions")?,
+        agents: conn
+            .prepare("SELECT agent, count(*) FROM sessions GROUP BY agent ORDER BY agent")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?,
+        entries: count("SELECT count(*) FROM entries WHERE duplicate = 0")?,
+        invalid_lines: count("SELECT count(*) FROM entries WHERE duplicate = 0 AND invalid IS NOT NULL")?,
+        photos: count(
+            "SELECT count(*) FROM media m JOIN entries e ON e.id = m.entry_id
+             WHERE e.duplicate = 0 AND m.ordinal IS NOT NULL AND m.kind = 'image'",
+        )?,
+        index_bytes,
+        free_bytes: free_bytes(data_dir).ok(),
+        vault: vault_status(conn)?,
+    })
+}
+
+/// Bytes available to an unprivileged user on the file system holding `dir`.
+pub fn free_bytes(dir: &Path) -> Result<u64> {
+    let stat = rustix::fs::statvfs(dir).map_err(|e| Error::io(dir, e.into()))?;
+    Ok(stat.f_bavail.saturating_mul(stat.f_frsize))
+}
