@@ -288,6 +288,29 @@ fn push_killed_after(env: &Env, url: &str, host: &str, ms: u64) {
     let _ = child.wait();
 }
 
+/// `scrollback push` started and killed (`kill -9`) as soon as the hub shows it midway through a
+/// file (or once it has ended by itself): a random time alone lands after a push on a fast machine.
+fn push_killed_midway(env: &Env, url: &str, host: &str, hub: &mut postgres::Client) {
+    let mut child = env
+        .cmd()
+        .args(["push", "--postgres", url, "--host", host])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while started.elapsed() < Duration::from_secs(10) && child.try_wait().unwrap().is_none() {
+        let midway: i64 =
+            hub.query_one("SELECT count(*) FROM files WHERE lines = -1", &[]).map(|r| r.get(0)).unwrap_or(0);
+        if midway > 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 #[test]
 fn a_push_killed_anywhere_or_cut_by_a_restart_leaves_the_hub_as_a_fresh_push_would() {
     let Some(cluster) = Cluster::start() else { return };
@@ -304,7 +327,13 @@ fn a_push_killed_anywhere_or_cut_by_a_restart_leaves_the_hub_as_a_fresh_push_wou
     let mut hub = cluster.client("team");
     let mut cut_midway = 0;
     for round in 0..50 {
-        push_killed_after(&env, &url, "h", rng.random_range(0..250));
+        // Every other kill at a random moment (before the push connects, between batches, after
+        // it ended), the others as soon as the hub shows it midway.
+        if round % 2 == 0 {
+            push_killed_after(&env, &url, "h", rng.random_range(0..250));
+        } else {
+            push_killed_midway(&env, &url, "h", &mut hub);
+        }
         // A push stopped midway leaves a file marked as not yet sent whole (lines -1).
         // (The schema may not be there yet, before the first push got that far.)
         let midway: i64 =
