@@ -1,4 +1,4 @@
-//! The usage ledger: one row per API response, by the counting rule of README.md ("Usage"), kept
+//! The usage ledger: one row per API response, by the counting rule of docs/usage.md, kept
 //! current while tailing and the same after a rebuild; `scrollback usage` and `GET /api/usage`;
 //! and the comparison with ccusage (npm `ccusage`, which `.ci/run` installs under tests/ccusage),
 //! day by day, on the real corpus and on generated trees.
