@@ -10,7 +10,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 use scrollback::accept::engine::Engine;
 use scrollback::ops::writer::{WriterOptions, open_writer};
-use scrollback::read::{history, index, media};
+use scrollback::read::{Store, history, index, media};
 use scrollback::{MediaName, Progress, Root, Tail, TailConfig};
 
 /// An embedded, SQLite-indexed store for AI chat transcripts.
@@ -809,7 +809,8 @@ fn status(data_dir: &Path, roots: &[Root]) -> anyhow::Result<()> {
 
 fn search(query: &str, data_dir: &Path, scope: history::Scope<'_>, limit: u32) -> anyhow::Result<()> {
     let conn = index::open(data_dir)?;
-    let hits = history::search_in(&conn, query, scope, limit).map_err(|e| match e {
+    let store: &dyn Store = &conn;
+    let hits = store.search(query, scope, 0, limit).map(|page| page.hits).map_err(|e| match e {
         scrollback::Error::BadQuery(why) => anyhow::Error::new(Usage(why)),
         e => e.into(),
     })?;
@@ -835,16 +836,17 @@ fn search(query: &str, data_dir: &Path, scope: history::Scope<'_>, limit: u32) -
 /// `scrollback export`: written to a temporary file beside the target and renamed into place once
 /// every photo was checked (a failure leaves nothing behind), or to standard output.
 fn export(data_dir: &Path, session: &str, format: &str, redact: bool, output: Option<PathBuf>) -> anyhow::Result<()> {
-    use scrollback::read::export::{Kind, export};
+    use scrollback::read::export::Kind;
     let kind = Kind::parse(format).map_err(|e| Usage(e.to_string()))?;
     let redactor = redact.then(scrollback::read::redact::Redactor::shipped).transpose()?;
     let conn = index::open(data_dir)?;
+    let store: &dyn Store = &conn;
     let target = output.unwrap_or_else(|| PathBuf::from(format!("{session}.{}", kind.extension())));
     let written = if target.as_os_str() == "-" {
         let photos = PathBuf::from(format!("{session}_files"));
         let name = photos.display().to_string();
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        export(&conn, session, kind, redactor.as_ref(), &mut out, Some((&photos, &name)))?
+        store.export(session, kind, redactor.as_ref(), &mut out, Some((&photos, &name)))?
     } else {
         let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let stem = target.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| session.to_owned());
@@ -853,7 +855,7 @@ fn export(data_dir: &Path, session: &str, format: &str, redact: bool, output: Op
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
         let written = {
             let mut out = std::io::BufWriter::new(tmp.as_file_mut());
-            export(&conn, session, kind, redactor.as_ref(), &mut out, Some((&photos, &photos_name)))?
+            store.export(session, kind, redactor.as_ref(), &mut out, Some((&photos, &photos_name)))?
         };
         if written.is_some() {
             tmp.as_file().sync_all()?;
@@ -883,10 +885,11 @@ fn usage(
     prices: &scrollback::read::prices::Prices,
     json: bool,
 ) -> anyhow::Result<()> {
-    use scrollback::read::usage::{By, Row, report};
+    use scrollback::read::usage::{By, Row};
     let conn = index::open(data_dir)?;
+    let store: &dyn Store = &conn;
     let by = By::parse(by).map_err(|e| Usage(e.to_string()))?;
-    let report = report(&conn, by, filter, prices).map_err(|e| match e {
+    let report = store.usage(by, filter, prices).map_err(|e| match e {
         scrollback::Error::BadQuery(why) => anyhow::Error::new(Usage(why)),
         e => e.into(),
     })?;
@@ -1034,7 +1037,7 @@ fn forget(
     sessions.extend(scrollback::ops::forget::select_sessions(&conn, project, before)?);
     sessions.sort();
     sessions.dedup();
-    if sessions.len() > 1 && !dry_run && !yes && !confirm_forget(&conn, &sessions)? {
+    if sessions.len() > 1 && !dry_run && !yes && !confirm_forget(&conn as &dyn Store, &sessions)? {
         return Ok(());
     }
     drop(conn);
@@ -1061,19 +1064,15 @@ fn forget(
 
 /// Lists the sessions `forget` would take, and asks a terminal whether to go on. Without a terminal
 /// on standard input it does not guess: it says to pass `--yes`, and exits 2.
-fn confirm_forget(conn: &rusqlite::Connection, sessions: &[String]) -> anyhow::Result<bool> {
-    use rusqlite::OptionalExtension;
-    let mut stmt =
-        conn.prepare("SELECT coalesce(last_timestamp, '-'), entries, coalesce(title, '') FROM sessions WHERE id = ?1")?;
+fn confirm_forget(store: &dyn Store, sessions: &[String]) -> anyhow::Result<bool> {
     let mut err = std::io::stderr().lock();
     writeln!(err, "scrollback: these {} sessions would be forgotten:", sessions.len())?;
     for id in sessions {
-        let about: Option<(String, i64, String)> =
-            stmt.query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional()?;
-        match about {
-            Some((last, entries, title)) => {
-                let title: String = title.chars().take(60).collect();
-                writeln!(err, "  {id}  last {last}  {entries} entries  {title}")?
+        match store.session(id)? {
+            Some(s) => {
+                let last = s.last_timestamp.as_deref().unwrap_or("-");
+                let title: String = s.title.unwrap_or_default().chars().take(60).collect();
+                writeln!(err, "  {id}  last {last}  {} entries  {title}", s.entries)?
             }
             None => writeln!(err, "  {id}  (not in the index)")?,
         }
@@ -1139,7 +1138,7 @@ fn rebuild(dirs: &Dirs) -> anyhow::Result<()> {
 fn media_cmd(reference: &str, data_dir: &Path, output: Option<&Path>) -> anyhow::Result<()> {
     let conn = index::open(data_dir)?;
     let name = MediaName::parse(reference).map_err(|e| Usage(e.to_string()))?;
-    let record = index::media_by_name(&conn, &name).map_err(|e| match e {
+    let record = (&conn as &dyn Store).media(&name).map_err(|e| match e {
         scrollback::Error::NotFound(what) => anyhow::anyhow!(
             "no media for {what}: the ref is unknown, or its line is not indexed yet (run `scrollback index`)"
         ),

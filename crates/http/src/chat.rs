@@ -12,7 +12,7 @@ use super::auth::same_site_json;
 use super::filters::{Budget, MAX_SMALL_BODY, body_bytes, json_body, parse_json, post_only};
 use super::{Api, ApiError, wire};
 use scrollback_ops::accept::send::{MAX_BODY, SendRequest, is_client_id};
-use scrollback_read::history::{self, Position};
+use scrollback_read::history::Position;
 
 /// The most ids one retire request may name.
 pub const MAX_RETIRE: usize = 1000;
@@ -122,7 +122,7 @@ async fn bootstrap(p: BootstrapParams, api: Api) -> Result<warp::reply::Response
     let state = api.chats().state(p.chat_id.clone()).await.map_err(|e| ApiError::from(e).reject())?;
     let page = match state.session_id.clone() {
         Some(session) => api
-            .db(move |conn| history::history(conn, &session, Position::Newest, 100, false))
+            .db(move |store| store.history(&session, Position::Newest, 100, false))
             .await
             .map_err(ApiError::reject)?,
         None => None,

@@ -16,7 +16,7 @@ use warp::{Filter as _, Reply as _};
 
 use super::filters::{raw_query, segment_id, trim};
 use super::{Api, ApiError};
-use scrollback_read::export::{Kind, export};
+use scrollback_read::export::Kind;
 use scrollback_read::redact::Redactor;
 
 /// The bytes sent per chunk.
@@ -61,12 +61,12 @@ async fn run(api: Api, raw: &str, method: &Method, query: &str) -> Result<warp::
     let redactor = if p.redact.unwrap_or(false) { Some(Redactor::shipped().map_err(ApiError::from)?) } else { None };
     let sid = session_id.clone();
     let file = api
-        .db(move |conn| {
+        .db(move |store| {
             let mut file = tempfile::tempfile()
                 .map_err(|e| scrollback_core::Error::io(std::path::Path::new("temporary file"), e))?;
             let written = {
                 let mut out = std::io::BufWriter::new(&mut file);
-                export(conn, &sid, kind, redactor.as_ref(), &mut out, None)?
+                store.export(&sid, kind, redactor.as_ref(), &mut out, None)?
             };
             file.seek(SeekFrom::Start(0))
                 .map_err(|e| scrollback_core::Error::io(std::path::Path::new("temporary file"), e))?;

@@ -16,7 +16,6 @@ use super::cache::CACHE_ENTRY_MAX;
 use super::{Api, ApiError};
 use scrollback_core::codec::refs::{ContentHash, MediaName};
 use scrollback_core::error::Error;
-use scrollback_read::index;
 use scrollback_read::media::{self, MediaRecord};
 
 /// Media types served inline; anything else is an attachment.
@@ -30,7 +29,7 @@ pub(crate) async fn serve_media(
     if_none_match: Option<String>,
 ) -> Result<warp::reply::Response, Rejection> {
     let lookup = name.clone();
-    let record = match api.db(move |conn| index::media_by_name(conn, &lookup)).await {
+    let record = match api.db(move |store| store.media(&lookup)).await {
         Ok(record) => record,
         Err(e) if e.status == StatusCode::NOT_FOUND => match name {
             MediaName::Hash(hash) => return serve_sent_image(api, hash, if_none_match, e).await,

@@ -136,7 +136,7 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
         |_: NoParams, api: Api| async move {
             let data_dir = api.inner.data_dir.clone();
             // A damaged index is what status must still report: its counts are then unknown.
-            let index = match api.db(move |conn| scrollback_read::status::index_status(conn, &data_dir)).await {
+            let index = match api.db(move |store| store.status(&data_dir)).await {
                 Ok(mut index) => {
                     // The writer turned the vault off but could not record it (a full disk).
                     if index.vault.off.is_none() {
@@ -250,10 +250,10 @@ async fn list_sessions(p: SessionsParams, api: Api) -> Result<warp::reply::Respo
     };
     let page = if pinned_only {
         let pins = api.inner.chats.with_store(|store| store.pinned()).await.map_err(|e| ApiError::from(e).reject())?;
-        api.db(move |conn| {
+        api.db(move |store| {
             let mut sessions = Vec::new();
             for mark in &pins {
-                if let Some(s) = history::session(conn, &mark.session_id)?
+                if let Some(s) = store.session(&mark.session_id)?
                     && query.project.as_ref().is_none_or(|p| s.project.as_ref() == Some(p))
                     && query.agent.as_ref().is_none_or(|a| &s.agent == a)
                 {
@@ -264,9 +264,9 @@ async fn list_sessions(p: SessionsParams, api: Api) -> Result<warp::reply::Respo
         })
         .await
     } else if query.text.is_some() {
-        api.search_db(move |conn| history::sessions(conn, &query)).await
+        api.search_db(move |store| store.sessions(&query)).await
     } else {
-        api.db(move |conn| history::sessions(conn, &query)).await
+        api.db(move |store| store.sessions(&query)).await
     }
     .map_err(ApiError::reject)?;
     // A person's marks: their title in place of the transcript's, and whether they pinned it.
@@ -303,8 +303,8 @@ async fn session_history(raw_session: String, p: HistoryParams, api: Api) -> Res
     let sid = session_id.clone();
     // Serialised on the readers' thread: a view renders Markdown, which is no work for the runtime's.
     let body = api
-        .db(move |conn| {
-            let page = history::history(conn, &sid, at, limit, sidechains)?;
+        .db(move |store| {
+            let page = store.history(&sid, at, limit, sidechains)?;
             page.map(|page| serde_json::to_string(&wire::History::new(&page, view)))
                 .transpose()
                 .map_err(|e| scrollback_core::Error::Internal(e.to_string()))
@@ -359,7 +359,7 @@ async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Reje
         })?,
     };
     let page = api
-        .search_db(move |conn| {
+        .search_db(move |store| {
             let scope = history::Scope {
                 session: p.session.as_deref().filter(|s| !s.is_empty()),
                 agent: agent.as_deref(),
@@ -369,7 +369,7 @@ async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Reje
                 until: until.as_deref(),
                 active_since: None,
             };
-            history::search_page(conn, &p.q, scope, offset, limit)
+            store.search(&p.q, scope, offset, limit)
         })
         .await
         .map_err(ApiError::reject)?;

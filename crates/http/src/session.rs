@@ -16,7 +16,6 @@ use warp::{Filter as _, Reply as _};
 use super::auth::check_same_origin;
 use super::filters::{read_body, segment_id, trim};
 use super::{Api, ApiError};
-use scrollback_read::history;
 
 /// The longest title a person may give (in characters).
 pub const MAX_TITLE: usize = 200;
@@ -92,7 +91,7 @@ where
         _ => return Err(ApiError::method_not_allowed("GET, PUT", "get-or-put", "this route takes GET and PUT")),
     };
     let sid = session_id.clone();
-    let known = api.db(move |conn| history::session(conn, &sid)).await?.is_some();
+    let known = api.db(move |store| store.session(&sid)).await?.is_some();
     if !known {
         return Err(ApiError::not_found(format!("no session {}", trim(&session_id))));
     }
@@ -117,9 +116,9 @@ where
 async fn about(api: Api, session_id: String) -> Result<Value, ApiError> {
     let sid = session_id.clone();
     let found = api
-        .db(move |conn| {
-            let Some(summary) = history::session(conn, &sid)? else { return Ok(None) };
-            Ok(Some((summary, history::git_branch(conn, &sid)?)))
+        .db(move |store| {
+            let Some(summary) = store.session(&sid)? else { return Ok(None) };
+            Ok(Some((summary, store.git_branch(&sid)?)))
         })
         .await?;
     let Some((summary, branch)) = found else {

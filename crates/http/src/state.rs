@@ -11,8 +11,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rusqlite::Connection;
-
 use super::ApiError;
 use super::cache::Cache;
 use super::server::IDLE_TIMEOUT;
@@ -22,6 +20,7 @@ use scrollback_index::tail::{WriterHandle, WriterHealth};
 use scrollback_ops::accept::AcceptStore;
 use scrollback_ops::accept::engine::Engine;
 use scrollback_ops::chat::Chats;
+use scrollback_read::Store;
 use scrollback_read::pool::Readers;
 
 /// Send requests checked and stored at the same time, once their bodies have arrived; more wait
@@ -166,10 +165,11 @@ impl Api {
         &self.inner.chats
     }
 
-    /// Runs `f` on a pooled read-only connection on the blocking pool.
+    /// Runs `f` on the index's [`Store`] (a pooled read-only connection) on the blocking pool: the
+    /// one way a handler reads.
     pub(crate) async fn db<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&Connection) -> Result<T> + Send + 'static,
+        f: impl FnOnce(&dyn Store) -> Result<T> + Send + 'static,
     ) -> std::result::Result<T, ApiError> {
         self.inner.readers.run(f).await.map_err(|e| self.met(e))
     }
@@ -187,7 +187,7 @@ impl Api {
     /// [`Api::db`] for a full-text query: a bounded number at a time ([`Readers::search`]).
     pub(crate) async fn search_db<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&Connection) -> Result<T> + Send + 'static,
+        f: impl FnOnce(&dyn Store) -> Result<T> + Send + 'static,
     ) -> std::result::Result<T, ApiError> {
         self.inner.readers.search(f).await.map_err(|e| self.met(e))
     }

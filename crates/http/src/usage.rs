@@ -9,7 +9,7 @@ use warp::{Filter as _, Reply as _};
 use super::filters::raw_query;
 use super::{Api, ApiError};
 use scrollback_read::history::time_bound;
-use scrollback_read::usage::{By, Filter, report};
+use scrollback_read::usage::{By, Filter};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -80,7 +80,7 @@ async fn run(api: Api, p: Params) -> Result<String, ApiError> {
     let (project, session, model) = (nonempty(p.project), nonempty(p.session), nonempty(p.model));
     let prices = api.inner.prices.clone();
     let report = api
-        .db(move |conn| {
+        .db(move |store| {
             let filter = Filter {
                 since: since.as_deref(),
                 until: until.as_deref(),
@@ -89,7 +89,7 @@ async fn run(api: Api, p: Params) -> Result<String, ApiError> {
                 session: session.as_deref(),
                 model: model.as_deref(),
             };
-            report(conn, by, filter, &prices)
+            store.usage(by, filter, &prices)
         })
         .await?;
     serde_json::to_string(&report).map_err(|e| ApiError::from(scrollback_core::Error::Internal(e.to_string())))

@@ -301,7 +301,7 @@ impl Tools {
             Err(e) => return Ok(read_failed(e)),
         };
         let page = readers
-            .search(move |conn| {
+            .search(move |store| {
                 let scope = Scope {
                     session: session.as_deref(),
                     agent: agent.as_deref(),
@@ -311,7 +311,7 @@ impl Tools {
                     until: until.as_deref(),
                     active_since: active.as_deref(),
                 };
-                history::search_page(conn, &query, scope, offset, limit)
+                store.search(&query, scope, offset, limit)
             })
             .await;
         Ok(match page {
@@ -343,9 +343,9 @@ impl Tools {
             Err(e) => return Ok(read_failed(e)),
         };
         let page = if query.text.is_some() {
-            readers.search(move |conn| history::sessions(conn, &query)).await
+            readers.search(move |store| store.sessions(&query)).await
         } else {
-            readers.run(move |conn| history::sessions(conn, &query)).await
+            readers.run(move |store| store.sessions(&query)).await
         };
         Ok(match page {
             Ok(page) => render::sessions(&page),
@@ -389,20 +389,20 @@ impl Tools {
         };
         let id = session_id.clone();
         let read = readers
-            .run(move |conn| {
-                let Some(summary) = history::session(conn, &id)? else { return Ok(None) };
+            .run(move |store| {
+                let Some(summary) = store.session(&id)? else { return Ok(None) };
                 let pages = match at {
-                    None => match history::first_cursor(conn, &id, false)? {
-                        Some(first) => vec![history::history(conn, &id, Position::From(first), limit, false)?],
-                        None => vec![history::history(conn, &id, Position::Newest, limit, false)?],
+                    None => match store.first_cursor(&id, false)? {
+                        Some(first) => vec![store.history(&id, Position::From(first), limit, false)?],
+                        None => vec![store.history(&id, Position::Newest, limit, false)?],
                     },
-                    Some(("from", c)) => vec![history::history(conn, &id, Position::From(c), limit, false)?],
-                    Some(("before", c)) => vec![history::history(conn, &id, Position::Before(c), limit, false)?],
+                    Some(("from", c)) => vec![store.history(&id, Position::From(c), limit, false)?],
+                    Some(("before", c)) => vec![store.history(&id, Position::Before(c), limit, false)?],
                     Some((_, c)) => {
                         let half = (limit / 2).max(1);
                         vec![
-                            history::history(conn, &id, Position::Before(c), half, false)?,
-                            history::history(conn, &id, Position::From(c), limit.saturating_sub(half).max(1), false)?,
+                            store.history(&id, Position::Before(c), half, false)?,
+                            store.history(&id, Position::From(c), limit.saturating_sub(half).max(1), false)?,
                         ]
                     }
                 };
@@ -454,9 +454,9 @@ impl Tools {
         };
         let lookup = name.clone();
         let found = readers
-            .run(move |conn| {
-                let record = scrollback_read::index::media_by_name(conn, &lookup)?;
-                let project = history::session(conn, &record.session_id)?.and_then(|s| s.project);
+            .run(move |store| {
+                let record = store.media(&lookup)?;
+                let project = store.session(&record.session_id)?.and_then(|s| s.project);
                 Ok((record, project))
             })
             .await;

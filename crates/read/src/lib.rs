@@ -4,7 +4,8 @@
 //! [`index`] opens read-only connections and looks payloads up by name ([`scrollback_core::codec::refs`]);
 //! [`status`] counts what the index holds; [`history`] lists sessions, pages history and searches; [`render`] puts each
 //! payload's URL back into a stored line for a client; [`media`] streams a payload's decoded bytes,
-//! verified against its blake3; [`pool`] is the readers' pool every front end reads through; [`usage`] reports the usage ledger,
+//! verified against its blake3; [`store`] is the one read interface every front end reads through ([`Store`]: SQLite's
+//! connection is its first store), and [`pool`] the readers' pool that hands it out; [`usage`] reports the usage ledger,
 //! priced by [`prices`]; [`markdown`] turns transcript text into sanitised HTML, and [`view`] gives
 //! an entry's texts so and its tool calls at a glance; [`export`] writes a session out (HTML, Markdown,
 //! its own lines), secrets taken out by [`redact`] if asked. Nothing here writes to the index.
@@ -21,7 +22,9 @@ pub mod prices;
 pub mod redact;
 pub mod render;
 pub mod status;
+pub mod store;
 pub mod usage;
 pub mod view;
 
 pub use media::MediaRecord;
+pub use store::Store;

@@ -1,6 +1,7 @@
-//! The readers' pool every front end reads the index through: read-only SQLite connections, used
-//! only inside `spawn_blocking` (the checkout included), each returned before its caller goes on,
-//! and a bound on full-text queries at once so that searches cannot starve everything else.
+//! The readers' pool the servers read the index through: read-only SQLite connections, each handed
+//! to its caller as a [`Store`] (never as a connection), used only inside `spawn_blocking` (the
+//! checkout included), each returned before its caller goes on, and a bound on full-text queries at
+//! once so that searches cannot starve everything else.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -10,6 +11,8 @@ use rusqlite::Connection;
 
 use scrollback_core::db::{self, ConnectionKind};
 use scrollback_core::error::{Error, Result};
+
+use crate::store::Store;
 
 /// Connections in a pool.
 const POOL_SIZE: u32 = 8;
@@ -41,19 +44,23 @@ impl Readers {
         Ok(Readers { pool, searches: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_SEARCHES)) })
     }
 
-    /// Runs `f` on a pooled connection on the blocking pool, and returns what it computed.
-    pub async fn run<T: Send + 'static>(&self, f: impl FnOnce(&Connection) -> Result<T> + Send + 'static) -> Result<T> {
+    /// Runs `f` on a pooled connection, as a [`Store`], on the blocking pool, and returns what it
+    /// computed.
+    pub async fn run<T: Send + 'static>(&self, f: impl FnOnce(&dyn Store) -> Result<T> + Send + 'static) -> Result<T> {
         let pool = self.pool.clone();
-        tokio::task::spawn_blocking(move || f(&*pool.get()?))
-            .await
-            .map_err(|e| Error::Internal(format!("a reader failed: {e}")))?
+        tokio::task::spawn_blocking(move || {
+            let conn = pool.get()?;
+            f(&*conn as &Connection as &dyn Store)
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("a reader failed: {e}")))?
     }
 
     /// [`Readers::run`] for a full-text query: two at a time, so that searches never hold every
     /// connection and starve history, sessions and media.
     pub async fn search<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&Connection) -> Result<T> + Send + 'static,
+        f: impl FnOnce(&dyn Store) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let _turn = self.searches.acquire().await.map_err(|_| Error::Internal("the server is stopping".into()))?;
         self.run(f).await

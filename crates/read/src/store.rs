@@ -1,0 +1,116 @@
+//! The one read interface: what the viewer, MCP and the CLI ask of an index, whichever store holds
+//! it. Front ends never see SQL or a connection: [`crate::pool::Readers`] hands them a
+//! `&dyn Store`, and the CLI makes one of its own connection.
+//!
+//! SQLite is the first store: a reader's connection is one (`impl Store for Connection`, each
+//! method the query of its module: [`crate::history`], [`crate::index`], [`crate::usage`],
+//! [`crate::status`], [`crate::export`]). A team's hub on PostgreSQL is to be the second, behind
+//! the same methods, so that no front end is written twice. A store only reads: nothing here
+//! writes to any database.
+
+use std::io::Write;
+use std::path::Path;
+
+use rusqlite::Connection;
+
+use scrollback_core::codec::refs::MediaName;
+use scrollback_core::error::Result;
+
+use crate::export::{Kind, Written};
+use crate::history::{HistoryPage, Position, Scope, SearchPage, SessionPage, SessionQuery, SessionSummary};
+use crate::media::MediaRecord;
+use crate::prices::Prices;
+use crate::redact::Redactor;
+use crate::status::IndexStatus;
+use crate::usage::{By, Filter, Report};
+
+/// The questions every front end asks of an index. Each answer is the store's own reading, taken
+/// at the moment of the call; a page's cursor carries on from it.
+pub trait Store {
+    /// A page of sessions, newest activity first (or ranked, with a text query).
+    fn sessions(&self, query: &SessionQuery) -> Result<SessionPage>;
+
+    /// One session as listed; `None` if the store has no such session.
+    fn session(&self, id: &str) -> Result<Option<SessionSummary>>;
+
+    /// The git branch a session's transcript names last, if any.
+    fn git_branch(&self, session_id: &str) -> Result<Option<String>>;
+
+    /// A page of a session's history in conversation order; `None` if the store has no such session.
+    fn history(&self, session_id: &str, at: Position, limit: u32, sidechains: bool) -> Result<Option<HistoryPage>>;
+
+    /// The cursor of a session's first entry; `None` if it has none.
+    fn first_cursor(&self, session_id: &str, sidechains: bool) -> Result<Option<i64>>;
+
+    /// A page of full-text search hits within `scope`, best first, from `offset` in the ranking.
+    fn search(&self, query: &str, scope: Scope<'_>, offset: u32, limit: u32) -> Result<SearchPage>;
+
+    /// Where a payload is, by its ref or its hash (`Error::NotFound` if the store has none).
+    fn media(&self, name: &MediaName) -> Result<MediaRecord>;
+
+    /// The usage ledger grouped `by`, within `filter`, priced by `prices`.
+    fn usage(&self, by: By, filter: Filter<'_>, prices: &Prices) -> Result<Report>;
+
+    /// What the index holds, for `status` (its data directory's vault and room included).
+    fn status(&self, data_dir: &Path) -> Result<IndexStatus>;
+
+    /// A session written out as `kind` to `out` (photos into `photos` for Markdown), secrets taken
+    /// out by `redactor` if given; `None` if the store has no such session.
+    fn export(
+        &self,
+        session_id: &str,
+        kind: Kind,
+        redactor: Option<&Redactor>,
+        out: &mut dyn Write,
+        photos: Option<(&Path, &str)>,
+    ) -> Result<Option<Written>>;
+}
+
+impl Store for Connection {
+    fn sessions(&self, query: &SessionQuery) -> Result<SessionPage> {
+        crate::history::sessions(self, query)
+    }
+
+    fn session(&self, id: &str) -> Result<Option<SessionSummary>> {
+        crate::history::session(self, id)
+    }
+
+    fn git_branch(&self, session_id: &str) -> Result<Option<String>> {
+        crate::history::git_branch(self, session_id)
+    }
+
+    fn history(&self, session_id: &str, at: Position, limit: u32, sidechains: bool) -> Result<Option<HistoryPage>> {
+        crate::history::history(self, session_id, at, limit, sidechains)
+    }
+
+    fn first_cursor(&self, session_id: &str, sidechains: bool) -> Result<Option<i64>> {
+        crate::history::first_cursor(self, session_id, sidechains)
+    }
+
+    fn search(&self, query: &str, scope: Scope<'_>, offset: u32, limit: u32) -> Result<SearchPage> {
+        crate::history::search_page(self, query, scope, offset, limit)
+    }
+
+    fn media(&self, name: &MediaName) -> Result<MediaRecord> {
+        crate::index::media_by_name(self, name)
+    }
+
+    fn usage(&self, by: By, filter: Filter<'_>, prices: &Prices) -> Result<Report> {
+        crate::usage::report(self, by, filter, prices)
+    }
+
+    fn status(&self, data_dir: &Path) -> Result<IndexStatus> {
+        crate::status::index_status(self, data_dir)
+    }
+
+    fn export(
+        &self,
+        session_id: &str,
+        kind: Kind,
+        redactor: Option<&Redactor>,
+        out: &mut dyn Write,
+        photos: Option<(&Path, &str)>,
+    ) -> Result<Option<Written>> {
+        crate::export::export(self, session_id, kind, redactor, out, photos)
+    }
+}
