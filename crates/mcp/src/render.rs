@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use super::TEXT_MAX;
 use scrollback_core::format::Part;
 use scrollback_read::history::{EntryBody, HistoryEntry, HistoryPage, SearchPage, SessionPage, SessionSummary};
+use scrollback_read::media::MediaRecord;
 
 /// Text that stops growing at [`TEXT_MAX`] characters.
 struct Capped {
@@ -203,10 +204,23 @@ fn entry_block(e: &HistoryEntry, options: &ReadOptions) -> Option<String> {
         }
     };
     let mut body = String::new();
+    let (said_parts, is_tool_result) = parts_lines(&mut body, &parts, options);
+    let said_media = media_lines(&mut body, media);
+    if !said_parts && !said_media {
+        return None;
+    }
+    let who = if is_tool_result { "tool" } else { role.or(e.columns.kind.as_deref()).unwrap_or("entry") };
+    Some(format!("[cursor {}] {} {}\n{}\n", e.cursor, or_dash(e.columns.timestamp.as_deref()), who, body))
+}
+
+/// Writes an entry's parts into `body`: its text and thinking, cut at `options.max_chars` in all,
+/// and its tool calls and results if `options` asks for them. Whether it wrote anything, and
+/// whether a tool result was among them.
+fn parts_lines(body: &mut String, parts: &[Part], options: &ReadOptions) -> (bool, bool) {
     let mut budget = options.max_chars;
     let mut said_anything = false;
     let mut is_tool_result = false;
-    for part in &parts {
+    for part in parts {
         match part {
             Part::Text(t) | Part::Thinking(t) => {
                 let (text, was_cut) = cut(t.trim(), budget);
@@ -227,25 +241,38 @@ fn entry_block(e: &HistoryEntry, options: &ReadOptions) -> Option<String> {
             }
             Part::ToolResult { text, error } if options.include_tools => {
                 is_tool_result = true;
-                let lines: Vec<&str> = text.lines().collect();
-                let label = if *error { "← ERROR result" } else { "← result" };
-                if lines.is_empty() {
-                    let _ = writeln!(body, "{label}");
-                } else {
-                    let _ = writeln!(body, "{label}, {} lines, {} characters:", lines.len(), text.chars().count());
-                }
-                for line in lines.iter().take(RESULT_LINES) {
-                    let (line, _) = cut(line, 200.min(budget.max(40)));
-                    let _ = writeln!(body, "   {line}");
-                }
-                if lines.len() > RESULT_LINES {
-                    let _ = writeln!(body, "   …");
-                }
+                tool_result_lines(body, text, *error, budget);
                 said_anything = true;
             }
             Part::ToolCall(_) | Part::ToolResult { .. } => {}
         }
     }
+    (said_anything, is_tool_result)
+}
+
+/// Writes a tool result's size and its first [`RESULT_LINES`] lines, each cut to 200 characters
+/// (or to what is left of `budget`, 40 at least).
+fn tool_result_lines(body: &mut String, text: &str, error: bool, budget: usize) {
+    let lines: Vec<&str> = text.lines().collect();
+    let label = if error { "← ERROR result" } else { "← result" };
+    if lines.is_empty() {
+        let _ = writeln!(body, "{label}");
+    } else {
+        let _ = writeln!(body, "{label}, {} lines, {} characters:", lines.len(), text.chars().count());
+    }
+    for line in lines.iter().take(RESULT_LINES) {
+        let (line, _) = cut(line, 200.min(budget.max(40)));
+        let _ = writeln!(body, "   {line}");
+    }
+    if lines.len() > RESULT_LINES {
+        let _ = writeln!(body, "   …");
+    }
+}
+
+/// Lists an entry's payloads in `body`, each once: a photo by its ref (or its blake3), any other
+/// payload by its kind, type, size and blake3. Whether it listed any.
+fn media_lines(body: &mut String, media: &[MediaRecord]) -> bool {
+    let mut said_anything = false;
     let mut seen: Vec<&str> = Vec::new();
     for m in media {
         // The same bytes twice in one line (a tool result that repeats its photo): listed once.
@@ -272,11 +299,7 @@ fn entry_block(e: &HistoryEntry, options: &ReadOptions) -> Option<String> {
         let _ = writeln!(body, "[photo {name}, {}, {} bytes]", or_dash(m.media_type.as_deref()), m.decoded_length);
         said_anything = true;
     }
-    if !said_anything {
-        return None;
-    }
-    let who = if is_tool_result { "tool" } else { role.or(e.columns.kind.as_deref()).unwrap_or("entry") };
-    Some(format!("[cursor {}] {} {}\n{}\n", e.cursor, or_dash(e.columns.timestamp.as_deref()), who, body))
+    said_anything
 }
 
 /// `read_session`'s answer from its pages (one, or two around a cursor).

@@ -220,28 +220,78 @@ pub fn report(conn: &Connection, by: By, filter: Filter<'_>, prices: &Prices) ->
 /// [`report`] from the ledger's sums if `summed` (and the bounds are whole days), else from its
 /// rows. The two are the same report (tested).
 pub fn report_from(conn: &Connection, by: By, filter: Filter<'_>, prices: &Prices, summed: bool) -> Result<Report> {
-    let since = filter.since.map(|s| time_bound(s, false)).transpose()?;
-    let until = filter.until.map(|s| time_bound(s, true)).transpose()?;
-    // A bound at a day's first instant is that day; another bound is its day and its instant.
-    let whole = |b: &Option<String>| b.as_deref().is_none_or(|b| b.ends_with("T00:00:00.000Z"));
-    let summed = summed && whole(&since) && whole(&until);
-    let day = |b: &Option<String>| b.as_deref().map(|b| b[..10].to_owned());
-    let instant = |b: &Option<String>| b.clone().filter(|_| !whole(b));
-    let (since_day, since_at) = (day(&since), instant(&since));
-    let until_at = instant(&until);
-    // Whole days: before the bound's day; an instant: on or before its day, and before it.
-    let (until_before, until_on) = if until_at.is_none() { (day(&until), None) } else { (None, day(&until)) };
-    let sizes = prices.long_context_sizes();
+    let bounds = Bounds::new(&filter)?;
+    let summed = summed && bounds.whole_days();
+    let sql = report_sql(by, filter.project.is_some(), summed, &prices.long_context_sizes());
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(params![
+        bounds.since_day,
+        bounds.until_before,
+        bounds.until_on,
+        filter.agent,
+        filter.project,
+        filter.session,
+        filter.model,
+        bounds.since_at,
+        bounds.until_at
+    ])?;
+    let mut sums = Sums::default();
+    while let Some(r) = rows.next()? {
+        sums.add(r, by, prices)?;
+    }
+    Ok(sums.into_report(by, prices))
+}
+
+/// A report's bounds as its query takes them: whole days against the ledger's `day`, an instant
+/// against its `timestamp` as well.
+#[derive(Debug)]
+struct Bounds {
+    /// On or after this day.
+    since_day: Option<String>,
+    /// At or after this instant, when `since` is not a day's first one.
+    since_at: Option<String>,
+    /// Before this day, when `until` is a whole day.
+    until_before: Option<String>,
+    /// On or before this day, when `until` is an instant.
+    until_on: Option<String>,
+    /// Before this instant, when `until` is not a day's first one.
+    until_at: Option<String>,
+}
+
+impl Bounds {
+    fn new(filter: &Filter<'_>) -> Result<Bounds> {
+        let since = filter.since.map(|s| time_bound(s, false)).transpose()?;
+        let until = filter.until.map(|s| time_bound(s, true)).transpose()?;
+        // A bound at a day's first instant is that day; another bound is its day and its instant.
+        let whole = |b: &Option<String>| b.as_deref().is_none_or(|b| b.ends_with("T00:00:00.000Z"));
+        let day = |b: &Option<String>| b.as_deref().map(|b| b[..10].to_owned());
+        let instant = |b: &Option<String>| b.clone().filter(|_| !whole(b));
+        let (since_day, since_at) = (day(&since), instant(&since));
+        let until_at = instant(&until);
+        // Whole days: before the bound's day; an instant: on or before its day, and before it.
+        let (until_before, until_on) = if until_at.is_none() { (day(&until), None) } else { (None, day(&until)) };
+        Ok(Bounds { since_day, since_at, until_before, until_on, until_at })
+    }
+
+    /// Whether both bounds are whole days (or none), which the ledger's sums can answer.
+    fn whole_days(&self) -> bool {
+        self.since_at.is_none() && self.until_at.is_none()
+    }
+}
+
+/// The report's query: over the ledger's sums (`usage_sums`) if `summed`, else over its rows; summed
+/// by the group, the agent, the model, the price tier and the largest of `sizes` each sum is over.
+fn report_sql(by: By, project_filter: bool, summed: bool, sizes: &[u64]) -> String {
     let (table, responses, first, last, over) = if summed {
         // The largest of the table's sizes that is not over the one the sums keep.
         let arms: String = sizes.iter().rev().map(|n| format!(" WHEN u.over >= {n} THEN {n}")).collect();
         let over = if sizes.is_empty() { "0".to_owned() } else { format!("CASE{arms} ELSE 0 END") };
         ("usage_sums", "sum(u.responses)", "min(u.first_timestamp)", "max(u.last_timestamp)", over)
     } else {
-        ("usage", "count(*)", "min(u.timestamp)", "max(u.timestamp)", usage::over_sql(&sizes))
+        ("usage", "count(*)", "min(u.timestamp)", "max(u.timestamp)", usage::over_sql(sizes))
     };
-    let join_sessions = matches!(by, By::Session | By::Project) || filter.project.is_some();
-    let sql = format!(
+    let join_sessions = matches!(by, By::Session | By::Project) || project_filter;
+    format!(
         "SELECT {group}, u.agent, u.model, u.tier, {over} AS over, {responses},
                 sum(u.input_tokens), sum(u.output_tokens), sum(u.cache_read_tokens), sum(u.cache_write_tokens),
                 sum(u.cache_write_1h_tokens), sum(u.reasoning_tokens), {first}, {last}, {names}
@@ -263,23 +313,21 @@ pub fn report_from(conn: &Connection, by: By, filter: Filter<'_>, prices: &Price
         } else {
             "AND (?8 IS NULL OR u.timestamp >= ?8) AND (?9 IS NULL OR u.timestamp < ?9)"
         },
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows = stmt.query(params![
-        since_day,
-        until_before,
-        until_on,
-        filter.agent,
-        filter.project,
-        filter.session,
-        filter.model,
-        since_at,
-        until_at
-    ])?;
-    let mut groups: BTreeMap<Option<String>, Row> = BTreeMap::new();
-    let mut total = Row::default();
-    let mut unpriced_models: BTreeMap<String, u64> = BTreeMap::new();
-    while let Some(r) = rows.next()? {
+    )
+}
+
+/// A report's groups as the query's rows are added, their total, and the models that have no price.
+#[derive(Debug, Default)]
+struct Sums {
+    groups: BTreeMap<Option<String>, Row>,
+    total: Row,
+    unpriced_models: BTreeMap<String, u64>,
+}
+
+impl Sums {
+    /// Adds one row of the report's query: a group's sums for one agent, model, tier and
+    /// long-context size, priced.
+    fn add(&mut self, r: &rusqlite::Row<'_>, by: By, prices: &Prices) -> Result<()> {
         let key: Option<String> = r.get(0)?;
         let agent: String = r.get(1)?;
         let model: Option<String> = r.get(2)?;
@@ -306,10 +354,10 @@ pub fn report_from(conn: &Connection, by: By, filter: Filter<'_>, prices: &Price
                 (Some(m), None) => m.clone(),
                 (None, _) => "(no model)".to_owned(),
             };
-            *unpriced_models.entry(name).or_default() += responses;
+            *self.unpriced_models.entry(name).or_default() += responses;
         }
         let (first, last): (Option<String>, Option<String>) = (r.get(12)?, r.get(13)?);
-        let row = groups.entry(key.clone()).or_insert_with(|| Row { key: key.clone(), ..Row::default() });
+        let row = self.groups.entry(key.clone()).or_insert_with(|| Row { key: key.clone(), ..Row::default() });
         row.add(responses, &tokens, cost);
         row.merge_names(&agent, model.as_deref());
         row.widen(first.clone(), last.clone());
@@ -317,21 +365,26 @@ pub fn report_from(conn: &Connection, by: By, filter: Filter<'_>, prices: &Price
             row.title = r.get(14)?;
             row.project = r.get(15)?;
         }
-        total.add(responses, &tokens, cost);
-        total.merge_names(&agent, model.as_deref());
-        total.widen(first, last);
+        self.total.add(responses, &tokens, cost);
+        self.total.merge_names(&agent, model.as_deref());
+        self.total.widen(first, last);
+        Ok(())
     }
-    let mut rows: Vec<Row> = groups.into_values().collect();
-    if !by.is_period() {
-        rows.sort_by(|a, b| {
-            b.cost.total_cmp(&a.cost).then(b.total_tokens.cmp(&a.total_tokens)).then(a.key.cmp(&b.key))
-        });
+
+    /// The report: periods in time order, else the costliest groups first.
+    fn into_report(self, by: By, prices: &Prices) -> Report {
+        let mut rows: Vec<Row> = self.groups.into_values().collect();
+        if !by.is_period() {
+            rows.sort_by(|a, b| {
+                b.cost.total_cmp(&a.cost).then(b.total_tokens.cmp(&a.total_tokens)).then(a.key.cmp(&b.key))
+            });
+        }
+        Report {
+            by,
+            rows,
+            total: self.total,
+            unpriced_models: self.unpriced_models,
+            prices: PriceSource { source: prices.source.clone(), taken: prices.taken.clone() },
+        }
     }
-    Ok(Report {
-        by,
-        rows,
-        total,
-        unpriced_models,
-        prices: PriceSource { source: prices.source.clone(), taken: prices.taken.clone() },
-    })
 }

@@ -1,0 +1,74 @@
+//! Block places: where a format's image blocks are numbered ([`BlockPlaces`], handed in by the
+//! format), and where an open object or array sits as to them ([`Role`]).
+//!
+//! The scanner knows no format: the key paths come from [`crate::format`], and nothing here names
+//! one.
+
+use super::keys::MAX_KEY;
+
+/// Where a format's image blocks are numbered: key paths from the line's top-level object, such as
+/// `message.content` ([`crate::format::Format::block_places`]). Image blocks at or below one of them
+/// get ordinals; image blocks elsewhere are stripped all the same, without one.
+#[derive(Debug)]
+pub struct BlockPlaces {
+    paths: &'static [&'static [&'static str]],
+}
+
+impl BlockPlaces {
+    /// No place: no image block gets an ordinal (a scanner's value before it is told its format's).
+    pub const NOWHERE: BlockPlaces = BlockPlaces { paths: &[] };
+
+    /// The places `paths` (at most 8, each of 1 to 255 keys of at most 16 bytes).
+    pub const fn new(paths: &'static [&'static [&'static str]]) -> BlockPlaces {
+        assert!(!paths.is_empty() && paths.len() <= 8, "1 to 8 places");
+        let mut i = 0;
+        while i < paths.len() {
+            assert!(!paths[i].is_empty() && paths[i].len() < 256, "a place is 1 to 255 keys");
+            let mut k = 0;
+            while k < paths[i].len() {
+                assert!(paths[i][k].len() <= MAX_KEY, "a place's keys are at most 16 bytes");
+                k += 1;
+            }
+            i += 1;
+        }
+        BlockPlaces { paths }
+    }
+
+    /// The places, as key paths.
+    pub fn paths(&self) -> &'static [&'static [&'static str]] {
+        self.paths
+    }
+
+    /// Every place, as a mask (bit `i` for path `i`).
+    pub(super) fn all(&self) -> u8 {
+        ((1u16 << self.paths.len()) - 1) as u8
+    }
+
+    /// Of the places in `mask`, those whose key at `depth` is `key`.
+    pub(super) fn next(&self, mask: u8, depth: usize, key: &[u8]) -> u8 {
+        let mut out = 0;
+        for (i, path) in self.paths.iter().enumerate() {
+            if mask & (1 << i) != 0 && path.get(depth).is_some_and(|k| k.as_bytes() == key) {
+                out |= 1 << i;
+            }
+        }
+        out
+    }
+
+    /// Whether one of the places in `mask` is `keys` keys long (ends at that depth).
+    pub(super) fn ends(&self, mask: u8, keys: usize) -> bool {
+        self.paths.iter().enumerate().any(|(i, path)| mask & (1 << i) != 0 && path.len() == keys)
+    }
+}
+
+/// Where an object or array sits in the line, as to the block places.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Role {
+    /// An object on the way to a block place: the places (bit `i` for path `i`) whose first keys,
+    /// as many as this frame is deep, lead here. The top-level value is on the way to all.
+    Along(u8),
+    /// At or below a block place.
+    InPlace,
+    /// Anywhere else.
+    Other,
+}

@@ -1,0 +1,343 @@
+//! Pushing this host's index to the hub: what is new since each file's watermark, in transactions
+//! that each move the watermark with the rows they send, so that a push stopped anywhere (`kill -9`,
+//! the hub restarting) loses nothing and sends nothing twice when it runs again.
+//!
+//! One pass ([`Pusher::push`]):
+//! - the index's identity (the device and inode of `index.sqlite3`) is compared with the one the
+//!   hub recorded: an index made anew (`scrollback rebuild`, a damaged one moved aside) has new row
+//!   ids, so the host's rows are sent again (photos already there are not);
+//! - sessions forgotten here are deleted from the hub, and not sent again until unforgotten;
+//! - each file whose row changed sends its lines after its watermark (the offset of the last line
+//!   sent, in the file's generation: a file read again from its start is sent again), with their
+//!   media rows, failed images, and every photo the hub does not hold yet, verified against its
+//!   blake3 as it is read;
+//! - each session those lines belong to sends its row, its copies' and hidden entries' marks, and its
+//!   usage ledger.
+//!
+//! The pusher only reads the index (a reader connection); the writer never waits for it.
+//!
+//! Layout: `read.rs` gathers, from the local index, what a pass sends into named rows; `write.rs`
+//! writes them to the hub inside the transactions this module opens; this module decides what is
+//! sent and when (the identity check, forgotten sessions, each file's watermark).
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use postgres::Client;
+use rusqlite::Connection;
+
+use crate::{HubConfig, migrate};
+use scrollback_core::db;
+use scrollback_core::error::{Error, Result};
+
+mod read;
+mod write;
+
+use read::{Batch, LocalFile};
+use write::HubFile;
+
+/// What one pass sent.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Pushed {
+    /// Files whose rows changed.
+    pub files: u64,
+    /// Lines sent.
+    pub entries: u64,
+    /// Photos (and other payloads) whose bytes were sent: the hub had none with their blake3.
+    pub photos: u64,
+    /// Their decoded bytes.
+    pub photo_bytes: u64,
+    /// Payloads whose bytes could not be read here (their transcript gone, or changed): their rows
+    /// are on the hub, their bytes are not.
+    pub photos_unreadable: u64,
+    /// Sessions whose row, marks and ledger were sent.
+    pub sessions: u64,
+    /// Sessions deleted from the hub because they were forgotten here.
+    pub forgotten: u64,
+    /// Whether the host's rows were all sent again (the index was made anew).
+    pub resent: bool,
+}
+
+impl Pushed {
+    /// Whether anything was sent.
+    pub fn is_empty(&self) -> bool {
+        self.files == 0 && self.forgotten == 0 && !self.resent
+    }
+}
+
+/// Pushes one host's index to a hub. Holds the hub's advisory lock for its host name, so that two
+/// pushers of one host never interleave.
+pub struct Pusher {
+    host: String,
+    data_dir: PathBuf,
+    client: Client,
+    /// The hub's files of this host as of the last pass (the pusher is their only writer).
+    files: HashMap<i64, HubFile>,
+}
+
+impl std::fmt::Debug for Pusher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pusher").field("host", &self.host).field("data_dir", &self.data_dir).finish()
+    }
+}
+
+impl Pusher {
+    /// Connects to the hub, brings its schema to this version, and takes the push lock of `host`.
+    pub fn connect(config: &HubConfig, host: &str, data_dir: &Path) -> Result<Pusher> {
+        if host.is_empty() || host.len() > 255 || host.chars().any(char::is_control) {
+            return Err(Error::BadQuery(format!("{host:?} is not a host name (1 to 255 characters, no control ones)")));
+        }
+        let mut client = config.connect()?;
+        migrate(&mut client)?;
+        let locked: bool = client.query_one("SELECT pg_try_advisory_lock(7461024, hashtext($1))", &[&host])?.get(0);
+        if !locked {
+            return Err(Error::Hub(format!("another push of host {host:?} is running against this hub")));
+        }
+        client.execute("INSERT INTO hosts (name) VALUES ($1) ON CONFLICT (name) DO NOTHING", &[&host])?;
+        let mut pusher = Pusher { host: host.to_owned(), data_dir: data_dir.to_owned(), client, files: HashMap::new() };
+        pusher.load_files()?;
+        Ok(pusher)
+    }
+
+    /// The host name it pushes as.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// Whether the connection to the hub is gone (the pusher must then connect again).
+    pub fn is_closed(&self) -> bool {
+        self.client.is_closed()
+    }
+
+    fn load_files(&mut self) -> Result<()> {
+        let rows = self.client.query(
+            "SELECT file_id, path, state, lines, checkpoint, indexed_at, generation, last_off
+                 FROM files WHERE host = $1",
+            &[&self.host],
+        )?;
+        self.files = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.get(0),
+                    HubFile {
+                        path: r.get(1),
+                        state: r.get(2),
+                        lines: r.get(3),
+                        checkpoint: r.get(4),
+                        indexed_at: r.get(5),
+                        generation: r.get(6),
+                        last_off: r.get(7),
+                    },
+                )
+            })
+            .collect();
+        Ok(())
+    }
+
+    /// One pass: sends everything the hub does not hold yet of this host's index.
+    pub fn push(&mut self) -> Result<Pushed> {
+        let result = self.push_inner();
+        if result.is_err() {
+            // What the hub holds is read again on the next pass: a transaction that failed moved
+            // no watermark, but this copy may have.
+            self.files.clear();
+            if !self.client.is_closed() {
+                let _ = self.load_files();
+            }
+        }
+        result
+    }
+
+    fn push_inner(&mut self) -> Result<Pushed> {
+        let conn = scrollback_read::index::open(&self.data_dir)?;
+        let resent = self.check_identity()?;
+        let mut pushed = Pushed { resent, forgotten: self.push_forgotten()?, ..Pushed::default() };
+        let local = read::local_files(&conn)?;
+        let local_ids: HashSet<i64> = local.iter().map(|f| f.id).collect();
+        let dropped: Vec<i64> = self.files.keys().filter(|id| !local_ids.contains(id)).copied().collect();
+        let mut synced = BTreeSet::new();
+        if !dropped.is_empty() {
+            let sessions = self.client.query(
+                "DELETE FROM files WHERE host = $1 AND file_id = ANY($2) RETURNING session_id",
+                &[&self.host, &dropped],
+            )?;
+            for id in &dropped {
+                self.files.remove(id);
+            }
+            for session in sessions.iter().map(|r| r.get::<_, String>(0)) {
+                self.push_session(&conn, &session)?;
+                synced.insert(session);
+            }
+        }
+        for file in &local {
+            if self.files.get(&file.id).is_some_and(|hub| hub.same_as(file)) {
+                continue;
+            }
+            pushed.files += 1;
+            self.push_file(&conn, file, &mut pushed, &mut synced)?;
+        }
+        pushed.sessions = synced.len() as u64;
+        if !pushed.is_empty() {
+            self.client.execute("UPDATE hosts SET last_push_at = now() WHERE name = $1", &[&self.host])?;
+        }
+        Ok(pushed)
+    }
+
+    /// Compares the index's identity with the hub's record of it; when it is another index, deletes
+    /// the host's rows so that they are sent again. Whether it did.
+    fn check_identity(&mut self) -> Result<bool> {
+        let path = self.data_dir.join(db::INDEX_FILE);
+        let meta = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?;
+        let identity = format!("{}:{}", meta.dev(), meta.ino());
+        let mut tx = self.client.transaction()?;
+        let recorded: Option<String> =
+            tx.query_one("SELECT index_id FROM hosts WHERE name = $1 FOR UPDATE", &[&self.host])?.get(0);
+        if recorded.as_deref() == Some(identity.as_str()) {
+            return Ok(false);
+        }
+        let resend = recorded.is_some();
+        if resend {
+            for table in ["files", "sessions", "usage"] {
+                tx.execute(&format!("DELETE FROM {table} WHERE host = $1"), &[&self.host])?;
+            }
+        }
+        tx.execute("UPDATE hosts SET index_id = $2 WHERE name = $1", &[&self.host, &identity])?;
+        tx.commit()?;
+        if resend {
+            tracing::info!(
+                "{}: this index is not the one pushed before (it was made anew): sending it again",
+                self.host
+            );
+            self.files.clear();
+        }
+        Ok(resend)
+    }
+
+    /// Deletes from the hub the sessions forgotten here since the last pass, and lets those
+    /// unforgotten here be sent again. How many it deleted.
+    fn push_forgotten(&mut self) -> Result<u64> {
+        let here: BTreeSet<String> = match scrollback_ops::writer::accept_store_if_any(&self.data_dir)? {
+            Some(store) => store.forgotten_sessions()?.into_iter().collect(),
+            None => BTreeSet::new(),
+        };
+        let on_hub: BTreeSet<String> = self
+            .client
+            .query("SELECT session_id FROM forgotten WHERE host = $1", &[&self.host])?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let back: Vec<&String> = on_hub.difference(&here).collect();
+        if !back.is_empty() {
+            self.client
+                .execute("DELETE FROM forgotten WHERE host = $1 AND session_id = ANY($2)", &[&self.host, &back])?;
+        }
+        let mut n = 0;
+        for session in here.difference(&on_hub) {
+            let mut tx = self.client.transaction()?;
+            for table in ["entries", "usage"] {
+                tx.execute(
+                    &format!("DELETE FROM {table} WHERE host = $1 AND session_id = $2"),
+                    &[&self.host, session],
+                )?;
+            }
+            tx.execute("DELETE FROM sessions WHERE host = $1 AND id = $2", &[&self.host, session])?;
+            tx.execute("INSERT INTO forgotten (host, session_id) VALUES ($1, $2)", &[&self.host, session])?;
+            tx.commit()?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Sends a file's row and its lines after the watermark, a batch per transaction, then the rows
+    /// of the sessions they belong to (into `synced`), and only then records the file as sent (its
+    /// line count and checkpoint), so that a pass stopped anywhere is taken up again.
+    fn push_file(
+        &mut self,
+        conn: &Connection,
+        file: &LocalFile,
+        pushed: &mut Pushed,
+        synced: &mut BTreeSet<String>,
+    ) -> Result<()> {
+        let mut touched = BTreeSet::from([file.session_id.clone()]);
+        let (mut after, mut reset) = match self.files.get(&file.id) {
+            Some(hub) if hub.generation == file.generation => (hub.last_off, false),
+            Some(_) => (-1, true),
+            None => (-1, false),
+        };
+        loop {
+            let batch = read::read_batch(conn, file.id, after)?;
+            let done = (batch.entries.len() as i64) < read::BATCH_LINES && !batch.cut;
+            after = self.send_batch(file, &batch, after, reset, pushed, &mut touched)?;
+            // Only the first transaction deletes the lines of the file's earlier generation.
+            reset = false;
+            if done {
+                break;
+            }
+        }
+        for session in &touched {
+            self.push_session(conn, session)?;
+            synced.insert(session.clone());
+        }
+        write::file_sent(&mut self.client, &self.host, file)?;
+        if let Some(hub) = self.files.get_mut(&file.id) {
+            hub.lines = file.lines;
+            hub.checkpoint = file.checkpoint;
+            hub.indexed_at = file.indexed_at.clone();
+        }
+        Ok(())
+    }
+
+    /// Sends one batch of a file's lines in one transaction, with the file's row, whose watermark
+    /// moves to the batch's last line (stays at `after` when it has none); the new watermark. With
+    /// `reset`, the lines the hub held of the file go first, and their sessions into `touched`.
+    fn send_batch(
+        &mut self,
+        file: &LocalFile,
+        batch: &Batch,
+        after: i64,
+        reset: bool,
+        pushed: &mut Pushed,
+        touched: &mut BTreeSet<String>,
+    ) -> Result<i64> {
+        let mut tx = self.client.transaction()?;
+        if reset {
+            touched.extend(write::drop_lines(&mut tx, &self.host, file.id)?);
+        }
+        let last_off = batch.entries.last().map_or(after, |e| e.off);
+        // The file's row carries the watermark; its checkpoint and line count are the index's
+        // only once its sessions are sent too (`push_file`).
+        let hub = HubFile {
+            path: file.path.clone(),
+            state: file.state.clone(),
+            lines: -1,
+            checkpoint: -1,
+            indexed_at: String::new(),
+            generation: file.generation,
+            last_off,
+        };
+        write::file_row(&mut tx, &self.host, file, &hub)?;
+        if !batch.entries.is_empty() {
+            let photos = write::send_photos(&mut tx, &self.host, &batch.media)?;
+            pushed.photos += photos.sent;
+            pushed.photo_bytes += photos.bytes;
+            pushed.photos_unreadable += photos.unreadable;
+            write::send_rows(&mut tx, &self.host, file.id, batch)?;
+            touched.extend(batch.entries.iter().map(|e| e.session_id.clone()));
+            pushed.entries += batch.entries.len() as u64;
+        }
+        tx.commit()?;
+        self.files.insert(file.id, hub);
+        Ok(last_off)
+    }
+
+    /// Sends a session's row, which of its entries are copies or hidden, and its usage ledger.
+    fn push_session(&mut self, conn: &Connection, session: &str) -> Result<()> {
+        let rows = read::read_session(conn, session)?;
+        let mut tx = self.client.transaction()?;
+        write::send_session(&mut tx, &self.host, session, &rows)?;
+        tx.commit()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,329 @@
+//! Reading, from the local index, what a push sends: the files' rows ([`LocalFile`]), a file's next
+//! lines after its watermark with their media rows and failed images ([`Batch`]), a session's row,
+//! copies and usage ledger ([`SessionRows`]), and a photo's bytes, verified against its blake3.
+//! Strings come out as the hub takes them where the rows are gathered ([`text`]).
+//!
+//! It only reads, over a reader connection: it never writes the index and never talks to the hub.
+
+use std::io::Read;
+
+use rusqlite::{Connection, params};
+
+use scrollback_core::error::Result;
+use scrollback_read::index::{MEDIA_COLUMNS, media_record};
+use scrollback_read::media;
+
+/// Lines per transaction on the hub.
+pub(super) const BATCH_LINES: i64 = 500;
+/// A batch ends early past this many bytes of stored lines and search text.
+const BATCH_BYTES: usize = 8 << 20;
+
+/// Text as PostgreSQL takes it: it refuses NUL, which a JSON string may hold (`\u0000`).
+pub(super) fn text(s: &str) -> String {
+    if s.contains('\0') { s.replace('\0', "\u{FFFD}") } else { s.to_owned() }
+}
+
+/// A file's row in the local index.
+#[derive(Debug, Clone)]
+pub(super) struct LocalFile {
+    pub(super) id: i64,
+    pub(super) path: String,
+    pub(super) session_id: String,
+    pub(super) agent: String,
+    pub(super) state: String,
+    pub(super) lines: i64,
+    pub(super) checkpoint: i64,
+    pub(super) indexed_at: String,
+    pub(super) gone_at: Option<String>,
+    pub(super) generation: i64,
+}
+
+/// Every file's row in the local index.
+pub(super) fn local_files(conn: &Connection) -> Result<Vec<LocalFile>> {
+    let mut stmt = conn.prepare(
+        "SELECT id, path, session_id, agent, state, lines, checkpoint, indexed_at, gone_at, generation
+         FROM files ORDER BY id",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok(LocalFile {
+            id: r.get(0)?,
+            path: r.get(1)?,
+            session_id: r.get(2)?,
+            agent: r.get(3)?,
+            state: r.get(4)?,
+            lines: r.get(5)?,
+            checkpoint: r.get(6)?,
+            indexed_at: r.get(7)?,
+            gone_at: r.get(8)?,
+            generation: r.get(9)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// One line's row, as the hub takes it.
+#[derive(Debug)]
+pub(super) struct Entry {
+    pub(super) off: i64,
+    pub(super) local_id: i64,
+    pub(super) session_id: String,
+    pub(super) line: i64,
+    pub(super) length: i64,
+    pub(super) uuid: Option<String>,
+    pub(super) parent_uuid: Option<String>,
+    pub(super) kind: Option<String>,
+    pub(super) role: Option<String>,
+    pub(super) timestamp: Option<String>,
+    pub(super) is_sidechain: bool,
+    pub(super) stripped: Option<String>,
+    pub(super) text: Option<String>,
+    pub(super) invalid: Option<String>,
+    pub(super) sort_at: String,
+    pub(super) sort_file: i64,
+    pub(super) duplicate: bool,
+    pub(super) agent_id: Option<String>,
+    pub(super) spawned_agent: Option<String>,
+    pub(super) agent: String,
+    pub(super) hidden: Option<String>,
+}
+
+/// A file's next lines after an offset, with their media rows and failed images.
+#[derive(Debug, Default)]
+pub(super) struct Batch {
+    pub(super) entries: Vec<Entry>,
+    /// Each media row with its line's offset.
+    pub(super) media: Vec<(i64, media::MediaRecord)>,
+    /// (line offset, ordinal, reason).
+    pub(super) failed: Vec<(i64, i32, String)>,
+    /// It stopped at [`BATCH_BYTES`], not at the end of the file's lines.
+    pub(super) cut: bool,
+}
+
+/// A file's lines after the offset `after`, with their media rows and failed images, as one
+/// snapshot of the index.
+pub(super) fn read_batch(conn: &Connection, file_id: i64, after: i64) -> Result<Batch> {
+    // One snapshot for the batch's lines, media rows and failed images.
+    let tx = conn.unchecked_transaction()?;
+    let mut batch = Batch::default();
+    read_entries(&tx, file_id, after, &mut batch)?;
+    let (Some(first), Some(last)) = (batch.entries.first(), batch.entries.last()) else {
+        return Ok(batch);
+    };
+    let (from, to) = (first.off, last.off);
+    batch.media = media_rows(&tx, file_id, from, to)?;
+    batch.failed = failed_images(&tx, file_id, from, to)?;
+    tx.commit()?;
+    Ok(batch)
+}
+
+/// A file's lines after the offset `after`, at most [`BATCH_LINES`] of them, into `batch`; it is
+/// cut short past [`BATCH_BYTES`].
+fn read_entries(conn: &Connection, file_id: i64, after: i64, batch: &mut Batch) -> Result<()> {
+    let opt = |s: Option<String>| s.map(|s| text(&s));
+    let mut stmt = conn.prepare_cached(
+        "SELECT offset, id, session_id, line, length, uuid, parent_uuid, type, role, timestamp, is_sidechain,
+                stripped, text, invalid, sort_at, sort_file, duplicate, agent_id, spawned_agent, agent, hidden
+         FROM entries WHERE file_id = ?1 AND offset > ?2 ORDER BY offset LIMIT ?3",
+    )?;
+    let mut rows = stmt.query(params![file_id, after, BATCH_LINES])?;
+    let mut bytes = 0usize;
+    while let Some(r) = rows.next()? {
+        let entry = Entry {
+            off: r.get(0)?,
+            local_id: r.get(1)?,
+            session_id: text(&r.get::<_, String>(2)?),
+            line: r.get(3)?,
+            length: r.get(4)?,
+            uuid: opt(r.get(5)?),
+            parent_uuid: opt(r.get(6)?),
+            kind: opt(r.get(7)?),
+            role: opt(r.get(8)?),
+            timestamp: opt(r.get(9)?),
+            is_sidechain: r.get::<_, i64>(10)? != 0,
+            stripped: opt(r.get(11)?),
+            text: opt(r.get(12)?),
+            invalid: opt(r.get(13)?),
+            sort_at: text(&r.get::<_, String>(14)?),
+            sort_file: r.get(15)?,
+            duplicate: r.get::<_, i64>(16)? != 0,
+            agent_id: opt(r.get(17)?),
+            spawned_agent: opt(r.get(18)?),
+            agent: r.get(19)?,
+            hidden: opt(r.get(20)?),
+        };
+        bytes += entry.stripped.as_ref().map_or(0, String::len) + entry.text.as_ref().map_or(0, String::len);
+        batch.entries.push(entry);
+        if bytes > BATCH_BYTES {
+            batch.cut = true;
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The media rows of a file's lines from offset `from` to `to`, each with its line's offset.
+fn media_rows(conn: &Connection, file_id: i64, from: i64, to: i64) -> Result<Vec<(i64, media::MediaRecord)>> {
+    let mut out = Vec::new();
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {MEDIA_COLUMNS}
+         FROM entries e JOIN media m ON m.entry_id = e.id JOIN files f ON f.id = e.file_id
+         WHERE e.file_id = ?1 AND e.offset BETWEEN ?2 AND ?3 ORDER BY m.offset"
+    ))?;
+    let records = stmt.query_map(params![file_id, from, to], media_record)?;
+    for record in records {
+        let record = record?;
+        out.push((record.line_offset as i64, record));
+    }
+    Ok(out)
+}
+
+/// The failed images of a file's lines from offset `from` to `to`: (line offset, ordinal, reason).
+fn failed_images(conn: &Connection, file_id: i64, from: i64, to: i64) -> Result<Vec<(i64, i32, String)>> {
+    let mut out = Vec::new();
+    let mut stmt = conn.prepare_cached(
+        "SELECT e.offset, fi.ordinal, fi.reason FROM entries e JOIN failed_images fi ON fi.entry_id = e.id
+         WHERE e.file_id = ?1 AND e.offset BETWEEN ?2 AND ?3",
+    )?;
+    let failed = stmt.query_map(params![file_id, from, to], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    for f in failed {
+        let (off, ordinal, reason): (i64, i32, String) = f?;
+        out.push((off, ordinal, text(&reason)));
+    }
+    Ok(out)
+}
+
+/// A session's row in the index.
+#[derive(Debug)]
+pub(super) struct SessionRow {
+    pub(super) project: Option<String>,
+    pub(super) title: Option<String>,
+    pub(super) title_rank: i64,
+    pub(super) first_timestamp: Option<String>,
+    pub(super) last_timestamp: Option<String>,
+    pub(super) entries: i64,
+    pub(super) images: i64,
+    pub(super) sidechain_entries: i64,
+    pub(super) agent: String,
+    pub(super) forked_from: Option<String>,
+}
+
+/// A session's entries that are copies of a line elsewhere, column by column: each one's file and
+/// offset, and why it is hidden, if it is.
+#[derive(Debug, Default)]
+pub(super) struct Copies {
+    pub(super) file_id: Vec<i64>,
+    pub(super) off: Vec<i64>,
+    pub(super) hidden: Vec<Option<String>>,
+}
+
+/// What a push sends of one session.
+#[derive(Debug)]
+pub(super) struct SessionRows {
+    /// Its row; `None` when the index no longer has the session.
+    pub(super) row: Option<SessionRow>,
+    pub(super) copies: Copies,
+    pub(super) usage: UsageRows,
+}
+
+/// A session's row, copies and usage ledger in the index.
+pub(super) fn read_session(conn: &Connection, session: &str) -> Result<SessionRows> {
+    Ok(SessionRows {
+        row: session_row(conn, session)?,
+        copies: copies(conn, session)?,
+        usage: usage_rows(conn, session)?,
+    })
+}
+
+/// A session's row, or `None` when the index no longer has it.
+fn session_row(conn: &Connection, session: &str) -> Result<Option<SessionRow>> {
+    let row = conn
+        .prepare_cached(
+            "SELECT project, title, title_rank, first_timestamp, last_timestamp, entries, images,
+                    sidechain_entries, agent, forked_from
+             FROM sessions WHERE id = ?1",
+        )?
+        .query_row([session], |r| {
+            Ok(SessionRow {
+                project: r.get(0)?,
+                title: r.get(1)?,
+                title_rank: r.get(2)?,
+                first_timestamp: r.get(3)?,
+                last_timestamp: r.get(4)?,
+                entries: r.get(5)?,
+                images: r.get(6)?,
+                sidechain_entries: r.get(7)?,
+                agent: r.get(8)?,
+                forked_from: r.get(9)?,
+            })
+        });
+    match row {
+        Ok(row) => Ok(Some(row)),
+        Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Which of a session's entries are copies, and why each is hidden, if it is.
+fn copies(conn: &Connection, session: &str) -> Result<Copies> {
+    let mut copies = Copies::default();
+    let mut stmt =
+        conn.prepare_cached("SELECT file_id, offset, hidden FROM entries WHERE session_id = ?1 AND duplicate = 1")?;
+    let mut rows = stmt.query([session])?;
+    while let Some(r) = rows.next()? {
+        copies.file_id.push(r.get(0)?);
+        copies.off.push(r.get(1)?);
+        copies.hidden.push(r.get::<_, Option<String>>(2)?.map(|h| text(&h)));
+    }
+    Ok(copies)
+}
+
+/// A session's usage ledger, column by column.
+#[derive(Debug, Default)]
+pub(super) struct UsageRows {
+    pub(super) key: Vec<String>,
+    pub(super) session_id: Vec<String>,
+    pub(super) agent: Vec<String>,
+    pub(super) model: Vec<Option<String>>,
+    pub(super) request_id: Vec<Option<String>>,
+    pub(super) timestamp: Vec<Option<String>>,
+    pub(super) day: Vec<Option<String>>,
+    pub(super) tier: Vec<Option<String>>,
+    pub(super) tokens: [Vec<i64>; 6],
+    pub(super) lines: Vec<i64>,
+}
+
+/// A session's usage ledger in the index.
+fn usage_rows(conn: &Connection, session: &str) -> Result<UsageRows> {
+    let mut out = UsageRows::default();
+    let mut stmt = conn.prepare_cached(
+        "SELECT key, session_id, agent, model, request_id, timestamp, day, tier, input_tokens, output_tokens,
+                cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens, lines
+         FROM usage WHERE session_id = ?1",
+    )?;
+    let mut rows = stmt.query([session])?;
+    let opt = |s: Option<String>| s.map(|s| text(&s));
+    while let Some(r) = rows.next()? {
+        out.key.push(text(&r.get::<_, String>(0)?));
+        out.session_id.push(text(&r.get::<_, String>(1)?));
+        out.agent.push(r.get(2)?);
+        out.model.push(opt(r.get(3)?));
+        out.request_id.push(opt(r.get(4)?));
+        out.timestamp.push(opt(r.get(5)?));
+        out.day.push(opt(r.get(6)?));
+        out.tier.push(opt(r.get(7)?));
+        for (i, column) in out.tokens.iter_mut().enumerate() {
+            column.push(r.get(8 + i)?);
+        }
+        out.lines.push(r.get(14)?);
+    }
+    Ok(out)
+}
+
+/// A payload's decoded bytes, checked against its blake3 before they are handed out.
+pub(super) fn read_verified(record: &media::MediaRecord) -> Result<Vec<u8>> {
+    let mut reader = media::open(record)?;
+    let mut bytes = Vec::with_capacity(record.decoded_length.min(64 << 20) as usize);
+    // The reader fails at its end when the bytes do not match their length and blake3.
+    reader.read_to_end(&mut bytes).map_err(|e| media::into_error(e, record))?;
+    Ok(bytes)
+}
