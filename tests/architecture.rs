@@ -3,7 +3,8 @@
 //! or another crate's name. The crates' dependencies already hold the order between crates (Cargo
 //! has no loops, and a crate names only what it depends on); these tests also hold it between the
 //! modules inside one crate, as rust-analyzer's tidy tests keep its own rules. ARCHITECTURE.md
-//! states the order.
+//! states the order. And what each agent writes is known in its format's file only: no other code
+//! names an agent or one of its fields (`no_agent_is_named_outside_format`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -277,4 +278,125 @@ fn every_test_the_invariants_name_exists() {
         ["b_c", "d_e", "f_g"],
         "the reader of citations"
     );
+}
+
+/// Field names and marks only one agent's transcripts have, by format: what code outside that
+/// format's file must not name. A format's own name and display name come from the registry.
+/// scrollback's own names (`sessionId`, `isSidechain`, `parentUuid`, `agentId`, the API's
+/// `gitBranch`) are not among them, nor are model names (`claude-sonnet-4-5`): only a quoted name
+/// (`"claude"`, `'claude'`) is an agent's.
+const AGENT_FIELDS: &[(&str, &[&str])] = &[
+    ("claude", &["$.gitBranch", "\"gitBranch\":\"", "toolUseResult", "isMeta", "queued_command"]),
+    (
+        "codex",
+        &[
+            "session_meta",
+            "response_item",
+            "event_msg",
+            "turn_context",
+            "token_count",
+            "total_token_usage",
+            ".jsonl.zst",
+            "payload.git",
+        ],
+    ),
+    ("gemini", &["displayContent", "functionResponse", "inlineData", "$rewindTo"]),
+];
+
+/// Folders whose code may name an agent, and why.
+const AGENT_FOLDERS: &[(&str, &str)] = &[
+    ("crates/core/src/format/", "the formats themselves, one file per agent, and the registry"),
+    ("src/demo/", "serve --demo's sample tree and its stand-in engine write Claude Code's transcripts, on purpose"),
+];
+
+/// What still names an agent outside its format, each with why it stays: (file, text of the line,
+/// reason). A line of that file that holds that text may name an agent. An entry that lets nothing
+/// through fails the test, so this list only shrinks.
+const AGENT_NAMED_ANYWAY: &[(&str, &str, &str)] = &[
+    (
+        "crates/core/src/db.rs",
+        "DEFAULT 'claude'",
+        "a frozen migration (to schema 7): rows written before it are Claude Code's; a migration never changes",
+    ),
+    (
+        "crates/read/src/history.rs",
+        "json_extract(stripped, '$.gitBranch'), json_extract(stripped, '$.payload.git.branch')",
+        "the session's git branch is read in SQL from the stored lines, by each agent's field (git_branch); \
+         a column the format's describe fills would need a schema change",
+    ),
+    (
+        "crates/read/src/history.rs",
+        "instr(stripped, '\"gitBranch\":\"') > 0 OR (type = 'session_meta'",
+        "the same query's filter, which keeps it from parsing every line of the session",
+    ),
+];
+
+/// The lines of a file before its test module (`#[cfg(test)]` then `mod`, which the project puts
+/// last), with their numbers.
+fn lines_before_tests(text: &str) -> Vec<(usize, &str)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let starts_tests = |i: usize| {
+        lines[i].trim() == "#[cfg(test)]"
+            && lines[i + 1..].iter().map(|l| l.trim()).find(|l| !l.is_empty()).is_some_and(|l| l.starts_with("mod "))
+    };
+    let end = (0..lines.len()).find(|&i| starts_tests(i)).unwrap_or(lines.len());
+    lines[..end].iter().enumerate().map(|(i, l)| (i + 1, *l)).collect()
+}
+
+#[test]
+fn no_agent_is_named_outside_format() {
+    let mut marks: Vec<String> = Vec::new();
+    for format in scrollback::format::FORMATS {
+        let name = format.name();
+        marks.extend([format!("\"{name}\""), format!("'{name}'"), format.display_name().to_owned()]);
+    }
+    let names = scrollback::format::names();
+    for (format, fields) in AGENT_FIELDS {
+        assert!(names.contains(format), "AGENT_FIELDS lists {format}, which is no registered format");
+        marks.extend(fields.iter().map(|f| (*f).to_owned()));
+    }
+    let mut files = Vec::new();
+    for krate in std::fs::read_dir(root().join("crates")).unwrap() {
+        let src = krate.unwrap().path().join("src");
+        if src.is_dir() {
+            rust_files(&src, &mut files);
+        }
+    }
+    rust_files(&root().join("src"), &mut files);
+    assert!(files.len() >= 50, "the workspace's sources were not found: {}", files.len());
+    let mut used = vec![false; AGENT_NAMED_ANYWAY.len()];
+    let mut named = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(root()).unwrap().to_string_lossy().replace('\\', "/");
+        if AGENT_FOLDERS.iter().any(|(folder, _)| rel.starts_with(folder)) {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        for (n, line) in lines_before_tests(&text) {
+            let code = line.trim_start();
+            // Comments: Rust's, and SQL's inside a statement.
+            if code.starts_with("//") || code.starts_with("--") {
+                continue;
+            }
+            let code = code.split(" // ").next().unwrap_or(code);
+            let Some(mark) = marks.iter().find(|m| code.contains(m.as_str())) else { continue };
+            match AGENT_NAMED_ANYWAY.iter().position(|(f, allowed, _)| *f == rel && code.contains(allowed)) {
+                Some(i) => used[i] = true,
+                None => named.push(format!("{rel}:{n}: {mark}: {}", code.trim_end())),
+            }
+        }
+    }
+    assert!(
+        named.is_empty(),
+        "code outside crates/core/src/format/ names an agent or one of its fields; ask the format (the Format \
+         trait) instead, or, if it cannot move, add it to AGENT_NAMED_ANYWAY with the reason:\n{}",
+        named.join("\n")
+    );
+    let stale: Vec<String> = AGENT_NAMED_ANYWAY
+        .iter()
+        .zip(&used)
+        .filter(|(_, used)| !**used)
+        .map(|((file, allowed, _), _)| format!("{file}: {allowed}"))
+        .collect();
+    assert!(stale.is_empty(), "AGENT_NAMED_ANYWAY lets through what no code names any more; take it off: {stale:?}");
 }

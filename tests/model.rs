@@ -32,7 +32,8 @@ use crate::util::{Env, b64, check_invariants, fake_png, image_block, user_line};
 /// A tail of the tree (Claude Code's) with the Codex root inside it.
 fn start(env: &Env) -> Tail {
     let indexer = Indexer::open(&env.data).unwrap_or_else(|e| panic!("opening the index: {e}"));
-    let roots = [Root::claude(&env.root), Root::parse(&format!("codex:{}", env.path(CODEX).display())).unwrap()];
+    let roots =
+        [Root::default_format(&env.root), Root::parse(&format!("codex:{}", env.path(CODEX).display())).unwrap()];
     let config = TailConfig { rescan_every: Duration::from_secs(3600), ..TailConfig::of(roots.to_vec()) };
     Tail::start(indexer, config).unwrap()
 }

@@ -87,9 +87,9 @@ enum Command {
         #[arg(long = "host", value_name = "NAME")]
         host: Option<String>,
     },
-    /// An MCP server over standard input and output, for agents (Claude Code, Codex, Gemini CLI)
-    /// to search and read their history, photos included. It reads the index; when no other
-    /// scrollback writes it, it follows the transcripts itself, as `serve` does.
+    /// An MCP server over standard input and output, for coding agents to search and read their
+    /// history, photos included. It reads the index; when no other scrollback writes it, it follows
+    /// the transcripts itself, as `serve` does.
     Mcp {
         #[command(flatten)]
         dirs: Dirs,
@@ -126,7 +126,7 @@ enum Command {
         /// Only this session.
         #[arg(long)]
         session: Option<String>,
-        /// Only this agent's entries (claude, codex, gemini).
+        /// Only this agent's entries.
         #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(scrollback::format::names()))]
         agent: Option<String>,
         /// At most this many hits.
@@ -243,15 +243,11 @@ enum Command {
 /// Which transcript trees are followed.
 #[derive(Debug, Args)]
 struct RootArgs {
-    /// A tree of Claude Code's transcripts: the same as --root claude:DIR.
-    #[arg(long, env = "SCROLLBACK_TRANSCRIPTS")]
+    // Help from the format registry (`transcripts_help`).
+    #[arg(long, env = "SCROLLBACK_TRANSCRIPTS", help = transcripts_help())]
     transcripts: Option<PathBuf>,
-    /// A tree of transcripts of one format (claude, codex, gemini), as FORMAT:DIR; repeat it for
-    /// several. Given (or with --transcripts), it replaces the defaults: every one of
-    /// $CLAUDE_CONFIG_DIR/projects (else ~/.claude/projects), $CODEX_HOME/sessions and
-    /// $CODEX_HOME/archived_sessions (else under ~/.codex), and $GEMINI_CLI_HOME/.gemini/tmp (else
-    /// ~/.gemini/tmp) that exists.
-    #[arg(long = "root", value_name = "FORMAT:DIR", value_parser = parse_root)]
+    // Help from the format registry and this environment (`roots_help`).
+    #[arg(long = "root", value_name = "FORMAT:DIR", value_parser = parse_root, help = roots_help())]
     roots: Vec<Root>,
 }
 
@@ -259,10 +255,28 @@ fn parse_root(spec: &str) -> Result<Root, String> {
     Root::parse(spec)
 }
 
+/// `--transcripts`' help: a tree of the default format's transcripts.
+fn transcripts_help() -> String {
+    let format = scrollback::format::DEFAULT;
+    format!("A tree of {}'s transcripts: the same as --root {}:DIR.", format.display_name(), format.name())
+}
+
+/// `--root`'s help: the formats scrollback reads, and the default roots here.
+fn roots_help() -> String {
+    let defaults: Vec<String> = Root::from_env().iter().map(Root::spec).collect();
+    let here = if defaults.is_empty() { String::new() } else { format!(" (here: {})", defaults.join(", ")) };
+    format!(
+        "A tree of transcripts of one format ({}), as FORMAT:DIR; repeat it for several. Given (or with \
+         --transcripts), it replaces the defaults: every directory where an agent keeps its transcripts \
+         (from its own variables, else HOME: see docs/formats.md) that exists{here}.",
+        scrollback::format::names().join(", ")
+    )
+}
+
 impl RootArgs {
     /// The roots asked for, else the defaults; whether they exist is for the caller to say.
     fn resolve(&self) -> anyhow::Result<Vec<Root>> {
-        let mut roots: Vec<Root> = self.transcripts.iter().map(Root::claude).collect();
+        let mut roots: Vec<Root> = self.transcripts.iter().map(Root::default_format).collect();
         roots.extend(self.roots.iter().cloned());
         if roots.is_empty() {
             roots = Root::from_env();
@@ -591,7 +605,7 @@ fn engine(options: &ServeOptions, root: Option<&Path>) -> anyhow::Result<Option<
         return Ok(None);
     }
     let program = std::env::current_exe().context("finding this program, to run its demo engine")?;
-    let root = root.context("the demo engine needs a root of Claude Code's transcripts")?;
+    let root = root.context("the demo engine needs the demo's transcript tree")?;
     let root = root.to_str().context("the demo tree's path is not UTF-8")?;
     Ok(Some(Engine {
         program,
@@ -605,7 +619,11 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
     let token = options.token.clone();
     scrollback::http::check_listen(&listen, token.as_deref()).map_err(|e| Usage(e.to_string()))?;
     let data_dir = dirs.data.resolve()?;
-    let roots = if demo { vec![Root::claude(scrollback::demo::write(&data_dir)?)] } else { dirs.roots.resolve()? };
+    let demo_root = if demo { Some(scrollback::demo::write_root(&data_dir)?) } else { None };
+    let roots = match &demo_root {
+        Some(root) => vec![root.clone()],
+        None => dirs.roots.resolve()?,
+    };
     if say_missing(&roots).is_empty() {
         eprintln!(
             "scrollback: no transcript root exists yet (try --demo, or --root FORMAT:DIR); each is looked for again at every rescan"
@@ -620,9 +638,8 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
         rescan_every: Duration::from_secs(rescan_secs),
         poll: poll_ms.map(Duration::from_millis),
     };
-    // The demo engine writes Claude Code's transcripts into the first such root.
-    let claude_root = roots.iter().find(|r| r.format.name() == "claude").map(|r| r.dir.clone());
-    let engine = engine(&options, claude_root.as_deref())?;
+    // The demo engine writes into the demo's tree.
+    let engine = engine(&options, demo_root.as_ref().map(|r| r.dir.as_path()))?;
     // Subscribed before the writer starts, so that its death is never missed.
     let writer_events = bus.subscribe();
     let tail = Tail::start(indexer, config)?;

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::Root;
 use crate::error::{Error, Result};
 
 pub mod engine;
@@ -85,6 +86,12 @@ pub fn write(data_dir: &Path) -> Result<PathBuf> {
         std::fs::write(&text_path, text_session()).map_err(|e| Error::io(&text_path, e))?;
     }
     Ok(root)
+}
+
+/// Writes the demo tree (as [`write`] does) and returns it as the root `serve --demo` follows: its
+/// transcripts are Claude Code's.
+pub fn write_root(data_dir: &Path) -> Result<Root> {
+    Ok(Root::new(crate::format::CLAUDE, write(data_dir)?))
 }
 
 /// The photo session: two pasted photos, a photo the Read tool returned, a failed upload, a summary.

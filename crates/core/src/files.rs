@@ -3,8 +3,9 @@
 //! with `fstat` on the open descriptor that it is a regular file. Every transcript byte scrollback
 //! reads, the writer's and the media reader's, comes through here.
 //!
-//! A transcript may be compressed: Codex CLI recompresses cold rollouts to `<name>.jsonl.zst` (zstd)
-//! and decompresses them again to append. Such a file is known by its first four bytes (zstd's
+//! A transcript may be compressed: an agent may recompress its cold transcripts (Codex CLI's rollouts,
+//! to `<name>.jsonl.zst`) and decompress them again to append; which names pair up is its format's
+//! to say (`Format::twin`). Such a file is known by its first four bytes (zstd's
 //! magic), whatever its name, and read as the stream of its decompressed bytes: every offset the
 //! index records of it (checkpoints, lines, payloads) is an offset in that stream. Decoding holds at
 //! most a window of [`ZSTD_WINDOW_LOG_MAX`] in memory; a frame that asks for more is refused.
@@ -12,7 +13,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
 use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The four bytes every zstd frame starts with.
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
@@ -170,57 +171,9 @@ pub fn decompress_to_scratch(file: &File, dir: &Path) -> io::Result<File> {
     Ok(scratch)
 }
 
-/// The other name of one transcript while it is compressed or decompressed: `X.jsonl.zst` for
-/// `X.jsonl`, and `X.jsonl` for `X.jsonl.zst`. None for other names.
-pub fn compressed_twin(path: &Path) -> Option<PathBuf> {
-    let name = path.file_name()?.to_str()?;
-    if let Some(plain) = name.strip_suffix(".jsonl.zst") {
-        Some(path.with_file_name(format!("{plain}.jsonl")))
-    } else {
-        name.ends_with(".jsonl").then(|| path.with_file_name(format!("{name}.zst")))
-    }
-}
-
-/// Whether `path` is a `.jsonl.zst` whose plain `.jsonl` is beside it: the plain file is the one read,
-/// as Codex does (it writes the compressed file before it deletes the plain one, and the plain one
-/// before it deletes the compressed one).
-pub fn hidden_by_plain_twin(path: &Path) -> bool {
-    path.to_str().is_some_and(|p| p.ends_with(".jsonl.zst"))
-        && compressed_twin(path).is_some_and(|plain| std::fs::metadata(plain).is_ok_and(|m| m.is_file()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_compressed_file_reads_from_any_offset_and_its_twin_is_named() {
-        let dir = tempfile::tempdir().unwrap();
-        let body: Vec<u8> = (0..200_000u32).flat_map(|i| format!("{{\"n\":{i}}}\n").into_bytes()).collect();
-        let plain = dir.path().join("rollout-1.jsonl");
-        let packed = dir.path().join("rollout-1.jsonl.zst");
-        std::fs::write(&plain, &body).unwrap();
-        std::fs::write(&packed, zstd::stream::encode_all(&body[..], 3).unwrap()).unwrap();
-        let file = open_regular(&packed).unwrap();
-        assert!(is_compressed(&file).unwrap());
-        assert!(!is_compressed(&open_regular(&plain).unwrap()).unwrap());
-        let mut rest = Vec::new();
-        decompressed_from(&file, 1_000_001).unwrap().read_to_end(&mut rest).unwrap();
-        assert_eq!(rest, body[1_000_001..]);
-        let too_far = decompressed_from(&file, body.len() as u64 + 1).err().expect("past the end");
-        assert_eq!(too_far.kind(), io::ErrorKind::UnexpectedEof);
-        let mut scratch = decompress_to_scratch(&file, dir.path()).unwrap();
-        let mut all = Vec::new();
-        io::Seek::rewind(&mut scratch).unwrap();
-        scratch.read_to_end(&mut all).unwrap();
-        assert_eq!(all, body);
-        assert_eq!(compressed_twin(&plain).as_deref(), Some(packed.as_path()));
-        assert_eq!(compressed_twin(&packed).as_deref(), Some(plain.as_path()));
-        assert_eq!(compressed_twin(&dir.path().join("a.json")), None);
-        assert!(hidden_by_plain_twin(&packed));
-        std::fs::remove_file(&plain).unwrap();
-        assert!(!hidden_by_plain_twin(&packed));
-    }
 
     #[test]
     fn the_data_directory_is_made_private_and_an_open_one_tightened() {

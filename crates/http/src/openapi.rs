@@ -32,6 +32,12 @@ fn common_errors() -> Value {
     })
 }
 
+/// The agents' names, from the format registry; with `any`, also `""` first (a filter's "any agent").
+fn agents(any: bool) -> Value {
+    let any = any.then_some("");
+    Value::from(any.into_iter().chain(scrollback_core::format::names()).collect::<Vec<&str>>())
+}
+
 fn merge(mut base: Value, extra: Value) -> Value {
     if let (Some(b), Some(e)) = (base.as_object_mut(), extra.as_object()) {
         for (k, v) in e {
@@ -164,9 +170,12 @@ fn chat_schemas() -> Value {
             "properties": { "required": { "type": "boolean", "description": "Whether this server needs a token at all." } }
         },
         "Info": {
-            "type": "object", "required": ["version", "limits"],
+            "type": "object", "required": ["version", "limits", "agents"],
             "properties": {
                 "version": { "type": "string" },
+                "agents": { "type": "array", "description": "The agents whose transcripts this server reads, as each is named in the API and shown to people.",
+                    "items": { "type": "object", "required": ["name", "displayName"], "properties": {
+                        "name": { "type": "string", "enum": agents(false) }, "displayName": { "type": "string" } } } },
                 "limits": { "type": "object", "required": ["maxImages", "maxImageBytes", "maxText", "maxBody"],
                     "properties": {
                         "maxImages": { "type": "integer" }, "maxImageBytes": { "type": "integer" },
@@ -328,7 +337,7 @@ fn index_document() -> Value {
                         "sidechainEntries": { "type": "integer", "description": "Of entries, those on a side chain: history without side chains returns entries - sidechainEntries." },
                         "images": { "type": "integer" },
                         "gone": { "type": "boolean", "description": "Every transcript of the session is gone; its history is kept." },
-                        "agent": { "type": "string", "enum": ["claude", "codex", "gemini"], "description": "The agent that wrote it." },
+                        "agent": { "type": "string", "enum": agents(false), "description": "The agent that wrote it." },
                         "forkedFrom": { "type": "string", "nullable": true, "description": "The session it was forked from, as its transcript says." },
                         "pinned": { "type": "boolean", "description": "Pinned by a person to the top of the list (their marks: PUT /api/sessions/{sessionId}/marks)." },
                         "transcriptTitle": { "type": "string", "nullable": true, "description": "The title the transcript gives, when a person gave the session one of their own (then in title)." }
@@ -369,13 +378,13 @@ fn index_document() -> Value {
                         "isSidechain": { "type": "boolean" },
                         "agent": { "type": "string", "description": "The agent that wrote the line: how its entry is laid out." },
                         "subagent": { "type": "object", "required": ["agentId", "first", "entries"],
-                            "description": "The sub-agent this tool call ran (toolUseResult.agentId), and where its entries are (with sidechains=true).",
+                            "description": "The sub-agent this tool call ran (as its format says), and where its entries are (with sidechains=true).",
                             "properties": {
                                 "agentId": { "type": "string" },
                                 "first": { "type": "integer", "nullable": true, "description": "Cursor of its first entry; null if its transcript is not indexed." },
                                 "entries": { "type": "integer" }
                             } },
-                        "entry": { "type": "object", "description": "The stored line. Each image block under message.content carries ref, url, mimeType, bytes and blake3, or failed: true and placeholder for a failed upload; other payloads carry mediaUrl." },
+                        "entry": { "type": "object", "description": "The stored line. Each image block where its format keeps them carries ref, url, mimeType, bytes and blake3, or failed: true and placeholder for a failed upload; other payloads carry mediaUrl." },
                         "invalid": { "type": "string", "description": "Why the line could not be indexed." },
                         "view": { "type": "object", "description": "With view=true: each text of the line as sanitised HTML, by the text; its tool calls at a glance.",
                             "properties": {
@@ -474,7 +483,7 @@ fn index_document() -> Value {
                 "summary": "Sessions, newest first, cursor-paginated.",
                 "parameters": [
                     { "name": "project", "in": "query", "required": false, "schema": { "type": "string" } },
-                    { "name": "agent", "in": "query", "required": false, "schema": { "type": "string", "enum": ["", "claude", "codex", "gemini"] },
+                    { "name": "agent", "in": "query", "required": false, "schema": { "type": "string", "enum": agents(true) },
                       "description": "Only this agent's." },
                     { "name": "q", "in": "query", "required": false, "schema": { "type": "string" },
                       "description": "Full-text query (FTS5 syntax) or a substring of the title." },
@@ -576,7 +585,7 @@ fn index_document() -> Value {
                 "parameters": [
                     { "name": "q", "in": "query", "required": true, "schema": { "type": "string", "minLength": 1 } },
                     { "name": "session", "in": "query", "required": false, "schema": { "type": "string" } },
-                    { "name": "agent", "in": "query", "required": false, "schema": { "type": "string", "enum": ["", "claude", "codex", "gemini"] },
+                    { "name": "agent", "in": "query", "required": false, "schema": { "type": "string", "enum": agents(true) },
                       "description": "Only this agent's." },
                     { "name": "project", "in": "query", "required": false, "schema": { "type": "string" },
                       "description": "Only sessions of this project (working directory)." },
@@ -598,7 +607,7 @@ fn index_document() -> Value {
                       "description": "Group by this (day, UTC, when empty)." },
                     time_param("since", "Only responses at or after this time (a date: from its start, UTC)."),
                     time_param("until", "Only responses before this time (a date: to the end of that day)."),
-                    { "name": "agent", "in": "query", "required": false, "schema": { "type": "string", "enum": ["", "claude", "codex", "gemini"] } },
+                    { "name": "agent", "in": "query", "required": false, "schema": { "type": "string", "enum": agents(true) } },
                     { "name": "project", "in": "query", "required": false, "schema": { "type": "string" } },
                     { "name": "session", "in": "query", "required": false, "schema": { "type": "string" } },
                     { "name": "model", "in": "query", "required": false, "schema": { "type": "string" } }

@@ -256,12 +256,18 @@ pub fn status(status: &Status, push: Option<&scrollback_hub::follow::PushStatus>
     })
 }
 
-/// `GET /api/info`: the version and the send limits.
+/// `GET /api/info`: the version, the send limits, and the agents whose transcripts scrollback reads
+/// (the format registry's names and display names, in its order).
 pub fn info() -> serde_json::Value {
     use scrollback_ops::accept::send::{MAX_BODY, MAX_IMAGE_BYTES, MAX_IMAGES, MAX_TEXT};
+    let agents: Vec<serde_json::Value> = scrollback_core::format::FORMATS
+        .iter()
+        .map(|f| serde_json::json!({ "name": f.name(), "displayName": f.display_name() }))
+        .collect();
     serde_json::json!({
         "version": env!("CARGO_PKG_VERSION"),
         "limits": { "maxImages": MAX_IMAGES, "maxImageBytes": MAX_IMAGE_BYTES, "maxText": MAX_TEXT, "maxBody": MAX_BODY },
+        "agents": agents,
     })
 }
 

@@ -54,7 +54,7 @@ function route() {
     view = new Conversation(main, { chatId: decodeURIComponent(m[1]) });
   } else if (path === "/usage") {
     const projects = () => [...$("filter-project").options].map((o) => o.value).filter(Boolean);
-    view = new UsagePage(main, params, { call, navigate, projects });
+    view = new UsagePage(main, params, { call, navigate, projects, fillAgents });
   } else if (path === "/search") {
     $("search-input").value = params.get("q") || "";
     view = new Search(main, params);
@@ -128,8 +128,28 @@ $("lightbox").addEventListener("click", (e) => {
 // ---------------------------------------------------------------------------------------------
 // The sessions list
 
-/** How each agent is named in the list. */
-const AGENTS = { claude: "Claude Code", codex: "Codex", gemini: "Gemini CLI" };
+/** The agents whose transcripts the server reads, from /api/info: `[{ name, displayName }]`, in the
+ * server's order (its format registry's). */
+let agents = [];
+
+/** How an agent is named to people: its display name, else its name. */
+function agentName(name) {
+  const agent = agents.find((a) => a.name === name);
+  return agent ? agent.displayName : name;
+}
+
+/** Once the agents are known, appends an option for each to `select` (after its "All agents"), and
+ * selects `value`. */
+function fillAgents(select, value = select.value) {
+  return known.then(() => {
+    for (const agent of agents) {
+      const option = render.el("option", null, agent.displayName);
+      option.value = agent.name;
+      select.append(option);
+    }
+    select.value = value;
+  });
+}
 
 const sidebar = {
   next: null,
@@ -183,7 +203,7 @@ const sidebar = {
     const meta = render.el(
       "span",
       "meta",
-      [AGENTS[s.agent] || s.agent, s.project ? s.project.split("/").filter(Boolean).pop() : null, s.lastTimestamp ? s.lastTimestamp.slice(0, 16).replace("T", " ") : null]
+      [agentName(s.agent), s.project ? s.project.split("/").filter(Boolean).pop() : null, s.lastTimestamp ? s.lastTimestamp.slice(0, 16).replace("T", " ") : null]
         .filter(Boolean)
         .join(" · "),
     );
@@ -280,12 +300,14 @@ class Search {
     };
     const projects = [["", "All projects"], ...[...$("filter-project").options].map((o) => o.value).filter(Boolean).map((p) => [p, p])];
     if (f.project && !projects.some(([p]) => p === f.project)) projects.push([f.project, f.project]);
+    const agentSelect = select("agent", [["", "All agents"]]);
+    fillAgents(agentSelect, f.agent);
     const apply = render.el("button", null, "Filter");
     apply.type = "submit";
     const form = render.el(
       "form",
       "search-filters",
-      field("Agent", select("agent", [["", "All agents"], ["claude", "Claude Code"], ["codex", "Codex"], ["gemini", "Gemini CLI"]])),
+      field("Agent", agentSelect),
       field("Project", select("project", projects)),
       field("Said by", select("role", [["", "Anyone"], ["user", "You"], ["assistant", "The assistant"]])),
       field("From", date("since")),
@@ -302,14 +324,14 @@ class Search {
     const list = render.el("ol", "hits");
     const status = render.el("p", "status", "Searching…");
     main.append(form, status, list);
-    call(() => get(`/api/search${query({ q, ...f, limit: 100 })}`))
-      .then(({ hits }) => {
+    Promise.all([call(() => get(`/api/search${query({ q, ...f, limit: 100 })}`)), known])
+      .then(([{ hits }]) => {
         status.textContent = hits.length === 1 ? "1 hit" : hits.length ? `${hits.length} hits` : "No hits.";
         for (const hit of hits) {
           const href = `/sessions/${encodeURIComponent(hit.sessionId)}${query({ cursor: hit.cursor })}`;
           const when = hit.timestamp ? hit.timestamp.slice(0, 16).replace("T", " ") : "";
           const project = hit.project ? hit.project.split("/").filter(Boolean).pop() : null;
-          const meta = [AGENTS[hit.agent] || hit.agent, project, hit.role === "user" ? "you" : hit.role, when].filter(Boolean).join(" · ");
+          const meta = [agentName(hit.agent), project, hit.role === "user" ? "you" : hit.role, when].filter(Boolean).join(" · ");
           list.append(
             render.el(
               "li",
@@ -548,6 +570,7 @@ class Conversation {
     this.title.textContent = sessionId;
     try {
       const about = await call(() => get(`/api/sessions/${encodeURIComponent(sessionId)}/about`));
+      await known;
       if (!this.closed) this.showAbout(about);
     } catch {
       // The header keeps the id.
@@ -563,7 +586,7 @@ class Conversation {
     };
     const main = about.entries - (about.sidechainEntries || 0);
     this.about.textContent = [
-      AGENTS[about.agent] || about.agent,
+      agentName(about.agent),
       about.project,
       about.gitBranch ? `branch ${about.gitBranch}` : null,
       span(about.firstTimestamp, about.lastTimestamp),
@@ -872,12 +895,14 @@ document.addEventListener("keydown", (e) => {
 // ---------------------------------------------------------------------------------------------
 // Start
 
-sidebar.ready = call(() => get("/api/info"))
+/** /api/info, asked once: the send limits and the agents. */
+const known = call(() => get("/api/info"))
   .then((info) => {
     if (info && info.limits) limits = info.limits;
+    if (info && Array.isArray(info.agents)) agents = info.agents;
   })
-  .catch(() => {})
-  .then(() => sidebar.load());
+  .catch(() => {});
+sidebar.ready = fillAgents($("filter-agent")).then(() => sidebar.load());
 // The socket opens once the server has let this page in (with a token, after signing in).
 sidebar.ready.then(() => events.start());
 route();

@@ -80,9 +80,10 @@ function table(caption, rows, name) {
   return el("table", "usage-table", el("caption", null, caption), el("thead", null, head), el("tbody", null, ...body));
 }
 
-/** The usage page at /usage?since=&until=&agent=&project=. */
+/** The usage page at /usage?since=&until=&agent=&project=. `fillAgents(select, value)` adds an
+ * option per agent the server reads to `select`, and selects `value`. */
 export class UsagePage {
-  constructor(main, params, { call, navigate, projects }) {
+  constructor(main, params, { call, navigate, projects, fillAgents }) {
     this.call = call;
     this.navigate = navigate;
     this.filters = {
@@ -100,12 +101,10 @@ export class UsagePage {
     };
     const agent = el("select");
     agent.name = "agent";
-    for (const [value, label] of [["", "All agents"], ["claude", "Claude Code"], ["codex", "Codex"], ["gemini", "Gemini CLI"]]) {
-      const o = el("option", null, label);
-      o.value = value;
-      agent.append(o);
-    }
-    agent.value = this.filters.agent;
+    const anyAgent = el("option", null, "All agents");
+    anyAgent.value = "";
+    agent.append(anyAgent);
+    fillAgents(agent, this.filters.agent);
     const project = el("select");
     project.name = "project";
     const all = el("option", null, "All projects");

@@ -444,7 +444,7 @@ impl Indexer {
     }
 
     /// Follows `roots`: a transcript's format is its root's ([`roots::root_of`]); a path under none
-    /// of them is Claude Code's.
+    /// of them is the default format's ([`format::DEFAULT`]).
     pub fn set_roots(&mut self, roots: &[Root]) -> Result<()> {
         self.roots = roots
             .iter()
@@ -458,9 +458,9 @@ impl Indexer {
         &self.roots
     }
 
-    /// The format of the transcript (or directory) at `path`: its root's.
+    /// The format of the transcript (or directory) at `path`: its root's, else the default.
     fn format_of(&self, path: &Path) -> &'static dyn Format {
-        roots::root_of(&self.roots, path).map_or(format::CLAUDE, |r| r.format)
+        roots::root_of(&self.roots, path).map_or(format::DEFAULT, |r| r.format)
     }
 
     /// Announces every commit on `bus` from now on.
@@ -549,7 +549,7 @@ impl Indexer {
         match std::fs::metadata(path) {
             Ok(meta) if meta.is_file() && !self.format_of(path).is_transcript(path) => Ok(Summary::default()),
             // The plain twin beside it is the one read.
-            Ok(_) if scrollback_core::files::hidden_by_plain_twin(path) => Ok(Summary::default()),
+            Ok(_) if tree::hidden_by_plain_twin(self.format_of(path), path) => Ok(Summary::default()),
             Ok(meta) if meta.is_file() => {
                 let found = Found { path: path.to_owned(), dev: meta.dev(), inode: meta.ino(), size: meta.len() };
                 self.index_found(&found, &mut NoProgress, None)
@@ -569,7 +569,7 @@ impl Indexer {
                 }
                 // Compressed or decompressed, it is there under its other name: its row moves there.
                 let mut moved = Summary::default();
-                if let Some(twin) = scrollback_core::files::compressed_twin(path).filter(|t| t.is_file()) {
+                if let Some(twin) = self.format_of(path).twin(path).map(|t| t.path).filter(|t| t.is_file()) {
                     moved = self.index_path(&twin)?;
                 }
                 let gone = self.mark_gone(path)?;
@@ -912,19 +912,26 @@ impl Indexer {
     }
 
     /// Whether `opened`, a path new to the index, is a transcript it knows under its compressed
-    /// twin's name (`X.jsonl` for `X.jsonl.zst`, and back): a row at that path, live or gone (or one
-    /// at this path marked gone, when the transcript went and came back while nobody looked), whose
-    /// recorded bytes this file's (decompressed) bytes begin with, checked as a pass checks a known
-    /// file (the same first bytes, and the same bytes before the checkpoint). The row then moves to
-    /// this path and identity, with a vault link to this file, in one transaction, and nothing is
-    /// read again.
+    /// twin's name (as its format pairs names, [`Format::twin`]: Codex's `X.jsonl` for
+    /// `X.jsonl.zst`, and back): a row at that path, live or gone (or one at this path marked gone,
+    /// when the transcript went and came back while nobody looked), whose recorded bytes this
+    /// file's (decompressed) bytes begin with, checked as a pass checks a known file (the same
+    /// first bytes, and the same bytes before the checkpoint). The row then moves to this path and
+    /// identity, with a vault link to this file, in one transaction, and nothing is read again.
     ///
     /// A file shorter than that checkpoint while its twin still exists is taken as being written
-    /// (Codex writes each name whole, but a copy by hand need not): it is left for the next pass,
+    /// (the agent writes each name whole, but a copy by hand need not): it is left for the next pass,
     /// and read as a transcript of its own only if it still differs once its twin is gone.
     fn compressed_twin_of(&mut self, opened: &Opened) -> Result<Twin> {
-        let Some(twin_path) = scrollback_core::files::compressed_twin(&opened.path) else { return Ok(Twin::None) };
-        let Some(twin) = twin_path.to_str() else { return Ok(Twin::None) };
+        // A format with no twins still looks for this name's own row marked gone.
+        let twin_path = self.format_of(&opened.path).twin(&opened.path).map(|t| t.path);
+        let twin = match &twin_path {
+            Some(t) => match t.to_str() {
+                Some(t) => Some(t.to_owned()),
+                None => return Ok(Twin::None),
+            },
+            None => None,
+        };
         // The twin's row; or this name's own row marked gone, when the transcript went to its twin
         // and came back before the row could follow it (the server was down meanwhile).
         let mut stmt = self.conn.prepare_cached(
@@ -941,8 +948,8 @@ impl Indexer {
             // Its twin still there, or gone just now while this file grew past what was opened:
             // being written.
             let grew = || std::fs::metadata(path).is_ok_and(|m| m.len() != opened.disk_size);
-            if opened.size < checkpoint as u64 && (twin_path.is_file() || grew()) {
-                tracing::debug!(path = %path.display(), twin, "shorter than its twin: still being written");
+            if opened.size < checkpoint as u64 && (twin_path.as_ref().is_some_and(|t| t.is_file()) || grew()) {
+                tracing::debug!(path = %path.display(), twin = ?twin, "shorter than its twin: still being written");
                 return Ok(Twin::Unfinished);
             }
             if opened.size >= checkpoint as u64
@@ -955,7 +962,9 @@ impl Indexer {
         }
         let Some(id) = same else { return Ok(Twin::None) };
         let Indexer { conn, vault, partial, .. } = self;
-        partial.remove(Path::new(twin));
+        if let Some(twin) = &twin_path {
+            partial.remove(twin.as_path());
+        }
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute(
             "UPDATE files SET path = ?2, dev = ?3, inode = ?4, state = 'live', gone_at = NULL WHERE id = ?1",

@@ -21,9 +21,10 @@ impl Root {
         Root { format, dir: dir.into() }
     }
 
-    /// Claude Code's transcripts at `dir` (`--transcripts DIR`).
-    pub fn claude(dir: impl Into<PathBuf>) -> Root {
-        Root::new(format::CLAUDE, dir)
+    /// Transcripts of the default format ([`format::DEFAULT`]) at `dir`: a root given without a
+    /// format (`--transcripts DIR`).
+    pub fn default_format(dir: impl Into<PathBuf>) -> Root {
+        Root::new(format::DEFAULT, dir)
     }
 
     /// Parses `FORMAT:DIR` (`codex:/home/me/.codex/sessions`).
@@ -111,7 +112,7 @@ mod tests {
 
     #[test]
     fn a_path_belongs_to_its_deepest_root() {
-        let roots = [Root::claude("/t"), Root::parse("codex:/t/codex").unwrap()];
+        let roots = [Root::default_format("/t"), Root::parse("codex:/t/codex").unwrap()];
         assert_eq!(root_of(&roots, Path::new("/t/codex/a/rollout-x.jsonl")).unwrap().format.name(), "codex");
         assert_eq!(root_of(&roots, Path::new("/t/p/s.jsonl")).unwrap().format.name(), "claude");
         assert!(root_of(&roots, Path::new("/elsewhere/s.jsonl")).is_none());

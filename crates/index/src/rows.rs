@@ -445,7 +445,8 @@ fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>, agent
 /// Fills in the columns version 4 added for rows written before it (the migration's pending part,
 /// `db::BACKFILL_PENDING`), in one transaction: each entry's order, copies, search text and sub-agent
 /// fields (the stored line described again), then each session's title and counts. Does nothing when
-/// nothing is pending. Every row before version 4 is Claude Code's: no other format was read then.
+/// nothing is pending. Every row before version 4 is the default format's ([`format::DEFAULT`],
+/// Claude Code's): no other format was read then.
 /// Long because it is one migration step, in one transaction: order, copies, text, then titles.
 pub(crate) fn backfill_v4(conn: &Connection) -> Result<()> {
     let pending: bool = conn.query_row(
@@ -467,7 +468,7 @@ pub(crate) fn backfill_v4(conn: &Connection) -> Result<()> {
     for (file_id, path, session) in &files {
         tx.execute(
             "UPDATE entries SET sort_file = ?1 WHERE file_id = ?2 AND session_id = ?3",
-            params![format::CLAUDE.file_key(Path::new(path), session), file_id, session],
+            params![format::DEFAULT.file_key(Path::new(path), session), file_id, session],
         )?;
     }
     tx.execute_batch(
@@ -494,7 +495,7 @@ pub(crate) fn backfill_v4(conn: &Connection) -> Result<()> {
         let Some(last) = rows.last() else { break };
         after = last.0;
         for (id, session, at, file, line, duplicate, stripped, text) in rows {
-            let Ok(meta) = format::CLAUDE.describe(&stripped, line as u64, &format::FileContext::default()) else {
+            let Ok(meta) = format::DEFAULT.describe(&stripped, line as u64, &format::FileContext::default()) else {
                 continue;
             };
             if meta.text != text {

@@ -45,9 +45,10 @@ pub struct TailConfig {
 }
 
 impl TailConfig {
-    /// One root of Claude Code's transcripts, native events, and a rescan every 30 s.
+    /// One root of the default format's transcripts ([`Root::default_format`]), native events,
+    /// and a rescan every 30 s.
     pub fn new(root: impl Into<PathBuf>) -> TailConfig {
-        TailConfig::of(vec![Root::claude(root)])
+        TailConfig::of(vec![Root::default_format(root)])
     }
 
     /// `roots`, native events, and a rescan every 30 s.

@@ -3,8 +3,9 @@
 //! Symlinked directories are followed (a directory reached twice, through a link or a cycle, is read
 //! once); symlinked files are indexed at the path where they were found. A file reachable by several
 //! paths (hard links, or a symlink beside its target) is one file: the first path in sorted order
-//! wins. A compressed `X.jsonl.zst` beside its plain `X.jsonl` is left out: the plain one is read
-//! (see [`scrollback_core::files`]). Unreadable directories are logged and skipped. No file is opened here.
+//! wins. A compressed transcript beside its plain twin (a name pair its format states,
+//! [`Format::twin`]) is left out: the plain one is read (see [`scrollback_core::files`]).
+//! Unreadable directories are logged and skipped. No file is opened here.
 
 use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
@@ -29,6 +30,13 @@ pub struct Found {
 /// the path's own format).
 pub fn is_transcript(path: &Path) -> bool {
     scrollback_core::format::FORMATS.iter().any(|f| f.is_transcript(path))
+}
+
+/// Whether `path` is a compressed transcript of `format` whose plain twin ([`Format::twin`]) is
+/// beside it: the plain one is the one read, as its agent does (it writes the new name whole before
+/// it deletes the old one).
+pub fn hidden_by_plain_twin(format: &dyn Format, path: &Path) -> bool {
+    format.twin(path).is_some_and(|twin| twin.plain && std::fs::metadata(&twin.path).is_ok_and(|m| m.is_file()))
 }
 
 /// Every transcript of `format` under `root`, in path order (component by component), one per file
@@ -62,10 +70,7 @@ pub fn discover(root: &Path, format: &dyn Format) -> Vec<Found> {
             };
             if meta.is_dir() {
                 stack.push(path);
-            } else if meta.is_file()
-                && format.is_transcript(&path)
-                && !scrollback_core::files::hidden_by_plain_twin(&path)
-            {
+            } else if meta.is_file() && format.is_transcript(&path) && !hidden_by_plain_twin(format, &path) {
                 found.push(Found { path, dev: meta.dev(), inode: meta.ino(), size: meta.len() });
             } else if meta.is_file()
                 && let Some(why) = format.not_read(&path)
@@ -125,5 +130,22 @@ mod tests {
                 PathBuf::from("p/s1.jsonl"),
             ]
         );
+    }
+
+    #[test]
+    fn a_compressed_transcript_beside_its_plain_twin_is_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let codex = scrollback_core::format::by_name("codex").unwrap();
+        let plain = dir.path().join("rollout-1.jsonl");
+        let packed = dir.path().join("rollout-1.jsonl.zst");
+        std::fs::write(&plain, "{}\n").unwrap();
+        std::fs::write(&packed, "compressed").unwrap();
+        let found = || discover(dir.path(), codex).into_iter().map(|f| f.path).collect::<Vec<_>>();
+        assert!(hidden_by_plain_twin(codex, &packed));
+        assert!(!hidden_by_plain_twin(codex, &plain));
+        assert_eq!(found(), vec![plain.clone()]);
+        std::fs::remove_file(&plain).unwrap();
+        assert!(!hidden_by_plain_twin(codex, &packed));
+        assert_eq!(found(), vec![packed.clone()]);
     }
 }

@@ -2,20 +2,21 @@
 //!
 //! Every line that states a response's usage ([`Meta::usage`]) is a `usage_lines` row, keyed by the
 //! response's identity. The ledger row of a key is then derived from all of its lines by one rule,
-//! `STANDING`: the line with the most output tokens stands (Claude Code writes a line per
-//! content block of a streamed response, and only the last has the final output count), ties going
-//! to the latest. The rule looks at the lines' contents only, never at the order they were indexed
+//! `STANDING`: the line with the most output tokens stands (an agent may write a line per content
+//! block of a streamed response, and only the last has the final output count), ties going to the
+//! latest. The rule looks at the lines' contents only, never at the order they were indexed
 //! in, so the ledger after any sequence of appends, rewrites and deletions is the one a re-index
 //! builds. Keys touched by a batch are settled at its end (`settle`); a bulk load settles all at
 //! once at its end (`settle_all`). With the ledger, the writer keeps its sums by session, day,
 //! agent, model, tier and context size (`usage_sums`), made again for every session's day a batch
 //! touched, for the reports to read.
 //!
-//! Codex states a thread's running total instead of each response's counts. The writer keeps each
-//! file's last running total (and the model its last `turn_context` named) in `usage_state`, and a
-//! response's counts are the increase since the file's previous total ([`Tokens::since`]; a total
-//! that went down started again). A fork's copies of its parent's lines move that total on but are
-//! not recorded: they were counted in the parent.
+//! A format may state a thread's running total instead of each response's counts
+//! ([`format::Usage::running`]), and name the model on a line of its own ([`Meta::model`]). The
+//! writer keeps each file's last running total (and the model its lines last named) in
+//! `usage_state`, and a response's counts are the increase since the file's previous total
+//! ([`Tokens::since`]; a total that went down started again). A fork's copies of its parent's lines
+//! move that total on but are not recorded: they were counted in the parent.
 
 use std::collections::BTreeSet;
 
@@ -35,7 +36,7 @@ const STANDING: &str = "u.output_tokens DESC, u.input_tokens + u.cache_read_toke
      u.timestamp DESC, u.session_id, e.sort_file, e.line, u.ordinal";
 
 /// What the writer keeps of one file between its lines: the model its lines are answered by, and
-/// Codex's running total.
+/// the running total, for a format that states one ([`format::Usage::running`]).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct FileState {
     model: Option<String>,
@@ -392,6 +393,20 @@ pub(crate) fn drop_lines(tx: &Connection, entries: &str, param: &dyn rusqlite::T
     Ok(keys)
 }
 
+/// The SQL condition on `stripped` that keeps the stored lines that may state usage: those with any
+/// of every format's usage markers ([`format::Format::usage_markers`]). One condition for every
+/// file: a marker of one format in another's line costs a describe, and nothing else.
+fn may_state_usage() -> String {
+    let mut markers: Vec<&str> = format::FORMATS.iter().flat_map(|f| f.usage_markers().iter().copied()).collect();
+    markers.sort_unstable();
+    markers.dedup();
+    if markers.is_empty() {
+        return "0".to_owned();
+    }
+    let likes: Vec<String> = markers.iter().map(|m| format!("stripped LIKE '%{}%'", m.replace('\'', "''"))).collect();
+    format!("({})", likes.join(" OR "))
+}
+
 /// Makes the ledger from the stored lines, if [`BACKFILL_PENDING`] says it must be: each file's
 /// lines described again in order, with the hidden marks the index already holds. In one
 /// transaction.
@@ -411,6 +426,7 @@ pub(crate) fn backfill(conn: &Connection) -> Result<()> {
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<rusqlite::Result<_>>()?;
     let mut lines = 0u64;
+    let usage_filter = may_state_usage();
     for (file_id, session, agent) in files {
         let Some(format) = format::by_name(&agent) else { continue };
         let context = FileContext { session: session.clone(), ..FileContext::default() };
@@ -418,12 +434,11 @@ pub(crate) fn backfill(conn: &Connection) -> Result<()> {
         // (id, line, session, stored line, timestamp, hidden)
         type Row = (i64, i64, String, String, Option<String>, Option<String>);
         let rows: Vec<Row> = tx
-            .prepare(
+            .prepare(&format!(
                 "SELECT id, line, session_id, stripped, timestamp, hidden FROM entries
-                 WHERE file_id = ?1 AND stripped IS NOT NULL
-                   AND (stripped LIKE '%usage%' OR stripped LIKE '%tokens%' OR stripped LIKE '%turn_context%')
-                 ORDER BY offset",
-            )?
+                 WHERE file_id = ?1 AND stripped IS NOT NULL AND {usage_filter}
+                 ORDER BY offset"
+            ))?
             .query_map([file_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?
             .collect::<rusqlite::Result<_>>()?;
         for (id, line, entry_session, stripped, timestamp, hidden) in rows {

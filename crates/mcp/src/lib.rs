@@ -259,7 +259,7 @@ impl Tools {
     /// Full-text search over every session's entries.
     #[tool(
         name = "search_history",
-        description = "Search the history of past conversations with coding agents (Claude Code, Codex, Gemini CLI): what the person asked, what the agent answered, tool calls and their output. Ranked hits, best first, each with its session, time, role, the entry's cursor and a snippet with the matched words in **bold**. Pass a hit's session and cursor to read_session (as `around`) to read the conversation there; pass `next` as `cursor` for more hits.",
+        description = "Search the history of past conversations with this machine's coding agents: what the person asked, what the agent answered, tool calls and their output. Ranked hits, best first, each with its session, time, role, the entry's cursor and a snippet with the matched words in **bold**. Pass a hit's session and cursor to read_session (as `around`) to read the conversation there; pass `next` as `cursor` for more hits.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn search_history(&self, Parameters(args): Parameters<SearchArgs>) -> Result<CallToolResult, ErrorData> {
@@ -483,11 +483,13 @@ impl Tools {
 #[tool_handler]
 impl ServerHandler for Tools {
     fn get_info(&self) -> ServerConfig {
-        let mut instructions = String::from(
-            "scrollback keeps the transcripts of this machine's coding agents (Claude Code, Codex, Gemini CLI), with their photos. \
+        let agents: Vec<&str> = scrollback_core::format::FORMATS.iter().map(|f| f.display_name()).collect();
+        let mut instructions = format!(
+            "scrollback keeps the transcripts of this machine's coding agents ({}), with their photos. \
              Use search_history to find past work (\"what did we decide about the cache\"), list_sessions to browse, \
              read_session to read a conversation around a hit, and get_photo to look at a screenshot it lists. \
              Sessions written in the last five minutes (the conversation you are in) are left out unless include_active is set.",
+            agents.join(", ")
         );
         if let Some(project) = &self.source.project {
             instructions.push_str(&format!(" This server reads only the project {project}."));

@@ -23,6 +23,7 @@ use crate::redact::{Redacted, Redactor};
 use crate::render::MediaUrls;
 use scrollback_core::codec::scan::MediaKind;
 use scrollback_core::error::{Error, Result};
+use scrollback_core::format;
 use scrollback_core::format::parts::{DiffLine, Part, ToolCall};
 
 /// What an export is written as.
@@ -267,7 +268,7 @@ fn shown(e: &HistoryEntry) -> Option<Shown<'_>> {
     let who = match e.columns.role.as_deref().or(e.columns.kind.as_deref()) {
         _ if results_only && !parts.is_empty() => "Tool result",
         Some("user") => "You",
-        Some("assistant" | "gemini") => "Assistant",
+        Some("assistant") => "Assistant",
         _ => "Note",
     };
     Some(Shown { who, parts, photos })
@@ -286,12 +287,7 @@ fn span(s: &SessionSummary) -> String {
 }
 
 fn about(s: &SessionSummary, branch: Option<&str>) -> Vec<String> {
-    let agent = match s.agent.as_str() {
-        "claude" => "Claude Code",
-        "codex" => "Codex",
-        "gemini" => "Gemini CLI",
-        other => other,
-    };
+    let agent = format::by_name(&s.agent).map_or(s.agent.as_str(), |f| f.display_name());
     let mut out = vec![agent.to_owned()];
     out.extend(s.project.clone());
     out.extend(branch.map(|b| format!("branch {b}")));

@@ -553,8 +553,9 @@ fn history_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryEntry> {
             timestamp: r.get(6)?,
             is_sidechain: r.get(7)?,
         },
-        // An agent this build does not know (an index a newer one wrote) is laid out as Claude's.
-        format: format::by_name(&r.get::<_, String>(13)?).unwrap_or(format::CLAUDE),
+        // An agent this build does not know (an index a newer one wrote) is laid out as the
+        // default format's.
+        format: format::by_name(&r.get::<_, String>(13)?).unwrap_or(format::DEFAULT),
         subagent: r.get::<_, Option<String>>(12)?.map(|agent_id| Subagent { agent_id, first: None, entries: 0 }),
         body,
     })

@@ -38,6 +38,10 @@ impl Format for Claude {
         "claude"
     }
 
+    fn display_name(&self) -> &'static str {
+        "Claude Code"
+    }
+
     /// Every `*.jsonl` file.
     fn is_transcript(&self, path: &Path) -> bool {
         path.extension().is_some_and(|e| e == "jsonl")
@@ -64,11 +68,16 @@ impl Format for Claude {
         typed_input(kind, is_sidechain, line)
     }
 
-    /// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`.
+    /// An assistant line's `message.usage`.
+    fn usage_markers(&self) -> &'static [&'static str] {
+        &["usage"]
+    }
+
     fn parts(&self, line: &Value) -> Vec<Part> {
         parts(line)
     }
 
+    /// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`.
     fn default_roots(&self, var: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
         let nonempty = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
         match nonempty("CLAUDE_CONFIG_DIR") {

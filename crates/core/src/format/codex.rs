@@ -27,8 +27,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{
-    BlockPlaces, Columns, FileContext, Format, Meta, MetaError, Part, Typed, Usage, finish_text, first_chars, hidden,
-    line_id, parse_object, push_text, str_at, title_rank, usage, value_text, without_injected,
+    BlockPlaces, Columns, FileContext, Format, Meta, MetaError, Part, Twin, Typed, Usage, finish_text, first_chars,
+    hidden, line_id, parse_object, push_text, str_at, title_rank, usage, value_text, without_injected,
 };
 
 /// Codex CLI's format.
@@ -55,11 +55,27 @@ impl Format for Codex {
         "codex"
     }
 
+    fn display_name(&self) -> &'static str {
+        "Codex"
+    }
+
     /// `rollout-*.jsonl`.
     fn is_transcript(&self, path: &Path) -> bool {
         path.file_name()
             .and_then(|n| n.to_str())
             .is_some_and(|n| n.starts_with("rollout-") && (n.ends_with(".jsonl") || n.ends_with(".jsonl.zst")))
+    }
+
+    /// `X.jsonl.zst` for `X.jsonl`, and `X.jsonl` (the plain one) for `X.jsonl.zst`: Codex
+    /// recompresses cold rollouts, writing the new name whole before it deletes the old one, and
+    /// decompresses them again the same way.
+    fn twin(&self, path: &Path) -> Option<Twin> {
+        let name = path.file_name()?.to_str()?;
+        if let Some(plain) = name.strip_suffix(".jsonl.zst") {
+            Some(Twin { path: path.with_file_name(format!("{plain}.jsonl")), plain: true })
+        } else {
+            name.ends_with(".jsonl").then(|| Twin { path: path.with_file_name(format!("{name}.zst")), plain: false })
+        }
     }
 
     fn block_places(&self) -> &'static BlockPlaces {
@@ -88,7 +104,7 @@ impl Format for Codex {
     }
 
     /// 0: a rollout is its thread's one transcript (its compressed twin is the same file's row,
-    /// moved; see `files::compressed_twin`).
+    /// moved; see [`Format::twin`]).
     fn file_key(&self, _path: &Path, _session: &str) -> i64 {
         0
     }
@@ -130,11 +146,17 @@ impl Format for Codex {
         (!typed.text.trim().is_empty() || !typed.images.is_empty()).then_some(typed)
     }
 
-    /// `$CODEX_HOME/sessions` and `$CODEX_HOME/archived_sessions`, else the same under `~/.codex`.
+    /// A `token_count` event's `total_token_usage` and `last_token_usage`, and the model a
+    /// `turn_context` names.
+    fn usage_markers(&self) -> &'static [&'static str] {
+        &["usage", "turn_context"]
+    }
+
     fn parts(&self, line: &Value) -> Vec<Part> {
         parts(line)
     }
 
+    /// `$CODEX_HOME/sessions` and `$CODEX_HOME/archived_sessions`, else the same under `~/.codex`.
     fn default_roots(&self, var: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
         let nonempty = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
         let home = match nonempty("CODEX_HOME") {
@@ -472,5 +494,33 @@ mod tests {
         assert!(meta(call, 2, &file).text.unwrap().contains("rg --files"));
         let output = r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"src/main.rs"},{"type":"input_image","image_url":"STRIPPED_MEDIA_MARKER"}]}}"#;
         assert_eq!(meta(output, 3, &file).text.as_deref(), Some("src/main.rs"));
+    }
+
+    #[test]
+    fn a_compressed_file_reads_from_any_offset_and_its_twin_is_named() {
+        use crate::files::{decompress_to_scratch, decompressed_from, is_compressed, open_regular};
+        use std::io::{self, Read, Seek};
+        let dir = tempfile::tempdir().unwrap();
+        let body: Vec<u8> = (0..200_000u32).flat_map(|i| format!("{{\"n\":{i}}}\n").into_bytes()).collect();
+        let plain = dir.path().join("rollout-1.jsonl");
+        let packed = dir.path().join("rollout-1.jsonl.zst");
+        std::fs::write(&plain, &body).unwrap();
+        std::fs::write(&packed, zstd::stream::encode_all(&body[..], 3).unwrap()).unwrap();
+        let file = open_regular(&packed).unwrap();
+        assert!(is_compressed(&file).unwrap());
+        assert!(!is_compressed(&open_regular(&plain).unwrap()).unwrap());
+        let mut rest = Vec::new();
+        decompressed_from(&file, 1_000_001).unwrap().read_to_end(&mut rest).unwrap();
+        assert_eq!(rest, body[1_000_001..]);
+        let too_far = decompressed_from(&file, body.len() as u64 + 1).err().expect("past the end");
+        assert_eq!(too_far.kind(), io::ErrorKind::UnexpectedEof);
+        let mut scratch = decompress_to_scratch(&file, dir.path()).unwrap();
+        let mut all = Vec::new();
+        scratch.rewind().unwrap();
+        scratch.read_to_end(&mut all).unwrap();
+        assert_eq!(all, body);
+        assert_eq!(Codex.twin(&plain), Some(Twin { path: packed.clone(), plain: false }));
+        assert_eq!(Codex.twin(&packed), Some(Twin { path: plain.clone(), plain: true }));
+        assert_eq!(Codex.twin(&dir.path().join("a.json")), None);
     }
 }

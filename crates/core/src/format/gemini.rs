@@ -42,6 +42,10 @@ impl Format for Gemini {
         "gemini"
     }
 
+    fn display_name(&self) -> &'static str {
+        "Gemini CLI"
+    }
+
     /// A `*.jsonl` file in a `chats` directory (or below one: sub-agents' chats).
     fn is_transcript(&self, path: &Path) -> bool {
         path.extension().is_some_and(|e| e == "jsonl") && path.ancestors().skip(1).any(|a| a.ends_with("chats"))
@@ -127,12 +131,17 @@ impl Format for Gemini {
         (!text.trim().is_empty() || !images.is_empty()).then_some(Typed { text, images })
     }
 
-    /// `$GEMINI_CLI_HOME/.gemini/tmp`, else `~/.gemini/tmp` (the CLI's `homedir()` and
-    /// `Storage.getGlobalGeminiDir()`); the chats are in its projects' `chats` directories.
+    /// A `gemini` message's `tokens`, on its own line or in a checkpoint's messages.
+    fn usage_markers(&self) -> &'static [&'static str] {
+        &["tokens"]
+    }
+
     fn parts(&self, line: &Value) -> Vec<Part> {
         if line.get("id").is_some() { message_parts(line) } else { Vec::new() }
     }
 
+    /// `$GEMINI_CLI_HOME/.gemini/tmp`, else `~/.gemini/tmp` (the CLI's `homedir()` and
+    /// `Storage.getGlobalGeminiDir()`); the chats are in its projects' `chats` directories.
     fn default_roots(&self, var: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
         let nonempty = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
         nonempty("GEMINI_CLI_HOME")

@@ -8,7 +8,8 @@
 //! them knows a field name of any agent.
 //!
 //! Adding a format is adding one file beside [`claude`] that implements [`Format`], and one line in
-//! [`FORMATS`].
+//! [`FORMATS`]: its name, display name, default roots and usage rules come from there, to the CLI,
+//! the OpenAPI document, the viewer and the usage ledger alike.
 //!
 //! A format does no I/O beyond reading the environment for its default roots, and never touches
 //! SQLite.
@@ -36,12 +37,22 @@ pub trait Format: Send + Sync + std::fmt::Debug {
     /// The agent's name, as stored with each session and entry and given to `--root NAME:DIR`.
     fn name(&self) -> &'static str;
 
+    /// The agent's name as people know it ("Claude Code"), for the viewer, exports and help texts.
+    fn display_name(&self) -> &'static str;
+
     /// Whether the file at `path` (found under one of this format's roots) is a transcript.
     fn is_transcript(&self, path: &Path) -> bool;
 
     /// Why the file at `path`, which is not a transcript scrollback reads, is one of this agent's
     /// all the same (a legacy format): logged once, so that nobody wonders where it went.
     fn not_read(&self, _path: &Path) -> Option<&'static str> {
+        None
+    }
+
+    /// The other name of the transcript at `path` while its agent keeps it compressed, or no
+    /// longer does (a format whose agent compresses cold transcripts in place names the pair, and
+    /// which of the two is the plain one). `None`, the default: this agent never does.
+    fn twin(&self, _path: &Path) -> Option<Twin> {
         None
     }
 
@@ -65,6 +76,11 @@ pub trait Format: Send + Sync + std::fmt::Debug {
     /// and its rendered line) carries it: the only entries that can back a sent message.
     fn typed_input(&self, kind: Option<&str>, is_sidechain: bool, line: &Value) -> Option<Typed>;
 
+    /// Words of which every stored line that states usage ([`Meta::usage`], or [`Meta::model`])
+    /// contains at least one, matched as SQL `LIKE '%word%'` does (ASCII case ignored): the usage
+    /// ledger is made again from the stored lines that contain one, never from the others.
+    fn usage_markers(&self) -> &'static [&'static str];
+
     /// What a stored line says, as a reader takes it in: text, thinking, tool calls and results,
     /// in order. A line that says nothing to a reader (metadata, token counts) has none.
     fn parts(&self, line: &Value) -> Vec<Part>;
@@ -79,6 +95,12 @@ pub static FORMATS: &[&dyn Format] = &[&claude::Claude, &codex::Codex, &gemini::
 
 /// Claude Code's format (and the Claude Agent SDK's, which writes the same).
 pub static CLAUDE: &dyn Format = &claude::Claude;
+
+/// The format taken when nothing names one: that of `--transcripts DIR` (a root given without a
+/// format), of a path under no root, of an agent name this build does not know (an index a newer
+/// one wrote), and of every row of an index from before formats were recorded (only Claude Code's
+/// transcripts were read then, and the schema's `agent` columns default to its name). Claude Code's.
+pub static DEFAULT: &dyn Format = &claude::Claude;
 
 /// The format called `name`, if scrollback reads it.
 pub fn by_name(name: &str) -> Option<&'static dyn Format> {
@@ -113,6 +135,18 @@ pub mod title_rank {
         new > old
             || (new == old && if new >= LATEST_WINS_FROM { new_order >= old_order } else { new_order < old_order })
     }
+}
+
+/// The other name of one transcript, which its agent compresses and decompresses in place
+/// ([`Format::twin`]): both names are one transcript, whose rows follow it from one to the other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Twin {
+    /// The other name, beside it.
+    pub path: PathBuf,
+    /// Whether the other name is the plain (decompressed) one: while both exist, the plain one is
+    /// read and the compressed one left out (the agent writes the new name whole before it deletes
+    /// the old one).
+    pub plain: bool,
 }
 
 /// What one file's first line (and its path) say of all its lines ([`Format::file_context`]).
@@ -463,5 +497,14 @@ mod tests {
         }
         assert!(by_name("nonesuch").is_none());
         assert_eq!(CLAUDE.name(), "claude");
+    }
+
+    #[test]
+    fn the_default_is_claude_codes_and_every_format_has_a_display_name_and_usage_markers() {
+        assert_eq!(DEFAULT.name(), "claude");
+        for format in FORMATS {
+            assert!(!format.display_name().is_empty(), "{} has no display name", format.name());
+            assert!(format.usage_markers().iter().all(|m| !m.is_empty() && !m.contains(['%', '\'', '\\'])));
+        }
     }
 }

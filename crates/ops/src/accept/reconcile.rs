@@ -49,7 +49,8 @@ pub struct TranscriptEntry {
     /// Whether it is a side chain.
     #[serde(default)]
     pub is_sidechain: bool,
-    /// The agent that wrote it (`claude` when not given): whose rule says what a person typed.
+    /// The agent that wrote it (the default format, `format::DEFAULT`, when not given): whose rule
+    /// says what a person typed.
     #[serde(default)]
     pub agent: Option<String>,
     /// The rendered line.
@@ -184,10 +185,11 @@ pub fn normalize(text: &str) -> String {
     lines.join("\n").trim().to_owned()
 }
 
-/// What the person typed, if this entry carries it: its format's rule.
+/// What the person typed, if this entry carries it: its format's rule (the default format's for
+/// an entry that names no agent this build knows).
 fn typed_input(e: &TranscriptEntry) -> Option<Typed> {
     let line = e.entry.as_ref()?;
-    let format = e.agent.as_deref().and_then(format::by_name).unwrap_or(format::CLAUDE);
+    let format = e.agent.as_deref().and_then(format::by_name).unwrap_or(format::DEFAULT);
     format.typed_input(e.kind.as_deref(), e.is_sidechain, line)
 }
 
