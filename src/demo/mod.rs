@@ -88,7 +88,7 @@ pub fn write(data_dir: &Path) -> Result<PathBuf> {
     Ok(root)
 }
 
-/// Writes the demo tree (as [`write`] does) and returns it as the root `serve --demo` follows: its
+/// Writes the demo tree (as [`write()`] does) and returns it as the root `serve --demo` follows: its
 /// transcripts are Claude Code's.
 pub fn write_root(data_dir: &Path) -> Result<Root> {
     Ok(Root::new(crate::format::CLAUDE, write(data_dir)?))
