@@ -319,13 +319,13 @@ const AGENT_NAMED_ANYWAY: &[(&str, &str, &str)] = &[
         "a frozen migration (to schema 7): rows written before it are Claude Code's; a migration never changes",
     ),
     (
-        "crates/read/src/history.rs",
+        "crates/read/src/history/sessions.rs",
         "json_extract(stripped, '$.gitBranch'), json_extract(stripped, '$.payload.git.branch')",
         "the session's git branch is read in SQL from the stored lines, by each agent's field (git_branch); \
          a column the format's describe fills would need a schema change",
     ),
     (
-        "crates/read/src/history.rs",
+        "crates/read/src/history/sessions.rs",
         "instr(stripped, '\"gitBranch\":\"') > 0 OR (type = 'session_meta'",
         "the same query's filter, which keeps it from parsing every line of the session",
     ),

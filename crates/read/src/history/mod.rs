@@ -1,0 +1,30 @@
+//! Reading history back: session lists, pages of entries, and full-text search.
+//!
+//! Plain functions of a read-only `&Connection`, returning plain Rust values; how they look on the
+//! wire (camelCase JSON, URLs, escaped snippets) is the HTTP layer's business. A page never reads a
+//! transcript byte: everything it needs (stored lines, media rows) is in SQLite, and
+//! [`HistoryEntry::render`] turns a stored line into what a client shows. Nothing here writes.
+//!
+//! A file per job, each re-exported here: `sessions.rs` (the session list, one session as listed,
+//! its git branch), `pages.rs` (a session's history a page at a time, from a [`Position`]),
+//! `entries.rs` (an entry of a page, its media rows and the sub-agent it ran), `search.rs`
+//! (full-text hits with their [`Snippet`]s, within a [`Scope`]), `budget.rs` (what a full-text
+//! query may cost: the checks before it runs, the step budget while it runs) and `time.rs`
+//! ([`time_bound`]).
+
+mod budget;
+mod entries;
+mod pages;
+mod search;
+mod sessions;
+mod time;
+
+pub use budget::{MAX_PREFIX_TERMS, MAX_QUERY, MAX_TERMS, QUERY_STEPS, check_query};
+pub use entries::{EntryBody, HistoryEntry, Subagent};
+pub use pages::{HistoryPage, Position, first_cursor, history};
+pub use search::{MAX_OFFSET, Scope, SearchHit, SearchPage, Snippet, search, search_in, search_page};
+pub use sessions::{SessionPage, SessionQuery, SessionSummary, git_branch, session, sessions};
+pub use time::time_bound;
+
+/// The longest page a caller may ask for.
+pub const MAX_LIMIT: u32 = 500;

@@ -1,0 +1,219 @@
+//! A session's history a page at a time, in conversation order: the newest page, the page before
+//! an entry, the entries from one on, or a catch-up on what was indexed since ([`Position`]); and
+//! where a session starts ([`first_cursor`]).
+//!
+//! Each page is one range scan of the index `entries_order` (or `entries_session` for a catch-up),
+//! whatever the ties. Never reads a transcript byte, never shows a copy of an entry.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::MAX_LIMIT;
+use super::entries::{EntryBody, HistoryEntry, Subagent, attach_media, attach_subagents};
+use scrollback_core::codec::order::Order;
+use scrollback_core::error::{Error, Result};
+use scrollback_core::format::{self, Columns};
+
+/// Where a history page starts. Pages are in conversation order (see [`scrollback_core::codec::order`]); a
+/// cursor is an entry's `entries.id`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Position {
+    /// The newest page.
+    Newest,
+    /// The page just before this entry in conversation order.
+    Before(i64),
+    /// This entry and the ones after it in conversation order (reading forward from a search hit).
+    From(i64),
+    /// Catching up: the session's entries indexed since the page that gave this `after`, wherever
+    /// they stand in the conversation (a sub-agent's file may be indexed after entries that follow
+    /// it). Each entry is given exactly once across catch-ups.
+    After(i64),
+}
+
+/// A page of history.
+#[derive(Debug, Clone)]
+pub struct HistoryPage {
+    /// The session.
+    pub session_id: String,
+    /// Entries in conversation order.
+    pub entries: Vec<HistoryEntry>,
+    /// Pass as `before` for the page before this one; `None` at the start of the session (and for a
+    /// catch-up).
+    pub before: Option<i64>,
+    /// Pass as `after` to catch up on what is indexed from now on.
+    pub after: Option<i64>,
+    /// For a page read forward ([`Position::From`]): the first entry after it, to pass as `from`
+    /// for the next page; `None` at the newest entry (and for other pages).
+    pub next: Option<i64>,
+}
+
+/// The columns a history row is read with, and the order clause of each direction.
+const COLUMNS: &str = "id, line, uuid, parent_uuid, type, role, timestamp, is_sidechain, stripped, invalid, sort_at, sort_file, spawned_agent, agent";
+// Entries of the same place (two files of the same name, at the same instant and line: copies, in
+// practice) are ordered by cursor, so that the order is total and pages neither skip nor repeat.
+const OLDEST_FIRST: &str = "ORDER BY sort_at, sort_file, line, id";
+const NEWEST_FIRST: &str = "ORDER BY sort_at DESC, sort_file DESC, line DESC, id DESC";
+/// Entries before a place. A place is compared as values bound to the statement, not as a
+/// subquery: so SQLite walks `entries_order` from that place on, whatever the ties on its first
+/// columns.
+const BEFORE_PLACE: &str = "(sort_at, sort_file, line, id) < (?2, ?3, ?4, ?5)";
+
+/// The cursor of a session's first entry in conversation order (side chains included if asked),
+/// to read it from its start with [`Position::From`].
+pub fn first_cursor(conn: &Connection, session_id: &str, sidechains: bool) -> Result<Option<i64>> {
+    let side = if sidechains { "" } else { " AND is_sidechain = 0" };
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT id FROM entries WHERE session_id = ?1 AND duplicate = 0{side} {OLDEST_FIRST} LIMIT 1"
+        ))?
+        .query_row([session_id], |r| r.get(0))
+        .optional()?)
+}
+
+/// A page of a session's history, in conversation order. Side chains (sub-agent transcripts) are
+/// left out unless asked for; copies of an entry are always left out. A `before` or `from` cursor
+/// that is not an entry of this session is [`Error::BadQuery`].
+pub fn history(
+    conn: &Connection,
+    session_id: &str,
+    at: Position,
+    limit: u32,
+    sidechains: bool,
+) -> Result<Option<HistoryPage>> {
+    // One snapshot for the page and the catch-up mark, so that nothing indexed between the two
+    // reads is skipped.
+    let tx = if conn.is_autocommit() { Some(conn.unchecked_transaction()?) } else { None };
+    let page = history_in(conn, session_id, at, limit, sidechains);
+    drop(tx);
+    page
+}
+
+fn history_in(
+    conn: &Connection,
+    session_id: &str,
+    at: Position,
+    limit: u32,
+    sidechains: bool,
+) -> Result<Option<HistoryPage>> {
+    let exists: bool = conn
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1) OR EXISTS (SELECT 1 FROM entries WHERE session_id = ?1)",
+        )?
+        .query_row([session_id], |r| r.get(0))?;
+    if !exists {
+        return Ok(None);
+    }
+    let limit = limit.clamp(1, MAX_LIMIT) as i64;
+    let side = if sidechains { "" } else { " AND is_sidechain = 0" };
+    let visible = format!("session_id = ?1 AND duplicate = 0{side}");
+    let place = match at {
+        Position::Before(c) | Position::From(c) => match place_of(conn, session_id, c)? {
+            Some(place) => Some((place, c)),
+            None => return Err(Error::BadQuery(format!("cursor {c} is not an entry of this session"))),
+        },
+        Position::Newest | Position::After(_) => None,
+    };
+    let mut entries = page_rows(conn, session_id, at, place.as_ref(), &visible, limit)?;
+    let cursor = match at {
+        Position::Newest => None,
+        Position::Before(c) | Position::From(c) | Position::After(c) => Some(c),
+    };
+    let next = match at {
+        Position::From(_) if entries.len() as i64 > limit => entries.pop().map(|e| e.cursor),
+        _ => None,
+    };
+    let high_water: Option<i64> = conn.prepare_cached("SELECT max(id) FROM entries")?.query_row([], |r| r.get(0))?;
+    let after = match at {
+        // A full catch-up page may leave more behind it: the next one goes on from its last row.
+        Position::After(c) if entries.len() as i64 >= limit => entries.last().map(|e| e.cursor).or(Some(c)),
+        _ => high_water.or(cursor),
+    };
+    entries.sort_by(|a, b| (&a.order, a.cursor).cmp(&(&b.order, b.cursor)));
+    attach_media(conn, session_id, &mut entries)?;
+    attach_subagents(conn, session_id, &mut entries)?;
+    let before = match (at, entries.first()) {
+        (Position::After(_), _) | (_, None) => None,
+        (_, Some(oldest)) => {
+            let o = &oldest.order;
+            let older_exists = conn
+                .prepare_cached(&format!("SELECT 1 FROM entries WHERE {visible} AND {BEFORE_PLACE} LIMIT 1"))?
+                .query_row(params![session_id, o.at, o.file, o.line, oldest.cursor], |_| Ok(()))
+                .optional()?
+                .is_some();
+            older_exists.then_some(oldest.cursor)
+        }
+    };
+    Ok(Some(HistoryPage { session_id: session_id.to_owned(), entries, before, after, next }))
+}
+
+/// The rows of a page at `at` (from `place`, the entry a cursor names, and its cursor), newest or
+/// oldest first as the direction reads them: one index range scan of `limit` rows (one more for a
+/// page read forward, which tells whether another follows).
+fn page_rows(
+    conn: &Connection,
+    session_id: &str,
+    at: Position,
+    place: Option<&(Order, i64)>,
+    visible: &str,
+    limit: i64,
+) -> Result<Vec<HistoryEntry>> {
+    let rows = match (at, place) {
+        (Position::Newest, _) => conn
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM entries WHERE {visible} {NEWEST_FIRST} LIMIT ?2"))?
+            .query_map(params![session_id, limit], history_row)?
+            .collect::<rusqlite::Result<_>>()?,
+        (Position::After(c), _) => conn
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM entries WHERE {visible} AND id > ?2 ORDER BY id LIMIT ?3"))?
+            .query_map(params![session_id, c, limit], history_row)?
+            .collect::<rusqlite::Result<_>>()?,
+        (Position::Before(_), Some((o, c))) => conn
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM entries WHERE {visible} AND {BEFORE_PLACE} {NEWEST_FIRST} LIMIT ?6"
+            ))?
+            .query_map(params![session_id, o.at, o.file, o.line, c, limit], history_row)?
+            .collect::<rusqlite::Result<_>>()?,
+        (Position::From(_), Some((o, c))) => conn
+            .prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM entries WHERE {visible} AND (sort_at, sort_file, line, id) >= (?2, ?3, ?4, ?5)
+                 {OLDEST_FIRST} LIMIT ?6 + 1"
+            ))?
+            .query_map(params![session_id, o.at, o.file, o.line, c, limit], history_row)?
+            .collect::<rusqlite::Result<_>>()?,
+        (Position::Before(_) | Position::From(_), None) => unreachable!("a place was found above"),
+    };
+    Ok(rows)
+}
+
+/// One row of a history query ([`COLUMNS`]).
+fn history_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryEntry> {
+    let body = match (r.get::<_, Option<String>>(8)?, r.get::<_, Option<String>>(9)?) {
+        (Some(stripped), None) => EntryBody::Stored { stripped, media: Vec::new() },
+        (_, invalid) => EntryBody::Invalid(invalid.unwrap_or_default()),
+    };
+    let line: i64 = r.get(1)?;
+    Ok(HistoryEntry {
+        cursor: r.get(0)?,
+        order: Order { at: r.get(10)?, file: r.get(11)?, line },
+        line,
+        columns: Columns {
+            uuid: r.get(2)?,
+            parent_uuid: r.get(3)?,
+            kind: r.get(4)?,
+            role: r.get(5)?,
+            timestamp: r.get(6)?,
+            is_sidechain: r.get(7)?,
+        },
+        // An agent this build does not know (an index a newer one wrote) is laid out as the
+        // default format's.
+        format: format::by_name(&r.get::<_, String>(13)?).unwrap_or(format::DEFAULT),
+        subagent: r.get::<_, Option<String>>(12)?.map(|agent_id| Subagent { agent_id, first: None, entries: 0 }),
+        body,
+    })
+}
+
+/// The place of entry `cursor` of `session_id`, if it is one.
+fn place_of(conn: &Connection, session_id: &str, cursor: i64) -> Result<Option<Order>> {
+    Ok(conn
+        .prepare_cached("SELECT sort_at, sort_file, line FROM entries WHERE id = ?1 AND session_id = ?2")?
+        .query_row(params![cursor, session_id], |r| Ok(Order { at: r.get(0)?, file: r.get(1)?, line: r.get(2)? }))
+        .optional()?)
+}

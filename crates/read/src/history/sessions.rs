@@ -1,0 +1,204 @@
+//! The session list (newest first, filtered, a page at a time), one session as listed, and the git
+//! branch a session's transcript names.
+//!
+//! Reads the `sessions` table, and the full-text index for a text filter (checked and bounded as
+//! every full-text query is). Never reads a transcript byte, never writes.
+
+use std::fmt::Write as _;
+
+use rusqlite::{Connection, OptionalExtension};
+
+use super::MAX_LIMIT;
+use super::budget::{check_query, fts_error, within_budget};
+use scrollback_core::codec::words;
+use scrollback_core::error::{Error, Result};
+
+/// One session, as listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionSummary {
+    /// The session id.
+    pub id: String,
+    /// Its working directory.
+    pub project: Option<String>,
+    /// Its title.
+    pub title: Option<String>,
+    /// Earliest entry timestamp.
+    pub first_timestamp: Option<String>,
+    /// Latest entry timestamp.
+    pub last_timestamp: Option<String>,
+    /// Entries: what history returns with side chains (invalid lines included, copies of an entry
+    /// left out).
+    pub entries: i64,
+    /// Of `entries`, those on a side chain: history without side chains returns the others.
+    pub sidechain_entries: i64,
+    /// Image blocks (failed uploads included).
+    pub images: i64,
+    /// Every transcript of the session is gone: the index holds its only copy.
+    pub gone: bool,
+    /// The agent that wrote it (`claude`, `codex`, `gemini`).
+    pub agent: String,
+    /// The session it was forked from, as its transcript says.
+    pub forked_from: Option<String>,
+}
+
+/// A page of sessions, newest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionPage {
+    /// The sessions.
+    pub sessions: Vec<SessionSummary>,
+    /// Pass as `cursor` for the next page; `None` at the end.
+    pub next: Option<String>,
+}
+
+/// Which sessions to list.
+#[derive(Debug, Clone, Default)]
+pub struct SessionQuery {
+    /// Only sessions whose project is this.
+    pub project: Option<String>,
+    /// Only sessions of this agent.
+    pub agent: Option<String>,
+    /// Only sessions with an entry matching this full-text query, or whose title contains it.
+    pub text: Option<String>,
+    /// Only sessions with an entry at or after this instant ([`time_bound`](super::time_bound)).
+    pub since: Option<String>,
+    /// Only sessions with an entry before this instant ([`time_bound`](super::time_bound)).
+    pub until: Option<String>,
+    /// Leave out sessions whose last entry is at or after this instant (still being written).
+    pub active_since: Option<String>,
+    /// From this cursor on.
+    pub cursor: Option<String>,
+    /// At most this many.
+    pub limit: u32,
+}
+
+/// Lists sessions, newest (by last entry) first. A cursor this index never gave, or a text query
+/// the full-text engine cannot parse, is [`Error::BadQuery`].
+pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
+    let limit = q.limit.clamp(1, MAX_LIMIT);
+    // The cursor is "<lastTimestamp>|<rowid>" of the last session of the previous page.
+    let cursor = match q.cursor.as_deref() {
+        None => None,
+        Some(c) => match c.rsplit_once('|').and_then(|(ts, id)| Some((ts.to_owned(), id.parse::<i64>().ok()?))) {
+            Some(parsed) => Some(parsed),
+            None => return Err(Error::BadQuery(format!("cursor {c:?} is not one this server gave"))),
+        },
+    };
+    let mut sql = String::from(
+        "SELECT rowid, id, project, title, first_timestamp, last_timestamp, entries, images, sidechain_entries,
+                NOT EXISTS (SELECT 1 FROM entries e JOIN files f ON f.id = e.file_id
+                            WHERE e.session_id = sessions.id AND f.state = 'live'),
+                agent, forked_from
+         FROM sessions WHERE 1",
+    );
+    let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
+    if let Some(project) = &q.project {
+        sql.push_str(" AND project = ?");
+        args.push(Box::new(project.clone()));
+    }
+    if let Some(agent) = &q.agent {
+        sql.push_str(" AND agent = ?");
+        args.push(Box::new(agent.clone()));
+    }
+    if let Some(text) = &q.text {
+        check_query(text)?;
+        sql.push_str(
+            " AND (instr(lower(coalesce(title, '')), lower(?)) > 0 OR id IN (
+                 SELECT e.session_id FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid
+                 WHERE entries_fts MATCH ? AND e.duplicate = 0))",
+        );
+        args.push(Box::new(text.clone()));
+        args.push(Box::new(words::mark(text).into_owned()));
+    }
+    for (bound, clause) in [
+        (&q.since, " AND coalesce(last_timestamp, '') >= ?"),
+        (&q.until, " AND first_timestamp < ?"),
+        (&q.active_since, " AND coalesce(last_timestamp, '') < ?"),
+    ] {
+        if let Some(bound) = bound {
+            sql.push_str(clause);
+            args.push(Box::new(bound.clone()));
+        }
+    }
+    if let Some((ts, rowid)) = &cursor {
+        sql.push_str(" AND (coalesce(last_timestamp, ''), rowid) < (?, ?)");
+        args.push(Box::new(ts.clone()));
+        args.push(Box::new(*rowid));
+    }
+    write!(sql, " ORDER BY coalesce(last_timestamp, '') DESC, rowid DESC LIMIT {}", limit + 1).unwrap();
+    let rows = within_budget(conn, || {
+        let mut stmt = conn.prepare(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(args.iter().map(|a| a.as_ref())), |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                SessionSummary {
+                    id: r.get(1)?,
+                    project: r.get(2)?,
+                    title: r.get(3)?,
+                    first_timestamp: r.get(4)?,
+                    last_timestamp: r.get(5)?,
+                    entries: r.get(6)?,
+                    images: r.get(7)?,
+                    sidechain_entries: r.get(8)?,
+                    gone: r.get(9)?,
+                    agent: r.get(10)?,
+                    forked_from: r.get(11)?,
+                },
+            ))
+        })?;
+        rows.collect::<rusqlite::Result<Vec<(i64, SessionSummary)>>>().map_err(fts_error)
+    });
+    let mut rows = rows?;
+    let next = if rows.len() > limit as usize {
+        rows.truncate(limit as usize);
+        rows.last().map(|(rowid, s)| format!("{}|{rowid}", s.last_timestamp.as_deref().unwrap_or("")))
+    } else {
+        None
+    };
+    Ok(SessionPage { sessions: rows.into_iter().map(|(_, s)| s).collect(), next })
+}
+
+/// One session as listed, by its id; `None` if the index has no such session.
+pub fn session(conn: &Connection, id: &str) -> Result<Option<SessionSummary>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT id, project, title, first_timestamp, last_timestamp, entries, images, sidechain_entries,
+                    NOT EXISTS (SELECT 1 FROM entries e JOIN files f ON f.id = e.file_id
+                                WHERE e.session_id = sessions.id AND f.state = 'live'),
+                    agent, forked_from
+             FROM sessions WHERE id = ?1",
+        )?
+        .query_row([id], |r| {
+            Ok(SessionSummary {
+                id: r.get(0)?,
+                project: r.get(1)?,
+                title: r.get(2)?,
+                first_timestamp: r.get(3)?,
+                last_timestamp: r.get(4)?,
+                entries: r.get(5)?,
+                images: r.get(6)?,
+                sidechain_entries: r.get(7)?,
+                gone: r.get(8)?,
+                agent: r.get(9)?,
+                forked_from: r.get(10)?,
+            })
+        })
+        .optional()?)
+}
+
+/// The git branch the session's transcript names last (Claude Code's `gitBranch`, Codex's
+/// `session_meta`), if it names one.
+pub fn git_branch(conn: &Connection, session_id: &str) -> Result<Option<String>> {
+    let branch: Option<String> = conn
+        .prepare_cached(
+            r#"SELECT coalesce(json_extract(stripped, '$.gitBranch'), json_extract(stripped, '$.payload.git.branch'))
+             FROM entries
+             WHERE session_id = ?1 AND stripped IS NOT NULL AND duplicate = 0
+               AND (instr(stripped, '"gitBranch":"') > 0 OR (type = 'session_meta' AND instr(stripped, '"branch"') > 0))
+               AND json_valid(stripped)
+             ORDER BY sort_at DESC, line DESC LIMIT 1"#,
+        )?
+        .query_row([session_id], |r| r.get(0))
+        .optional()?
+        .flatten();
+    Ok(branch.filter(|b| !b.trim().is_empty()))
+}
