@@ -75,14 +75,7 @@ pub struct SessionQuery {
 /// the full-text engine cannot parse, is [`Error::BadQuery`].
 pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
     let limit = q.limit.clamp(1, MAX_LIMIT);
-    // The cursor is "<lastTimestamp>|<rowid>" of the last session of the previous page.
-    let cursor = match q.cursor.as_deref() {
-        None => None,
-        Some(c) => match c.rsplit_once('|').and_then(|(ts, id)| Some((ts.to_owned(), id.parse::<i64>().ok()?))) {
-            Some(parsed) => Some(parsed),
-            None => return Err(Error::BadQuery(format!("cursor {c:?} is not one this server gave"))),
-        },
-    };
+    let cursor = q.cursor.as_deref().map(parse_cursor).transpose()?;
     let mut sql = String::from(
         "SELECT rowid, id, project, title, first_timestamp, last_timestamp, entries, images, sidechain_entries,
                 NOT EXISTS (SELECT 1 FROM entries e JOIN files f ON f.id = e.file_id
@@ -127,24 +120,7 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
     write!(sql, " ORDER BY coalesce(last_timestamp, '') DESC, rowid DESC LIMIT {}", limit + 1).unwrap();
     let rows = within_budget(conn, || {
         let mut stmt = conn.prepare(&sql)?;
-        let rows = stmt.query_map(rusqlite::params_from_iter(args.iter().map(|a| a.as_ref())), |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                SessionSummary {
-                    id: r.get(1)?,
-                    project: r.get(2)?,
-                    title: r.get(3)?,
-                    first_timestamp: r.get(4)?,
-                    last_timestamp: r.get(5)?,
-                    entries: r.get(6)?,
-                    images: r.get(7)?,
-                    sidechain_entries: r.get(8)?,
-                    gone: r.get(9)?,
-                    agent: r.get(10)?,
-                    forked_from: r.get(11)?,
-                },
-            ))
-        })?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(args.iter().map(|a| a.as_ref())), listed)?;
         rows.collect::<rusqlite::Result<Vec<(i64, SessionSummary)>>>().map_err(fts_error)
     });
     let mut rows = rows?;
@@ -155,6 +131,35 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
         None
     };
     Ok(SessionPage { sessions: rows.into_iter().map(|(_, s)| s).collect(), next })
+}
+
+/// A session list's cursor: "<lastTimestamp>|<rowid>" of the last session of the previous page.
+/// One this index never gave is [`Error::BadQuery`].
+fn parse_cursor(c: &str) -> Result<(String, i64)> {
+    match c.rsplit_once('|').and_then(|(ts, id)| Some((ts.to_owned(), id.parse::<i64>().ok()?))) {
+        Some(parsed) => Ok(parsed),
+        None => Err(Error::BadQuery(format!("cursor {c:?} is not one this server gave"))),
+    }
+}
+
+/// One row of the session list: its `rowid` (the cursor's second half) and the session.
+fn listed(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, SessionSummary)> {
+    Ok((
+        r.get::<_, i64>(0)?,
+        SessionSummary {
+            id: r.get(1)?,
+            project: r.get(2)?,
+            title: r.get(3)?,
+            first_timestamp: r.get(4)?,
+            last_timestamp: r.get(5)?,
+            entries: r.get(6)?,
+            images: r.get(7)?,
+            sidechain_entries: r.get(8)?,
+            gone: r.get(9)?,
+            agent: r.get(10)?,
+            forked_from: r.get(11)?,
+        },
+    ))
 }
 
 /// One session as listed, by its id; `None` if the index has no such session.
