@@ -5,6 +5,7 @@ use std::convert::Infallible;
 
 use futures_util::{SinkExt, StreamExt};
 use serde::Deserialize;
+use warp::filters::BoxedFilter;
 use warp::{Filter, Rejection, Reply};
 
 use super::auth::{authorized, login, loopback_host, same_origin};
@@ -56,9 +57,55 @@ struct SearchParams {
     limit: Option<u32>,
 }
 
-/// Every route of the API, with authorization and the rejection mapping. Long because it is the
-/// route table: each route's filter chain is here, in one place, next to the others.
+/// Every route of the API, with authorization and the rejection mapping: the table that joins the
+/// groups of routes (`read_routes`, `about_routes` and the other files' groups), each boxed.
 pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
+    // Each group of routes is boxed: the table's filter types stay small, and so does the compiler's
+    // work proving them (unboxed, one more route made type checking take minutes).
+    let reads = read_routes(&api);
+    let about = about_routes(&api);
+    let api_routes = warp::path("api").and(query_cap()).and(
+        login(api.clone())
+            .or(authorized(api.clone()).and(
+                reads
+                    .or(about)
+                    .unify()
+                    .or(super::chat::routes(api.clone()).boxed())
+                    .unify()
+                    .or(super::session::routes(&api))
+                    .unify()
+                    .or(super::export::routes(&api))
+                    .unify()
+                    .or(super::usage::routes(&api))
+                    .unify(),
+            ))
+            .unify(),
+    );
+    // `/mcp` is no `/api` route, and has the same rules: the token when one is set (checked once
+    // the path is this one's, so that a wrong token is counted once).
+    let mcp = warp::path!("mcp").and(authorized(api.clone())).and(super::mcp::answer(&api));
+    // The one place every answer passes: the Host check first, the rejections mapped to the API's
+    // errors, and the headers every answer carries.
+    loopback_host(api.clone())
+        .and(api_routes.boxed().or(mcp).unify().or(super::web::routes().boxed()).unify())
+        .recover(handle_rejection)
+        .unify()
+        // No answer is ever sniffed into another type (a JSON body read as HTML, say).
+        .with(warp::reply::with::header("x-content-type-options", "nosniff"))
+        .with(warp::log::custom(|info| {
+            tracing::debug!(
+                method = %info.method(),
+                path = info.path(),
+                status = info.status().as_u16(),
+                elapsed_us = info.elapsed().as_micros() as u64,
+                "request"
+            );
+        }))
+}
+
+/// The read routes (sessions, history, forgetting a session, media, search, the events socket), for
+/// the route table, boxed as one group.
+fn read_routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
     let with_api = {
         let api = api.clone();
         warp::any().map(move || api.clone())
@@ -114,19 +161,34 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
         .and(with_api.clone())
         .and_then(search);
     // A WebSocket is not bound by the same-origin policy: a page elsewhere is refused by its Origin.
-    let events = warp::path!("events").and(warp::get()).and(same_origin()).and(warp::ws()).and(with_api.clone()).map(
-        |ws: warp::ws::Ws, api: Api| {
-            let receiver = api.inner.bus.subscribe();
-            let chat_receiver = api.inner.chats.subscribe();
-            let idle = api.idle_timeout();
-            // The client only answers pings: anything longer than a few KB is refused as it comes
-            // (the socket is closed), never buffered (tungstenite's default is 64 MB a message).
-            ws.max_message_size(EVENTS_INCOMING_MAX)
-                .max_frame_size(EVENTS_INCOMING_MAX)
-                .on_upgrade(move |socket| forward_events(socket, receiver, chat_receiver, idle))
-                .into_response()
-        },
-    );
+    let events = warp::path!("events")
+        .and(warp::get())
+        .and(same_origin())
+        .and(warp::ws())
+        .and(with_api.clone())
+        .map(events_socket);
+    sessions
+        .or(history)
+        .unify()
+        .or(forget)
+        .unify()
+        .or(session_media)
+        .unify()
+        .or(media_by_hash)
+        .unify()
+        .or(search)
+        .unify()
+        .or(events)
+        .unify()
+        .boxed()
+}
+
+/// `/api/openapi.json`, `/api/info` and `/api/status`, for the route table, boxed as one group.
+fn about_routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
+    let with_api = {
+        let api = api.clone();
+        warp::any().map(move || api.clone())
+    };
     let openapi = warp::path!("openapi.json")
         .and(warp::get())
         .map(|| warp::reply::json(&super::openapi::document()).into_response());
@@ -161,60 +223,7 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
             Ok::<_, Rejection>(json(&wire::status(&status, push.as_ref())))
         },
     );
-    // Each group of routes is boxed: the table's filter types stay small, and so does the compiler's
-    // work proving them (unboxed, one more route made type checking take minutes).
-    let reads = sessions
-        .or(history)
-        .unify()
-        .or(forget)
-        .unify()
-        .or(session_media)
-        .unify()
-        .or(media_by_hash)
-        .unify()
-        .or(search)
-        .unify()
-        .or(events)
-        .unify()
-        .boxed();
-    let about = openapi.or(info).unify().or(status).unify().boxed();
-    let api_routes = warp::path("api").and(query_cap()).and(
-        login(api.clone())
-            .or(authorized(api.clone()).and(
-                reads
-                    .or(about)
-                    .unify()
-                    .or(super::chat::routes(api.clone()).boxed())
-                    .unify()
-                    .or(super::session::routes(&api))
-                    .unify()
-                    .or(super::export::routes(&api))
-                    .unify()
-                    .or(super::usage::routes(&api))
-                    .unify(),
-            ))
-            .unify(),
-    );
-    // `/mcp` is no `/api` route, and has the same rules: the token when one is set (checked once
-    // the path is this one's, so that a wrong token is counted once).
-    let mcp = warp::path!("mcp").and(authorized(api.clone())).and(super::mcp::answer(&api));
-    // The one place every answer passes: the Host check first, the rejections mapped to the API's
-    // errors, and the headers every answer carries.
-    loopback_host(api.clone())
-        .and(api_routes.boxed().or(mcp).unify().or(super::web::routes().boxed()).unify())
-        .recover(handle_rejection)
-        .unify()
-        // No answer is ever sniffed into another type (a JSON body read as HTML, say).
-        .with(warp::reply::with::header("x-content-type-options", "nosniff"))
-        .with(warp::log::custom(|info| {
-            tracing::debug!(
-                method = %info.method(),
-                path = info.path(),
-                status = info.status().as_u16(),
-                elapsed_us = info.elapsed().as_micros() as u64,
-                "request"
-            );
-        }))
+    openapi.or(info).unify().or(status).unify().boxed()
 }
 
 fn json<T: serde::Serialize>(value: &T) -> warp::reply::Response {
@@ -393,6 +402,20 @@ fn time_param(name: &str, value: Option<String>, upper: bool) -> Result<Option<S
 /// The largest message (and frame) the events socket takes from a client: it sends pongs and a
 /// close, nothing more.
 pub const EVENTS_INCOMING_MAX: usize = 4 << 10;
+
+/// The events socket's upgrade: the client is sent the index's and the chats' events
+/// ([`forward_events`]).
+fn events_socket(ws: warp::ws::Ws, api: Api) -> warp::reply::Response {
+    let receiver = api.inner.bus.subscribe();
+    let chat_receiver = api.inner.chats.subscribe();
+    let idle = api.idle_timeout();
+    // The client only answers pings: anything longer than a few KB is refused as it comes
+    // (the socket is closed), never buffered (tungstenite's default is 64 MB a message).
+    ws.max_message_size(EVENTS_INCOMING_MAX)
+        .max_frame_size(EVENTS_INCOMING_MAX)
+        .on_upgrade(move |socket| forward_events(socket, receiver, chat_receiver, idle))
+        .into_response()
+}
 
 /// Forwards the index's and the chats' events to one WebSocket client, merged as they come, until
 /// either side closes.
