@@ -137,15 +137,7 @@ pub async fn serve(
     let cap = connection_cap(api.max_connections());
     let places = std::sync::Arc::new(tokio::sync::Semaphore::new(cap));
     let mut said_full: Option<std::time::Instant> = None;
-    // What the engine never finished before the last stop is handed to it again.
-    let chats = api.chats().clone();
-    tokio::spawn(async move {
-        match chats.resume().await {
-            Ok(0) => {}
-            Ok(n) => tracing::info!(messages = n, "engine runs resumed"),
-            Err(e) => tracing::error!("engine runs not resumed: {e}"),
-        }
-    });
+    resume_engine_runs(&api);
     let filter = routes(api);
     // Told to each connection when the server stops; each holds an `alive` until it has finished.
     let (stop, stopping) = tokio::sync::watch::channel(false);
@@ -178,6 +170,8 @@ pub async fn serve(
             grace: idle,
         });
         let (mut stopping, alive) = (stopping.clone(), alive.clone());
+        // The connection's task stays inline: a function would have to name warp's opaque filter
+        // type, or prove hyper's bounds `Send` for a generic service (see `PacedService`).
         tokio::spawn(async move {
             let _alive = alive;
             // HTTP/1.1 only (browsers speak HTTP/2 only over TLS): its header timeout runs from the
@@ -205,4 +199,16 @@ pub async fn serve(
     let _ = stop.send(true);
     drop(alive);
     let _ = all_finished.recv().await;
+}
+
+/// Hands the engine again, on a task of its own, what it never finished before the last stop.
+fn resume_engine_runs(api: &Api) {
+    let chats = api.chats().clone();
+    tokio::spawn(async move {
+        match chats.resume().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(messages = n, "engine runs resumed"),
+            Err(e) => tracing::error!("engine runs not resumed: {e}"),
+        }
+    });
 }
