@@ -57,6 +57,21 @@ pub const FORGETTING: &str = "forgetting:";
 /// Forgets `session_id` in the index `conn`, in one transaction; with `dry_run`, only counts.
 pub fn forget(conn: &Connection, session_id: &str, dry_run: bool) -> Result<Forgotten> {
     let tx = conn.unchecked_transaction()?;
+    let (out, files) = count(&tx, session_id)?;
+    if dry_run {
+        return Ok(out);
+    }
+    delete(&tx, session_id, &files, &out.vault_links)?;
+    tx.commit()?;
+    Ok(out)
+}
+
+/// Transcripts (file rows) that hold a session's entries and no other's: each row's id and vault link.
+type Transcripts = Vec<(i64, Option<String>)>;
+
+/// What forgetting `session_id` removes, and the transcripts (file rows, with their vault links)
+/// that hold its entries and no other session's.
+fn count(tx: &Connection, session_id: &str) -> Result<(Forgotten, Transcripts)> {
     let (entries, index_bytes): (i64, i64) = tx.query_row(
         "SELECT count(*), coalesce(sum(length(coalesce(stripped, '')) + length(coalesce(text, ''))), 0)
          FROM entries WHERE session_id = ?1",
@@ -74,7 +89,7 @@ pub fn forget(conn: &Connection, session_id: &str, dry_run: bool) -> Result<Forg
          WHERE EXISTS (SELECT 1 FROM entries e WHERE e.file_id = f.id AND e.session_id = ?1)
            AND NOT EXISTS (SELECT 1 FROM entries e WHERE e.file_id = f.id AND e.session_id != ?1)",
     )?;
-    let files: Vec<(i64, Option<String>)> =
+    let files: Transcripts =
         stmt.query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
     drop(stmt);
     let vault_links: Vec<String> = files.iter().filter_map(|(_, v)| v.clone()).collect();
@@ -96,9 +111,13 @@ pub fn forget(conn: &Connection, session_id: &str, dry_run: bool) -> Result<Forg
         messages: 0,
         image_bytes: 0,
     };
-    if dry_run {
-        return Ok(out);
-    }
+    Ok((out, files))
+}
+
+/// Deletes `session_id`'s rows and its transcripts' `files`, remembering them in `forgotten` (and in
+/// `forgotten_in` those that keep other sessions' lines), and leaves the `forgetting:` mark with
+/// the `vault_links` to remove.
+fn delete(tx: &Connection, session_id: &str, files: &[(i64, Option<String>)], vault_links: &[String]) -> Result<()> {
     // Transcripts that keep other sessions' lines: `unforget` reads them again.
     tx.execute(
         "INSERT OR IGNORE INTO forgotten_in (session_id, file_id)
@@ -106,7 +125,7 @@ pub fn forget(conn: &Connection, session_id: &str, dry_run: bool) -> Result<Forg
            AND EXISTS (SELECT 1 FROM entries o WHERE o.file_id = entries.file_id AND o.session_id != ?1)",
         [session_id],
     )?;
-    for (file_id, _) in &files {
+    for (file_id, _) in files {
         tx.execute(
             "INSERT INTO forgotten (session_id, path, dev, inode, fingerprint, fingerprint_len, forgotten_at)
              SELECT ?2, path, dev, inode, fingerprint, fingerprint_len, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
@@ -119,23 +138,22 @@ pub fn forget(conn: &Connection, session_id: &str, dry_run: bool) -> Result<Forg
         "DELETE FROM failed_images WHERE entry_id IN (SELECT id FROM entries WHERE session_id = ?1)",
         [session_id],
     )?;
-    let keys = crate::usage::drop_lines(&tx, "session_id = ?1", &session_id)?;
+    let keys = crate::usage::drop_lines(tx, "session_id = ?1", &session_id)?;
     tx.execute("DELETE FROM entries WHERE session_id = ?1", [session_id])?;
-    for (file_id, _) in &files {
+    for (file_id, _) in files {
         tx.execute("DELETE FROM usage_state WHERE file_id = ?1", [file_id])?;
         tx.execute("DELETE FROM files WHERE id = ?1", [file_id])?;
     }
     // The same response stated in another session's lines stands there now.
-    crate::usage::settle(&tx, &keys)?;
+    crate::usage::settle(tx, &keys)?;
     tx.execute("DELETE FROM sessions WHERE id = ?1", [session_id])?;
     // The mark holds the vault links to remove: a link no row needs is removed after the commit.
-    let links = serde_json::Value::from(out.vault_links.clone()).to_string();
+    let links = serde_json::Value::from(vault_links.to_vec()).to_string();
     tx.execute(
         "INSERT OR REPLACE INTO scrollback_meta (key, value) VALUES (?1, ?2)",
         params![format!("{FORGETTING}{session_id}"), links],
     )?;
-    tx.commit()?;
-    Ok(out)
+    Ok(())
 }
 
 /// Sessions whose index rows were forgotten and whose acceptance record's messages and vault links

@@ -76,8 +76,8 @@ impl LineReader {
     }
 
     /// Calls `on_line` for each complete line of `file` from `start` (a line boundary), numbering
-    /// them after `lines_before`, its image blocks under `places`. One loop over the blocks, long because its three cases (a line in
-    /// the block, a line kept across blocks, a line too long to keep) share the block's bounds.
+    /// them after `lines_before`, its image blocks under `places`. A line that lies whole in the block
+    /// is handed on from there; one across blocks is read on to its `\n` (`read_spanning`).
     pub fn read(
         &mut self,
         file: &File,
@@ -90,15 +90,13 @@ impl LineReader {
         let LineReader { block, line, scanner } = self;
         scanner.set_places(places);
         let mut end = End { checkpoint: start, lines: lines_before, size: start };
-        // block[lo..hi] holds the file's bytes from `block_at + lo`.
-        let (mut lo, mut hi) = (0usize, 0usize);
-        let mut block_at = start;
+        let mut w = Window { lo: 0, hi: 0, at: start };
         loop {
             let line_start = end.checkpoint;
             // Most lines lie whole in the block: scan them there, without a copy, and not at all if
             // they cannot hold media.
-            if let Some(j) = memchr::memchr(b'\n', &block[lo..hi]) {
-                let bytes = &block[lo..lo + j];
+            if let Some(j) = memchr::memchr(b'\n', &block[w.lo..w.hi]) {
+                let bytes = &block[w.lo..w.lo + j];
                 let scan = if scan::may_hold_media(bytes) {
                     scanner.reset();
                     scanner.feed(bytes);
@@ -107,8 +105,8 @@ impl LineReader {
                     scan::scan_without_media(bytes)
                 };
                 let length = if bytes.last() == Some(&b'\r') { j - 1 } else { j };
-                lo += j + 1;
-                end.checkpoint = block_at + lo as u64;
+                w.lo += j + 1;
+                end.checkpoint = w.at + w.lo as u64;
                 end.lines += 1;
                 end.size = end.size.max(end.checkpoint);
                 on_line(Line {
@@ -123,47 +121,11 @@ impl LineReader {
                 })?;
                 continue;
             }
-            let mut skip = 0u64;
-            let mut kept = true;
-            let mut last = 0u8;
-            scanner.reset();
-            line.clear();
-            let newline_at = loop {
-                if lo == hi {
-                    block_at += hi as u64;
-                    let n = read_at(file, path, block, block_at)?;
-                    if n == 0 {
-                        end.size = block_at;
-                        return Ok(end);
-                    }
-                    (lo, hi) = (0, n);
-                    if block_at == 0 && block[..n].starts_with(BOM) {
-                        lo = BOM.len();
-                        skip = BOM.len() as u64;
-                    }
-                }
-                let avail = &block[lo..hi];
-                let (piece, done) = match memchr::memchr(b'\n', avail) {
-                    Some(j) => (&avail[..j], true),
-                    None => (avail, false),
-                };
-                scanner.feed(piece);
-                if let Some(&b) = piece.last() {
-                    last = b;
-                }
-                if kept {
-                    if line.len() + piece.len() <= KEEP_IN_MEMORY {
-                        line.extend_from_slice(piece);
-                    } else {
-                        kept = false;
-                        line.clear();
-                    }
-                }
-                lo += piece.len();
-                if done {
-                    lo += 1;
-                    break block_at + lo as u64 - 1;
-                }
+            let Some(Spanning { newline_at, skip, kept, last }) =
+                read_spanning(file, path, block, line, scanner, &mut w)?
+            else {
+                end.size = w.at;
+                return Ok(end);
             };
             let offset = line_start + skip;
             let mut length = newline_at - offset;
@@ -190,6 +152,82 @@ impl LineReader {
             })?;
         }
     }
+}
+
+/// Where the reader is in the file: `block[lo..hi]` holds the file's bytes from `at + lo`.
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    lo: usize,
+    hi: usize,
+    at: u64,
+}
+
+/// A line that did not lie whole in the block, read on to its `\n`.
+#[derive(Debug, Clone, Copy)]
+struct Spanning {
+    /// Offset of its `\n` in the file.
+    newline_at: u64,
+    /// Bytes of a byte order mark before it (at the file's start).
+    skip: u64,
+    /// Its bytes are in the reader's `line`: it is at most [`KEEP_IN_MEMORY`] bytes long.
+    kept: bool,
+    /// Its last byte before the `\n`.
+    last: u8,
+}
+
+/// Feeds a line that does not lie whole in `block[w.lo..w.hi]` to `scanner` piece by piece, reading
+/// blocks on to its `\n`, and keeps it in `line` while it fits in [`KEEP_IN_MEMORY`] bytes. `None`
+/// at the end of the file, `w.at` then being the file's size: a last line without its `\n` waits.
+fn read_spanning(
+    file: &File,
+    path: &Path,
+    block: &mut [u8],
+    line: &mut Vec<u8>,
+    scanner: &mut Scanner,
+    w: &mut Window,
+) -> Result<Option<Spanning>> {
+    let mut skip = 0u64;
+    let mut kept = true;
+    let mut last = 0u8;
+    scanner.reset();
+    line.clear();
+    let newline_at = loop {
+        if w.lo == w.hi {
+            w.at += w.hi as u64;
+            let n = read_at(file, path, block, w.at)?;
+            if n == 0 {
+                return Ok(None);
+            }
+            (w.lo, w.hi) = (0, n);
+            if w.at == 0 && block[..n].starts_with(BOM) {
+                w.lo = BOM.len();
+                skip = BOM.len() as u64;
+            }
+        }
+        let avail = &block[w.lo..w.hi];
+        let (piece, done) = match memchr::memchr(b'\n', avail) {
+            Some(j) => (&avail[..j], true),
+            None => (avail, false),
+        };
+        scanner.feed(piece);
+        if let Some(&b) = piece.last() {
+            last = b;
+        }
+        if kept {
+            if line.len() + piece.len() <= KEEP_IN_MEMORY {
+                line.extend_from_slice(piece);
+            } else {
+                kept = false;
+                line.clear();
+            }
+        }
+        w.lo += piece.len();
+        if done {
+            w.lo += 1;
+            break w.at + w.lo as u64 - 1;
+        }
+    };
+    Ok(Some(Spanning { newline_at, skip, kept, last }))
 }
 
 fn read_at(file: &File, path: &Path, buf: &mut [u8], at: u64) -> Result<usize> {

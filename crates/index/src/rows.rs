@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, Statement, params};
 
 use crate::entry::{Body, Described, Stored};
 use crate::usage;
@@ -174,9 +174,9 @@ pub(crate) fn write_entries(
     let mut recorder = usage::Recorder::new(file.id, file.format.name());
     for d in lines {
         let session = d.session(file.session);
-        let (stored, invalid) = match &d.body {
-            Body::Stored(stored) => (Some(stored), None),
-            Body::Invalid(reason) => (None, Some(reason)),
+        let stored = match &d.body {
+            Body::Stored(stored) => Some(stored),
+            Body::Invalid(_) => None,
         };
         let meta = stored.map(|s| &s.meta);
         let columns = meta.map(|m| &m.columns);
@@ -196,29 +196,7 @@ pub(crate) fn write_entries(
                 }
                 _ => false,
             };
-        insert_entry.execute(params![
-            file.id,
-            session,
-            d.line as i64,
-            d.offset as i64,
-            d.length as i64,
-            columns.and_then(|c| c.uuid.as_deref()),
-            columns.and_then(|c| c.parent_uuid.as_deref()),
-            columns.and_then(|c| c.kind.as_deref()),
-            columns.and_then(|c| c.role.as_deref()),
-            columns.and_then(|c| c.timestamp.as_deref()),
-            columns.is_some_and(|c| c.is_sidechain),
-            stored.map(|s| s.stripped.as_str()),
-            meta.and_then(|m| m.text.as_deref()),
-            invalid,
-            order.at,
-            order.file,
-            duplicate,
-            meta.and_then(|m| m.agent_id.as_deref()),
-            meta.and_then(|m| m.spawned_agent.as_deref()),
-            file.format.name(),
-            hidden,
-        ])?;
+        insert_row(&mut insert_entry, file, d, session, &order, duplicate)?;
         let entry_id = tx.last_insert_rowid();
         if let Some(effect) = meta.and_then(|m| m.effect.as_ref()) {
             delta.recount |= apply(tx, file.id, entry_id, d.line, columns.and_then(|c| c.uuid.as_deref()), effect)? > 0;
@@ -236,12 +214,53 @@ pub(crate) fn write_entries(
         };
         written.media += insert_payloads(tx, entry_id, d.offset, stored)?;
         recorder.record(tx, entry_id, session, stored.meta.columns.timestamp.as_deref(), &stored.meta, hidden)?;
-        let order = Order { at: at.clone(), file: sort_file, line: d.line as i64 };
         delta.add(stored, order, duplicate);
     }
     upsert_sessions(tx, sessions, file.format.name())?;
     recorder.finish(tx, file.bulk)?;
     Ok(written)
+}
+
+/// Inserts the entry row of line `d` of `file` in `session`, at `order`, with `insert` (the
+/// statement [`write_entries`] prepared).
+fn insert_row(
+    insert: &mut Statement<'_>,
+    file: FileRows<'_>,
+    d: &Described,
+    session: &str,
+    order: &Order,
+    duplicate: bool,
+) -> Result<()> {
+    let (stored, invalid) = match &d.body {
+        Body::Stored(stored) => (Some(stored), None),
+        Body::Invalid(reason) => (None, Some(reason)),
+    };
+    let meta = stored.map(|s| &s.meta);
+    let columns = meta.map(|m| &m.columns);
+    insert.execute(params![
+        file.id,
+        session,
+        d.line as i64,
+        d.offset as i64,
+        d.length as i64,
+        columns.and_then(|c| c.uuid.as_deref()),
+        columns.and_then(|c| c.parent_uuid.as_deref()),
+        columns.and_then(|c| c.kind.as_deref()),
+        columns.and_then(|c| c.role.as_deref()),
+        columns.and_then(|c| c.timestamp.as_deref()),
+        columns.is_some_and(|c| c.is_sidechain),
+        stored.map(|s| s.stripped.as_str()),
+        meta.and_then(|m| m.text.as_deref()),
+        invalid,
+        order.at,
+        order.file,
+        duplicate,
+        meta.and_then(|m| m.agent_id.as_deref()),
+        meta.and_then(|m| m.spawned_agent.as_deref()),
+        file.format.name(),
+        meta.and_then(|m| m.hidden),
+    ])?;
+    Ok(())
 }
 
 /// What `effect`, of the entry `entry_id` at line `line` of file `file_id` (with `uuid`), does to
@@ -447,7 +466,6 @@ fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>, agent
 /// fields (the stored line described again), then each session's title and counts. Does nothing when
 /// nothing is pending. Every row before version 4 is the default format's ([`format::DEFAULT`],
 /// Claude Code's): no other format was read then.
-/// Long because it is one migration step, in one transaction: order, copies, text, then titles.
 pub(crate) fn backfill_v4(conn: &Connection) -> Result<()> {
     let pending: bool = conn.query_row(
         "SELECT EXISTS (SELECT 1 FROM scrollback_meta WHERE key = ?1)",
@@ -459,7 +477,22 @@ pub(crate) fn backfill_v4(conn: &Connection) -> Result<()> {
     }
     let started = std::time::Instant::now();
     let tx = conn.unchecked_transaction()?;
-    // Order: the file part from each file's path, the time part as the running maximum per file.
+    backfill_orders(&tx)?;
+    mark_copies(&tx)?;
+    let titles = describe_again(&tx)?;
+    retitle_sessions(&tx, titles)?;
+    tx.execute("DELETE FROM scrollback_meta WHERE key = ?1", [scrollback_core::db::BACKFILL_PENDING])?;
+    tx.commit()?;
+    tracing::info!(
+        seconds = started.elapsed().as_secs_f64(),
+        "index: rows written before version 4 brought up to date"
+    );
+    Ok(())
+}
+
+/// The order of every entry written before version 4 ([`backfill_v4`]): the file part from each
+/// file's path, the time part as the running maximum per file.
+fn backfill_orders(tx: &Connection) -> Result<()> {
     let mut stmt =
         tx.prepare("SELECT DISTINCT f.id, f.path, e.session_id FROM files f JOIN entries e ON e.file_id = f.id")?;
     let files: Vec<(i64, String, String)> =
@@ -476,9 +509,16 @@ pub(crate) fn backfill_v4(conn: &Connection) -> Result<()> {
              SELECT id, coalesce(max(timestamp) OVER (PARTITION BY file_id ORDER BY line), '') AS at FROM entries
          ) AS r WHERE r.id = entries.id",
     )?;
-    mark_copies(&tx)?;
-    // Each stored line described again: search text and sub-agent fields, and the sessions' titles.
-    let mut titles: HashMap<String, (u8, Order, String)> = HashMap::new();
+    Ok(())
+}
+
+/// Each session's best title: its rank, the order of the entry it came from, and the title.
+type Titles = HashMap<String, (u8, Order, String)>;
+
+/// Each stored line described again ([`backfill_v4`]): its search text and sub-agent fields where
+/// they changed. Returns each session's best title, with its rank and order.
+fn describe_again(tx: &Connection) -> Result<Titles> {
+    let mut titles = Titles::new();
     let mut after = 0i64;
     loop {
         let mut stmt = tx.prepare_cached(
@@ -516,11 +556,16 @@ pub(crate) fn backfill_v4(conn: &Connection) -> Result<()> {
             }
         }
     }
+    Ok(titles)
+}
+
+/// Each session's counts recomputed, and its title set from `titles` (none if it has none there).
+fn retitle_sessions(tx: &Connection, mut titles: Titles) -> Result<()> {
     let mut stmt = tx.prepare("SELECT id FROM sessions")?;
     let sessions: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
     drop(stmt);
     for session in sessions {
-        recount_session(&tx, &session)?;
+        recount_session(tx, &session)?;
         let (rank, order, title) = match titles.remove(&session) {
             Some((rank, order, title)) => (rank, Some(order.key()), Some(title)),
             None => (0, None, None),
@@ -530,12 +575,6 @@ pub(crate) fn backfill_v4(conn: &Connection) -> Result<()> {
             params![title, rank, order, session],
         )?;
     }
-    tx.execute("DELETE FROM scrollback_meta WHERE key = ?1", [scrollback_core::db::BACKFILL_PENDING])?;
-    tx.commit()?;
-    tracing::info!(
-        seconds = started.elapsed().as_secs_f64(),
-        "index: rows written before version 4 brought up to date"
-    );
     Ok(())
 }
 

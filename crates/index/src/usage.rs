@@ -20,7 +20,7 @@
 
 use std::collections::BTreeSet;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, Statement, params};
 
 use scrollback_core::error::Result;
 use scrollback_core::format::{self, FileContext, Meta, Tokens, hidden};
@@ -234,6 +234,21 @@ struct Line {
 }
 
 impl Line {
+    /// The line of a row of [`settle_all`]'s query (its columns after the key).
+    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Line> {
+        Ok(Line {
+            session: r.get(1)?,
+            agent: r.get(2)?,
+            model: r.get(3)?,
+            request_id: r.get(4)?,
+            timestamp: r.get(5)?,
+            tier: r.get(6)?,
+            tokens: [r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?, r.get(11)?, r.get(12)?],
+            entry_id: r.get(13)?,
+            ordinal: r.get(14)?,
+        })
+    }
+
     /// [`STANDING`] as a comparison, up to the line's place: `Less` when `self` stands before
     /// `other`.
     fn standing(&self, other: &Line) -> std::cmp::Ordering {
@@ -263,78 +278,74 @@ pub(crate) fn settle_all(tx: &Connection) -> Result<()> {
     // line in a session's files): looked up then, not joined for every line (a lookup per line
     // into `entries`, in key order, was most of the time).
     let mut place = tx.prepare("SELECT sort_file, line FROM entries WHERE id = ?1")?;
-    let mut stands = |line: &Line, best: &Line| -> Result<bool> {
-        Ok(match line.standing(best) {
-            std::cmp::Ordering::Less => true,
-            std::cmp::Ordering::Greater => false,
-            std::cmp::Ordering::Equal => {
-                let mut at = |id: i64| place.query_row([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)));
-                let (a, b) = (at(line.entry_id)?, at(best.entry_id)?);
-                (a, line.ordinal) < (b, best.ordinal)
-            }
-        })
-    };
     let mut insert = tx.prepare(
         "INSERT INTO usage (key, session_id, agent, model, request_id, timestamp, day, tier, input_tokens,
                             output_tokens, cache_read_tokens, cache_write_tokens, cache_write_1h_tokens,
                             reasoning_tokens, entry_id, lines)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, coalesce(date(?6), substr(?6, 1, 10)), ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
     )?;
-    let mut write = |key: &str, best: Line, count: i64| -> Result<()> {
-        let t = best.tokens;
-        insert.execute(params![
-            key,
-            best.session,
-            best.agent,
-            best.model,
-            best.request_id,
-            best.timestamp,
-            best.tier,
-            t[0],
-            t[1],
-            t[2],
-            t[3],
-            t[4],
-            t[5],
-            best.entry_id,
-            count
-        ])?;
-        Ok(())
-    };
     let mut rows = lines.query([])?;
     let mut current: Option<(String, Line, i64)> = None;
     while let Some(r) = rows.next()? {
         let key: String = r.get(0)?;
-        let line = Line {
-            session: r.get(1)?,
-            agent: r.get(2)?,
-            model: r.get(3)?,
-            request_id: r.get(4)?,
-            timestamp: r.get(5)?,
-            tier: r.get(6)?,
-            tokens: [r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?, r.get(11)?, r.get(12)?],
-            entry_id: r.get(13)?,
-            ordinal: r.get(14)?,
-        };
+        let line = Line::from_row(r)?;
         match &mut current {
             Some((k, best, count)) if *k == key => {
                 *count += 1;
-                if stands(&line, best)? {
+                if stands(&mut place, &line, best)? {
                     *best = line;
                 }
             }
             _ => {
                 if let Some((k, best, count)) = current.take() {
-                    write(&k, best, count)?;
+                    insert_standing(&mut insert, &k, best, count)?;
                 }
                 current = Some((key, line, 1));
             }
         }
     }
     if let Some((k, best, count)) = current.take() {
-        write(&k, best, count)?;
+        insert_standing(&mut insert, &k, best, count)?;
     }
     sum_all(tx)
+}
+
+/// Whether `line` stands before `best` by [`STANDING`]: [`Line::standing`], then, on a tie on
+/// everything counted, the lines' places, looked up with `place`.
+fn stands(place: &mut Statement<'_>, line: &Line, best: &Line) -> Result<bool> {
+    Ok(match line.standing(best) {
+        std::cmp::Ordering::Less => true,
+        std::cmp::Ordering::Greater => false,
+        std::cmp::Ordering::Equal => {
+            let mut at = |id: i64| place.query_row([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)));
+            let (a, b) = (at(line.entry_id)?, at(best.entry_id)?);
+            (a, line.ordinal) < (b, best.ordinal)
+        }
+    })
+}
+
+/// Writes the ledger row of `key` from its standing line `best`, one of `count` lines, with
+/// `insert` ([`settle_all`]'s statement).
+fn insert_standing(insert: &mut Statement<'_>, key: &str, best: Line, count: i64) -> Result<()> {
+    let t = best.tokens;
+    insert.execute(params![
+        key,
+        best.session,
+        best.agent,
+        best.model,
+        best.request_id,
+        best.timestamp,
+        best.tier,
+        t[0],
+        t[1],
+        t[2],
+        t[3],
+        t[4],
+        t[5],
+        best.entry_id,
+        count
+    ])?;
+    Ok(())
 }
 
 /// The statement that sums the ledger rows `filter` selects into `usage_sums`.

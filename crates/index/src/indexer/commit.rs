@@ -1,0 +1,177 @@
+//! A pass's one transaction: the file's row opened (new, or its old rows deleted for a re-index) with
+//! its vault link, the batches written as they are read (forgotten sessions' lines passed over), the
+//! checkpoint and its hashes moved, then the commit and the events that announce it. Nothing is
+//! written outside that transaction, and a pass that added no complete line changes nothing.
+
+use std::collections::HashMap;
+use std::sync::mpsc::Receiver;
+
+use rusqlite::{Transaction, TransactionBehavior, params};
+
+use super::file::Opened;
+use super::plan::Plan;
+use super::source::Source;
+use super::{Indexer, Progress, Summary};
+use crate::ahead;
+use crate::batch::Batch;
+use crate::events::Event;
+use crate::fingerprint::{Hashes, settled_mtime};
+use crate::lines::End;
+use crate::rows;
+use crate::vault::{Linked, Vault};
+use scrollback_core::error::Result;
+use scrollback_core::format::Format;
+
+/// The lines one pass committed for a session, for the event that announces them.
+#[derive(Debug, Clone, Copy)]
+struct LineRange {
+    from: u64,
+    to: u64,
+}
+
+impl Indexer {
+    /// Reads what `plan` says and commits rows and checkpoint in one transaction: a re-index
+    /// replaces the old rows atomically, and rows are written in batches as lines are read, so
+    /// memory stays bounded however long the file.
+    pub(super) fn read_and_commit(
+        &mut self,
+        opened: &Opened,
+        plan: Plan,
+        progress: &mut dyn Progress,
+        ahead: Option<Receiver<ahead::Msg>>,
+    ) -> Result<Summary> {
+        let path = &opened.path;
+        let (start, lines_before) = match &plan {
+            Plan::Append(row) => (row.checkpoint, row.lines),
+            _ => (0, 0),
+        };
+        if matches!(plan, Plan::Reindex(..)) && self.fts.take().is_some() {
+            // Rows are about to be deleted, which the scratch full-text build does not follow.
+            tracing::info!("a file is re-indexed during the bulk load: the full-text index is built at the end");
+        }
+        // What was read ahead is of use if it is this file, read from its start.
+        let ahead = ahead.filter(|_| matches!(plan, Plan::New)).filter(|receive| {
+            matches!(receive.recv(), Ok(ahead::Msg::Opened { dev, inode }) if (dev, inode) == (opened.dev, opened.inode))
+        });
+        let format = self.format_of(path);
+        let context = crate::lines::file_context(format, &opened.file, path);
+        let file_session = context.session.as_str();
+        let Indexer { conn, reader, fts, bulk, vault, forgotten_sessions, .. } = self;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let file_id = start_pass(&tx, &plan, opened, file_session, format, *bulk, vault)?;
+        let mut summary = Summary::default();
+        let mut touched: HashMap<String, LineRange> = HashMap::new();
+        let mut write = |mut batch: Batch| -> Result<()> {
+            progress.advance(batch.advance);
+            summary.bytes += batch.advance;
+            if !forgotten_sessions.is_empty() {
+                crate::forget::pass_over(&tx, file_id, file_session, forgotten_sessions, &mut batch.lines)?;
+            }
+            for d in &batch.lines {
+                let range =
+                    touched.entry(d.session(file_session).to_owned()).or_insert(LineRange { from: d.line, to: d.line });
+                (range.from, range.to) = (range.from.min(d.line), range.to.max(d.line));
+            }
+            let file = rows::FileRows { id: file_id, path, session: file_session, format, bulk: *bulk };
+            let written = rows::write_entries(&tx, file, &batch.lines, fts.is_some())?;
+            summary.lines += written.lines;
+            summary.media += written.media;
+            summary.invalid += written.invalid;
+            if let Some(fts) = fts {
+                // The lines go to the full-text thread, which also frees them, off this one. A
+                // stopped build is noticed, and replaced by a rebuild, at the end of the load.
+                fts.add(written.ids, batch.lines);
+            }
+            Ok(())
+        };
+        let source = Source { reader, opened, format, context: &context, start, lines_before, ahead };
+        let (end, read_hashes) = source.read(&mut write)?;
+        if end.checkpoint == start && matches!(plan, Plan::Append(_)) {
+            // Nothing complete was added: leave the file as it is.
+            return Ok(Summary { bytes: summary.bytes, ..Summary::default() });
+        }
+        let hashes = match read_hashes {
+            Some(hashes) => hashes,
+            None => Hashes::of(&opened.file, path, &end)?,
+        };
+        record_checkpoint(&tx, file_id, opened, &end, &hashes)?;
+        tx.commit()?;
+        self.remember_partial(opened, &end)?;
+        let reset = matches!(plan, Plan::Reindex(..));
+        for (session_id, LineRange { from, to }) in touched {
+            self.announce(Event::EntriesAppended {
+                session_id,
+                file_id,
+                from_line: from,
+                to_line: to,
+                replaced: reset,
+            });
+        }
+        summary.files = 1;
+        summary.reindexed = reset as u64;
+        tracing::debug!(path = %path.display(), from = start, to = end.checkpoint, lines = summary.lines, "indexed");
+        Ok(summary)
+    }
+}
+
+/// Opens a pass in `tx`: the file's row (a new one, or the old one with its rows deleted for a
+/// re-index), and its vault link, made before the rows' first commit and again whenever the file is
+/// read from its start (it may be another inode now, which the old link no longer is). The row's id.
+fn start_pass(
+    tx: &Transaction<'_>,
+    plan: &Plan,
+    opened: &Opened,
+    file_session: &str,
+    format: &dyn Format,
+    bulk: bool,
+    vault: &mut Vault,
+) -> Result<i64> {
+    let file_id = match plan {
+        Plan::New => insert_file_row(tx, opened, file_session, format)?,
+        Plan::Reindex(row) => {
+            rows::delete_file_rows(tx, row.id, bulk)?;
+            tx.execute("UPDATE files SET generation = generation + 1 WHERE id = ?1", [row.id])?;
+            row.id
+        }
+        Plan::Append(row) => row.id,
+        Plan::Skip | Plan::SettleMtime(..) => unreachable!("a skipped file is not read"),
+    };
+    if matches!(plan, Plan::New | Plan::Reindex(..)) {
+        vault.link(tx, file_id, &Linked { path: &opened.path, dev: opened.dev, inode: opened.inode })?;
+    }
+    Ok(file_id)
+}
+
+/// A new file's row, before its lines: the checkpoint and hashes are set when they commit.
+fn insert_file_row(tx: &Transaction<'_>, opened: &Opened, file_session: &str, format: &dyn Format) -> Result<i64> {
+    tx.execute(
+        "INSERT INTO files (path, session_id, dev, inode, fingerprint, fingerprint_len, tail_hash,
+                            size, mtime_ns, checkpoint, lines, state, indexed_at, agent)
+         VALUES (?1, ?2, ?3, ?4, '', 0, '', 0, 0, 0, 0, 'live', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?5)",
+        params![opened.path_str, file_session, opened.dev as i64, opened.inode as i64, format.name()],
+    )?;
+    Ok(tx.last_insert_rowid())
+}
+
+/// Moves a file's checkpoint to `end`, with the hashes of the bytes read, in the rows' transaction.
+fn record_checkpoint(tx: &Transaction<'_>, file_id: i64, opened: &Opened, end: &End, hashes: &Hashes) -> Result<()> {
+    tx.execute(
+        "UPDATE files SET dev = ?2, inode = ?3, fingerprint = ?4, fingerprint_len = ?5, tail_hash = ?6,
+                          size = ?7, checkpoint = ?8, lines = ?9, mtime_ns = ?10,
+                          indexed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+         WHERE id = ?1",
+        params![
+            file_id,
+            opened.dev as i64,
+            opened.inode as i64,
+            hashes.fingerprint,
+            hashes.fingerprint_len as i64,
+            hashes.tail,
+            opened.recorded_size(end) as i64,
+            end.checkpoint as i64,
+            end.lines as i64,
+            settled_mtime(opened.mtime_ns),
+        ],
+    )?;
+    Ok(())
+}

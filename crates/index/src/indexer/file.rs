@@ -1,0 +1,128 @@
+//! One transcript as a pass sees it: [`Opened`], the file opened once with what its metadata said
+//! (identity, sizes, modification time; a compressed one decompressed once into a scratch file), and
+//! [`FileRow`], what the index's `files` row knows of it. Nothing here decides what to read or writes
+//! a row.
+
+use std::fs::File;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use rusqlite::OptionalExtension;
+
+use super::Indexer;
+use crate::lines::End;
+use scrollback_core::error::{Error, Result};
+
+/// What the index knows of one live file.
+#[derive(Debug, Clone)]
+pub(super) struct FileRow {
+    pub(super) id: i64,
+    pub(super) dev: u64,
+    pub(super) inode: u64,
+    pub(super) fingerprint: String,
+    pub(super) fingerprint_len: u64,
+    pub(super) tail_hash: String,
+    pub(super) size: u64,
+    pub(super) mtime_ns: i64,
+    pub(super) checkpoint: u64,
+    pub(super) lines: u64,
+}
+
+/// A transcript opened for a pass, with what its metadata said at that moment.
+pub(super) struct Opened {
+    pub(super) path: PathBuf,
+    pub(super) path_str: String,
+    /// What is read: the file, or for a compressed one its decompressed bytes ([`Opened::materialize`]).
+    pub(super) file: File,
+    pub(super) dev: u64,
+    pub(super) inode: u64,
+    /// The bytes there are to read: the file's size, or its decompressed size once materialized.
+    pub(super) size: u64,
+    /// The file's size on disk, which its row records to notice a change without reading it.
+    pub(super) disk_size: u64,
+    pub(super) mtime_ns: i64,
+    /// zstd-compressed (see [`scrollback_core::files`]).
+    pub(super) compressed: bool,
+    /// `file` holds the decompressed bytes.
+    pub(super) materialized: bool,
+}
+
+impl Opened {
+    pub(super) fn open(path: &Path) -> Result<Opened> {
+        let path_str = path
+            .to_str()
+            .ok_or_else(|| Error::io(path, std::io::Error::new(std::io::ErrorKind::InvalidData, "path is not UTF-8")))?
+            .to_owned();
+        let file = scrollback_core::files::open_regular(path).map_err(|e| Error::io(path, e))?;
+        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+        let mtime_ns = meta.mtime().saturating_mul(1_000_000_000).saturating_add(meta.mtime_nsec());
+        let compressed = scrollback_core::files::is_compressed(&file).map_err(|e| Error::io(path, e))?;
+        Ok(Opened {
+            path: path.to_owned(),
+            path_str,
+            file,
+            dev: meta.dev(),
+            inode: meta.ino(),
+            size: meta.len(),
+            disk_size: meta.len(),
+            mtime_ns,
+            compressed,
+            materialized: !compressed,
+        })
+    }
+
+    /// For a compressed file, decompresses it (once) into an unlinked scratch file in `scratch_dir`,
+    /// which is then what is read: every offset is one of the decompressed bytes.
+    pub(super) fn materialize(&mut self, scratch_dir: &Path) -> Result<()> {
+        if self.materialized {
+            return Ok(());
+        }
+        let scratch = scrollback_core::files::decompress_to_scratch(&self.file, scratch_dir).map_err(|e| {
+            Error::io(&self.path, std::io::Error::new(e.kind(), format!("cannot decompress (zstd): {e}")))
+        })?;
+        self.size = scratch.metadata().map_err(|e| Error::io(&self.path, e))?.len();
+        self.file = scratch;
+        self.materialized = true;
+        Ok(())
+    }
+
+    /// Whether its row says it is as it was last read: same identity, size on disk and settled mtime.
+    pub(super) fn unchanged_since(&self, row: &FileRow) -> bool {
+        row.mtime_ns != 0
+            && (row.dev, row.inode, row.size, row.mtime_ns) == (self.dev, self.inode, self.disk_size, self.mtime_ns)
+    }
+
+    /// The size its row records: the bytes read up to `end`, or for a compressed file (which never
+    /// grows in place) its size on disk.
+    pub(super) fn recorded_size(&self, end: &End) -> u64 {
+        if self.compressed { self.disk_size } else { end.size }
+    }
+}
+
+impl Indexer {
+    /// The live row at `path`, if the index has one.
+    pub(super) fn file_row(&self, path: &str) -> Result<Option<FileRow>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT id, dev, inode, fingerprint, fingerprint_len, tail_hash, size, mtime_ns, checkpoint, lines
+                 FROM files WHERE path = ?1 AND state = 'live'",
+                [path],
+                |r| {
+                    Ok(FileRow {
+                        id: r.get(0)?,
+                        dev: r.get::<_, i64>(1)? as u64,
+                        inode: r.get::<_, i64>(2)? as u64,
+                        fingerprint: r.get(3)?,
+                        fingerprint_len: r.get::<_, i64>(4)? as u64,
+                        tail_hash: r.get(5)?,
+                        size: r.get::<_, i64>(6)? as u64,
+                        mtime_ns: r.get(7)?,
+                        checkpoint: r.get::<_, i64>(8)? as u64,
+                        lines: r.get::<_, i64>(9)? as u64,
+                    })
+                },
+            )
+            .optional()?)
+    }
+}

@@ -1,0 +1,111 @@
+//! The `scrollback` command: flags, logging and exit codes around the library. Nothing else: no
+//! SQL, store or watch of its own.
+//!
+//! Layout: `cli` (every command and flag, as clap types; bad usage), `serve` (the commands that run
+//! until stopped: `serve`, `mcp`, `demo-engine`), `read` (the commands that read the index and
+//! print: `search`, `export`, `usage`, `media`, `status`), `maintain` (`index`, `rebuild`, `check`,
+//! `forget`, `unforget`, `push`), `table` (columns of text). This file: the tracing subscriber, the
+//! dispatch, and the exit codes (0, 1 on failure, 2 on bad usage; a broken pipe is success).
+
+mod cli;
+mod maintain;
+mod read;
+mod serve;
+mod table;
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use clap::Parser;
+use scrollback::read::history;
+
+use crate::cli::{Cli, Command, Usage, hub_config};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "scrollback=warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("scrollback: {}", message(&e));
+            if e.downcast_ref::<Usage>().is_some() {
+                return ExitCode::from(2);
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs the command: one call for each.
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve(args) => serve::run(args),
+        Command::Mcp { dirs, project, follow } => {
+            let (rescan_every, poll) = follow.intervals();
+            serve::mcp(&dirs, project.as_deref(), rescan_every, poll)
+        }
+        Command::DemoEngine { transcripts, project, reply_delay_ms } => {
+            serve::demo_engine(transcripts, project, reply_delay_ms)
+        }
+        Command::Search { query, data, session, agent, limit } => {
+            let scope = history::Scope { session: session.as_deref(), agent: agent.as_deref(), ..Default::default() };
+            read::search(&query, &data.resolve()?, scope, limit)
+        }
+        Command::Index { dirs } => maintain::index(&dirs),
+        Command::Push { data, postgres, host } => maintain::push(
+            &data.resolve()?,
+            &hub_config(&postgres)?,
+            &host.unwrap_or_else(scrollback::hub::machine_name),
+        ),
+        Command::Status { data, roots } => read::status(&data.resolve()?, &roots.resolve()?),
+        Command::Check { data } => maintain::check(&data.resolve()?),
+        Command::Forget { sessions, project, before, dry_run, yes, data } => {
+            maintain::forget(&data.resolve()?, sessions, project.as_deref(), before.as_deref(), dry_run, yes)
+        }
+        Command::Unforget { sessions, data } => maintain::unforget(&data.resolve()?, &sessions),
+        Command::Rebuild { dirs } => maintain::rebuild(&dirs),
+        Command::Export { session, data, format, redact, output } => {
+            read::export(&data.resolve()?, &session, &format, redact, output)
+        }
+        Command::Usage { data, by, since, until, agent, project, session, json, prices } => {
+            let filter = scrollback::read::usage::Filter {
+                since: since.as_deref(),
+                until: until.as_deref(),
+                agent: agent.as_deref(),
+                project: project.as_deref(),
+                session: session.as_deref(),
+                model: None,
+            };
+            read::usage(&data.resolve()?, &by, filter, &prices.load()?, json)
+        }
+        Command::Media { reference, data, output } => read::media_cmd(&reference, &data.resolve()?, output.as_deref()),
+    }
+}
+
+/// An error and its causes, each said once: a cause whose words its error already ends with (an
+/// I/O error shows its OS message, and has it as its source too) is not repeated.
+fn message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.ends_with(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}

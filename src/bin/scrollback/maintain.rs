@@ -1,0 +1,231 @@
+//! The commands that keep the index and its copies: `index`, `rebuild`, `check`, `forget`,
+//! `unforget` and `push`. Each opens the writer (or the hub's pusher) through the library, runs one
+//! pass and prints what it did; the work itself (SQL, stores, the vault) is the library's.
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use scrollback::ops::writer::{WriterOptions, open_writer};
+use scrollback::read::{Store, history, index};
+use scrollback::{Progress, Root};
+
+use crate::cli::{Dirs, Usage, say_missing};
+
+/// A progress bar on a terminal, nothing otherwise.
+struct Bar(Option<indicatif::ProgressBar>);
+
+impl Progress for Bar {
+    fn start(&mut self, total: u64) {
+        if std::io::stderr().is_terminal() {
+            let bar = indicatif::ProgressBar::new(total);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} {eta}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            self.0 = Some(bar);
+        }
+    }
+
+    fn advance(&mut self, bytes: u64) {
+        if let Some(bar) = &self.0 {
+            bar.inc(bytes);
+        }
+    }
+}
+
+/// Catches up on every root of `roots` that exists, saying those that do not.
+fn catch_up_all(indexer: &mut scrollback::Indexer, roots: &[Root]) -> anyhow::Result<scrollback::Summary> {
+    indexer.set_roots(roots)?;
+    let mut total = scrollback::Summary::default();
+    for root in say_missing(roots) {
+        let mut bar = Bar(None);
+        let s = indexer.catch_up(&root.dir, &mut bar)?;
+        if let Some(bar) = bar.0 {
+            bar.finish_and_clear();
+        }
+        total.add(&s);
+        total.seconds += s.seconds;
+    }
+    Ok(total)
+}
+
+/// `scrollback index`: one catch-up of every root, and its summary.
+pub(crate) fn index(dirs: &Dirs) -> anyhow::Result<()> {
+    let roots = dirs.roots.resolve()?;
+    let data_dir = dirs.data.resolve()?;
+    let mut indexer =
+        open_writer(&data_dir, &dirs.writer_options("index")).map_err(|e| e.or_out_of_space(&data_dir))?;
+    let s = catch_up_all(&mut indexer, &roots)?;
+    println!(
+        "indexed {} files, {} lines, {} photos, {} invalid lines, {:.1} MB in {:.2} s ({} re-indexed, {} gone, {} failed)",
+        s.files,
+        s.lines,
+        s.media,
+        s.invalid,
+        s.bytes as f64 / 1e6,
+        s.seconds,
+        s.reindexed,
+        s.gone,
+        s.failed
+    );
+    if s.failed > 0 {
+        bail!("{} transcript(s) could not be indexed (the log above says why); the others were", s.failed);
+    }
+    Ok(())
+}
+
+/// `scrollback forget`: the sessions named or selected, each forgotten whole (see the ops crate).
+pub(crate) fn forget(
+    data_dir: &Path,
+    mut sessions: Vec<String>,
+    project: Option<&str>,
+    before: Option<&str>,
+    dry_run: bool,
+    yes: bool,
+) -> anyhow::Result<()> {
+    if sessions.is_empty() && project.is_none() && before.is_none() {
+        return Err(Usage("name the sessions to forget, or --project DIR, or --before DATE".into()).into());
+    }
+    if let Some(before) = before {
+        history::time_bound(before, false).map_err(|e| Usage(format!("--before: {e}")))?;
+    }
+    // The writer first: it holds the data directory, so nothing indexes while sessions go.
+    let mut indexer = open_writer(data_dir, &WriterOptions { holder: Some("forget"), ..WriterOptions::default() })?;
+    let conn = index::open(data_dir)?;
+    sessions.extend(scrollback::ops::forget::select_sessions(&conn, project, before)?);
+    sessions.sort();
+    sessions.dedup();
+    if sessions.len() > 1 && !dry_run && !yes && !confirm_forget(&conn as &dyn Store, &sessions)? {
+        return Ok(());
+    }
+    drop(conn);
+    // The record remembers what was forgotten, so it is made if there is none yet.
+    let accept = scrollback::accept::AcceptStore::open(data_dir)?;
+    let mb = |b: u64| b as f64 / 1e6;
+    let verb = if dry_run { "would forget" } else { "forgot" };
+    for forgotten in scrollback::ops::forget::forget(&mut indexer, &accept, &sessions, dry_run)? {
+        println!(
+            "{verb} {}: {} entries, {} payload rows, {} transcript(s), {} sent message(s); frees about {:.1} MB",
+            forgotten.session_id,
+            forgotten.entries,
+            forgotten.media,
+            forgotten.files,
+            forgotten.messages,
+            mb(forgotten.freed_bytes())
+        );
+    }
+    if sessions.is_empty() {
+        println!("no session matches");
+    }
+    Ok(())
+}
+
+/// Lists the sessions `forget` would take, and asks a terminal whether to go on. Without a terminal
+/// on standard input it does not guess: it says to pass `--yes`, and exits 2.
+fn confirm_forget(store: &dyn Store, sessions: &[String]) -> anyhow::Result<bool> {
+    let mut err = std::io::stderr().lock();
+    writeln!(err, "scrollback: these {} sessions would be forgotten:", sessions.len())?;
+    for id in sessions {
+        match store.session(id)? {
+            Some(s) => {
+                let last = s.last_timestamp.as_deref().unwrap_or("-");
+                let title: String = s.title.unwrap_or_default().chars().take(60).collect();
+                writeln!(err, "  {id}  last {last}  {} entries  {title}", s.entries)?
+            }
+            None => writeln!(err, "  {id}  (not in the index)")?,
+        }
+    }
+    if !std::io::stdin().is_terminal() {
+        return Err(Usage(format!(
+            "{} sessions match; run again with --yes to forget them (or --dry-run to see what goes)",
+            sessions.len()
+        ))
+        .into());
+    }
+    write!(err, "Forget these {} sessions? [y/N] ", sessions.len())?;
+    err.flush()?;
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    let go = matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes");
+    if !go {
+        writeln!(err, "scrollback: nothing forgotten")?;
+    }
+    Ok(go)
+}
+
+/// `scrollback unforget`: the sessions' transcripts are indexed again at the next catch-up.
+pub(crate) fn unforget(data_dir: &Path, sessions: &[String]) -> anyhow::Result<()> {
+    let options = WriterOptions { holder: Some("unforget"), ..WriterOptions::default() };
+    let n = scrollback::ops::forget::unforget(&mut open_writer(data_dir, &options)?, data_dir, sessions)?;
+    println!("{n} transcript(s) will be indexed again at the next `scrollback index` (or rescan)");
+    Ok(())
+}
+
+/// `scrollback check`: SQLite's integrity check of the index; an error if it is damaged.
+pub(crate) fn check(data_dir: &Path) -> anyhow::Result<()> {
+    let conn = index::open(data_dir)?;
+    let problems = scrollback::db::integrity_problems(&conn);
+    let path = data_dir.join(scrollback::db::INDEX_FILE);
+    if problems.is_empty() {
+        let counts = index::table_counts(&conn)?;
+        let counts: Vec<String> = counts.iter().map(|(table, n)| format!("{n} {table}")).collect();
+        println!("{}: ok ({})", path.display(), counts.join(", "));
+        return Ok(());
+    }
+    println!("{}: damaged; SQLite's integrity check says:", path.display());
+    for problem in problems.iter().take(20) {
+        println!("  {problem}");
+    }
+    if problems.len() > 20 {
+        println!("  ... and {} more", problems.len() - 20);
+    }
+    bail!("the index is damaged: stop `scrollback serve`, then run `scrollback rebuild` (the old file is kept)")
+}
+
+/// `scrollback rebuild`: a new index from the transcripts, then what only the old one held.
+pub(crate) fn rebuild(dirs: &Dirs) -> anyhow::Result<()> {
+    let roots = dirs.roots.resolve()?;
+    let data_dir = dirs.data.resolve()?;
+    let (mut indexer, old) = scrollback::ops::writer::open_rebuilt(&data_dir)?;
+    eprintln!("scrollback: the old index is kept as {}", old.display());
+    let s = catch_up_all(&mut indexer, &roots)?;
+    let carried = indexer.carry_over(&old)?;
+    println!(
+        "rebuilt: {} transcripts indexed ({} lines, {} failed); {} gone transcripts carried over from the old index ({} entries, {} payloads)",
+        s.files, s.lines, s.failed, carried.files, carried.entries, carried.media
+    );
+    for what in &carried.unreadable {
+        eprintln!("scrollback: could not read from the old index: {what}");
+    }
+    if s.failed > 0 || !carried.unreadable.is_empty() {
+        bail!("the rebuild is done, but not all of it could be read (see above); the old index is kept");
+    }
+    Ok(())
+}
+
+/// `scrollback push`: one pass.
+pub(crate) fn push(data_dir: &Path, config: &scrollback::hub::HubConfig, host: &str) -> anyhow::Result<()> {
+    let mut pusher = scrollback::hub::push::Pusher::connect(config, host, data_dir)
+        .with_context(|| format!("pushing to {}", config.describe()))?;
+    let started = std::time::Instant::now();
+    let p = pusher.push().with_context(|| format!("pushing to {}", config.describe()))?;
+    println!(
+        "pushed to {} as {host}: {} lines of {} files, {} sessions, {} photos ({:.1} MB), {} forgotten, in {:.2} s{}{}",
+        config.describe(),
+        p.entries,
+        p.files,
+        p.sessions,
+        p.photos,
+        p.photo_bytes as f64 / 1e6,
+        p.forgotten,
+        started.elapsed().as_secs_f64(),
+        if p.resent { " (the index was made anew: its rows were sent again)" } else { "" },
+        if p.photos_unreadable > 0 {
+            format!("; {} photos' bytes could not be read here (their rows were sent)", p.photos_unreadable)
+        } else {
+            String::new()
+        },
+    );
+    Ok(())
+}

@@ -1,0 +1,271 @@
+//! The commands that run until stopped: `serve` (the writer, the HTTP server and, with `--push`, the
+//! hub's follower) and `mcp` (the MCP server on standard input and output, with the writer
+//! election), and `demo-engine`, the stand-in agent `serve --demo` runs. Their shutdown: a signal,
+//! the writer's death, a grace period for requests in flight. What they serve is the library's;
+//! nothing here reads or writes the index itself.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use scrollback::accept::engine::Engine;
+use scrollback::ops::writer::open_writer;
+use scrollback::{Root, Tail, TailConfig};
+
+use crate::cli::{Dirs, ServeArgs, Usage, hub_config, say_missing};
+
+/// `scrollback serve`, from its flags.
+pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let ServeArgs {
+        dirs,
+        listen,
+        token,
+        allow_hosts,
+        demo,
+        follow,
+        engine,
+        engine_timeout_secs,
+        idle_secs,
+        max_connections,
+        prices,
+        push,
+        hub_host,
+    } = args;
+    let push = match push {
+        Some(url) => Some((hub_config(&url)?, hub_host.unwrap_or_else(scrollback::hub::machine_name))),
+        None => None,
+    };
+    let options = ServeOptions {
+        listen,
+        token,
+        allow_hosts,
+        demo,
+        rescan_secs: follow.rescan_secs,
+        poll_ms: follow.poll.then_some(follow.poll_ms),
+        engine,
+        engine_timeout: Duration::from_secs(engine_timeout_secs),
+        idle: Duration::from_secs(idle_secs),
+        max_connections,
+        prices: prices.load()?,
+        push,
+    };
+    serve(&dirs, options)
+}
+
+/// `scrollback demo-engine`: one accepted message from standard input, written with its reply into
+/// the transcript tree.
+pub(crate) fn demo_engine(transcripts: PathBuf, project: String, reply_delay_ms: u64) -> anyhow::Result<()> {
+    let engine = scrollback::demo::engine::DemoEngine {
+        transcripts,
+        project,
+        reply_delay: Duration::from_millis(reply_delay_ms),
+    };
+    Ok(engine.run(std::io::stdin().lock(), std::io::stdout().lock())?)
+}
+
+/// `serve`'s flags beyond the directories.
+struct ServeOptions {
+    listen: SocketAddr,
+    token: Option<String>,
+    allow_hosts: Vec<String>,
+    demo: bool,
+    rescan_secs: u64,
+    poll_ms: Option<u64>,
+    engine: Option<String>,
+    engine_timeout: Duration,
+    idle: Duration,
+    max_connections: usize,
+    prices: scrollback::read::prices::Prices,
+    /// `--push`: the hub and this host's name on it.
+    push: Option<(scrollback::hub::HubConfig, String)>,
+}
+
+/// The engine `serve` runs: `--engine`, else with `--demo` this binary's `demo-engine`.
+fn engine(options: &ServeOptions, root: Option<&Path>) -> anyhow::Result<Option<Engine>> {
+    if let Some(command) = &options.engine {
+        let engine = Engine::parse(command, options.engine_timeout).ok_or_else(|| Usage("--engine is empty".into()))?;
+        return Ok(Some(engine));
+    }
+    if !options.demo {
+        return Ok(None);
+    }
+    let program = std::env::current_exe().context("finding this program, to run its demo engine")?;
+    let root = root.context("the demo engine needs the demo's transcript tree")?;
+    let root = root.to_str().context("the demo tree's path is not UTF-8")?;
+    Ok(Some(Engine {
+        program,
+        args: vec!["demo-engine".into(), "--transcripts".into(), root.into()],
+        timeout: options.engine_timeout,
+    }))
+}
+
+/// `scrollback serve`: the writer on its own thread, the push if asked, and the HTTP server until a
+/// signal or the writer's death.
+fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
+    let ServeOptions { listen, demo, rescan_secs, poll_ms, .. } = options;
+    let token = options.token.clone();
+    scrollback::http::check_listen(&listen, token.as_deref()).map_err(|e| Usage(e.to_string()))?;
+    let data_dir = dirs.data.resolve()?;
+    let demo_root = if demo { Some(scrollback::demo::write_root(&data_dir)?) } else { None };
+    let roots = match &demo_root {
+        Some(root) => vec![root.clone()],
+        None => dirs.roots.resolve()?,
+    };
+    if say_missing(&roots).is_empty() {
+        eprintln!(
+            "scrollback: no transcript root exists yet (try --demo, or --root FORMAT:DIR); each is looked for again at every rescan"
+        );
+    }
+    let mut indexer =
+        open_writer(&data_dir, &dirs.writer_options("serve")).map_err(|e| e.or_out_of_space(&data_dir))?;
+    let bus = scrollback::events::bus();
+    indexer.set_bus(bus.clone());
+    let config = TailConfig {
+        roots: roots.clone(),
+        rescan_every: Duration::from_secs(rescan_secs),
+        poll: poll_ms.map(Duration::from_millis),
+    };
+    // The demo engine writes into the demo's tree.
+    let engine = engine(&options, demo_root.as_ref().map(|r| r.dir.as_path()))?;
+    // Subscribed before the writer starts, so that its death is never missed.
+    let writer_events = bus.subscribe();
+    let tail = Tail::start(indexer, config)?;
+    let api_config = scrollback::http::Config {
+        token,
+        allow_hosts: options.allow_hosts.clone(),
+        writer: Some(tail.writer()),
+        engine,
+        health: Some(tail.health()),
+        watcher: Some(tail.watcher_kind()),
+        idle_timeout: Some(options.idle),
+        max_connections: Some(options.max_connections),
+        roots: roots.clone(),
+        prices: Some(options.prices.clone()),
+        push: None,
+    };
+    // The push starts once the writer has the index open (its schema current).
+    let push = match &options.push {
+        Some((hub, host)) => Some(scrollback::hub::follow::Follow::start(hub.clone(), host.clone(), &data_dir)?),
+        None => None,
+    };
+    let api_config = scrollback::http::Config { push: push.as_ref().map(|p| p.status()), ..api_config };
+    let api = scrollback::http::Api::new(&data_dir, bus, api_config)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let specs: Vec<String> = roots.iter().filter(|r| r.exists()).map(Root::spec).collect();
+    let following = format!("following {} (index in {})", specs.join(", "), data_dir.display());
+    runtime.block_on(run_server(api, listen, following, scrollback::ops::writer::writer_died(writer_events)))?;
+    if let Some(push) = push {
+        push.stop();
+    }
+    if tail.stop().is_none() {
+        bail!("the indexer died; see the log above");
+    }
+    Ok(())
+}
+
+/// `scrollback mcp`: the MCP server on standard input and output until the client closes it (or
+/// SIGINT/SIGTERM), with the election that has one of several such servers follow the transcripts.
+pub(crate) fn mcp(
+    dirs: &Dirs,
+    project: Option<&Path>,
+    rescan_every: Duration,
+    poll: Option<Duration>,
+) -> anyhow::Result<()> {
+    use rmcp::ServiceExt as _;
+    let data_dir = dirs.data.resolve()?;
+    let project = match project {
+        Some(p) => {
+            let absolute = std::path::absolute(p).with_context(|| format!("--project {}", p.display()))?;
+            let text = absolute.to_str().context("--project is not UTF-8")?;
+            Some(if text.len() > 1 { text.trim_end_matches('/').to_owned() } else { text.to_owned() })
+        }
+        None => None,
+    };
+    let roots = dirs.roots.resolve()?;
+    let config = TailConfig { roots, rescan_every, poll };
+    let follower = scrollback::ops::election::Follower::start(&data_dir, dirs.writer_options("mcp"), config)
+        .context("starting the writer election")?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let tools = scrollback::mcp::Tools::new(scrollback::mcp::Source::new(&data_dir, project));
+    let served = runtime.block_on(async move {
+        let running = match tools.serve(rmcp::transport::stdio()).await {
+            Ok(running) => running,
+            // The client left before it said hello (it was stopped, or only probed the command).
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+                tracing::info!("the MCP client closed standard input before the handshake");
+                return anyhow::Ok(());
+            }
+            Err(e) => return Err(e).context("the MCP handshake on standard input"),
+        };
+        tokio::select! {
+            done = running.waiting() => { done.context("serving MCP")?; }
+            signal = shutdown_signal() => signal?,
+        }
+        anyhow::Ok(())
+    });
+    // The writer, if this server ran it, stops and lets the lock go for the next.
+    follower.stop();
+    // stdin's reader thread may still be blocked on a read: do not wait for it.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    served
+}
+
+/// Serves until SIGINT or SIGTERM, or until the writer dies (`writer_died` resolves): a supervisor
+/// restarts a process that exits with an error, and a server whose index no longer follows the
+/// transcripts must not go on answering as if it did.
+async fn run_server(
+    api: scrollback::http::Api,
+    listen: SocketAddr,
+    following: String,
+    writer_died: impl std::future::Future<Output = String>,
+) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("listening on {listen}"))?;
+    let addr = listener.local_addr()?;
+    eprintln!("scrollback: serving http://{addr}/api/sessions, {following}");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(scrollback::http::serve(api, listener, async {
+        let _ = stopped.await;
+    }));
+    let died = tokio::select! {
+        signal = shutdown_signal() => {
+            signal?;
+            None
+        }
+        error = writer_died => Some(error),
+    };
+    match &died {
+        Some(error) => {
+            eprintln!("scrollback: the indexer died ({error}); stopping");
+            // A moment for the event to reach the open pages.
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        None => eprintln!("scrollback: stopping"),
+    }
+    let _ = stop.send(());
+    // In-flight requests get a moment to finish; a slow client (a download read a byte at a time,
+    // an events socket) does not keep the process alive past it.
+    match tokio::time::timeout(SHUTDOWN_GRACE, server).await {
+        Ok(joined) => joined?,
+        Err(_) => {
+            eprintln!("scrollback: requests still in flight after {} s; stopping anyway", SHUTDOWN_GRACE.as_secs())
+        }
+    }
+    match died {
+        Some(error) => Err(anyhow::anyhow!("the indexer died: {error}")),
+        None => Ok(()),
+    }
+}
+
+/// How long `serve` waits for in-flight requests once asked to stop.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() -> anyhow::Result<()> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        result = tokio::signal::ctrl_c() => result?,
+        _ = term.recv() => {}
+    }
+    Ok(())
+}
