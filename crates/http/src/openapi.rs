@@ -386,6 +386,13 @@ fn index_document() -> Value {
                             } },
                         "entry": { "type": "object", "description": "The stored line. Each image block where its format keeps them carries ref, url, mimeType, bytes and blake3, or failed: true and placeholder for a failed upload; other payloads carry mediaUrl." },
                         "invalid": { "type": "string", "description": "Why the line could not be indexed." },
+                        "typed": { "type": "object", "required": ["text", "images"],
+                            "description": "What a person typed, where the entry is a person's message (by its format's rule): what a client compares a pending send with. Absent on every other entry.",
+                            "properties": {
+                                "text": { "type": "string" },
+                                "images": { "type": "array", "items": { "type": "string", "nullable": true },
+                                            "description": "One item per image, in order: the blake3 of its bytes, or null where the entry does not know it (a failed upload)." }
+                            } },
                         "view": { "type": "object", "description": "With view=true: each text of the line as sanitised HTML, by the text; its tool calls at a glance.",
                             "properties": {
                                 "html": { "type": "object", "additionalProperties": { "type": "string" } },

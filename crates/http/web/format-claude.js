@@ -1,61 +1,8 @@
-// Claude Code's transcripts, as the viewer reads them: what a person typed (for reconcile), and how a
-// line is laid out. The same rules as scrollback's Rust `format::claude`. One file per format;
-// formats.js registers them.
-import { IMAGE_TYPES, blocks, el, time } from "./dom.js";
+// Claude Code's transcripts, as the viewer lays a line out. One file per format; formats.js registers
+// them. (What a person typed, for reconcile, is the server's: each entry's `typed`.)
+import { blocks, el, time } from "./dom.js";
 
 export const name = "claude";
-
-const COMMAND_TAGS = [
-  "<command-name>",
-  "<command-message>",
-  "<command-args>",
-  "<local-command-stdout>",
-  "<local-command-stderr>",
-  "<local-command-caveat>",
-  "<bash-input>",
-  "<bash-stdout>",
-  "<bash-stderr>",
-];
-
-/** What the person typed, if this history entry carries it: {text, images: [blake3 or null]}. */
-export function typedInput(e) {
-  const line = e && e.entry;
-  if (!line || typeof line !== "object") return null;
-  if (e.isSidechain === true || line.isSidechain === true || line.isMeta === true) return null;
-  const kind = e.type ?? line.type;
-  let content;
-  if (kind === "user") {
-    const message = line.message;
-    if (!message || message.role !== "user") return null;
-    content = message.content;
-  } else if (kind === "attachment") {
-    const attachment = line.attachment;
-    if (!attachment || attachment.type !== "queued_command") return null;
-    content = attachment.prompt;
-  } else {
-    return null;
-  }
-  let typed;
-  if (typeof content === "string") {
-    typed = { text: content, images: [] };
-  } else if (Array.isArray(content)) {
-    const texts = [];
-    const images = [];
-    for (const block of content) {
-      const type = block && block.type;
-      if (type === "tool_result") return null;
-      if (type === "text") texts.push(typeof block.text === "string" ? block.text : "");
-      else if (IMAGE_TYPES.has(type)) images.push(typeof block.blake3 === "string" ? block.blake3 : null);
-    }
-    typed = { text: texts.join("\n"), images };
-  } else {
-    return null;
-  }
-  const trimmed = typed.text.trimStart();
-  if (COMMAND_TAGS.some((tag) => trimmed.startsWith(tag))) return null;
-  if (typed.text.trim() === "" && typed.images.length === 0) return null;
-  return typed;
-}
 
 /** The plain text a line that is not a message carries, for the few kinds shown. */
 function metaText(line) {

@@ -1,5 +1,5 @@
-// Codex CLI's rollouts, as the viewer reads them: what a person typed (for reconcile), and how a
-// line ({timestamp, type, payload}) is laid out. The same rules as scrollback's Rust `format::codex`.
+// Codex CLI's rollouts, as the viewer lays a line ({timestamp, type, payload}) out. (What a person
+// typed, for reconcile, is the server's: each entry's `typed`.)
 // The UI events that repeat a conversation item, and a fork's copies of its parent's lines, never
 // reach the viewer: the index hides them.
 import { el, failed, mediaUrl, photo, text, time, toolCall, toolResult } from "./dom.js";
@@ -24,31 +24,6 @@ function ownWords(t) {
   if (!t.trimStart().startsWith("# Context from my IDE setup")) return t;
   const at = t.indexOf(request);
   return at < 0 ? t : t.slice(at + request.length).trim();
-}
-
-/** What the person typed, if this history entry carries it: {text, images: [blake3 or null]}. */
-export function typedInput(e) {
-  const line = e && e.entry;
-  if (!line || line.type !== "response_item") return null;
-  const p = line.payload;
-  if (!p || p.type !== "message" || p.role !== "user" || !Array.isArray(p.content)) return null;
-  const texts = [];
-  const images = [];
-  for (const block of p.content) {
-    if (!block) continue;
-    if (block.type === "input_text") {
-      const t = typeof block.text === "string" ? block.text : "";
-      if (isInjected(t)) {
-        if (texts.length === 0 && images.length === 0 && !isImageWrapper(t)) return null;
-        continue;
-      }
-      texts.push(t);
-    } else if (block.type === "input_image") {
-      images.push(typeof block.blake3 === "string" ? block.blake3 : null);
-    }
-  }
-  const typed = { text: texts.join("\n"), images };
-  return typed.text.trim() === "" && images.length === 0 ? null : typed;
 }
 
 function image(block, onOpen) {

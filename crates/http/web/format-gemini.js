@@ -1,40 +1,9 @@
-// Gemini CLI's chats, as the viewer reads them: what a person typed (for reconcile), and how a record
-// is laid out. The same rules as scrollback's Rust `format::gemini`. What a rewind undid, what a
+// Gemini CLI's chats, as the viewer lays a record out. (What a person typed, for reconcile, is the
+// server's: each entry's `typed`.) What a rewind undid, what a
 // checkpoint replaced and a message's earlier writes never reach the viewer: the index hides them.
 import { el, failed, mediaUrl, photo, text, time, toolCall, toolResult } from "./dom.js";
 
 export const name = "gemini";
-
-function isNoise(t) {
-  const s = t.trimStart();
-  return s.startsWith("<session_context>") || s.startsWith("<hook_context>");
-}
-
-/** What the person typed, if this history entry carries it: {text, images: [blake3 or null]}. */
-export function typedInput(e) {
-  const line = e && e.entry;
-  if (!line || line.type !== "user" || typeof line.id !== "string") return null;
-  const shown = line.displayContent ?? line.content;
-  const texts = [];
-  if (typeof shown === "string") texts.push(shown);
-  else if (Array.isArray(shown)) {
-    for (const part of shown) {
-      if (!part) continue;
-      if (part.functionResponse) return null;
-      if (typeof part.text === "string") texts.push(part.text);
-    }
-  } else return null;
-  const images = [];
-  if (Array.isArray(line.content)) {
-    for (const part of line.content) {
-      const d = part && part.inlineData;
-      if (d && typeof d.mimeType === "string" && d.mimeType.startsWith("image/")) images.push(typeof d.blake3 === "string" ? d.blake3 : null);
-    }
-  }
-  const typed = { text: texts.join(""), images };
-  if (isNoise(typed.text)) return null;
-  return typed.text.trim() === "" && images.length === 0 ? null : typed;
-}
 
 function inline(d, onOpen) {
   if (typeof d.mimeType === "string" && d.mimeType.startsWith("image/")) {

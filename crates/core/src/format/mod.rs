@@ -250,8 +250,9 @@ pub enum MetaError {
 }
 
 /// What a person typed, as an entry carries it: its text, and each image's blake3 where the entry
-/// knows it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// knows it. On the wire as `{text, images}` with each history entry that carries one, so that a
+/// client's reconcile compares without knowing any format.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Typed {
     /// The text, as written.
     pub text: String,
