@@ -159,7 +159,7 @@ pub struct Entry<'a> {
     /// [`Format::typed_input`]: scrollback_core::format::Format::typed_input
     #[serde(skip_serializing_if = "Option::is_none")]
     typed: Option<Typed>,
-    /// Its texts as HTML and its tool calls at a glance, when the page was asked for with them.
+    /// Who said it and its parts, laid out by the viewer, when the page was asked for with them.
     #[serde(skip_serializing_if = "Option::is_none")]
     view: Option<scrollback_read::view::View>,
 }
@@ -174,7 +174,7 @@ impl<'a> Entry<'a> {
             .as_ref()
             .and_then(|line| e.format.typed_input(e.columns.kind.as_deref(), e.columns.is_sidechain, line));
         let view = match (&line, view) {
-            (Some(line), true) => Some(scrollback_read::view::of(e.format, line)),
+            (Some(line), true) => Some(scrollback_read::view::of(e.format, line, e.columns.is_sidechain)),
             _ => None,
         };
         let entry = rendered.map(|rendered| {
@@ -316,10 +316,10 @@ pub fn retired(chat_id: &str, retired: &[String]) -> serde_json::Value {
     serde_json::json!({ "chatId": chat_id, "retired": retired })
 }
 
-/// `GET /api/chat/bootstrap`: the chat's session, its newest history page (if it has a session)
-/// and its pending sends, side by side.
+/// `GET /api/chat/bootstrap`: the chat's session, its newest history page (if it has a session,
+/// each entry with its view, as the viewer shows it) and its pending sends, side by side.
 pub fn bootstrap(chat_id: &str, state: &ChatState, page: Option<&HistoryPage>) -> serde_json::Value {
-    let page = page.map(History::from);
+    let page = page.map(|page| History::new(page, true));
     let (entries, before, after) = match &page {
         Some(page) => (serde_json::to_value(&page.entries).unwrap_or_default(), page.before, page.after),
         None => (serde_json::json!([]), None, None),
