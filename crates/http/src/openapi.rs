@@ -406,7 +406,7 @@ fn index_document() -> Value {
                                 "name": { "type": "string", "description": "The byline (You, Assistant, Tool result, …); empty for a note." },
                                 "side": { "type": "string", "enum": ["user", "assistant", "note"] }
                             } },
-                        "parts": { "type": "array", "items": { "$ref": "#/components/schemas/ViewPart" } }
+                        "parts": { "type": "array", "items": { "$ref": "#/components/schemas/ViewPart" }, "description": "In the line's order; empty where who is null." }
                     }
                 },
                 "ViewPart": {

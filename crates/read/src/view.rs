@@ -18,7 +18,7 @@ pub struct View {
     /// Who said it: the byline and the side it stands on; `None` for a line the viewer does not
     /// show.
     pub who: Option<Who>,
-    /// What it says, in the line's order.
+    /// What it says, in the line's order (nothing where `who` is `None`).
     pub parts: Vec<ViewPart>,
 }
 
@@ -134,7 +134,9 @@ impl From<Part> for ViewPart {
     }
 }
 
-/// The view of `line` (rendered), a line of `format`, on a side chain if `is_sidechain`.
+/// The view of `line` (rendered), a line of `format`, on a side chain if `is_sidechain`. A line the
+/// viewer does not show has no parts either (nor any Markdown rendered for it).
 pub fn of(format: &dyn Format, line: &Value, is_sidechain: bool) -> View {
-    View { who: format.who(line, is_sidechain), parts: format.parts(line).into_iter().map(ViewPart::from).collect() }
+    let Some(who) = format.who(line, is_sidechain) else { return View::default() };
+    View { who: Some(who), parts: format.parts(line).into_iter().map(ViewPart::from).collect() }
 }

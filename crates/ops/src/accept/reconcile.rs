@@ -38,15 +38,9 @@ pub struct TranscriptEntry {
     /// Its `uuid`.
     #[serde(default)]
     pub uuid: Option<String>,
-    /// Its `type`.
-    #[serde(default, rename = "type")]
-    pub kind: Option<String>,
     /// Its `timestamp`.
     #[serde(default)]
     pub timestamp: Option<String>,
-    /// Whether it is a side chain.
-    #[serde(default)]
-    pub is_sidechain: bool,
     /// What a person typed, where the entry is a person's message (absent on every other entry).
     #[serde(default)]
     pub typed: Option<Typed>,
