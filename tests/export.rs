@@ -215,14 +215,29 @@ fn views_marks_and_exports_over_http() {
     let (body, _) = write_session(&env);
     let server = Server::start(&env, &[]);
     server.wait_for_sessions(1);
-    // The history's view: the Markdown as sanitised HTML, the tool call at a glance.
+    // The history's view: who said it, then its parts: the Markdown as sanitised HTML, the tool
+    // call at a glance; the photos as the viewer loads them.
     let page = server.json(&format!("/api/sessions/{SESSION}/history?view=true"));
     let entries = page["entries"].as_array().unwrap();
     let a1 = entries.iter().find(|e| e["uuid"] == "a1").unwrap();
-    let html = a1["view"]["html"].as_object().unwrap().values().next().unwrap().as_str().unwrap();
+    assert_eq!(a1["view"]["who"], json!({"name": "Assistant", "side": "assistant"}));
+    let parts = a1["view"]["parts"].as_array().unwrap();
+    assert_eq!(parts.iter().map(|p| p["kind"].as_str().unwrap()).collect::<Vec<_>>(), ["text", "toolCall"]);
+    let html = parts[0]["html"].as_str().unwrap();
     assert!(html.contains("<h2>Findings</h2>") && !html.contains("<script"), "{html}");
-    assert_eq!(a1["view"]["tools"][0]["line"], "Edit src/lib.rs (+2 -1)");
-    assert_eq!(a1["view"]["tools"][0]["diff"][1], json!({"op": "-", "text": "b"}));
+    assert_eq!(parts[1]["line"], "Edit src/lib.rs (+2 -1)");
+    assert_eq!(parts[1]["diff"][1], json!({"op": "-", "text": "b"}));
+    assert_eq!(parts[1]["input"]["file_path"], "src/lib.rs");
+    let u1 = entries.iter().find(|e| e["uuid"] == "u1").unwrap();
+    assert_eq!(u1["view"]["who"], json!({"name": "You", "side": "user"}));
+    let photos: Vec<&Value> = u1["view"]["parts"].as_array().unwrap().iter().filter(|p| p["kind"] == "media").collect();
+    assert_eq!(photos.len(), 2);
+    for photo in photos {
+        assert_eq!(photo["image"], true);
+        assert!(photo["url"].as_str().unwrap().starts_with("/api/session-media/"), "{photo}");
+    }
+    assert_eq!(u1["typed"]["text"], "What is in these **two** photos?");
+    assert!(a1.get("typed").is_none(), "an assistant's entry carries no typed");
     assert!(server.json(&format!("/api/sessions/{SESSION}/history"))["entries"][0].get("view").is_none());
     // Marks: a title and a pin, then given back.
     let put = |server: &Server, change: Value| {

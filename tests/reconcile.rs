@@ -1,10 +1,13 @@
 //! The reconcile rule against the shared vectors in `tests/vectors/reconcile/`: in Rust here, and in
-//! the viewer's JavaScript (`crates/http/web/reconcile.js`) through `node --test tests/js/`.
+//! the viewer's JavaScript (`crates/http/web/reconcile.js`) through `node --test tests/js/`. Each
+//! vector entry carries its `typed` as the server gives it, and the format's rule on the entry's line
+//! is checked to give exactly that, so the rule that says what a person typed is pinned too.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use scrollback::accept::reconcile::{PendingSend, TranscriptEntry, reconcile};
+use scrollback::format::{self, Typed};
 use serde_json::Value;
 
 fn vectors() -> Vec<(PathBuf, Value)> {
@@ -25,6 +28,15 @@ fn every_vector_holds_in_rust() {
     for (path, vector) in vectors {
         let name = path.file_name().unwrap().to_string_lossy();
         assert!(vector["description"].as_str().is_some_and(|d| !d.is_empty()), "{name} has no description");
+        // What the server sends as `typed` is the entry's format's rule on its rendered line.
+        for (i, e) in vector["entries"].as_array().unwrap().iter().enumerate() {
+            let given = e.get("typed").unwrap_or_else(|| panic!("{name}: entry {i} has no typed"));
+            let given: Option<Typed> = serde_json::from_value(given.clone()).unwrap();
+            let format = e["agent"].as_str().and_then(format::by_name).unwrap_or(format::DEFAULT);
+            let line = e.get("entry").unwrap_or(&Value::Null);
+            let rule = format.typed_input(e["type"].as_str(), e["isSidechain"].as_bool().unwrap_or(false), line);
+            assert_eq!(rule, given, "{name}: entry {i}'s typed is not what its format's rule gives");
+        }
         let entries: Vec<TranscriptEntry> = serde_json::from_value(vector["entries"].clone()).unwrap();
         let pending: Vec<PendingSend> = serde_json::from_value(vector["pending"].clone()).unwrap();
         let got = reconcile(&entries, &pending);

@@ -120,14 +120,19 @@ async fn bind(chat_id: String, body: BindBody, api: Api) -> Result<warp::reply::
 async fn bootstrap(p: BootstrapParams, api: Api) -> Result<warp::reply::Response, Rejection> {
     check_id("chatId", &p.chat_id)?;
     let state = api.chats().state(p.chat_id.clone()).await.map_err(|e| ApiError::from(e).reject())?;
-    let page = match state.session_id.clone() {
-        Some(session) => api
-            .db(move |store| store.history(&session, Position::Newest, 100, false))
-            .await
-            .map_err(ApiError::reject)?,
-        None => None,
+    let Some(session) = state.session_id.clone() else {
+        return Ok(json(&wire::bootstrap(&p.chat_id, &state, None)));
     };
-    Ok(json(&wire::bootstrap(&p.chat_id, &state, page.as_ref())))
+    // Made on the readers' thread: the page's views render Markdown, which is no work for the
+    // runtime's.
+    let body = api
+        .db(move |store| {
+            let page = store.history(&session, Position::Newest, 100, false)?;
+            Ok(wire::bootstrap(&p.chat_id, &state, page.as_ref()))
+        })
+        .await
+        .map_err(ApiError::reject)?;
+    Ok(json(&body))
 }
 
 /// `POST /api/chat/retire`.

@@ -235,7 +235,7 @@ fn chat_schemas() -> Value {
             "properties": {
                 "chatId": { "type": "string" },
                 "sessionId": { "type": "string", "nullable": true },
-                "entries": { "type": "array", "items": { "$ref": "#/components/schemas/Entry" }, "description": "The newest history page of the chat's session (empty while none is bound)." },
+                "entries": { "type": "array", "items": { "$ref": "#/components/schemas/Entry" }, "description": "The newest history page of the chat's session, each entry with its view (empty while none is bound)." },
                 "before": { "type": "integer", "nullable": true },
                 "after": { "type": "integer", "nullable": true },
                 "pending": { "type": "array", "items": { "$ref": "#/components/schemas/Accepted" }, "description": "Sends no client has retired, oldest first." }
@@ -386,17 +386,69 @@ fn index_document() -> Value {
                             } },
                         "entry": { "type": "object", "description": "The stored line. Each image block where its format keeps them carries ref, url, mimeType, bytes and blake3, or failed: true and placeholder for a failed upload; other payloads carry mediaUrl." },
                         "invalid": { "type": "string", "description": "Why the line could not be indexed." },
-                        "view": { "type": "object", "description": "With view=true: each text of the line as sanitised HTML, by the text; its tool calls at a glance.",
+                        "typed": { "type": "object", "required": ["text", "images"],
+                            "description": "What a person typed, where the entry is a person's message (by its format's rule): what a client compares a pending send with. Absent on every other entry.",
                             "properties": {
-                                "html": { "type": "object", "additionalProperties": { "type": "string" } },
-                                "tools": { "type": "array", "items": { "type": "object", "required": ["tool", "subject", "line"],
-                                    "properties": {
-                                        "tool": { "type": "string" }, "subject": { "type": "string" }, "line": { "type": "string" },
-                                        "added": { "type": "integer" }, "removed": { "type": "integer" },
-                                        "diff": { "type": "array", "items": { "type": "object", "required": ["op", "text"],
-                                            "properties": { "op": { "type": "string", "enum": [" ", "+", "-", "@"] }, "text": { "type": "string" } } } }
-                                    } } }
-                            } }
+                                "text": { "type": "string" },
+                                "images": { "type": "array", "items": { "type": "string", "nullable": true },
+                                            "description": "One item per image, in order: the blake3 of its bytes, or null where the entry does not know it (a failed upload)." }
+                            } },
+                        "view": { "$ref": "#/components/schemas/View" }
+                    }
+                },
+                "View": {
+                    "type": "object", "required": ["who", "parts"],
+                    "description": "With view=true: who said the entry and what it says, in parts, as the entry's format reads its line: what the viewer lays out, knowing no format.",
+                    "properties": {
+                        "who": { "type": "object", "nullable": true, "required": ["name", "side"],
+                            "description": "The byline and the side the entry stands on; null for a line the viewer does not show (bookkeeping).",
+                            "properties": {
+                                "name": { "type": "string", "description": "The byline (You, Assistant, Tool result, …); empty for a note." },
+                                "side": { "type": "string", "enum": ["user", "assistant", "note"] }
+                            } },
+                        "parts": { "type": "array", "items": { "$ref": "#/components/schemas/ViewPart" }, "description": "In the line's order; empty where who is null." }
+                    }
+                },
+                "ViewPart": {
+                    "type": "object", "required": ["kind"],
+                    "description": "One piece of an entry, by kind: text (text, and html: its Markdown as sanitised HTML, absent for a text too long to render), thinking (text), toolCall (tool, subject, line, added and removed for an edit, diff, input), toolResult (text, error, label, media), media (a photo or a file: image, url, mimeType, bytes, blake3, failed), note (text: plain, about the conversation), group (title, parts: shown folded), message (who, parts: a message quoted in the entry).",
+                    "properties": {
+                        "kind": { "type": "string", "enum": ["text", "thinking", "toolCall", "toolResult", "media", "note", "group", "message"] },
+                        "text": { "type": "string" },
+                        "html": { "type": "string" },
+                        "tool": { "type": "string" },
+                        "subject": { "type": "string" },
+                        "line": { "type": "string", "description": "The call at a glance: Bash $ git status, Edit src/lib.rs (+2 -1)." },
+                        "added": { "type": "integer" },
+                        "removed": { "type": "integer" },
+                        "diff": { "type": "array", "items": { "type": "object", "required": ["op", "text"],
+                            "properties": { "op": { "type": "string", "enum": [" ", "+", "-", "@"] }, "text": { "type": "string" } } } },
+                        "input": { "description": "The call's input as the agent gave it." },
+                        "error": { "type": "boolean" },
+                        "label": { "type": "string" },
+                        "media": { "type": "array", "items": { "$ref": "#/components/schemas/Media" } },
+                        "image": { "type": "boolean" },
+                        "url": { "type": "string", "description": "A media URL of this server (a client loads no other)." },
+                        "mimeType": { "type": "string" },
+                        "bytes": { "type": "integer" },
+                        "blake3": { "type": "string" },
+                        "failed": { "type": "boolean" },
+                        "title": { "type": "string" },
+                        "who": { "type": "object", "required": ["name", "side"],
+                            "properties": { "name": { "type": "string" }, "side": { "type": "string", "enum": ["user", "assistant", "note"] } } },
+                        "parts": { "type": "array", "items": { "$ref": "#/components/schemas/ViewPart" } }
+                    }
+                },
+                "Media": {
+                    "type": "object", "required": ["image", "failed"],
+                    "description": "A photo (image) or a file to download, where the line holds one.",
+                    "properties": {
+                        "image": { "type": "boolean" },
+                        "url": { "type": "string", "description": "A media URL of this server (a client loads no other)." },
+                        "mimeType": { "type": "string" },
+                        "bytes": { "type": "integer" },
+                        "blake3": { "type": "string" },
+                        "failed": { "type": "boolean", "description": "Nothing is behind it (a failed upload)." }
                     }
                 },
                 "HistoryPage": {
@@ -517,7 +569,7 @@ fn index_document() -> Value {
                       "description": "Catch up: the entries indexed since the page that gave this after, each exactly once, wherever they stand in the conversation." },
                     { "name": "sidechains", "in": "query", "required": false, "schema": { "type": "boolean", "default": false } },
                     { "name": "view", "in": "query", "required": false, "schema": { "type": "boolean", "default": false },
-                      "description": "Each entry with its view: its texts' Markdown as sanitised HTML, its tool calls at a glance." },
+                      "description": "Each entry with its view: who said it and its parts (texts with their Markdown as sanitised HTML, tool calls at a glance, photos, notes), as the viewer lays them out." },
                     limit(500, 100)
                 ],
                 "responses": merge(common_errors(), json!({ "200": json_response("A page of entries.", "HistoryPage") }))

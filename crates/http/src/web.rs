@@ -20,10 +20,6 @@ const FILES: &[(&str, &str, &str)] = &[
     ("composer.js", "text/javascript; charset=utf-8", include_str!("../web/composer.js")),
     ("render.js", "text/javascript; charset=utf-8", include_str!("../web/render.js")),
     ("dom.js", "text/javascript; charset=utf-8", include_str!("../web/dom.js")),
-    ("formats.js", "text/javascript; charset=utf-8", include_str!("../web/formats.js")),
-    ("format-claude.js", "text/javascript; charset=utf-8", include_str!("../web/format-claude.js")),
-    ("format-codex.js", "text/javascript; charset=utf-8", include_str!("../web/format-codex.js")),
-    ("format-gemini.js", "text/javascript; charset=utf-8", include_str!("../web/format-gemini.js")),
     ("reconcile.js", "text/javascript; charset=utf-8", RECONCILE_JS),
     ("usage.js", "text/javascript; charset=utf-8", include_str!("../web/usage.js")),
     ("style.css", "text/css; charset=utf-8", include_str!("../web/style.css")),
@@ -101,8 +97,7 @@ mod tests {
 
     #[test]
     fn every_script_the_page_imports_is_served() {
-        for name in
-            ["app.js", "api.js", "composer.js", "render.js", "dom.js", "formats.js", "reconcile.js", "style.css"]
+        for name in ["app.js", "api.js", "composer.js", "render.js", "dom.js", "reconcile.js", "usage.js", "style.css"]
         {
             assert!(FILES.iter().any(|(n, _, _)| *n == name), "{name}");
         }

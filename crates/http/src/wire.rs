@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use scrollback_core::codec::refs::MediaRef;
+use scrollback_core::format::Typed;
 use scrollback_index::events::Event;
 use scrollback_index::forget::Forgotten;
 use scrollback_ops::accept::Accepted;
@@ -128,8 +129,9 @@ impl<'a> Sessions<'a> {
     }
 }
 
-/// One history entry: its columns, and the stored line rendered with the API's URLs (or why the
-/// line is invalid).
+/// One history entry: its columns, the stored line rendered with the API's URLs (or why the line
+/// is invalid), and what a person typed in it, by its format's rule (what a client's reconcile
+/// compares with a pending send).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Entry<'a> {
@@ -151,7 +153,13 @@ pub struct Entry<'a> {
     entry: Option<Box<RawValue>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     invalid: Option<&'a str>,
-    /// Its texts as HTML and its tool calls at a glance, when the page was asked for with them.
+    /// What a person typed, where the entry is a person's message ([`Format::typed_input`] on the
+    /// rendered line, whose image blocks carry their blake3).
+    ///
+    /// [`Format::typed_input`]: scrollback_core::format::Format::typed_input
+    #[serde(skip_serializing_if = "Option::is_none")]
+    typed: Option<Typed>,
+    /// Who said it and its parts, laid out by the viewer, when the page was asked for with them.
     #[serde(skip_serializing_if = "Option::is_none")]
     view: Option<scrollback_read::view::View>,
 }
@@ -159,19 +167,17 @@ pub struct Entry<'a> {
 impl<'a> Entry<'a> {
     /// The entry, with its view if `view`.
     pub fn new(e: &'a HistoryEntry, view: bool) -> Self {
-        let mut entry = Entry::from(e);
-        if view && let Some(line) = &entry.entry {
-            entry.view = serde_json::from_str::<serde_json::Value>(line.get())
-                .ok()
-                .map(|line| scrollback_read::view::of(e.format, &line));
-        }
-        entry
-    }
-}
-
-impl<'a> From<&'a HistoryEntry> for Entry<'a> {
-    fn from(e: &'a HistoryEntry) -> Self {
-        let entry = e.render(&ApiUrls).map(|rendered| {
+        let rendered = e.render(&ApiUrls);
+        // Parsed once, for what the person typed and for the view.
+        let line = rendered.as_deref().and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok());
+        let typed = line
+            .as_ref()
+            .and_then(|line| e.format.typed_input(e.columns.kind.as_deref(), e.columns.is_sidechain, line));
+        let view = match (&line, view) {
+            (Some(line), true) => Some(scrollback_read::view::of(e.format, line, e.columns.is_sidechain)),
+            _ => None,
+        };
+        let entry = rendered.map(|rendered| {
             // A stored line is JSON by construction, and rendering keeps it so; should either ever
             // fail, the client gets the text as a string rather than an error.
             RawValue::from_string(rendered).unwrap_or_else(|e| {
@@ -197,8 +203,15 @@ impl<'a> From<&'a HistoryEntry> for Entry<'a> {
             }),
             entry,
             invalid: e.invalid(),
-            view: None,
+            typed,
+            view,
         }
+    }
+}
+
+impl<'a> From<&'a HistoryEntry> for Entry<'a> {
+    fn from(e: &'a HistoryEntry) -> Self {
+        Entry::new(e, false)
     }
 }
 
@@ -303,10 +316,10 @@ pub fn retired(chat_id: &str, retired: &[String]) -> serde_json::Value {
     serde_json::json!({ "chatId": chat_id, "retired": retired })
 }
 
-/// `GET /api/chat/bootstrap`: the chat's session, its newest history page (if it has a session)
-/// and its pending sends, side by side.
+/// `GET /api/chat/bootstrap`: the chat's session, its newest history page (if it has a session,
+/// each entry with its view, as the viewer shows it) and its pending sends, side by side.
 pub fn bootstrap(chat_id: &str, state: &ChatState, page: Option<&HistoryPage>) -> serde_json::Value {
-    let page = page.map(History::from);
+    let page = page.map(|page| History::new(page, true));
     let (entries, before, after) = match &page {
         Some(page) => (serde_json::to_value(&page.entries).unwrap_or_default(), page.before, page.after),
         None => (serde_json::json!([]), None, None),

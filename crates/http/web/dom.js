@@ -1,12 +1,11 @@
-// The viewer's DOM toolkit: elements, text, photos, content blocks, tool calls. Transcript text is
+// The viewer's DOM toolkit: elements, text, photos, files, tool calls and results. Transcript text is
 // untrusted: every string goes in as text (textContent, text nodes), never as HTML, but for one
 // thing: the HTML the server rendered from a text's Markdown and passed through its sanitiser
-// (ammonia: read/markdown.rs), which `text` takes from an entry's `view`. Photos are lazy <img>s whose
-// URLs must be this server's media routes; anything else a transcript claims is not loaded.
-// Knows no transcript format: each format's module (format-*.js) lays its lines out with these.
+// (ammonia: read/markdown.rs), which `text` takes from a text part of an entry's `view`. Photos are
+// lazy <img>s whose URLs must be this server's media routes; anything else a transcript claims is not
+// loaded. Knows no transcript format: render.js lays out the parts the server gives with these.
 
 export const NOT_DISPLAYED = "[image not displayed]";
-export const IMAGE_TYPES = new Set(["image", "image_url", "input_image"]);
 
 /** An element with a class and children (strings become text nodes). */
 export function el(tag, className, ...children) {
@@ -27,11 +26,10 @@ export function mediaUrl(url) {
 }
 
 /**
- * Text: its Markdown as the server rendered and sanitised it, when the entry's `view` has it; else
+ * Text: `html`, its Markdown as the server rendered and sanitised it, where the view has it; else
  * ``` code fences as <pre><code> and the rest as paragraphs (white space kept by CSS).
  */
-export function text(value, view) {
-  const html = view && view.html && Object.prototype.hasOwnProperty.call(view.html, value) ? view.html[value] : null;
+export function text(value, html) {
   if (typeof html === "string") {
     const box = el("div", "text markdown");
     // Sanitised HTML (ammonia, with a short list of tags; links only to http(s)): see the top.
@@ -72,10 +70,19 @@ export function failed() {
   return el("span", "failed", NOT_DISPLAYED);
 }
 
-/** An image block of a rendered line. */
-function imageBlock(block, onOpen) {
-  const src = !block.failed && mediaUrl(block.url);
-  return src ? photo(src, block.mimeType ? `photo (${block.mimeType})` : "photo", onOpen) : failed();
+/**
+ * A photo or a file of an entry's view (`{image, url, mimeType, bytes, failed}`): a photo, a link that
+ * downloads the file, or what stands in for one with nothing behind it.
+ */
+export function media(m, onOpen) {
+  const src = !m.failed && mediaUrl(m.url);
+  if (m.image) return src ? photo(src, m.mimeType ? `photo (${m.mimeType})` : "photo", onOpen) : failed();
+  const what = m.mimeType === "application/pdf" ? "PDF document" : m.mimeType || "attachment";
+  if (!src) return el("span", "failed", `[${what} not available]`);
+  const a = el("a", "attachment", typeof m.bytes === "number" ? `${what} (${formatBytes(m.bytes)})` : what);
+  a.href = src;
+  a.download = "";
+  return a;
 }
 
 function pretty(value) {
@@ -87,9 +94,9 @@ function pretty(value) {
   }
 }
 
-function collapsed(className, summary, ...body) {
-  const details = el("details", className, el("summary", null, summary), ...body);
-  return details;
+/** A fold: `summary` while closed, `body` when opened. */
+export function collapsed(className, summary, ...body) {
+  return el("details", className, el("summary", null, summary), ...body);
 }
 
 /** An edit's diff: unified on a narrow screen, side by side on a wide one (style.css picks). */
@@ -127,19 +134,18 @@ export function diff(lines) {
 const DIFF_CLASS = { "+": "add", "-": "del", " ": "ctx", "@": "head" };
 
 /**
- * A tool call as one line: the tool and what it acted on (`glance`, from the entry's view; else
- * only its name), with an edit's lines added and removed. Opening it shows an edit's diff and the
- * input.
+ * A tool call (a `toolCall` part of an entry's view) as one line: the tool and what it acted on,
+ * with an edit's lines added and removed. Opening it shows an edit's diff and the input.
  */
-export function toolCall(glance, name, input) {
-  const summary = el("summary", "tool-line", el("span", "tool-name", glance ? glance.tool : typeof name === "string" ? name : "Tool call"));
-  if (glance && glance.subject) summary.append(" ", el("code", "tool-subject", glance.subject));
-  if (glance && (glance.added !== undefined || glance.removed !== undefined)) {
-    summary.append(" ", el("span", "diffstat", el("span", "add", `+${glance.added || 0}`), " ", el("span", "del", `−${glance.removed || 0}`)));
+export function toolCall(call) {
+  const summary = el("summary", "tool-line", el("span", "tool-name", typeof call.tool === "string" ? call.tool : "Tool call"));
+  if (call.subject) summary.append(" ", el("code", "tool-subject", call.subject));
+  if (call.added !== undefined || call.removed !== undefined) {
+    summary.append(" ", el("span", "diffstat", el("span", "add", `+${call.added || 0}`), " ", el("span", "del", `−${call.removed || 0}`)));
   }
   const body = [];
-  if (glance && Array.isArray(glance.diff) && glance.diff.length) body.push(diff(glance.diff));
-  body.push(el("pre", "tool-input", pretty(input)));
+  if (Array.isArray(call.diff) && call.diff.length) body.push(diff(call.diff));
+  body.push(el("pre", "tool-input", pretty(call.input)));
   return el("details", "tool call", summary, ...body);
 }
 
@@ -168,59 +174,11 @@ export function toolResult(value, { error = false, label = "Result", extra = [] 
   return box;
 }
 
-/** A payload outside an image block (a PDF, an attachment): a link that downloads it. */
-export function mediaLink(block) {
-  const source = block.source || block;
-  const href = mediaUrl(source.mediaUrl || block.mediaUrl);
-  if (!href) return null;
-  const type = source.mediaType || source.media_type || "file";
-  const a = el("a", "attachment", `${type === "application/pdf" ? "PDF document" : type} (${formatBytes(source.mediaBytes)})`);
-  a.href = href;
-  a.download = "";
-  return a;
-}
-
 export function formatBytes(n) {
   if (typeof n !== "number") return "?";
   if (n < 1024) return `${n} B`;
   if (n < 1 << 20) return `${(n / 1024).toFixed(1)} KB`;
   return `${(n / (1 << 20)).toFixed(1)} MB`;
-}
-
-/** The text of a tool result's content: a string, or its text blocks. */
-export function resultText(content) {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return content === undefined || content === null ? "" : pretty(content);
-  return content.filter((b) => b && b.type === "text" && typeof b.text === "string").map((b) => b.text).join("\n");
-}
-
-/** Content blocks (a string, or Anthropic-style blocks: text, image, document, thinking, tool calls and
- * results), as DOM nodes. `view` is the entry's (its texts' HTML, its tool calls at a glance). */
-export function blocks(content, onOpen, depth = 0, view = null) {
-  if (typeof content === "string") return [text(content, view)];
-  if (!Array.isArray(content)) return [];
-  const out = [];
-  let call = 0;
-  for (const block of content) {
-    if (!block || typeof block !== "object") continue;
-    const type = block.type;
-    if (type === "text" && typeof block.text === "string") out.push(text(block.text, depth === 0 ? view : null));
-    else if (IMAGE_TYPES.has(type)) out.push(imageBlock(block, onOpen));
-    else if (type === "document") out.push(mediaLink(block) || el("span", "failed", "[document not available]"));
-    else if (type === "thinking" || type === "redacted_thinking") {
-      out.push(collapsed("thinking", "Thinking", el("pre", null, typeof block.thinking === "string" ? block.thinking : "(redacted)")));
-    } else if (type === "tool_use" || type === "server_tool_use") {
-      const glance = view && Array.isArray(view.tools) ? view.tools[call] : null;
-      call += 1;
-      out.push(toolCall(glance, block.name, block.input));
-    } else if (type === "tool_result" && depth === 0) {
-      const photos = Array.isArray(block.content) ? block.content.filter((b) => b && IMAGE_TYPES.has(b.type)).map((b) => imageBlock(b, onOpen)) : [];
-      out.push(toolResult(resultText(block.content), { error: block.is_error === true, extra: photos }));
-    } else if (type === "tool_result") {
-      out.push(el("pre", null, pretty(block.content)));
-    }
-  }
-  return out;
 }
 
 export function time(timestamp) {

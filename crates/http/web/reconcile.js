@@ -1,13 +1,11 @@
 // The one comparison of a sent message's two records, in the viewer: which pending sends the
 // transcript now backs. The same rule as scrollback's Rust `accept::reconcile`, checked against the
-// same vectors (tests/vectors/reconcile/). Pure: no DOM, no network, no clock. What a person typed is
-// each format's rule (formats.js).
+// same vectors (tests/vectors/reconcile/). Pure: no DOM, no network, no clock. Knows no transcript
+// format: what a person typed is each entry's `typed`, which the server gives by its format's rule.
 //
 // The rule:
-// - Only an entry that carries what a person typed can back a send: a `user` entry whose
-//   message.role is `user` and which is not a side chain, not isMeta, holds no tool_result block and
-//   is not a command (<command-name>, <local-command-stdout>, ...); or an `attachment` entry of type
-//   `queued_command` (a message sent while the agent was busy), its `prompt` a string or blocks.
+// - Only an entry that carries what a person typed (`typed: {text, images: [blake3 or null]}`) can
+//   back a send, and it is compared by that.
 // - Texts are compared after normalize(): line endings made "\n", the "[Image #N]" tokens a terminal
 //   client inserts removed, trailing white space of each line and white space around the whole
 //   removed.
@@ -18,8 +16,6 @@
 //   earliest among equals.
 // - An entry timestamped more than TOLERANCE_MS before the acceptance cannot back it. A missing or
 //   unreadable timestamp does not rule out.
-
-import { formatOf } from "./formats.js";
 
 export const TOLERANCE_MS = 2000;
 
@@ -40,11 +36,6 @@ function parseMs(s) {
   return Number.isNaN(ms) ? null : ms;
 }
 
-function entryTime(e) {
-  const own = typeof e.timestamp === "string" ? e.timestamp : null;
-  const line = e.entry && typeof e.entry.timestamp === "string" ? e.entry.timestamp : null;
-  return parseMs(own ?? line);
-}
 
 function hashRank(entryImages, sendImages) {
   const known = (h) => typeof h === "string" && h !== "";
@@ -56,14 +47,15 @@ function hashRank(entryImages, sendImages) {
 
 /**
  * Matches pending sends with the history entries that back them.
- * @param {object[]} entries history entries as the API gives them ({cursor, uuid, type, timestamp, isSidechain, entry})
+ * @param {object[]} entries history entries as the API gives them ({cursor, uuid, timestamp, typed})
  * @param {object[]} pending pending sends as the API gives them ({clientMessageId, text, images, acceptedAt})
  * @returns {{retired: {clientMessageId: string, uuid: ?string, cursor: ?number}[], stillPending: string[]}}
  */
 export function reconcile(entries, pending) {
   const typed = entries.map((e) => {
-    const t = formatOf(e).typedInput(e);
-    return t ? { ...t, at: entryTime(e) } : null;
+    const t = e.typed;
+    if (!t || typeof t.text !== "string" || !Array.isArray(t.images)) return null;
+    return { text: t.text, images: t.images, at: parseMs(e.timestamp) };
   });
   const used = entries.map(() => false);
   const order = pending.map((_, i) => i);

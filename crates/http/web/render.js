@@ -1,16 +1,51 @@
 // Turning history entries, pending sends and search snippets into DOM. Transcript text is untrusted:
 // every string goes in as text (textContent, text nodes), never as HTML. Photos are lazy <img>s whose
-// URLs must be this server's media routes; anything else a transcript claims is not loaded. A line's
-// layout is its format's (formats.js); the elements are dom.js's.
-import { el, failed, mediaUrl, photo, text } from "./dom.js";
-import { formatOf } from "./formats.js";
+// URLs must be this server's media routes; anything else a transcript claims is not loaded. Knows no
+// transcript format: an entry is laid out from its `view`, who said it and its parts, which the
+// server's formats give (scrollback_core::format::parts); the elements are dom.js's.
+import { collapsed, el, failed, media, mediaUrl, photo, text, time, toolCall, toolResult } from "./dom.js";
 
 export { NOT_DISPLAYED, el, formatBytes, photo, text } from "./dom.js";
 
+/** The sides an entry stands on, each a class of its list item. */
+const SIDES = new Set(["user", "assistant", "note"]);
+
+/** One part of an entry's view as DOM nodes (none for a kind this viewer does not know). */
+function part(p, onOpen) {
+  if (!p || typeof p !== "object") return [];
+  switch (p.kind) {
+    case "text":
+      return [text(p.text, p.html)];
+    case "thinking":
+      return [collapsed("thinking", "Thinking", el("pre", null, p.text))];
+    case "toolCall":
+      return [toolCall(p)];
+    case "toolResult": {
+      const extra = (Array.isArray(p.media) ? p.media : []).map((m) => media(m, onOpen));
+      return [toolResult(p.text, { error: p.error === true, label: p.label || "Result", extra })];
+    }
+    case "media":
+      return [media(p, onOpen)];
+    case "note":
+      return [el("span", "meta-text", p.text)];
+    case "group":
+      return [collapsed("tool", p.title, ...parts(p.parts, onOpen))];
+    case "message":
+      return [el("div", "checkpoint-message", el("div", "byline", p.who ? p.who.name : ""), ...parts(p.parts, onOpen))];
+    default:
+      return [];
+  }
+}
+
+function parts(list, onOpen) {
+  return (Array.isArray(list) ? list : []).flatMap((p) => part(p, onOpen));
+}
+
 /**
  * One history entry as a list item, or null for a line a person does not read (progress,
- * snapshots, bookkeeping). `data-cursor` and `data-uuid` say which entry it is. A tool call that ran
- * a sub-agent links to its entries at `subagentHref(e.subagent)`.
+ * snapshots, bookkeeping: the server's view names no one for it). `data-cursor` and `data-uuid` say
+ * which entry it is. A note (a title, a rewind) is its text; anything else is a bubble and a byline.
+ * A tool call that ran a sub-agent links to its entries at `subagentHref(e.subagent)`.
  */
 export function entry(e, onOpen, subagentHref) {
   const item = el("li", "entry");
@@ -22,9 +57,25 @@ export function entry(e, onOpen, subagentHref) {
     item.append(el("span", "meta-text", `Line ${e.line} could not be read: ${e.invalid}`));
     return item;
   }
-  const line = e.entry;
-  if (!line || typeof line !== "object") return null;
-  return formatOf(e).entry(e, item, onOpen, subagentHref);
+  const view = e.view;
+  const who = view && view.who;
+  if (!who || !Array.isArray(view.parts) || view.parts.length === 0) return null;
+  if (view.parts.every((p) => p && p.kind === "note")) {
+    item.classList.add("note");
+    item.append(...parts(view.parts, onOpen));
+    return item;
+  }
+  const content = parts(view.parts, onOpen);
+  if (content.length === 0) return null;
+  if (SIDES.has(who.side)) item.classList.add(who.side);
+  item.append(el("div", "bubble", ...content), el("div", "byline", who.name || "", " ", time(e.timestamp)));
+  if (e.subagent && e.subagent.first !== null && subagentHref) {
+    const a = el("a", "subagent", `Sub-agent ${e.subagent.agentId}: ${e.subagent.entries} ${e.subagent.entries === 1 ? "entry" : "entries"}`);
+    a.href = subagentHref(e.subagent);
+    a.dataset.link = "";
+    item.append(a);
+  }
+  return item;
 }
 
 /** A pending send: its text and photos, and its state (sending, pending, failed). */

@@ -220,11 +220,24 @@ fn parts_lines(body: &mut String, parts: &[Part], options: &ReadOptions) -> (boo
     let mut budget = options.max_chars;
     let mut said_anything = false;
     let mut is_tool_result = false;
+    write_parts(body, parts, options, &mut budget, &mut said_anything, &mut is_tool_result);
+    (said_anything, is_tool_result)
+}
+
+/// [`parts_lines`]' work, folded parts and quoted messages included, from what is left of `budget`.
+fn write_parts(
+    body: &mut String,
+    parts: &[Part],
+    options: &ReadOptions,
+    budget: &mut usize,
+    said_anything: &mut bool,
+    is_tool_result: &mut bool,
+) {
     for part in parts {
         match part {
-            Part::Text(t) | Part::Thinking(t) => {
-                let (text, was_cut) = cut(t.trim(), budget);
-                budget = budget.saturating_sub(text.chars().count());
+            Part::Text(t) | Part::Thinking(t) | Part::Note(t) => {
+                let (text, was_cut) = cut(t.trim(), *budget);
+                *budget = budget.saturating_sub(text.chars().count());
                 if matches!(part, Part::Thinking(_)) {
                     body.push_str("(thinking) ");
                 }
@@ -233,21 +246,29 @@ fn parts_lines(body: &mut String, parts: &[Part], options: &ReadOptions) -> (boo
                     let _ = write!(body, " … [{} more characters]", t.trim().chars().count() - text.chars().count());
                 }
                 body.push('\n');
-                said_anything = true;
+                *said_anything = true;
             }
             Part::ToolCall(call) if options.include_tools => {
                 let _ = writeln!(body, "→ {}", call.line());
-                said_anything = true;
+                *said_anything = true;
             }
-            Part::ToolResult { text, error } if options.include_tools => {
-                is_tool_result = true;
-                tool_result_lines(body, text, *error, budget);
-                said_anything = true;
+            Part::ToolResult { text, error, .. } if options.include_tools => {
+                *is_tool_result = true;
+                tool_result_lines(body, text, *error, *budget);
+                *said_anything = true;
             }
-            Part::ToolCall(_) | Part::ToolResult { .. } => {}
+            Part::Group { title, parts } => {
+                let _ = writeln!(body, "({title})");
+                write_parts(body, parts, options, budget, said_anything, is_tool_result);
+            }
+            Part::Message { who, parts } => {
+                let _ = writeln!(body, "{}:", who.name);
+                write_parts(body, parts, options, budget, said_anything, is_tool_result);
+            }
+            // Photos are listed from the entry's media rows.
+            Part::ToolCall(_) | Part::ToolResult { .. } | Part::Media(_) => {}
         }
     }
-    (said_anything, is_tool_result)
 }
 
 /// Writes a tool result's size and its first [`RESULT_LINES`] lines, each cut to 200 characters

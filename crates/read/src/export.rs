@@ -259,7 +259,8 @@ struct Shown<'e> {
 fn shown(e: &HistoryEntry) -> Option<Shown<'_>> {
     let EntryBody::Stored { media, .. } = &e.body else { return None };
     let line: Value = serde_json::from_str(&e.render(&NoUrls)?).ok()?;
-    let parts = e.format.parts(&line);
+    // Photos are written from the entry's media rows, with their verified bytes.
+    let parts: Vec<Part> = e.format.parts(&line).into_iter().filter(|p| !matches!(p, Part::Media(_))).collect();
     let photos: Vec<&MediaRecord> = media.iter().filter(|m| m.kind == MediaKind::Image).collect();
     if parts.is_empty() && photos.is_empty() {
         return None;
@@ -359,34 +360,7 @@ fn html_entry(e: &HistoryEntry, redactor: Option<&Redactor>, out: &mut dyn Write
         _ => "entry assistant",
     };
     let mut body = String::new();
-    for part in &shown.parts {
-        match part {
-            Part::Text(t) => {
-                let t = text(redactor, t, &mut written.redacted);
-                match markdown::to_html(&t) {
-                    Some(html) => body.push_str(&format!("<div class=\"text markdown\">{html}</div>")),
-                    None => body.push_str(&format!("<pre>{}</pre>", escape(&t))),
-                }
-            }
-            Part::Thinking(t) => body.push_str(&format!(
-                "<details class=\"thinking\"><summary>Thinking</summary><pre>{}</pre></details>",
-                escape(&text(redactor, t, &mut written.redacted))
-            )),
-            Part::ToolCall(call) => body.push_str(&html_tool(call, redactor, &mut written.redacted)),
-            Part::ToolResult { text: t, error } => {
-                let t = text(redactor, t, &mut written.redacted);
-                let lines = if t.is_empty() { 0 } else { t.lines().count() };
-                body.push_str(&format!(
-                    "<details class=\"tool result{}\"><summary><span class=\"result-label{}\">{}</span> <span class=\"meta-text\">{lines} lines, {}</span></summary><pre class=\"result-body\">{}</pre></details>",
-                    if *error { " error" } else { "" },
-                    if *error { " error" } else { "" },
-                    if *error { "Result: error" } else { "Result" },
-                    bytes(t.len() as u64),
-                    escape(&t)
-                ));
-            }
-        }
-    }
+    html_parts(&shown.parts, redactor, &mut written.redacted, &mut body);
     write!(out, "<li class=\"{class}\"><div class=\"bubble\">{body}").map_err(io)?;
     for photo in &shown.photos {
         let mime = photo
@@ -409,6 +383,56 @@ fn html_entry(e: &HistoryEntry, redactor: Option<&Redactor>, out: &mut dyn Write
     writeln!(out, "</div><div class=\"who\">{} · {}</div></li>", shown.who, escape(&when(e))).map_err(io)?;
     written.entries += 1;
     Ok(())
+}
+
+/// The HTML of `parts`, appended to `body`. Photos and files are not among them: an entry's photos
+/// are written from its media rows.
+fn html_parts(parts: &[Part], redactor: Option<&Redactor>, redacted: &mut Redacted, body: &mut String) {
+    for part in parts {
+        match part {
+            Part::Text(t) => {
+                let t = text(redactor, t, redacted);
+                match markdown::to_html(&t) {
+                    Some(html) => body.push_str(&format!("<div class=\"text markdown\">{html}</div>")),
+                    None => body.push_str(&format!("<pre>{}</pre>", escape(&t))),
+                }
+            }
+            Part::Thinking(t) => body.push_str(&format!(
+                "<details class=\"thinking\"><summary>Thinking</summary><pre>{}</pre></details>",
+                escape(&text(redactor, t, redacted))
+            )),
+            Part::ToolCall(call) => body.push_str(&html_tool(call, redactor, redacted)),
+            Part::ToolResult { text: t, error, .. } => {
+                let t = text(redactor, t, redacted);
+                let lines = if t.is_empty() { 0 } else { t.lines().count() };
+                body.push_str(&format!(
+                    "<details class=\"tool result{}\"><summary><span class=\"result-label{}\">{}</span> <span class=\"meta-text\">{lines} lines, {}</span></summary><pre class=\"result-body\">{}</pre></details>",
+                    if *error { " error" } else { "" },
+                    if *error { " error" } else { "" },
+                    if *error { "Result: error" } else { "Result" },
+                    bytes(t.len() as u64),
+                    escape(&t)
+                ));
+            }
+            Part::Note(t) => {
+                body.push_str(&format!("<p class=\"meta-text\">{}</p>", escape(&text(redactor, t, redacted))))
+            }
+            Part::Group { title, parts } => {
+                body.push_str(&format!("<details class=\"tool\"><summary>{}</summary>", escape(title)));
+                html_parts(parts, redactor, redacted, body);
+                body.push_str("</details>");
+            }
+            Part::Message { who, parts } => {
+                body.push_str(&format!(
+                    "<div class=\"checkpoint-message\"><div class=\"who\">{}</div>",
+                    escape(&who.name)
+                ));
+                html_parts(parts, redactor, redacted, body);
+                body.push_str("</div>");
+            }
+            Part::Media(_) => {}
+        }
+    }
 }
 
 fn html_tool(call: &ToolCall, redactor: Option<&Redactor>, redacted: &mut Redacted) -> String {
@@ -506,6 +530,59 @@ fn fence(s: &str) -> String {
     "`".repeat(longest.max(2) + 1)
 }
 
+/// The Markdown of `parts`, appended to `body` (photos are written from the entry's media rows).
+fn md_parts(parts: &[Part], redactor: Option<&Redactor>, redacted: &mut Redacted, body: &mut String) {
+    for part in parts {
+        match part {
+            Part::Text(t) => body.push_str(&format!("{}\n\n", text(redactor, t, redacted))),
+            Part::Thinking(t) => {
+                let t = text(redactor, t, redacted);
+                for line in t.lines() {
+                    body.push_str(&format!("> {line}\n"));
+                }
+                body.push('\n');
+            }
+            Part::ToolCall(call) => {
+                let subject = text(redactor, &call.subject, redacted);
+                let stat = call.lines.map(|(a, r)| format!(" (+{a} −{r})")).unwrap_or_default();
+                body.push_str(&format!("**{}** `{}`{stat}\n\n", call.tool, subject.replace('`', "'")));
+                if !call.diff.is_empty() {
+                    let lines: Vec<String> = call
+                        .diff
+                        .iter()
+                        .map(|d| {
+                            let t = text(redactor, &d.text, redacted).into_owned();
+                            if d.op == '@' { format!("@@ {t}") } else { format!("{}{t}", d.op) }
+                        })
+                        .collect();
+                    let joined = lines.join("\n");
+                    let f = fence(&joined);
+                    body.push_str(&format!("{f}diff\n{joined}\n{f}\n\n"));
+                }
+            }
+            Part::ToolResult { text: t, error, .. } => {
+                let t = text(redactor, t, redacted);
+                let f = fence(&t);
+                body.push_str(&format!(
+                    "{}\n\n{f}\n{}\n{f}\n\n",
+                    if *error { "Result (error):" } else { "Result:" },
+                    t
+                ));
+            }
+            Part::Note(t) => body.push_str(&format!("_{}_\n\n", text(redactor, t, redacted).trim())),
+            Part::Group { title, parts } => {
+                body.push_str(&format!("**{title}**\n\n"));
+                md_parts(parts, redactor, redacted, body);
+            }
+            Part::Message { who, parts } => {
+                body.push_str(&format!("**{}:**\n\n", who.name));
+                md_parts(parts, redactor, redacted, body);
+            }
+            Part::Media(_) => {}
+        }
+    }
+}
+
 fn md_entry(
     e: &HistoryEntry,
     redactor: Option<&Redactor>,
@@ -515,45 +592,7 @@ fn md_entry(
 ) -> Result<()> {
     let Some(shown) = shown(e) else { return Ok(()) };
     let mut body = format!("\n## {} · {}\n\n", shown.who, when(e));
-    for part in &shown.parts {
-        match part {
-            Part::Text(t) => body.push_str(&format!("{}\n\n", text(redactor, t, &mut written.redacted))),
-            Part::Thinking(t) => {
-                let t = text(redactor, t, &mut written.redacted);
-                for line in t.lines() {
-                    body.push_str(&format!("> {line}\n"));
-                }
-                body.push('\n');
-            }
-            Part::ToolCall(call) => {
-                let subject = text(redactor, &call.subject, &mut written.redacted);
-                let stat = call.lines.map(|(a, r)| format!(" (+{a} −{r})")).unwrap_or_default();
-                body.push_str(&format!("**{}** `{}`{stat}\n\n", call.tool, subject.replace('`', "'")));
-                if !call.diff.is_empty() {
-                    let lines: Vec<String> = call
-                        .diff
-                        .iter()
-                        .map(|d| {
-                            let t = text(redactor, &d.text, &mut written.redacted).into_owned();
-                            if d.op == '@' { format!("@@ {t}") } else { format!("{}{t}", d.op) }
-                        })
-                        .collect();
-                    let joined = lines.join("\n");
-                    let f = fence(&joined);
-                    body.push_str(&format!("{f}diff\n{joined}\n{f}\n\n"));
-                }
-            }
-            Part::ToolResult { text: t, error } => {
-                let t = text(redactor, t, &mut written.redacted);
-                let f = fence(&t);
-                body.push_str(&format!(
-                    "{}\n\n{f}\n{}\n{f}\n\n",
-                    if *error { "Result (error):" } else { "Result:" },
-                    t
-                ));
-            }
-        }
-    }
+    md_parts(&shown.parts, redactor, &mut written.redacted, &mut body);
     out.write_all(body.as_bytes()).map_err(|e| Error::io(Path::new("export"), e))?;
     for photo in &shown.photos {
         let Some((dir, name)) = photos else {

@@ -22,8 +22,8 @@ use serde_json::value::RawValue;
 
 use super::loose::{Key, LooseStr, LooseTrue, Str, skip_scalars, skip_seq, skip_strings};
 use super::{
-    BlockPlaces, Columns, FileContext, Format, Meta, MetaError, Part, Typed, Usage, finish_text, first_chars,
-    push_text, str_at, title_rank, usage, without_injected,
+    BlockPlaces, Columns, FileContext, Format, Media, Meta, MetaError, Part, Side, Typed, Usage, Who, finish_text,
+    first_chars, push_text, str_at, title_rank, usage, without_injected,
 };
 
 /// Claude Code's format.
@@ -77,6 +77,10 @@ impl Format for Claude {
         parts(line)
     }
 
+    fn who(&self, line: &Value, is_sidechain: bool) -> Option<Who> {
+        who(line, is_sidechain)
+    }
+
     /// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`.
     fn default_roots(&self, var: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
         let nonempty = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
@@ -87,44 +91,28 @@ impl Format for Claude {
     }
 }
 
-/// The session id a file's name gives: `<sessionId>.jsonl`, and for a sub-agent's transcript
-/// `<sessionId>/subagents/agent-<id>.jsonl`, its session's. (Lines that name their `sessionId`
-/// belong to that session whatever the file's name.)
-/// A line's parts: a summary's text, a system line's content, a message's blocks.
+/// A line's parts: a message's content blocks (a queued message's prompt), or the note a summary,
+/// title or system line makes. Other lines (progress, snapshots, bookkeeping) say nothing to a
+/// reader.
 fn parts(line: &Value) -> Vec<Part> {
     let mut out = Vec::new();
-    let text = |out: &mut Vec<Part>, s: &str| {
-        if !s.trim().is_empty() {
-            out.push(Part::Text(s.to_owned()));
-        }
+    let note = |label: &str, key: &str| -> Option<Part> {
+        let s = str_at(line, key).filter(|s| !s.trim().is_empty())?;
+        Some(Part::Note(if label.is_empty() { s.to_owned() } else { format!("{label}: {s}") }))
     };
     match str_at(line, "type") {
-        Some("summary") => text(&mut out, str_at(line, "summary").unwrap_or("")),
-        Some("system") => text(&mut out, str_at(line, "content").unwrap_or("")),
-        _ => {}
-    }
-    match line.get("message").and_then(|m| m.get("content")) {
-        Some(Value::String(s)) => text(&mut out, s),
-        Some(Value::Array(blocks)) => {
-            for block in blocks {
-                match str_at(block, "type") {
-                    Some("text") => text(&mut out, str_at(block, "text").unwrap_or("")),
-                    Some("thinking") => {
-                        if let Some(t) = str_at(block, "thinking").filter(|t| !t.trim().is_empty()) {
-                            out.push(Part::Thinking(t.to_owned()));
-                        }
-                    }
-                    Some("tool_use" | "server_tool_use") => {
-                        let null = Value::Null;
-                        let name = str_at(block, "name").unwrap_or("tool");
-                        out.push(Part::ToolCall(super::parts::tool_call(name, block.get("input").unwrap_or(&null))));
-                    }
-                    Some("tool_result" | "web_search_tool_result") => out.push(Part::ToolResult {
-                        text: super::parts::result_text(block.get("content").unwrap_or(&Value::Null)),
-                        error: block.get("is_error").and_then(Value::as_bool).unwrap_or(false),
-                    }),
-                    _ => {}
-                }
+        Some("summary") => out.extend(note("Summary", "summary")),
+        Some("custom-title") => out.extend(note("Title", "customTitle")),
+        Some("ai-title") => out.extend(note("Title", "aiTitle")),
+        Some("system") => out.extend(note("", "content")),
+        Some("user" | "assistant") => {
+            if let Some(content) = line.get("message").and_then(|m| m.get("content")) {
+                content_parts(content, &mut out);
+            }
+        }
+        Some("attachment") => {
+            if let Some(prompt) = queued_prompt(line) {
+                content_parts(prompt, &mut out);
             }
         }
         _ => {}
@@ -132,6 +120,104 @@ fn parts(line: &Value) -> Vec<Part> {
     out
 }
 
+/// The prompt of an `attachment` line that is a message sent while the agent was busy.
+fn queued_prompt(line: &Value) -> Option<&Value> {
+    let attachment = line.get("attachment")?;
+    if str_at(attachment, "type") != Some("queued_command") {
+        return None;
+    }
+    attachment.get("prompt")
+}
+
+/// Whether a message's content holds a tool's result (a `user` line that is no person's words).
+fn holds_tool_result(line: &Value) -> bool {
+    match line.get("message").and_then(|m| m.get("content")) {
+        Some(Value::Array(blocks)) => blocks.iter().any(|b| str_at(b, "type") == Some("tool_result")),
+        _ => false,
+    }
+}
+
+/// The block types that are images.
+const IMAGE_BLOCKS: &[&str] = &["image", "image_url", "input_image"];
+
+/// The parts of a message's content: a string, or blocks (text, images, documents, thinking, tool
+/// calls and results).
+fn content_parts(content: &Value, out: &mut Vec<Part>) {
+    let blocks = match content {
+        Value::String(s) => {
+            if !s.trim().is_empty() {
+                out.push(Part::Text(s.to_owned()));
+            }
+            return;
+        }
+        Value::Array(blocks) => blocks,
+        _ => return,
+    };
+    let null = Value::Null;
+    for block in blocks {
+        match str_at(block, "type") {
+            Some("text") => {
+                if let Some(t) = str_at(block, "text").filter(|t| !t.trim().is_empty()) {
+                    out.push(Part::Text(t.to_owned()));
+                }
+            }
+            Some(kind) if IMAGE_BLOCKS.contains(&kind) => out.push(Part::Media(Media::image(block))),
+            Some("document") => out.push(Part::Media(Media::file(block.get("source").unwrap_or(block)))),
+            Some("thinking") => {
+                if let Some(t) = str_at(block, "thinking").filter(|t| !t.trim().is_empty()) {
+                    out.push(Part::Thinking(t.to_owned()));
+                }
+            }
+            Some("redacted_thinking") => out.push(Part::Thinking("(redacted)".to_owned())),
+            Some("tool_use" | "server_tool_use") => {
+                let name = str_at(block, "name").unwrap_or("tool");
+                out.push(Part::ToolCall(super::parts::tool_call(name, block.get("input").unwrap_or(&null))));
+            }
+            Some("tool_result" | "web_search_tool_result") => {
+                let content = block.get("content").unwrap_or(&null);
+                let media = match content {
+                    Value::Array(inner) => inner
+                        .iter()
+                        .filter(|b| str_at(b, "type").is_some_and(|t| IMAGE_BLOCKS.contains(&t)))
+                        .map(Media::image)
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                out.push(Part::ToolResult {
+                    text: super::parts::result_text(content),
+                    error: block.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+                    label: None,
+                    media,
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Who said a line: the person (`You`; on a side chain, what was sent `To the sub-agent`), the
+/// assistant (its tool results too), a queued message's sender, or nobody (a note).
+fn who(line: &Value, is_sidechain: bool) -> Option<Who> {
+    match str_at(line, "type") {
+        Some(kind @ ("user" | "assistant")) => {
+            let mine = kind == "user" && !holds_tool_result(line);
+            let name = match (is_sidechain, mine) {
+                (true, true) => "To the sub-agent",
+                (true, false) => "Sub-agent",
+                (false, true) => "You",
+                (false, false) => "Assistant",
+            };
+            Some(Who::new(name, if mine { Side::User } else { Side::Assistant }))
+        }
+        Some("attachment") if queued_prompt(line).is_some() => Some(Who::new("You (queued)", Side::User)),
+        Some("summary" | "custom-title" | "ai-title" | "system") => Some(Who::note()),
+        _ => None,
+    }
+}
+
+/// The session id a file's name gives: `<sessionId>.jsonl`, and for a sub-agent's transcript
+/// `<sessionId>/subagents/agent-<id>.jsonl`, its session's. (Lines that name their `sessionId`
+/// belong to that session whatever the file's name.)
 fn session_from_path(path: &Path) -> String {
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let mut up = path.ancestors().skip(1).filter_map(Path::file_name);
@@ -652,6 +738,84 @@ impl<'de> Deserialize<'de> for Block<'de> {
 mod tests {
     use super::*;
     use crate::codec::order::Order;
+
+    fn line(s: &str) -> Value {
+        serde_json::from_str(s).unwrap()
+    }
+
+    #[test]
+    fn a_message_says_its_blocks_under_who_said_it() {
+        let user = line(
+            r#"{"type":"user","message":{"role":"user","content":[
+                {"type":"image","source":{"type":"base64","data":"/api/session-media/s/u/0"},"url":"/api/session-media/s/u/0","mimeType":"image/png","bytes":3,"blake3":"ab"},
+                {"type":"image","source":{"type":"base64","data":""},"failed":true,"placeholder":"[image not displayed]"},
+                {"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"/api/media/cd","mediaUrl":"/api/media/cd","mediaType":"application/pdf","mediaBytes":9}},
+                {"type":"text","text":"Look"}]}}"#,
+        );
+        assert_eq!(Claude.who(&user, false), Some(Who::new("You", Side::User)));
+        assert_eq!(Claude.who(&user, true), Some(Who::new("To the sub-agent", Side::User)));
+        let photo = Media {
+            image: true,
+            url: Some("/api/session-media/s/u/0".into()),
+            mime_type: Some("image/png".into()),
+            bytes: Some(3),
+            blake3: Some("ab".into()),
+            failed: false,
+        };
+        let pdf = Media {
+            image: false,
+            url: Some("/api/media/cd".into()),
+            mime_type: Some("application/pdf".into()),
+            bytes: Some(9),
+            blake3: None,
+            failed: false,
+        };
+        let failed = Media { image: true, failed: true, ..Media::default() };
+        assert_eq!(
+            Claude.parts(&user),
+            [Part::Media(photo), Part::Media(failed), Part::Media(pdf), Part::Text("Look".into())]
+        );
+        // A tool's result is on the assistant's side, with the photo it gave back.
+        let result = line(
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","is_error":true,
+                "content":[{"type":"text","text":"ok"},{"type":"image","url":"/api/session-media/s/r/0"}]}]}}"#,
+        );
+        assert_eq!(Claude.who(&result, false), Some(Who::new("Assistant", Side::Assistant)));
+        assert_eq!(Claude.who(&result, true), Some(Who::new("Sub-agent", Side::Assistant)));
+        match &Claude.parts(&result)[..] {
+            [Part::ToolResult { text, error: true, label: None, media }] => {
+                assert_eq!(text, "ok");
+                assert_eq!(media[0].url.as_deref(), Some("/api/session-media/s/r/0"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let thinking = line(
+            r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"redacted_thinking","data":"x"},{"type":"thinking","thinking":""}]}}"#,
+        );
+        assert_eq!(Claude.parts(&thinking), [Part::Thinking("(redacted)".into())]);
+    }
+
+    #[test]
+    fn titles_summaries_and_system_lines_are_notes_and_a_queued_message_is_the_persons() {
+        let summary = line(r#"{"type":"summary","summary":"Fixing the parser"}"#);
+        assert_eq!(
+            (Claude.who(&summary, false), Claude.parts(&summary)),
+            (Some(Who::note()), vec![Part::Note("Summary: Fixing the parser".into())])
+        );
+        assert_eq!(
+            Claude.parts(&line(r#"{"type":"ai-title","aiTitle":"Parser"}"#)),
+            [Part::Note("Title: Parser".into())]
+        );
+        assert_eq!(Claude.parts(&line(r#"{"type":"system","content":"Compacted"}"#)), [Part::Note("Compacted".into())]);
+        let queued = line(
+            r#"{"type":"attachment","attachment":{"type":"queued_command","prompt":[{"type":"text","text":"and this"}]}}"#,
+        );
+        assert_eq!(Claude.who(&queued, false), Some(Who::new("You (queued)", Side::User)));
+        assert_eq!(Claude.parts(&queued), [Part::Text("and this".into())]);
+        for nobody in [r#"{"type":"progress","data":{}}"#, r#"{"type":"file-history-snapshot"}"#] {
+            assert_eq!((Claude.who(&line(nobody), false), Claude.parts(&line(nobody))), (None, vec![]));
+        }
+    }
 
     #[test]
     fn the_main_transcript_comes_first_among_entries_of_the_same_instant() {

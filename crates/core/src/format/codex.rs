@@ -27,8 +27,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{
-    BlockPlaces, Columns, FileContext, Format, Meta, MetaError, Part, Twin, Typed, Usage, finish_text, first_chars,
-    hidden, line_id, parse_object, push_text, str_at, title_rank, usage, value_text, without_injected,
+    BlockPlaces, Columns, FileContext, Format, Media, Meta, MetaError, Part, Side, Twin, Typed, Usage, Who,
+    finish_text, first_chars, hidden, line_id, parse_object, push_text, str_at, title_rank, usage, value_text,
+    without_injected,
 };
 
 /// Codex CLI's format.
@@ -154,6 +155,10 @@ impl Format for Codex {
 
     fn parts(&self, line: &Value) -> Vec<Part> {
         parts(line)
+    }
+
+    fn who(&self, line: &Value, _is_sidechain: bool) -> Option<Who> {
+        who(line)
     }
 
     /// `$CODEX_HOME/sessions` and `$CODEX_HOME/archived_sessions`, else the same under `~/.codex`.
@@ -304,32 +309,42 @@ fn token_count(payload: &Value, session: &str, timestamp: Option<&str>) -> Optio
     })
 }
 
-/// A line's parts: a `response_item`'s message, reasoning, tool call or output; a compaction's
-/// summary. Events and metadata say nothing to a reader.
+/// A line's parts: a `response_item`'s message (a person's own words: not the context Codex
+/// injects), reasoning, tool call or output; an MCP tool's result; notes for the session's start,
+/// a compaction, an interrupted turn and a web search. Other events and metadata say nothing to a
+/// reader.
 fn parts(line: &Value) -> Vec<Part> {
     let null = Value::Null;
     let payload = line.get("payload").unwrap_or(&null);
     let mut out = Vec::new();
     match (str_at(line, "type"), str_at(payload, "type")) {
-        (Some("response_item"), Some("message")) => {
-            if let Some(Value::Array(blocks)) = payload.get("content") {
-                for t in blocks.iter().filter_map(|b| str_at(b, "text")) {
-                    if !t.trim().is_empty() && !is_image_wrapper(t) {
-                        out.push(Part::Text(t.to_owned()));
-                    }
-                }
+        (Some("session_meta"), _) => out.push(Part::Note(session_note(payload))),
+        (Some("compacted"), _) => {
+            out.push(Part::Note("Context compacted: the conversation before this point was summarised.".into()))
+        }
+        (Some("event_msg"), Some("turn_aborted")) => out.push(Part::Note("Turn interrupted.".into())),
+        (Some("event_msg"), Some("mcp_tool_call_end")) => {
+            let content = payload.get("result").and_then(|r| r.get("Ok")).and_then(|ok| ok.get("content"));
+            let parts = items(content.unwrap_or(&null), false);
+            if !parts.is_empty() {
+                out.push(Part::Group { title: "MCP result".into(), parts });
             }
         }
+        (Some("response_item"), Some("message")) => {
+            let user = str_at(payload, "role") == Some("user");
+            out.extend(items(payload.get("content").unwrap_or(&null), user));
+        }
         (Some("response_item"), Some("reasoning")) => {
-            let mut text = String::new();
-            for key in ["summary", "content"] {
-                if let Some(Value::Array(items)) = payload.get(key) {
-                    for t in items.iter().filter_map(|i| str_at(i, "text")) {
-                        text.push_str(t);
-                        text.push('\n');
-                    }
-                }
+            let texts = |key: &str| match payload.get(key) {
+                Some(Value::Array(list)) => list.iter().filter_map(|i| str_at(i, "text")).collect::<Vec<_>>(),
+                _ => Vec::new(),
+            };
+            // The summary, where there is one; else the reasoning as written.
+            let mut said = texts("summary");
+            if said.iter().all(|t| t.trim().is_empty()) {
+                said = texts("content");
             }
+            let text = said.join("\n\n");
             if !text.trim().is_empty() {
                 out.push(Part::Thinking(text.trim_end().to_owned()));
             }
@@ -344,22 +359,104 @@ fn parts(line: &Value) -> Vec<Part> {
             out.push(Part::ToolCall(super::parts::tool_call("shell", action)));
         }
         (Some("response_item"), Some("web_search_call")) => {
-            let action = payload.get("action").unwrap_or(&null);
-            out.push(Part::ToolCall(super::parts::tool_call("web_search", action)));
+            let query = payload.get("action").and_then(|a| str_at(a, "query")).unwrap_or("");
+            out.push(Part::Note(format!("Web search: {query}")));
         }
         (Some("response_item"), Some("function_call_output" | "custom_tool_call_output")) => {
             let output = payload.get("output").unwrap_or(&null);
             let failed = output.get("success").and_then(Value::as_bool).is_some_and(|ok| !ok);
-            out.push(Part::ToolResult { text: super::parts::result_text(output), error: failed });
+            // Older builds: `{content, success}`.
+            let content = match output {
+                Value::Object(o) => o.get("content").unwrap_or(&null),
+                other => other,
+            };
+            let media: Vec<Media> = match content {
+                Value::Array(items) => items
+                    .iter()
+                    .filter(|b| str_at(b, "type").is_some_and(|t| IMAGE_ITEMS.contains(&t)))
+                    .map(Media::image)
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let label = (!media.is_empty()).then(|| "Result (with a photo)".to_owned());
+            out.push(Part::ToolResult { text: super::parts::result_text(output), error: failed, label, media });
         }
-        (Some("compacted"), _) => {
-            if let Some(message) = str_at(payload, "message").filter(|m| !m.trim().is_empty()) {
-                out.push(Part::Text(message.to_owned()));
+        _ => {}
+    }
+    out
+}
+
+/// Who said a line: the person (a user message), Codex (its messages, reasoning and tool calls),
+/// a tool (its output, an MCP result), or nobody (a note); a developer's message, the UI's
+/// events that repeat an item and metadata are not shown.
+fn who(line: &Value) -> Option<Who> {
+    let null = Value::Null;
+    let payload = line.get("payload").unwrap_or(&null);
+    match (str_at(line, "type"), str_at(payload, "type")) {
+        (Some("session_meta" | "compacted"), _) | (Some("event_msg"), Some("turn_aborted")) => Some(Who::note()),
+        (Some("event_msg"), Some("mcp_tool_call_end")) => Some(Who::new("Tool result", Side::Assistant)),
+        (Some("response_item"), Some("message")) => match str_at(payload, "role") {
+            Some("user") => Some(Who::new("You", Side::User)),
+            Some("assistant") => Some(Who::new("Codex", Side::Assistant)),
+            _ => None,
+        },
+        (Some("response_item"), Some("reasoning" | "function_call" | "custom_tool_call" | "local_shell_call")) => {
+            Some(Who::new("Codex", Side::Assistant))
+        }
+        (Some("response_item"), Some("function_call_output" | "custom_tool_call_output")) => {
+            Some(Who::new("Tool result", Side::Assistant))
+        }
+        (Some("response_item"), Some("web_search_call")) => Some(Who::note()),
+        _ => None,
+    }
+}
+
+/// The item types that are images: a user's `input_image`, an MCP tool's `image` content.
+const IMAGE_ITEMS: &[&str] = &["input_image", "image"];
+
+/// Message content or tool output items: text and photos. Of a user's, the context Codex injected
+/// is left out, and of a block the IDE extension framed, only the request.
+fn items(content: &Value, user: bool) -> Vec<Part> {
+    let mut out = Vec::new();
+    match content {
+        Value::String(s) if !s.trim().is_empty() => out.push(Part::Text(s.clone())),
+        Value::Array(blocks) => {
+            for block in blocks {
+                match str_at(block, "type") {
+                    Some("input_text" | "output_text" | "text") => {
+                        let Some(text) = str_at(block, "text") else { continue };
+                        if is_image_wrapper(text) || (user && is_injected(text)) {
+                            continue;
+                        }
+                        let text = if user { own_words(text).trim() } else { text };
+                        if !text.trim().is_empty() {
+                            out.push(Part::Text(text.to_owned()));
+                        }
+                    }
+                    Some(t) if IMAGE_ITEMS.contains(&t) => out.push(Part::Media(Media::image(block))),
+                    _ => {}
+                }
             }
         }
         _ => {}
     }
     out
+}
+
+/// The note a session's first line makes: `Codex <version> · <cwd> · branch <branch>`, and the
+/// session it was forked from.
+fn session_note(payload: &Value) -> String {
+    let version = format!("Codex {}", str_at(payload, "cli_version").unwrap_or("")).trim().to_owned();
+    let mut words = vec![version];
+    words.extend(str_at(payload, "cwd").filter(|c| !c.is_empty()).map(str::to_owned));
+    words.extend(
+        payload.get("git").and_then(|g| str_at(g, "branch")).filter(|b| !b.is_empty()).map(|b| format!("branch {b}")),
+    );
+    let mut note = words.join(" · ");
+    if let Some(parent) = str_at(payload, "forked_from_id").filter(|p| !p.is_empty()) {
+        note.push_str(&format!(" · forked from {parent}"));
+    }
+    note
 }
 
 /// The searchable text of a `response_item` payload.
@@ -485,6 +582,69 @@ mod tests {
         let typed = Codex.typed_input(None, false, &serde_json::from_str(photo).unwrap()).unwrap();
         assert_eq!(typed, Typed { text: "What is this?".into(), images: vec![Some("ab".into())] });
         assert_eq!(meta(photo, 4, &file).title, Some((title_rank::FIRST_USER_TEXT, "What is this?".into())));
+    }
+
+    #[test]
+    fn a_user_message_shows_the_persons_own_words_and_photos() {
+        let v = |s: &str| serde_json::from_str::<Value>(s).unwrap();
+        let env = v(
+            r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>\n<cwd>/w</cwd>\n</environment_context>"}]}}"#,
+        );
+        assert!(Codex.parts(&env).is_empty(), "injected context only");
+        let ide = v(r##"{"type":"response_item","payload":{"type":"message","role":"user","content":[
+                {"type":"input_text","text":"# AGENTS.md instructions for /w\n\nBe brief."},
+                {"type":"input_text","text":"<image name=[Image #1]>"},{"type":"input_image","image_url":"/api/session-media/s/L2/0","url":"/api/session-media/s/L2/0"},{"type":"input_text","text":"</image>"},
+                {"type":"input_text","text":"# Context from my IDE setup:\n\n## Open tabs:\n- a.rs\n\n## My request for Codex:\nFix the **parser**\n"}]}}"##);
+        assert_eq!(Codex.who(&ide, false), Some(Who::new("You", Side::User)));
+        let photo = Media { image: true, url: Some("/api/session-media/s/L2/0".into()), ..Media::default() };
+        assert_eq!(Codex.parts(&ide), [Part::Media(photo), Part::Text("Fix the **parser**".into())]);
+        let developer = v(
+            r#"{"type":"response_item","payload":{"type":"message","role":"developer","content":[{"type":"input_text","text":"<permissions instructions>"}]}}"#,
+        );
+        assert_eq!(Codex.who(&developer, false), None, "not shown");
+    }
+
+    #[test]
+    fn outputs_notes_and_mcp_results_are_laid_out_as_the_viewer_shows_them() {
+        let v = |s: &str| serde_json::from_str::<Value>(s).unwrap();
+        let meta = v(
+            r#"{"type":"session_meta","payload":{"id":"t","cwd":"/w","cli_version":"0.128.0","git":{"branch":"main"},"forked_from_id":"p"}}"#,
+        );
+        assert_eq!(Codex.who(&meta, false), Some(Who::note()));
+        assert_eq!(Codex.parts(&meta), [Part::Note("Codex 0.128.0 · /w · branch main · forked from p".into())]);
+        let search =
+            v(r#"{"type":"response_item","payload":{"type":"web_search_call","action":{"query":"rust mcp"}}}"#);
+        assert_eq!(Codex.parts(&search), [Part::Note("Web search: rust mcp".into())]);
+        let aborted = v(r#"{"type":"event_msg","payload":{"type":"turn_aborted","reason":"interrupted"}}"#);
+        assert_eq!(Codex.parts(&aborted), [Part::Note("Turn interrupted.".into())]);
+        let output = v(
+            r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":"chart.png"},{"type":"input_image","url":"/api/session-media/s/L4/0"}]}}"#,
+        );
+        assert_eq!(Codex.who(&output, false), Some(Who::new("Tool result", Side::Assistant)));
+        match &Codex.parts(&output)[..] {
+            [Part::ToolResult { text, error: false, label: Some(label), media }] => {
+                assert_eq!((text.as_str(), label.as_str(), media.len()), ("chart.png", "Result (with a photo)", 1));
+            }
+            other => panic!("{other:?}"),
+        }
+        let mcp = v(
+            r#"{"type":"event_msg","payload":{"type":"mcp_tool_call_end","result":{"Ok":{"content":[{"type":"text","text":"42 rows"}]}}}}"#,
+        );
+        assert_eq!(Codex.who(&mcp, false), Some(Who::new("Tool result", Side::Assistant)));
+        assert_eq!(
+            Codex.parts(&mcp),
+            [Part::Group { title: "MCP result".into(), parts: vec![Part::Text("42 rows".into())] }]
+        );
+        let call = v(
+            r#"{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"ls\"]}","call_id":"c"}}"#,
+        );
+        match &Codex.parts(&call)[..] {
+            [Part::ToolCall(call)] => {
+                assert_eq!(call.line(), "shell $ ls");
+                assert_eq!(call.input["command"][2], "ls", "the input, as the value its JSON spells");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -25,8 +25,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{
-    BlockPlaces, Columns, Effect, FileContext, Format, Meta, MetaError, Part, Typed, Usage, finish_text, first_chars,
-    line_id, parse_object, push_text, str_at, title_rank, usage, value_text, without_injected,
+    BlockPlaces, Columns, Effect, FileContext, Format, Media, Meta, MetaError, Part, Side, Typed, Usage, Who,
+    finish_text, first_chars, line_id, parse_object, push_text, str_at, title_rank, usage, value_text,
+    without_injected,
 };
 
 /// Gemini CLI's format.
@@ -137,7 +138,11 @@ impl Format for Gemini {
     }
 
     fn parts(&self, line: &Value) -> Vec<Part> {
-        if line.get("id").is_some() { message_parts(line) } else { Vec::new() }
+        parts(line)
+    }
+
+    fn who(&self, line: &Value, _is_sidechain: bool) -> Option<Who> {
+        who(line)
     }
 
     /// `$GEMINI_CLI_HOME/.gemini/tmp`, else `~/.gemini/tmp` (the CLI's `homedir()` and
@@ -185,54 +190,183 @@ fn response_text(response: &Value, out: &mut String) {
     }
 }
 
-/// A message record's parts: its thoughts, its text, and its tool calls, each with its result.
+/// A message record's parts: its thoughts, what it says (for a person's message, what they typed:
+/// its `displayContent`, and the photos it sent), and its tool calls, each with its result.
 fn message_parts(m: &Value) -> Vec<Part> {
     let mut out = Vec::new();
     if let Some(Value::Array(thoughts)) = m.get("thoughts") {
-        for t in thoughts {
-            let text: Vec<&str> = ["subject", "description"].iter().filter_map(|k| str_at(t, k)).collect();
-            if !text.is_empty() {
-                out.push(Part::Thinking(text.join(": ")));
+        let said: Vec<String> = thoughts
+            .iter()
+            .map(|t| ["subject", "description"].iter().filter_map(|k| str_at(t, k)).collect::<Vec<_>>().join(": "))
+            .filter(|t| !t.trim().is_empty())
+            .collect();
+        if !said.is_empty() {
+            out.push(Part::Thinking(said.join("\n\n")));
+        }
+    }
+    let user = str_at(m, "type") == Some("user");
+    let typed = m.get("displayContent").filter(|_| user);
+    if let Some(shown) = typed.or_else(|| m.get("content")) {
+        content_parts(shown, &mut out);
+    }
+    if typed.is_some()
+        && let Some(Value::Array(parts)) = m.get("content")
+    {
+        out.extend(
+            parts.iter().filter_map(|p| p.get("inlineData")).filter(|d| d.is_object()).map(|d| Part::Media(inline(d))),
+        );
+    }
+    if let Some(Value::Array(calls)) = m.get("toolCalls") {
+        let null = Value::Null;
+        for call in calls.iter().filter(|c| c.is_object()) {
+            let name = str_at(call, "name").unwrap_or("tool");
+            let args = match call.get("args") {
+                Some(args) if !args.is_null() => args.clone(),
+                _ => Value::Object(Map::new()),
+            };
+            out.push(Part::ToolCall(super::parts::tool_call(name, &args)));
+            let mut texts = Vec::new();
+            let mut media = Vec::new();
+            if let Some(Value::Array(parts)) = call.get("result") {
+                for part in parts {
+                    if let Some(f) = part.get("functionResponse") {
+                        texts.push(response_shown(f.get("response").unwrap_or(&null)));
+                        if let Some(Value::Array(inner)) = f.get("parts") {
+                            media.extend(
+                                inner.iter().filter_map(|p| p.get("inlineData")).filter(|d| d.is_object()).map(inline),
+                            );
+                        }
+                    } else if let Some(d) = part.get("inlineData").filter(|d| d.is_object()) {
+                        media.push(inline(d));
+                    } else if let Some(t) = str_at(part, "text") {
+                        texts.push(t.to_owned());
+                    }
+                }
+            }
+            let error = str_at(call, "status") == Some("error");
+            if !texts.is_empty() || !media.is_empty() || error {
+                out.push(Part::ToolResult { text: texts.join("\n"), error, label: None, media });
             }
         }
     }
-    match m.get("content") {
-        Some(Value::String(s)) if !s.trim().is_empty() => out.push(Part::Text(s.clone())),
-        Some(Value::Array(parts)) => {
-            for part in parts {
-                if let Some(t) = str_at(part, "text").filter(|t| !t.trim().is_empty()) {
-                    out.push(Part::Text(t.to_owned()));
-                } else if let Some(response) = part.get("functionResponse").and_then(|f| f.get("response")) {
-                    let mut text = String::new();
-                    response_text(response, &mut text);
-                    out.push(Part::ToolResult { text, error: response.get("error").is_some() });
+    out
+}
+
+/// The parts of a message's content (or `displayContent`): a string, or its parts' text (a
+/// thought's as thinking), inline data, files by URI, and tool responses.
+fn content_parts(content: &Value, out: &mut Vec<Part>) {
+    match content {
+        Value::String(s) if !s.trim().is_empty() => out.push(Part::Text(s.clone())),
+        Value::Array(parts) => {
+            for part in parts.iter().filter(|p| p.is_object()) {
+                if let Some(t) = str_at(part, "text") {
+                    if part.get("thought") == Some(&Value::Bool(true)) {
+                        out.push(Part::Thinking(t.to_owned()));
+                    } else if !t.trim().is_empty() {
+                        out.push(Part::Text(t.to_owned()));
+                    }
+                } else if let Some(d) = part.get("inlineData").filter(|d| d.is_object()) {
+                    out.push(Part::Media(inline(d)));
+                } else if let Some(file) = part.get("fileData") {
+                    out.push(Part::Note(format!("[file {}]", str_at(file, "fileUri").unwrap_or(""))));
+                } else if let Some(f) = part.get("functionResponse") {
+                    let response = f.get("response").unwrap_or(&Value::Null);
+                    out.push(Part::ToolResult {
+                        text: response_shown(response),
+                        error: response.get("error").is_some_and(|e| !e.is_null()),
+                        label: Some(format!("Response of {}", str_at(f, "name").unwrap_or("a tool"))),
+                        media: Vec::new(),
+                    });
                 }
             }
         }
         _ => {}
     }
-    if let Some(Value::Array(calls)) = m.get("toolCalls") {
-        let null = Value::Null;
-        for call in calls {
-            let name = str_at(call, "name").unwrap_or("tool");
-            out.push(Part::ToolCall(super::parts::tool_call(name, call.get("args").unwrap_or(&null))));
-            let mut text = String::new();
-            if let Some(Value::Array(parts)) = call.get("result") {
-                for part in parts {
-                    if let Some(response) = part.get("functionResponse").and_then(|f| f.get("response")) {
-                        response_text(response, &mut text);
-                    } else if let Some(t) = str_at(part, "text") {
-                        push_text(&mut text, t);
-                    }
-                }
-            }
-            let error = str_at(call, "status") == Some("error");
-            if !text.is_empty() || error {
-                out.push(Part::ToolResult { text, error });
-            }
-        }
+}
+
+/// An `inlineData` part: a photo (an image block), else a file.
+fn inline(data: &Value) -> Media {
+    if str_at(data, "mimeType").is_some_and(|t| t.starts_with("image/")) {
+        Media::image(data)
+    } else {
+        Media::file(data)
     }
-    out
+}
+
+/// What a tool response shows: its `output` (else its `error`) as text, else the response as JSON.
+fn response_shown(response: &Value) -> String {
+    let said = ["output", "error"].iter().find_map(|k| response.get(*k).filter(|v| !v.is_null()));
+    match said {
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => serde_json::to_string_pretty(v).unwrap_or_default(),
+        None => serde_json::to_string_pretty(response).unwrap_or_default(),
+    }
+}
+
+/// Who the message of `type` `kind` is from, as its byline says.
+fn message_who(kind: Option<&str>, tool_response: bool) -> Option<Who> {
+    Some(match kind? {
+        "user" if tool_response => Who::new("Tool response", Side::Note),
+        "user" => Who::new("You", Side::User),
+        "gemini" => Who::new("Gemini", Side::Assistant),
+        "info" => Who::new("Info", Side::Note),
+        "error" => Who::new("Error", Side::Note),
+        "warning" => Who::new("Warning", Side::Note),
+        _ => return None,
+    })
+}
+
+/// Whether a message's content holds a tool's response (a `user` record that is no person's words).
+fn holds_tool_response(m: &Value) -> bool {
+    matches!(m.get("content"), Some(Value::Array(parts)) if parts.iter().any(|p| p.get("functionResponse").is_some()))
+}
+
+/// The messages a checkpoint holds (`$set.messages`), if the line is one.
+fn checkpoint(line: &Value) -> Option<&Vec<Value>> {
+    line.get("$set")?.get("messages")?.as_array()
+}
+
+/// A line's parts: a message's; a checkpoint's messages, folded; the note a rewind makes.
+fn parts(line: &Value) -> Vec<Part> {
+    if line.get("id").is_some() {
+        return message_parts(line);
+    }
+    if let Some(messages) = checkpoint(line) {
+        let messages: Vec<&Value> = messages.iter().filter(|m| m.is_object()).collect();
+        let parts = messages
+            .iter()
+            .map(|m| {
+                let kind = str_at(m, "type");
+                let who = message_who(kind, holds_tool_response(m))
+                    .unwrap_or_else(|| Who::new(kind.unwrap_or("?"), Side::Note));
+                Part::Message { who, parts: message_parts(m) }
+            })
+            .collect();
+        return vec![Part::Group {
+            title: format!("Checkpoint: the conversation as {} messages", messages.len()),
+            parts,
+        }];
+    }
+    if line.get("$rewindTo").is_some() {
+        return vec![Part::Note(
+            "Rewound: the messages just before this were undone (the index keeps them, hidden).".into(),
+        )];
+    }
+    Vec::new()
+}
+
+/// Who said a line: a message's sender, the CLI for a checkpoint, nobody for a rewind (a note);
+/// the metadata and its updates are not shown.
+fn who(line: &Value) -> Option<Who> {
+    if line.get("id").is_some() {
+        message_who(str_at(line, "type"), holds_tool_response(line))
+    } else if checkpoint(line).is_some() {
+        Some(Who::new("Gemini CLI", Side::Assistant))
+    } else if line.get("$rewindTo").is_some() {
+        Some(Who::note())
+    } else {
+        None
+    }
 }
 
 /// Everything searchable in one message record.
@@ -425,6 +559,76 @@ mod tests {
         assert_eq!(Gemini.file_context(path, &mut || None).session, "session-2026-11-30T09-00-5e55a0de");
         assert!(Gemini.is_transcript(path));
         assert!(!Gemini.is_transcript(Path::new("/g/tmp/demo/logs.jsonl")));
+    }
+
+    #[test]
+    fn a_message_shows_what_was_typed_its_photos_and_its_tool_calls_with_their_results() {
+        let v = |s: &str| serde_json::from_str::<Value>(s).unwrap();
+        let user = v(
+            r#"{"id":"u1","type":"user","content":[{"text":"What is in @a.png?\n--- a.png ---"},{"inlineData":{"mimeType":"image/png","data":"/api/session-media/s/u1/0","url":"/api/session-media/s/u1/0"}}],
+                "displayContent":[{"text":"What is in @a.png?"}]}"#,
+        );
+        assert_eq!(Gemini.who(&user, false), Some(Who::new("You", Side::User)));
+        let photo = Media {
+            image: true,
+            url: Some("/api/session-media/s/u1/0".into()),
+            mime_type: Some("image/png".into()),
+            ..Media::default()
+        };
+        assert_eq!(Gemini.parts(&user), [Part::Text("What is in @a.png?".into()), Part::Media(photo)]);
+        let answer = v(
+            r#"{"id":"g1","type":"gemini","content":"Done.","thoughts":[{"subject":"Reading","description":"the file"},{"subject":"Editing","description":"it"}],
+                "toolCalls":[{"name":"replace","status":"error","args":{"file_path":"/a.py","old_string":"a\n","new_string":"b\n"},
+                              "result":[{"functionResponse":{"name":"replace","response":{"error":"no match"}}}]}]}"#,
+        );
+        assert_eq!(Gemini.who(&answer, false), Some(Who::new("Gemini", Side::Assistant)));
+        match &Gemini.parts(&answer)[..] {
+            [Part::Thinking(t), Part::Text(said), Part::ToolCall(call), Part::ToolResult { text, error: true, .. }] => {
+                assert_eq!(t, "Reading: the file\n\nEditing: it");
+                assert_eq!(said, "Done.");
+                assert_eq!(call.line(), "replace /a.py (+1 -1)");
+                assert_eq!(text, "no match");
+            }
+            other => panic!("{other:?}"),
+        }
+        let response = v(
+            r#"{"id":"u2","type":"user","content":[{"functionResponse":{"name":"read_file","response":{"output":"x"}}}]}"#,
+        );
+        assert_eq!(Gemini.who(&response, false), Some(Who::new("Tool response", Side::Note)));
+        match &Gemini.parts(&response)[..] {
+            [Part::ToolResult { text, error: false, label: Some(label), .. }] => {
+                assert_eq!((text.as_str(), label.as_str()), ("x", "Response of read_file"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let info = v(r#"{"id":"i1","type":"info","content":"Switched model."}"#);
+        assert_eq!(Gemini.who(&info, false), Some(Who::new("Info", Side::Note)));
+    }
+
+    #[test]
+    fn a_checkpoint_folds_its_messages_a_rewind_is_a_note_and_metadata_is_not_shown() {
+        let v = |s: &str| serde_json::from_str::<Value>(s).unwrap();
+        let checkpoint = v(
+            r#"{"$set":{"lastUpdated":"t","messages":[{"id":"a","type":"user","content":[{"text":"Hi"}]},{"id":"b","type":"gemini","content":"Hello"}]}}"#,
+        );
+        assert_eq!(Gemini.who(&checkpoint, false), Some(Who::new("Gemini CLI", Side::Assistant)));
+        assert_eq!(
+            Gemini.parts(&checkpoint),
+            [Part::Group {
+                title: "Checkpoint: the conversation as 2 messages".into(),
+                parts: vec![
+                    Part::Message { who: Who::new("You", Side::User), parts: vec![Part::Text("Hi".into())] },
+                    Part::Message { who: Who::new("Gemini", Side::Assistant), parts: vec![Part::Text("Hello".into())] },
+                ],
+            }]
+        );
+        let rewind = v(r#"{"$rewindTo":"g3"}"#);
+        assert_eq!(Gemini.who(&rewind, false), Some(Who::note()));
+        assert!(matches!(&Gemini.parts(&rewind)[..], [Part::Note(n)] if n.starts_with("Rewound")));
+        for nobody in [r#"{"sessionId":"s","projectHash":"0f","startTime":"t"}"#, r#"{"$set":{"summary":"x"}}"#] {
+            assert_eq!(Gemini.who(&v(nobody), false), None);
+            assert!(Gemini.parts(&v(nobody)).is_empty());
+        }
     }
 
     #[test]

@@ -3,9 +3,10 @@
 //! Everything scrollback knows about one agent's transcripts lives in that agent's file behind the
 //! [`Format`] trait: where a line's content and image blocks are (so the scanner numbers image
 //! ordinals there), which session and file key a path gives, a line's columns, search text and
-//! title, what counts as a person's typed input (for reconcile), and where the agent keeps its
-//! transcripts by default. The writer, the readers and the reconcile rule ask the format; none of
-//! them knows a field name of any agent.
+//! title, what counts as a person's typed input (for reconcile), what a line says to a reader and
+//! who said it (its [`Part`]s, which the viewer, the exports and the MCP tools lay out), and where
+//! the agent keeps its transcripts by default. The writer, the readers, the viewer and the
+//! reconcile rule ask the format; none of them knows a field name of any agent.
 //!
 //! Adding a format is adding one file beside [`claude`] that implements [`Format`], and one line in
 //! [`FORMATS`]: its name, display name, default roots and usage rules come from there, to the CLI,
@@ -29,7 +30,7 @@ use serde_json::Value;
 pub use crate::codec::scan::BlockPlaces;
 use crate::codec::scan::STRIPPED_MEDIA_MARKER;
 use crate::codec::words;
-pub use parts::{Part, ToolCall};
+pub use parts::{Media, Part, Side, ToolCall, Who};
 pub use usage::{Tokens, Usage};
 
 /// What one agent writes. See the module documentation.
@@ -81,9 +82,16 @@ pub trait Format: Send + Sync + std::fmt::Debug {
     /// ledger is made again from the stored lines that contain one, never from the others.
     fn usage_markers(&self) -> &'static [&'static str];
 
-    /// What a stored line says, as a reader takes it in: text, thinking, tool calls and results,
-    /// in order. A line that says nothing to a reader (metadata, token counts) has none.
+    /// What a line says, as a reader takes it in: text, thinking, photos and files, tool calls and
+    /// results, notes, in order (the line as rendered, whose image blocks carry their URLs; a
+    /// stored line gives the same parts without them). A line that says nothing to a reader
+    /// (metadata, token counts) has none.
     fn parts(&self, line: &Value) -> Vec<Part>;
+
+    /// Who said a line (given whether it is on a side chain), as the viewer shows it: the byline
+    /// and the side it stands on; `None` for a line the viewer does not show (bookkeeping, context
+    /// the agent's harness wrote). The viewer lays out [`Format::parts`] under it.
+    fn who(&self, line: &Value, is_sidechain: bool) -> Option<Who>;
 
     /// Where the agent keeps its transcripts when nothing says otherwise, from the environment
     /// (`var` reads a variable; `HOME` among them).
@@ -250,8 +258,9 @@ pub enum MetaError {
 }
 
 /// What a person typed, as an entry carries it: its text, and each image's blake3 where the entry
-/// knows it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// knows it. On the wire as `{text, images}` with each history entry that carries one, so that a
+/// client's reconcile compares without knowing any format.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Typed {
     /// The text, as written.
     pub text: String,

@@ -1,8 +1,12 @@
-//! What an entry says, as a reader takes it in: its text, its thinking, and each tool call as one
-//! line naming the tool and what it acted on ([`Part`]). Each format splits its lines into parts
-//! ([`crate::format::Format::parts`]); the rule that names a tool call's subject is here, shared,
-//! because agents name the same things alike (`command`, `file_path`, `pattern`, `url`).
+//! What an entry says, as a reader takes it in: its text, its thinking, its photos and files, each
+//! tool call as one line naming the tool and what it acted on, notes about the conversation
+//! ([`Part`]), and who said it ([`Who`]). Each format splits its lines into parts
+//! ([`crate::format::Format::parts`]) and names who said them ([`crate::format::Format::who`]); the
+//! viewer, the exports and the MCP tools lay out the same parts, so none of them knows a format. The
+//! rule that names a tool call's subject is here, shared, because agents name the same things alike
+//! (`command`, `file_path`, `pattern`, `url`).
 
+use serde::Serialize;
 use serde_json::Value;
 
 use super::str_at;
@@ -10,7 +14,7 @@ use super::str_at;
 /// One piece of an entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Part {
-    /// What was said.
+    /// What was said (Markdown).
     Text(String),
     /// The model's visible thinking.
     Thinking(String),
@@ -22,7 +26,119 @@ pub enum Part {
         text: String,
         /// Whether the tool said it failed.
         error: bool,
+        /// What to call it where "Result" would not say enough (`Response of read_file`).
+        label: Option<String>,
+        /// The photos and files it gave back.
+        media: Vec<Media>,
     },
+    /// A photo, or another file, where the line holds one.
+    Media(Media),
+    /// Plain text, never Markdown: a line about the conversation rather than of it (a title, a
+    /// summary, a rewind), or a mention of something not shown (a file by its URI).
+    Note(String),
+    /// Parts shown folded under a title (an MCP tool's result, a checkpoint's messages).
+    Group {
+        /// What the fold says while it is closed.
+        title: String,
+        /// What it holds.
+        parts: Vec<Part>,
+    },
+    /// A message quoted inside the entry (one of a checkpoint's), with who said it.
+    Message {
+        /// Who said it.
+        who: Who,
+        /// What it says.
+        parts: Vec<Part>,
+    },
+}
+
+/// Who said an entry, as a reader is shown it: the byline, and the side it stands on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Who {
+    /// The byline: `You`, `Assistant`, `Codex`, `Tool result`; empty for a note.
+    pub name: String,
+    /// Which side of the conversation it stands on.
+    pub side: Side,
+}
+
+impl Who {
+    /// `name`, on `side`.
+    pub fn new(name: impl Into<String>, side: Side) -> Who {
+        Who { name: name.into(), side }
+    }
+
+    /// A line about the conversation (its parts are [`Part::Note`]s): no one's words.
+    pub fn note() -> Who {
+        Who { name: String::new(), side: Side::Note }
+    }
+}
+
+/// The side of the conversation an entry stands on (the viewer's class for it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    /// The person's words.
+    User,
+    /// The agent's words, its tool calls and what they gave back.
+    Assistant,
+    /// Neither: the agent's notices (info, warnings), notes about the conversation.
+    Note,
+}
+
+/// A photo or a file in a line, as the rendered line points at it (each image block annotated
+/// with its `url`, `mimeType`, `bytes` and `blake3`, or `failed`; each other payload's object with
+/// `mediaUrl`, `mediaType` and `mediaBytes`). A client loads only its own server's media URLs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Media {
+    /// A photo to show (else a file to download).
+    pub image: bool,
+    /// Where its bytes are, where the line says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Its media type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Its size in bytes, decoded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// The blake3 (hex) of its bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blake3: Option<String>,
+    /// Nothing is behind it (a failed upload, a payload the index does not hold).
+    pub failed: bool,
+}
+
+impl Media {
+    /// An image block of a rendered line.
+    pub fn image(block: &Value) -> Media {
+        Media {
+            image: true,
+            url: str_at(block, "url").map(str::to_owned),
+            mime_type: str_at(block, "mimeType").map(str::to_owned),
+            bytes: block.get("bytes").and_then(Value::as_u64),
+            blake3: str_at(block, "blake3").map(str::to_owned),
+            failed: block.get("failed") == Some(&Value::Bool(true)),
+        }
+    }
+
+    /// A file: the object of a rendered line that holds its payload (`mediaUrl`, `mediaType`,
+    /// `mediaBytes`; the type as the agent wrote it, `media_type` or `mimeType`, where the render
+    /// gave none).
+    pub fn file(object: &Value) -> Media {
+        let url = str_at(object, "mediaUrl").map(str::to_owned);
+        Media {
+            image: false,
+            failed: url.is_none(),
+            url,
+            mime_type: ["mediaType", "media_type", "mimeType"]
+                .iter()
+                .find_map(|k| str_at(object, k))
+                .map(str::to_owned),
+            bytes: object.get("mediaBytes").and_then(Value::as_u64),
+            blake3: None,
+        }
+    }
 }
 
 /// A tool call at a glance: the tool, and what it acted on.
@@ -38,6 +154,8 @@ pub struct ToolCall {
     pub subject: String,
     /// For an edit: lines added and removed.
     pub lines: Option<(usize, usize)>,
+    /// Its input as the agent gave it (a string of JSON read as the value it spells).
+    pub input: Value,
 }
 
 impl ToolCall {
@@ -184,6 +302,7 @@ fn patch_summary(patch: &str) -> (Vec<&str>, usize, usize) {
 
 /// A tool call from its name and input (an object; a string of JSON is read as one).
 pub fn tool_call(tool: &str, input: &Value) -> ToolCall {
+    let given = input;
     let parsed;
     let input = match input {
         Value::String(s) if s.trim_start().starts_with('{') => {
@@ -196,12 +315,19 @@ pub fn tool_call(tool: &str, input: &Value) -> ToolCall {
             let subject = if files.is_empty() { one_line(s) } else { files.join(", ") };
             let lines = (!files.is_empty()).then_some((added, removed));
             let diff = if files.is_empty() { Vec::new() } else { edit_diff(&Value::Null, Some(s)) };
-            return ToolCall { tool: tool.to_owned(), subject, lines, diff };
+            return ToolCall { tool: tool.to_owned(), subject, lines, diff, input: input.clone() };
         }
         other => other,
     };
     let key = |k: &str| str_at(input, k);
-    let mut call = ToolCall { tool: tool.to_owned(), subject: String::new(), lines: None, diff: Vec::new() };
+    let mut call = ToolCall {
+        tool: tool.to_owned(),
+        subject: String::new(),
+        lines: None,
+        diff: Vec::new(),
+        // JSON that does not parse is kept as the text it is.
+        input: if input.is_null() { given.clone() } else { input.clone() },
+    };
     let mut patch = None;
     if let Some(command) = ["command", "cmd"].iter().find_map(|k| input.get(*k)).and_then(command_text) {
         call.subject = format!("$ {}", one_line(&command));

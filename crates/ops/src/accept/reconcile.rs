@@ -5,11 +5,10 @@
 //! against the same vectors in `tests/vectors/reconcile/`). Pure: no I/O, no clock.
 //!
 //! The rule:
-//! - Only a transcript entry that carries what a person typed can back a send: a `user` entry whose
-//!   `message.role` is `user` and which is not a side chain, not `isMeta`, holds no `tool_result`
-//!   block and is not a command (`<command-name>`, `<local-command-stdout>`, ...); or an `attachment`
-//!   entry of type `queued_command` (a message sent while the agent was busy), whose `prompt` is a
-//!   string or content blocks.
+//! - Only a transcript entry that carries what a person typed (its `typed`, which the server gives
+//!   by the entry's format's rule, [`Format::typed_input`](scrollback_core::format::Format::typed_input))
+//!   can back a send, and it is compared by that: its text and its images' blake3. Neither side of
+//!   the rule knows a transcript format.
 //! - Texts are compared after [`normalize`]: line endings made `\n`, the `[Image #N]` tokens a
 //!   terminal client inserts removed, trailing white space of each line and white space around the
 //!   whole removed.
@@ -22,9 +21,8 @@
 //!   was written before the message was sent). A missing or unreadable timestamp does not rule out.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use scrollback_core::format::{self, Typed};
+use scrollback_core::format::Typed;
 
 /// How far before its acceptance a transcript entry may be timestamped and still back it: the
 /// engine's clock and the server's may disagree by this much.
@@ -40,22 +38,12 @@ pub struct TranscriptEntry {
     /// Its `uuid`.
     #[serde(default)]
     pub uuid: Option<String>,
-    /// Its `type`.
-    #[serde(default, rename = "type")]
-    pub kind: Option<String>,
     /// Its `timestamp`.
     #[serde(default)]
     pub timestamp: Option<String>,
-    /// Whether it is a side chain.
+    /// What a person typed, where the entry is a person's message (absent on every other entry).
     #[serde(default)]
-    pub is_sidechain: bool,
-    /// The agent that wrote it (the default format, `format::DEFAULT`, when not given): whose rule
-    /// says what a person typed.
-    #[serde(default)]
-    pub agent: Option<String>,
-    /// The rendered line.
-    #[serde(default)]
-    pub entry: Option<Value>,
+    pub typed: Option<Typed>,
 }
 
 /// A pending acceptance, as the API gives it (only what reconciling reads).
@@ -105,8 +93,8 @@ pub struct Reconciled {
 
 /// Matches pending sends with the transcript entries that back them. See the module docs.
 pub fn reconcile(entries: &[TranscriptEntry], pending: &[PendingSend]) -> Reconciled {
-    let typed: Vec<Option<(Typed, Option<i64>)>> =
-        entries.iter().map(|e| typed_input(e).map(|t| (t, entry_time(e)))).collect();
+    let typed: Vec<Option<(&Typed, Option<i64>)>> =
+        entries.iter().map(|e| e.typed.as_ref().map(|t| (t, e.timestamp.as_deref().and_then(parse_ms)))).collect();
     let mut used = vec![false; entries.len()];
     let mut order: Vec<usize> = (0..pending.len()).collect();
     // Oldest acceptance first; a stable sort keeps the given order among equal or unreadable times.
@@ -183,20 +171,6 @@ pub fn normalize(text: &str) -> String {
     out.push_str(rest);
     let lines: Vec<&str> = out.split('\n').map(str::trim_end).collect();
     lines.join("\n").trim().to_owned()
-}
-
-/// What the person typed, if this entry carries it: its format's rule (the default format's for
-/// an entry that names no agent this build knows).
-fn typed_input(e: &TranscriptEntry) -> Option<Typed> {
-    let line = e.entry.as_ref()?;
-    let format = e.agent.as_deref().and_then(format::by_name).unwrap_or(format::DEFAULT);
-    format.typed_input(e.kind.as_deref(), e.is_sidechain, line)
-}
-
-/// The entry's time in milliseconds: its `timestamp` column, else the line's.
-fn entry_time(e: &TranscriptEntry) -> Option<i64> {
-    let line_ts = e.entry.as_ref().and_then(|l| l.get("timestamp")).and_then(Value::as_str);
-    e.timestamp.as_deref().or(line_ts).and_then(parse_ms)
 }
 
 /// An RFC 3339 time in milliseconds since the epoch (what JavaScript's `Date.parse` gives).
