@@ -418,7 +418,9 @@ fn serve_push_sends_appends_at_once_backs_off_while_the_hub_is_down_and_forgets_
             .unwrap_or(-1)
     };
     assert!(wait_until(Duration::from_secs(30), || count(&mut hub, "live") == 4).is_some(), "the first push");
-    assert_eq!(server.json("/api/status")["push"]["state"], "current");
+    // The pass that sent those lines goes on to the sessions' rows before it says it is current.
+    let current = || server.json("/api/status")["push"]["state"] == "current";
+    assert!(wait_until(Duration::from_secs(30), current).is_some(), "{}", server.json("/api/status")["push"]);
     assert_eq!(server.json("/api/status")["push"]["hub"], format!("hub@127.0.0.1:{}/team", cluster.port));
 
     // Appends arrive within a second or two.
