@@ -22,6 +22,8 @@ const FILES: &[(&str, &str, &str)] = &[
     ("dom.js", "text/javascript; charset=utf-8", include_str!("../web/dom.js")),
     ("reconcile.js", "text/javascript; charset=utf-8", RECONCILE_JS),
     ("usage.js", "text/javascript; charset=utf-8", include_str!("../web/usage.js")),
+    ("page.js", "text/javascript; charset=utf-8", include_str!("../web/page.js")),
+    ("server.js", "text/javascript; charset=utf-8", include_str!("../web/server.js")),
     ("style.css", "text/css; charset=utf-8", include_str!("../web/style.css")),
 ];
 

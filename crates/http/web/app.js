@@ -2,13 +2,13 @@
 // conversation's sends (composer.js) show at once as pending and are retired by `reconcile` when the
 // transcript holds them. Every view has its own URL (/sessions/{id}[?cursor=N], /chats/{chatId}, /search?q=).
 
-import { ApiError, Events, Unauthorized, get, post, put, query } from "./api.js";
+import { ApiError, Events, get, post, put, query } from "./api.js";
 import { Composer } from "./composer.js";
+import { $, link, navigate, openPhoto, setRouter, setView, view } from "./page.js";
 import { reconcile } from "./reconcile.js";
 import * as render from "./render.js";
+import { PAGE, agentName, call, fillAgents, known, learn, limits, onSignIn } from "./server.js";
 import { UsagePage, sessionLine } from "./usage.js";
-
-const PAGE = 50;
 
 /** Compares two entries' places in the conversation: `order` (`[at, file, line]`) element by
  * element, then the cursor. */
@@ -19,26 +19,13 @@ function compareOrder(a, b) {
   }
   return a.cursor - b.cursor;
 }
-const $ = (id) => document.getElementById(id);
-
-/** The server's limits for sends (from /api/info; these are its defaults). */
-let limits = { maxImages: 8, maxImageBytes: 5 << 20, maxText: 64 << 10 };
-
-/** The view on screen: it is told about events and closed when another opens. */
-let view = null;
 
 // ---------------------------------------------------------------------------------------------
 // Navigation
 
-function navigate(url, { replace = false } = {}) {
-  if (replace) history.replaceState(null, "", url);
-  else history.pushState(null, "", url);
-  route();
-}
-
 function route() {
   if (view && view.close) view.close();
-  view = null;
+  setView(null);
   const main = $("main");
   main.replaceChildren();
   closeSidebar();
@@ -49,17 +36,17 @@ function route() {
     const sessionId = decodeURIComponent(m[1]);
     const cursor = params.has("cursor") ? Number(params.get("cursor")) : null;
     const sidechains = params.get("sidechains") === "true";
-    view = new Conversation(main, { sessionId, cursor: Number.isFinite(cursor) ? cursor : null, sidechains });
+    setView(new Conversation(main, { sessionId, cursor: Number.isFinite(cursor) ? cursor : null, sidechains }));
   } else if ((m = path.match(/^\/chats\/([^/]+)$/))) {
-    view = new Conversation(main, { chatId: decodeURIComponent(m[1]) });
+    setView(new Conversation(main, { chatId: decodeURIComponent(m[1]) }));
   } else if (path === "/usage") {
     const projects = () => [...$("filter-project").options].map((o) => o.value).filter(Boolean);
-    view = new UsagePage(main, params, { call, navigate, projects, fillAgents });
+    setView(new UsagePage(main, params, { call, navigate, projects, fillAgents }));
   } else if (path === "/search") {
     $("search-input").value = params.get("q") || "";
-    view = new Search(main, params);
+    setView(new Search(main, params));
   } else {
-    view = new Home(main);
+    setView(new Home(main));
   }
   sidebar.highlight();
 }
@@ -71,85 +58,15 @@ document.addEventListener("click", (e) => {
   navigate(a.getAttribute("href"));
 });
 window.addEventListener("popstate", route);
+setRouter(route);
+onSignIn(() => events.reconnect());
 
-function link(href, ...children) {
-  const a = render.el("a", null, ...children);
-  a.href = href;
-  a.dataset.link = "";
-  return a;
-}
-
-/** Runs an API call; a 401 opens the token dialog, then retries. */
-async function call(fn) {
-  for (;;) {
-    try {
-      return await fn();
-    } catch (e) {
-      if (!(e instanceof Unauthorized)) throw e;
-      await login();
-    }
-  }
-}
-
-let loggingIn = null;
-function login() {
-  if (loggingIn) return loggingIn;
-  loggingIn = new Promise((resolve) => {
-    const dialog = $("login");
-    const form = $("login-form");
-    const error = $("login-error");
-    error.hidden = true;
-    form.onsubmit = async (e) => {
-      e.preventDefault();
-      try {
-        await post("/api/login", { token: $("login-token").value });
-        dialog.close();
-        loggingIn = null;
-        resolve();
-        events.reconnect();
-      } catch (err) {
-        error.textContent = err instanceof Unauthorized ? "That is not the token." : err.message;
-        error.hidden = false;
-      }
-    };
-    dialog.showModal();
-  });
-  return loggingIn;
-}
-
-function openPhoto(src) {
-  $("lightbox-img").src = src;
-  $("lightbox").showModal();
-}
 $("lightbox").addEventListener("click", (e) => {
   if (e.target.id === "lightbox" || e.target.id === "lightbox-img") $("lightbox").close();
 });
 
 // ---------------------------------------------------------------------------------------------
 // The sessions list
-
-/** The agents whose transcripts the server reads, from /api/info: `[{ name, displayName }]`, in the
- * server's order (its format registry's). */
-let agents = [];
-
-/** How an agent is named to people: its display name, else its name. */
-function agentName(name) {
-  const agent = agents.find((a) => a.name === name);
-  return agent ? agent.displayName : name;
-}
-
-/** Once the agents are known, appends an option for each to `select` (after its "All agents"), and
- * selects `value`. */
-function fillAgents(select, value = select.value) {
-  return known.then(() => {
-    for (const agent of agents) {
-      const option = render.el("option", null, agent.displayName);
-      option.value = agent.name;
-      select.append(option);
-    }
-    select.value = value;
-  });
-}
 
 const sidebar = {
   next: null,
@@ -895,13 +812,7 @@ document.addEventListener("keydown", (e) => {
 // ---------------------------------------------------------------------------------------------
 // Start
 
-/** /api/info, asked once: the send limits and the agents. */
-const known = call(() => get("/api/info"))
-  .then((info) => {
-    if (info && info.limits) limits = info.limits;
-    if (info && Array.isArray(info.agents)) agents = info.agents;
-  })
-  .catch(() => {});
+learn();
 sidebar.ready = fillAgents($("filter-agent")).then(() => sidebar.load());
 // The socket opens once the server has let this page in (with a token, after signing in).
 sidebar.ready.then(() => events.start());
