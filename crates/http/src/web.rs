@@ -24,6 +24,7 @@ const FILES: &[(&str, &str, &str)] = &[
     ("usage.js", "text/javascript; charset=utf-8", include_str!("../web/usage.js")),
     ("page.js", "text/javascript; charset=utf-8", include_str!("../web/page.js")),
     ("server.js", "text/javascript; charset=utf-8", include_str!("../web/server.js")),
+    ("sidebar.js", "text/javascript; charset=utf-8", include_str!("../web/sidebar.js")),
     ("style.css", "text/css; charset=utf-8", include_str!("../web/style.css")),
 ];
 
