@@ -23,6 +23,7 @@ const FILES: &[(&str, &str, &str)] = &[
     ("reconcile.js", "text/javascript; charset=utf-8", RECONCILE_JS),
     ("usage.js", "text/javascript; charset=utf-8", include_str!("../web/usage.js")),
     ("conversation.js", "text/javascript; charset=utf-8", include_str!("../web/conversation.js")),
+    ("header.js", "text/javascript; charset=utf-8", include_str!("../web/header.js")),
     ("page.js", "text/javascript; charset=utf-8", include_str!("../web/page.js")),
     ("search.js", "text/javascript; charset=utf-8", include_str!("../web/search.js")),
     ("server.js", "text/javascript; charset=utf-8", include_str!("../web/server.js")),

@@ -3,14 +3,14 @@
 // catching up from a cursor; and its chat's sends (composer.js), shown at once as pending and
 // retired by `reconcile` when the transcript holds them.
 
-import { ApiError, get, post, put, query } from "./api.js";
+import { ApiError, get, post, query } from "./api.js";
 import { Composer } from "./composer.js";
+import { Header } from "./header.js";
 import { openPhoto } from "./page.js";
 import { reconcile } from "./reconcile.js";
 import * as render from "./render.js";
-import { PAGE, agentName, call, known, limits } from "./server.js";
+import { PAGE, call, limits } from "./server.js";
 import { sidebar } from "./sidebar.js";
-import { sessionLine } from "./usage.js";
 
 /** Compares two entries' places in the conversation: `order` (`[at, file, line]`) element by
  * element, then the cursor. */
@@ -43,34 +43,16 @@ export class Conversation {
     this.catchingUp = null;
     this.closed = false;
 
-    this.title = render.el("h1", "view-title", sessionId ? "Session" : "New chat");
-    const toggle = render.el("input");
-    toggle.type = "checkbox";
-    toggle.checked = sidechains;
-    toggle.addEventListener("change", () => {
-      this.sidechains = toggle.checked;
-      this.reload();
+    this.header = new Header({
+      sessionId,
+      sidechains,
+      onSidechains: (checked) => {
+        this.sidechains = checked;
+        this.reload();
+      },
     });
     this.banner = render.el("p", "banner", "");
     this.banner.hidden = true;
-    this.usage = render.el("p", "meta-text usage-line", "");
-    this.usage.hidden = true;
-    // The header keeps its height while these load (a page scrolled back must not move).
-    this.about = render.el("p", "meta-text about-line", "\u00a0");
-    this.actions = render.el("div", "conv-actions unfilled");
-    if (sessionId) {
-      for (const label of ["Rename", "Pin"]) this.actions.append(render.el("button", "small", label));
-    } else {
-      this.about.hidden = true;
-    }
-    const head = render.el(
-      "header",
-      "conv-head",
-      render.el("div", "conv-title", this.title, this.actions),
-      render.el("label", "toggle", toggle, " Side chains"),
-      this.about,
-      this.usage,
-    );
     this.list = render.el("ol", "entries");
     this.pendingList = render.el("ol", "entries pending-list");
     this.status = render.el("p", "status", "");
@@ -90,35 +72,18 @@ export class Conversation {
       },
       { limits: () => limits, call, openPhoto },
     );
-    main.append(render.el("section", "conversation", head, this.banner, this.scroller, this.composer.form));
+    main.append(render.el("section", "conversation", this.header.element, this.banner, this.scroller, this.composer.form));
     this.open(cursor);
   }
 
   close() {
     this.closed = true;
-    clearTimeout(this.usageTimer);
-  }
-
-  /** The header's tokens and cost, from the usage ledger (again at most once a second while lines arrive). */
-  showUsage() {
-    if (!this.sessionId || this.usageTimer) return;
-    this.usageTimer = setTimeout(async () => {
-      this.usageTimer = null;
-      try {
-        const line = await sessionLine(call, this.sessionId);
-        if (this.closed) return;
-        this.usage.textContent = line || "";
-        this.usage.hidden = !line;
-      } catch {
-        this.usage.hidden = true;
-      }
-    }, this.usageShown ? 1000 : 0);
-    this.usageShown = true;
+    this.header.close();
   }
 
   /** Loads the first page (newest, or around `cursor`) and the pending sends. */
   async open(cursor) {
-    this.showUsage();
+    this.header.showUsage(this.sessionId);
     try {
       if (this.chatId) {
         const boot = await call(() => get(`/api/chat/bootstrap${query({ chatId: this.chatId })}`));
@@ -189,7 +154,7 @@ export class Conversation {
    * to the page that reaches it).
    */
   show(page, where) {
-    if (page.sessionId) this.setTitle(page.sessionId);
+    if (page.sessionId) this.header.setTitle(page.sessionId);
     // What is on screen stays where it is while older entries go in above it: measured from the
     // bottom before any change, put back after all of them (the status line above the list too).
     const fromBottom = this.scroller.scrollHeight - this.scroller.scrollTop;
@@ -234,81 +199,6 @@ export class Conversation {
     const next = this.placed[low];
     this.placed.splice(low, 0, { entry: e, item });
     this.list.insertBefore(item, next ? next.item : null);
-  }
-
-  /** The session's header: its title (a person's own, if they gave one), agent, project, git
-   * branch, times and counts, and the controls to rename, pin and export it. */
-  async setTitle(sessionId) {
-    if (this.titled) return;
-    this.titled = true;
-    this.title.textContent = sessionId;
-    try {
-      const about = await call(() => get(`/api/sessions/${encodeURIComponent(sessionId)}/about`));
-      await known;
-      if (!this.closed) this.showAbout(about);
-    } catch {
-      // The header keeps the id.
-    }
-  }
-
-  showAbout(about) {
-    this.title.textContent = about.title || about.id;
-    this.title.title = about.transcriptTitle ? `The transcript's title: ${about.transcriptTitle}` : "";
-    const span = (a, b) => {
-      const t = (x) => (x ? x.slice(0, 16).replace("T", " ") : null);
-      return a && b ? `${t(a)} – ${t(b)}` : t(a || b);
-    };
-    const main = about.entries - (about.sidechainEntries || 0);
-    this.about.textContent = [
-      agentName(about.agent),
-      about.project,
-      about.gitBranch ? `branch ${about.gitBranch}` : null,
-      span(about.firstTimestamp, about.lastTimestamp),
-      `${main} entries`,
-      `${about.images} photos`,
-    ]
-      .filter(Boolean)
-      .join(" · ");
-    this.about.hidden = false;
-    this.actions.classList.remove("unfilled");
-    const button = (label, onClick, extra = {}) => {
-      const b = render.el("button", "small", label);
-      b.type = "button";
-      for (const [k, v] of Object.entries(extra)) b.setAttribute(k, v);
-      b.addEventListener("click", onClick);
-      return b;
-    };
-    const mark = async (change) => {
-      const updated = await call(() => put(`/api/sessions/${encodeURIComponent(about.id)}/marks`, change));
-      this.showAbout({ ...about, title: updated.title || about.transcriptTitle || about.title, transcriptTitle: updated.title ? about.transcriptTitle || about.title : null, pinned: updated.pinned });
-      sidebar.refreshSoon();
-    };
-    const rename = button("Rename", () => {
-      const input = render.el("input", "rename-input");
-      input.value = about.title || "";
-      input.setAttribute("aria-label", "The session's title");
-      input.maxLength = 200;
-      const save = render.el("button", "small", "Save");
-      save.type = "submit";
-      const cancel = button("Cancel", () => this.showAbout(about));
-      const form = render.el("form", "rename", input, save, cancel);
-      form.addEventListener("submit", (e) => {
-        e.preventDefault();
-        mark({ title: input.value.trim() || null }).catch((err) => alert(err.message));
-      });
-      this.actions.replaceChildren(form);
-      input.focus();
-      input.select();
-    });
-    const pin = button(about.pinned ? "Unpin" : "Pin", () => mark({ pinned: !about.pinned }).catch((err) => alert(err.message)), { "aria-pressed": String(!!about.pinned) });
-    const exports = render.el("span", "exports", "Export: ");
-    for (const [format, label] of [["html", "HTML"], ["jsonl", "JSONL"]]) {
-      const a = render.el("a", "export", label);
-      a.href = `/api/sessions/${encodeURIComponent(about.id)}/export${query({ format })}`;
-      a.download = "";
-      exports.append(a, " ");
-    }
-    this.actions.replaceChildren(rename, pin, exports);
   }
 
   /** Moves the keyboard's place to the next (`step` 1) or previous (-1) message. */
@@ -420,7 +310,7 @@ export class Conversation {
         if (event.sessionId === this.sessionId) {
           if (event.replaced) this.reload();
           else this.catchUp();
-          this.showUsage();
+          this.header.showUsage(this.sessionId);
         }
         break;
       case "session-gone":
