@@ -24,6 +24,7 @@ const FILES: &[(&str, &str, &str)] = &[
     ("usage.js", "text/javascript; charset=utf-8", include_str!("../web/usage.js")),
     ("conversation.js", "text/javascript; charset=utf-8", include_str!("../web/conversation.js")),
     ("header.js", "text/javascript; charset=utf-8", include_str!("../web/header.js")),
+    ("live.js", "text/javascript; charset=utf-8", include_str!("../web/live.js")),
     ("page.js", "text/javascript; charset=utf-8", include_str!("../web/page.js")),
     ("search.js", "text/javascript; charset=utf-8", include_str!("../web/search.js")),
     ("server.js", "text/javascript; charset=utf-8", include_str!("../web/server.js")),

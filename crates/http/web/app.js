@@ -1,9 +1,12 @@
-// The viewer: sessions, a conversation that scrolls back page by page, search, and live updates; the
-// conversation's sends (composer.js) show at once as pending and are retired by `reconcile` when the
-// transcript holds them. Every view has its own URL (/sessions/{id}[?cursor=N], /chats/{chatId}, /search?q=).
+// The viewer's start: every view has its own URL (/sessions/{id}[?cursor=N], /chats/{chatId},
+// /search?q=, /usage, and / for the newest session), which `route` opens; in-page links, the back
+// button and the top bar move between them. Also the theme and the keyboard, and at start /api/info,
+// the sessions list and the live socket. The views: conversation.js (a session's history and its
+// chat), search.js, usage.js; the sessions list is sidebar.js's, the socket live.js's.
 
-import { Events, query } from "./api.js";
+import { query } from "./api.js";
 import { Conversation } from "./conversation.js";
+import { events } from "./live.js";
 import { $, navigate, setRouter, setView, view } from "./page.js";
 import * as render from "./render.js";
 import { Search } from "./search.js";
@@ -79,46 +82,6 @@ class Home {
     });
   }
 }
-
-// ---------------------------------------------------------------------------------------------
-// Live updates
-
-const events = {
-  socket: null,
-  wasOpen: false,
-  start() {
-    this.socket = new Events(
-      (event) => {
-        if (view && view.onEvent) view.onEvent(event);
-        const listed = ["entries-appended", "session-gone", "session-forgotten", "session-bound"];
-        if (listed.includes(event.type)) sidebar.refreshSoon();
-        if (event.type === "writer-failed") {
-          // The server stops (a supervisor restarts it); the page reconnects when it is back.
-          $("live").title = `The indexer stopped: ${event.error}. History is not updated until scrollback restarts.`;
-          $("live").classList.add("failed");
-        }
-      },
-      (open) => {
-        $("live").classList.toggle("on", open);
-        if (open) $("live").classList.remove("failed");
-        $("live").title = open ? "Live: following the transcripts" : "Reconnecting…";
-        if (open && this.wasOpen === false) {
-          // What was indexed while the socket was down, or before it first opened (the page's first
-          // history may already be loaded by then), is caught up: no event told of it.
-          if (view && view.onReconnect && (this.everOpen || view.after != null)) view.onReconnect();
-          if (this.everOpen) sidebar.refreshSoon();
-        }
-        if (open) this.everOpen = true;
-        this.wasOpen = open;
-      },
-    );
-  },
-  reconnect() {
-    if (this.socket) this.socket.close();
-    this.wasOpen = false;
-    this.start();
-  },
-};
 
 // ---------------------------------------------------------------------------------------------
 // Comfort: the theme (the system's unless chosen, kept in localStorage) and the keyboard.
