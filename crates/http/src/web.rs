@@ -22,6 +22,13 @@ const FILES: &[(&str, &str, &str)] = &[
     ("dom.js", "text/javascript; charset=utf-8", include_str!("../web/dom.js")),
     ("reconcile.js", "text/javascript; charset=utf-8", RECONCILE_JS),
     ("usage.js", "text/javascript; charset=utf-8", include_str!("../web/usage.js")),
+    ("conversation.js", "text/javascript; charset=utf-8", include_str!("../web/conversation.js")),
+    ("header.js", "text/javascript; charset=utf-8", include_str!("../web/header.js")),
+    ("live.js", "text/javascript; charset=utf-8", include_str!("../web/live.js")),
+    ("page.js", "text/javascript; charset=utf-8", include_str!("../web/page.js")),
+    ("search.js", "text/javascript; charset=utf-8", include_str!("../web/search.js")),
+    ("server.js", "text/javascript; charset=utf-8", include_str!("../web/server.js")),
+    ("sidebar.js", "text/javascript; charset=utf-8", include_str!("../web/sidebar.js")),
     ("style.css", "text/css; charset=utf-8", include_str!("../web/style.css")),
 ];
 

@@ -1,0 +1,367 @@
+// A conversation: a session's history, a page at a time (the newest first, older pages as it scrolls
+// up, newer ones read forward when it opened at an entry), kept live from the events socket by
+// catching up from a cursor; and its chat's sends (composer.js), shown at once as pending and
+// retired by `reconcile` when the transcript holds them.
+
+import { ApiError, get, post, query } from "./api.js";
+import { Composer } from "./composer.js";
+import { Header } from "./header.js";
+import { openPhoto } from "./page.js";
+import { reconcile } from "./reconcile.js";
+import * as render from "./render.js";
+import { PAGE, call, limits } from "./server.js";
+import { sidebar } from "./sidebar.js";
+
+/** Compares two entries' places in the conversation: `order` (`[at, file, line]`) element by
+ * element, then the cursor. */
+function compareOrder(a, b) {
+  for (let i = 0; i < 3; i++) {
+    if (a.order[i] < b.order[i]) return -1;
+    if (a.order[i] > b.order[i]) return 1;
+  }
+  return a.cursor - b.cursor;
+}
+
+/**
+ * A conversation: a session's history (newest page first, older pages as you scroll up, newer ones
+ * live) and the chat's pending sends, reconciled.
+ */
+export class Conversation {
+  constructor(main, { sessionId = null, chatId = null, cursor = null, sidechains = false }) {
+    this.sessionId = sessionId;
+    this.chatId = chatId || (sessionId && /^[A-Za-z0-9._:-]{1,120}$/.test(sessionId) ? `session-${sessionId}` : null);
+    this.before = null; // pass as before for the page before what is loaded; null at the start
+    this.after = null; // pass as after to catch up
+    this.hasMoreAfter = false; // opened at an entry: newer pages remain to be read forward
+    this.entries = new Map(); // cursor -> entry
+    this.placed = []; // [{ entry, item }] of the entries on screen, in conversation order
+    this.first = null; // the first and last loaded entries in conversation order
+    this.last = null;
+    this.pending = new Map(); // clientMessageId -> pending send
+    this.sidechains = sidechains;
+    this.loadingOlder = false;
+    this.catchingUp = null;
+    this.closed = false;
+
+    this.header = new Header({
+      sessionId,
+      sidechains,
+      onSidechains: (checked) => {
+        this.sidechains = checked;
+        this.reload();
+      },
+    });
+    this.banner = render.el("p", "banner", "");
+    this.banner.hidden = true;
+    this.list = render.el("ol", "entries");
+    this.pendingList = render.el("ol", "entries pending-list");
+    this.status = render.el("p", "status", "");
+    this.scroller = render.el("div", "scroller", this.status, this.list, this.pendingList);
+    this.scroller.addEventListener("scroll", () => this.onScroll());
+    this.composer = new Composer(
+      {
+        chatId: this.chatId,
+        sessionId: () => this.sessionId,
+        pending: this.pending,
+        changed: () => this.renderPending(),
+        recorded: (record) => {
+          if (!this.sessionId && record.sessionId) this.sessionId = record.sessionId;
+          this.reconcile();
+        },
+        scrollToBottom: () => this.scrollToBottom(),
+      },
+      { limits: () => limits, call, openPhoto },
+    );
+    main.append(render.el("section", "conversation", this.header.element, this.banner, this.scroller, this.composer.form));
+    this.open(cursor);
+  }
+
+  close() {
+    this.closed = true;
+    this.header.close();
+  }
+
+  /** Loads the first page (newest, or around `cursor`) and the pending sends. */
+  async open(cursor) {
+    this.header.showUsage(this.sessionId);
+    try {
+      if (this.chatId) {
+        const boot = await call(() => get(`/api/chat/bootstrap${query({ chatId: this.chatId })}`));
+        if (this.closed) return;
+        for (const p of boot.pending) this.pending.set(p.clientMessageId, { ...p });
+        if (!this.sessionId && boot.sessionId) this.sessionId = boot.sessionId;
+        if (!cursor && boot.sessionId === this.sessionId && boot.entries.length) {
+          this.show(boot, "newest");
+        }
+      }
+      if (this.sessionId && this.entries.size === 0) {
+        if (cursor !== null) await this.openAround(cursor);
+        else await this.loadPage({}, "newest");
+      }
+      if (!this.sessionId) this.status.textContent = "A new chat: send a message to start it.";
+      this.reconcile();
+      this.renderPending();
+      if (cursor === null) this.scrollToBottom();
+      sidebar.highlight();
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  fail(e) {
+    this.status.textContent = e instanceof ApiError && e.status === 404 ? "No such session." : e.message || String(e);
+    this.status.classList.add("error");
+  }
+
+  historyUrl(params) {
+    return `/api/sessions/${encodeURIComponent(this.sessionId)}/history${query({ limit: PAGE, sidechains: this.sidechains ? "true" : "", view: "true", ...params })}`;
+  }
+
+  async loadPage(params, where) {
+    const page = await call(() => get(this.historyUrl(params)));
+    if (!this.closed) this.show(page, where);
+    return page;
+  }
+
+  /** Opens at an entry: the page before it, and it with the ones after it. */
+  async openAround(cursor) {
+    await this.loadPage({ before: cursor }, "newest");
+    await this.loadPage({ from: cursor }, "forward");
+    const target = this.list.querySelector(`li[data-cursor="${cursor}"]`);
+    if (target) {
+      target.classList.add("target");
+      target.scrollIntoView({ block: "center" });
+    }
+  }
+
+  reload() {
+    this.entries.clear();
+    this.placed = [];
+    this.list.replaceChildren();
+    this.before = this.after = this.first = this.last = null;
+    this.hasMoreAfter = false;
+    this.loadPage({}, "newest").then(() => {
+      this.reconcile();
+      this.renderPending();
+      this.scrollToBottom();
+    }, (e) => this.fail(e));
+  }
+
+  /**
+   * Puts a page's entries on screen, each in its place in the conversation: `where` is "newest"
+   * (the first page), "older" (a page before), "forward" (an entry and those after it) or "after"
+   * (a catch-up, whose entries may belong anywhere: one outside the stretch loaded so far is left
+   * to the page that reaches it).
+   */
+  show(page, where) {
+    if (page.sessionId) this.header.setTitle(page.sessionId);
+    // What is on screen stays where it is while older entries go in above it: measured from the
+    // bottom before any change, put back after all of them (the status line above the list too).
+    const fromBottom = this.scroller.scrollHeight - this.scroller.scrollTop;
+    let fresh = page.entries.filter((e) => !this.entries.has(e.cursor));
+    if (where === "after") {
+      fresh = fresh.filter(
+        (e) => (this.before === null || this.first === null || compareOrder(e, this.first) > 0) &&
+          (!this.hasMoreAfter || this.last === null || compareOrder(e, this.last) < 0),
+      );
+    }
+    for (const e of fresh) {
+      this.entries.set(e.cursor, e);
+      if (this.first === null || compareOrder(e, this.first) < 0) this.first = e;
+      if (this.last === null || compareOrder(e, this.last) > 0) this.last = e;
+      const item = render.entry(e, openPhoto, (agent) => this.subagentHref(agent));
+      if (item) this.place(e, item);
+    }
+    if (where === "older" || where === "newest") this.before = page.before;
+    if (where === "forward") this.hasMoreAfter = page.next !== null && page.next !== undefined;
+    if (where !== "older" && page.after !== null && page.after !== undefined) {
+      this.after = this.after === null ? page.after : Math.max(this.after, page.after);
+    }
+    this.status.textContent = this.before === null && this.entries.size ? "The start of this session." : "";
+    this.status.classList.remove("error");
+    if (where === "older") this.scroller.scrollTop = this.scroller.scrollHeight - fromBottom;
+  }
+
+  /** Where a sub-agent's entries are read: this session with side chains, at its first entry. */
+  subagentHref(agent) {
+    return `/sessions/${encodeURIComponent(this.sessionId)}${query({ cursor: agent.first, sidechains: "true" })}`;
+  }
+
+  /** Puts an entry's item on screen in its place in the conversation. */
+  place(e, item) {
+    let low = 0;
+    let high = this.placed.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (compareOrder(this.placed[mid].entry, e) < 0) low = mid + 1;
+      else high = mid;
+    }
+    const next = this.placed[low];
+    this.placed.splice(low, 0, { entry: e, item });
+    this.list.insertBefore(item, next ? next.item : null);
+  }
+
+  /** Moves the keyboard's place to the next (`step` 1) or previous (-1) message. */
+  step(step) {
+    const items = [...this.list.querySelectorAll(":scope > li.entry")];
+    if (!items.length) return;
+    let at = items.indexOf(this.list.querySelector(":scope > li.entry.focused"));
+    if (at < 0) {
+      // From the first message in view.
+      const top = this.scroller.getBoundingClientRect().top;
+      at = items.findIndex((li) => li.getBoundingClientRect().bottom > top);
+      at = step > 0 ? at - 1 : at;
+    }
+    const next = items[Math.max(0, Math.min(items.length - 1, at + step))];
+    for (const li of items) li.classList.remove("focused");
+    next.classList.add("focused");
+    next.tabIndex = -1;
+    next.focus({ preventScroll: true });
+    next.scrollIntoView({ block: "nearest" });
+  }
+
+  onScroll() {
+    if (this.scroller.scrollTop < 300 && this.before !== null && !this.loadingOlder) this.loadOlder();
+    const nearBottom = this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < 300;
+    if (nearBottom && this.hasMoreAfter && !this.loadingNewer) this.loadNewer();
+  }
+
+  async loadOlder() {
+    this.loadingOlder = true;
+    try {
+      await this.loadPage({ before: this.before }, "older");
+    } catch (e) {
+      this.fail(e);
+    } finally {
+      this.loadingOlder = false;
+    }
+    // A short page may leave the top in view: keep going.
+    if (this.scroller.scrollTop < 300 && this.before !== null && !this.closed) this.loadOlder();
+  }
+
+  /** Opened at an entry: reads the next stretch forward. */
+  async loadNewer() {
+    this.loadingNewer = true;
+    try {
+      await this.loadPage({ from: this.last.cursor }, "forward");
+    } catch (e) {
+      this.fail(e);
+    } finally {
+      this.loadingNewer = false;
+    }
+  }
+
+  /** Fetches what was indexed since the last page, wherever it belongs. One at a time. */
+  catchUp() {
+    if (!this.sessionId) return Promise.resolve();
+    if (this.catchingUp) {
+      this.catchUpAgain = true;
+      return this.catchingUp;
+    }
+    this.catchingUp = (async () => {
+      try {
+        do {
+          this.catchUpAgain = false;
+          const stick = this.atBottom();
+          const page = await this.loadPage(this.after === null ? {} : { after: this.after }, this.after === null ? "newest" : "after");
+          // A full page may have more behind it.
+          if (page.entries.length >= PAGE) this.catchUpAgain = true;
+          this.reconcile();
+          this.renderPending();
+          if (stick && page.entries.length) this.scrollToBottom();
+        } while (this.catchUpAgain && !this.closed);
+      } catch (e) {
+        this.fail(e);
+      } finally {
+        this.catchingUp = null;
+      }
+    })();
+    return this.catchingUp;
+  }
+
+  atBottom() {
+    return this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < 80;
+  }
+
+  scrollToBottom() {
+    this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
+  /** Retires every pending send the loaded entries back, and tells the server. */
+  reconcile() {
+    const accepted = [...this.pending.values()].filter((p) => p.acceptedAt);
+    if (accepted.length === 0) return;
+    const { retired } = reconcile([...this.entries.values()], accepted);
+    if (retired.length === 0) return;
+    for (const r of retired) this.pending.delete(r.clientMessageId);
+    const ids = retired.map((r) => r.clientMessageId);
+    call(() => post("/api/chat/retire", { chatId: this.chatId, clientMessageIds: ids })).catch(() => {});
+  }
+
+  renderPending() {
+    const items = [...this.pending.values()].map((p) => render.pending(p, openPhoto, (id) => this.composer.retry(id)));
+    this.pendingList.replaceChildren(...items);
+  }
+
+  /** Something happened on the server. */
+  onEvent(event) {
+    switch (event.type) {
+      case "entries-appended":
+        if (event.sessionId === this.sessionId) {
+          if (event.replaced) this.reload();
+          else this.catchUp();
+          this.header.showUsage(this.sessionId);
+        }
+        break;
+      case "session-gone":
+        if (event.sessionId === this.sessionId) {
+          this.banner.textContent = "This session's transcript was deleted; its history is kept here.";
+          this.banner.hidden = false;
+        }
+        break;
+      case "session-forgotten":
+        if (event.sessionId === this.sessionId) {
+          this.banner.textContent = "This session was forgotten: its history is no longer kept here.";
+          this.banner.hidden = false;
+        }
+        break;
+      case "session-bound":
+        if (event.chatId === this.chatId && !this.sessionId) {
+          this.sessionId = event.sessionId;
+          this.status.textContent = "";
+          this.catchUp();
+        }
+        break;
+      case "chat-user-message":
+        if (event.message.chatId === this.chatId && !this.pending.has(event.message.clientMessageId) && event.message.state === "pending") {
+          // Sent from elsewhere (another tab), or this tab's own send answered over the socket first.
+          if (!this.composer.sentHere.has(event.message.clientMessageId)) {
+            this.pending.set(event.message.clientMessageId, { ...event.message });
+            this.reconcile();
+            this.renderPending();
+          }
+        }
+        break;
+      case "engine-failed": {
+        const p = event.chatId === this.chatId && this.pending.get(event.clientMessageId);
+        if (p) {
+          p.engineError = event.error;
+          this.renderPending();
+        }
+        break;
+      }
+      case "chat-retired":
+        if (event.chatId === this.chatId) {
+          for (const id of event.clientMessageIds) this.pending.delete(id);
+          this.renderPending();
+        }
+        break;
+      default:
+    }
+  }
+
+  /** After the socket came back: what happened while it was down. */
+  onReconnect() {
+    this.catchUp();
+  }
+}

@@ -1,0 +1,105 @@
+// The sessions list in the sidebar: the pinned first, then a page at a time of the rest, found by
+// title or text, project and agent, the session on screen marked, reloaded soon after live events;
+// and the sidebar's toggle on a narrow screen. app.js sets `sidebar.ready` at start (the first load).
+
+import { get, query } from "./api.js";
+import { $, link, view } from "./page.js";
+import * as render from "./render.js";
+import { PAGE, agentName, call } from "./server.js";
+
+export const sidebar = {
+  next: null,
+  projects: new Set(),
+  loading: false,
+  refreshTimer: null,
+
+  async load(more = false) {
+    if (this.loading) return;
+    this.loading = true;
+    const status = $("sessions-status");
+    try {
+      const filters = { q: $("filter-text").value.trim(), project: $("filter-project").value, agent: $("filter-agent").value };
+      // The sessions a person pinned come first, once; the rest in their order.
+      const [pins, page] = await Promise.all([
+        more || filters.q ? null : call(() => get(`/api/sessions${query({ ...filters, pinned: "true" })}`)),
+        call(() => get(`/api/sessions${query({ ...filters, cursor: more ? this.next : "", limit: PAGE })}`)),
+      ]);
+      const list = $("sessions");
+      if (!more) {
+        list.replaceChildren();
+        this.pinned = new Set();
+      }
+      for (const s of pins ? pins.sessions : []) {
+        this.pinned.add(s.id);
+        list.append(this.item(s));
+      }
+      for (const s of page.sessions) if (!this.pinned.has(s.id)) list.append(this.item(s));
+      this.next = page.next;
+      $("more-sessions").hidden = !page.next;
+      status.hidden = list.children.length > 0;
+      status.textContent = "No sessions yet.";
+      this.highlight();
+      return page;
+    } catch (e) {
+      status.hidden = false;
+      status.textContent = e.message;
+    } finally {
+      this.loading = false;
+    }
+  },
+
+  item(s) {
+    if (s.project && !this.projects.has(s.project)) {
+      this.projects.add(s.project);
+      const option = render.el("option", null, s.project);
+      option.value = s.project;
+      $("filter-project").append(option);
+    }
+    const title = render.el("span", "title", s.pinned ? render.el("span", "pin", "📌 ") : null, s.title || s.id);
+    const meta = render.el(
+      "span",
+      "meta",
+      [agentName(s.agent), s.project ? s.project.split("/").filter(Boolean).pop() : null, s.lastTimestamp ? s.lastTimestamp.slice(0, 16).replace("T", " ") : null]
+        .filter(Boolean)
+        .join(" · "),
+    );
+    const main = s.entries - (s.sidechainEntries || 0);
+    const side = s.sidechainEntries ? ` (+${s.sidechainEntries} in side chains)` : "";
+    const counts = render.el("span", "counts", `${main} entries${side} · ${s.images} photos`, s.gone ? render.el("span", "gone", "transcript gone") : null);
+    const li = render.el("li", null, link(`/sessions/${encodeURIComponent(s.id)}`, title, meta, counts));
+    li.dataset.session = s.id;
+    if (s.agent) li.dataset.agent = s.agent;
+    if (s.pinned) li.classList.add("pinned");
+    return li;
+  },
+
+  highlight() {
+    const current = view && view.sessionId;
+    for (const li of $("sessions").children) li.classList.toggle("current", li.dataset.session === current);
+  },
+
+  /** Reloads the first page soon (many events come in bursts). */
+  refreshSoon() {
+    clearTimeout(this.refreshTimer);
+    this.refreshTimer = setTimeout(() => {
+      if (!this.next || $("sessions").children.length <= PAGE) this.load();
+    }, 400);
+  },
+};
+
+let filterTimer = null;
+$("filter-text").addEventListener("input", () => {
+  clearTimeout(filterTimer);
+  filterTimer = setTimeout(() => sidebar.load(), 250);
+});
+$("filter-project").addEventListener("change", () => sidebar.load());
+$("filter-agent").addEventListener("change", () => sidebar.load());
+$("more-sessions").addEventListener("click", () => sidebar.load(true));
+$("toggle-sidebar").addEventListener("click", () => {
+  const open = document.body.classList.toggle("sidebar-open");
+  $("toggle-sidebar").setAttribute("aria-expanded", String(open));
+});
+export function closeSidebar() {
+  document.body.classList.remove("sidebar-open");
+  $("toggle-sidebar").setAttribute("aria-expanded", "false");
+}
