@@ -329,17 +329,6 @@ const AGENT_NAMED_ANYWAY: &[(&str, &str, &str)] = &[
         "instr(stripped, '\"gitBranch\":\"') > 0 OR (type = 'session_meta'",
         "the same migration's filter, as version 10's query had it",
     ),
-    (
-        "crates/read/src/history/sessions.rs",
-        "json_extract(stripped, '$.gitBranch'), json_extract(stripped, '$.payload.git.branch')",
-        "the session's git branch is read in SQL from the stored lines, by each agent's field (git_branch); \
-         a column the format's describe fills would need a schema change",
-    ),
-    (
-        "crates/read/src/history/sessions.rs",
-        "instr(stripped, '\"gitBranch\":\"') > 0 OR (type = 'session_meta'",
-        "the same query's filter, which keeps it from parsing every line of the session",
-    ),
 ];
 
 /// The lines of a file before its test module (`#[cfg(test)]` then `mod`, which the project puts
