@@ -4,7 +4,8 @@
 //! commits. Each entry gets its conversation [`Order`] here. Session rows are upserted per batch:
 //! counts add up, time ranges widen, a title replaces the one before it by
 //! [`title_rank::replaces`] and the two titles' orders (stated again in the upsert's SQL with the same
-//! constant), and a git branch replaces the one before it when its entry is not earlier in order.
+//! constant), and a git branch replaces the one before it when its entry is not earlier in order
+//! (and is found again, from the stored lines, when its entry is hidden or deleted).
 //!
 //! A line that is a copy of an entry of the same session (the same `uuid` and the same stored line:
 //! Claude Code copies entries into another file on resume and fork, and a transcript moved away and
@@ -26,7 +27,7 @@ use scrollback_core::format::{self, Effect, Format, hidden, title_rank};
 
 /// Deletes a file's entries and everything that hangs off them, shows the next copy of each entry
 /// that was shown (unless a bulk load is running: it marks copies at its end), and fixes the
-/// sessions' counts.
+/// sessions' counts and git branches.
 pub(crate) fn delete_file_rows(tx: &Connection, file_id: i64, bulk: bool) -> Result<()> {
     let mut stmt = tx.prepare("SELECT DISTINCT session_id FROM entries WHERE file_id = ?1")?;
     let sessions: Vec<String> = stmt.query_map([file_id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
@@ -51,6 +52,7 @@ pub(crate) fn delete_file_rows(tx: &Connection, file_id: i64, bulk: bool) -> Res
     tx.execute("DELETE FROM entries WHERE file_id = ?1", [file_id])?;
     for session in sessions {
         recount_session(tx, &session)?;
+        keep_branch(tx, &session, !bulk)?;
     }
     // (A bulk load derives the whole ledger at its end.)
     if !bulk {
@@ -78,6 +80,71 @@ fn recount_session(tx: &Connection, session: &str) -> Result<()> {
     Ok(())
 }
 
+/// Keeps a session's git branch that of its last shown entry in conversation order whose format
+/// names one, after entries of it were hidden or deleted (and, if `shown`, copies of deleted ones
+/// shown in their place, which may stand later in order than the entry the branch came from). The
+/// branch stays while its entry is still shown and none was shown; else the session's shown entries
+/// are described again, latest first, until one names a branch (most lines of an agent that names
+/// one do, so that is the first few).
+fn keep_branch(tx: &Connection, session: &str, shown: bool) -> Result<()> {
+    let key: Option<String> = tx
+        .prepare_cached("SELECT git_branch_order FROM sessions WHERE id = ?1")?
+        .query_row([session], |r| r.get(0))
+        .optional()?
+        .flatten();
+    // No shown entry named a branch: neither hiding nor deleting entries, nor showing copies of
+    // those, makes one name it.
+    let Some(key) = key else { return Ok(()) };
+    if !shown && let Some(order) = order_of_key(&key) {
+        let stands: bool = tx
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM entries WHERE session_id = ?1 AND sort_at = ?2 AND sort_file = ?3
+                                AND line = ?4 AND duplicate = 0 AND stripped IS NOT NULL)",
+            )?
+            .query_row(params![session, order.at, order.file, order.line], |r| r.get(0))?;
+        if stands {
+            return Ok(());
+        }
+    }
+    let mut found: Option<(Order, String)> = None;
+    let mut stmt = tx.prepare_cached(
+        "SELECT stripped, agent, sort_at, sort_file, line FROM entries
+         WHERE session_id = ?1 AND duplicate = 0 AND stripped IS NOT NULL
+         ORDER BY sort_at DESC, sort_file DESC, line DESC, id DESC",
+    )?;
+    let mut rows = stmt.query([session])?;
+    while let Some(row) = rows.next()? {
+        let stripped: String = row.get(0)?;
+        let agent: String = row.get(1)?;
+        let line: i64 = row.get(4)?;
+        let own = format::by_name(&agent).unwrap_or(format::DEFAULT);
+        let Ok(meta) = own.describe(&stripped, line as u64, &format::FileContext::default()) else { continue };
+        if let Some(branch) = meta.git_branch {
+            found = Some((Order { at: row.get(2)?, file: row.get(3)?, line }, branch));
+            break;
+        }
+    }
+    drop(rows);
+    drop(stmt);
+    let (branch_order, branch) = match found {
+        Some((order, branch)) => (Some(order.key()), Some(branch)),
+        None => (None, None),
+    };
+    tx.execute(
+        "UPDATE sessions SET git_branch = ?1, git_branch_order = ?2 WHERE id = ?3",
+        params![branch, branch_order, session],
+    )?;
+    Ok(())
+}
+
+/// The order whose [`Order::key`] is `key` (its time part may hold the separator: it is read from
+/// the right).
+fn order_of_key(key: &str) -> Option<Order> {
+    let mut parts = key.rsplitn(3, '\u{1}');
+    let (line, file, at) = (parts.next()?, parts.next()?, parts.next()?);
+    Some(Order { at: at.to_owned(), file: file.parse().ok()?, line: line.parse().ok()? })
+}
+
 /// Marks every copy of an entry that is not the first of its session in conversation order (after a
 /// bulk load, which wrote them without the `uuid` index), and recounts the sessions that have one.
 /// Only `uuid`s that occur more than once are looked at, each by the `uuid` index.
@@ -98,6 +165,7 @@ pub(crate) fn mark_copies(tx: &Connection) -> Result<()> {
         let sessions: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
         for session in sessions {
             recount_session(tx, &session)?;
+            keep_branch(tx, &session, false)?;
         }
     }
     Ok(())
@@ -476,6 +544,7 @@ fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>, agent
         ])?;
         if d.recount {
             recount_session(tx, id)?;
+            keep_branch(tx, id, false)?;
         }
     }
     Ok(())
