@@ -319,15 +319,15 @@ const AGENT_NAMED_ANYWAY: &[(&str, &str, &str)] = &[
         "a frozen migration (to schema 7): rows written before it are Claude Code's; a migration never changes",
     ),
     (
-        "crates/read/src/history/sessions.rs",
+        "crates/core/src/db.rs",
         "json_extract(stripped, '$.gitBranch'), json_extract(stripped, '$.payload.git.branch')",
-        "the session's git branch is read in SQL from the stored lines, by each agent's field (git_branch); \
-         a column the format's describe fills would need a schema change",
+        "a frozen migration (to schema 11): sessions written before it get the git branch version 10 read \
+         from the stored lines, by each agent's field; a migration never changes",
     ),
     (
-        "crates/read/src/history/sessions.rs",
+        "crates/core/src/db.rs",
         "instr(stripped, '\"gitBranch\":\"') > 0 OR (type = 'session_meta'",
-        "the same query's filter, which keeps it from parsing every line of the session",
+        "the same migration's filter, as version 10's query had it",
     ),
 ];
 

@@ -2,7 +2,7 @@
 //! whatever order they were indexed in; titles, counts and copies the same way; sub-agent links;
 //! search over every kind of line that carries text, in every language.
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 use scrollback::read::history::{self, HistoryEntry, Position, SessionQuery};
 use scrollback::{Indexer, NoProgress};
 use serde_json::{Value, json};
@@ -339,6 +339,76 @@ fn a_resumed_session_reads_in_time_order_with_each_copy_once() {
         let again = seen(&all_history(&env.conn(), R, true, 100));
         assert_eq!(again.iter().filter(|s| s.starts_with("r1 ")).count(), 1);
         assert_eq!(again.iter().filter(|s| s.starts_with("r2 ")).count(), 1);
+    }
+}
+
+/// A session's git branch as version 10 read it at each request, from the stored lines: the last
+/// shown line in conversation order that names one, by each agent's field. What the session's row
+/// must say.
+fn branch_from_the_stored_lines(conn: &Connection, session: &str) -> Option<String> {
+    conn.query_row(
+        r#"SELECT coalesce(json_extract(stripped, '$.gitBranch'), json_extract(stripped, '$.payload.git.branch'))
+           FROM entries
+           WHERE session_id = ?1 AND stripped IS NOT NULL AND duplicate = 0
+             AND (instr(stripped, '"gitBranch":"') > 0 OR (type = 'session_meta' AND instr(stripped, '"branch"') > 0))
+             AND json_valid(stripped)
+           ORDER BY sort_at DESC, sort_file DESC, line DESC, id DESC LIMIT 1"#,
+        [session],
+        |r| r.get::<_, Option<String>>(0),
+    )
+    .optional()
+    .unwrap()
+    .flatten()
+    .filter(|b| !b.trim().is_empty())
+}
+
+#[test]
+fn a_sessions_git_branch_is_the_last_its_shown_lines_name_whatever_the_indexing_order() {
+    let on = |mut v: Value, branch: &str| -> String {
+        v["gitBranch"] = json!(branch);
+        r(v)
+    };
+    let old_1 = on(user("r1", "2025-12-01T09:00:00.000Z", json!("First words"), json!({})), "main");
+    let old_2 = on(
+        assistant("r2", "2025-12-01T09:00:05.000Z", json!([{"type": "text", "text": "An answer."}]), json!({})),
+        "main",
+    );
+    let old_3 =
+        on(assistant("r3", "2025-12-01T09:01:00.000Z", json!([{"type": "text", "text": "Fixed."}]), json!({})), "fix");
+    let newer = on(user("r4", "2026-02-01T09:00:00.000Z", json!("Back at it"), json!({})), "feature");
+    let summary = r(json!({"type": "summary", "summary": "Resumed", "leafUuid": "r4"}));
+    // The newer file starts with copies of the older one's first two lines (a resumed session).
+    let files = [
+        ("older-project/5e55a0e0-0000-4000-8000-000000000002.jsonl", format!("{old_1}{old_2}{old_3}")),
+        ("newer-project/5e55a0e0-0000-4000-8000-000000000002.jsonl", format!("{old_1}{old_2}{newer}{summary}")),
+    ];
+    for order in [[0, 1], [1, 0]] {
+        let env = Env::new();
+        index_in_order(
+            &env,
+            &[(files[order[0]].0, files[order[0]].1.clone()), (files[order[1]].0, files[order[1]].1.clone())],
+        );
+        let branch = |conn: &Connection| {
+            let kept = history::git_branch(conn, R).unwrap();
+            assert_eq!(kept, branch_from_the_stored_lines(conn, R), "{order:?}: the row says what the lines say");
+            kept
+        };
+        assert_eq!(branch(&env.conn()).as_deref(), Some("feature"), "{order:?}");
+        // The newer file rewritten without its own lines: the branch is the last the lines still
+        // shown name (the older file's copies shown again where the newer one's went).
+        env.write(files[1].0, format!("{old_1}{old_2}"));
+        Indexer::open(&env.data).unwrap().catch_up(&env.root, &mut NoProgress).unwrap();
+        assert_eq!(branch(&env.conn()).as_deref(), Some("fix"), "{order:?}");
+        // A later line that names an empty branch: the transcript names none now.
+        env.append(
+            files[0].0,
+            on(
+                assistant("r6", "2026-03-01T09:00:00.000Z", json!([{"type": "text", "text": "Elsewhere."}]), json!({})),
+                "",
+            ),
+        );
+        Indexer::open(&env.data).unwrap().catch_up(&env.root, &mut NoProgress).unwrap();
+        assert_eq!(branch(&env.conn()), None, "{order:?}");
     }
 }
 

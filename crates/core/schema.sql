@@ -1,4 +1,4 @@
--- scrollback index schema, version 10 (PRAGMA user_version = 10).
+-- scrollback index schema, version 11 (PRAGMA user_version = 11).
 --
 -- The one source of truth for the database: every table, index, view and trigger. The offsets below
 -- are a frozen format, documented byte for byte in docs/schema.md ("Offsets are a frozen format"):
@@ -46,7 +46,9 @@ CREATE TABLE sessions (
     sidechain_entries INTEGER NOT NULL DEFAULT 0, -- of `entries`, those on a side chain (sub-agents)
     title_order     TEXT,                       -- the conversation order of the entry the title is from
     agent           TEXT    NOT NULL DEFAULT 'claude', -- the agent that wrote it: claude, codex, gemini
-    forked_from     TEXT                        -- the session it was forked from, as its transcript says
+    forked_from     TEXT,                       -- the session it was forked from, as its transcript says
+    git_branch      TEXT,                       -- the git branch its transcript names last, as written
+    git_branch_order TEXT                       -- the conversation order of the entry the branch is from
 );
 CREATE INDEX sessions_last ON sessions(last_timestamp);
 CREATE INDEX sessions_agent ON sessions(agent, last_timestamp);

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 pub const SCHEMA: &str = include_str!("../schema.sql");
 
 /// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
-pub const VERSION: i64 = 10;
+pub const VERSION: i64 = 11;
 
 /// One step each: `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`. A step is run in
 /// the same transaction as the `user_version` bump. When you add one, bump `VERSION`, update
@@ -200,6 +200,21 @@ CREATE TABLE forgotten_in (
     // 9 -> 10: a file's generation, moved on each time its rows are replaced, so that a push to a
     // hub knows its watermark in the file still holds.
     "ALTER TABLE files ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;",
+    // 10 -> 11: a session's git branch kept in its row, from its lines' formats as they are written,
+    // with the order of the entry it came from (`Order::key`; a later one replaces it, as titles
+    // do). Rows written before get the branch version 10 read from the stored lines at each
+    // request: that of the last entry in conversation order, copies and hidden entries left out,
+    // that names one by an agent's field (frozen here, as every migration is).
+    r#"ALTER TABLE sessions ADD COLUMN git_branch TEXT;
+     ALTER TABLE sessions ADD COLUMN git_branch_order TEXT;
+     UPDATE sessions SET (git_branch, git_branch_order) = (
+         SELECT coalesce(json_extract(stripped, '$.gitBranch'), json_extract(stripped, '$.payload.git.branch')),
+                sort_at || char(1) || printf('%016d', sort_file) || char(1) || printf('%012d', line)
+         FROM entries
+         WHERE session_id = sessions.id AND stripped IS NOT NULL AND duplicate = 0
+           AND (instr(stripped, '"gitBranch":"') > 0 OR (type = 'session_meta' AND instr(stripped, '"branch"') > 0))
+           AND json_valid(stripped)
+         ORDER BY sort_at DESC, sort_file DESC, line DESC, id DESC LIMIT 1);"#,
 ];
 
 /// The `scrollback_meta` key that says rows written before version 4 still need their version 4
@@ -597,6 +612,49 @@ mod tests {
         }
         let version: i64 = fresh.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         assert_eq!(version, VERSION);
+        Ok(())
+    }
+
+    #[test]
+    fn a_version_10_index_gets_the_branch_its_stored_lines_name_last() -> Result<()> {
+        use crate::codec::order::Order;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(INDEX_FILE);
+        let old = Connection::open(&path)?;
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/schema-v10.sql");
+        old.execute_batch(&std::fs::read_to_string(fixture).expect("the version 10 schema"))?;
+        old.execute_batch(
+            r#"PRAGMA user_version = 10;
+            INSERT INTO files (id, path, session_id, dev, inode, fingerprint, fingerprint_len, tail_hash, size,
+                               mtime_ns, checkpoint, lines, state, indexed_at)
+            VALUES (1, '/t/a.jsonl', 'a', 0, 0, '', 0, '', 0, 0, 0, 0, 'live', ''),
+                   (2, '/t/b.jsonl', 'b', 0, 0, '', 0, '', 0, 0, 0, 0, 'live', '');
+            INSERT INTO sessions (id) VALUES ('a'), ('b'), ('c');
+            INSERT INTO entries (file_id, session_id, line, offset, length, type, stripped, sort_at, sort_file,
+                                 duplicate)
+            VALUES (1, 'a', 1, 0, 1, 'user', '{"type":"user","gitBranch":"main"}', 't1', 0, 0),
+                   (1, 'a', 2, 1, 1, 'user', '{"type":"user","gitBranch":"feature"}', 't2', 0, 0),
+                   (1, 'a', 3, 2, 1, 'user', '{"type":"user","gitBranch":"a copy"}', 't3', 0, 1),
+                   (1, 'a', 4, 3, 1, 'summary', '{"type":"summary"}', 't3', 0, 0),
+                   (2, 'b', 1, 0, 1, 'session_meta', '{"type":"session_meta","payload":{"git":{"branch":"trunk"}}}',
+                    't1', 0, 0),
+                   (2, 'b', 2, 1, 1, 'response_item', '{"type":"response_item","payload":{}}', 't2', 0, 0);"#,
+        )?;
+        drop(old);
+        let migrated = ConnectionKind::Writer.open(&path)?;
+        let branches: Vec<(String, Option<String>, Option<String>)> = migrated
+            .prepare("SELECT id, git_branch, git_branch_order FROM sessions ORDER BY id")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let key = |at: &str, line: i64| Some(Order { at: at.to_owned(), file: 0, line }.key());
+        assert_eq!(
+            branches,
+            [
+                ("a".to_owned(), Some("feature".to_owned()), key("t2", 2)),
+                ("b".to_owned(), Some("trunk".to_owned()), key("t1", 1)),
+                ("c".to_owned(), None, None),
+            ]
+        );
         Ok(())
     }
 

@@ -2,9 +2,10 @@
 //!
 //! Called by the writer inside the transaction that also moves the file's checkpoint; nothing here
 //! commits. Each entry gets its conversation [`Order`] here. Session rows are upserted per batch:
-//! counts add up, time ranges widen, and a title replaces the one before it by
+//! counts add up, time ranges widen, a title replaces the one before it by
 //! [`title_rank::replaces`] and the two titles' orders (stated again in the upsert's SQL with the same
-//! constant).
+//! constant), and a git branch replaces the one before it when its entry is not earlier in order
+//! (and is found again, from the stored lines, when its entry is hidden or deleted).
 //!
 //! A line that is a copy of an entry of the same session (the same `uuid` and the same stored line:
 //! Claude Code copies entries into another file on resume and fork, and a transcript moved away and
@@ -26,7 +27,7 @@ use scrollback_core::format::{self, Effect, Format, hidden, title_rank};
 
 /// Deletes a file's entries and everything that hangs off them, shows the next copy of each entry
 /// that was shown (unless a bulk load is running: it marks copies at its end), and fixes the
-/// sessions' counts.
+/// sessions' counts and git branches.
 pub(crate) fn delete_file_rows(tx: &Connection, file_id: i64, bulk: bool) -> Result<()> {
     let mut stmt = tx.prepare("SELECT DISTINCT session_id FROM entries WHERE file_id = ?1")?;
     let sessions: Vec<String> = stmt.query_map([file_id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
@@ -51,6 +52,7 @@ pub(crate) fn delete_file_rows(tx: &Connection, file_id: i64, bulk: bool) -> Res
     tx.execute("DELETE FROM entries WHERE file_id = ?1", [file_id])?;
     for session in sessions {
         recount_session(tx, &session)?;
+        keep_branch(tx, &session, !bulk)?;
     }
     // (A bulk load derives the whole ledger at its end.)
     if !bulk {
@@ -78,6 +80,71 @@ fn recount_session(tx: &Connection, session: &str) -> Result<()> {
     Ok(())
 }
 
+/// Keeps a session's git branch that of its last shown entry in conversation order whose format
+/// names one, after entries of it were hidden or deleted (and, if `shown`, copies of deleted ones
+/// shown in their place, which may stand later in order than the entry the branch came from). The
+/// branch stays while its entry is still shown and none was shown; else the session's shown entries
+/// are described again, latest first, until one names a branch (most lines of an agent that names
+/// one do, so that is the first few).
+fn keep_branch(tx: &Connection, session: &str, shown: bool) -> Result<()> {
+    let key: Option<String> = tx
+        .prepare_cached("SELECT git_branch_order FROM sessions WHERE id = ?1")?
+        .query_row([session], |r| r.get(0))
+        .optional()?
+        .flatten();
+    // No shown entry named a branch: neither hiding nor deleting entries, nor showing copies of
+    // those, makes one name it.
+    let Some(key) = key else { return Ok(()) };
+    if !shown && let Some(order) = order_of_key(&key) {
+        let stands: bool = tx
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM entries WHERE session_id = ?1 AND sort_at = ?2 AND sort_file = ?3
+                                AND line = ?4 AND duplicate = 0 AND stripped IS NOT NULL)",
+            )?
+            .query_row(params![session, order.at, order.file, order.line], |r| r.get(0))?;
+        if stands {
+            return Ok(());
+        }
+    }
+    let mut found: Option<(Order, String)> = None;
+    let mut stmt = tx.prepare_cached(
+        "SELECT stripped, agent, sort_at, sort_file, line FROM entries
+         WHERE session_id = ?1 AND duplicate = 0 AND stripped IS NOT NULL
+         ORDER BY sort_at DESC, sort_file DESC, line DESC, id DESC",
+    )?;
+    let mut rows = stmt.query([session])?;
+    while let Some(row) = rows.next()? {
+        let stripped: String = row.get(0)?;
+        let agent: String = row.get(1)?;
+        let line: i64 = row.get(4)?;
+        let own = format::by_name(&agent).unwrap_or(format::DEFAULT);
+        let Ok(meta) = own.describe(&stripped, line as u64, &format::FileContext::default()) else { continue };
+        if let Some(branch) = meta.git_branch {
+            found = Some((Order { at: row.get(2)?, file: row.get(3)?, line }, branch));
+            break;
+        }
+    }
+    drop(rows);
+    drop(stmt);
+    let (branch_order, branch) = match found {
+        Some((order, branch)) => (Some(order.key()), Some(branch)),
+        None => (None, None),
+    };
+    tx.execute(
+        "UPDATE sessions SET git_branch = ?1, git_branch_order = ?2 WHERE id = ?3",
+        params![branch, branch_order, session],
+    )?;
+    Ok(())
+}
+
+/// The order whose [`Order::key`] is `key` (its time part may hold the separator: it is read from
+/// the right).
+fn order_of_key(key: &str) -> Option<Order> {
+    let mut parts = key.rsplitn(3, '\u{1}');
+    let (line, file, at) = (parts.next()?, parts.next()?, parts.next()?);
+    Some(Order { at: at.to_owned(), file: file.parse().ok()?, line: line.parse().ok()? })
+}
+
 /// Marks every copy of an entry that is not the first of its session in conversation order (after a
 /// bulk load, which wrote them without the `uuid` index), and recounts the sessions that have one.
 /// Only `uuid`s that occur more than once are looked at, each by the `uuid` index.
@@ -98,6 +165,7 @@ pub(crate) fn mark_copies(tx: &Connection) -> Result<()> {
         let sessions: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
         for session in sessions {
             recount_session(tx, &session)?;
+            keep_branch(tx, &session, false)?;
         }
     }
     Ok(())
@@ -118,6 +186,8 @@ struct SessionDelta {
     recount: bool,
     /// The session it was forked from.
     forked_from: Option<String>,
+    /// The git branch the batch's last entry (in order) that names one gives, and that entry's order.
+    git_branch: Option<(Order, String)>,
 }
 
 /// The file whose rows are written.
@@ -380,6 +450,11 @@ impl SessionDelta {
         if self.forked_from.is_none() {
             self.forked_from.clone_from(&meta.forked_from);
         }
+        if let Some(branch) = &meta.git_branch
+            && self.git_branch.as_ref().is_none_or(|(old_order, _)| &order >= old_order)
+        {
+            self.git_branch = Some((order.clone(), branch.clone()));
+        }
         // The person's first words count only from the main transcript.
         let title = meta.title.as_ref().filter(|(rank, _)| *rank != title_rank::FIRST_USER_TEXT || order.file == 0);
         if let Some((rank, title)) = title
@@ -405,14 +480,17 @@ impl SessionDelta {
 fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>, agent: &str) -> Result<()> {
     let mut upsert = tx.prepare_cached(&format!(
         "INSERT INTO sessions (id, project, title, title_rank, title_order, first_timestamp, last_timestamp, entries,
-                               sidechain_entries, images, agent, forked_from)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                               sidechain_entries, images, agent, forked_from, git_branch, git_branch_order)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
          ON CONFLICT (id) DO UPDATE SET
             project = coalesce(sessions.project, excluded.project),
             forked_from = coalesce(sessions.forked_from, excluded.forked_from),
             title = CASE WHEN {replaces} THEN excluded.title ELSE sessions.title END,
             title_order = CASE WHEN {replaces} THEN excluded.title_order ELSE sessions.title_order END,
             title_rank = CASE WHEN {replaces} THEN excluded.title_rank ELSE sessions.title_rank END,
+            git_branch = CASE WHEN {later_branch} THEN excluded.git_branch ELSE sessions.git_branch END,
+            git_branch_order = CASE WHEN {later_branch} THEN excluded.git_branch_order
+                                    ELSE sessions.git_branch_order END,
             first_timestamp = coalesce(min(sessions.first_timestamp, excluded.first_timestamp),
                                        sessions.first_timestamp, excluded.first_timestamp),
             last_timestamp = coalesce(max(sessions.last_timestamp, excluded.last_timestamp),
@@ -421,14 +499,18 @@ fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>, agent
             sidechain_entries = sessions.sidechain_entries + excluded.sidechain_entries,
             images = sessions.images + excluded.images",
         // Whether the batch's title replaces the session's: `title_rank::replaces`, in SQL. (SQLite
-        // evaluates every assignment against the row as it was, so the order of the three is free.)
+        // evaluates every assignment against the row as it was, so the order of the assignments is
+        // free.)
         replaces = format!(
             "(excluded.title IS NOT NULL AND (excluded.title_rank > sessions.title_rank
                OR (excluded.title_rank = sessions.title_rank AND (sessions.title_order IS NULL
                    OR CASE WHEN excluded.title_rank >= {latest} THEN excluded.title_order >= sessions.title_order
                            ELSE excluded.title_order < sessions.title_order END))))",
             latest = title_rank::LATEST_WINS_FROM
-        )
+        ),
+        // Whether the batch's git branch replaces the session's: its entry is not earlier in order.
+        later_branch = "(excluded.git_branch_order IS NOT NULL
+            AND (sessions.git_branch_order IS NULL OR excluded.git_branch_order >= sessions.git_branch_order))"
     ))?;
     for (id, d) in sessions {
         if !scrollback_core::codec::refs::is_id(id) {
@@ -439,6 +521,10 @@ fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>, agent
         let (rank, order, title) = match d.title {
             Some((rank, order, title)) => (rank, Some(order.key()), Some(title)),
             None => (0, None, None),
+        };
+        let (branch_order, branch) = match d.git_branch {
+            Some((order, branch)) => (Some(order.key()), Some(branch)),
+            None => (None, None),
         };
         upsert.execute(params![
             id,
@@ -453,9 +539,12 @@ fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>, agent
             d.images as i64,
             agent,
             d.forked_from,
+            branch,
+            branch_order,
         ])?;
         if d.recount {
             recount_session(tx, id)?;
+            keep_branch(tx, id, false)?;
         }
     }
     Ok(())
@@ -463,9 +552,9 @@ fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>, agent
 
 /// Fills in the columns version 4 added for rows written before it (the migration's pending part,
 /// `db::BACKFILL_PENDING`), in one transaction: each entry's order, copies, search text and sub-agent
-/// fields (the stored line described again), then each session's title and counts. Does nothing when
-/// nothing is pending. Every row before version 4 is the default format's ([`format::DEFAULT`],
-/// Claude Code's): no other format was read then.
+/// fields (the stored line described again), then each session's title, git branch and counts. Does
+/// nothing when nothing is pending. Every row before version 4 is the default format's
+/// ([`format::DEFAULT`], Claude Code's): no other format was read then.
 pub(crate) fn backfill_v4(conn: &Connection) -> Result<()> {
     let pending: bool = conn.query_row(
         "SELECT EXISTS (SELECT 1 FROM scrollback_meta WHERE key = ?1)",
@@ -479,8 +568,8 @@ pub(crate) fn backfill_v4(conn: &Connection) -> Result<()> {
     let tx = conn.unchecked_transaction()?;
     backfill_orders(&tx)?;
     mark_copies(&tx)?;
-    let titles = describe_again(&tx)?;
-    retitle_sessions(&tx, titles)?;
+    let (titles, branches) = describe_again(&tx)?;
+    retitle_sessions(&tx, titles, branches)?;
     tx.execute("DELETE FROM scrollback_meta WHERE key = ?1", [scrollback_core::db::BACKFILL_PENDING])?;
     tx.commit()?;
     tracing::info!(
@@ -515,29 +604,48 @@ fn backfill_orders(tx: &Connection) -> Result<()> {
 /// Each session's best title: its rank, the order of the entry it came from, and the title.
 type Titles = HashMap<String, (u8, Order, String)>;
 
+/// Each session's git branch: the order of the last entry that names one, and the branch.
+type Branches = HashMap<String, (Order, String)>;
+
 /// Each stored line described again ([`backfill_v4`]): its search text and sub-agent fields where
-/// they changed. Returns each session's best title, with its rank and order.
-fn describe_again(tx: &Connection) -> Result<Titles> {
+/// they changed. Returns each session's best title, with its rank and order, and its git branch.
+fn describe_again(tx: &Connection) -> Result<(Titles, Branches)> {
     let mut titles = Titles::new();
+    let mut branches = Branches::new();
     let mut after = 0i64;
     loop {
         let mut stmt = tx.prepare_cached(
-            "SELECT id, session_id, sort_at, sort_file, line, duplicate, stripped, text FROM entries
+            "SELECT id, session_id, sort_at, sort_file, line, duplicate, stripped, text, agent FROM entries
              WHERE id > ?1 AND stripped IS NOT NULL ORDER BY id LIMIT 1000",
         )?;
-        type Row = (i64, String, String, i64, i64, bool, String, Option<String>);
+        type Row = (i64, String, String, i64, i64, bool, String, Option<String>, String);
         let rows: Vec<Row> = stmt
             .query_map([after], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?))
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?))
             })?
             .collect::<rusqlite::Result<_>>()?;
         drop(stmt);
         let Some(last) = rows.last() else { break };
         after = last.0;
-        for (id, session, at, file, line, duplicate, stripped, text) in rows {
+        for (id, session, at, file, line, duplicate, stripped, text, agent) in rows {
             let Ok(meta) = format::DEFAULT.describe(&stripped, line as u64, &format::FileContext::default()) else {
                 continue;
             };
+            let order = Order { at, file, line };
+            // The branch is asked of the row's own format: a rebuild describes the rows of every
+            // format here (those written before version 4, and those it carries over, are the
+            // default's).
+            let own = format::by_name(&agent).unwrap_or(format::DEFAULT);
+            let branch = if own.name() == format::DEFAULT.name() {
+                meta.git_branch.clone()
+            } else {
+                own.describe(&stripped, line as u64, &format::FileContext::default()).ok().and_then(|m| m.git_branch)
+            };
+            if let Some(branch) = branch.filter(|_| !duplicate)
+                && branches.get(&session).is_none_or(|(old_order, _)| &order >= old_order)
+            {
+                branches.insert(session.clone(), (order.clone(), branch));
+            }
             if meta.text != text {
                 tx.prepare_cached("UPDATE entries SET text = ?1 WHERE id = ?2")?.execute(params![meta.text, id])?;
             }
@@ -545,7 +653,6 @@ fn describe_again(tx: &Connection) -> Result<Titles> {
                 tx.prepare_cached("UPDATE entries SET agent_id = ?1, spawned_agent = ?2 WHERE id = ?3")?
                     .execute(params![meta.agent_id, meta.spawned_agent, id])?;
             }
-            let order = Order { at, file, line };
             let title =
                 meta.title.filter(|(rank, _)| !duplicate && (*rank != title_rank::FIRST_USER_TEXT || file == 0));
             if let Some((rank, title)) = title {
@@ -556,11 +663,12 @@ fn describe_again(tx: &Connection) -> Result<Titles> {
             }
         }
     }
-    Ok(titles)
+    Ok((titles, branches))
 }
 
-/// Each session's counts recomputed, and its title set from `titles` (none if it has none there).
-fn retitle_sessions(tx: &Connection, mut titles: Titles) -> Result<()> {
+/// Each session's counts recomputed, and its title and git branch set from `titles` and `branches`
+/// (none if it has none there).
+fn retitle_sessions(tx: &Connection, mut titles: Titles, mut branches: Branches) -> Result<()> {
     let mut stmt = tx.prepare("SELECT id FROM sessions")?;
     let sessions: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
     drop(stmt);
@@ -570,9 +678,14 @@ fn retitle_sessions(tx: &Connection, mut titles: Titles) -> Result<()> {
             Some((rank, order, title)) => (rank, Some(order.key()), Some(title)),
             None => (0, None, None),
         };
+        let (branch_order, branch) = match branches.remove(&session) {
+            Some((order, branch)) => (Some(order.key()), Some(branch)),
+            None => (None, None),
+        };
         tx.execute(
-            "UPDATE sessions SET title = ?1, title_rank = ?2, title_order = ?3 WHERE id = ?4",
-            params![title, rank, order, session],
+            "UPDATE sessions SET title = ?1, title_rank = ?2, title_order = ?3, git_branch = ?4, git_branch_order = ?5
+             WHERE id = ?6",
+            params![title, rank, order, branch, branch_order, session],
         )?;
     }
     Ok(())

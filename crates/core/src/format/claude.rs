@@ -1,12 +1,12 @@
 //! Claude Code's transcripts (and the Claude Agent SDK's, which writes the same).
 //!
 //! One JSON object a line, each with its `type`, `uuid`, `parentUuid`, `sessionId`, `timestamp`,
-//! `cwd` and `isSidechain`; the conversation's messages under `message` (`role`, and `content` as a
-//! string or blocks: `text`, `thinking`, `tool_use`, `tool_result`, `image`, `document`), photos as
-//! base64 image blocks under `message.content` (tool results included). A session is
-//! `<project>/<sessionId>.jsonl`, its sub-agents' transcripts `<sessionId>/subagents/agent-<id>.jsonl`
-//! (or `agent-<id>.jsonl` beside it). Titles come from `custom-title`, `ai-title` and `summary` lines,
-//! else from the person's first words.
+//! `cwd`, `gitBranch` and `isSidechain`; the conversation's messages under `message` (`role`, and
+//! `content` as a string or blocks: `text`, `thinking`, `tool_use`, `tool_result`, `image`,
+//! `document`), photos as base64 image blocks under `message.content` (tool results included). A
+//! session is `<project>/<sessionId>.jsonl`, its sub-agents' transcripts
+//! `<sessionId>/subagents/agent-<id>.jsonl` (or `agent-<id>.jsonl` beside it). Titles come from
+//! `custom-title`, `ai-title` and `summary` lines, else from the person's first words.
 //!
 //! A line is read in one pass that borrows from it: only the fields the index keeps are looked at,
 //! everything else is skipped as it is validated (the helpers of `format/loose.rs`).
@@ -261,6 +261,7 @@ struct Fields<'a> {
     parent_uuid: Str<'a>,
     timestamp: Str<'a>,
     cwd: Str<'a>,
+    git_branch: Str<'a>,
     is_sidechain: bool,
     is_meta: bool,
     message: Message<'a>,
@@ -368,6 +369,7 @@ impl<'a> Fields<'a> {
                 is_sidechain: self.is_sidechain,
             },
             cwd: self.cwd.map(Cow::into_owned),
+            git_branch: self.git_branch.map(Cow::into_owned),
             text: finish_text(text),
             title,
             agent_id: self.agent_id.map(Cow::into_owned),
@@ -592,6 +594,7 @@ impl<'de> Deserialize<'de> for Top<'de> {
                         "parentUuid" => f.parent_uuid = map.next_value::<LooseStr>()?.0,
                         "timestamp" => f.timestamp = map.next_value::<LooseStr>()?.0,
                         "cwd" => f.cwd = map.next_value::<LooseStr>()?.0,
+                        "gitBranch" => f.git_branch = map.next_value::<LooseStr>()?.0,
                         "isSidechain" => f.is_sidechain = map.next_value::<LooseTrue>()?.0,
                         "isMeta" => f.is_meta = map.next_value::<LooseTrue>()?.0,
                         "message" => f.message = map.next_value()?,
@@ -815,6 +818,17 @@ mod tests {
         for nobody in [r#"{"type":"progress","data":{}}"#, r#"{"type":"file-history-snapshot"}"#] {
             assert_eq!((Claude.who(&line(nobody), false), Claude.parts(&line(nobody))), (None, vec![]));
         }
+    }
+
+    #[test]
+    fn a_lines_git_branch_is_read_as_written_and_a_value_of_another_type_is_none() {
+        let branch = |line: &str| Claude.describe(line, 1, &FileContext::default()).unwrap().git_branch;
+        let user = r#"{"type":"user","gitBranch":"feature/x","message":{"role":"user","content":"hi"}}"#;
+        assert_eq!(branch(user).as_deref(), Some("feature/x"));
+        assert_eq!(branch(r#"{"type":"progress","gitBranch":""}"#).as_deref(), Some(""));
+        assert_eq!(branch(r#"{"type":"user","gitBranch":null,"cwd":"/w"}"#), None);
+        assert_eq!(branch(r#"{"type":"user","gitBranch":{"name":"x"}}"#), None);
+        assert_eq!(branch(r#"{"type":"summary","summary":"s"}"#), None);
     }
 
     #[test]

@@ -244,6 +244,7 @@ fn describe(top: &Map<String, Value>, line: u64, file: &FileContext) -> Meta {
     match kind {
         Some("session_meta") => {
             meta.cwd = str_at(payload, "cwd").map(str::to_owned);
+            meta.git_branch = payload.get("git").and_then(|g| str_at(g, "branch")).map(str::to_owned);
             if line == 1 {
                 meta.forked_from = file.forked_from.clone();
             }
@@ -570,6 +571,20 @@ mod tests {
         assert_eq!(m.hidden, None);
         assert_eq!(m.columns.uuid.as_deref(), Some("L16"));
         assert_eq!(m.title, Some((title_rank::FIRST_USER_TEXT, "List the Rust files.".into())));
+    }
+
+    #[test]
+    fn the_git_branch_is_a_session_meta_lines() {
+        let file = FileContext::default();
+        let first = r#"{"timestamp":"2026-11-30T11:00:00.000Z","type":"session_meta","payload":{"id":"t","cwd":"/w","git":{"commit_hash":"abc","branch":"main"}}}"#;
+        assert_eq!(meta(first, 1, &file).git_branch.as_deref(), Some("main"));
+        let detached = r#"{"timestamp":"2026-11-30T11:00:00.000Z","type":"session_meta","payload":{"id":"t","git":{"commit_hash":"abc"}}}"#;
+        assert_eq!(meta(detached, 1, &file).git_branch, None);
+        let no_repository =
+            r#"{"timestamp":"2026-11-30T11:00:00.000Z","type":"session_meta","payload":{"id":"t","git":null}}"#;
+        assert_eq!(meta(no_repository, 1, &file).git_branch, None);
+        let other = r#"{"timestamp":"2026-11-30T11:00:01.000Z","type":"turn_context","payload":{"cwd":"/w","git":{"branch":"x"}}}"#;
+        assert_eq!(meta(other, 2, &file).git_branch, None);
     }
 
     #[test]

@@ -226,6 +226,9 @@ pub struct Meta {
     pub columns: Columns,
     /// The working directory: the session's project.
     pub cwd: Option<String>,
+    /// The git branch the line says its session is on, as written (an empty one too). A session's
+    /// branch is the one its last line in conversation order with a branch gives; empty is none.
+    pub git_branch: Option<String>,
     /// Plain text for search, with word boundaries marked ([`crate::codec::words::mark`]).
     pub text: Option<String>,
     /// A title this line gives its session, with its rank.

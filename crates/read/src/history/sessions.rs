@@ -190,18 +190,12 @@ pub fn session(conn: &Connection, id: &str) -> Result<Option<SessionSummary>> {
         .optional()?)
 }
 
-/// The git branch the session's transcript names last (Claude Code's `gitBranch`, Codex's
-/// `session_meta`), if it names one.
+/// The git branch the session's transcript names last in conversation order (each line's format
+/// says which it names, [`Meta::git_branch`](scrollback_core::format::Meta::git_branch)), if it
+/// names one: an empty or blank one is none.
 pub fn git_branch(conn: &Connection, session_id: &str) -> Result<Option<String>> {
     let branch: Option<String> = conn
-        .prepare_cached(
-            r#"SELECT coalesce(json_extract(stripped, '$.gitBranch'), json_extract(stripped, '$.payload.git.branch'))
-             FROM entries
-             WHERE session_id = ?1 AND stripped IS NOT NULL AND duplicate = 0
-               AND (instr(stripped, '"gitBranch":"') > 0 OR (type = 'session_meta' AND instr(stripped, '"branch"') > 0))
-               AND json_valid(stripped)
-             ORDER BY sort_at DESC, line DESC LIMIT 1"#,
-        )?
+        .prepare_cached("SELECT git_branch FROM sessions WHERE id = ?1")?
         .query_row([session_id], |r| r.get(0))
         .optional()?
         .flatten();
