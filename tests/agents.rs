@@ -526,3 +526,54 @@ fn the_public_codex_and_gemini_samples_index_whole_with_their_photos_byte_exact(
         .unwrap();
     assert_eq!(twice, 5);
 }
+
+/// Each entry's place in its conversation and search text, and each session's title and agent, in a
+/// stable order.
+type Entry = (String, i64, Option<String>, String, i64, Option<String>);
+type Derived = (Vec<Entry>, Vec<(String, Option<String>, String)>);
+
+fn derived(env: &Env) -> Derived {
+    let conn = env.conn();
+    let texts = conn
+        .prepare(
+            "SELECT session_id, line, uuid, sort_at, sort_file, text FROM entries ORDER BY session_id, line, uuid, text",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    let sessions = conn
+        .prepare("SELECT id, title, agent FROM sessions ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    (texts, sessions)
+}
+
+/// A rebuild derives every row again by the format that wrote it: Codex's and Gemini's places in
+/// their conversations, search text and titles come out as the index had them (derived by Claude
+/// Code's rules, the text and titles were lost and the order's file part changed).
+#[test]
+fn a_rebuild_derives_each_agents_rows_by_its_own_format() {
+    let env = Env::new();
+    let codex_photos = [fake_png(1, 300), fake_png(2, 400), fake_png(3, 500), fake_png(4, 600)];
+    let thread = "01a0c0de-0000-7000-8000-0000000000f2";
+    env.write(&rollout(thread), codex_with_photos(thread, &codex_photos));
+    env.write(
+        "gemini/tmp/demo/chats/session-2026-11-30T09-00-5e55a0df.jsonl",
+        gemini_with_rewind("5e55a0df-1", &[fake_png(5, 600), fake_png(6, 700)]),
+    );
+    index_roots(&env);
+    let before = derived(&env);
+    assert!(before.0.iter().filter(|entry| entry.5.is_some()).count() >= 4, "{before:?}");
+    assert!(before.1.iter().all(|(_, title, _)| title.is_some()), "{before:?}");
+    let args = root_args(&env);
+    let mut all = vec!["rebuild"];
+    all.extend(args.iter().map(String::as_str));
+    let out = env.run(&all);
+    assert!(out.status.success(), "rebuild failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(derived(&env), before, "after a rebuild");
+}

@@ -582,15 +582,18 @@ pub(crate) fn backfill_v4(conn: &Connection) -> Result<()> {
 /// The order of every entry written before version 4 ([`backfill_v4`]): the file part from each
 /// file's path, the time part as the running maximum per file.
 fn backfill_orders(tx: &Connection) -> Result<()> {
-    let mut stmt =
-        tx.prepare("SELECT DISTINCT f.id, f.path, e.session_id FROM files f JOIN entries e ON e.file_id = f.id")?;
-    let files: Vec<(i64, String, String)> =
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<rusqlite::Result<_>>()?;
+    let mut stmt = tx.prepare(
+        "SELECT DISTINCT f.id, f.path, e.session_id, f.agent FROM files f JOIN entries e ON e.file_id = f.id",
+    )?;
+    let files: Vec<(i64, String, String, String)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?.collect::<rusqlite::Result<_>>()?;
     drop(stmt);
-    for (file_id, path, session) in &files {
+    for (file_id, path, session, agent) in &files {
+        // The file part by the file's own format (a rebuild brings every format's rows here).
+        let own = format::by_name(agent).unwrap_or(format::DEFAULT);
         tx.execute(
             "UPDATE entries SET sort_file = ?1 WHERE file_id = ?2 AND session_id = ?3",
-            params![format::DEFAULT.file_key(Path::new(path), session), file_id, session],
+            params![own.file_key(Path::new(path), session), file_id, session],
         )?;
     }
     tx.execute_batch(
@@ -628,20 +631,14 @@ fn describe_again(tx: &Connection) -> Result<(Titles, Branches)> {
         let Some(last) = rows.last() else { break };
         after = last.0;
         for (id, session, at, file, line, duplicate, stripped, text, agent) in rows {
-            let Ok(meta) = format::DEFAULT.describe(&stripped, line as u64, &format::FileContext::default()) else {
+            // Each row by its own format: a rebuild describes the rows of every format here (those
+            // written before version 4 are the default's, and say so in `agent`).
+            let own = format::by_name(&agent).unwrap_or(format::DEFAULT);
+            let Ok(meta) = own.describe(&stripped, line as u64, &format::FileContext::default()) else {
                 continue;
             };
             let order = Order { at, file, line };
-            // The branch is asked of the row's own format: a rebuild describes the rows of every
-            // format here (those written before version 4, and those it carries over, are the
-            // default's).
-            let own = format::by_name(&agent).unwrap_or(format::DEFAULT);
-            let branch = if own.name() == format::DEFAULT.name() {
-                meta.git_branch.clone()
-            } else {
-                own.describe(&stripped, line as u64, &format::FileContext::default()).ok().and_then(|m| m.git_branch)
-            };
-            if let Some(branch) = branch.filter(|_| !duplicate)
+            if let Some(branch) = meta.git_branch.clone().filter(|_| !duplicate)
                 && branches.get(&session).is_none_or(|(old_order, _)| &order >= old_order)
             {
                 branches.insert(session.clone(), (order.clone(), branch));
