@@ -1,4 +1,4 @@
-//! The viewer: the files of `web/` (at the top of the repository), embedded at build time. The page
+//! The viewer: the files of `crates/http/web/`, embedded at build time. The page
 //! is served at `/` and at every view's own URL (`/sessions/...`, `/chats/...`, `/search`, `/usage`) with a
 //! strict Content-Security-Policy; its modules and style sheet under `/web/`. Static code and no
 //! data, so no token is needed to fetch them: the page asks for one when the API does.

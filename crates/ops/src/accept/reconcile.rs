@@ -1,7 +1,7 @@
 //! The one comparison of the two records of a message: which pending sends the transcript now backs.
 //!
 //! The server hands out transcript entries and pending acceptances side by side and never compares
-//! them; a client calls [`reconcile`] (or `web/reconcile.js`, the same rule in JavaScript, checked
+//! them; a client calls [`reconcile`] (or `crates/http/web/reconcile.js`, the same rule in JavaScript, checked
 //! against the same vectors in `tests/vectors/reconcile/`). Pure: no I/O, no clock.
 //!
 //! The rule:
