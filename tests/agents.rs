@@ -577,3 +577,26 @@ fn a_rebuild_derives_each_agents_rows_by_its_own_format() {
     assert!(out.status.success(), "rebuild failed: {}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(derived(&env), before, "after a rebuild");
 }
+
+/// A gone transcript of an agent other than the default is carried through a rebuild as its own:
+/// its session's agent, order, search text and title come out as the index had them.
+#[test]
+fn a_gone_transcript_keeps_its_agent_through_a_rebuild() {
+    let env = Env::new();
+    let codex_photos = [fake_png(1, 300), fake_png(2, 400), fake_png(3, 500), fake_png(4, 600)];
+    let thread = "01a0c0de-0000-7000-8000-0000000000f3";
+    let rollout_path = env.write(&rollout(thread), codex_with_photos(thread, &codex_photos));
+    index_roots(&env);
+    std::fs::remove_file(&rollout_path).unwrap();
+    index_roots(&env);
+    let before = derived(&env);
+    assert_eq!(before.1.iter().map(|(_, _, agent)| agent.as_str()).collect::<Vec<_>>(), ["codex"], "{before:?}");
+    assert!(before.0.iter().filter(|entry| entry.5.is_some()).count() >= 4, "{before:?}");
+    let args = root_args(&env);
+    let mut all = vec!["rebuild"];
+    all.extend(args.iter().map(String::as_str));
+    let out = env.run(&all);
+    assert!(out.status.success(), "rebuild failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 gone transcripts carried over"), "{out:?}");
+    assert_eq!(derived(&env), before, "after a rebuild");
+}

@@ -4,8 +4,10 @@
 //! are indexed again from scratch; then the rows of every transcript the new index does not have
 //! (gone ones, whose history the old index was the only record of) are copied over, as many as can
 //! be read: a damaged page loses the rows on it, not the others. Only the columns every schema
-//! version has are read, and the rest (order, copies, search text, titles, counts) is derived again
-//! by the version 4 backfill, so an old index of an older version is carried over too.
+//! version has are read, and the format that wrote a row (`agent`) and a session's fork parent where
+//! the old index has them; the rest (order, copies, search text, titles, counts) is derived again
+//! by the version 4 backfill, by each row's own format, so an old index of an older version is
+//! carried over too.
 
 use std::path::Path;
 
@@ -103,11 +105,15 @@ fn copy_gone(conn: &Connection, out: &mut CarriedOver) -> Result<()> {
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         keep_readable(rows, "the list of transcripts", out)
     };
+    // The format that wrote each row, where the old index says (version 7 on): without it, a gone
+    // transcript of another agent would be carried over as the default's.
+    let agent = |table: &str| if has_column(&tx, table, "agent") { ", agent" } else { "" };
+    let (file_agent, entry_agent) = (agent("files"), agent("entries"));
     for (old_id, path) in files {
         tx.execute(
             &format!(
-                "INSERT INTO files ({FILE_COLUMNS}, state, gone_at)
-                 SELECT {FILE_COLUMNS}, 'gone', coalesce(gone_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+                "INSERT INTO files ({FILE_COLUMNS}{file_agent}, state, gone_at)
+                 SELECT {FILE_COLUMNS}{file_agent}, 'gone', coalesce(gone_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
                  FROM old.files WHERE id = ?1"
             ),
             [old_id],
@@ -128,7 +134,8 @@ fn copy_gone(conn: &Connection, out: &mut CarriedOver) -> Result<()> {
         for old_entry in entries {
             let copied = tx.execute(
                 &format!(
-                    "INSERT INTO entries (file_id, {ENTRY_COLUMNS}) SELECT ?1, {ENTRY_COLUMNS} FROM old.entries WHERE id = ?2"
+                    "INSERT INTO entries (file_id, {ENTRY_COLUMNS}{entry_agent})
+                     SELECT ?1, {ENTRY_COLUMNS}{entry_agent} FROM old.entries WHERE id = ?2"
                 ),
                 params![new_file, old_entry],
             );
@@ -152,17 +159,36 @@ fn copy_gone(conn: &Connection, out: &mut CarriedOver) -> Result<()> {
             }
         }
     }
-    // Sessions the carried rows belong to (counts and titles are derived afterwards).
-    if let Err(e) = tx.execute_batch(
-        "INSERT OR IGNORE INTO sessions (id, project)
-         SELECT DISTINCT e.session_id, (SELECT project FROM old.sessions s WHERE s.id = e.session_id)
-         FROM entries e",
-    ) {
+    // Sessions the carried rows belong to (counts and titles are derived afterwards), with their
+    // agent and fork parent where the old index has them.
+    let extra: Vec<&str> = ["agent", "forked_from"].into_iter().filter(|c| has_column(&tx, "sessions", c)).collect();
+    let columns: String = extra.iter().map(|c| format!(", {c}")).collect();
+    let values: String = extra
+        .iter()
+        .map(|c| match *c {
+            // Never NULL: a session the old index does not list takes its entries' agent.
+            "agent" => ", coalesce((SELECT agent FROM old.sessions s WHERE s.id = e.session_id), e.agent)".to_owned(),
+            c => format!(", (SELECT {c} FROM old.sessions s WHERE s.id = e.session_id)"),
+        })
+        .collect();
+    if let Err(e) = tx.execute_batch(&format!(
+        "INSERT OR IGNORE INTO sessions (id, project{columns})
+         SELECT DISTINCT e.session_id, (SELECT project FROM old.sessions s WHERE s.id = e.session_id){values}
+         FROM entries e"
+    )) {
         out.unreadable.push(format!("the sessions' projects: {e}"));
         tx.execute_batch("INSERT OR IGNORE INTO sessions (id) SELECT DISTINCT session_id FROM entries")?;
     }
     tx.commit()?;
     Ok(())
+}
+
+/// Whether the old index's `table` has `column` (one older than the column's version has not).
+fn has_column(conn: &Connection, table: &str, column: &str) -> bool {
+    conn.query_row("SELECT count(*) FROM pragma_table_info(?1, 'old') WHERE name = ?2", params![table, column], |r| {
+        r.get::<_, i64>(0)
+    })
+    .is_ok_and(|n| n > 0)
 }
 
 /// The rows of `rows` up to the first that cannot be read; that one is recorded under `what`.
