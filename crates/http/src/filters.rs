@@ -67,30 +67,35 @@ where
     S: futures_util::Stream<Item = Result<B, warp::Error>>,
     B: warp::Buf,
 {
-    use futures_util::StreamExt as _;
-    let mut stream = std::pin::pin!(stream);
-    let mut body = bytes::BytesMut::new();
-    while let Some(chunk) = stream.next().await {
-        let mut chunk = chunk.map_err(|e| {
-            super::pace::stalled(&e).unwrap_or_else(|| ApiError::bad_request(format!("request body: {e}"))).reject()
-        })?;
-        if !budget.take(chunk.remaining() as u64) {
-            return Err(ApiError::busy().reject());
-        }
-        while chunk.has_remaining() {
-            let part = chunk.chunk();
-            let len = part.len();
-            body.extend_from_slice(part);
-            chunk.advance(len);
-        }
-    }
-    Ok((body.freeze(), budget))
+    let body = gather(stream, |_, n| if budget.take(n) { Ok(()) } else { Err(ApiError::busy()) })
+        .await
+        .map_err(ApiError::reject)?;
+    Ok((body, budget))
 }
 
 /// The whole body of a route that reads it only on some methods (warp's body stream, handed in
 /// unread): at most `max` bytes (413 `too-large` past them), 408 when it stalls, 400 for another
 /// failure.
 pub(crate) async fn read_body<S, B>(stream: S, max: usize) -> Result<bytes::Bytes, ApiError>
+where
+    S: futures_util::Stream<Item = Result<B, warp::Error>>,
+    B: warp::Buf,
+{
+    gather(stream, |held, n| {
+        if held + n > max as u64 {
+            return Err(ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too-large", "request body too large"));
+        }
+        Ok(())
+    })
+    .await
+}
+
+/// A body's chunks gathered, each first admitted by `admit(bytes held, chunk's bytes)`; a body
+/// that stalls is 408 ([`super::pace`]), another failure of the stream 400.
+async fn gather<S, B>(
+    stream: S,
+    mut admit: impl FnMut(u64, u64) -> Result<(), ApiError>,
+) -> Result<bytes::Bytes, ApiError>
 where
     S: futures_util::Stream<Item = Result<B, warp::Error>>,
     B: warp::Buf,
@@ -102,9 +107,7 @@ where
         let mut chunk = chunk.map_err(|e| {
             super::pace::stalled(&e).unwrap_or_else(|| ApiError::bad_request(format!("request body: {e}")))
         })?;
-        if body.len() + chunk.remaining() > max {
-            return Err(ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too-large", "request body too large"));
-        }
+        admit(body.len() as u64, chunk.remaining() as u64)?;
         while chunk.has_remaining() {
             let part = chunk.chunk();
             let len = part.len();
