@@ -45,7 +45,7 @@
 
 pub mod demo;
 
-pub use scrollback_core::{codec, db, error, files, format};
+pub use scrollback_core::{codec, db, error, files, format, query};
 pub use scrollback_http as http;
 pub use scrollback_hub as hub;
 pub use scrollback_index as ingest;

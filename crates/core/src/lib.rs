@@ -7,6 +7,7 @@
 //! - [`format`](mod@format): what each agent writes, one file per agent ([`format::claude`]).
 //! - [`db`]: the index file and the acceptance record: `schema.sql` and `accept.sql`, their
 //!   migrations, and how connections are opened.
+//! - [`query`]: the search query language, read into a tree every store compiles.
 //!
 //! The fuzzer and the scanner's benchmark depend on this crate alone.
 
@@ -17,6 +18,7 @@ pub mod db;
 pub mod error;
 pub mod files;
 pub mod format;
+pub mod query;
 
 pub use codec::refs::{ContentHash, MediaName, MediaRef};
 pub use codec::scan::STRIPPED_MEDIA_MARKER;
