@@ -285,7 +285,7 @@ fn the_api_filters_by_agent_and_serves_each_agents_photos() {
     assert_eq!(block["ref"], format!("{thread}/L3/0"));
     let bytes = server.get(block["url"].as_str().unwrap()).bytes().unwrap();
     assert_eq!(bytes.as_ref(), photos[0].as_slice());
-    let hits = server.json("/api/search?q=lighthouse&agent=gemini");
+    let hits = server.json("/api/search?group=none&q=lighthouse&agent=gemini");
     assert_eq!(hits["hits"][0]["agent"], "gemini");
 }
 
@@ -536,7 +536,8 @@ fn derived(env: &Env) -> Derived {
     let conn = env.conn();
     let texts = conn
         .prepare(
-            "SELECT session_id, line, uuid, sort_at, sort_file, text FROM entries ORDER BY session_id, line, uuid, text",
+            "SELECT session_id, line, uuid, sort_at, sort_file, nullif(concat_ws(char(10), text, tool_text, tools), '') AS t
+             FROM entries ORDER BY session_id, line, uuid, t",
         )
         .unwrap()
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))

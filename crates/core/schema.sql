@@ -69,7 +69,7 @@ CREATE TABLE entries (
     timestamp    TEXT,
     is_sidechain INTEGER NOT NULL DEFAULT 0,
     stripped     TEXT,                          -- the line, each payload replaced by the marker
-    text         TEXT,                          -- plain text for search
+    text         TEXT,                          -- search text: what was said (typed, answered, thought)
     invalid      TEXT,                          -- why the line is not indexed, or NULL
     sort_at      TEXT    NOT NULL DEFAULT '',   -- conversation order: latest timestamp of the file so far
     sort_file    INTEGER NOT NULL DEFAULT 0,    -- conversation order: 0 main transcript, else from the path
@@ -80,6 +80,8 @@ CREATE TABLE entries (
     agent        TEXT    NOT NULL DEFAULT 'claude', -- the agent that wrote the line: claude, codex, gemini
     hidden       TEXT,                          -- why it is left out though no copy: repeat, fork,
                                                 --    rewritten, rewound, replaced (README.md); else NULL
+    tool_text    TEXT,                          -- search text: tool calls' input (its strings) and output
+    tools        TEXT,                          -- the names of the tools the line calls, one per line
     UNIQUE (file_id, offset)
 );
 -- A session's history is in conversation order, (sort_at, sort_file, line): see docs/formats.md.
@@ -114,21 +116,23 @@ CREATE TABLE failed_images (
     PRIMARY KEY (entry_id, ordinal)
 ) WITHOUT ROWID;
 
--- Full-text search over entries.text, external content, named `<table>_fts` and declared with
--- content="entries" (double quotes), the form Datasette and sqlite-utils look for to recognise it.
+-- Full-text search over entries' three search columns, external content, named `<table>_fts` and
+-- declared with content="entries" (double quotes), the form Datasette and sqlite-utils look for to
+-- recognise it. `text` is what was said, `tool_text` tool calls' input and output, `tools` the
+-- names of the tools called; search ranks `text` above `tool_text` (docs/search.md).
 -- Words are matched as written (case and diacritics folded), not stemmed: `photo*` finds "photos".
--- In text written without spaces (Chinese, Japanese) entries.text has a zero-width space (U+200B)
+-- In text written without spaces (Chinese, Japanese) the columns have a zero-width space (U+200B)
 -- at each Unicode word boundary, so that each word there is a token; queries are marked the same.
-CREATE VIRTUAL TABLE entries_fts USING fts5(text, content="entries", content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE entries_fts USING fts5(text, tool_text, tools, content="entries", content_rowid='id', tokenize='unicode61 remove_diacritics 2');
 CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
-    INSERT INTO entries_fts(rowid, text) VALUES (new.id, new.text);
+    INSERT INTO entries_fts(rowid, text, tool_text, tools) VALUES (new.id, new.text, new.tool_text, new.tools);
 END;
 CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
-    INSERT INTO entries_fts(entries_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    INSERT INTO entries_fts(entries_fts, rowid, text, tool_text, tools) VALUES ('delete', old.id, old.text, old.tool_text, old.tools);
 END;
-CREATE TRIGGER entries_au AFTER UPDATE OF text ON entries BEGIN
-    INSERT INTO entries_fts(entries_fts, rowid, text) VALUES ('delete', old.id, old.text);
-    INSERT INTO entries_fts(rowid, text) VALUES (new.id, new.text);
+CREATE TRIGGER entries_au AFTER UPDATE OF text, tool_text, tools ON entries BEGIN
+    INSERT INTO entries_fts(entries_fts, rowid, text, tool_text, tools) VALUES ('delete', old.id, old.text, old.tool_text, old.tools);
+    INSERT INTO entries_fts(rowid, text, tool_text, tools) VALUES (new.id, new.text, new.tool_text, new.tools);
 END;
 
 -- Transcripts whose session was forgotten (`scrollback forget`): not indexed again while they are
@@ -239,11 +243,11 @@ CREATE TABLE scrollback_meta (
 
 -- Views for the questions people ask offline.
 
--- One row per user or assistant message (copies and hidden entries left out), with its text (word
--- marks removed) and agent.
+-- One row per user or assistant message (copies and hidden entries left out), with its text and its
+-- tool calls' and results' text (word marks removed), and agent.
 CREATE VIEW messages AS
 SELECT e.session_id, e.line, e.uuid, e.parent_uuid, e.type, e.role, e.timestamp, e.is_sidechain,
-       replace(e.text, char(8203), '') AS text, f.path, e.agent
+       replace(e.text, char(8203), '') AS text, f.path, e.agent, replace(e.tool_text, char(8203), '') AS tool_text
 FROM entries e JOIN files f ON f.id = e.file_id
 WHERE e.invalid IS NULL AND e.duplicate = 0 AND (e.type IN ('user', 'assistant') OR e.role IN ('user', 'assistant'));
 

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 pub const SCHEMA: &str = include_str!("../schema.sql");
 
 /// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
-pub const VERSION: i64 = 11;
+pub const VERSION: i64 = 12;
 
 /// One step each: `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`. A step is run in
 /// the same transaction as the `user_version` bump. When you add one, bump `VERSION`, update
@@ -215,7 +215,42 @@ CREATE TABLE forgotten_in (
            AND (instr(stripped, '"gitBranch":"') > 0 OR (type = 'session_meta' AND instr(stripped, '"branch"') > 0))
            AND json_valid(stripped)
          ORDER BY sort_at DESC, sort_file DESC, line DESC, id DESC LIMIT 1);"#,
+    // 11 -> 12: search text in three columns (what was said; tool calls' input and output; the
+    // tools called), so that search ranks what was said first, snippets show a call's input as
+    // its strings, and `tool:` filters. The full-text table is made again from the rows as they
+    // are (all their text in `text`, searchable at once); the writer splits the text of rows
+    // written before into the three columns when it next opens the index (`SEARCH_PENDING`: it
+    // needs the formats' parsers).
+    "DROP TRIGGER entries_ai;
+     DROP TRIGGER entries_ad;
+     DROP TRIGGER entries_au;
+     DROP TABLE entries_fts;
+     ALTER TABLE entries ADD COLUMN tool_text TEXT;
+     ALTER TABLE entries ADD COLUMN tools TEXT;
+     CREATE VIRTUAL TABLE entries_fts USING fts5(text, tool_text, tools, content=\"entries\", content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+     CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
+    INSERT INTO entries_fts(rowid, text, tool_text, tools) VALUES (new.id, new.text, new.tool_text, new.tools);
+END;
+     CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
+    INSERT INTO entries_fts(entries_fts, rowid, text, tool_text, tools) VALUES ('delete', old.id, old.text, old.tool_text, old.tools);
+END;
+     CREATE TRIGGER entries_au AFTER UPDATE OF text, tool_text, tools ON entries BEGIN
+    INSERT INTO entries_fts(entries_fts, rowid, text, tool_text, tools) VALUES ('delete', old.id, old.text, old.tool_text, old.tools);
+    INSERT INTO entries_fts(rowid, text, tool_text, tools) VALUES (new.id, new.text, new.tool_text, new.tools);
+END;
+     DROP VIEW messages;
+     CREATE VIEW messages AS
+SELECT e.session_id, e.line, e.uuid, e.parent_uuid, e.type, e.role, e.timestamp, e.is_sidechain,
+       replace(e.text, char(8203), '') AS text, f.path, e.agent, replace(e.tool_text, char(8203), '') AS tool_text
+FROM entries e JOIN files f ON f.id = e.file_id
+WHERE e.invalid IS NULL AND e.duplicate = 0 AND (e.type IN ('user', 'assistant') OR e.role IN ('user', 'assistant'));
+     INSERT INTO entries_fts (entries_fts) VALUES ('rebuild');
+     INSERT INTO scrollback_meta (key, value) VALUES ('pending:v12-search', 'fill in the search columns and rebuild entries_fts');",
 ];
+
+/// The `scrollback_meta` key that says rows written before version 12 still need their search text
+/// split into the three search columns (see `ingest::rows::backfill_search`).
+pub const SEARCH_PENDING: &str = "pending:v12-search";
 
 /// The `scrollback_meta` key that says rows written before version 4 still need their version 4
 /// columns filled in (see `ingest::rows::backfill_v4`).

@@ -156,11 +156,18 @@ impl FtsBuild {
             .spawn(move || -> Result<Connection> {
                 side.execute_batch("BEGIN")?;
                 {
-                    let mut insert = side.prepare("INSERT INTO entries_fts (rowid, text) VALUES (?1, ?2)")?;
+                    let mut insert = side
+                        .prepare("INSERT INTO entries_fts (rowid, text, tool_text, tools) VALUES (?1, ?2, ?3, ?4)")?;
                     for (ids, lines) in receive {
                         // Every row, as the insert trigger would: one without text counts too.
                         for (id, line) in ids.into_iter().zip(lines) {
-                            insert.execute(params![id, line.stored().and_then(|s| s.meta.text.as_deref())])?;
+                            let meta = line.stored().map(|s| &s.meta);
+                            insert.execute(params![
+                                id,
+                                meta.and_then(|m| m.text.as_deref()),
+                                meta.and_then(|m| m.tool_text.as_deref()),
+                                meta.and_then(|m| m.tools.as_deref()),
+                            ])?;
                         }
                     }
                 }

@@ -147,6 +147,7 @@ impl Indexer {
         // A bulk load that was interrupted left its indexes and triggers aside: put them back.
         bulk::end(&conn, &index_path, None)?;
         rows::backfill_v4(&conn)?;
+        rows::backfill_search(&conn)?;
         crate::usage::backfill(&conn)?;
         crate::usage::check_sums(&conn)?;
         // The vault is on until a link fails or `set_vault_off` turns it off.

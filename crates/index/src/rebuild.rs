@@ -86,6 +86,7 @@ pub fn carry_over(conn: &Connection, old: &Path) -> Result<CarriedOver> {
         [scrollback_core::db::BACKFILL_PENDING],
     )?;
     rows::backfill_v4(conn)?;
+    rows::backfill_search(conn)?;
     conn.execute(
         "INSERT OR IGNORE INTO scrollback_meta (key, value) VALUES (?1, 'make the ledger of carried-over rows')",
         [crate::usage::BACKFILL_PENDING],

@@ -229,8 +229,9 @@ pub(crate) fn write_entries(
     let mut insert_entry = tx.prepare_cached(
         "INSERT INTO entries (file_id, session_id, line, offset, length, uuid, parent_uuid, type, role, timestamp,
                               is_sidechain, stripped, text, invalid, sort_at, sort_file, duplicate, agent_id,
-                              spawned_agent, agent, hidden)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+                              spawned_agent, agent, hidden, tool_text, tools)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
+                 ?22, ?23)",
     )?;
     // The running maximum of the file's timestamps goes on from its last row.
     let mut at: String = tx
@@ -329,6 +330,8 @@ fn insert_row(
         meta.and_then(|m| m.spawned_agent.as_deref()),
         file.format.name(),
         meta.and_then(|m| m.hidden),
+        meta.and_then(|m| m.tool_text.as_deref()),
+        meta.and_then(|m| m.tools.as_deref()),
     ])?;
     Ok(())
 }
@@ -618,19 +621,19 @@ fn describe_again(tx: &Connection) -> Result<(Titles, Branches)> {
     let mut after = 0i64;
     loop {
         let mut stmt = tx.prepare_cached(
-            "SELECT id, session_id, sort_at, sort_file, line, duplicate, stripped, text, agent FROM entries
+            "SELECT id, session_id, sort_at, sort_file, line, duplicate, stripped, agent FROM entries
              WHERE id > ?1 AND stripped IS NOT NULL ORDER BY id LIMIT 1000",
         )?;
-        type Row = (i64, String, String, i64, i64, bool, String, Option<String>, String);
+        type Row = (i64, String, String, i64, i64, bool, String, String);
         let rows: Vec<Row> = stmt
             .query_map([after], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?))
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?))
             })?
             .collect::<rusqlite::Result<_>>()?;
         drop(stmt);
         let Some(last) = rows.last() else { break };
         after = last.0;
-        for (id, session, at, file, line, duplicate, stripped, text, agent) in rows {
+        for (id, session, at, file, line, duplicate, stripped, agent) in rows {
             // Each row by its own format: a rebuild describes the rows of every format here (those
             // written before version 4 are the default's, and say so in `agent`).
             let own = format::by_name(&agent).unwrap_or(format::DEFAULT);
@@ -643,9 +646,7 @@ fn describe_again(tx: &Connection) -> Result<(Titles, Branches)> {
             {
                 branches.insert(session.clone(), (order.clone(), branch));
             }
-            if meta.text != text {
-                tx.prepare_cached("UPDATE entries SET text = ?1 WHERE id = ?2")?.execute(params![meta.text, id])?;
-            }
+            set_search_text(tx, id, &meta)?;
             if meta.agent_id.is_some() || meta.spawned_agent.is_some() {
                 tx.prepare_cached("UPDATE entries SET agent_id = ?1, spawned_agent = ?2 WHERE id = ?3")?
                     .execute(params![meta.agent_id, meta.spawned_agent, id])?;
@@ -661,6 +662,55 @@ fn describe_again(tx: &Connection) -> Result<(Titles, Branches)> {
         }
     }
     Ok((titles, branches))
+}
+
+/// The search columns of entry `id` set to `meta`'s where they differ (the full-text triggers
+/// follow).
+fn set_search_text(tx: &Connection, id: i64, meta: &format::Meta) -> Result<()> {
+    tx.prepare_cached(
+        "UPDATE entries SET text = ?1, tool_text = ?2, tools = ?3
+         WHERE id = ?4 AND (text IS NOT ?1 OR tool_text IS NOT ?2 OR tools IS NOT ?3)",
+    )?
+    .execute(params![meta.text, meta.tool_text, meta.tools, id])?;
+    Ok(())
+}
+
+/// Splits the search text of rows written before version 12 into the three search columns (the
+/// migration's pending part, `db::SEARCH_PENDING`): each stored line described again by its own
+/// format, a thousand rows at a time, in one transaction. Does nothing when nothing is pending.
+pub(crate) fn backfill_search(conn: &Connection) -> Result<()> {
+    let pending: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM scrollback_meta WHERE key = ?1)",
+        [scrollback_core::db::SEARCH_PENDING],
+        |r| r.get(0),
+    )?;
+    if !pending {
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    let tx = conn.unchecked_transaction()?;
+    let mut after = 0i64;
+    loop {
+        let mut stmt = tx.prepare_cached(
+            "SELECT id, line, stripped, agent FROM entries WHERE id > ?1 AND stripped IS NOT NULL ORDER BY id LIMIT 1000",
+        )?;
+        let rows: Vec<(i64, i64, String, String)> = stmt
+            .query_map([after], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        drop(stmt);
+        let Some(last) = rows.last() else { break };
+        after = last.0;
+        for (id, line, stripped, agent) in rows {
+            let own = format::by_name(&agent).unwrap_or(format::DEFAULT);
+            if let Ok(meta) = own.describe(&stripped, line as u64, &format::FileContext::default()) {
+                set_search_text(&tx, id, &meta)?;
+            }
+        }
+    }
+    tx.execute("DELETE FROM scrollback_meta WHERE key = ?1", [scrollback_core::db::SEARCH_PENDING])?;
+    tx.commit()?;
+    tracing::info!(seconds = started.elapsed().as_secs_f64(), "index: search text split into its three columns");
+    Ok(())
 }
 
 /// Each session's counts recomputed, and its title and git branch set from `titles` and `branches`

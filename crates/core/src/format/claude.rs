@@ -22,8 +22,8 @@ use serde_json::value::RawValue;
 
 use super::loose::{Key, LooseStr, LooseTrue, Str, skip_scalars, skip_seq, skip_strings};
 use super::{
-    BlockPlaces, Columns, FileContext, Format, Media, Meta, MetaError, Part, Side, Typed, Usage, Who, finish_text,
-    first_chars, push_text, str_at, title_rank, usage, without_injected,
+    BlockPlaces, Columns, FileContext, Format, Media, Meta, MetaError, Part, SearchText, Side, Typed, Usage, Who,
+    first_chars, str_at, title_rank, usage, without_injected,
 };
 
 /// Claude Code's format.
@@ -314,19 +314,19 @@ struct Block<'a> {
 
 impl<'a> Fields<'a> {
     fn into_meta(self) -> Meta {
-        let mut text = String::new();
+        let mut text = SearchText::default();
         content_text(&self.message.content, &mut text);
         for s in self.titles.iter().flatten() {
-            push_text(&mut text, s);
+            text.said(s);
         }
         let kind = self.kind.as_deref();
         if matches!(kind, Some("queue-operation" | "system"))
             && let Some(s) = &self.content
         {
-            push_text(&mut text, s);
+            text.said(s);
         }
         if let Some(prompt) = &self.attachment.prompt {
-            push_text(&mut text, prompt);
+            text.said(prompt);
         }
         let [summary, custom, ai, _] = &self.titles;
         let role = self.message.role.as_deref();
@@ -358,7 +358,7 @@ impl<'a> Fields<'a> {
         {
             usage.extend(progress_usage(data));
         }
-        Meta {
+        let mut meta = Meta {
             session_id: self.session_id.map(Cow::into_owned),
             columns: Columns {
                 uuid: self.uuid.map(Cow::into_owned),
@@ -370,13 +370,14 @@ impl<'a> Fields<'a> {
             },
             cwd: self.cwd.map(Cow::into_owned),
             git_branch: self.git_branch.map(Cow::into_owned),
-            text: finish_text(text),
             title,
             agent_id: self.agent_id.map(Cow::into_owned),
             spawned_agent: self.tool_use_result.agent_id.map(Cow::into_owned),
             usage,
             ..Meta::default()
-        }
+        };
+        text.finish(&mut meta);
+        meta
     }
 }
 
@@ -436,28 +437,30 @@ fn progress_usage(data: &RawValue) -> Option<Usage> {
     )
 }
 
-/// The searchable text of `message.content` (a string or blocks, nested tool results included).
-fn content_text(content: &Content<'_>, out: &mut String) {
+/// The searchable text of `message.content` (a string or blocks, nested tool results included):
+/// text and thinking as said, tool calls and results as tool text.
+fn content_text(content: &Content<'_>, out: &mut SearchText) {
+    content_in(content, out, false);
+}
+
+/// [`content_text`], all of it tool output when `output` (a tool result's content).
+fn content_in(content: &Content<'_>, out: &mut SearchText, output: bool) {
+    let put = |out: &mut SearchText, s: &str| if output { out.output(s) } else { out.said(s) };
     match content {
         Content::None => {}
-        Content::Text(s) => push_text(out, s),
+        Content::Text(s) => put(out, s),
         Content::Blocks(blocks) => {
             for block in blocks {
                 match block.kind.as_deref() {
-                    Some("text") => push_text(out, block.text.as_deref().unwrap_or("")),
-                    Some("thinking") => push_text(out, block.thinking.as_deref().unwrap_or("")),
-                    Some("tool_use") => {
-                        if let Some(name) = &block.name {
-                            push_text(out, name);
-                        }
-                        if let Some(input) = block.input {
-                            push_text(out, input.get());
-                        }
+                    Some("text") => put(out, block.text.as_deref().unwrap_or("")),
+                    Some("thinking") => put(out, block.thinking.as_deref().unwrap_or("")),
+                    Some("tool_use" | "server_tool_use") => {
+                        out.call_raw(block.name.as_deref(), block.input.map(|i| i.get()));
                     }
-                    Some("tool_result") => content_text(&block.content, out),
+                    Some("tool_result") => content_in(&block.content, out, true),
                     _ => {
                         if let Some(s) = &block.text {
-                            push_text(out, s);
+                            put(out, s);
                         }
                     }
                 }

@@ -27,9 +27,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{
-    BlockPlaces, Columns, FileContext, Format, Media, Meta, MetaError, Part, Side, Twin, Typed, Usage, Who,
-    finish_text, first_chars, hidden, line_id, parse_object, push_text, str_at, title_rank, usage, value_text,
-    without_injected,
+    BlockPlaces, Columns, FileContext, Format, Media, Meta, MetaError, Part, SearchText, Side, Twin, Typed, Usage, Who,
+    first_chars, hidden, line_id, parse_object, str_at, title_rank, usage, value_text, without_injected,
 };
 
 /// Codex CLI's format.
@@ -230,7 +229,7 @@ fn describe(top: &Map<String, Value>, line: u64, file: &FileContext) -> Meta {
     let null = Value::Null;
     let payload = top.get("payload").unwrap_or(&null);
     let item = str_at(payload, "type");
-    let mut text = String::new();
+    let mut text = SearchText::default();
     let mut meta = Meta {
         columns: Columns {
             uuid: Some(line_id(line)),
@@ -264,7 +263,7 @@ fn describe(top: &Map<String, Value>, line: u64, file: &FileContext) -> Meta {
         }
         Some("compacted") => {
             if let Some(message) = str_at(payload, "message") {
-                push_text(&mut text, message);
+                text.said(message);
             }
         }
         Some("event_msg") if item.is_some_and(|i| REPEATED_EVENTS.contains(&i)) => {
@@ -279,7 +278,7 @@ fn describe(top: &Map<String, Value>, line: u64, file: &FileContext) -> Meta {
         meta.hidden = Some(hidden::FORK);
     }
     if meta.hidden.is_none() {
-        meta.text = finish_text(text);
+        text.finish(&mut meta);
     } else {
         meta.title = None;
     }
@@ -460,14 +459,15 @@ fn session_note(payload: &Value) -> String {
     note
 }
 
-/// The searchable text of a `response_item` payload.
-fn item_text(payload: &Value, out: &mut String) {
+/// The searchable text of a `response_item` payload: messages and reasoning as said, tool calls
+/// (their names, their arguments' strings) and their output as tool text.
+fn item_text(payload: &Value, out: &mut SearchText) {
     match str_at(payload, "type") {
         Some("message") => {
             if let Some(Value::Array(blocks)) = payload.get("content") {
                 for block in blocks {
                     if let Some(t) = str_at(block, "text") {
-                        push_text(out, t);
+                        out.said(t);
                     }
                 }
             }
@@ -475,44 +475,35 @@ fn item_text(payload: &Value, out: &mut String) {
         Some("reasoning") => {
             for key in ["summary", "content"] {
                 if let Some(v) = payload.get(key) {
-                    value_text(v, out);
+                    let mut said = String::new();
+                    value_text(v, &mut said);
+                    out.said(&said);
                 }
             }
         }
-        Some("function_call") => {
-            push_opt(out, str_at(payload, "name"));
-            push_opt(out, str_at(payload, "arguments"));
-        }
-        Some("custom_tool_call") => {
-            push_opt(out, str_at(payload, "name"));
-            push_opt(out, str_at(payload, "input"));
-        }
+        Some("function_call") => out.call_raw(str_at(payload, "name"), str_at(payload, "arguments")),
+        Some("custom_tool_call") => out.call_raw(str_at(payload, "name"), str_at(payload, "input")),
         Some("function_call_output" | "custom_tool_call_output") => match payload.get("output") {
             Some(Value::Object(o)) => {
                 // Older builds: `{content, success}`.
                 if let Some(v) = o.get("content") {
-                    value_text(v, out);
+                    out.output_value(v);
                 }
             }
-            Some(v) => value_text(v, out),
+            Some(v) => out.output_value(v),
             None => {}
         },
         Some("local_shell_call") => {
             if let Some(Value::Array(command)) = payload.get("action").and_then(|a| a.get("command")) {
                 let words: Vec<&str> = command.iter().filter_map(Value::as_str).collect();
-                push_text(out, &words.join(" "));
+                out.call(Some("shell"), Some(&Value::String(words.join(" "))));
             }
         }
         Some("web_search_call") => {
-            push_opt(out, payload.get("action").and_then(|a| str_at(a, "query")));
+            let query = payload.get("action").and_then(|a| a.get("query"));
+            out.call(Some("web_search"), query);
         }
         _ => {}
-    }
-}
-
-fn push_opt(out: &mut String, s: Option<&str>) {
-    if let Some(s) = s {
-        push_text(out, s);
     }
 }
 
@@ -666,9 +657,12 @@ mod tests {
     fn tool_calls_and_outputs_are_searched() {
         let file = FileContext::default();
         let call = r#"{"type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"rg --files\"}","call_id":"c1"}}"#;
-        assert!(meta(call, 2, &file).text.unwrap().contains("rg --files"));
+        let described = meta(call, 2, &file);
+        assert_eq!(described.tool_text.as_deref(), Some("rg --files"), "the arguments' strings, not their JSON");
+        assert_eq!(described.tools.as_deref(), Some("exec_command"));
+        assert_eq!(described.text, None);
         let output = r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"src/main.rs"},{"type":"input_image","image_url":"STRIPPED_MEDIA_MARKER"}]}}"#;
-        assert_eq!(meta(output, 3, &file).text.as_deref(), Some("src/main.rs"));
+        assert_eq!(meta(output, 3, &file).tool_text.as_deref(), Some("src/main.rs"));
     }
 
     #[test]

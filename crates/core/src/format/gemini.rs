@@ -25,9 +25,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{
-    BlockPlaces, Columns, Effect, FileContext, Format, Media, Meta, MetaError, Part, Side, Typed, Usage, Who,
-    finish_text, first_chars, line_id, parse_object, push_text, str_at, title_rank, usage, value_text,
-    without_injected,
+    BlockPlaces, Columns, Effect, FileContext, Format, Media, Meta, MetaError, Part, SearchText, Side, Typed, Usage,
+    Who, first_chars, line_id, parse_object, str_at, title_rank, usage, without_injected,
 };
 
 /// Gemini CLI's format.
@@ -163,15 +162,15 @@ fn is_noise(text: &str) -> bool {
     t.starts_with("<session_context>") || t.starts_with("<hook_context>")
 }
 
-/// The text of a message's `content` (or `displayContent`): a string, or its parts' text and
-/// tool responses' output.
-fn content_text(v: &Value, out: &mut String) {
+/// The text of a message's `content` (or `displayContent`): a string, or its parts' text (as
+/// said) and tool responses' output.
+fn content_text(v: &Value, out: &mut SearchText) {
     match v {
-        Value::String(s) => push_text(out, s),
+        Value::String(s) => out.said(s),
         Value::Array(parts) => {
             for part in parts {
                 if let Some(t) = str_at(part, "text") {
-                    push_text(out, t);
+                    out.said(t);
                 } else if let Some(response) = part.get("functionResponse").and_then(|f| f.get("response")) {
                     response_text(response, out);
                 }
@@ -182,10 +181,10 @@ fn content_text(v: &Value, out: &mut String) {
 }
 
 /// A tool response's text: its `output` (or `error`), else nothing.
-fn response_text(response: &Value, out: &mut String) {
+fn response_text(response: &Value, out: &mut SearchText) {
     for key in ["output", "error"] {
         if let Some(v) = response.get(key) {
-            value_text(v, out);
+            out.output_value(v);
         }
     }
 }
@@ -370,34 +369,29 @@ fn who(line: &Value) -> Option<Who> {
 }
 
 /// Everything searchable in one message record.
-fn message_text(m: &Value, out: &mut String) {
+fn message_text(m: &Value, out: &mut SearchText) {
     if let Some(c) = m.get("content") {
         content_text(c, out);
     }
     if let Some(Value::Array(thoughts)) = m.get("thoughts") {
         for t in thoughts {
             if let Some(s) = str_at(t, "subject") {
-                push_text(out, s);
+                out.said(s);
             }
             if let Some(s) = str_at(t, "description") {
-                push_text(out, s);
+                out.said(s);
             }
         }
     }
     if let Some(Value::Array(calls)) = m.get("toolCalls") {
         for call in calls {
-            if let Some(name) = str_at(call, "name") {
-                push_text(out, name);
-            }
-            if let Some(args) = call.get("args").filter(|a| !a.is_null()) {
-                push_text(out, &args.to_string());
-            }
+            out.call(str_at(call, "name"), call.get("args").filter(|a| !a.is_null()));
             if let Some(Value::Array(parts)) = call.get("result") {
                 for part in parts {
                     if let Some(response) = part.get("functionResponse").and_then(|f| f.get("response")) {
                         response_text(response, out);
                     } else if let Some(t) = str_at(part, "text") {
-                        push_text(out, t);
+                        out.output(t);
                     }
                 }
             }
@@ -428,7 +422,7 @@ fn first_user_text(m: &Value) -> Option<String> {
 }
 
 fn describe(top: &Map<String, Value>, line: u64, file: &FileContext) -> Meta {
-    let mut text = String::new();
+    let mut text = SearchText::default();
     let mut meta = Meta::default();
     let value = Value::Object(top.clone());
     if let Some(target) = top.get("$rewindTo") {
@@ -455,7 +449,7 @@ fn describe(top: &Map<String, Value>, line: u64, file: &FileContext) -> Meta {
         if kind == Some("user") {
             meta.title = first_user_text(&value).map(|t| (title_rank::FIRST_USER_TEXT, t));
         }
-        meta.text = finish_text(text);
+        text.finish(&mut meta);
         return meta;
     }
     if let Some(set) = top.get("$set") {
@@ -472,11 +466,11 @@ fn describe(top: &Map<String, Value>, line: u64, file: &FileContext) -> Meta {
         }
         if let Some(summary) = str_at(set, "summary").filter(|s| !s.trim().is_empty()) {
             meta.title = Some((title_rank::SUMMARY, first_chars(summary.trim().to_owned(), 200)));
-            push_text(&mut text, summary);
+            text.said(summary);
         }
         meta.cwd = first_directory(set);
         meta.columns.timestamp = str_at(set, "lastUpdated").map(str::to_owned);
-        meta.text = finish_text(text);
+        text.finish(&mut meta);
         return meta;
     }
     // The metadata line (or a line of no kind scrollback knows: kept, described as far as it goes).
@@ -637,8 +631,9 @@ mod tests {
             r#"{"id":"m1","type":"gemini","content":"","thoughts":[{"subject":"Reading","description":"red and blue"}],"toolCalls":[{"name":"read_file","args":{"file_path":"a.png"},"result":[{"functionResponse":{"response":{"output":"done reading"}}}]}]}"#,
             3,
         );
-        let text = m.text.unwrap();
-        assert!(text.contains("red and blue") && text.contains("read_file") && text.contains("done reading"), "{text}");
+        assert_eq!(m.text.as_deref(), Some("Reading\nred and blue"));
+        assert_eq!(m.tool_text.as_deref(), Some("a.png\ndone reading"));
+        assert_eq!(m.tools.as_deref(), Some("read_file"));
         let response: Value = serde_json::from_str(
             r#"{"id":"u2","type":"user","content":[{"functionResponse":{"response":{"output":"x"}}}]}"#,
         )

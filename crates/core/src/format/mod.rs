@@ -229,8 +229,14 @@ pub struct Meta {
     /// The git branch the line says its session is on, as written (an empty one too). A session's
     /// branch is the one its last line in conversation order with a branch gives; empty is none.
     pub git_branch: Option<String>,
-    /// Plain text for search, with word boundaries marked ([`crate::codec::words::mark`]).
+    /// Plain text for search, with word boundaries marked ([`crate::codec::words::mark`]): what
+    /// was said (a person's words, the agent's text and thinking, titles).
     pub text: Option<String>,
+    /// Search text of the line's tool calls and results: each call's input as its string values
+    /// (never its JSON), each result's output. Marked as `text` is.
+    pub tool_text: Option<String>,
+    /// The names of the tools the line calls, one per line.
+    pub tools: Option<String>,
     /// A title this line gives its session, with its rank.
     pub title: Option<(u8, String)>,
     /// The sub-agent whose transcript this line is in.
@@ -282,6 +288,74 @@ pub(crate) fn push_text(out: &mut String, s: &str) {
         out.push('\n');
     }
     out.push_str(s);
+}
+
+/// A line's search text as it is gathered, in the index's three full-text columns: what was said,
+/// tool calls' input and output, and the names of the tools called ([`Meta::text`],
+/// [`Meta::tool_text`], [`Meta::tools`]).
+#[derive(Debug, Default)]
+pub(crate) struct SearchText {
+    said: String,
+    tool: String,
+    tools: String,
+}
+
+impl SearchText {
+    /// What a person or the agent said (text, thinking, a title).
+    pub(crate) fn said(&mut self, s: &str) {
+        push_text(&mut self.said, s);
+    }
+
+    /// A tool's output, as text.
+    pub(crate) fn output(&mut self, s: &str) {
+        push_text(&mut self.tool, s);
+    }
+
+    /// A tool's output, as a JSON value's text ([`value_text`]).
+    pub(crate) fn output_value(&mut self, v: &Value) {
+        value_text(v, &mut self.tool);
+    }
+
+    /// A tool call: its name, and its input's string values (a JSON object's, at any depth; input
+    /// that is not JSON as it is).
+    pub(crate) fn call(&mut self, name: Option<&str>, input: Option<&Value>) {
+        if let Some(name) = name.map(str::trim).filter(|n| !n.is_empty()) {
+            push_text(&mut self.tools, name);
+        }
+        if let Some(input) = input {
+            input_text(input, &mut self.tool);
+        }
+    }
+
+    /// A tool call whose input is JSON text (or plain text, taken as it is).
+    pub(crate) fn call_raw(&mut self, name: Option<&str>, input: Option<&str>) {
+        match input.map(|i| (i, serde_json::from_str::<Value>(i))) {
+            Some((_, Ok(v))) => self.call(name, Some(&v)),
+            Some((raw, Err(_))) => {
+                self.call(name, None);
+                push_text(&mut self.tool, raw);
+            }
+            None => self.call(name, None),
+        }
+    }
+
+    /// Into `meta`'s three columns, each marked and `None` when empty.
+    pub(crate) fn finish(self, meta: &mut Meta) {
+        meta.text = finish_text(self.said);
+        meta.tool_text = finish_text(self.tool);
+        meta.tools = finish_text(self.tools);
+    }
+}
+
+/// Every string of a tool call's input, each on a line of its own (object keys and other scalars
+/// left out: `{"command": "cargo test"}` is `cargo test`).
+fn input_text(v: &Value, out: &mut String) {
+    match v {
+        Value::String(s) => push_text(out, s),
+        Value::Array(items) => items.iter().for_each(|i| input_text(i, out)),
+        Value::Object(map) => map.values().for_each(|v| input_text(v, out)),
+        _ => {}
+    }
 }
 
 /// Search text as it is stored: word boundaries marked ([`words::mark`]), `None` when empty.
