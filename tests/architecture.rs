@@ -15,7 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["error", "files"],
     &["codec"],
     &["format"],
-    &["db"],
+    &["db", "query"],
     &["events"],
     &["ingest", "read", "accept"],
     &["ops"],

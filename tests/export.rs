@@ -261,7 +261,7 @@ fn views_marks_and_exports_over_http() {
         (about["title"].as_str(), about["gitBranch"].as_str()),
         (Some("Harbour photos"), Some("feature/export"))
     );
-    let hits = server.json("/api/search?q=harbour");
+    let hits = server.json("/api/search?group=none&q=harbour");
     assert_eq!(hits["hits"][0]["title"], "Harbour photos");
     // Bad marks are 4xx with the API's error; a cross-site PUT is refused.
     for (change, status) in [(json!({"pinned": "yes"}), 400), (json!({"colour": 1}), 400)] {

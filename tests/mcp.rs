@@ -15,7 +15,7 @@ use crate::util::server::Server;
 use crate::util::{Env, hash_hex};
 
 /// Whether `python3` has the SDK; in CI its absence is a failure.
-fn sdk_available() -> bool {
+pub(crate) fn sdk_available() -> bool {
     let found =
         Command::new("python3").args(["-c", "import mcp, jsonschema"]).output().is_ok_and(|out| out.status.success());
     if !found {
@@ -26,7 +26,7 @@ fn sdk_available() -> bool {
 }
 
 /// Runs the client on `plan` and returns its report.
-fn run_plan(env: &Env, plan: &Value) -> Value {
+pub(crate) fn run_plan(env: &Env, plan: &Value) -> Value {
     let path = env.dir.path().join(format!("plan-{}.json", rand::random::<u32>()));
     std::fs::write(&path, plan.to_string()).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
@@ -41,7 +41,7 @@ fn run_plan(env: &Env, plan: &Value) -> Value {
 }
 
 /// A plan for `scrollback mcp` over stdio on `env` (with `args`), making `calls` and `pages`.
-fn stdio_plan(env: &Env, args: &[&str], calls: &[Value], pages: &[Value]) -> Value {
+pub(crate) fn stdio_plan(env: &Env, args: &[&str], calls: &[Value], pages: &[Value]) -> Value {
     let mut command = vec![env!("CARGO_BIN_EXE_scrollback").to_owned(), "mcp".to_owned()];
     command.extend(args.iter().map(|a| a.to_string()));
     json!({
@@ -67,7 +67,7 @@ fn http_plan(base: &str, token: Option<&str>, calls: &[Value], pages: &[Value]) 
     json!({ "transport": "http", "url": format!("{base}/mcp"), "headers": headers, "calls": calls, "pages": pages })
 }
 
-fn call(tool: &str, args: Value) -> Value {
+pub(crate) fn call(tool: &str, args: Value) -> Value {
     json!({ "tool": tool, "args": args })
 }
 
@@ -173,22 +173,27 @@ fn decode(data: &str) -> Vec<u8> {
     base64::engine::general_purpose::STANDARD.decode(data).unwrap()
 }
 
-/// The `(sessionId, cursor)` of each hit in an answer's structured content.
+/// The `(sessionId, cursor)` of each hit in an answer's structured content (of each session's best
+/// hit, grouped), or in an answer of `/api/search`.
 fn hit_keys(answer: &Value) -> Vec<(String, i64)> {
-    answer["structured"]["hits"]
-        .as_array()
+    let answer = answer.get("structured").unwrap_or(answer);
+    let (list, cursor) = match answer.get("sessions") {
+        Some(sessions) => (sessions, "/best/cursor"),
+        None => (&answer["hits"], "/cursor"),
+    };
+    list.as_array()
         .unwrap_or_else(|| panic!("no hits in {answer}"))
         .iter()
-        .map(|h| (h["sessionId"].as_str().unwrap().to_owned(), h["cursor"].as_i64().unwrap()))
+        .map(|h| (h["sessionId"].as_str().unwrap().to_owned(), h.pointer(cursor).unwrap().as_i64().unwrap()))
         .collect()
 }
 
 fn hostile_calls() -> Vec<Value> {
     vec![
-        call("search_history", json!({"query": "x ".repeat(3000)})),
-        call("search_history", json!({"query": "\"unterminated"})),
-        call("search_history", json!({"query": "AND OR NOT"})),
-        call("search_history", json!({"query": "a* b* c* d* e* f*"})),
+        call("search_history", json!({"query": "?? !! --"})),
+        call("search_history", json!({"query": "foo:bar"})),
+        call("search_history", json!({"query": "agent:nosuch photo"})),
+        call("search_history", json!({"query": "-photo"})),
         call("search_history", json!({"query": "page", "limit": 1_000_000_000_000i64})),
         call("search_history", json!({"query": "page", "cursor": "-5"})),
         call("search_history", json!({"query": "page", "since": "last tuesday"})),
@@ -249,7 +254,11 @@ fn the_tools_over_stdio_and_http_answer_as_the_api_does() {
     calls.extend(hostile_calls());
     calls.push(call("search_history", json!({"query": "layout"})));
     let pages = [
-        page("search_history", json!({"query": "page", "limit": 7, "include_active": true}), "cursor"),
+        page(
+            "search_history",
+            json!({"query": "page", "limit": 7, "include_active": true, "per_entry": true}),
+            "cursor",
+        ),
         page("list_sessions", json!({"limit": 1, "include_active": true}), "cursor"),
         page("read_session", json!({"session": scrollback::demo::TEXT_SESSION, "limit": 9}), "from"),
     ];
@@ -273,14 +282,9 @@ fn the_tools_over_stdio_and_http_answer_as_the_api_does() {
         let mut found = 0;
         for (q, answer) in QUERIES.iter().zip(answers) {
             let api = server.json(&format!("/api/search?limit=50&q={}", urlencode(q)));
-            let expected: Vec<(String, i64)> = api["hits"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|h| (h["sessionId"].as_str().unwrap().to_owned(), h["cursor"].as_i64().unwrap()))
-                .collect();
+            let expected = hit_keys(&api);
             assert_eq!(hit_keys(answer), expected, "{transport}: {q}");
-            found += expected.len();
+            found += api["sessions"].as_array().unwrap().iter().map(|g| g["hits"].as_u64().unwrap()).sum::<u64>();
             let text = answer["text"].as_str().unwrap();
             assert!(expected.is_empty() || text.contains("**"), "{transport}: matched words are marked: {text}");
         }
@@ -288,9 +292,12 @@ fn the_tools_over_stdio_and_http_answer_as_the_api_does() {
         for cjk in [8, 9] {
             assert_eq!(hit_keys(&answers[cjk])[0].0, TOOLS_SESSION, "{transport}: {}", QUERIES[cjk]);
         }
-        let hit = &answers[0]["structured"]["hits"][0];
-        for key in ["sessionId", "title", "agent", "project", "timestamp", "role", "cursor", "snippet"] {
-            assert!(!hit[key].is_null(), "{transport}: a hit has {key}: {hit}");
+        let group = &answers[0]["structured"]["sessions"][0];
+        for key in ["sessionId", "title", "agent", "project", "lastTimestamp", "hits", "best"] {
+            assert!(!group[key].is_null(), "{transport}: a session's hits have {key}: {group}");
+        }
+        for key in ["cursor", "snippet", "in"] {
+            assert!(!group["best"][key].is_null(), "{transport}: a hit has {key}: {group}");
         }
         // Photos: the stored bytes, verified; scaled ones valid and no larger than asked.
         let small = &answers[10];
@@ -333,7 +340,7 @@ fn the_tools_over_stdio_and_http_answer_as_the_api_does() {
         // Paging loses and repeats nothing.
         let pages = report["pages"].as_array().unwrap();
         let paged: Vec<(String, i64)> = pages[0].as_array().unwrap().iter().flat_map(hit_keys).collect();
-        let api = server.json("/api/search?limit=500&q=page");
+        let api = server.json("/api/search?group=none&limit=500&q=page");
         let all: Vec<(String, i64)> = api["hits"]
             .as_array()
             .unwrap()

@@ -408,8 +408,9 @@ fn a_forgotten_session_stays_forgotten_in_a_transcript_it_shared() {
     env.write("p/shared.jsonl", shared("", ""));
     env.index();
     let server = Server::start(&env, &["--rescan-secs", "1"]);
-    let hits =
-        |q: &str| -> usize { server.json(&format!("/api/search?q={q}"))["hits"].as_array().map_or(0, |h| h.len()) };
+    let hits = |q: &str| -> usize {
+        server.json(&format!("/api/search?group=none&q={q}"))["hits"].as_array().map_or(0, |h| h.len())
+    };
     assert_eq!(hits("alpha"), 3);
     let res = server.client.delete(format!("{}/api/sessions/a", server.base)).send().unwrap();
     assert_eq!(res.status(), StatusCode::OK);
@@ -519,7 +520,7 @@ fn a_transcript_with_two_names_is_not_gone_when_one_is_removed() {
         // And it is followed under its other name.
         env.append("p/two.jsonl", user_line("linked", "u1", "\"still here\"", "") + "\n");
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while server.json("/api/search?q=still")["hits"].as_array().unwrap().is_empty() {
+        while server.json("/api/search?group=none&q=still")["hits"].as_array().unwrap().is_empty() {
             assert!(std::time::Instant::now() < deadline, "vault {vault}: the other name is not followed");
             std::thread::sleep(std::time::Duration::from_millis(100));
         }

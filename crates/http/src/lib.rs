@@ -38,7 +38,7 @@ mod session;
 mod state;
 mod usage;
 mod web;
-mod wire;
+pub mod wire;
 
 pub use auth::{TOKEN_COOKIE, check_listen};
 pub use error::{ApiError, handle_rejection};

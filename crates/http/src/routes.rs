@@ -55,6 +55,8 @@ struct SearchParams {
     until: Option<String>,
     cursor: Option<String>,
     limit: Option<u32>,
+    sort: Option<String>,
+    group: Option<String>,
 }
 
 /// Every route of the API, with authorization and the rejection mapping: the table that joins the
@@ -348,9 +350,7 @@ async fn forget_session(raw_session: String, api: Api) -> Result<warp::reply::Re
 
 async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Rejection> {
     let limit = check_limit(p.limit, 20)?;
-    if p.q.trim().is_empty() {
-        return Err(ApiError::bad_request("q: an empty search").reject());
-    }
+    let query = scrollback_core::query::parse(&p.q).map_err(|e| ApiError::from(e).reject())?;
     let agent = check_agent(p.agent)?;
     let role = match p.role.filter(|r| !r.is_empty()) {
         None => None,
@@ -358,6 +358,19 @@ async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Reje
         Some(r) => {
             return Err(ApiError::bad_request(format!("role: {:?} is none of {}", trim(&r), ROLES.join(", "))).reject());
         }
+    };
+    let sort = match p.sort.as_deref().filter(|s| !s.is_empty()) {
+        None => history::Sort::Relevance,
+        Some(s) => history::Sort::parse(s).ok_or_else(|| {
+            ApiError::bad_request(format!("sort: {:?} is none of relevance, recent, conversation", trim(s))).reject()
+        })?,
+    };
+    let session = p.session.filter(|s| !s.is_empty());
+    let grouped = match p.group.as_deref().filter(|g| !g.is_empty()) {
+        None => session.is_none(),
+        Some("session") => true,
+        Some("none") => false,
+        Some(g) => return Err(ApiError::bad_request(format!("group: {:?} is none of session, none", trim(g))).reject()),
     };
     let since = time_param("since", p.since, false)?;
     let until = time_param("until", p.until, true)?;
@@ -367,23 +380,38 @@ async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Reje
             ApiError::bad_request(format!("cursor {:?} is not one this server gave", trim(c))).reject()
         })?,
     };
+    let project = p.project.filter(|s| !s.is_empty());
+    let q = query.clone();
     let page = api
         .search_db(move |store| {
             let scope = history::Scope {
-                session: p.session.as_deref().filter(|s| !s.is_empty()),
+                session: session.as_deref(),
                 agent: agent.as_deref(),
-                project: p.project.as_deref().filter(|s| !s.is_empty()),
+                project: project.as_deref(),
                 role: role.as_deref(),
                 since: since.as_deref(),
                 until: until.as_deref(),
                 active_since: None,
             };
-            store.search(&p.q, scope, offset, limit)
+            match grouped {
+                true => store.search_sessions(&q, scope, sort, offset, limit).map(Err),
+                false => store.search(&q, scope, sort, offset, limit).map(Ok),
+            }
         })
         .await
         .map_err(ApiError::reject)?;
-    let marks = marks_of(&api, page.hits.iter().map(|h| h.session_id.clone()).collect()).await?;
-    Ok(json(&wire::Hits::marked(&page, &marks)))
+    match page {
+        Ok(page) => {
+            let marks = marks_of(&api, page.hits.iter().map(|h| h.session_id.clone()).collect()).await?;
+            let read = wire::QueryRead::new(&p.q, &query, &page.notes);
+            Ok(json(&wire::Hits::marked(read, &page, &marks)))
+        }
+        Err(page) => {
+            let marks = marks_of(&api, page.sessions.iter().map(|g| g.session_id.clone()).collect()).await?;
+            let read = wire::QueryRead::new(&p.q, &query, &page.notes);
+            Ok(json(&wire::SessionHitsPage::marked(read, &page, &marks)))
+        }
+    }
 }
 
 /// The roles a search can be narrowed to.

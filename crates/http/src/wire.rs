@@ -384,6 +384,11 @@ pub struct Hit<'a> {
     role: Option<&'a str>,
     title: Option<&'a str>,
     project: Option<&'a str>,
+    /// The tool the entry calls, where it calls one.
+    tool: Option<&'a str>,
+    /// `text`: the snippet is of what was said; `tool`: of a tool call's input or output.
+    #[serde(rename = "in")]
+    within: &'static str,
     snippet: String,
 }
 
@@ -400,14 +405,38 @@ impl<'a> From<&'a SearchHit> for Hit<'a> {
             role: h.role.as_deref(),
             title: h.title.as_deref(),
             project: h.project.as_deref(),
+            tool: h.tool.as_deref(),
+            within: if h.in_tool { "tool" } else { "text" },
             snippet: snippet_html(&h.snippet),
         }
     }
 }
 
-/// `GET /api/search`.
+/// How a search's query was read: as given, in its canonical form, and what the reader should know.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueryRead<'a> {
+    q: &'a str,
+    read_as: String,
+    notes: &'a [String],
+}
+
+impl<'a> QueryRead<'a> {
+    /// `q` as `query` reads it, with `notes`.
+    pub fn new(q: &'a str, query: &scrollback_core::query::Query, notes: &'a [String]) -> Self {
+        QueryRead { q, read_as: query.to_string(), notes }
+    }
+}
+
+/// The title a person gave `session`, where they did (`marks`).
+fn marked_title<'a>(marks: &'a [scrollback_ops::accept::Mark], session: &str) -> Option<&'a str> {
+    marks.iter().find(|m| m.session_id == session).and_then(|m| m.title.as_deref())
+}
+
+/// `GET /api/search` with `group=none` (or a session): one hit per entry.
 #[derive(Debug, Serialize)]
 pub struct Hits<'a> {
+    query: QueryRead<'a>,
     hits: Vec<Hit<'a>>,
     /// Pass as `cursor` for the next page; absent at the end.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -415,23 +444,80 @@ pub struct Hits<'a> {
 }
 
 impl<'a> Hits<'a> {
-    /// The response for a page of hits.
     /// The page, each hit's title the one a person gave its session, where they did (`marks`).
-    pub fn marked(page: &'a history::SearchPage, marks: &'a [scrollback_ops::accept::Mark]) -> Self {
+    pub fn marked(
+        query: QueryRead<'a>,
+        page: &'a history::SearchPage,
+        marks: &'a [scrollback_ops::accept::Mark],
+    ) -> Self {
         let hits = page
             .hits
             .iter()
             .map(|h| {
                 let mut hit = Hit::from(h);
-                if let Some(title) =
-                    marks.iter().find(|m| m.session_id == h.session_id).and_then(|m| m.title.as_deref())
-                {
+                if let Some(title) = marked_title(marks, &h.session_id) {
                     hit.title = Some(title);
                 }
                 hit
             })
             .collect();
-        Hits { hits, next: page.next.map(|n| n.to_string()) }
+        Hits { query, hits, next: page.next.map(|n| n.to_string()) }
+    }
+}
+
+/// One session's hits in a grouped search.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionHits<'a> {
+    session_id: &'a str,
+    title: Option<&'a str>,
+    project: Option<&'a str>,
+    agent: &'a str,
+    last_timestamp: Option<&'a str>,
+    pinned: bool,
+    /// How many of its entries match, the best one included.
+    hits: u64,
+    best: Hit<'a>,
+}
+
+/// `GET /api/search` grouped by session (the default).
+#[derive(Debug, Serialize)]
+pub struct SessionHitsPage<'a> {
+    query: QueryRead<'a>,
+    sessions: Vec<SessionHits<'a>>,
+    /// Pass as `cursor` for the next page; absent at the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next: Option<String>,
+}
+
+impl<'a> SessionHitsPage<'a> {
+    /// The page, each session's title the one a person gave it, where they did (`marks`).
+    pub fn marked(
+        query: QueryRead<'a>,
+        page: &'a history::SessionHitsPage,
+        marks: &'a [scrollback_ops::accept::Mark],
+    ) -> Self {
+        let sessions = page
+            .sessions
+            .iter()
+            .map(|g| {
+                let mark = marks.iter().find(|m| m.session_id == g.session_id);
+                let title = marked_title(marks, &g.session_id).or(g.title.as_deref());
+                let mut best = Hit::from(&g.best);
+                best.title = title;
+                SessionHits {
+                    session_id: &g.session_id,
+                    title,
+                    project: g.project.as_deref(),
+                    agent: &g.agent,
+                    last_timestamp: g.last_timestamp.as_deref(),
+                    pinned: mark.is_some_and(|m| m.pinned),
+                    hits: g.hits,
+                    best,
+                }
+            })
+            .collect();
+        SessionHitsPage { query, sessions, next: page.next.map(|n| n.to_string()) }
     }
 }
 

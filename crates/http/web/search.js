@@ -59,7 +59,7 @@ export class Search {
     const list = render.el("ol", "hits");
     const status = render.el("p", "status", "Searching…");
     main.append(form, status, list);
-    Promise.all([call(() => get(`/api/search${query({ q, ...f, limit: 100 })}`)), known])
+    Promise.all([call(() => get(`/api/search${query({ q, ...f, group: "none", limit: 100 })}`)), known])
       .then(([{ hits }]) => {
         status.textContent = hits.length === 1 ? "1 hit" : hits.length ? `${hits.length} hits` : "No hits.";
         for (const hit of hits) {

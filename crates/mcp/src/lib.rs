@@ -27,7 +27,7 @@ use serde::Deserialize;
 
 use scrollback_core::codec::refs::{ContentHash, MediaName, MediaRef};
 use scrollback_core::error::{Error, Result};
-use scrollback_read::history::{self, Position, Scope, SessionQuery};
+use scrollback_read::history::{self, Position, Scope, SessionQuery, Sort};
 use scrollback_read::pool::Readers;
 
 /// The most characters of text one tool result holds; a longer answer is cut, and says where to
@@ -91,8 +91,10 @@ pub struct Tools {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
-    /// What to look for: words (each must appear; word prefixes match as `word*`), "an exact
-    /// phrase", OR, NOT, parentheses. Chinese and Japanese work as typed.
+    /// What to look for, in the query language: words (each must appear; punctuation is fine:
+    /// gpt-5, C++, src/main.rs), "an exact phrase", prefix*, -excluded, a OR b, and the fields
+    /// agent:codex project:NAME role:user|assistant|tool tool:Bash session:ID after:DATE
+    /// before:DATE. Chinese and Japanese work as typed.
     pub query: String,
     /// Only sessions of this project: its working directory, as `list_sessions` gives it.
     pub project: Option<String>,
@@ -106,7 +108,12 @@ pub struct SearchArgs {
     pub until: Option<String>,
     /// Only entries with this role: `user` (what the person wrote) or `assistant`.
     pub role: Option<String>,
-    /// Hits per call, best first (default 10, at most 50).
+    /// `relevance` (the default: best first) or `recent` (newest first).
+    pub sort: Option<String>,
+    /// One result per matching entry instead of one per session (with `session`, to read every hit
+    /// of one conversation).
+    pub per_entry: Option<bool>,
+    /// Results per call (default 10, at most 50).
     pub limit: Option<i64>,
     /// The `next` of the previous call, for the hits after it.
     pub cursor: Option<String>,
@@ -259,13 +266,14 @@ impl Tools {
     /// Full-text search over every session's entries.
     #[tool(
         name = "search_history",
-        description = "Search the history of past conversations with this machine's coding agents: what the person asked, what the agent answered, tool calls and their output. Ranked hits, best first, each with its session, time, role, the entry's cursor and a snippet with the matched words in **bold**. Pass a hit's session and cursor to read_session (as `around`) to read the conversation there; pass `next` as `cursor` for more hits.",
+        description = "Search the history of past conversations with this machine's coding agents: what the person asked, what the agent answered, tool calls and their output. One result per session, best first: its title, how many hits it has, and its best hit with time, role, the entry's cursor and a snippet with the matched words in **bold**. Query language: words (all must appear; punctuation is fine: gpt-5, C++, src/main.rs), \"exact phrase\", prefix*, -excluded, a OR b, and fields agent:codex project:NAME role:user|assistant|tool tool:Bash session:ID after:2026-01-31 before:2026-02-01. Words near each other and what was said rank above scattered words and tool output; recent sessions win ties. Pass a hit's session and cursor to read_session (as `around`) to read the conversation there; per_entry with a session lists every hit in it; pass `next` as `cursor` for more.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn search_history(&self, Parameters(args): Parameters<SearchArgs>) -> Result<CallToolResult, ErrorData> {
-        if args.query.trim().is_empty() {
-            return Ok(tool_error("query: an empty search; give the words to look for"));
-        }
+        let query = match scrollback_core::query::parse(&args.query) {
+            Ok(q) => q,
+            Err(e) => return Ok(tool_error(format!("query: {e}"))),
+        };
         let limit = check!(count("limit", args.limit, 10, MAX_HITS));
         let agent = check!(agent_arg(args.agent));
         let project = check!(self.project(args.project));
@@ -278,6 +286,18 @@ impl Tools {
                     r.chars().take(40).collect::<String>()
                 )));
             }
+        };
+        let sort = match args.sort.as_deref().filter(|s| !s.is_empty()) {
+            None => Sort::Relevance,
+            Some(s) => match Sort::parse(s) {
+                Some(sort) => sort,
+                None => {
+                    return Ok(tool_error(format!(
+                        "sort: {:?} is neither relevance nor recent",
+                        s.chars().take(40).collect::<String>()
+                    )));
+                }
+            },
         };
         let since = check!(time_arg("since", args.since, false));
         let until = check!(time_arg("until", args.until, true));
@@ -295,7 +315,8 @@ impl Tools {
         };
         let active = active_since(args.include_active);
         let session = args.session.filter(|s| !s.is_empty());
-        let query = args.query.clone();
+        let per_entry = args.per_entry.unwrap_or(false);
+        let read_as = query.to_string();
         let readers = match self.source.readers().await {
             Ok(r) => r,
             Err(e) => return Ok(read_failed(e)),
@@ -311,11 +332,15 @@ impl Tools {
                     until: until.as_deref(),
                     active_since: active.as_deref(),
                 };
-                store.search(&query, scope, offset, limit)
+                match per_entry {
+                    true => store.search(&query, scope, sort, offset, limit).map(Ok),
+                    false => store.search_sessions(&query, scope, sort, offset, limit).map(Err),
+                }
             })
             .await;
         Ok(match page {
-            Ok(page) => render::hits(&args.query, &page, offset),
+            Ok(Ok(page)) => render::hits(&args.query, &read_as, &page, offset),
+            Ok(Err(page)) => render::session_hits(&args.query, &read_as, &page, offset),
             Err(e) => read_failed(e),
         })
     }

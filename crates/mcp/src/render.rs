@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 
 use super::TEXT_MAX;
 use scrollback_core::format::Part;
-use scrollback_read::history::{EntryBody, HistoryEntry, HistoryPage, SearchPage, SessionPage, SessionSummary};
+use scrollback_read::history::{
+    EntryBody, HistoryEntry, HistoryPage, SearchHit, SearchPage, SessionHitsPage, SessionPage, SessionSummary,
+};
 use scrollback_read::media::MediaRecord;
 
 /// Text that stops growing at [`TEXT_MAX`] characters.
@@ -64,9 +66,10 @@ fn or_dash(s: Option<&str>) -> &str {
 }
 
 /// `search_history`'s answer.
-pub fn hits(query: &str, page: &SearchPage, offset: u32) -> CallToolResult {
+pub fn hits(query: &str, read_as: &str, page: &SearchPage, offset: u32) -> CallToolResult {
     let mut out = Capped::new();
     let shown_query: String = query.chars().take(200).collect();
+    read_note(&mut out, query, read_as, &page.notes);
     if page.hits.is_empty() {
         out.close(&format!("No hits for {shown_query:?}{}.\n", if offset > 0 { " past this cursor" } else { "" }));
     } else {
@@ -84,13 +87,7 @@ pub fn hits(query: &str, page: &SearchPage, offset: u32) -> CallToolResult {
             h.agent,
             or_dash(h.project.as_deref())
         );
-        let _ = writeln!(
-            block,
-            "   {} {} · cursor {}",
-            or_dash(h.timestamp.as_deref()),
-            or_dash(h.role.as_deref().or(h.kind.as_deref())),
-            h.cursor
-        );
+        let _ = writeln!(block, "   {}", hit_line(h));
         let _ = writeln!(block, "   {}\n", h.snippet.marked("**", "**").replace('\n', " "));
         if !out.push(&block, CLOSING) {
             break;
@@ -114,9 +111,105 @@ pub fn hits(query: &str, page: &SearchPage, offset: u32) -> CallToolResult {
             "role": h.role,
             "cursor": h.cursor,
             "entryUuid": h.entry_uuid,
+            "tool": h.tool,
+            "in": if h.in_tool { "tool" } else { "text" },
             "snippet": h.snippet.marked("**", "**"),
         })).collect::<Vec<_>>(),
         "next": next.map(|n| n.to_string()),
+        "readAs": read_as,
+        "notes": page.notes,
+    });
+    result(out.text, structured)
+}
+
+/// How the query was read, when that differs from how it was written, and the search's notes.
+fn read_note(out: &mut Capped, query: &str, read_as: &str, notes: &[String]) {
+    if read_as != query.trim() {
+        let shown: String = read_as.chars().take(200).collect();
+        out.close(&format!("(read as: {shown})\n"));
+    }
+    for note in notes {
+        out.close(&format!("({note})\n"));
+    }
+}
+
+/// A hit's one line of where it is and what it is: time, who, the tool it calls.
+fn hit_line(h: &SearchHit) -> String {
+    let who = h.role.as_deref().or(h.kind.as_deref());
+    let what = match (&h.tool, h.in_tool) {
+        (Some(tool), _) => format!("{} · tool call {tool}", or_dash(who)),
+        (None, true) => format!("{} · tool output", or_dash(who)),
+        (None, false) => or_dash(who).to_owned(),
+    };
+    format!("{} {} · cursor {}", or_dash(h.timestamp.as_deref()), what, h.cursor)
+}
+
+/// `search_history`'s answer grouped by session: each session once, with its best hit and how many
+/// others it has.
+pub fn session_hits(query: &str, read_as: &str, page: &SessionHitsPage, offset: u32) -> CallToolResult {
+    let mut out = Capped::new();
+    let shown_query: String = query.chars().take(200).collect();
+    read_note(&mut out, query, read_as, &page.notes);
+    if page.sessions.is_empty() {
+        out.close(&format!("No hits for {shown_query:?}{}.\n", if offset > 0 { " past this cursor" } else { "" }));
+    } else {
+        out.close(&format!("Sessions with hits for {shown_query:?}, best first, each with its best hit:\n\n"));
+    }
+    let mut shown = Vec::new();
+    for (i, g) in page.sessions.iter().enumerate() {
+        let mut block = String::new();
+        let others = match g.hits.saturating_sub(1) {
+            0 => String::new(),
+            n => format!(" · {n} more hit{} in it", if n == 1 { "" } else { "s" }),
+        };
+        let _ = writeln!(
+            block,
+            "{}. session {} \"{}\" ({}, {}, last {}){others}",
+            offset as usize + i + 1,
+            g.session_id,
+            or_dash(g.title.as_deref()),
+            g.agent,
+            or_dash(g.project.as_deref()),
+            or_dash(g.last_timestamp.as_deref()),
+        );
+        let _ = writeln!(block, "   {}", hit_line(&g.best));
+        let _ = writeln!(block, "   {}\n", g.best.snippet.marked("**", "**").replace('\n', " "));
+        if !out.push(&block, CLOSING) {
+            break;
+        }
+        shown.push(g);
+    }
+    let next = if shown.len() < page.sessions.len() { Some(offset + shown.len() as u32) } else { page.next };
+    if shown.len() < page.sessions.len() {
+        out.close(&format!("(cut at {TEXT_MAX} characters after {} sessions)\n", shown.len()));
+    }
+    if let Some(next) = next {
+        out.close(&format!("More sessions: call search_history again with cursor \"{next}\".\n"));
+    }
+    if !shown.is_empty() {
+        out.close("Every hit of one session: call search_history with its session and per_entry true.\n");
+    }
+    let structured = json!({
+        "sessions": shown.iter().map(|g| json!({
+            "sessionId": g.session_id,
+            "title": g.title,
+            "agent": g.agent,
+            "project": g.project,
+            "lastTimestamp": g.last_timestamp,
+            "hits": g.hits,
+            "best": {
+                "timestamp": g.best.timestamp,
+                "role": g.best.role,
+                "cursor": g.best.cursor,
+                "entryUuid": g.best.entry_uuid,
+                "tool": g.best.tool,
+                "in": if g.best.in_tool { "tool" } else { "text" },
+                "snippet": g.best.snippet.marked("**", "**"),
+            },
+        })).collect::<Vec<_>>(),
+        "next": next.map(|n| n.to_string()),
+        "readAs": read_as,
+        "notes": page.notes,
     });
     result(out.text, structured)
 }

@@ -17,12 +17,15 @@ use scrollback_core::codec::refs::MediaName;
 use scrollback_core::error::Result;
 
 use crate::export::{Kind, Written};
-use crate::history::{HistoryPage, Position, Scope, SearchPage, SessionPage, SessionQuery, SessionSummary};
+use crate::history::{
+    HistoryPage, Position, Scope, SearchPage, SessionHitsPage, SessionPage, SessionQuery, SessionSummary, Sort,
+};
 use crate::media::MediaRecord;
 use crate::prices::Prices;
 use crate::redact::Redactor;
 use crate::status::IndexStatus;
 use crate::usage::{By, Filter, Report};
+use scrollback_core::query::Query;
 
 /// The questions every front end asks of an index. Each answer is the store's own reading, taken
 /// at the moment of the call; a page's cursor carries on from it.
@@ -42,8 +45,20 @@ pub trait Store {
     /// The cursor of a session's first entry; `None` if it has none.
     fn first_cursor(&self, session_id: &str, sidechains: bool) -> Result<Option<i64>>;
 
-    /// A page of full-text search hits within `scope`, best first, from `offset` in the ranking.
-    fn search(&self, query: &str, scope: Scope<'_>, offset: u32, limit: u32) -> Result<SearchPage>;
+    /// A page of full-text search hits within `scope`, one per entry, in `sort`'s order from
+    /// `offset`.
+    fn search(&self, query: &Query, scope: Scope<'_>, sort: Sort, offset: u32, limit: u32) -> Result<SearchPage>;
+
+    /// A page of sessions with full-text hits within `scope`, each with its best hit and how many
+    /// it has, in `sort`'s order from `offset`.
+    fn search_sessions(
+        &self,
+        query: &Query,
+        scope: Scope<'_>,
+        sort: Sort,
+        offset: u32,
+        limit: u32,
+    ) -> Result<SessionHitsPage>;
 
     /// Where a payload is, by its ref or its hash (`Error::NotFound` if the store has none).
     fn media(&self, name: &MediaName) -> Result<MediaRecord>;
@@ -87,8 +102,19 @@ impl Store for Connection {
         crate::history::first_cursor(self, session_id, sidechains)
     }
 
-    fn search(&self, query: &str, scope: Scope<'_>, offset: u32, limit: u32) -> Result<SearchPage> {
-        crate::history::search_page(self, query, scope, offset, limit)
+    fn search(&self, query: &Query, scope: Scope<'_>, sort: Sort, offset: u32, limit: u32) -> Result<SearchPage> {
+        crate::history::search_page(self, query, scope, sort, offset, limit)
+    }
+
+    fn search_sessions(
+        &self,
+        query: &Query,
+        scope: Scope<'_>,
+        sort: Sort,
+        offset: u32,
+        limit: u32,
+    ) -> Result<SessionHitsPage> {
+        crate::history::search_sessions(self, query, scope, sort, offset, limit)
     }
 
     fn media(&self, name: &MediaName) -> Result<MediaRecord> {

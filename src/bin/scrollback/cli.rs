@@ -73,9 +73,11 @@ pub(crate) enum Command {
         #[command(flatten)]
         dirs: Dirs,
     },
-    /// Full-text search over the index.
+    /// Full-text search over the index: sessions with hits, best first, each with its best hit.
     Search {
-        /// An FTS5 query: words, "a phrase", prefix*, AND / OR / NOT.
+        /// What to look for: words (punctuation is fine: gpt-5, C++), "a phrase", prefix*,
+        /// -excluded, a OR b, and fields agent: project: role: tool: session: after: before:
+        /// (docs/search.md).
         query: String,
         #[command(flatten)]
         data: DataDir,
@@ -85,9 +87,18 @@ pub(crate) enum Command {
         /// Only this agent's entries.
         #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(scrollback::format::names()))]
         agent: Option<String>,
-        /// At most this many hits.
+        /// Best first, or newest first.
+        #[arg(long, default_value = "relevance", value_parser = clap::builder::PossibleValuesParser::new(["relevance", "recent"]))]
+        sort: String,
+        /// Every matching entry, instead of one line per session.
+        #[arg(long)]
+        per_entry: bool,
+        /// At most this many sessions (or hits, with --per-entry).
         #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=500))]
         limit: u32,
+        /// Print the results as JSON (the same as GET /api/search).
+        #[arg(long)]
+        json: bool,
     },
     /// Tokens and cost from the usage ledger: one row per API response, grouped and priced.
     Usage {

@@ -58,9 +58,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::DemoEngine { transcripts, project, reply_delay_ms } => {
             serve::demo_engine(transcripts, project, reply_delay_ms)
         }
-        Command::Search { query, data, session, agent, limit } => {
+        Command::Search { query, data, session, agent, sort, per_entry, limit, json } => {
             let scope = history::Scope { session: session.as_deref(), agent: agent.as_deref(), ..Default::default() };
-            read::search(&query, &data.resolve()?, scope, limit)
+            let sort = history::Sort::parse(&sort).unwrap_or_default();
+            read::search(&query, &data.resolve()?, scope, read::Shown { sort, per_entry, limit, json })
         }
         Command::Index { dirs } => maintain::index(&dirs),
         Command::Push { data, postgres, host } => maintain::push(

@@ -53,32 +53,99 @@ pub(crate) fn status(data_dir: &Path, roots: &[Root]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `scrollback search`: each hit on two lines, where it is and its snippet (the matched words in
-/// brackets).
-pub(crate) fn search(query: &str, data_dir: &Path, scope: history::Scope<'_>, limit: u32) -> anyhow::Result<()> {
-    let conn = index::open(data_dir)?;
-    let store: &dyn Store = &conn;
-    let hits = store.search(query, scope, 0, limit).map(|page| page.hits).map_err(|e| match e {
+/// How `scrollback search` shows its results.
+pub(crate) struct Shown {
+    pub sort: history::Sort,
+    pub per_entry: bool,
+    pub limit: u32,
+    pub json: bool,
+}
+
+/// `scrollback search`: sessions with hits, each its title, where it is, and its best hit (the
+/// matched words in brackets); or every hit (`per_entry`); or the API's JSON.
+pub(crate) fn search(query: &str, data_dir: &Path, scope: history::Scope<'_>, shown: Shown) -> anyhow::Result<()> {
+    let usage = |e: scrollback::Error| match e {
         scrollback::Error::BadQuery(why) => anyhow::Error::new(Usage(why)),
         e => e.into(),
-    })?;
+    };
+    let parsed = scrollback::query::parse(query).map_err(usage)?;
+    let conn = index::open(data_dir)?;
+    let store: &dyn Store = &conn;
+    let marks = |ids: Vec<&str>| -> anyhow::Result<Vec<scrollback::accept::Mark>> {
+        match data_dir.join(scrollback::db::ACCEPT_FILE).exists() {
+            true => Ok(scrollback::accept::AcceptStore::open(data_dir)?.marks(&ids)?),
+            false => Ok(Vec::new()),
+        }
+    };
     let mut out = std::io::stdout().lock();
-    for hit in &hits {
-        let snippet = hit.snippet.marked("[", "]");
+    if shown.per_entry {
+        let page = store.search(&parsed, scope, shown.sort, 0, shown.limit).map_err(usage)?;
+        let marks = marks(page.hits.iter().map(|h| h.session_id.as_str()).collect())?;
+        if shown.json {
+            let read = scrollback::http::wire::QueryRead::new(query, &parsed, &page.notes);
+            serde_json::to_writer_pretty(&mut out, &scrollback::http::wire::Hits::marked(read, &page, &marks))?;
+            writeln!(out)?;
+            return Ok(());
+        }
+        for note in &page.notes {
+            eprintln!("note: {note}");
+        }
+        for hit in &page.hits {
+            let title = marks.iter().find(|m| m.session_id == hit.session_id).and_then(|m| m.title.as_deref());
+            writeln!(out, "{}", title.or(hit.title.as_deref()).unwrap_or("(untitled)"))?;
+            writeln!(out, "    {} · {}", hit.session_id, hit_line(hit))?;
+            writeln!(out, "    {}", hit.snippet.marked("[", "]").replace('\n', " "))?;
+        }
+        if page.hits.is_empty() {
+            eprintln!("no hits for {query:?}");
+        }
+        return Ok(());
+    }
+    let page = store.search_sessions(&parsed, scope, shown.sort, 0, shown.limit).map_err(usage)?;
+    let marks = marks(page.sessions.iter().map(|g| g.session_id.as_str()).collect())?;
+    if shown.json {
+        let read = scrollback::http::wire::QueryRead::new(query, &parsed, &page.notes);
+        serde_json::to_writer_pretty(&mut out, &scrollback::http::wire::SessionHitsPage::marked(read, &page, &marks))?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    for note in &page.notes {
+        eprintln!("note: {note}");
+    }
+    for g in &page.sessions {
+        let title = marks.iter().find(|m| m.session_id == g.session_id).and_then(|m| m.title.as_deref());
+        let others = match g.hits {
+            1 => "1 hit".to_owned(),
+            n => format!("{n} hits"),
+        };
+        writeln!(out, "{}  ({others})", title.or(g.title.as_deref()).unwrap_or("(untitled)"))?;
         writeln!(
             out,
-            "{} {} line {} {}\n    {}",
-            hit.timestamp.as_deref().unwrap_or("-"),
-            hit.session_id,
-            hit.line,
-            hit.entry_uuid.as_deref().unwrap_or("-"),
-            snippet.replace('\n', " ")
+            "    {} · {} · {} · last {}",
+            g.session_id,
+            g.agent,
+            g.project.as_deref().unwrap_or("-"),
+            g.last_timestamp.as_deref().unwrap_or("-")
         )?;
+        writeln!(out, "    {}", hit_line(&g.best))?;
+        writeln!(out, "    {}", g.best.snippet.marked("[", "]").replace('\n', " "))?;
+        writeln!(out)?;
     }
-    if hits.is_empty() {
+    if page.sessions.is_empty() {
         eprintln!("no hits for {query:?}");
     }
     Ok(())
+}
+
+/// A hit's time, line, and who said it (or the tool it calls).
+fn hit_line(h: &history::SearchHit) -> String {
+    let who = h.role.as_deref().or(h.kind.as_deref()).unwrap_or("-");
+    let what = match (&h.tool, h.in_tool) {
+        (Some(tool), _) => format!("{who}, tool call {tool}"),
+        (None, true) => format!("{who}, tool output"),
+        (None, false) => who.to_owned(),
+    };
+    format!("{} line {} ({what})", h.timestamp.as_deref().unwrap_or("-"), h.line)
 }
 
 /// `scrollback export`: written to a temporary file beside the target and renamed into place once

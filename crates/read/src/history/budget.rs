@@ -1,58 +1,16 @@
-//! What a full-text query may cost: the checks that refuse one before it runs (too long, too many
-//! terms, too many prefix terms), the bound on SQLite's steps while it runs, and how a failed one
-//! reads ([`Error::BadQuery`] when it is the caller's mistake).
+//! What a full-text query may cost: the bound on SQLite's steps while it runs, and how a failed one
+//! reads ([`Error::BadQuery`] when it is the caller's mistake). How long a query may be, and how
+//! many terms and prefixes it may have, is the query language's ([`scrollback_core::query`]).
 //!
-//! Never runs a query it refused, nor lets one hold a connection past [`QUERY_STEPS`].
+//! Never lets a query hold a connection past [`QUERY_STEPS`].
 
 use rusqlite::Connection;
 
 use scrollback_core::error::{Error, Result};
 
-/// The most terms a full-text query may have.
-pub const MAX_TERMS: usize = 32;
-/// The most prefix terms (`word*`) a full-text query may have: each expands to every word it
-/// begins, the costliest part of a query.
-pub const MAX_PREFIX_TERMS: usize = 4;
-/// The longest full-text query, in bytes.
-pub const MAX_QUERY: usize = 1000;
 /// The most SQLite virtual machine steps one full-text query may take (about a second of work on
 /// this project's machines) before it is stopped and refused.
 pub const QUERY_STEPS: u64 = 50_000_000;
-
-/// Refuses a full-text query over the budget before it runs: too long, too many terms, too many
-/// prefix terms. The answer says which.
-pub fn check_query(query: &str) -> Result<()> {
-    if query.len() > MAX_QUERY {
-        return Err(Error::BadQuery(format!("search query: {} bytes; at most {MAX_QUERY}", query.len())));
-    }
-    // Terms as FTS5 sees them, near enough: white space outside double quotes separates them.
-    let mut terms = Vec::new();
-    let mut quoted = false;
-    let mut term = String::new();
-    for c in query.chars() {
-        match c {
-            '"' => {
-                quoted = !quoted;
-                term.push(c);
-            }
-            c if c.is_whitespace() && !quoted => terms.push(std::mem::take(&mut term)),
-            c => term.push(c),
-        }
-    }
-    terms.push(term);
-    let terms: Vec<&String> =
-        terms.iter().filter(|t| !t.is_empty() && !["AND", "OR", "NOT", "NEAR"].contains(&t.as_str())).collect();
-    let prefixes = terms.iter().filter(|t| t.trim_end_matches([')', '"']).ends_with('*')).count();
-    if terms.len() > MAX_TERMS {
-        return Err(Error::BadQuery(format!("search query: {} terms; at most {MAX_TERMS}", terms.len())));
-    }
-    if prefixes > MAX_PREFIX_TERMS {
-        return Err(Error::BadQuery(format!(
-            "search query: {prefixes} prefix terms (word*); at most {MAX_PREFIX_TERMS}"
-        )));
-    }
-    Ok(())
-}
 
 /// Runs `f` with a bound on the work SQLite may do: past [`QUERY_STEPS`] steps the query is
 /// interrupted and refused as [`Error::BadQuery`], so that no query can hold a connection for long.
@@ -97,17 +55,6 @@ pub(super) fn fts_error(e: rusqlite::Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn queries_over_the_budget_are_refused_before_they_run() {
-        assert!(check_query("harbour photo*").is_ok());
-        assert!(check_query("\"a long quoted phrase with many words inside it\" AND other").is_ok());
-        let prefixes = ["a*"; MAX_PREFIX_TERMS + 1].join(" ");
-        assert!(matches!(check_query(&prefixes), Err(Error::BadQuery(m)) if m.contains("prefix")));
-        let terms = ["w"; MAX_TERMS + 1].join(" ");
-        assert!(matches!(check_query(&terms), Err(Error::BadQuery(m)) if m.contains("terms")));
-        assert!(matches!(check_query(&"x".repeat(MAX_QUERY + 1)), Err(Error::BadQuery(_))));
-    }
 
     #[test]
     fn a_query_past_its_steps_is_stopped_and_refused() -> Result<()> {

@@ -8,21 +8,26 @@
 //! A file per job, each re-exported here: `sessions.rs` (the session list, one session as listed,
 //! its git branch), `pages.rs` (a session's history a page at a time, from a [`Position`]),
 //! `entries.rs` (an entry of a page, its media rows and the sub-agent it ran), `search.rs`
-//! (full-text hits with their [`Snippet`]s, within a [`Scope`]), `budget.rs` (what a full-text
-//! query may cost: the checks before it runs, the step budget while it runs) and `time.rs`
-//! ([`time_bound`]).
+//! (full-text hits with their [`Snippet`]s, within a [`Scope`], grouped by session or not),
+//! `fts.rs` (the query language's tree compiled to FTS5), `budget.rs` (the step budget a
+//! full-text query runs within) and `time.rs` ([`time_bound`]).
 
 mod budget;
 mod entries;
+mod fts;
 mod pages;
 mod search;
 mod sessions;
 mod time;
 
-pub use budget::{MAX_PREFIX_TERMS, MAX_QUERY, MAX_TERMS, QUERY_STEPS, check_query};
+pub use budget::QUERY_STEPS;
 pub use entries::{EntryBody, HistoryEntry, Subagent};
 pub use pages::{HistoryPage, Position, first_cursor, history};
-pub use search::{MAX_OFFSET, Scope, SearchHit, SearchPage, Snippet, search, search_in, search_page};
+pub use scrollback_core::query::{MAX_PREFIX_TERMS, MAX_QUERY, MAX_TERMS};
+pub use search::{
+    CANDIDATES, MAX_OFFSET, Scope, SearchHit, SearchPage, SessionHits, SessionHitsPage, Snippet, Sort, search,
+    search_in, search_page, search_sessions,
+};
 pub use sessions::{SessionPage, SessionQuery, SessionSummary, git_branch, session, sessions};
 pub use time::time_bound;
 

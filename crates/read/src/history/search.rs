@@ -1,18 +1,40 @@
-//! Full-text search: hits best first, a page at a time, within a [`Scope`], each with a
-//! [`Snippet`] of the text around it.
+//! Full-text search: a [`Query`] (the query language's tree) within a [`Scope`], as hits grouped
+//! by session ([`search_sessions`]) or one per entry ([`search_page`]), each with a [`Snippet`].
 //!
-//! Every query is checked and bounded as the budget says. Never escapes a snippet nor leaves a
-//! copy of an entry among the hits: how a match is shown is the caller's ([`Snippet::marked`],
-//! [`Snippet::segments`]).
+//! A search runs in two stages, so that its cost is bounded by a number of matches and not by all
+//! of them (`docs/search.md`, "How results are ranked"):
+//! 1. **Candidates.** The compiled query ([`super::fts`]) walks the full-text index from its newest
+//!    rows down and keeps the first [`CANDIDATES`] matches within the scope (copies left out), each
+//!    with its BM25 score (what was said weighs more than tool text); a query of two or more words
+//!    also takes the first [`CANDIDATES`] rows where they are near each other. A rarer query has
+//!    fewer matches than that, and all of them are candidates.
+//! 2. **Ranking.** Entries whose words are near each other come first, then by score, then the
+//!    newer; grouped by session, a session ranks by its best hit. Only the page's hits get a snippet,
+//!    and, when the candidates were not every match, an exact count.
+//!
+//! Never escapes a snippet: how a match is shown is the caller's ([`Snippet::marked`],
+//! [`Snippet::segments`]). Every search is bounded by the step budget ([`super::budget`]).
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use rusqlite::{Connection, params};
+use rusqlite::types::Value;
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::MAX_LIMIT;
-use super::budget::{check_query, fts_error, within_budget};
+use super::budget::{fts_error, within_budget};
+use super::fts::{self, Compiled};
 use scrollback_core::codec::words;
 use scrollback_core::error::{Error, Result};
+use scrollback_core::query::{self, Query, Role};
+
+/// How many matches a search ranks at most, per tier ([`search_sessions`]): the newest ones. A
+/// query with fewer matches than this is ranked whole.
+pub const CANDIDATES: usize = 4_000;
+
+/// The weights of `entries_fts`'s columns in the BM25 score: what was said, tool calls' input and
+/// output, the names of the tools called.
+const WEIGHTS: &str = "1.0, 0.3, 0.5";
 
 /// One full-text hit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +59,10 @@ pub struct SearchHit {
     pub title: Option<String>,
     /// The session's project (its working directory).
     pub project: Option<String>,
+    /// The tool the entry calls, where it calls one (the first, if several).
+    pub tool: Option<String>,
+    /// Whether the snippet is of tool calls' input or output (else of what was said).
+    pub in_tool: bool,
     /// The matching text around the hit.
     pub snippet: Snippet,
 }
@@ -84,10 +110,15 @@ impl Snippet {
         }
         out
     }
+
+    fn has_match(&self) -> bool {
+        self.0.contains(MATCH_OPEN)
+    }
 }
 
-/// Where a search looks. Times are bounds as [`time_bound`](super::time_bound) makes them,
-/// compared with each entry's `timestamp` (an entry without one is outside any time bound).
+/// Where a search looks, beside what its query's fields say (both hold). Times are bounds as
+/// [`time_bound`](super::time_bound) makes them, compared with each entry's `timestamp` (an entry
+/// without one is outside any time bound).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Scope<'a> {
     /// Only this session.
@@ -96,7 +127,7 @@ pub struct Scope<'a> {
     pub agent: Option<&'a str>,
     /// Only sessions of this project (working directory).
     pub project: Option<&'a str>,
-    /// Only entries with this role (`user`, `assistant`).
+    /// Only entries with this role (`user`, `assistant`): as the query's `role:`.
     pub role: Option<&'a str>,
     /// Only entries written at or after this instant.
     pub since: Option<&'a str>,
@@ -107,96 +138,499 @@ pub struct Scope<'a> {
     pub active_since: Option<&'a str>,
 }
 
+/// The order of results.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Sort {
+    /// Best first: words near each other, then the score, then the newer.
+    #[default]
+    Relevance,
+    /// Newest first (a session by its newest hit).
+    Recent,
+    /// Conversation order (of each session, sessions newest first): for stepping through one
+    /// session's hits.
+    Conversation,
+}
+
+impl Sort {
+    /// The sort a name gives (`relevance`, `recent`, `conversation`).
+    pub fn parse(name: &str) -> Option<Sort> {
+        match name {
+            "relevance" => Some(Sort::Relevance),
+            "recent" => Some(Sort::Recent),
+            "conversation" => Some(Sort::Conversation),
+            _ => None,
+        }
+    }
+}
+
 /// A page of hits, and where the next one starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchPage {
-    /// Best first.
+    /// In the order asked for.
     pub hits: Vec<SearchHit>,
     /// Pass as the next page's `offset`: `None` when there is nothing more.
     pub next: Option<u32>,
+    /// What the person should know of how the query was read and run.
+    pub notes: Vec<String>,
 }
 
-/// The most hits a search may skip to (an offset deeper than this is refused: a page that deep
-/// costs the whole ranking before it).
+/// The hits of one session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionHits {
+    /// The session.
+    pub session_id: String,
+    /// Its title.
+    pub title: Option<String>,
+    /// Its project.
+    pub project: Option<String>,
+    /// The agent that wrote it.
+    pub agent: String,
+    /// Its last entry's time.
+    pub last_timestamp: Option<String>,
+    /// How many of its entries match (the best one included).
+    pub hits: u64,
+    /// Its best hit.
+    pub best: SearchHit,
+}
+
+/// A page of sessions with hits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionHitsPage {
+    /// In the order asked for.
+    pub sessions: Vec<SessionHits>,
+    /// Pass as the next page's `offset`: `None` when there is nothing more.
+    pub next: Option<u32>,
+    /// What the person should know of how the query was read and run.
+    pub notes: Vec<String>,
+}
+
+/// The most hits or sessions a search may skip to (an offset deeper than this is refused).
 pub const MAX_OFFSET: u32 = 10_000;
 
-/// Full-text search, best matches first. A query FTS5 cannot parse is [`Error::BadQuery`].
+/// Full-text search of `query` (the query language), best matches first, one hit per entry. A
+/// query impossible as written is [`Error::BadQuery`].
 pub fn search(conn: &Connection, query: &str, session: Option<&str>, limit: u32) -> Result<Vec<SearchHit>> {
     search_in(conn, query, Scope { session, ..Scope::default() }, limit)
 }
 
 /// [`search`] within `scope`.
 pub fn search_in(conn: &Connection, query: &str, scope: Scope<'_>, limit: u32) -> Result<Vec<SearchHit>> {
-    Ok(search_page(conn, query, scope, 0, limit)?.hits)
+    Ok(search_page(conn, &query::parse(query)?, scope, Sort::Relevance, 0, limit)?.hits)
 }
 
-/// [`search_in`], a page of `limit` hits from `offset` in the ranking (ties in rank go by cursor,
-/// so that the order is total and pages neither skip nor repeat while the index stands still).
-pub fn search_page(conn: &Connection, query: &str, scope: Scope<'_>, offset: u32, limit: u32) -> Result<SearchPage> {
-    check_query(query)?;
-    if offset > MAX_OFFSET {
-        return Err(Error::BadQuery(format!("search offset {offset}: at most {MAX_OFFSET}; narrow the query")));
-    }
-    let limit = limit.clamp(1, MAX_LIMIT);
-    let mut hits = within_budget(conn, || search_unbounded(conn, query, scope, offset, limit + 1))?;
-    let next = (hits.len() > limit as usize).then(|| {
-        hits.truncate(limit as usize);
-        offset + limit
-    });
-    Ok(SearchPage { hits, next })
-}
-
-fn search_unbounded(
+/// A page of `limit` hits, one per entry, from `offset` in `sort`'s order.
+pub fn search_page(
     conn: &Connection,
-    query: &str,
+    query: &Query,
     scope: Scope<'_>,
+    sort: Sort,
     offset: u32,
     limit: u32,
-) -> Result<Vec<SearchHit>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT e.session_id, e.uuid, e.id, e.line, e.type, e.timestamp,
-                snippet(entries_fts, 0, char(57344), char(57345), '…', 16), e.agent, e.role, s.title, s.project
-         FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid LEFT JOIN sessions s ON s.id = e.session_id
-         WHERE entries_fts MATCH ?1 AND (?2 IS NULL OR e.session_id = ?2) AND e.duplicate = 0
-           AND (?4 IS NULL OR e.agent = ?4)
-           AND (?5 IS NULL OR s.project = ?5)
-           AND (?6 IS NULL OR e.role = ?6)
-           AND (?7 IS NULL OR e.timestamp >= ?7)
-           AND (?8 IS NULL OR e.timestamp < ?8)
-           AND (?9 IS NULL OR coalesce(s.last_timestamp, '') < ?9)
-         ORDER BY rank, e.id LIMIT ?3 OFFSET ?10",
-    )?;
-    let query = words::mark(query);
-    let hits = stmt.query_map(
-        params![
-            query,
-            scope.session,
-            limit,
-            scope.agent,
-            scope.project,
-            scope.role,
-            scope.since,
-            scope.until,
-            scope.active_since,
-            offset
-        ],
-        |r| {
-            Ok(SearchHit {
-                session_id: r.get(0)?,
-                entry_uuid: r.get(1)?,
-                cursor: r.get(2)?,
-                line: r.get(3)?,
-                kind: r.get(4)?,
-                timestamp: r.get(5)?,
-                snippet: Snippet(words::unmark(&r.get::<_, String>(6)?).into_owned()),
-                agent: r.get(7)?,
-                role: r.get(8)?,
-                title: r.get(9)?,
-                project: r.get(10)?,
+) -> Result<SearchPage> {
+    check_offset(offset)?;
+    let limit = limit.clamp(1, MAX_LIMIT);
+    within_budget(conn, || {
+        let Some(run) = Run::new(conn, query, scope)? else {
+            return Ok(SearchPage { hits: Vec::new(), next: None, notes: query.notes.clone() });
+        };
+        let (mut candidates, complete) = run.candidates(sort)?;
+        order(&mut candidates, sort);
+        let start = (offset as usize).min(candidates.len());
+        let end = (start + limit as usize).min(candidates.len());
+        let hits = candidates[start..end].iter().map(|c| run.hit(c)).collect::<Result<Vec<_>>>()?;
+        let next = (end < candidates.len()).then_some(end as u32);
+        Ok(SearchPage { hits, next, notes: run.notes(complete) })
+    })
+}
+
+/// A page of `limit` sessions with hits, from `offset` in `sort`'s order: each with its best hit
+/// and how many of its entries match.
+pub fn search_sessions(
+    conn: &Connection,
+    query: &Query,
+    scope: Scope<'_>,
+    sort: Sort,
+    offset: u32,
+    limit: u32,
+) -> Result<SessionHitsPage> {
+    check_offset(offset)?;
+    let limit = limit.clamp(1, MAX_LIMIT);
+    within_budget(conn, || {
+        let Some(run) = Run::new(conn, query, scope)? else {
+            return Ok(SessionHitsPage { sessions: Vec::new(), next: None, notes: query.notes.clone() });
+        };
+        let (mut candidates, complete) = run.candidates(sort)?;
+        order(&mut candidates, sort);
+        // Each session at its best hit, in the order of those; with its candidates' count.
+        let mut counts: HashMap<&str, u64> = HashMap::new();
+        let mut best: Vec<&Candidate> = Vec::new();
+        for c in &candidates {
+            let n = counts.entry(c.session_id.as_str()).or_default();
+            if *n == 0 {
+                best.push(c);
+            }
+            *n += 1;
+        }
+        let start = (offset as usize).min(best.len());
+        let end = (start + limit as usize).min(best.len());
+        let mut sessions = Vec::with_capacity(end - start);
+        for c in &best[start..end] {
+            let hits = match complete {
+                true => counts[c.session_id.as_str()],
+                false => run.count_in(&c.session_id)?,
+            };
+            let hit = run.hit(c)?;
+            let (agent, last_timestamp) = conn
+                .prepare_cached("SELECT agent, last_timestamp FROM sessions WHERE id = ?1")?
+                .query_row([&c.session_id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()?
+                .unwrap_or_else(|| (hit.agent.clone(), None));
+            sessions.push(SessionHits {
+                session_id: c.session_id.clone(),
+                title: hit.title.clone(),
+                project: hit.project.clone(),
+                agent,
+                last_timestamp,
+                hits,
+                best: hit,
+            });
+        }
+        let next = (end < best.len()).then_some(end as u32);
+        Ok(SessionHitsPage { sessions, next, notes: run.notes(complete) })
+    })
+}
+
+/// Whether a word holds something the tokenizer drops at its end or between its letters and that
+/// tells it apart (`C++`, `C#`, `.NET`), beyond the joins between words (`gpt-5`, `foo.bar` match
+/// their pieces in order, as a phrase, anyway).
+fn punctuated(word: &str) -> bool {
+    let trimmed = word.trim_matches(|c: char| c.is_alphanumeric());
+    !trimmed.is_empty() && (word.ends_with(['+', '#']) || word.starts_with('.'))
+}
+
+fn check_offset(offset: u32) -> Result<()> {
+    match offset > MAX_OFFSET {
+        true => Err(Error::BadQuery(format!("search offset {offset}: at most {MAX_OFFSET}; narrow the query"))),
+        false => Ok(()),
+    }
+}
+
+/// A match, as the first stage keeps it.
+#[derive(Debug)]
+struct Candidate {
+    id: i64,
+    session_id: String,
+    timestamp: Option<String>,
+    /// The first of the query's forms it matches: 0 the words together in order, 1 near each
+    /// other, 2 anywhere in the entry (a query of one word or with OR has only the last).
+    tier: u8,
+    /// Whether the entry holds the query's punctuated words as written (`C++`, not only `C`).
+    literal: bool,
+    /// BM25, lower is better (FTS5's sign).
+    score: f64,
+    /// Conversation order within the session.
+    order: (String, i64, i64),
+}
+
+/// The ranking of [`Sort`]: for relevance, scores within a tenth of each other are a tie, which the
+/// newer wins.
+fn order(candidates: &mut [Candidate], sort: Sort) {
+    let newer = |a: &Candidate, b: &Candidate| b.timestamp.cmp(&a.timestamp).then(b.id.cmp(&a.id));
+    match sort {
+        Sort::Relevance => candidates.sort_by(|a, b| {
+            let (sa, sb) = ((a.score * 10.0).round() as i64, (b.score * 10.0).round() as i64);
+            a.tier.cmp(&b.tier).then(b.literal.cmp(&a.literal)).then(sa.cmp(&sb)).then_with(|| newer(a, b))
+        }),
+        Sort::Recent => candidates.sort_by(newer),
+        Sort::Conversation => {
+            let mut newest: HashMap<String, Option<String>> = HashMap::new();
+            for c in candidates.iter() {
+                let n = newest.entry(c.session_id.clone()).or_default();
+                if c.timestamp > *n {
+                    n.clone_from(&c.timestamp);
+                }
+            }
+            candidates.sort_by(|a, b| {
+                newest[&b.session_id]
+                    .cmp(&newest[&a.session_id])
+                    .then(a.session_id.cmp(&b.session_id))
+                    .then(a.order.cmp(&b.order))
+                    .then(a.id.cmp(&b.id))
             })
-        },
-    )?;
-    hits.collect::<rusqlite::Result<_>>().map_err(fts_error)
+        }
+    }
+}
+
+/// One search under way: the compiled query and the SQL of its scope.
+struct Run<'c> {
+    conn: &'c Connection,
+    compiled: Compiled,
+    notes: Vec<String>,
+    /// `AND …` conditions on `e` (entries) and `s` (sessions), each placeholder written `?X`
+    /// ([`Run::numbered`]), and their arguments in order.
+    conditions: String,
+    args: Vec<Value>,
+    /// Whether the conditions name `s`.
+    sessions: bool,
+    /// The rowids the scope's one session has (its entries' first and last id), to narrow the walk.
+    range: Option<(i64, i64)>,
+    /// The query's first word whose punctuation the tokenizer drops (`c++`, `c#`), lowercased: an
+    /// entry that holds it as written ranks first within its tier.
+    literal: Option<String>,
+}
+
+impl<'c> Run<'c> {
+    /// The search of `query` within `scope`; `None` when the scope holds nothing (a session prefix
+    /// no session has).
+    fn new(conn: &'c Connection, query: &Query, scope: Scope<'_>) -> Result<Option<Run<'c>>> {
+        let mut query = query.clone();
+        if let Some(role) = scope.role {
+            let role = match role {
+                "user" => Role::User,
+                "assistant" => Role::Assistant,
+                other => return Err(Error::BadQuery(format!("role: {other:?} is neither user nor assistant"))),
+            };
+            if query.filters.role.is_some_and(|r| r != role) {
+                return Ok(None);
+            }
+            query.filters.role = Some(role);
+        }
+        let mut run = Run {
+            conn,
+            compiled: fts::compile(&query),
+            notes: query.notes.clone(),
+            conditions: String::new(),
+            args: Vec::new(),
+            sessions: false,
+            range: None,
+            literal: query
+                .all
+                .iter()
+                .flatten()
+                .find(|t| !t.phrase && punctuated(&t.text))
+                .map(|t| t.text.to_lowercase()),
+        };
+        let f = &query.filters;
+        let cond = |run: &mut Run, sql: &str, value: Option<&str>| {
+            if let Some(v) = value {
+                run.conditions.push_str(sql);
+                run.args.push(Value::Text(v.to_owned()));
+            }
+        };
+        cond(&mut run, " AND e.agent = ?X", scope.agent);
+        cond(&mut run, " AND e.agent = ?X", f.agent.as_deref());
+        match f.role {
+            Some(Role::User) => cond(&mut run, " AND e.role = ?X", Some("user")),
+            Some(Role::Assistant) => cond(&mut run, " AND e.role = ?X", Some("assistant")),
+            _ => {}
+        }
+        cond(&mut run, " AND e.timestamp >= ?X", scope.since);
+        cond(&mut run, " AND e.timestamp >= ?X", f.after.as_deref());
+        cond(&mut run, " AND e.timestamp < ?X", scope.until);
+        cond(&mut run, " AND e.timestamp < ?X", f.before.as_deref());
+        if scope.project.is_some() || f.project.is_some() || scope.active_since.is_some() {
+            run.sessions = true;
+        }
+        cond(&mut run, " AND s.project = ?X", scope.project);
+        cond(&mut run, " AND instr(s.project, ?X) > 0", f.project.as_deref());
+        cond(&mut run, " AND coalesce(s.last_timestamp, '') < ?X", scope.active_since);
+        // The session: named whole, or by the beginning of its id.
+        let mut ids: Option<Vec<String>> = scope.session.map(|s| vec![s.to_owned()]);
+        if let Some(prefix) = f.session.as_deref() {
+            let mut stmt = conn.prepare_cached(
+                "SELECT id FROM sessions WHERE id >= ?1 AND id < ?1 || char(1114111) ORDER BY id LIMIT 101",
+            )?;
+            let found: Vec<String> = stmt.query_map([prefix], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+            ids = Some(match ids {
+                Some(given) => given.into_iter().filter(|g| g.starts_with(prefix)).collect(),
+                None if found.len() > 100 => {
+                    let sql = format!(" AND substr(e.session_id, 1, {}) = ?X", prefix.chars().count());
+                    cond(&mut run, &sql, Some(prefix));
+                    Vec::new()
+                }
+                None => found,
+            });
+            if ids.as_ref().is_some_and(Vec::is_empty) && !run.conditions.contains("substr(e.session_id") {
+                return Ok(None);
+            }
+        }
+        if let Some(ids) = ids.filter(|ids| !ids.is_empty()) {
+            run.conditions.push_str(" AND e.session_id IN (");
+            for (i, id) in ids.iter().enumerate() {
+                run.conditions.push_str(if i == 0 { "?X" } else { ", ?X" });
+                run.args.push(Value::Text(id.clone()));
+            }
+            run.conditions.push(')');
+            if let [one] = &ids[..] {
+                run.range = Some(run.conn.query_row(
+                    "SELECT coalesce(min(id), 0), coalesce(max(id), -1) FROM entries WHERE session_id = ?1",
+                    [one],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )?);
+            }
+        }
+        Ok(Some(run))
+    }
+
+    /// The `FROM … WHERE` of a walk of the full-text index for `?1`, within the scope.
+    fn from_where(&self) -> String {
+        let mut sql = String::from("FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid");
+        if self.sessions {
+            sql.push_str(" LEFT JOIN sessions s ON s.id = e.session_id");
+        }
+        sql.push_str(" WHERE entries_fts MATCH ?1 AND e.duplicate = 0");
+        if let Some((first, last)) = self.range {
+            write!(sql, " AND entries_fts.rowid BETWEEN {first} AND {last}").unwrap();
+        }
+        sql.push_str(&self.conditions);
+        sql
+    }
+
+    /// The arguments of [`Self::from_where`]'s SQL after `match_expr`, numbered as it numbers them.
+    fn args_with(&self, match_expr: &str) -> Vec<Value> {
+        let mut args = vec![Value::Text(match_expr.to_owned())];
+        args.extend(self.args.iter().cloned());
+        args
+    }
+
+    /// `sql` with its placeholders after `?1`, written `?X`, numbered in order from `?2`.
+    fn numbered(sql: &str) -> String {
+        let mut out = String::with_capacity(sql.len());
+        let mut n = 1;
+        let mut rest = sql;
+        while let Some(at) = rest.find("?X") {
+            n += 1;
+            out.push_str(&rest[..at]);
+            write!(out, "?{n}").unwrap();
+            rest = &rest[at + 2..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// The first stage: the newest [`CANDIDATES`] matches of each tier, and whether they are every
+    /// match of the query.
+    fn candidates(&self, sort: Sort) -> Result<(Vec<Candidate>, bool)> {
+        let mut out: Vec<Candidate> = Vec::new();
+        let mut seen: HashMap<i64, usize> = HashMap::new();
+        let mut complete = true;
+        let mut tiers: Vec<(u8, &str)> = Vec::new();
+        if sort == Sort::Relevance {
+            tiers.extend(self.compiled.closer.iter().enumerate().map(|(i, c)| (i as u8, c.as_str())));
+        }
+        let last = self.compiled.closer.len() as u8;
+        tiers.push((last, self.compiled.all.as_str()));
+        for (tier, expr) in tiers {
+            let literal = match &self.literal {
+                Some(_) => "instr(lower(coalesce(e.text, '') || ' ' || coalesce(e.tool_text, '')), ?X) > 0",
+                None => "0",
+            };
+            let sql = Self::numbered(&format!(
+                "SELECT {literal}, e.id, e.session_id, e.timestamp, bm25(entries_fts, {WEIGHTS}), e.sort_at, e.sort_file,
+                        e.line {} ORDER BY entries_fts.rowid DESC LIMIT {}",
+                self.from_where(),
+                CANDIDATES + 1
+            ));
+            let mut args = self.args_with(expr);
+            if let Some(literal) = &self.literal {
+                args.insert(1, Value::Text(literal.clone()));
+            }
+            let mut stmt = self.conn.prepare_cached(&sql)?;
+            let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
+                Ok(Candidate {
+                    literal: r.get(0)?,
+                    id: r.get(1)?,
+                    session_id: r.get(2)?,
+                    timestamp: r.get(3)?,
+                    score: r.get(4)?,
+                    order: (r.get(5)?, r.get(6)?, r.get(7)?),
+                    tier,
+                })
+            })?;
+            let mut n = 0;
+            for row in rows {
+                let c = row.map_err(fts_error)?;
+                n += 1;
+                if n > CANDIDATES {
+                    if tier == last {
+                        complete = false;
+                    }
+                    break;
+                }
+                if seen.contains_key(&c.id) {
+                    continue;
+                }
+                seen.insert(c.id, out.len());
+                out.push(c);
+            }
+        }
+        Ok((out, complete))
+    }
+
+    /// The entries of `session` that match, all of them.
+    fn count_in(&self, session: &str) -> Result<u64> {
+        let (first, last): (i64, i64) = self.conn.query_row(
+            "SELECT coalesce(min(id), 0), coalesce(max(id), -1) FROM entries WHERE session_id = ?1",
+            [session],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        let sql = Self::numbered(&format!(
+            "SELECT count(*) {} AND entries_fts.rowid BETWEEN {first} AND {last} AND e.session_id = ?X",
+            self.from_where()
+        ));
+        let mut args = self.args_with(&self.compiled.all);
+        args.push(Value::Text(session.to_owned()));
+        let n: i64 = self.conn.prepare_cached(&sql)?.query_row(rusqlite::params_from_iter(args), |r| r.get(0))?;
+        Ok(n as u64)
+    }
+
+    /// A candidate as a hit: its columns, its session's title and project, and its snippet (of what
+    /// was said where the words are there, else of tool text).
+    fn hit(&self, c: &Candidate) -> Result<SearchHit> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT e.uuid, e.line, e.type, e.timestamp, e.agent, e.role, e.tools, s.title, s.project,
+                    snippet(entries_fts, 0, char(57344), char(57345), '…', 16),
+                    snippet(entries_fts, 1, char(57344), char(57345), '…', 16)
+             FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid LEFT JOIN sessions s ON s.id = e.session_id
+             WHERE entries_fts MATCH ?1 AND entries_fts.rowid = ?2",
+        )?;
+        let hit = stmt
+            .query_row(params![self.compiled.all, c.id], |r| {
+                let said = Snippet(words::unmark(&r.get::<_, Option<String>>(9)?.unwrap_or_default()).into_owned());
+                let tool = Snippet(words::unmark(&r.get::<_, Option<String>>(10)?.unwrap_or_default()).into_owned());
+                let in_tool = !said.has_match() && (tool.has_match() || said.0.is_empty());
+                let tools: Option<String> = r.get(6)?;
+                Ok(SearchHit {
+                    session_id: c.session_id.clone(),
+                    entry_uuid: r.get(0)?,
+                    cursor: c.id,
+                    line: r.get(1)?,
+                    kind: r.get(2)?,
+                    timestamp: r.get(3)?,
+                    agent: r.get(4)?,
+                    role: r.get(5)?,
+                    tool: tools.and_then(|t| t.lines().next().map(str::to_owned)),
+                    title: r.get(7)?,
+                    project: r.get(8)?,
+                    in_tool,
+                    snippet: if in_tool { tool } else { said },
+                })
+            })
+            .map_err(fts_error)?;
+        Ok(hit)
+    }
+
+    /// The notes of this search: the query's, and one when the candidates were not every match.
+    fn notes(&self, complete: bool) -> Vec<String> {
+        let mut notes = self.notes.clone();
+        if !complete {
+            notes.push(format!(
+                "the query matches more than {CANDIDATES} entries: the newest {CANDIDATES} were ranked; \
+                 add a word or a filter to reach older ones"
+            ));
+        }
+        notes
+    }
 }
 
 #[cfg(test)]
@@ -209,5 +643,10 @@ mod tests {
         let segments: Vec<(&str, bool)> = s.segments().collect();
         assert_eq!(segments, [("<b>", false), ("x", true), ("</b> and ", false), ("y", true)]);
         assert_eq!(s.marked("[", "]"), "<b>[x]</b> and [y]");
+    }
+
+    #[test]
+    fn placeholders_are_numbered_in_order() {
+        assert_eq!(Run::numbered("a = ?1 AND b = ?X AND c < ?X"), "a = ?1 AND b = ?2 AND c < ?3");
     }
 }

@@ -9,8 +9,7 @@ use std::fmt::Write as _;
 use rusqlite::{Connection, OptionalExtension};
 
 use super::MAX_LIMIT;
-use super::budget::{check_query, fts_error, within_budget};
-use scrollback_core::codec::words;
+use super::budget::{fts_error, within_budget};
 use scrollback_core::error::{Error, Result};
 
 /// One session, as listed.
@@ -93,14 +92,14 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
         args.push(Box::new(agent.clone()));
     }
     if let Some(text) = &q.text {
-        check_query(text)?;
+        let matched = super::fts::compile(&scrollback_core::query::parse(text)?).all;
         sql.push_str(
             " AND (instr(lower(coalesce(title, '')), lower(?)) > 0 OR id IN (
                  SELECT e.session_id FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid
                  WHERE entries_fts MATCH ? AND e.duplicate = 0))",
         );
         args.push(Box::new(text.clone()));
-        args.push(Box::new(words::mark(text).into_owned()));
+        args.push(Box::new(matched));
     }
     for (bound, clause) in [
         (&q.since, " AND coalesce(last_timestamp, '') >= ?"),
