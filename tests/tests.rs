@@ -20,6 +20,7 @@ mod model;
 mod prop;
 mod reconcile;
 mod reindex;
+mod search;
 mod sessions;
 mod tail;
 mod tools;

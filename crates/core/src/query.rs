@@ -181,6 +181,8 @@ enum Token {
     Or,
     /// `NOT`.
     Not,
+    /// `AND` (what a space means already).
+    And,
     /// `name:value`.
     Field { name: String, value: String },
 }
@@ -208,6 +210,12 @@ pub fn parse(input: &str) -> Result<Query> {
     while i < tokens.len() {
         match &tokens[i] {
             Token::Field { name, value } => apply_field(&mut query.filters, name, value)?,
+            Token::And => {
+                let joins = clause.is_some() && matches!(tokens.get(i + 1), Some(Token::Term { .. }));
+                if !joins {
+                    push_term(&mut query, &mut clause, word("AND"), true);
+                }
+            }
             Token::Not => {
                 let next_is_term = matches!(tokens.get(i + 1), Some(Token::Term { .. }));
                 if next_is_term {
@@ -369,7 +377,7 @@ fn lex(text: &str) -> Result<Vec<Token>> {
         match raw.as_str() {
             "OR" | "|" if !negated => tokens.push(Token::Or),
             "NOT" if !negated => tokens.push(Token::Not),
-            "AND" | "&&" if !negated => {}
+            "AND" | "&&" if !negated => tokens.push(Token::And),
             _ => {
                 let (text, prefix) = match raw.strip_suffix('*') {
                     Some(stem) if has_word(stem) => (stem.trim_end_matches('*').to_owned(), true),
@@ -529,6 +537,8 @@ mod tests {
         assert_eq!(read("x OR"), "(x OR OR)");
         assert_eq!(read("OR x"), "OR x");
         assert_eq!(read("NOT"), "NOT");
+        assert_eq!(read("AND"), "AND");
+        assert_eq!(read("x AND"), "x AND");
         assert_eq!(read("\"unterminated phrase"), "\"unterminated phrase\"");
         assert_eq!(read("x \"\" y"), "x y");
         assert_eq!(read("a* * -"), "a*");

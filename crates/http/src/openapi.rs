@@ -508,23 +508,44 @@ fn index_document() -> Value {
                                     "properties": { "source": { "type": "string" }, "taken": { "type": "string" } } }
                     }
                 },
+                "SearchHit": {
+                    "type": "object", "required": ["sessionId", "cursor", "line", "snippet", "in"],
+                    "properties": {
+                        "sessionId": { "type": "string" },
+                        "entryUuid": { "type": "string", "nullable": true },
+                        "cursor": { "type": "integer" },
+                        "line": { "type": "integer" },
+                        "type": { "type": "string", "nullable": true },
+                        "timestamp": { "type": "string", "nullable": true },
+                        "agent": { "type": "string" },
+                        "role": { "type": "string", "nullable": true },
+                        "title": { "type": "string", "nullable": true, "description": "The session's title." },
+                        "project": { "type": "string", "nullable": true, "description": "The session's project." },
+                        "tool": { "type": "string", "nullable": true, "description": "The tool the entry calls." },
+                        "in": { "type": "string", "enum": ["text", "tool"], "description": "Whether the snippet is of what was said or of a tool call's input or output." },
+                        "snippet": { "type": "string", "description": "HTML-escaped text, matches in <mark>." }
+                    }
+                },
                 "SearchHits": {
-                    "type": "object", "required": ["hits"],
-                    "properties": { "hits": { "type": "array", "items": {
-                        "type": "object", "required": ["sessionId", "cursor", "line", "snippet"],
-                        "properties": {
-                            "sessionId": { "type": "string" },
-                            "entryUuid": { "type": "string", "nullable": true },
-                            "cursor": { "type": "integer" },
-                            "line": { "type": "integer" },
-                            "type": { "type": "string", "nullable": true },
-                            "timestamp": { "type": "string", "nullable": true },
-                            "agent": { "type": "string" },
-                            "role": { "type": "string", "nullable": true },
-                            "title": { "type": "string", "nullable": true, "description": "The session's title." },
-                            "project": { "type": "string", "nullable": true, "description": "The session's project." },
-                            "snippet": { "type": "string", "description": "HTML-escaped text, matches in <mark>." }
-                        } } },
+                    "type": "object", "required": ["query"],
+                    "properties": {
+                        "query": { "type": "object", "required": ["q", "readAs", "notes"], "properties": {
+                            "q": { "type": "string" },
+                            "readAs": { "type": "string", "description": "The query as it was read." },
+                            "notes": { "type": "array", "items": { "type": "string" }, "description": "What was cut or read otherwise." } } },
+                        "sessions": { "type": "array", "description": "Grouped: each session once, best first.", "items": {
+                            "type": "object", "required": ["sessionId", "agent", "hits", "best", "pinned"],
+                            "properties": {
+                                "sessionId": { "type": "string" },
+                                "title": { "type": "string", "nullable": true },
+                                "project": { "type": "string", "nullable": true },
+                                "agent": { "type": "string" },
+                                "lastTimestamp": { "type": "string", "nullable": true },
+                                "pinned": { "type": "boolean" },
+                                "hits": { "type": "integer", "minimum": 1, "description": "Its entries that match, the best one included." },
+                                "best": { "$ref": "#/components/schemas/SearchHit" }
+                            } } },
+                        "hits": { "type": "array", "description": "With group=none or a session: one per entry.", "items": { "$ref": "#/components/schemas/SearchHit" } },
                         "next": { "type": "string", "description": "Pass as `cursor` for the next page; absent at the end." } }
                 }
             }
@@ -633,9 +654,13 @@ fn index_document() -> Value {
                 "responses": media_responses()
             } },
             "/api/search": { "get": {
-                "summary": "Full-text search over entries.",
+                "summary": "Full-text search over entries, in the query language of docs/search.md: sessions with hits (grouped, the default) or one hit per entry.",
                 "parameters": [
-                    { "name": "q", "in": "query", "required": true, "schema": { "type": "string", "minLength": 1 } },
+                    { "name": "q", "in": "query", "required": true, "schema": { "type": "string", "minLength": 1 },
+                      "description": "Words (any punctuation), \"phrases\", prefix*, -excluded, a OR b, agent: project: role: tool: session: after: before:. Only an impossible query is a 400." },
+                    { "name": "sort", "in": "query", "required": false, "schema": { "type": "string", "enum": ["", "relevance", "recent", "conversation"] } },
+                    { "name": "group", "in": "query", "required": false, "schema": { "type": "string", "enum": ["", "session", "none"] },
+                      "description": "session (the default without `session`): one result per session; none: one per entry." },
                     { "name": "session", "in": "query", "required": false, "schema": { "type": "string" } },
                     { "name": "agent", "in": "query", "required": false, "schema": { "type": "string", "enum": agents(true) },
                       "description": "Only this agent's." },
@@ -649,7 +674,7 @@ fn index_document() -> Value {
                       "description": "The previous page's `next`." },
                     limit(500, 20)
                 ],
-                "responses": merge(common_errors(), json!({ "200": json_response("Hits, best first.", "SearchHits") }))
+                "responses": merge(common_errors(), json!({ "200": json_response("Sessions with hits, or hits, in the order asked for.", "SearchHits") }))
             } },
             "/api/usage": { "get": {
                 "summary": "Tokens and cost from the usage ledger (one row per API response), grouped and priced.",

@@ -24,6 +24,8 @@ pub struct Found {
     pub inode: u64,
     /// Size when found.
     pub size: u64,
+    /// Modification time when found (ns since the epoch).
+    pub mtime_ns: i64,
 }
 
 /// Whether `path` may name a transcript of some format (the watcher's first sieve; the writer asks
@@ -71,7 +73,13 @@ pub fn discover(root: &Path, format: &dyn Format) -> Vec<Found> {
             if meta.is_dir() {
                 stack.push(path);
             } else if meta.is_file() && format.is_transcript(&path) && !hidden_by_plain_twin(format, &path) {
-                found.push(Found { path, dev: meta.dev(), inode: meta.ino(), size: meta.len() });
+                found.push(Found {
+                    path,
+                    dev: meta.dev(),
+                    inode: meta.ino(),
+                    size: meta.len(),
+                    mtime_ns: mtime_ns(&meta),
+                });
             } else if meta.is_file()
                 && let Some(why) = format.not_read(&path)
             {
@@ -89,6 +97,11 @@ pub fn discover(root: &Path, format: &dyn Format) -> Vec<Found> {
         first
     });
     found
+}
+
+/// A file's modification time, in ns since the epoch.
+pub(crate) fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+    meta.mtime().saturating_mul(1_000_000_000).saturating_add(meta.mtime_nsec())
 }
 
 /// Logs that the file at `path` is skipped, and why, the first time this process sees it.

@@ -39,6 +39,9 @@ impl Indexer {
         found.retain(|f| {
             !self.vault.holds(&f.path) && roots::root_of(&self.roots, &f.path).map(|r| &r.dir) == own.as_ref()
         });
+        // Oldest first (path order among equals), so that a first index gives newer files' rows
+        // higher ids: search walks the full-text index from its highest rowids, the newest.
+        found.sort_by_key(|f| f.mtime_ns);
         let known = self.known_sizes()?;
         let total = found.iter().map(|f| f.size.saturating_sub(known.get(&f.path).copied().unwrap_or(0))).sum();
         progress.start(total);
@@ -97,7 +100,13 @@ impl Indexer {
             // The plain twin beside it is the one read.
             Ok(_) if tree::hidden_by_plain_twin(self.format_of(path), path) => Ok(Summary::default()),
             Ok(meta) if meta.is_file() => {
-                let found = Found { path: path.to_owned(), dev: meta.dev(), inode: meta.ino(), size: meta.len() };
+                let found = Found {
+                    path: path.to_owned(),
+                    dev: meta.dev(),
+                    inode: meta.ino(),
+                    size: meta.len(),
+                    mtime_ns: tree::mtime_ns(&meta),
+                };
                 self.index_found(&found, &mut NoProgress, None)
             }
             Ok(_) => Ok(Summary::default()),

@@ -300,12 +300,11 @@ pub fn search_sessions(
     })
 }
 
-/// Whether a word holds something the tokenizer drops at its end or between its letters and that
-/// tells it apart (`C++`, `C#`, `.NET`), beyond the joins between words (`gpt-5`, `foo.bar` match
-/// their pieces in order, as a phrase, anyway).
+/// Whether a word holds something the tokenizer drops (`C++`, `claude-code`, `foo.bar`): FTS5
+/// matches its pieces (`c`; `claude` then `code`), and an entry that holds it as written ranks
+/// above one that holds only the pieces.
 fn punctuated(word: &str) -> bool {
-    let trimmed = word.trim_matches(|c: char| c.is_alphanumeric());
-    !trimmed.is_empty() && (word.ends_with(['+', '#']) || word.starts_with('.'))
+    word.chars().any(|c| !c.is_alphanumeric())
 }
 
 fn check_offset(offset: u32) -> Result<()> {
@@ -374,8 +373,8 @@ struct Run<'c> {
     sessions: bool,
     /// The rowids the scope's one session has (its entries' first and last id), to narrow the walk.
     range: Option<(i64, i64)>,
-    /// The query's first word whose punctuation the tokenizer drops (`c++`, `c#`), lowercased: an
-    /// entry that holds it as written ranks first within its tier.
+    /// The query's first word whose punctuation the tokenizer drops (`c++`, `claude-code`),
+    /// lowercased: an entry that holds it as written ranks first within its tier.
     literal: Option<String>,
 }
 
