@@ -30,7 +30,7 @@ use scrollback_core::query::{self, Query, Role};
 
 /// How many matches a search ranks at most, per tier ([`search_sessions`]): the newest ones. A
 /// query with fewer matches than this is ranked whole.
-pub const CANDIDATES: usize = 4_000;
+pub const CANDIDATES: usize = 2_000;
 
 /// The weights of `entries_fts`'s columns in the BM25 score: what was said, tool calls' input and
 /// output, the names of the tools called.
@@ -235,10 +235,20 @@ pub fn search_page(
         };
         let (mut candidates, complete) = run.candidates(sort)?;
         order(&mut candidates, sort);
-        let start = (offset as usize).min(candidates.len());
-        let end = (start + limit as usize).min(candidates.len());
-        let hits = candidates[start..end].iter().map(|c| run.hit(c)).collect::<Result<Vec<_>>>()?;
-        let next = (end < candidates.len()).then_some(end as u32);
+        // The rows in ranking order, as far as the page and one more (the next page's sign).
+        let wanted = offset as usize + limit as usize + 1;
+        let mut rows = Vec::new();
+        for c in &candidates {
+            if rows.len() == wanted {
+                break;
+            }
+            if let Some(row) = run.row(c)? {
+                rows.push((c, row));
+            }
+        }
+        let next = (rows.len() == wanted).then_some(offset + limit);
+        let page = rows.iter().skip(offset as usize).take(limit as usize);
+        let hits = page.map(|(c, row)| run.hit(c, row)).collect::<Result<Vec<_>>>()?;
         Ok(SearchPage { hits, next, notes: run.notes(complete) })
     })
 }
@@ -261,32 +271,39 @@ pub fn search_sessions(
         };
         let (mut candidates, complete) = run.candidates(sort)?;
         order(&mut candidates, sort);
-        // Each session at its best hit, in the order of those; with its candidates' count.
-        let mut counts: HashMap<&str, u64> = HashMap::new();
-        let mut best: Vec<&Candidate> = Vec::new();
+        // Each session at its best hit, in the order of those, as far as the page and one more
+        // (the next page's sign). Where every candidate's row was read with it and they are every
+        // match, a session's count is its candidates'; else it is counted.
+        let wanted = offset as usize + limit as usize + 1;
+        let all_read = candidates.iter().all(|c| c.row.is_some());
+        let mut counts: HashMap<String, u64> = HashMap::new();
+        let mut best: Vec<(&Candidate, Row)> = Vec::new();
         for c in &candidates {
-            let n = counts.entry(c.session_id.as_str()).or_default();
-            if *n == 0 {
-                best.push(c);
+            if best.len() == wanted && !(all_read && complete) {
+                break;
+            }
+            let Some(row) = run.row(c)? else { continue };
+            let n = counts.entry(row.session_id.clone()).or_default();
+            if *n == 0 && best.len() < wanted {
+                best.push((c, row));
             }
             *n += 1;
         }
-        let start = (offset as usize).min(best.len());
-        let end = (start + limit as usize).min(best.len());
-        let mut sessions = Vec::with_capacity(end - start);
-        for c in &best[start..end] {
-            let hits = match complete {
-                true => counts[c.session_id.as_str()],
-                false => run.count_in(&c.session_id)?,
+        let next = (best.len() == wanted).then_some(offset + limit);
+        let mut sessions = Vec::new();
+        for (c, row) in best.iter().skip(offset as usize).take(limit as usize) {
+            let hits = match all_read && complete {
+                true => counts[&row.session_id],
+                false => run.count_in(&row.session_id)?,
             };
-            let hit = run.hit(c)?;
+            let hit = run.hit(c, row)?;
             let (agent, last_timestamp) = conn
                 .prepare_cached("SELECT agent, last_timestamp FROM sessions WHERE id = ?1")?
-                .query_row([&c.session_id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .query_row([&row.session_id], |r| Ok((r.get(0)?, r.get(1)?)))
                 .optional()?
                 .unwrap_or_else(|| (hit.agent.clone(), None));
             sessions.push(SessionHits {
-                session_id: c.session_id.clone(),
+                session_id: row.session_id.clone(),
                 title: hit.title.clone(),
                 project: hit.project.clone(),
                 agent,
@@ -295,7 +312,6 @@ pub fn search_sessions(
                 best: hit,
             });
         }
-        let next = (end < best.len()).then_some(end as u32);
         Ok(SessionHitsPage { sessions, next, notes: run.notes(complete) })
     })
 }
@@ -318,8 +334,6 @@ fn check_offset(offset: u32) -> Result<()> {
 #[derive(Debug)]
 struct Candidate {
     id: i64,
-    session_id: String,
-    timestamp: Option<String>,
     /// The first of the query's forms it matches: 0 the words together in order, 1 near each
     /// other, 2 anywhere in the entry (a query of one word or with OR has only the last).
     tier: u8,
@@ -327,34 +341,47 @@ struct Candidate {
     literal: bool,
     /// BM25, lower is better (FTS5's sign).
     score: f64,
+    /// Its row, where the first stage read it (with filters, a punctuated word, or an order that
+    /// needs it); else read when the ranking reaches it ([`Run::row`]).
+    row: Option<Row>,
+}
+
+/// What a candidate's entry row says of it.
+#[derive(Debug, Clone)]
+struct Row {
+    session_id: String,
+    timestamp: Option<String>,
     /// Conversation order within the session.
     order: (String, i64, i64),
 }
 
 /// The ranking of [`Sort`]: for relevance, scores within a tenth of each other are a tie, which the
-/// newer wins.
+/// newer row wins (rows get higher ids as they are indexed, and a first index reads the oldest
+/// files first). Recent and conversation orders have every candidate's row.
 fn order(candidates: &mut [Candidate], sort: Sort) {
-    let newer = |a: &Candidate, b: &Candidate| b.timestamp.cmp(&a.timestamp).then(b.id.cmp(&a.id));
+    let row = |c: &Candidate| {
+        c.row.clone().unwrap_or(Row { session_id: String::new(), timestamp: None, order: Default::default() })
+    };
     match sort {
         Sort::Relevance => candidates.sort_by(|a, b| {
             let (sa, sb) = ((a.score * 10.0).round() as i64, (b.score * 10.0).round() as i64);
-            a.tier.cmp(&b.tier).then(b.literal.cmp(&a.literal)).then(sa.cmp(&sb)).then_with(|| newer(a, b))
+            a.tier.cmp(&b.tier).then(b.literal.cmp(&a.literal)).then(sa.cmp(&sb)).then(b.id.cmp(&a.id))
         }),
-        Sort::Recent => candidates.sort_by(newer),
+        Sort::Recent => {
+            candidates.sort_by_cached_key(|c| (std::cmp::Reverse(row(c).timestamp), std::cmp::Reverse(c.id)))
+        }
         Sort::Conversation => {
             let mut newest: HashMap<String, Option<String>> = HashMap::new();
             for c in candidates.iter() {
-                let n = newest.entry(c.session_id.clone()).or_default();
-                if c.timestamp > *n {
-                    n.clone_from(&c.timestamp);
+                let r = row(c);
+                let n = newest.entry(r.session_id.clone()).or_default();
+                if r.timestamp > *n {
+                    *n = r.timestamp;
                 }
             }
-            candidates.sort_by(|a, b| {
-                newest[&b.session_id]
-                    .cmp(&newest[&a.session_id])
-                    .then(a.session_id.cmp(&b.session_id))
-                    .then(a.order.cmp(&b.order))
-                    .then(a.id.cmp(&b.id))
+            candidates.sort_by_cached_key(|c| {
+                let r = row(c);
+                (std::cmp::Reverse(newest[&r.session_id].clone()), r.session_id, r.order, c.id)
             })
         }
     }
@@ -472,7 +499,7 @@ impl<'c> Run<'c> {
     }
 
     /// The `FROM … WHERE` of a walk of the full-text index for `?1`, within the scope.
-    fn from_where(&self) -> String {
+    fn tables_and_conditions(&self) -> String {
         let mut sql = String::from("FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid");
         if self.sessions {
             sql.push_str(" LEFT JOIN sessions s ON s.id = e.session_id");
@@ -485,7 +512,7 @@ impl<'c> Run<'c> {
         sql
     }
 
-    /// The arguments of [`Self::from_where`]'s SQL after `match_expr`, numbered as it numbers them.
+    /// The arguments of [`Self::tables_and_conditions`]'s SQL after `match_expr`, numbered as it numbers them.
     fn args_with(&self, match_expr: &str) -> Vec<Value> {
         let mut args = vec![Value::Text(match_expr.to_owned())];
         args.extend(self.args.iter().cloned());
@@ -507,63 +534,109 @@ impl<'c> Run<'c> {
         out
     }
 
-    /// The first stage: the newest [`CANDIDATES`] matches of each tier, and whether they are every
-    /// match of the query.
+    /// The first stage: the newest [`CANDIDATES`] matches, each with its score and tier, and
+    /// whether they are every match of the query. Without filters or punctuated words, and ranked
+    /// by relevance, the full-text index alone is read: each row is read later, when the ranking
+    /// reaches it ([`Run::row`]), so that a page reads a few rows, not thousands.
     fn candidates(&self, sort: Sort) -> Result<(Vec<Candidate>, bool)> {
-        let mut out: Vec<Candidate> = Vec::new();
-        let mut seen: HashMap<i64, usize> = HashMap::new();
-        let mut complete = true;
-        let mut tiers: Vec<(u8, &str)> = Vec::new();
-        if sort == Sort::Relevance {
-            tiers.extend(self.compiled.closer.iter().enumerate().map(|(i, c)| (i as u8, c.as_str())));
-        }
-        let last = self.compiled.closer.len() as u8;
-        tiers.push((last, self.compiled.all.as_str()));
-        for (tier, expr) in tiers {
-            let literal = match &self.literal {
-                Some(_) => "instr(lower(coalesce(e.text, '') || ' ' || coalesce(e.tool_text, '')), ?X) > 0",
-                None => "0",
-            };
-            let sql = Self::numbered(&format!(
-                "SELECT {literal}, e.id, e.session_id, e.timestamp, bm25(entries_fts, {WEIGHTS}), e.sort_at, e.sort_file,
-                        e.line {} ORDER BY entries_fts.rowid DESC LIMIT {}",
-                self.from_where(),
-                CANDIDATES + 1
-            ));
-            let mut args = self.args_with(expr);
-            if let Some(literal) = &self.literal {
-                args.insert(1, Value::Text(literal.clone()));
+        let lean =
+            sort == Sort::Relevance && self.conditions.is_empty() && self.literal.is_none() && self.range.is_none();
+        let (mut out, complete) = match lean {
+            true => self.walk_lean()?,
+            false => self.walk_joined()?,
+        };
+        if sort == Sort::Relevance && !self.compiled.closer.is_empty() {
+            // The closer tiers, among the candidates only: their walks start no lower than the
+            // oldest candidate's row.
+            let lowest = out.iter().map(|c| c.id).min().unwrap_or(0);
+            let mut tiers: HashMap<i64, u8> = HashMap::new();
+            for (tier, expr) in self.compiled.closer.iter().enumerate().rev() {
+                let sql = format!("SELECT rowid FROM entries_fts WHERE entries_fts MATCH ?1 AND rowid >= {lowest}");
+                let mut stmt = self.conn.prepare_cached(&sql)?;
+                let rows = stmt.query_map([expr], |r| r.get::<_, i64>(0))?;
+                for id in rows {
+                    tiers.insert(id.map_err(fts_error)?, tier as u8);
+                }
             }
-            let mut stmt = self.conn.prepare_cached(&sql)?;
-            let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
-                Ok(Candidate {
-                    literal: r.get(0)?,
-                    id: r.get(1)?,
-                    session_id: r.get(2)?,
-                    timestamp: r.get(3)?,
-                    score: r.get(4)?,
-                    order: (r.get(5)?, r.get(6)?, r.get(7)?),
-                    tier,
-                })
-            })?;
-            let mut n = 0;
-            for row in rows {
-                let c = row.map_err(fts_error)?;
-                n += 1;
-                if n > CANDIDATES {
-                    if tier == last {
-                        complete = false;
-                    }
-                    break;
+            for c in &mut out {
+                if let Some(&tier) = tiers.get(&c.id) {
+                    c.tier = tier;
                 }
-                if seen.contains_key(&c.id) {
-                    continue;
-                }
-                seen.insert(c.id, out.len());
-                out.push(c);
             }
         }
         Ok((out, complete))
+    }
+
+    /// The newest matches from the full-text index alone, with their scores.
+    fn walk_lean(&self) -> Result<(Vec<Candidate>, bool)> {
+        let last = self.compiled.closer.len() as u8;
+        let sql = format!(
+            "SELECT rowid, bm25(entries_fts, {WEIGHTS}) FROM entries_fts WHERE entries_fts MATCH ?1
+             ORDER BY rowid DESC LIMIT {}",
+            CANDIDATES + 1
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map([&self.compiled.all], |r| {
+            Ok(Candidate { id: r.get(0)?, score: r.get(1)?, tier: last, literal: false, row: None })
+        })?;
+        let mut out = rows.collect::<rusqlite::Result<Vec<_>>>().map_err(fts_error)?;
+        let complete = out.len() <= CANDIDATES;
+        out.truncate(CANDIDATES);
+        Ok((out, complete))
+    }
+
+    /// The newest matches within the scope, with their rows and scores.
+    fn walk_joined(&self) -> Result<(Vec<Candidate>, bool)> {
+        let last = self.compiled.closer.len() as u8;
+        let literal = match &self.literal {
+            Some(_) => "instr(lower(coalesce(e.text, '') || ' ' || coalesce(e.tool_text, '')), ?X) > 0",
+            None => "0",
+        };
+        let sql = Self::numbered(&format!(
+            "SELECT {literal}, e.id, e.session_id, e.timestamp, bm25(entries_fts, {WEIGHTS}), e.sort_at, e.sort_file,
+                    e.line {} ORDER BY entries_fts.rowid DESC LIMIT {}",
+            self.tables_and_conditions(),
+            CANDIDATES + 1
+        ));
+        let mut args = self.args_with(&self.compiled.all);
+        if let Some(literal) = &self.literal {
+            args.insert(1, Value::Text(literal.clone()));
+        }
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
+            Ok(Candidate {
+                literal: r.get(0)?,
+                id: r.get(1)?,
+                score: r.get(4)?,
+                tier: last,
+                row: Some(Row {
+                    session_id: r.get(2)?,
+                    timestamp: r.get(3)?,
+                    order: (r.get(5)?, r.get(6)?, r.get(7)?),
+                }),
+            })
+        })?;
+        let mut out = rows.collect::<rusqlite::Result<Vec<_>>>().map_err(fts_error)?;
+        let complete = out.len() <= CANDIDATES;
+        out.truncate(CANDIDATES);
+        Ok((out, complete))
+    }
+
+    /// A candidate's row: read with it, or now; `None` for a copy (left out of search).
+    fn row(&self, c: &Candidate) -> Result<Option<Row>> {
+        if let Some(row) = &c.row {
+            return Ok(Some(row.clone()));
+        }
+        let row = self
+            .conn
+            .prepare_cached(
+                "SELECT session_id, timestamp, sort_at, sort_file, line FROM entries WHERE id = ?1 AND duplicate = 0",
+            )?
+            .query_row([c.id], |r| {
+                Ok(Row { session_id: r.get(0)?, timestamp: r.get(1)?, order: (r.get(2)?, r.get(3)?, r.get(4)?) })
+            })
+            .optional()?;
+        Ok(row)
     }
 
     /// The entries of `session` that match, all of them.
@@ -575,7 +648,7 @@ impl<'c> Run<'c> {
         )?;
         let sql = Self::numbered(&format!(
             "SELECT count(*) {} AND entries_fts.rowid BETWEEN {first} AND {last} AND e.session_id = ?X",
-            self.from_where()
+            self.tables_and_conditions()
         ));
         let mut args = self.args_with(&self.compiled.all);
         args.push(Value::Text(session.to_owned()));
@@ -585,7 +658,7 @@ impl<'c> Run<'c> {
 
     /// A candidate as a hit: its columns, its session's title and project, and its snippet (of what
     /// was said where the words are there, else of tool text).
-    fn hit(&self, c: &Candidate) -> Result<SearchHit> {
+    fn hit(&self, c: &Candidate, row: &Row) -> Result<SearchHit> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT e.uuid, e.line, e.type, e.timestamp, e.agent, e.role, e.tools, s.title, s.project,
                     snippet(entries_fts, 0, char(57344), char(57345), '…', 16),
@@ -600,7 +673,7 @@ impl<'c> Run<'c> {
                 let in_tool = !said.has_match() && (tool.has_match() || said.0.is_empty());
                 let tools: Option<String> = r.get(6)?;
                 Ok(SearchHit {
-                    session_id: c.session_id.clone(),
+                    session_id: row.session_id.clone(),
                     entry_uuid: r.get(0)?,
                     cursor: c.id,
                     line: r.get(1)?,
