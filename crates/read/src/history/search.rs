@@ -4,13 +4,15 @@
 //! A search runs in two stages, so that its cost is bounded by a number of matches and not by all
 //! of them (`docs/search.md`, "How results are ranked"):
 //! 1. **Candidates.** The compiled query ([`super::fts`]) walks the full-text index from its newest
-//!    rows down and keeps the first [`CANDIDATES`] matches within the scope (copies left out), each
-//!    with its BM25 score (what was said weighs more than tool text); a query of two or more words
-//!    also takes the first [`CANDIDATES`] rows where they are near each other. A rarer query has
+//!    rows down and keeps the first [`CANDIDATES`] matches, each with its BM25 score (what was said
+//!    weighs more than tool text). Without filters it reads the full-text index alone; with them
+//!    it reads each match's row, to keep the first within the scope. The closer forms of a query of
+//!    two or more words (together, near) are walked among the candidates only. A rarer query has
 //!    fewer matches than that, and all of them are candidates.
-//! 2. **Ranking.** Entries whose words are near each other come first, then by score, then the
-//!    newer; grouped by session, a session ranks by its best hit. Only the page's hits get a snippet,
-//!    and, when the candidates were not every match, an exact count.
+//! 2. **Ranking.** Entries whose words are together come first, then near each other, then by
+//!    score, then the newer; rows are read in that order until the page is full. Grouped by
+//!    session, a session ranks by its best hit, and its hits are counted exactly. Only the page's
+//!    hits get a snippet.
 //!
 //! Never escapes a snippet: how a match is shown is the caller's ([`Snippet::marked`],
 //! [`Snippet::segments`]). Every search is bounded by the step budget ([`super::budget`]).
