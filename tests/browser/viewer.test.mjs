@@ -453,6 +453,7 @@ test("8. search finds a word, and its hit opens the session at that entry", asyn
   await target.waitFor();
   assert.match(await target.textContent(), /zebrafinch nests/);
   assert.ok(await target.isVisible(), "the hit's entry is in view");
+  await until("the find bar", async () => (await page.locator(".find-bar .find-count").textContent()) === "1 / 1");
   await shot(page, "8-hit-opened");
   await page.goBack();
   await page.waitForURL(/\/search\?q=zebrafinch/);
@@ -768,6 +769,10 @@ test("16. the dark theme follows the system and its toggle; the keyboard moves a
   for (const theme of ["dark", "light"]) {
     await page.evaluate((t) => (document.documentElement.dataset.theme = t), theme);
     await audit(`a session (${theme})`);
+    await page.keyboard.press("f");
+    await until("the find bar", async () => page.locator(".find-bar").isVisible());
+    await audit(`a session's find bar (${theme})`);
+    await page.keyboard.press("Escape");
     await goElsewhere(page, `${server.url}/search?q=photo`);
     await until("results", async () => (await page.locator("li.result").count()) > 0);
     await page.evaluate((t) => (document.documentElement.dataset.theme = t), theme);
@@ -878,6 +883,16 @@ const LONG = "6e0a1000-0000-4000-8000-0000000000a4"; // "Long bird log", 2026-09
 /** The search page's cards, in order: each session's id. */
 const cardOrder = (page) => page.locator("li.result").evaluateAll((lis) => lis.map((li) => li.dataset.session));
 
+/** Whether the entry marked as looked for is within the conversation's view. */
+const targetInView = (page) =>
+  page.evaluate(() => {
+    const t = document.querySelectorAll("li.target");
+    const s = document.querySelector(".scroller").getBoundingClientRect();
+    if (t.length !== 1) return false;
+    const r = t[0].getBoundingClientRect();
+    return r.bottom > s.top && r.top < s.bottom;
+  });
+
 test("19. search results as conversations: a card per session with its hit count, the others on demand, a tool's hit on one line, the query as read, more by cursor", async () => {
   const server = await startServer("grouped");
   const { page, problems, context, requests } = await newPage();
@@ -987,6 +1002,80 @@ test("20. search results newest first: the order in the URL, sessions by their l
   await page.locator(".search-filters button").click();
   await until("the older session alone", async () => page.url().includes("until=2026-09-30") && (await cardOrder(page)).join() === LONG);
   assert.ok(page.url().includes("sort=recent"), "the order is kept");
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});
+
+test("21. find in a session: opened from a hit, n and N and the buttons step through its hits in order, each entry opened and in view; Ctrl-F and f open it, Esc closes it", async () => {
+  const server = await startServer("grouped");
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/search?q=kestrel`);
+  await page.locator(`li.result[data-session="${LONG}"] a.card-link`).click();
+  await page.waitForURL(new RegExp(`/sessions/${LONG}\\?cursor=\\d+&q=kestrel$`));
+  const count = page.locator(".find-bar .find-count");
+  const at = async (i, entry) => {
+    // What the page shows, when it is not that.
+    const where = () => page.evaluate(() => ({ count: document.querySelector(".find-count").textContent, url: location.search, marked: [...document.querySelectorAll("li.target")].map((li) => li.textContent) }));
+    await until(`${i} / 4 at entry ${entry}`, async () =>
+      (await count.textContent()) === `${i} / 4` &&
+      new RegExp(`sighting at entry ${entry}$`).test(((await page.locator("li.target .bubble").textContent().catch(() => "")) || "").trim()) &&
+      (await targetInView(page)),
+    ).catch(async (e) => {
+      throw new Error(`${e.message}: ${JSON.stringify(await where())}`);
+    });
+    assert.equal(await page.locator("li.target").count(), 1, "one entry marked");
+    const cursor = await page.locator("li.target").getAttribute("data-cursor");
+    assert.equal(new URL(page.url()).searchParams.get("cursor"), cursor, "the URL follows");
+  };
+  // The best hit is the last of the four.
+  await at(4, 290);
+  assert.equal(await page.locator(".find-bar .find-input").inputValue(), "kestrel");
+  await shot(page, "21-find");
+  await page.keyboard.press("n"); // round to the first: the start of the session is read
+  await at(1, 5);
+  await page.keyboard.press("n");
+  await at(2, 100);
+  await page.keyboard.press("Shift+N");
+  await at(1, 5);
+  await page.locator(".find-bar button[aria-label^='Next']").click();
+  await at(2, 100);
+  await page.locator(".find-bar button[aria-label^='Next']").click();
+  await at(3, 180);
+  await page.locator(".find-bar button[aria-label^='Previous']").click();
+  await at(2, 100);
+  await page.keyboard.press("Shift+N");
+  await page.keyboard.press("Shift+N");
+  await at(4, 290);
+  await phoneShot(page, "21-find-phone");
+  // Esc closes it, and the query leaves the URL.
+  await page.keyboard.press("Escape");
+  await until("the bar closed", async () => page.locator(".find-bar").isHidden());
+  assert.equal(new URL(page.url()).searchParams.get("q"), null);
+  await page.keyboard.press("n");
+  await sleep(200);
+  assert.match((await page.locator("li.target .bubble").textContent()).trim(), /entry 290$/, "n does nothing with the bar closed");
+  // Ctrl-F: the bar, with the keyboard in it; a new query from the box.
+  await page.keyboard.press("Control+f");
+  await until("the bar open", async () => page.locator(".find-bar").isVisible());
+  assert.equal(await page.evaluate(() => document.activeElement.className), "find-input");
+  await page.keyboard.type("sighting");
+  await page.keyboard.press("Enter");
+  await at(1, 5);
+  await page.keyboard.press("Enter");
+  await at(2, 100);
+  await page.keyboard.press("Shift+Enter");
+  await at(1, 5);
+  await page.keyboard.press("Escape");
+  await until("the bar closed", async () => page.locator(".find-bar").isHidden());
+  // f opens it too.
+  await page.keyboard.press("f");
+  await until("the bar open", async () => page.locator(".find-bar").isVisible());
+  assert.equal(await page.evaluate(() => document.activeElement.className), "find-input");
+  await page.keyboard.type("nothing-like-it");
+  await page.keyboard.press("Enter");
+  await until("no hits", async () => (await count.textContent()) === "No hits");
+  await shot(page, "21-find-no-hits");
   assert.deepEqual(problems, []);
   await context.close();
   await server.stop();

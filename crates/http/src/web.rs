@@ -27,6 +27,7 @@ const FILES: &[(&str, &str, &str)] = &[
     ("live.js", "text/javascript; charset=utf-8", include_str!("../web/live.js")),
     ("page.js", "text/javascript; charset=utf-8", include_str!("../web/page.js")),
     ("search.js", "text/javascript; charset=utf-8", include_str!("../web/search.js")),
+    ("find.js", "text/javascript; charset=utf-8", include_str!("../web/find.js")),
     ("server.js", "text/javascript; charset=utf-8", include_str!("../web/server.js")),
     ("sidebar.js", "text/javascript; charset=utf-8", include_str!("../web/sidebar.js")),
     ("style.css", "text/css; charset=utf-8", include_str!("../web/style.css")),

@@ -1,7 +1,8 @@
 // The search page: a full-text search over every session, its results as conversations: a card per
 // session with its best hit and how many more it has (listed on demand), best first or newest first,
 // with its filters (agent, project, who said it, dates) and the order in the URL, a page of sessions
-// at a time. Each hit opens its session at that entry, with the query.
+// at a time. Each hit opens its session at that entry with the query, which the find bar (find.js)
+// steps through.
 
 import { ApiError, get, query } from "./api.js";
 import { $, link, navigate } from "./page.js";
