@@ -779,6 +779,11 @@ test("16. the dark theme follows the system and its toggle; the keyboard moves a
     await page.locator("li.result .more-hits").first().click();
     await until("the other hits", async () => (await page.locator(".other-hits a.hit").count()) > 0);
     await audit(`search (${theme})`);
+    await page.keyboard.press("Control+k");
+    await page.keyboard.type("photo");
+    await until("the palette's options", async () => (await page.locator("#palette [role=option]").count()) > 0);
+    await audit(`the palette (${theme})`);
+    await page.keyboard.press("Escape");
     await goElsewhere(page, `${server.url}/usage`);
     await until("the usage page", async () => (await page.locator(".usage-totals, .usage .status").count()) > 0);
     await page.evaluate((t) => (document.documentElement.dataset.theme = t), theme);
@@ -1076,6 +1081,73 @@ test("21. find in a session: opened from a hit, n and N and the buttons step thr
   await page.keyboard.press("Enter");
   await until("no hits", async () => (await count.textContent()) === "No hits");
   await shot(page, "21-find-no-hits");
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});
+
+test("22. the palette: Ctrl-K opens it, a title's match first and then the text's hits, arrows and Enter or a click open one, Esc closes it and gives the keyboard back", async () => {
+  const server = await startServer("grouped");
+  const axe = readFileSync(join(dirname(new URL(import.meta.url).pathname), "node_modules/axe-core/axe.min.js"), "utf8");
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/sessions/${NEWEST}`);
+  await until("the sessions", async () => (await page.locator("#sessions li").count()) === 4);
+  await page.locator("#search-input").focus();
+  const dialog = page.locator("#palette");
+  const isOpen = () => dialog.evaluate((d) => d.open);
+  await page.keyboard.press("Control+k");
+  await until("the palette open", isOpen);
+  assert.equal(await page.evaluate(() => document.activeElement.id), "palette-input");
+  assert.equal(await dialog.getAttribute("role"), "dialog");
+  assert.equal(await dialog.getAttribute("aria-modal"), "true");
+  await page.keyboard.type("kestrel");
+  const options = dialog.locator("[role=option]");
+  await until("the titles and the text's hits", async () => (await options.count()) === 5);
+  const groups = await dialog.locator("[role=group]").evaluateAll((gs) => gs.map((g) => [g.getAttribute("aria-label"), [...g.querySelectorAll("[role=option]")].map((o) => o.dataset.href)]));
+  assert.equal(groups.length, 2);
+  assert.deepEqual(groups[0], ["Sessions", [`/sessions/${TITLED}`]], "the title's match first");
+  assert.equal(groups[1][0], "In the text");
+  assert.deepEqual(groups[1][1].map((h) => new URL(h, server.url).pathname.split("/")[2]).sort(), [TITLED, NEWEST, TOOL, LONG].sort());
+  for (const h of groups[1][1]) assert.match(h, /\?cursor=\d+&q=kestrel$/, "a hit opens at its entry, with the query");
+  assert.equal(await options.first().getAttribute("aria-selected"), "true");
+  assert.equal(await page.locator("#palette-input").getAttribute("aria-activedescendant"), await options.first().getAttribute("id"));
+  assert.equal(await dialog.locator("[role=option] mark").first().textContent(), "kestrel");
+  // The keyboard stays in it.
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement.id), "palette-input");
+  await shot(page, "22-palette");
+  await phoneShot(page, "22-palette-phone");
+  await noSeriousViolation(page, axe, "the palette");
+  // Esc closes it; the keyboard is back where it was.
+  await page.keyboard.press("Escape");
+  await until("the palette closed", async () => !(await isOpen()));
+  assert.equal(await page.evaluate(() => document.activeElement.id), "search-input");
+  // Cmd-K; the arrows to the long session's hit; Enter opens it there, with the find bar.
+  await page.locator("#search-input").blur();
+  await page.keyboard.press("Meta+k");
+  await until("the palette open", isOpen);
+  assert.equal(await page.locator("#palette-input").inputValue(), "", "a new palette each time");
+  await page.keyboard.type("kestrel");
+  await until("the options", async () => (await options.count()) === 5);
+  const hrefs = await options.evaluateAll((os) => os.map((o) => o.dataset.href));
+  const target = hrefs.findIndex((h) => h.startsWith(`/sessions/${LONG}?`));
+  for (let i = 0; i < target; i++) await page.keyboard.press("ArrowDown");
+  assert.match(await dialog.locator("[role=option][aria-selected=true]").textContent(), /Long bird log/);
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("ArrowUp");
+  await page.keyboard.press("Enter");
+  await page.waitForURL(new RegExp(`/sessions/${LONG}\\?cursor=\\d+&q=kestrel$`));
+  assert.ok(!(await isOpen()));
+  await until("the find bar at the hit", async () => (await page.locator(".find-bar .find-count").textContent()) === "4 / 4" && (await targetInView(page)));
+  // The mouse: a title's match opens its session.
+  await page.keyboard.press("Control+k");
+  await until("the palette open", isOpen);
+  await page.keyboard.type("moorland");
+  await until("the title's match", async () => (await dialog.locator("[role=group][aria-label=Sessions] [role=option]").count()) === 1);
+  await dialog.locator("[role=group][aria-label=Sessions] [role=option]").click();
+  await page.waitForURL(new RegExp(`/sessions/${NEWEST}$`));
+  assert.ok(!(await isOpen()));
+  await until("the session", async () => (await page.locator("li.entry", { hasText: "Notes on the moorland walk" }).count()) === 1);
   assert.deepEqual(problems, []);
   await context.close();
   await server.stop();

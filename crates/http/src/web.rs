@@ -28,6 +28,7 @@ const FILES: &[(&str, &str, &str)] = &[
     ("page.js", "text/javascript; charset=utf-8", include_str!("../web/page.js")),
     ("search.js", "text/javascript; charset=utf-8", include_str!("../web/search.js")),
     ("find.js", "text/javascript; charset=utf-8", include_str!("../web/find.js")),
+    ("palette.js", "text/javascript; charset=utf-8", include_str!("../web/palette.js")),
     ("server.js", "text/javascript; charset=utf-8", include_str!("../web/server.js")),
     ("sidebar.js", "text/javascript; charset=utf-8", include_str!("../web/sidebar.js")),
     ("style.css", "text/css; charset=utf-8", include_str!("../web/style.css")),

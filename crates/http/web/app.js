@@ -1,14 +1,15 @@
 // The viewer's start: every view has its own URL (/sessions/{id}[?cursor=N], /chats/{chatId},
 // /search?q=, /usage, and / for the newest session), which `route` opens; in-page links, the back
-// button and the top bar move between them. Also the theme and the keyboard (Ctrl-F or f the find
-// bar, n and N its hits), and at start /api/info, the sessions list and the live socket. The views:
-// conversation.js (a session's history and its chat), search.js, usage.js; the sessions list is
-// sidebar.js's, the socket live.js's.
+// button and the top bar move between them. Also the theme and the keyboard (Ctrl-K the palette,
+// Ctrl-F or f the find bar, n and N its hits), and at start /api/info, the sessions list and the live
+// socket. The views: conversation.js (a session's history and its chat), search.js, usage.js; the
+// sessions list is sidebar.js's, the socket live.js's, the palette palette.js's.
 
 import { query } from "./api.js";
 import { Conversation } from "./conversation.js";
 import { events } from "./live.js";
 import { $, navigate, setRouter, setView, view } from "./page.js";
+import { palette } from "./palette.js";
 import * as render from "./render.js";
 import { Search } from "./search.js";
 import { call, fillAgents, learn, onSignIn } from "./server.js";
@@ -118,15 +119,18 @@ $("theme").addEventListener("click", () => {
 });
 applyTheme(storedTheme());
 
-/** Whether a dialog (the photo, the token) has the page. */
+/** Whether a dialog (the photo, the token, the palette) has the page. */
 const dialogOpen = () => [...document.querySelectorAll("dialog")].some((d) => d.open);
 
 document.addEventListener("keydown", (e) => {
   if (e.defaultPrevented) return;
   const key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
   if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey) {
-    // Ctrl-F (Cmd-F): the find bar of a session.
-    if (key === "f" && !dialogOpen() && view && view.find && view.find()) {
+    // Ctrl-K (Cmd-K): the palette, from anywhere. Ctrl-F (Cmd-F): the find bar of a session.
+    if (key === "k" && !$("login").open && !$("lightbox").open) {
+      e.preventDefault();
+      palette.open();
+    } else if (key === "f" && !dialogOpen() && view && view.find && view.find()) {
       e.preventDefault();
     }
     return;

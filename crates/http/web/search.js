@@ -2,7 +2,7 @@
 // session with its best hit and how many more it has (listed on demand), best first or newest first,
 // with its filters (agent, project, who said it, dates) and the order in the URL, a page of sessions
 // at a time. Each hit opens its session at that entry with the query, which the find bar (find.js)
-// steps through.
+// steps through. Also the lines of a hit that the command palette (palette.js) shows.
 
 import { ApiError, get, query } from "./api.js";
 import { $, link, navigate } from "./page.js";
