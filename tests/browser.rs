@@ -123,6 +123,7 @@ fn fixtures(root: &Path) {
             &line(n, if n % 2 == 1 { "user" } else { "assistant" }, json!([{"type": "text", "text": text}]), json!({}));
     }
     write(root, "search", &body);
+    grouped(root);
 
     // 11: a conversation whose sub-agent's transcript arrives while it is open.
     let at = |n: usize, s: u32| json!({"uuid": format!("m{n}"), "timestamp": format!("2026-11-02T10:00:{s:02}.000Z")});
@@ -226,6 +227,100 @@ fn fixtures(root: &Path) {
     std::fs::write(dir.join("session-2026-11-30T09-00-5e55a0de.jsonl"), body).unwrap();
     reading(root);
 }
+
+/// A Claude Code line of `session` in `cwd`, at `timestamp`.
+fn said(session: &str, cwd: &str, n: usize, timestamp: &str, kind: &str, content: Value) -> String {
+    json!({
+        "parentUuid": null, "isSidechain": false, "userType": "external", "cwd": cwd, "sessionId": session,
+        "type": kind, "uuid": format!("{}-{n:05}", &session[session.len() - 2..]), "timestamp": timestamp,
+        "message": { "role": kind, "content": content },
+    })
+    .to_string()
+        + "\n"
+}
+
+/// 19-22: four sessions of different days that share a word (kestrel): one with it in its title and
+/// three entries, the newest with it once, one with it only in a tool's input and output, and a
+/// long one (300 entries, of a day before the others) with it in four entries pages apart.
+fn grouped(root: &Path) {
+    let text = |t: &str| json!([{"type": "text", "text": t}]);
+    let dir = root.join("grouped/p");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A session's lines, a second apart from 08:00 on `day`.
+    let put = |session: &str, cwd: &str, day: &str, lines: Vec<(&str, Value)>| {
+        let body: String = lines
+            .into_iter()
+            .enumerate()
+            .map(|(i, (kind, content))| {
+                let n = i + 1;
+                let at = format!("{day}T{:02}:{:02}:{:02}.000Z", 8 + n / 3600, n / 60 % 60, n % 60);
+                said(session, cwd, n, &at, kind, content)
+            })
+            .collect();
+        std::fs::write(dir.join(format!("{session}.jsonl")), body).unwrap();
+    };
+    put(
+        GROUPED[0],
+        "/home/test/birds",
+        "2026-10-01",
+        vec![
+            ("user", text("Kestrel survey plan for the spring count")),
+            ("assistant", text("The count starts at dawn: note each kestrel you see, and where.")),
+            ("user", text("Where do they nest?")),
+            ("assistant", text("A kestrel nests on ledges and in old crows' nests.")),
+        ],
+    );
+    put(
+        GROUPED[1],
+        "/home/test/moor",
+        "2026-11-20",
+        vec![
+            ("user", text("Notes on the moorland walk")),
+            (
+                "assistant",
+                text(
+                    "You saw a hen harrier over the heather, two ravens by the tor, a stonechat on the gorse and, near \
+             the road at the end of the walk, a kestrel hovering.",
+                ),
+            ),
+            ("user", text("Thanks, that is all.")),
+        ],
+    );
+    let grep = json!({"command": "grep -rn kestrel field-notes/"});
+    put(
+        GROUPED[2],
+        "/home/test/notes",
+        "2026-11-10",
+        vec![
+            ("user", text("Tidy the field notes")),
+            ("assistant", json!([{"type": "tool_use", "id": "t1", "name": "Bash", "input": grep}])),
+            (
+                "user",
+                json!([{"type": "tool_result", "tool_use_id": "t1", "content": "field-notes/may.md:3: kestrel pair at the quarry"}]),
+            ),
+            ("assistant", text("Done: the notes are tidy.")),
+        ],
+    );
+    let long = (1..=300)
+        .map(|n| {
+            let t = match n {
+                1 => "Long bird log".to_owned(),
+                5 | 100 | 180 | 290 => format!("kestrel sighting at entry {n}"),
+                _ => format!("ordinary log line {n}"),
+            };
+            (if n % 2 == 1 { "user" } else { "assistant" }, text(&t))
+        })
+        .collect();
+    put(GROUPED[3], "/home/test/birds", "2026-09-15", long);
+}
+
+/// The sessions of the `grouped` tree: titled, newest, tool, long.
+const GROUPED: [&str; 4] = [
+    "6e0a1000-0000-4000-8000-0000000000a1",
+    "6e0a1000-0000-4000-8000-0000000000a2",
+    "6e0a1000-0000-4000-8000-0000000000a3",
+    "6e0a1000-0000-4000-8000-0000000000a4",
+];
 
 /// 15: reading: Markdown with every construct and hostile Markdown, and tool calls of each agent
 /// (Claude Code's, Codex's shell and patch, Gemini CLI's edit), with an edit's diff and an error.
@@ -360,5 +455,5 @@ fn the_viewer_in_headless_chromium() {
         .find_map(|l| l.strip_prefix("# pass "))
         .and_then(|n| n.trim().parse().ok())
         .expect("node --test reports how many passed");
-    assert!(passed >= 18, "only {passed} browser scenarios passed:\n{stdout}");
+    assert!(passed >= 22, "only {passed} browser scenarios passed:\n{stdout}");
 }

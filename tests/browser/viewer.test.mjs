@@ -442,20 +442,22 @@ test("8. search finds a word, and its hit opens the session at that entry", asyn
   await page.locator("#search-input").fill("zebrafinch");
   await page.locator("#search-input").press("Enter");
   await page.waitForURL(/\/search\?q=zebrafinch/);
-  const hit = page.locator(".hit a").first();
+  const hit = page.locator("li.result a.card-link").first();
   await hit.waitFor();
-  assert.equal(await hit.locator("mark").textContent(), "zebrafinch");
+  assert.equal(await page.locator("li.result").count(), 1, "one session");
+  assert.equal(await hit.locator(".hit.best mark").textContent(), "zebrafinch");
   await shot(page, "8-search");
   await hit.click();
-  await page.waitForURL(/\/sessions\/.+\?cursor=\d+/);
+  await page.waitForURL(/\/sessions\/.+\?cursor=\d+&q=zebrafinch$/);
   const target = page.locator("li.target");
   await target.waitFor();
   assert.match(await target.textContent(), /zebrafinch nests/);
   assert.ok(await target.isVisible(), "the hit's entry is in view");
+  await until("the find bar", async () => (await page.locator(".find-bar .find-count").textContent()) === "1 / 1");
   await shot(page, "8-hit-opened");
   await page.goBack();
   await page.waitForURL(/\/search\?q=zebrafinch/);
-  await page.locator(".hit a").first().waitFor();
+  await page.locator("li.result a.card-link").first().waitFor();
   assert.deepEqual(problems, []);
   await context.close();
   await server.stop();
@@ -713,6 +715,16 @@ test("15. Markdown renders with every construct, hostile Markdown runs and loads
   await server.stop();
 });
 
+/** Runs axe-core (`source`) on the page: no serious or critical violation. */
+async function noSeriousViolation(page, source, name) {
+  const result = await page.evaluate(async (source) => {
+    if (!window.axe) (0, eval)(source);
+    const r = await window.axe.run(document, { resultTypes: ["violations"] });
+    return r.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")}`);
+  }, source);
+  assert.deepEqual(result, [], `axe-core on ${name}`);
+}
+
 test("16. the dark theme follows the system and its toggle; the keyboard moves and searches; axe-core finds no serious violation", async () => {
   const server = await startServer("photos40");
   const { readFileSync: read } = await import("node:fs");
@@ -753,21 +765,25 @@ test("16. the dark theme follows the system and its toggle; the keyboard moves a
   await page.keyboard.press("Escape");
   await until("the photo closed", async () => !(await page.evaluate(() => document.getElementById("lightbox").open)));
   // axe-core on each view, in both themes.
-  const audit = async (name) => {
-    const result = await page.evaluate(async (source) => {
-      if (!window.axe) (0, eval)(source);
-      const r = await window.axe.run(document, { resultTypes: ["violations"] });
-      return r.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")}`);
-    }, axe);
-    assert.deepEqual(result, [], `axe-core on ${name}`);
-  };
+  const audit = (name) => noSeriousViolation(page, axe, name);
   for (const theme of ["dark", "light"]) {
     await page.evaluate((t) => (document.documentElement.dataset.theme = t), theme);
     await audit(`a session (${theme})`);
+    await page.keyboard.press("f");
+    await until("the find bar", async () => page.locator(".find-bar").isVisible());
+    await audit(`a session's find bar (${theme})`);
+    await page.keyboard.press("Escape");
     await goElsewhere(page, `${server.url}/search?q=photo`);
-    await until("hits", async () => (await page.locator(".hit").count()) > 0);
+    await until("results", async () => (await page.locator("li.result").count()) > 0);
     await page.evaluate((t) => (document.documentElement.dataset.theme = t), theme);
+    await page.locator("li.result .more-hits").first().click();
+    await until("the other hits", async () => (await page.locator(".other-hits a.hit").count()) > 0);
     await audit(`search (${theme})`);
+    await page.keyboard.press("Control+k");
+    await page.keyboard.type("photo");
+    await until("the palette's options", async () => (await page.locator("#palette [role=option]").count()) > 0);
+    await audit(`the palette (${theme})`);
+    await page.keyboard.press("Escape");
     await goElsewhere(page, `${server.url}/usage`);
     await until("the usage page", async () => (await page.locator(".usage-totals, .usage .status").count()) > 0);
     await page.evaluate((t) => (document.documentElement.dataset.theme = t), theme);
@@ -805,11 +821,12 @@ test("17. rename and pin a session from its header: kept through a restart and a
   await reload(page);
   await until("the marks after the rebuild", async () => /Zebra finches/.test((await page.locator("#sessions li.pinned .title").textContent().catch(() => "")) || ""));
   await until("the title after the rebuild", async () => (await page.locator(".view-title").textContent()) === "Zebra finches");
-  // Search: the hit has the session's title, agent, project; filters narrow it.
+  // Search: the session's card has its title, agent, project; its hit who said it; filters narrow it.
   await goElsewhere(page, `${server.url}/search?q=zebrafinch`);
-  await until("the hit", async () => (await page.locator(".hit").count()) === 1);
-  assert.equal(await page.locator(".hit .hit-title").textContent(), "Zebra finches");
-  assert.match(await page.locator(".hit .meta").textContent(), /Claude Code · project · you · 2026-11-01/);
+  await until("the card", async () => (await page.locator("li.result").count()) === 1);
+  assert.equal(await page.locator(".result .hit-title").textContent(), "📌 Zebra finches");
+  assert.match(await page.locator(".result .card-link > .meta").textContent(), /^Claude Code · project · 2026-11-01 /);
+  assert.match(await page.locator(".result .hit.best .hit-meta").textContent(), /^you · 2026-11-01 /);
   await page.locator('.search-filters select[name="role"]').selectOption("assistant");
   await page.locator(".search-filters button").click();
   await until("no assistant hit", async () => page.url().includes("role=assistant") && (await page.locator(".status", { hasText: "No hits." }).count()) === 1);
@@ -859,5 +876,279 @@ test("18. the HTML export opens from disk with the network off: every photo show
     await shot(page, `18-export-${viewport.width < 600 ? "phone" : "laptop"}`);
     await context.close();
   }
+  await server.stop();
+});
+
+// The `grouped` tree (tests/browser.rs): four sessions of different days sharing "kestrel".
+const TITLED = "6e0a1000-0000-4000-8000-0000000000a1"; // "Kestrel survey plan…", 2026-10-01, 3 hits
+const NEWEST = "6e0a1000-0000-4000-8000-0000000000a2"; // 2026-11-20, 1 hit
+const TOOL = "6e0a1000-0000-4000-8000-0000000000a3"; // 2026-11-10, 2 hits in a tool's input and output
+const LONG = "6e0a1000-0000-4000-8000-0000000000a4"; // "Long bird log", 2026-09-15, 300 entries, 4 hits
+
+/** The search page's cards, in order: each session's id. */
+const cardOrder = (page) => page.locator("li.result").evaluateAll((lis) => lis.map((li) => li.dataset.session));
+
+/** Whether the entry marked as looked for is within the conversation's view. */
+const targetInView = (page) =>
+  page.evaluate(() => {
+    const t = document.querySelectorAll("li.target");
+    const s = document.querySelector(".scroller").getBoundingClientRect();
+    if (t.length !== 1) return false;
+    const r = t[0].getBoundingClientRect();
+    return r.bottom > s.top && r.top < s.bottom;
+  });
+
+test("19. search results as conversations: a card per session with its hit count, the others on demand, a tool's hit on one line, the query as read, more by cursor", async () => {
+  const server = await startServer("grouped");
+  const { page, problems, context, requests } = await newPage();
+  await page.goto(`${server.url}/search?q=kestrel`);
+  await until("the cards", async () => (await page.locator("li.result").count()) === 4);
+  assert.deepEqual([...(await cardOrder(page))].sort(), [TITLED, NEWEST, TOOL, LONG].sort(), "one card per session");
+  assert.match(await page.locator("section.search > .status").textContent(), /^4 sessions with hits$/);
+  assert.ok(await page.locator(".search-read").isHidden(), "read as typed: nothing to say");
+  const more = await page.locator("li.result").evaluateAll((lis) =>
+    Object.fromEntries(lis.map((li) => [li.dataset.session, li.querySelector(".more-hits") ? li.querySelector(".more-hits").textContent : null])),
+  );
+  assert.deepEqual(more, {
+    [LONG]: "3 more hits in this session",
+    [TITLED]: "2 more hits in this session",
+    [TOOL]: "1 more hit in this session",
+    [NEWEST]: null,
+  });
+  // A card: the session's title, agent, project's last folder and time; its best hit's words.
+  const long = page.locator(`li.result[data-session="${LONG}"]`);
+  assert.equal(await long.locator(".hit-title").textContent(), "Long bird log");
+  assert.equal(await long.locator(".card-link > .meta").textContent(), "Claude Code · birds · 2026-09-15 08:05");
+  assert.equal(await long.locator(".hit.best mark").textContent(), "kestrel");
+  // A tool's hit: "Bash · …" on one line.
+  const tool = page.locator(`li.result[data-session="${TOOL}"]`);
+  assert.equal(await tool.locator(".hit.best .hit-line").textContent(), "Bash · grep -rn kestrel field-notes/");
+  assert.equal(await tool.locator(".hit.best .hit-line").evaluate((e) => getComputedStyle(e).whiteSpace), "nowrap");
+  // The other hits, on demand, in conversation order, without the best one.
+  await long.locator(".more-hits").click();
+  await until("the other hits", async () => (await long.locator(".other-hits a.hit").count()) === 3);
+  assert.equal(await long.locator(".more-hits").getAttribute("aria-expanded"), "true");
+  assert.deepEqual(await long.locator(".other-hits a.hit .hit-line").allTextContents(), [
+    "kestrel sighting at entry 5",
+    "kestrel sighting at entry 100",
+    "kestrel sighting at entry 180",
+  ]);
+  const asked = requests.map((u) => new URL(u)).find((u) => u.pathname === "/api/search" && u.searchParams.get("session") === LONG);
+  assert.ok(asked, "the session's hits were asked for");
+  assert.equal(asked.searchParams.get("sort"), "conversation");
+  assert.equal(asked.searchParams.get("group"), "none");
+  await tool.locator(".more-hits").click();
+  await until("the tool's output", async () => (await tool.locator(".other-hits a.hit").count()) === 1);
+  assert.equal(await tool.locator(".other-hits .hit-line").textContent(), "Tool output · field-notes/may.md:3: kestrel pair at the quarry");
+  await shot(page, "19-grouped");
+  await phoneShot(page, "19-grouped-phone");
+  // Closed again, and open once more without asking the server again.
+  const asks = () => requests.filter((u) => u.includes(`session=${LONG}`)).length;
+  const before = asks();
+  await long.locator(".more-hits").click();
+  assert.ok(await long.locator(".other-hits").isHidden());
+  await long.locator(".more-hits").click();
+  assert.equal(await long.locator(".other-hits a.hit").count(), 3);
+  assert.equal(asks(), before);
+  // One of them opens the session at its entry, with the query.
+  await long.locator(".other-hits a.hit", { hasText: "entry 100" }).click();
+  await page.waitForURL(new RegExp(`/sessions/${LONG}\\?cursor=\\d+&q=kestrel$`));
+  await until("the entry", async () => /kestrel sighting at entry 100/.test((await page.locator("li.target").textContent().catch(() => "")) || ""));
+  // How the query was read, when not as typed.
+  await goElsewhere(page, `${server.url}/search?q=kestrel%20NOT%20falcon`);
+  await until("the cards", async () => (await page.locator("li.result").count()) === 4);
+  assert.equal(await page.locator(".search-read .read-as").textContent(), "Searched for: kestrel -falcon");
+  // A page at a time: "More results" asks from the cursor the last page gave.
+  await goElsewhere(page, `${server.url}/search?q=kestrel&limit=3`);
+  await until("the first page", async () => (await page.locator("li.result").count()) === 3);
+  assert.match(await page.locator("section.search > .status").textContent(), /^3 sessions so far with hits$/);
+  await page.locator("button.more-results").click();
+  await until("the second page", async () => (await page.locator("li.result").count()) === 4);
+  assert.ok(await page.locator("button.more-results").isHidden(), "nothing more");
+  assert.equal(new Set(await cardOrder(page)).size, 4, "no session twice");
+  assert.ok(requests.some((u) => new URL(u).pathname === "/api/search" && new URL(u).searchParams.get("cursor") === "3"), "the next page from the cursor");
+  // An impossible query: the server's message.
+  await goElsewhere(page, `${server.url}/search?q=foo%3Abar`);
+  await until("the message", async () => (await page.locator("section.search > .status.error").count()) === 1);
+  assert.match(await page.locator("section.search > .status.error").textContent(), /foo/);
+  assert.deepEqual(problems.filter((p) => !/^400: .*\/api\/search\?q=foo%3Abar/.test(p) && !/status of 400/.test(p)), []);
+  await context.close();
+  await server.stop();
+});
+
+test("20. search results newest first: the order in the URL, sessions by their last time; the filters still narrow", async () => {
+  const server = await startServer("grouped");
+  const { page, problems, context, requests } = await newPage();
+  await page.goto(`${server.url}/search?q=kestrel`);
+  await until("the cards", async () => (await page.locator("li.result").count()) === 4);
+  const byRelevance = await cardOrder(page);
+  assert.equal(await page.locator('.search-filters select[name="sort"]').inputValue(), "");
+  await page.locator('.search-filters select[name="sort"]').selectOption("recent");
+  await page.waitForURL(/[?&]sort=recent/);
+  await until("the cards newest first", async () => (await page.locator("li.result").count()) === 4 && (await cardOrder(page)).join() !== byRelevance.join());
+  const newest = await cardOrder(page);
+  assert.deepEqual(newest, [NEWEST, TOOL, TITLED, LONG]);
+  // By the sessions' last times, as the API gives them.
+  const api = await (await fetch(`${server.url}/api/search?q=kestrel&sort=recent`)).json();
+  const last = Object.fromEntries(api.sessions.map((s) => [s.sessionId, s.lastTimestamp]));
+  assert.deepEqual(newest, [...newest].sort((a, b) => last[b].localeCompare(last[a])), "newest first");
+  const times = await page.locator("li.result").evaluateAll((lis) => lis.map((li) => li.dataset.last));
+  assert.deepEqual(times, newest.map((id) => last[id]));
+  assert.notDeepEqual(newest, byRelevance, "the order changed");
+  assert.ok(requests.some((u) => new URL(u).pathname === "/api/search" && new URL(u).searchParams.get("sort") === "recent"));
+  assert.equal(await page.locator('.search-filters select[name="sort"]').inputValue(), "recent", "the control says so");
+  await shot(page, "20-recent");
+  await phoneShot(page, "20-recent-phone");
+  // A filter keeps the order, and the order the filter.
+  await goElsewhere(page, `${server.url}/search?q=kestrel&sort=recent&project=%2Fhome%2Ftest%2Fbirds`);
+  await until("the project's cards", async () => (await page.locator("li.result").count()) === 2);
+  assert.deepEqual(await cardOrder(page), [TITLED, LONG]);
+  await page.locator('.search-filters input[name="until"]').fill("2026-09-30");
+  await page.locator(".search-filters button").click();
+  await until("the older session alone", async () => page.url().includes("until=2026-09-30") && (await cardOrder(page)).join() === LONG);
+  assert.ok(page.url().includes("sort=recent"), "the order is kept");
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});
+
+test("21. find in a session: opened from a hit, n and N and the buttons step through its hits in order, each entry opened and in view; Ctrl-F and f open it, Esc closes it", async () => {
+  const server = await startServer("grouped");
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/search?q=kestrel`);
+  await page.locator(`li.result[data-session="${LONG}"] a.card-link`).click();
+  await page.waitForURL(new RegExp(`/sessions/${LONG}\\?cursor=\\d+&q=kestrel$`));
+  const count = page.locator(".find-bar .find-count");
+  const at = async (i, entry) => {
+    // What the page shows, when it is not that.
+    const where = () => page.evaluate(() => ({ count: document.querySelector(".find-count").textContent, url: location.search, marked: [...document.querySelectorAll("li.target")].map((li) => li.textContent) }));
+    await until(`${i} / 4 at entry ${entry}`, async () =>
+      (await count.textContent()) === `${i} / 4` &&
+      new RegExp(`sighting at entry ${entry}$`).test(((await page.locator("li.target .bubble").textContent().catch(() => "")) || "").trim()) &&
+      (await targetInView(page)),
+    ).catch(async (e) => {
+      throw new Error(`${e.message}: ${JSON.stringify(await where())}`);
+    });
+    assert.equal(await page.locator("li.target").count(), 1, "one entry marked");
+    const cursor = await page.locator("li.target").getAttribute("data-cursor");
+    assert.equal(new URL(page.url()).searchParams.get("cursor"), cursor, "the URL follows");
+  };
+  // The best hit is the last of the four.
+  await at(4, 290);
+  assert.equal(await page.locator(".find-bar .find-input").inputValue(), "kestrel");
+  await shot(page, "21-find");
+  await page.keyboard.press("n"); // round to the first: the start of the session is read
+  await at(1, 5);
+  await page.keyboard.press("n");
+  await at(2, 100);
+  await page.keyboard.press("Shift+N");
+  await at(1, 5);
+  await page.locator(".find-bar button[aria-label^='Next']").click();
+  await at(2, 100);
+  await page.locator(".find-bar button[aria-label^='Next']").click();
+  await at(3, 180);
+  await page.locator(".find-bar button[aria-label^='Previous']").click();
+  await at(2, 100);
+  await page.keyboard.press("Shift+N");
+  await page.keyboard.press("Shift+N");
+  await at(4, 290);
+  await phoneShot(page, "21-find-phone");
+  // Esc closes it, and the query leaves the URL.
+  await page.keyboard.press("Escape");
+  await until("the bar closed", async () => page.locator(".find-bar").isHidden());
+  assert.equal(new URL(page.url()).searchParams.get("q"), null);
+  await page.keyboard.press("n");
+  await sleep(200);
+  assert.match((await page.locator("li.target .bubble").textContent()).trim(), /entry 290$/, "n does nothing with the bar closed");
+  // Ctrl-F: the bar, with the keyboard in it; a new query from the box.
+  await page.keyboard.press("Control+f");
+  await until("the bar open", async () => page.locator(".find-bar").isVisible());
+  assert.equal(await page.evaluate(() => document.activeElement.className), "find-input");
+  await page.keyboard.type("sighting");
+  await page.keyboard.press("Enter");
+  await at(1, 5);
+  await page.keyboard.press("Enter");
+  await at(2, 100);
+  await page.keyboard.press("Shift+Enter");
+  await at(1, 5);
+  await page.keyboard.press("Escape");
+  await until("the bar closed", async () => page.locator(".find-bar").isHidden());
+  // f opens it too.
+  await page.keyboard.press("f");
+  await until("the bar open", async () => page.locator(".find-bar").isVisible());
+  assert.equal(await page.evaluate(() => document.activeElement.className), "find-input");
+  await page.keyboard.type("nothing-like-it");
+  await page.keyboard.press("Enter");
+  await until("no hits", async () => (await count.textContent()) === "No hits");
+  await shot(page, "21-find-no-hits");
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});
+
+test("22. the palette: Ctrl-K opens it, a title's match first and then the text's hits, arrows and Enter or a click open one, Esc closes it and gives the keyboard back", async () => {
+  const server = await startServer("grouped");
+  const axe = readFileSync(join(dirname(new URL(import.meta.url).pathname), "node_modules/axe-core/axe.min.js"), "utf8");
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/sessions/${NEWEST}`);
+  await until("the sessions", async () => (await page.locator("#sessions li").count()) === 4);
+  await page.locator("#search-input").focus();
+  const dialog = page.locator("#palette");
+  const isOpen = () => dialog.evaluate((d) => d.open);
+  await page.keyboard.press("Control+k");
+  await until("the palette open", isOpen);
+  assert.equal(await page.evaluate(() => document.activeElement.id), "palette-input");
+  assert.equal(await dialog.getAttribute("role"), "dialog");
+  assert.equal(await dialog.getAttribute("aria-modal"), "true");
+  await page.keyboard.type("kestrel");
+  const options = dialog.locator("[role=option]");
+  await until("the titles and the text's hits", async () => (await options.count()) === 5);
+  const groups = await dialog.locator("[role=group]").evaluateAll((gs) => gs.map((g) => [g.getAttribute("aria-label"), [...g.querySelectorAll("[role=option]")].map((o) => o.dataset.href)]));
+  assert.equal(groups.length, 2);
+  assert.deepEqual(groups[0], ["Sessions", [`/sessions/${TITLED}`]], "the title's match first");
+  assert.equal(groups[1][0], "In the text");
+  assert.deepEqual(groups[1][1].map((h) => new URL(h, server.url).pathname.split("/")[2]).sort(), [TITLED, NEWEST, TOOL, LONG].sort());
+  for (const h of groups[1][1]) assert.match(h, /\?cursor=\d+&q=kestrel$/, "a hit opens at its entry, with the query");
+  assert.equal(await options.first().getAttribute("aria-selected"), "true");
+  assert.equal(await page.locator("#palette-input").getAttribute("aria-activedescendant"), await options.first().getAttribute("id"));
+  assert.equal(await dialog.locator("[role=option] mark").first().textContent(), "kestrel");
+  // The keyboard stays in it.
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement.id), "palette-input");
+  await shot(page, "22-palette");
+  await phoneShot(page, "22-palette-phone");
+  await noSeriousViolation(page, axe, "the palette");
+  // Esc closes it; the keyboard is back where it was.
+  await page.keyboard.press("Escape");
+  await until("the palette closed", async () => !(await isOpen()));
+  assert.equal(await page.evaluate(() => document.activeElement.id), "search-input");
+  // Cmd-K; the arrows to the long session's hit; Enter opens it there, with the find bar.
+  await page.locator("#search-input").blur();
+  await page.keyboard.press("Meta+k");
+  await until("the palette open", isOpen);
+  assert.equal(await page.locator("#palette-input").inputValue(), "", "a new palette each time");
+  await page.keyboard.type("kestrel");
+  await until("the options", async () => (await options.count()) === 5);
+  const hrefs = await options.evaluateAll((os) => os.map((o) => o.dataset.href));
+  const target = hrefs.findIndex((h) => h.startsWith(`/sessions/${LONG}?`));
+  for (let i = 0; i < target; i++) await page.keyboard.press("ArrowDown");
+  assert.match(await dialog.locator("[role=option][aria-selected=true]").textContent(), /Long bird log/);
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("ArrowUp");
+  await page.keyboard.press("Enter");
+  await page.waitForURL(new RegExp(`/sessions/${LONG}\\?cursor=\\d+&q=kestrel$`));
+  assert.ok(!(await isOpen()));
+  await until("the find bar at the hit", async () => (await page.locator(".find-bar .find-count").textContent()) === "4 / 4" && (await targetInView(page)));
+  // The mouse: a title's match opens its session.
+  await page.keyboard.press("Control+k");
+  await until("the palette open", isOpen);
+  await page.keyboard.type("moorland");
+  await until("the title's match", async () => (await dialog.locator("[role=group][aria-label=Sessions] [role=option]").count()) === 1);
+  await dialog.locator("[role=group][aria-label=Sessions] [role=option]").click();
+  await page.waitForURL(new RegExp(`/sessions/${NEWEST}$`));
+  assert.ok(!(await isOpen()));
+  await until("the session", async () => (await page.locator("li.entry", { hasText: "Notes on the moorland walk" }).count()) === 1);
+  assert.deepEqual(problems, []);
+  await context.close();
   await server.stop();
 });

@@ -1,13 +1,15 @@
 // The viewer's start: every view has its own URL (/sessions/{id}[?cursor=N], /chats/{chatId},
 // /search?q=, /usage, and / for the newest session), which `route` opens; in-page links, the back
-// button and the top bar move between them. Also the theme and the keyboard, and at start /api/info,
-// the sessions list and the live socket. The views: conversation.js (a session's history and its
-// chat), search.js, usage.js; the sessions list is sidebar.js's, the socket live.js's.
+// button and the top bar move between them. Also the theme and the keyboard (Ctrl-K the palette,
+// Ctrl-F or f the find bar, n and N its hits), and at start /api/info, the sessions list and the live
+// socket. The views: conversation.js (a session's history and its chat), search.js, usage.js; the
+// sessions list is sidebar.js's, the socket live.js's, the palette palette.js's.
 
 import { query } from "./api.js";
 import { Conversation } from "./conversation.js";
 import { events } from "./live.js";
 import { $, navigate, setRouter, setView, view } from "./page.js";
+import { palette } from "./palette.js";
 import * as render from "./render.js";
 import { Search } from "./search.js";
 import { call, fillAgents, learn, onSignIn } from "./server.js";
@@ -30,7 +32,8 @@ function route() {
     const sessionId = decodeURIComponent(m[1]);
     const cursor = params.has("cursor") ? Number(params.get("cursor")) : null;
     const sidechains = params.get("sidechains") === "true";
-    setView(new Conversation(main, { sessionId, cursor: Number.isFinite(cursor) ? cursor : null, sidechains }));
+    const find = params.get("q") || null;
+    setView(new Conversation(main, { sessionId, cursor: Number.isFinite(cursor) ? cursor : null, sidechains, find }));
   } else if ((m = path.match(/^\/chats\/([^/]+)$/))) {
     setView(new Conversation(main, { chatId: decodeURIComponent(m[1]) }));
   } else if (path === "/usage") {
@@ -116,10 +119,30 @@ $("theme").addEventListener("click", () => {
 });
 applyTheme(storedTheme());
 
+/** Whether a dialog (the photo, the token, the palette) has the page. */
+const dialogOpen = () => [...document.querySelectorAll("dialog")].some((d) => d.open);
+
 document.addEventListener("keydown", (e) => {
-  if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
+  if (e.defaultPrevented) return;
+  const key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
+  if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey) {
+    // Ctrl-K (Cmd-K): the palette, from anywhere. Ctrl-F (Cmd-F): the find bar of a session.
+    if (key === "k" && !$("login").open && !$("lightbox").open) {
+      e.preventDefault();
+      palette.open();
+    } else if (key === "f" && !dialogOpen() && view && view.find && view.find()) {
+      e.preventDefault();
+    }
+    return;
+  }
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
   if (e.key === "Escape" && $("lightbox").open) {
     $("lightbox").close();
+    return;
+  }
+  if (dialogOpen()) return;
+  if (e.key === "Escape" && view && view.closeFind && view.closeFind()) {
+    e.preventDefault();
     return;
   }
   const t = e.target;
@@ -130,6 +153,10 @@ document.addEventListener("keydown", (e) => {
   } else if ((e.key === "j" || e.key === "k") && view && view.step) {
     e.preventDefault();
     view.step(e.key === "j" ? 1 : -1);
+  } else if (e.key === "f" && view && view.find && view.find()) {
+    e.preventDefault();
+  } else if ((e.key === "n" || e.key === "N") && view && view.findStep && view.findStep(e.key === "n" ? 1 : -1)) {
+    e.preventDefault();
   }
 });
 

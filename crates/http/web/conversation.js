@@ -1,10 +1,12 @@
 // A conversation: a session's history, a page at a time (the newest first, older pages as it scrolls
 // up, newer ones read forward when it opened at an entry), kept live from the events socket by
 // catching up from a cursor; and its chat's sends (composer.js), shown at once as pending and
-// retired by `reconcile` when the transcript holds them.
+// retired by `reconcile` when the transcript holds them. Opened at an entry (`?cursor=`), it reads
+// around it; its find bar (find.js) steps through a query's hits, opening it at each.
 
 import { ApiError, get, post, query } from "./api.js";
 import { Composer } from "./composer.js";
+import { FindBar } from "./find.js";
 import { Header } from "./header.js";
 import { openPhoto } from "./page.js";
 import { reconcile } from "./reconcile.js";
@@ -27,7 +29,8 @@ function compareOrder(a, b) {
  * live) and the chat's pending sends, reconciled.
  */
 export class Conversation {
-  constructor(main, { sessionId = null, chatId = null, cursor = null, sidechains = false }) {
+  /** `find`: a query to find in it at once (the search hit it was opened from had it). */
+  constructor(main, { sessionId = null, chatId = null, cursor = null, sidechains = false, find = null }) {
     this.sessionId = sessionId;
     this.chatId = chatId || (sessionId && /^[A-Za-z0-9._:-]{1,120}$/.test(sessionId) ? `session-${sessionId}` : null);
     this.before = null; // pass as before for the page before what is loaded; null at the start
@@ -42,6 +45,8 @@ export class Conversation {
     this.loadingOlder = false;
     this.catchingUp = null;
     this.closed = false;
+    this.generation = 0; // a page asked for before the history was laid anew is not shown
+    this.asked = 0; // the entries asked for by goTo
 
     this.header = new Header({
       sessionId,
@@ -72,8 +77,13 @@ export class Conversation {
       },
       { limits: () => limits, call, openPhoto },
     );
-    main.append(render.el("section", "conversation", this.header.element, this.banner, this.scroller, this.composer.form));
-    this.open(cursor);
+    this.findBar = new FindBar({
+      sessionId: () => this.sessionId,
+      goTo: (at, q) => this.goTo(at, q),
+      closed: () => this.keepInUrl({ q: null }),
+    });
+    main.append(render.el("section", "conversation", this.header.element, this.findBar.element, this.banner, this.scroller, this.composer.form));
+    this.open(cursor, find);
   }
 
   close() {
@@ -82,7 +92,7 @@ export class Conversation {
   }
 
   /** Loads the first page (newest, or around `cursor`) and the pending sends. */
-  async open(cursor) {
+  async open(cursor, find) {
     this.header.showUsage(this.sessionId);
     try {
       if (this.chatId) {
@@ -103,6 +113,7 @@ export class Conversation {
       this.renderPending();
       if (cursor === null) this.scrollToBottom();
       sidebar.highlight();
+      if (find && this.sessionId && !this.closed) this.findBar.open(find, cursor);
     } catch (e) {
       this.fail(e);
     }
@@ -118,28 +129,108 @@ export class Conversation {
   }
 
   async loadPage(params, where) {
+    const generation = this.generation;
     const page = await call(() => get(this.historyUrl(params)));
-    if (!this.closed) this.show(page, where);
+    if (!this.closed && generation === this.generation) this.show(page, where);
     return page;
   }
 
-  /** Opens at an entry: the page before it, and it with the ones after it. */
-  async openAround(cursor) {
+  /** Opens at an entry: the page before it, and it with the ones after it; marks it. Returns false
+   * where the history was laid anew meanwhile (another entry was asked for); marks it only where
+   * `still()` holds (no entry on screen was asked for since). */
+  async openAround(cursor, still = () => true) {
+    const generation = this.generation;
     await this.loadPage({ before: cursor }, "newest");
+    if (generation !== this.generation) return false;
     await this.loadPage({ from: cursor }, "forward");
-    const target = this.list.querySelector(`li[data-cursor="${cursor}"]`);
-    if (target) {
-      target.classList.add("target");
-      target.scrollIntoView({ block: "center" });
+    if (generation !== this.generation) return false;
+    if (still()) this.mark(this.itemNear(cursor));
+    return true;
+  }
+
+  /** The item of entry `cursor`, or where it would be when it is not on screen (a line no one
+   * reads, or a side chain's while they are hidden): the next item on screen, else the last. */
+  itemNear(cursor) {
+    const exact = this.list.querySelector(`:scope > li[data-cursor="${cursor}"]`);
+    if (exact || this.placed.length === 0) return exact;
+    const e = this.entries.get(cursor);
+    const next = this.placed.find((p) => (e ? compareOrder(p.entry, e) >= 0 : p.entry.cursor >= cursor));
+    return (next || this.placed[this.placed.length - 1]).item;
+  }
+
+  /** Marks `item` as the entry looked for (the only one) and brings it into view. */
+  mark(item) {
+    for (const li of this.list.querySelectorAll(":scope > li.target")) li.classList.remove("target");
+    if (!item) return;
+    item.classList.add("target");
+    item.scrollIntoView({ block: "center" });
+  }
+
+  /** Opens the conversation at entry `cursor`: where it is on screen already, else read anew around
+   * it (the page before it and the one from it, older and newer ones as it scrolls); marks it, and
+   * keeps it in the URL with the find bar's query `q`. */
+  async goTo(cursor, q) {
+    this.keepInUrl({ cursor, q });
+    // The entry asked for last is the one marked, whichever read ends last.
+    const asked = ++this.asked;
+    if (this.entries.has(cursor) || this.list.querySelector(`:scope > li[data-cursor="${cursor}"]`)) {
+      this.mark(this.itemNear(cursor));
+      return;
+    }
+    this.clear();
+    try {
+      if (!(await this.openAround(cursor, () => asked === this.asked))) return;
+      this.reconcile();
+      this.renderPending();
+    } catch (e) {
+      this.fail(e);
     }
   }
 
-  reload() {
+  /** Puts `changes` (null: left out) in the URL's query, for a reload or a link to open here. */
+  keepInUrl(changes) {
+    const params = new URLSearchParams(location.search);
+    for (const [k, v] of Object.entries(changes)) {
+      if (v === null || v === undefined || v === "") params.delete(k);
+      else params.set(k, String(v));
+    }
+    const search = params.toString();
+    history.replaceState(history.state, "", `${location.pathname}${search ? `?${search}` : ""}`);
+  }
+
+  /** Shows the find bar with the keyboard in it (Ctrl-F, `f`): false where there is nothing to
+   * find in (a chat not started). */
+  find() {
+    if (!this.sessionId) return false;
+    this.findBar.focus();
+    return true;
+  }
+
+  /** The find bar's next (1) or previous (-1) hit (`n`, `N`): false when it is not open. */
+  findStep(step) {
+    return this.findBar.step(step);
+  }
+
+  /** Closes the find bar (Esc): false when it was not open. */
+  closeFind() {
+    if (!this.findBar.isOpen) return false;
+    this.findBar.close();
+    return true;
+  }
+
+  /** Takes every entry off screen, and what was read of the history; pages asked for before are not
+   * shown. */
+  clear() {
+    this.generation++;
     this.entries.clear();
     this.placed = [];
     this.list.replaceChildren();
     this.before = this.after = this.first = this.last = null;
     this.hasMoreAfter = false;
+  }
+
+  reload() {
+    this.clear();
     this.loadPage({}, "newest").then(() => {
       this.reconcile();
       this.renderPending();

@@ -9,6 +9,8 @@ import { PAGE, agentName, call } from "./server.js";
 
 export const sidebar = {
   next: null,
+  /** The sessions listed, by id (the palette finds titles among them at once). */
+  sessions: new Map(),
   projects: new Set(),
   loading: false,
   refreshTimer: null,
@@ -28,6 +30,7 @@ export const sidebar = {
       if (!more) {
         list.replaceChildren();
         this.pinned = new Set();
+        this.sessions = new Map();
       }
       for (const s of pins ? pins.sessions : []) {
         this.pinned.add(s.id);
@@ -49,6 +52,7 @@ export const sidebar = {
   },
 
   item(s) {
+    this.sessions.set(s.id, s);
     if (s.project && !this.projects.has(s.project)) {
       this.projects.add(s.project);
       const option = render.el("option", null, s.project);
