@@ -32,6 +32,7 @@ CREATE TABLE files (
                                                 -- rows replaced): a push's watermark holds within one
 );
 CREATE UNIQUE INDEX files_live_path ON files(path) WHERE state = 'live';
+CREATE INDEX files_identity ON files(dev, inode); -- a new path's file known under another name
 
 -- One row per conversation, kept up to date by the indexer.
 CREATE TABLE sessions (

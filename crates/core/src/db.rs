@@ -215,13 +215,16 @@ CREATE TABLE forgotten_in (
            AND (instr(stripped, '"gitBranch":"') > 0 OR (type = 'session_meta' AND instr(stripped, '"branch"') > 0))
            AND json_valid(stripped)
          ORDER BY sort_at DESC, sort_file DESC, line DESC, id DESC LIMIT 1);"#,
-    // 11 -> 12: search text in three columns (what was said; tool calls' input and output; the
+    // 11 -> 12: files found by their identity through an index (each new path asks whether its
+    // file is known under another name: without it, a scan of every file row, so that a first
+    // index of 20,000 transcripts took time in their square). And search text in three columns (what was said; tool calls' input and output; the
     // tools called), so that search ranks what was said first, snippets show a call's input as
     // its strings, and `tool:` filters. The full-text table is made again from the rows as they
     // are (all their text in `text`, searchable at once); the writer splits the text of rows
     // written before into the three columns when it next opens the index (`SEARCH_PENDING`: it
     // needs the formats' parsers).
-    "DROP TRIGGER entries_ai;
+    "CREATE INDEX files_identity ON files(dev, inode);
+     DROP TRIGGER entries_ai;
      DROP TRIGGER entries_ad;
      DROP TRIGGER entries_au;
      DROP TABLE entries_fts;

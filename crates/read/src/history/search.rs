@@ -500,9 +500,11 @@ impl<'c> Run<'c> {
         Ok(Some(run))
     }
 
-    /// The `FROM … WHERE` of a walk of the full-text index for `?1`, within the scope.
+    /// The `FROM … WHERE` of a walk of the full-text index for `?1`, within the scope. The index
+    /// is the outer loop (`CROSS JOIN`): it is walked once, in rowid order, and each match's row
+    /// read by its id; with the entries outer, SQLite would ask the index once per row of a session.
     fn tables_and_conditions(&self) -> String {
-        let mut sql = String::from("FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid");
+        let mut sql = String::from("FROM entries_fts CROSS JOIN entries e ON e.id = entries_fts.rowid");
         if self.sessions {
             sql.push_str(" LEFT JOIN sessions s ON s.id = e.session_id");
         }
@@ -665,7 +667,7 @@ impl<'c> Run<'c> {
             "SELECT e.uuid, e.line, e.type, e.timestamp, e.agent, e.role, e.tools, s.title, s.project,
                     snippet(entries_fts, 0, char(57344), char(57345), '…', 16),
                     snippet(entries_fts, 1, char(57344), char(57345), '…', 16)
-             FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid LEFT JOIN sessions s ON s.id = e.session_id
+             FROM entries_fts CROSS JOIN entries e ON e.id = entries_fts.rowid LEFT JOIN sessions s ON s.id = e.session_id
              WHERE entries_fts MATCH ?1 AND entries_fts.rowid = ?2",
         )?;
         let hit = stmt
