@@ -398,7 +398,7 @@ fn the_tools_over_stdio_and_http_answer_as_the_api_does() {
 }
 
 /// Percent-encodes a query parameter.
-fn urlencode(s: &str) -> String {
+pub(crate) fn urlencode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::mcp::{call, run_plan, sdk_available, stdio_plan};
+use crate::mcp::{call, run_plan, sdk_available, stdio_plan, urlencode};
 use crate::util::{Env, Server};
 
 /// What a query must get.
@@ -162,15 +162,6 @@ fn leaks_the_store(text: &str) -> bool {
         .any(|w| text.to_lowercase().contains(&w.to_lowercase()))
 }
 
-fn encode(q: &str) -> String {
-    q.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 #[test]
 fn everyday_and_hostile_queries_answer_through_http_the_cli_and_mcp() {
     assert!(QUERIES.len() >= 80, "the table holds {} queries", QUERIES.len());
@@ -181,7 +172,7 @@ fn everyday_and_hostile_queries_answer_through_http_the_cli_and_mcp() {
     server.wait_for_sessions(2);
     let mut http_sessions = Vec::new();
     for (q, expect) in QUERIES {
-        let res = server.get(&format!("/api/search?q={}", encode(q)));
+        let res = server.get(&format!("/api/search?q={}", urlencode(q)));
         let status = res.status().as_u16();
         let body = res.text().unwrap();
         assert!(!leaks_the_store(&body), "HTTP {q:?}: {body}");
@@ -268,13 +259,13 @@ fn filters_narrow_and_tool_calls_read_as_their_input() {
         ("checksum project:alpha", "5e55a000-0000-4000-8000-000000000001"),
         ("checksum session:5e55a000-0000-4000-8000-000000000002", "5e55a000-0000-4000-8000-000000000002"),
     ] {
-        let answer = server.json(&format!("/api/search?q={}", encode(q)));
+        let answer = server.json(&format!("/api/search?q={}", urlencode(q)));
         let ids: Vec<&str> =
             answer["sessions"].as_array().unwrap().iter().map(|s| s["sessionId"].as_str().unwrap()).collect();
         assert_eq!(ids, [found], "{q}: {answer}");
     }
     for q in ["checksum before:2026-01-01", "checksum agent:codex", "cargo role:user", "checksum -checksum"] {
-        let answer = server.json(&format!("/api/search?q={}", encode(q)));
+        let answer = server.json(&format!("/api/search?q={}", urlencode(q)));
         assert_eq!(answer["sessions"].as_array().unwrap().len(), 0, "{q}: {answer}");
     }
     // One session's hits in conversation order, one per entry.

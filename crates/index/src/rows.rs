@@ -553,18 +553,18 @@ fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>, agent
     Ok(())
 }
 
+/// Whether a migration left `key` in `scrollback_meta`: work it could not do in SQL, still to do.
+fn pending(conn: &Connection, key: &str) -> Result<bool> {
+    Ok(conn.query_row("SELECT EXISTS (SELECT 1 FROM scrollback_meta WHERE key = ?1)", [key], |r| r.get(0))?)
+}
+
 /// Fills in the columns version 4 added for rows written before it (the migration's pending part,
 /// `db::BACKFILL_PENDING`), in one transaction: each entry's order, copies, search text and sub-agent
 /// fields (the stored line described again), then each session's title, git branch and counts. Does
 /// nothing when nothing is pending. Every row before version 4 is the default format's
 /// ([`format::DEFAULT`], Claude Code's): no other format was read then.
 pub(crate) fn backfill_v4(conn: &Connection) -> Result<()> {
-    let pending: bool = conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM scrollback_meta WHERE key = ?1)",
-        [scrollback_core::db::BACKFILL_PENDING],
-        |r| r.get(0),
-    )?;
-    if !pending {
+    if !pending(conn, scrollback_core::db::BACKFILL_PENDING)? {
         return Ok(());
     }
     let started = std::time::Instant::now();
@@ -679,12 +679,7 @@ fn set_search_text(tx: &Connection, id: i64, meta: &format::Meta) -> Result<()> 
 /// migration's pending part, `db::SEARCH_PENDING`): each stored line described again by its own
 /// format, a thousand rows at a time, in one transaction. Does nothing when nothing is pending.
 pub(crate) fn backfill_search(conn: &Connection) -> Result<()> {
-    let pending: bool = conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM scrollback_meta WHERE key = ?1)",
-        [scrollback_core::db::SEARCH_PENDING],
-        |r| r.get(0),
-    )?;
-    if !pending {
+    if !pending(conn, scrollback_core::db::SEARCH_PENDING)? {
         return Ok(());
     }
     let started = std::time::Instant::now();

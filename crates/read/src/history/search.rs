@@ -229,14 +229,11 @@ pub fn search_page(
     offset: u32,
     limit: u32,
 ) -> Result<SearchPage> {
-    check_offset(offset)?;
     let limit = limit.clamp(1, MAX_LIMIT);
-    within_budget(conn, || {
-        let Some(run) = Run::new(conn, query, scope)? else {
+    ranked(conn, query, scope, sort, offset, |ranked| {
+        let Some((run, candidates, complete)) = ranked else {
             return Ok(SearchPage { hits: Vec::new(), next: None, notes: query.notes.clone() });
         };
-        let (mut candidates, complete) = run.candidates(sort)?;
-        order(&mut candidates, sort);
         // The rows in ranking order, as far as the page and one more (the next page's sign).
         let wanted = offset as usize + limit as usize + 1;
         let mut rows = Vec::new();
@@ -265,14 +262,11 @@ pub fn search_sessions(
     offset: u32,
     limit: u32,
 ) -> Result<SessionHitsPage> {
-    check_offset(offset)?;
     let limit = limit.clamp(1, MAX_LIMIT);
-    within_budget(conn, || {
-        let Some(run) = Run::new(conn, query, scope)? else {
+    ranked(conn, query, scope, sort, offset, |ranked| {
+        let Some((run, candidates, complete)) = ranked else {
             return Ok(SessionHitsPage { sessions: Vec::new(), next: None, notes: query.notes.clone() });
         };
-        let (mut candidates, complete) = run.candidates(sort)?;
-        order(&mut candidates, sort);
         // Each session at its best hit, in the order of those, as far as the page and one more
         // (the next page's sign). Where every candidate's row was read with it and they are every
         // match, a session's count is its candidates'; else it is counted.
@@ -325,11 +319,26 @@ fn punctuated(word: &str) -> bool {
     word.chars().any(|c| !c.is_alphanumeric())
 }
 
-fn check_offset(offset: u32) -> Result<()> {
-    match offset > MAX_OFFSET {
-        true => Err(Error::BadQuery(format!("search offset {offset}: at most {MAX_OFFSET}; narrow the query"))),
-        false => Ok(()),
+/// A search up to its ranking: the offset checked, then, within the step budget, the first stage
+/// and the order; `page` makes the answer of the ranked candidates, whether they are every match,
+/// and the search (`None`: the scope holds nothing).
+fn ranked<T>(
+    conn: &Connection,
+    query: &Query,
+    scope: Scope<'_>,
+    sort: Sort,
+    offset: u32,
+    page: impl FnOnce(Option<(&Run<'_>, Vec<Candidate>, bool)>) -> Result<T>,
+) -> Result<T> {
+    if offset > MAX_OFFSET {
+        return Err(Error::BadQuery(format!("search offset {offset}: at most {MAX_OFFSET}; narrow the query")));
     }
+    within_budget(conn, || {
+        let Some(run) = Run::new(conn, query, scope)? else { return page(None) };
+        let (mut candidates, complete) = run.candidates(sort)?;
+        order(&mut candidates, sort);
+        page(Some((&run, candidates, complete)))
+    })
 }
 
 /// A match, as the first stage keeps it.
