@@ -954,6 +954,8 @@ test("19. search results as conversations: a card per session with its hit count
   await long.locator(".other-hits a.hit", { hasText: "entry 100" }).click();
   await page.waitForURL(new RegExp(`/sessions/${LONG}\\?cursor=\\d+&q=kestrel$`));
   await until("the entry", async () => /kestrel sighting at entry 100/.test((await page.locator("li.target").textContent().catch(() => "")) || ""));
+  // The find bar has its hits (its request is done before the page moves on).
+  await until("the find bar", async () => /^\d+ \/ 4$/.test((await page.locator(".find-bar .find-count").textContent().catch(() => "")) || ""));
   // How the query was read, when not as typed.
   await goElsewhere(page, `${server.url}/search?q=kestrel%20NOT%20falcon`);
   await until("the cards", async () => (await page.locator("li.result").count()) === 4);
