@@ -393,20 +393,17 @@ async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Reje
                 until: until.as_deref(),
                 active_since: None,
             };
-            match grouped {
-                true => store.search_sessions(&q, scope, sort, offset, limit).map(Err),
-                false => store.search(&q, scope, sort, offset, limit).map(Ok),
-            }
+            store.search_answer(&q, scope, sort, (offset, limit), grouped)
         })
         .await
         .map_err(ApiError::reject)?;
     match page {
-        Ok(page) => {
+        history::SearchAnswer::Entries(page) => {
             let marks = marks_of(&api, page.hits.iter().map(|h| h.session_id.clone()).collect()).await?;
             let read = wire::QueryRead::new(&p.q, &query, &page.notes);
             Ok(json(&wire::Hits::marked(read, &page, &marks)))
         }
-        Err(page) => {
+        history::SearchAnswer::Sessions(page) => {
             let marks = marks_of(&api, page.sessions.iter().map(|g| g.session_id.clone()).collect()).await?;
             let read = wire::QueryRead::new(&p.q, &query, &page.notes);
             Ok(json(&wire::SessionHitsPage::marked(read, &page, &marks)))

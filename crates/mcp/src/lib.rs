@@ -27,7 +27,7 @@ use serde::Deserialize;
 
 use scrollback_core::codec::refs::{ContentHash, MediaName, MediaRef};
 use scrollback_core::error::{Error, Result};
-use scrollback_read::history::{self, Position, Scope, SessionQuery, Sort};
+use scrollback_read::history::{self, Position, Scope, SearchAnswer, SessionQuery, Sort};
 use scrollback_read::pool::Readers;
 
 /// The most characters of text one tool result holds; a longer answer is cut, and says where to
@@ -332,15 +332,12 @@ impl Tools {
                     until: until.as_deref(),
                     active_since: active.as_deref(),
                 };
-                match per_entry {
-                    true => store.search(&query, scope, sort, offset, limit).map(Ok),
-                    false => store.search_sessions(&query, scope, sort, offset, limit).map(Err),
-                }
+                store.search_answer(&query, scope, sort, (offset, limit), !per_entry)
             })
             .await;
         Ok(match page {
-            Ok(Ok(page)) => render::hits(&args.query, &read_as, &page, offset),
-            Ok(Err(page)) => render::session_hits(&args.query, &read_as, &page, offset),
+            Ok(SearchAnswer::Entries(page)) => render::hits(&args.query, &read_as, &page, offset),
+            Ok(SearchAnswer::Sessions(page)) => render::session_hits(&args.query, &read_as, &page, offset),
             Err(e) => read_failed(e),
         })
     }

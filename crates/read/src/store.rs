@@ -18,7 +18,8 @@ use scrollback_core::error::Result;
 
 use crate::export::{Kind, Written};
 use crate::history::{
-    HistoryPage, Position, Scope, SearchPage, SessionHitsPage, SessionPage, SessionQuery, SessionSummary, Sort,
+    HistoryPage, Position, Scope, SearchAnswer, SearchPage, SessionHitsPage, SessionPage, SessionQuery, SessionSummary,
+    Sort,
 };
 use crate::media::MediaRecord;
 use crate::prices::Prices;
@@ -59,6 +60,21 @@ pub trait Store {
         offset: u32,
         limit: u32,
     ) -> Result<SessionHitsPage>;
+
+    /// [`Store::search_sessions`] when `grouped`, else [`Store::search`].
+    fn search_answer(
+        &self,
+        query: &Query,
+        scope: Scope<'_>,
+        sort: Sort,
+        (offset, limit): (u32, u32),
+        grouped: bool,
+    ) -> Result<SearchAnswer> {
+        Ok(match grouped {
+            true => SearchAnswer::Sessions(self.search_sessions(query, scope, sort, offset, limit)?),
+            false => SearchAnswer::Entries(self.search(query, scope, sort, offset, limit)?),
+        })
+    }
 
     /// Where a payload is, by its ref or its hash (`Error::NotFound` if the store has none).
     fn media(&self, name: &MediaName) -> Result<MediaRecord>;

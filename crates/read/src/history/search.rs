@@ -206,6 +206,15 @@ pub struct SessionHitsPage {
     pub notes: Vec<String>,
 }
 
+/// A search's answer: sessions with hits, or one hit per entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SearchAnswer {
+    /// Grouped by session ([`search_sessions`]).
+    Sessions(SessionHitsPage),
+    /// One per entry ([`search_page`]).
+    Entries(SearchPage),
+}
+
 /// The most hits or sessions a search may skip to (an offset deeper than this is refused).
 pub const MAX_OFFSET: u32 = 10_000;
 
@@ -247,7 +256,7 @@ pub fn search_page(
         }
         let next = (rows.len() == wanted).then_some(offset + limit);
         let page = rows.iter().skip(offset as usize).take(limit as usize);
-        let hits = page.map(|(c, row)| run.hit(c, row)).collect::<Result<Vec<_>>>()?;
+        let hits = page.map(|(c, row)| Ok(run.hit(c, row)?.0)).collect::<Result<Vec<_>>>()?;
         Ok(SearchPage { hits, next, notes: run.notes(complete) })
     })
 }
@@ -292,12 +301,8 @@ pub fn search_sessions(
                 true => counts[&row.session_id],
                 false => run.count_in(&row.session_id)?,
             };
-            let hit = run.hit(c, row)?;
-            let (agent, last_timestamp) = conn
-                .prepare_cached("SELECT agent, last_timestamp FROM sessions WHERE id = ?1")?
-                .query_row([&row.session_id], |r| Ok((r.get(0)?, r.get(1)?)))
-                .optional()?
-                .unwrap_or_else(|| (hit.agent.clone(), None));
+            let (hit, session) = run.hit(c, row)?;
+            let (agent, last_timestamp) = session.unwrap_or_else(|| (hit.agent.clone(), None));
             sessions.push(SessionHits {
                 session_id: row.session_id.clone(),
                 title: hit.title.clone(),
@@ -356,6 +361,9 @@ struct Candidate {
     /// needs it); else read when the ranking reaches it ([`Run::row`]).
     row: Option<Row>,
 }
+
+/// A session's agent and the time of its last entry, as its row has them.
+type SessionRow = (String, Option<String>);
 
 /// What a candidate's entry row says of it.
 #[derive(Debug, Clone)]
@@ -670,12 +678,13 @@ impl<'c> Run<'c> {
     }
 
     /// A candidate as a hit: its columns, its session's title and project, and its snippet (of what
-    /// was said where the words are there, else of tool text).
-    fn hit(&self, c: &Candidate, row: &Row) -> Result<SearchHit> {
+    /// was said where the words are there, else of tool text); with its session's agent and last
+    /// time (none when the session has no row).
+    fn hit(&self, c: &Candidate, row: &Row) -> Result<(SearchHit, Option<SessionRow>)> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT e.uuid, e.line, e.type, e.timestamp, e.agent, e.role, e.tools, s.title, s.project,
                     snippet(entries_fts, 0, char(57344), char(57345), '…', 16),
-                    snippet(entries_fts, 1, char(57344), char(57345), '…', 16)
+                    snippet(entries_fts, 1, char(57344), char(57345), '…', 16), s.agent, s.last_timestamp
              FROM entries_fts CROSS JOIN entries e ON e.id = entries_fts.rowid LEFT JOIN sessions s ON s.id = e.session_id
              WHERE entries_fts MATCH ?1 AND entries_fts.rowid = ?2",
         )?;
@@ -685,7 +694,8 @@ impl<'c> Run<'c> {
                 let tool = Snippet(words::unmark(&r.get::<_, Option<String>>(10)?.unwrap_or_default()).into_owned());
                 let in_tool = !said.has_match() && (tool.has_match() || said.0.is_empty());
                 let tools: Option<String> = r.get(6)?;
-                Ok(SearchHit {
+                let session = r.get::<_, Option<String>>(11)?.map(|agent| (agent, r.get(12).ok().flatten()));
+                let hit = SearchHit {
                     session_id: row.session_id.clone(),
                     entry_uuid: r.get(0)?,
                     cursor: c.id,
@@ -699,7 +709,8 @@ impl<'c> Run<'c> {
                     project: r.get(8)?,
                     in_tool,
                     snippet: if in_tool { tool } else { said },
-                })
+                };
+                Ok((hit, session))
             })
             .map_err(fts_error)?;
         Ok(hit)
