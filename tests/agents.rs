@@ -435,7 +435,7 @@ fn huge_codex_and_gemini_lines_index_with_their_photos_byte_exact_and_none_of_th
         b64(&gemini_photo)
     );
     let chat = env.write("gemini/tmp/demo/chats/session-2026-11-30T09-00-5e55a0de.jsonl", chat_body);
-    assert!(index_roots(&env).starts_with("indexed 2 files, 4 lines, 2 photos"));
+    assert!(index_roots(&env).starts_with("indexed 2 files, 4 lines, 2 payloads"));
     assert_eq!(check_invariants(&env.data), 4);
     assert_eq!(photos_of(&env, &codex), [codex_photo]);
     assert_eq!(photos_of(&env, &chat), [gemini_photo]);

@@ -17,7 +17,7 @@ fn corpus_env() -> Option<(Env, std::path::PathBuf)> {
 fn every_manifest_image_comes_back_byte_exact() {
     let Some((env, real)) = corpus_env() else { return };
     let summary = env.index();
-    assert!(summary.starts_with("indexed 8 files, 4038 lines, 5 photos, 0 invalid lines"), "{summary}");
+    assert!(summary.starts_with("indexed 8 files, 4038 lines, 5 payloads, 0 invalid lines"), "{summary}");
 
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(real.join("MANIFEST.json")).unwrap()).unwrap();
@@ -122,6 +122,6 @@ fn a_second_run_changes_nothing() {
     env.index();
     let before = counts(&env.conn());
     let summary = env.index();
-    assert!(summary.starts_with("indexed 0 files, 0 lines, 0 photos"), "{summary}");
+    assert!(summary.starts_with("indexed 0 files, 0 lines, 0 payloads"), "{summary}");
     assert_eq!(counts(&env.conn()), before);
 }

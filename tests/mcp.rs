@@ -228,12 +228,15 @@ fn the_tools_over_stdio_and_http_answer_as_the_api_does() {
     if !sdk_available() {
         return;
     }
-    let env = Env::new();
-    let server = Server::start(&env, &["--demo"]);
+    // The demo's own data directory is `demo/` in the one given: this test reads that one.
+    let mut env = Env::new();
+    let given = env.data.clone();
+    env.data = scrollback::demo::data_dir(&given);
+    let server = Server::start(&env, &["--demo", "--data-dir", given.to_str().unwrap()]);
     server.wait_for_sessions(2);
     // A session appended while the servers run: found by their next search.
     let (tools, big) = tools_session();
-    let demo_project = env.data.join("demo/projects").join(scrollback::demo::engine::DEMO_PROJECT);
+    let demo_project = env.data.join("projects").join(scrollback::demo::engine::DEMO_PROJECT);
     std::fs::write(demo_project.join(format!("{TOOLS_SESSION}.jsonl")), &tools).unwrap();
     server.wait_for_sessions(3);
     let photos = photos(&env);

@@ -275,8 +275,12 @@ fn status_counts_what_the_index_holds_and_creates_nothing() {
     let out = env.run(&["status"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
-    for want in ["1 followed, 1 gone", "sessions        2", "entries         4 (1 invalid lines)", "sends pending   0"]
-    {
+    for want in [
+        "1 followed, 1 gone",
+        "sessions        2",
+        "entries         4 (1 invalid lines), and 0 more lines hidden as copies or replays",
+        "sends pending   0",
+    ] {
         assert!(text.contains(want), "{want:?} in\n{text}");
     }
     assert!(!env.data.join("accepted.sqlite3").exists(), "status wrote nothing");

@@ -6,6 +6,7 @@ mod agents;
 mod architecture;
 mod browser;
 mod bulk;
+mod cli;
 mod corpus;
 mod crash;
 mod examples;

@@ -1,5 +1,7 @@
-//! `scrollback serve --demo`: a small transcript tree with real PNG photos, written into the data
-//! directory (never the home directory's transcripts), so that a newcomer sees the product at once.
+//! `scrollback serve --demo`: a small transcript tree with real PNG photos, so that a newcomer sees
+//! the product at once. The demo has a data directory of its own, `demo/` in the person's
+//! ([`data_dir`]): its tree, index, acceptance record and vault all live there, and it never
+//! writes the person's index or reads their transcripts.
 
 use std::path::{Path, PathBuf};
 
@@ -71,9 +73,15 @@ fn line(
     v.to_string() + "\n"
 }
 
-/// Writes the demo tree under `data_dir/demo/projects` (once) and returns its root.
-pub fn write(data_dir: &Path) -> Result<PathBuf> {
-    let root = data_dir.join("demo/projects");
+/// The demo's own data directory, in the person's `data_dir`.
+pub fn data_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("demo")
+}
+
+/// Writes the demo tree under `demo_dir/projects` (once) and returns its root. `demo_dir` is the
+/// demo's data directory ([`data_dir`]).
+pub fn write(demo_dir: &Path) -> Result<PathBuf> {
+    let root = demo_dir.join("projects");
     let project = root.join(engine::DEMO_PROJECT);
     std::fs::create_dir_all(&project).map_err(|e| Error::io(&project, e))?;
 
@@ -90,8 +98,8 @@ pub fn write(data_dir: &Path) -> Result<PathBuf> {
 
 /// Writes the demo tree (as [`write()`] does) and returns it as the root `serve --demo` follows: its
 /// transcripts are Claude Code's.
-pub fn write_root(data_dir: &Path) -> Result<Root> {
-    Ok(Root::new(crate::format::CLAUDE, write(data_dir)?))
+pub fn write_root(demo_dir: &Path) -> Result<Root> {
+    Ok(Root::new(crate::format::CLAUDE, write(demo_dir)?))
 }
 
 /// The photo session: two pasted photos, a photo the Read tool returned, a failed upload, a summary.

@@ -19,6 +19,8 @@ pub struct Server {
     pub client: Client,
     /// Everything it wrote to standard error after it started listening.
     pub log: std::sync::Arc<std::sync::Mutex<String>>,
+    /// The line that says where it listens.
+    pub first_line: String,
 }
 
 impl Drop for Server {
@@ -35,10 +37,15 @@ impl Server {
 
     /// [`Server::start`] with these environment variables set too.
     pub fn start_with(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Server {
-        let mut child = env
-            .cmd()
+        let mut cmd = env.cmd();
+        cmd.envs(vars.iter().copied());
+        Server::start_cmd(cmd, args)
+    }
+
+    /// `serve` run by `cmd` (the binary, its environment set), with these arguments.
+    pub fn start_cmd(mut cmd: std::process::Command, args: &[&str]) -> Server {
+        let mut child = cmd
             .env("RUST_LOG", "scrollback=warn")
-            .envs(vars.iter().copied())
             .args(["serve", "--listen", "127.0.0.1:0"])
             .args(args)
             .stdout(Stdio::null())
@@ -64,7 +71,8 @@ impl Server {
                 line.clear();
             }
         });
-        Server { child, base, client: Client::builder().timeout(Duration::from_secs(30)).build().unwrap(), log }
+        let client = Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
+        Server { child, base, client, log, first_line: line }
     }
 
     pub fn get(&self, path: &str) -> reqwest::blocking::Response {

@@ -106,6 +106,44 @@ pub fn forget_live(
     })
 }
 
+/// Which sessions a name given to `forget` or `unforget` may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Among {
+    /// Those of the index, and those already forgotten (forgetting one again does nothing).
+    Any,
+    /// Only those forgotten, in the index or the acceptance record.
+    Forgotten,
+}
+
+/// The session `given` names among `among`: its id, or a prefix of that id and no other's
+/// ([`scrollback_read::history::names::pick`]); the acceptance record's forgotten sessions count
+/// too, where there is one. A whole id only the acceptance record knows (a chat bound to it before
+/// its transcript) names that session, as for [`forget_live`].
+pub fn named(conn: &Connection, accept: Option<&AcceptStore>, given: &str, among: Among) -> Result<String> {
+    use scrollback_read::history::names;
+    let mut candidates = names::forgotten_starting_with(conn, given)?;
+    if let Some(accept) = accept {
+        candidates.extend(accept.forgotten_sessions()?.into_iter().filter(|s| s.starts_with(given)));
+    }
+    if among == Among::Any {
+        candidates.extend(names::sessions_starting_with(conn, given)?);
+    }
+    match names::pick(given, candidates) {
+        Err(Error::UnknownSession(_)) if among == Among::Any && known_to_the_record(accept, given)? => {
+            Ok(given.to_owned())
+        }
+        named => named,
+    }
+}
+
+/// Whether the acceptance record holds sent messages of `session`.
+fn known_to_the_record(accept: Option<&AcceptStore>, session: &str) -> Result<bool> {
+    Ok(match accept {
+        Some(accept) => accept.forget_session(session, true)?.0 > 0,
+        None => false,
+    })
+}
+
 /// The sessions `scrollback forget --project DIR --before DATE` names: those of the project, and
 /// those whose last entry is before the date, sorted, each once.
 ///

@@ -6,7 +6,7 @@
 //! record and the vault; [`chat`] records a sent message and runs the engine for it, one run at a
 //! time per chat; [`status`] is what the data directory holds and how its parts stand; [`election`] picks which of several `mcp`
 //! servers follows the transcripts; [`accept`] is the acceptance record of sent messages (primary
-//! data). The HTTP
+//! data); [`roots`] are the transcript roots a data directory remembers. The HTTP
 //! server, the CLI (and any other front end) call these and hold none of this logic themselves.
 
 #![deny(missing_docs)]
@@ -15,5 +15,6 @@ pub mod accept;
 pub mod chat;
 pub mod election;
 pub mod forget;
+pub mod roots;
 pub mod status;
 pub mod writer;

@@ -22,8 +22,14 @@ pub struct IndexStatus {
     pub entries: i64,
     /// Of those, lines that could not be indexed.
     pub invalid_lines: i64,
-    /// Photos: image payloads under `message.content`, with a ref.
+    /// Lines the index holds that history leaves out: copies of an entry and an agent's replays
+    /// (`entries.duplicate`). With `entries`, every line indexed.
+    pub hidden_lines: i64,
+    /// Photos: image payloads under `message.content`, with a ref, of entries history shows.
     pub photos: i64,
+    /// Every payload stripped from the lines the index holds, hidden ones included: photos, their
+    /// copies (a tool's result carries its photo twice), documents and files. `index` counts these.
+    pub payloads: i64,
     /// Bytes of the index's files (`index.sqlite3` and its write-ahead log).
     pub index_bytes: u64,
     /// Bytes free for an unprivileged user on the data directory's file system.
@@ -98,10 +104,12 @@ pub fn index_status(conn: &Connection, data_dir: &Path) -> Result<IndexStatus> {
             .collect::<rusqlite::Result<_>>()?,
         entries: count("SELECT count(*) FROM entries WHERE duplicate = 0")?,
         invalid_lines: count("SELECT count(*) FROM entries WHERE duplicate = 0 AND invalid IS NOT NULL")?,
+        hidden_lines: count("SELECT count(*) FROM entries WHERE duplicate <> 0")?,
         photos: count(
             "SELECT count(*) FROM media m JOIN entries e ON e.id = m.entry_id
              WHERE e.duplicate = 0 AND m.ordinal IS NOT NULL AND m.kind = 'image'",
         )?,
+        payloads: count("SELECT count(*) FROM media")?,
         index_bytes,
         free_bytes: free_bytes(data_dir).ok(),
         vault: vault_status(conn)?,

@@ -37,6 +37,10 @@ pub trait Store {
     /// One session as listed; `None` if the store has no such session.
     fn session(&self, id: &str) -> Result<Option<SessionSummary>>;
 
+    /// The session `given` names: its id, or a prefix of one id and no other
+    /// ([`crate::history::names`]).
+    fn session_named(&self, given: &str) -> Result<String>;
+
     /// The git branch a session's transcript names last, if any.
     fn git_branch(&self, session_id: &str) -> Result<Option<String>>;
 
@@ -104,6 +108,10 @@ impl Store for Connection {
 
     fn session(&self, id: &str) -> Result<Option<SessionSummary>> {
         crate::history::session(self, id)
+    }
+
+    fn session_named(&self, given: &str) -> Result<String> {
+        crate::history::names::session_named(self, given)
     }
 
     fn git_branch(&self, session_id: &str) -> Result<Option<String>> {

@@ -3,12 +3,13 @@
 //! is a [`Usage`] error, which `main` reports with exit code 2. It runs no command.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 use scrollback::Root;
+use scrollback::ops::roots::Origin;
 use scrollback::ops::writer::WriterOptions;
 
 /// An embedded, SQLite-indexed store for AI chat transcripts.
@@ -222,7 +223,8 @@ pub(crate) struct ServeArgs {
     /// IP addresses); repeat for more. Any other Host is refused (DNS rebinding).
     #[arg(long = "allow-host", value_name = "NAME")]
     pub(crate) allow_hosts: Vec<String>,
-    /// Write a small sample transcript tree (with real photos) into the data directory and serve it.
+    /// Serve a small sample transcript tree (with real photos) from a data directory of its own,
+    /// `demo/` in the data directory: its index, sends and vault stay there, apart from yours.
     #[arg(long)]
     pub(crate) demo: bool,
     #[command(flatten)]
@@ -280,25 +282,49 @@ fn roots_help() -> String {
     let here = if defaults.is_empty() { String::new() } else { format!(" (here: {})", defaults.join(", ")) };
     format!(
         "A tree of transcripts of one format ({}), as FORMAT:DIR; repeat it for several. Given (or with \
-         --transcripts), it replaces the defaults: every directory where an agent keeps its transcripts \
-         (from its own variables, else HOME: see docs/formats.md) that exists{here}.",
+         --transcripts), it replaces the defaults, and `index`, `rebuild` and `serve` remember it in the \
+         data directory (roots.json) for the commands after them. Else: the roots remembered, else every \
+         directory where an agent keeps its transcripts (from its own variables, else HOME: see \
+         docs/formats.md) that exists{here}.",
         scrollback::format::names().join(", ")
     )
 }
 
 impl RootArgs {
-    /// The roots asked for, else the defaults; whether they exist is for the caller to say.
-    pub(crate) fn resolve(&self) -> anyhow::Result<Vec<Root>> {
+    /// The roots asked for (`--root`, `--transcripts`), else those `data_dir` remembers, else the
+    /// defaults; and where they came from. Whether they exist is for the caller to say.
+    pub(crate) fn resolve(&self, data_dir: &Path) -> anyhow::Result<(Vec<Root>, Origin)> {
         let mut roots: Vec<Root> = self.transcripts.iter().map(Root::default_format).collect();
         roots.extend(self.roots.iter().cloned());
-        if roots.is_empty() {
-            roots = Root::from_env();
+        if !roots.is_empty() {
+            return Ok((roots, Origin::Given));
         }
+        if let Some(roots) = scrollback::ops::roots::remembered(data_dir)? {
+            return Ok((roots, Origin::Remembered(data_dir.join(scrollback::ops::roots::ROOTS_FILE))));
+        }
+        let roots = Root::from_env();
         if roots.is_empty() {
             bail!("HOME is not set: pass --data-dir and --root FORMAT:DIR (or --transcripts DIR)");
         }
-        Ok(roots)
+        Ok((roots, Origin::Defaults))
     }
+}
+
+/// For a command that writes the index (`index`, `rebuild`, `serve`): roots given on its command
+/// line are remembered in the data directory, for the commands after it. Says where they came from.
+pub(crate) fn remember_roots(data_dir: &Path, roots: &[Root], origin: &Origin) -> anyhow::Result<String> {
+    let specs: Vec<String> = roots.iter().map(Root::spec).collect();
+    let told = match origin {
+        Origin::Given => {
+            scrollback::ops::roots::remember(data_dir, roots)?;
+            format!(
+                "given; remembered in {} for the next command",
+                data_dir.join(scrollback::ops::roots::ROOTS_FILE).display()
+            )
+        }
+        other => other.to_string(),
+    };
+    Ok(format!("{} ({told})", specs.join(", ")))
 }
 
 /// Says, once, each root that does not exist; returns those that do.
@@ -308,7 +334,10 @@ pub(crate) fn say_missing(roots: &[Root]) -> Vec<&Root> {
         .filter(|root| {
             let exists = root.exists();
             if !exists {
-                eprintln!("scrollback: {} does not exist (yet): nothing of it is indexed", root.spec());
+                eprintln!(
+                    "scrollback: {} does not exist (yet): nothing of it is indexed",
+                    crate::visible::one_line(&root.spec())
+                );
             }
             exists
         })
@@ -427,4 +456,13 @@ pub(crate) fn hub_config(url: &str) -> anyhow::Result<scrollback::hub::HubConfig
         .into());
     }
     Ok(config)
+}
+
+/// A session's name that names none, or several, or is too short: bad usage, said as it is.
+pub(crate) fn bad_name(e: scrollback::Error) -> anyhow::Error {
+    match e {
+        scrollback::Error::BadQuery(why) => Usage(why).into(),
+        scrollback::Error::UnknownSession(what) => Usage(format!("no session {what}")).into(),
+        e => e.into(),
+    }
 }

@@ -4,7 +4,8 @@
 //! Layout: `cli` (every command and flag, as clap types; bad usage), `serve` (the commands that run
 //! until stopped: `serve`, `mcp`, `demo-engine`), `read` (the commands that read the index and
 //! print: `search`, `export`, `usage`, `media`, `status`), `maintain` (`index`, `rebuild`, `check`,
-//! `forget`, `unforget`, `push`), `table` (columns of text). This file: the tracing subscriber, the
+//! `forget`, `unforget`, `push`), `table` (columns of text), `visible` (text printed with its
+//! control characters shown, not obeyed). This file: the tracing subscriber, the
 //! dispatch, and the exit codes (0, 1 on failure, 2 on bad usage; a broken pipe is success).
 
 mod cli;
@@ -12,6 +13,7 @@ mod maintain;
 mod read;
 mod serve;
 mod table;
+mod visible;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -38,7 +40,8 @@ fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("scrollback: {}", message(&e));
+            // A hub's or a file's words may carry a terminal's escapes: shown, not obeyed.
+            eprintln!("scrollback: {}", visible::visible(&message(&e)));
             if e.downcast_ref::<Usage>().is_some() {
                 return ExitCode::from(2);
             }
@@ -69,7 +72,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             &hub_config(&postgres)?,
             &host.unwrap_or_else(scrollback::hub::machine_name),
         ),
-        Command::Status { data, roots } => read::status(&data.resolve()?, &roots.resolve()?),
+        Command::Status { data, roots } => {
+            let data_dir = data.resolve()?;
+            let (roots, origin) = roots.resolve(&data_dir)?;
+            read::status(&data_dir, &roots, &origin)
+        }
         Command::Check { data } => maintain::check(&data.resolve()?),
         Command::Forget { sessions, project, before, dry_run, yes, data } => {
             maintain::forget(&data.resolve()?, sessions, project.as_deref(), before.as_deref(), dry_run, yes)

@@ -6,11 +6,13 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use anyhow::{Context, bail};
+use scrollback::ops::forget::Among;
 use scrollback::ops::writer::{WriterOptions, open_writer};
 use scrollback::read::{Store, history, index};
 use scrollback::{Progress, Root};
 
-use crate::cli::{Dirs, Usage, say_missing};
+use crate::cli::{Dirs, Usage, bad_name, remember_roots, say_missing};
+use crate::visible::one_line;
 
 /// A progress bar on a terminal, nothing otherwise.
 struct Bar(Option<indicatif::ProgressBar>);
@@ -50,15 +52,19 @@ fn catch_up_all(indexer: &mut scrollback::Indexer, roots: &[Root]) -> anyhow::Re
     Ok(total)
 }
 
-/// `scrollback index`: one catch-up of every root, and its summary.
+/// `scrollback index`: one catch-up of every root, what it read, and what the index then holds in
+/// the words `status` uses.
 pub(crate) fn index(dirs: &Dirs) -> anyhow::Result<()> {
-    let roots = dirs.roots.resolve()?;
     let data_dir = dirs.data.resolve()?;
+    let (roots, origin) = dirs.roots.resolve(&data_dir)?;
     let mut indexer =
         open_writer(&data_dir, &dirs.writer_options("index")).map_err(|e| e.or_out_of_space(&data_dir))?;
+    eprintln!("scrollback: roots {}", one_line(&remember_roots(&data_dir, &roots, &origin)?));
     let s = catch_up_all(&mut indexer, &roots)?;
+    drop(indexer);
+    // What this pass read: every line and every payload, copies and replays included.
     println!(
-        "indexed {} files, {} lines, {} photos, {} invalid lines, {:.1} MB in {:.2} s ({} re-indexed, {} gone, {} failed)",
+        "indexed {} files, {} lines, {} payloads, {} invalid lines, {:.1} MB in {:.2} s ({} re-indexed, {} gone, {} failed)",
         s.files,
         s.lines,
         s.media,
@@ -69,6 +75,14 @@ pub(crate) fn index(dirs: &Dirs) -> anyhow::Result<()> {
         s.gone,
         s.failed
     );
+    let conn = index::open(&data_dir)?;
+    let held = (&conn as &dyn Store).status(&data_dir)?;
+    println!(
+        "the index holds {} sessions; {}; {}",
+        held.sessions,
+        crate::read::entries_words(&held),
+        crate::read::photos_words(&held)
+    );
     if s.failed > 0 {
         bail!("{} transcript(s) could not be indexed (the log above says why); the others were", s.failed);
     }
@@ -78,7 +92,7 @@ pub(crate) fn index(dirs: &Dirs) -> anyhow::Result<()> {
 /// `scrollback forget`: the sessions named or selected, each forgotten whole (see the ops crate).
 pub(crate) fn forget(
     data_dir: &Path,
-    mut sessions: Vec<String>,
+    sessions: Vec<String>,
     project: Option<&str>,
     before: Option<&str>,
     dry_run: bool,
@@ -93,6 +107,12 @@ pub(crate) fn forget(
     // The writer first: it holds the data directory, so nothing indexes while sessions go.
     let mut indexer = open_writer(data_dir, &WriterOptions { holder: Some("forget"), ..WriterOptions::default() })?;
     let conn = index::open(data_dir)?;
+    let record = scrollback::ops::writer::accept_store_if_any(data_dir)?;
+    let mut sessions = sessions
+        .iter()
+        .map(|given| scrollback::ops::forget::named(&conn, record.as_ref(), given, Among::Any).map_err(bad_name))
+        .collect::<anyhow::Result<Vec<String>>>()?;
+    drop(record);
     sessions.extend(scrollback::ops::forget::select_sessions(&conn, project, before)?);
     sessions.sort();
     sessions.dedup();
@@ -107,7 +127,7 @@ pub(crate) fn forget(
     for forgotten in scrollback::ops::forget::forget(&mut indexer, &accept, &sessions, dry_run)? {
         println!(
             "{verb} {}: {} entries, {} payload rows, {} transcript(s), {} sent message(s); frees about {:.1} MB",
-            forgotten.session_id,
+            one_line(&forgotten.session_id),
             forgotten.entries,
             forgotten.media,
             forgotten.files,
@@ -131,9 +151,9 @@ fn confirm_forget(store: &dyn Store, sessions: &[String]) -> anyhow::Result<bool
             Some(s) => {
                 let last = s.last_timestamp.as_deref().unwrap_or("-");
                 let title: String = s.title.unwrap_or_default().chars().take(60).collect();
-                writeln!(err, "  {id}  last {last}  {} entries  {title}", s.entries)?
+                writeln!(err, "  {}", one_line(&format!("{id}  last {last}  {} entries  {title}", s.entries)))?
             }
-            None => writeln!(err, "  {id}  (not in the index)")?,
+            None => writeln!(err, "  {}  (not in the index)", one_line(id))?,
         }
     }
     if !std::io::stdin().is_terminal() {
@@ -154,10 +174,24 @@ fn confirm_forget(store: &dyn Store, sessions: &[String]) -> anyhow::Result<bool
     Ok(go)
 }
 
-/// `scrollback unforget`: the sessions' transcripts are indexed again at the next catch-up.
+/// `scrollback unforget`: the sessions' transcripts are indexed again at the next catch-up. Each
+/// is named by its id or a prefix of it, among the sessions forgotten.
 pub(crate) fn unforget(data_dir: &Path, sessions: &[String]) -> anyhow::Result<()> {
     let options = WriterOptions { holder: Some("unforget"), ..WriterOptions::default() };
-    let n = scrollback::ops::forget::unforget(&mut open_writer(data_dir, &options)?, data_dir, sessions)?;
+    let mut indexer = open_writer(data_dir, &options)?;
+    let conn = index::open(data_dir)?;
+    let record = scrollback::ops::writer::accept_store_if_any(data_dir)?;
+    let sessions = sessions
+        .iter()
+        .map(|given| {
+            scrollback::ops::forget::named(&conn, record.as_ref(), given, Among::Forgotten).map_err(|e| match e {
+                scrollback::Error::UnknownSession(what) => Usage(format!("no forgotten session {what}")).into(),
+                e => bad_name(e),
+            })
+        })
+        .collect::<anyhow::Result<Vec<String>>>()?;
+    drop((conn, record));
+    let n = scrollback::ops::forget::unforget(&mut indexer, data_dir, &sessions)?;
     println!("{n} transcript(s) will be indexed again at the next `scrollback index` (or rescan)");
     Ok(())
 }
@@ -185,10 +219,11 @@ pub(crate) fn check(data_dir: &Path) -> anyhow::Result<()> {
 
 /// `scrollback rebuild`: a new index from the transcripts, then what only the old one held.
 pub(crate) fn rebuild(dirs: &Dirs) -> anyhow::Result<()> {
-    let roots = dirs.roots.resolve()?;
     let data_dir = dirs.data.resolve()?;
+    let (roots, origin) = dirs.roots.resolve(&data_dir)?;
     let (mut indexer, old) = scrollback::ops::writer::open_rebuilt(&data_dir)?;
     eprintln!("scrollback: the old index is kept as {}", old.display());
+    eprintln!("scrollback: roots {}", one_line(&remember_roots(&data_dir, &roots, &origin)?));
     let s = catch_up_all(&mut indexer, &roots)?;
     let carried = indexer.carry_over(&old)?;
     println!(
@@ -196,7 +231,7 @@ pub(crate) fn rebuild(dirs: &Dirs) -> anyhow::Result<()> {
         s.files, s.lines, s.failed, carried.files, carried.entries, carried.media
     );
     for what in &carried.unreadable {
-        eprintln!("scrollback: could not read from the old index: {what}");
+        eprintln!("scrollback: could not read from the old index: {}", one_line(what));
     }
     if s.failed > 0 || !carried.unreadable.is_empty() {
         bail!("the rebuild is done, but not all of it could be read (see above); the old index is kept");
@@ -210,9 +245,9 @@ pub(crate) fn push(data_dir: &Path, config: &scrollback::hub::HubConfig, host: &
         .with_context(|| format!("pushing to {}", config.describe()))?;
     let started = std::time::Instant::now();
     let p = pusher.push().with_context(|| format!("pushing to {}", config.describe()))?;
+    let hub = one_line(&format!("{} as {host}", config.describe()));
     println!(
-        "pushed to {} as {host}: {} lines of {} files, {} sessions, {} photos ({:.1} MB), {} forgotten, in {:.2} s{}{}",
-        config.describe(),
+        "pushed to {hub}: {} lines of {} files, {} sessions, {} photos ({:.1} MB), {} forgotten, in {:.2} s{}{}",
         p.entries,
         p.files,
         p.sessions,

@@ -6,32 +6,36 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+use scrollback::ops::roots::Origin;
+use scrollback::read::status::IndexStatus;
 use scrollback::read::{Store, history, index, media};
 use scrollback::{MediaName, Root};
 
-use crate::cli::Usage;
+use crate::cli::{Usage, bad_name};
 use crate::table::{usage_table, write_columns};
+use crate::visible::{one_line, visible};
 
 /// `scrollback status`: what the index holds, line by line.
-pub(crate) fn status(data_dir: &Path, roots: &[Root]) -> anyhow::Result<()> {
+pub(crate) fn status(data_dir: &Path, roots: &[Root], origin: &Origin) -> anyhow::Result<()> {
     let conn = index::open(data_dir)?;
     let status = scrollback::ops::status::of_data_dir(&conn, data_dir)?;
     let pending = status.sends_pending;
     let s = status.index.context("the index could not be read")?;
     let mb = |b: u64| b as f64 / 1e6;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "data directory  {}", data_dir.display())?;
+    writeln!(out, "data directory  {}", one_line(&data_dir.display().to_string()))?;
     writeln!(out, "transcripts     {} followed, {} gone (their history kept)", s.transcripts_live, s.transcripts_gone)?;
+    writeln!(out, "roots           {}", one_line(&origin.to_string()))?;
     for root in roots {
         let state = if root.exists() { "exists" } else { "does not exist" };
-        writeln!(out, "root            {} ({state})", root.spec())?;
+        writeln!(out, "root            {} ({state})", one_line(&root.spec()))?;
     }
     for (agent, sessions) in &s.agents {
-        writeln!(out, "agent           {agent}: {sessions} sessions")?;
+        writeln!(out, "agent           {}: {sessions} sessions", one_line(agent))?;
     }
     writeln!(out, "sessions        {}", s.sessions)?;
-    writeln!(out, "entries         {} ({} invalid lines)", s.entries, s.invalid_lines)?;
-    writeln!(out, "photos          {}", s.photos)?;
+    writeln!(out, "entries         {}", entries_words(&s))?;
+    writeln!(out, "photos          {}", photos_words(&s))?;
     writeln!(out, "index           {:.1} MB", mb(s.index_bytes))?;
     match s.free_bytes {
         Some(free) => writeln!(out, "free space      {:.1} MB", mb(free))?,
@@ -45,12 +49,27 @@ pub(crate) fn status(data_dir: &Path, roots: &[Root]) -> anyhow::Result<()> {
             s.vault.links,
             mb(s.vault.only_in_vault_bytes)
         )?,
-        Some(why) => writeln!(out, "vault           off: {why}")?,
+        Some(why) => writeln!(out, "vault           off: {}", one_line(why))?,
     }
     for broken in &s.vault.broken {
-        writeln!(out, "vault problem   {broken}")?;
+        writeln!(out, "vault problem   {}", one_line(broken))?;
     }
     Ok(())
+}
+
+/// The entries the index holds, in the words `status` and `index` both use: those history shows
+/// (invalid lines among them), and the lines it leaves out.
+pub(crate) fn entries_words(s: &IndexStatus) -> String {
+    format!(
+        "{} ({} invalid lines), and {} more lines hidden as copies or replays",
+        s.entries, s.invalid_lines, s.hidden_lines
+    )
+}
+
+/// The photos the index holds, in the words `status` and `index` both use: the photos history
+/// shows, and every payload (photos, their copies, documents, files), which `index` counts as it reads.
+pub(crate) fn photos_words(s: &IndexStatus) -> String {
+    format!("{}, of {} payloads in all", s.photos, s.payloads)
 }
 
 /// How `scrollback search` shows its results.
@@ -71,6 +90,8 @@ pub(crate) fn search(query: &str, data_dir: &Path, scope: history::Scope<'_>, sh
     let parsed = scrollback::query::parse(query).map_err(usage)?;
     let conn = index::open(data_dir)?;
     let store: &dyn Store = &conn;
+    let session = scope.session.map(|given| store.session_named(given)).transpose().map_err(bad_name)?;
+    let scope = history::Scope { session: session.as_deref(), ..scope };
     let marks = |ids: Vec<&str>| -> anyhow::Result<Vec<scrollback::accept::Mark>> {
         match data_dir.join(scrollback::db::ACCEPT_FILE).exists() {
             true => Ok(scrollback::accept::AcceptStore::open(data_dir)?.marks(&ids)?),
@@ -88,16 +109,16 @@ pub(crate) fn search(query: &str, data_dir: &Path, scope: history::Scope<'_>, sh
             return Ok(());
         }
         for note in &page.notes {
-            eprintln!("note: {note}");
+            eprintln!("note: {}", one_line(note));
         }
         for hit in &page.hits {
             let title = marks.iter().find(|m| m.session_id == hit.session_id).and_then(|m| m.title.as_deref());
-            writeln!(out, "{}", title.or(hit.title.as_deref()).unwrap_or("(untitled)"))?;
-            writeln!(out, "    {} · {}", hit.session_id, hit_line(hit))?;
-            writeln!(out, "    {}", hit.snippet.marked("[", "]").replace('\n', " "))?;
+            writeln!(out, "{}", one_line(title.or(hit.title.as_deref()).unwrap_or("(untitled)")))?;
+            writeln!(out, "    {}", one_line(&format!("{} · {}", hit.session_id, hit_line(hit))))?;
+            writeln!(out, "    {}", one_line(&hit.snippet.marked("[", "]")))?;
         }
         if page.hits.is_empty() {
-            eprintln!("no hits for {query:?}");
+            eprintln!("no hits for {}", one_line(&format!("{query:?}")));
         }
         return Ok(());
     }
@@ -110,7 +131,7 @@ pub(crate) fn search(query: &str, data_dir: &Path, scope: history::Scope<'_>, sh
         return Ok(());
     }
     for note in &page.notes {
-        eprintln!("note: {note}");
+        eprintln!("note: {}", one_line(note));
     }
     for g in &page.sessions {
         let title = marks.iter().find(|m| m.session_id == g.session_id).and_then(|m| m.title.as_deref());
@@ -118,21 +139,21 @@ pub(crate) fn search(query: &str, data_dir: &Path, scope: history::Scope<'_>, sh
             1 => "1 hit".to_owned(),
             n => format!("{n} hits"),
         };
-        writeln!(out, "{}  ({others})", title.or(g.title.as_deref()).unwrap_or("(untitled)"))?;
-        writeln!(
-            out,
-            "    {} · {} · {} · last {}",
+        writeln!(out, "{}  ({others})", one_line(title.or(g.title.as_deref()).unwrap_or("(untitled)")))?;
+        let place = format!(
+            "{} · {} · {} · last {}",
             g.session_id,
             g.agent,
             g.project.as_deref().unwrap_or("-"),
             g.last_timestamp.as_deref().unwrap_or("-")
-        )?;
-        writeln!(out, "    {}", hit_line(&g.best))?;
-        writeln!(out, "    {}", g.best.snippet.marked("[", "]").replace('\n', " "))?;
+        );
+        writeln!(out, "    {}", one_line(&place))?;
+        writeln!(out, "    {}", one_line(&hit_line(&g.best)))?;
+        writeln!(out, "    {}", one_line(&g.best.snippet.marked("[", "]")))?;
         writeln!(out)?;
     }
     if page.sessions.is_empty() {
-        eprintln!("no hits for {query:?}");
+        eprintln!("no hits for {}", one_line(&format!("{query:?}")));
     }
     Ok(())
 }
@@ -148,8 +169,63 @@ fn hit_line(h: &history::SearchHit) -> String {
     format!("{} line {} ({what})", h.timestamp.as_deref().unwrap_or("-"), h.line)
 }
 
-/// `scrollback export`: written to a temporary file beside the target and renamed into place once
-/// every photo was checked (a failure leaves nothing behind), or to standard output.
+/// Where `export -o` writes.
+enum Target {
+    /// Standard output (`-o -`).
+    Stdout,
+    /// A regular file, or none yet: a temporary file beside it, renamed into place once every
+    /// photo was checked (a failure leaves nothing behind). A symbolic link's file is replaced and
+    /// the link kept.
+    Beside(PathBuf),
+    /// A FIFO or a character device (`/dev/stdout`, a terminal, `/dev/null`): written into as it
+    /// is, never replaced by a file; what it is, for the message.
+    InPlace(PathBuf, &'static str),
+}
+
+impl Target {
+    /// What `path` is, and so how it is written; anything else than a regular file, a FIFO or a
+    /// character device (a directory, a socket, a block device) is refused, before anything is written.
+    fn of(path: PathBuf) -> anyhow::Result<Target> {
+        use std::os::unix::fs::FileTypeExt;
+        if path.as_os_str() == "-" {
+            return Ok(Target::Stdout);
+        }
+        let meta = match std::fs::metadata(&path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Target::Beside(path)),
+            Err(e) => return Err(e).with_context(|| format!("looking at {}", path.display())),
+        };
+        let kind = meta.file_type();
+        if kind.is_file() {
+            let real = std::fs::canonicalize(&path).with_context(|| format!("resolving {}", path.display()))?;
+            return Ok(Target::Beside(real));
+        }
+        if kind.is_fifo() {
+            return Ok(Target::InPlace(path, "FIFO"));
+        }
+        if kind.is_char_device() {
+            return Ok(Target::InPlace(path, "character device"));
+        }
+        let what = if kind.is_dir() {
+            "a directory"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_block_device() {
+            "a block device"
+        } else {
+            "not a regular file"
+        };
+        Err(Usage(format!(
+            "refusing to export onto {}: it is {what}; give a file's path (or - for standard output)",
+            one_line(&path.display().to_string())
+        ))
+        .into())
+    }
+}
+
+/// `scrollback export`: to a file (written beside it and renamed into place), into a FIFO or a
+/// character device as it is, or to standard output (a terminal gets its control characters
+/// shown, not obeyed). The session may be named by a prefix of its id.
 pub(crate) fn export(
     data_dir: &Path,
     session: &str,
@@ -162,37 +238,76 @@ pub(crate) fn export(
     let redactor = redact.then(scrollback::read::redact::Redactor::shipped).transpose()?;
     let conn = index::open(data_dir)?;
     let store: &dyn Store = &conn;
-    let target = output.unwrap_or_else(|| PathBuf::from(format!("{session}.{}", kind.extension())));
-    let written = if target.as_os_str() == "-" {
-        let photos = PathBuf::from(format!("{session}_files"));
-        let name = photos.display().to_string();
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        store.export(session, kind, redactor.as_ref(), &mut out, Some((&photos, &name)))?
-    } else {
-        let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let stem = target.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| session.to_owned());
-        let photos_name = format!("{stem}_files");
-        let photos = dir.join(&photos_name);
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-        let written = {
-            let mut out = std::io::BufWriter::new(tmp.as_file_mut());
-            store.export(session, kind, redactor.as_ref(), &mut out, Some((&photos, &photos_name)))?
-        };
-        if written.is_some() {
-            tmp.as_file().sync_all()?;
-            tmp.persist(&target).map_err(|e| e.error)?;
+    let session = store.session_named(session).map_err(bad_name)?;
+    let session = session.as_str();
+    let target = Target::of(output.unwrap_or_else(|| PathBuf::from(format!("{session}.{}", kind.extension()))))?;
+    // A Markdown export's photos go to `<name>_files/` beside it.
+    let photos_beside = |path: &Path| {
+        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_owned();
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| session.to_owned());
+        let name = format!("{stem}_files");
+        (dir.join(&name), name, dir)
+    };
+    let written = match &target {
+        Target::Stdout => {
+            let photos = PathBuf::from(format!("{session}_files"));
+            let name = photos.display().to_string();
+            let stdout = std::io::stdout();
+            if stdout.is_terminal() {
+                // Whole, then shown: a terminal obeys no escape from the transcript.
+                let mut text = Vec::new();
+                let written = store.export(session, kind, redactor.as_ref(), &mut text, Some((&photos, &name)))?;
+                stdout.lock().write_all(visible(&String::from_utf8_lossy(&text)).as_bytes())?;
+                written
+            } else {
+                let mut out = std::io::BufWriter::new(stdout.lock());
+                store.export(session, kind, redactor.as_ref(), &mut out, Some((&photos, &name)))?
+            }
         }
-        written
+        Target::InPlace(path, _) => {
+            let (photos, name, _) = photos_beside(path);
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .with_context(|| format!("opening {}", path.display()))?;
+            let mut out = std::io::BufWriter::new(file);
+            store.export(session, kind, redactor.as_ref(), &mut out, Some((&photos, &name)))?
+        }
+        Target::Beside(path) => {
+            let (photos, name, dir) = photos_beside(path);
+            let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
+            let written = {
+                let mut out = std::io::BufWriter::new(tmp.as_file_mut());
+                store.export(session, kind, redactor.as_ref(), &mut out, Some((&photos, &name)))?
+            };
+            if written.is_some() {
+                tmp.as_file().sync_all()?;
+                tmp.persist(path).map_err(|e| e.error)?;
+            }
+            written
+        }
     };
     let Some(written) = written else {
         return Err(anyhow::Error::new(Usage(format!("no session {session:?} in the index"))));
     };
+    // The entries the export's header (and the viewer's) counts: the session's, side chains left
+    // out. A JSONL export counts the lines it wrote.
+    let counted = match kind {
+        Kind::Jsonl => format!("{} lines", written.entries),
+        _ => {
+            let about = store.session(session)?.context("the session went while it was exported")?;
+            format!("{} entries and {} photos", about.entries - about.sidechain_entries, written.photos)
+        }
+    };
     let redacted: u64 = written.redacted.values().sum();
+    let place = match &target {
+        Target::Stdout => String::new(),
+        Target::Beside(path) => format!(" to {}", path.display()),
+        Target::InPlace(path, what) => format!(" into the {what} {} (written in place)", path.display()),
+    };
     eprintln!(
-        "exported {} entries and {} photos of {session}{}{}",
-        written.entries,
-        written.photos,
-        if target.as_os_str() == "-" { String::new() } else { format!(" to {}", target.display()) },
+        "exported {counted} of {session}{}{}",
+        one_line(&place),
         if redact { format!("; {redacted} secrets redacted") } else { String::new() }
     );
     Ok(())
@@ -210,6 +325,8 @@ pub(crate) fn usage(
     let conn = index::open(data_dir)?;
     let store: &dyn Store = &conn;
     let by = By::parse(by).map_err(|e| Usage(e.to_string()))?;
+    let session = filter.session.map(|given| store.session_named(given)).transpose().map_err(bad_name)?;
+    let filter = scrollback::read::usage::Filter { session: session.as_deref(), ..filter };
     let report = store.usage(by, filter, prices).map_err(|e| match e {
         scrollback::Error::BadQuery(why) => anyhow::Error::new(Usage(why)),
         e => e.into(),
@@ -222,16 +339,27 @@ pub(crate) fn usage(
     }
     write_columns(&mut out, &usage_table(&report, by))?;
     for (model, n) in &report.unpriced_models {
-        writeln!(out, "unpriced: {model} ({n} responses): no price in the table; pass --prices FILE")?;
+        writeln!(out, "unpriced: {} ({n} responses): no price in the table; pass --prices FILE", one_line(model))?;
     }
-    writeln!(out, "prices: {}, taken {}", report.prices.source, report.prices.taken)?;
+    writeln!(out, "prices: {}", one_line(&format!("{}, taken {}", report.prices.source, report.prices.taken)))?;
     Ok(())
 }
 
-/// `scrollback media`: one payload's decoded bytes, verified, to a file or a pipe.
+/// `scrollback media`: one payload's decoded bytes, verified, to a file or a pipe. A ref's session
+/// may be named by a prefix of its id.
 pub(crate) fn media_cmd(reference: &str, data_dir: &Path, output: Option<&Path>) -> anyhow::Result<()> {
     let conn = index::open(data_dir)?;
-    let name = MediaName::parse(reference).map_err(|e| Usage(e.to_string()))?;
+    let mut name = MediaName::parse(reference).map_err(|e| Usage(e.to_string()))?;
+    // A session the index does not know is left as given: the ref is then unknown, as it says.
+    if let (MediaName::Ref(_), Some((session, rest))) = (&name, reference.split_once('/'))
+        && session.chars().count() >= history::names::MIN_PREFIX
+    {
+        match (&conn as &dyn Store).session_named(session) {
+            Ok(id) => name = MediaName::parse(&format!("{id}/{rest}")).map_err(|e| Usage(e.to_string()))?,
+            Err(scrollback::Error::UnknownSession(_)) => {}
+            Err(e) => return Err(bad_name(e)),
+        }
+    }
     let record = (&conn as &dyn Store).media(&name).map_err(|e| match e {
         scrollback::Error::NotFound(what) => anyhow::anyhow!(
             "no media for {what}: the ref is unknown, or its line is not indexed yet (run `scrollback index`)"

@@ -13,7 +13,8 @@ use scrollback::accept::engine::Engine;
 use scrollback::ops::writer::open_writer;
 use scrollback::{Root, Tail, TailConfig};
 
-use crate::cli::{Dirs, ServeArgs, Usage, hub_config, say_missing};
+use crate::cli::{Dirs, ServeArgs, Usage, hub_config, remember_roots, say_missing};
+use crate::visible::one_line;
 
 /// `scrollback serve`, from its flags.
 pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
@@ -106,11 +107,18 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
     let ServeOptions { listen, demo, rescan_secs, poll_ms, .. } = options;
     let token = options.token.clone();
     scrollback::http::check_listen(&listen, token.as_deref()).map_err(|e| Usage(e.to_string()))?;
-    let data_dir = dirs.data.resolve()?;
+    // The demo has a data directory of its own: its index, sends and vault never mix with yours.
+    let data_dir = match demo {
+        true => scrollback::demo::data_dir(&dirs.data.resolve()?),
+        false => dirs.data.resolve()?,
+    };
     let demo_root = if demo { Some(scrollback::demo::write_root(&data_dir)?) } else { None };
-    let roots = match &demo_root {
-        Some(root) => vec![root.clone()],
-        None => dirs.roots.resolve()?,
+    let (roots, origin) = match &demo_root {
+        Some(root) => (vec![root.clone()], None),
+        None => {
+            let (roots, origin) = dirs.roots.resolve(&data_dir)?;
+            (roots, Some(origin))
+        }
     };
     if say_missing(&roots).is_empty() {
         eprintln!(
@@ -119,6 +127,10 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
     }
     let mut indexer =
         open_writer(&data_dir, &dirs.writer_options("serve")).map_err(|e| e.or_out_of_space(&data_dir))?;
+    let roots_told = match &origin {
+        Some(origin) => remember_roots(&data_dir, &roots, origin)?,
+        None => format!("{} (the demo's)", roots.iter().map(Root::spec).collect::<Vec<_>>().join(", ")),
+    };
     let bus = scrollback::events::bus();
     indexer.set_bus(bus.clone());
     let config = TailConfig {
@@ -152,8 +164,7 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
     let api_config = scrollback::http::Config { push: push.as_ref().map(|p| p.status()), ..api_config };
     let api = scrollback::http::Api::new(&data_dir, bus, api_config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let specs: Vec<String> = roots.iter().filter(|r| r.exists()).map(Root::spec).collect();
-    let following = format!("following {} (index in {})", specs.join(", "), data_dir.display());
+    let following = one_line(&format!("following {roots_told}; index in {}", data_dir.display()));
     runtime.block_on(run_server(api, listen, following, scrollback::ops::writer::writer_died(writer_events)))?;
     if let Some(push) = push {
         push.stop();
@@ -182,7 +193,7 @@ pub(crate) fn mcp(
         }
         None => None,
     };
-    let roots = dirs.roots.resolve()?;
+    let (roots, _) = dirs.roots.resolve(&data_dir)?;
     let config = TailConfig { roots, rescan_every, poll };
     let follower = scrollback::ops::election::Follower::start(&data_dir, dirs.writer_options("mcp"), config)
         .context("starting the writer election")?;
@@ -222,7 +233,8 @@ async fn run_server(
 ) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("listening on {listen}"))?;
     let addr = listener.local_addr()?;
-    eprintln!("scrollback: serving http://{addr}/api/sessions, {following}");
+    // The viewer's address, to open in a browser.
+    eprintln!("scrollback: serving http://{addr}/, {following}");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(scrollback::http::serve(api, listener, async {
         let _ = stopped.await;

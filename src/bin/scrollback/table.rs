@@ -38,7 +38,7 @@ pub(crate) fn usage_table(report: &Report, by: By) -> Vec<Vec<String>> {
             (_, Some(key)) => key.clone(),
             (_, None) => "(none)".to_owned(),
         };
-        table.push(cells(row, label.replace(['\n', '\r', '\t'], " ")));
+        table.push(cells(row, crate::visible::one_line(&label)));
     }
     table.push(cells(&report.total, "total".to_owned()));
     table

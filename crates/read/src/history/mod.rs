@@ -10,11 +10,13 @@
 //! `entries.rs` (an entry of a page, its media rows and the sub-agent it ran), `search.rs`
 //! (full-text hits with their [`Snippet`]s, within a [`Scope`], grouped by session or not),
 //! `fts.rs` (the query language's tree compiled to FTS5), `budget.rs` (the step budget a
-//! full-text query runs within) and `time.rs` ([`time_bound`]).
+//! full-text query runs within), `time.rs` ([`time_bound`]) and `names.rs` (a session named by a
+//! prefix of its id).
 
 mod budget;
 mod entries;
 mod fts;
+pub mod names;
 mod pages;
 mod search;
 mod sessions;
