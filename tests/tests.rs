@@ -21,6 +21,7 @@ mod prop;
 mod reconcile;
 mod reindex;
 mod search;
+mod status;
 mod sessions;
 mod tail;
 mod tools;

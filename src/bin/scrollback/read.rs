@@ -15,16 +15,20 @@ use crate::table::{usage_table, write_columns};
 /// `scrollback status`: what the index holds, line by line.
 pub(crate) fn status(data_dir: &Path, roots: &[Root]) -> anyhow::Result<()> {
     let conn = index::open(data_dir)?;
-    let status = scrollback::ops::status::of_data_dir(&conn, data_dir)?;
+    let status = scrollback::ops::status::of_data_dir(&conn, data_dir, roots)?;
     let pending = status.sends_pending;
     let s = status.index.context("the index could not be read")?;
     let mb = |b: u64| b as f64 / 1e6;
     let mut out = std::io::stdout().lock();
     writeln!(out, "data directory  {}", data_dir.display())?;
     writeln!(out, "transcripts     {} followed, {} gone (their history kept)", s.transcripts_live, s.transcripts_gone)?;
-    for root in roots {
-        let state = if root.exists() { "exists" } else { "does not exist" };
-        writeln!(out, "root            {} ({state})", root.spec())?;
+    for root in &status.roots {
+        let state = match (root.exists, root.count) {
+            (false, _) => "does not exist".to_owned(),
+            (true, Some(c)) => format!("exists: {} transcripts, {} sessions", c.transcripts, c.sessions),
+            (true, None) => "exists".to_owned(),
+        };
+        writeln!(out, "root            {} ({state})", root.root.spec())?;
     }
     for (agent, sessions) in &s.agents {
         writeln!(out, "agent           {agent}: {sessions} sessions")?;
