@@ -1260,7 +1260,7 @@ test("24. an empty viewer names the roots it looked in and how to add one; usage
   assert.match(await row("Engine"), /none: .*scrollback serve --engine CMD/);
   assert.match(await row("Vault"), /^(on|off)/);
   assert.equal(await row("Push"), "none");
-  assert.match(await row("Index"), /0 sessions/);
+  assert.match(await row("Index"), /0 sessions, 0 entries/);
   assert.equal(await page.locator(".status-page .roots li").count(), 2);
   await shot(page, "24-status");
   await phoneShot(page, "24-status-phone");
@@ -1271,8 +1271,8 @@ test("24. an empty viewer names the roots it looked in and how to add one; usage
   const full = await startServer("history");
   const second = await newPage();
   await second.page.goto(`${full.url}/status`);
-  await until("the root's counts", async () => ((await second.page.locator(".status-page .roots li").first().textContent()) || "").includes("1 transcripts, 1 sessions"));
-  assert.match(await second.page.locator(".status-list").textContent(), /1 sessions/);
+  await until("the root's counts", async () => ((await second.page.locator(".status-page .roots li").first().textContent()) || "").includes("1 transcript, 1 session)"));
+  assert.match(await second.page.locator(".status-list").textContent(), /1 session, 300 entries/);
   await shot(second.page, "24-status-full");
   assert.deepEqual([...problems, ...second.problems], []);
   await second.context.close();

@@ -11,6 +11,12 @@ import { agentName, call } from "./server.js";
 /** How a root is added, for the empty states and the status page. */
 const ADD_ROOT = "scrollback serve --root FORMAT:DIR";
 
+/** `n` things: "1 session", "2 sessions"; "unknown" when the index could not say. */
+function many(n, thing) {
+  if (n === null || n === undefined) return `unknown ${thing}s`;
+  return `${Number(n).toLocaleString("en-US")} ${thing}${n === 1 ? "" : "s"}`;
+}
+
 /** A command, shown as code. */
 const code = (text) => el("code", null, text);
 
@@ -18,7 +24,7 @@ const code = (text) => el("code", null, text);
 function root(r) {
   let held = "does not exist";
   if (r.exists) {
-    held = r.transcripts === null ? "exists" : `${r.transcripts} transcripts, ${r.sessions} sessions`;
+    held = r.transcripts === null ? "exists" : `${many(r.transcripts, "transcript")}, ${many(r.sessions, "session")}`;
   }
   return el("li", r.exists ? "root" : "root missing", el("span", "root-agent", agentName(r.agent)), " ", el("span", "root-dir", r.dir), " ", el("span", "root-held", `(${held})`));
 }
@@ -80,7 +86,7 @@ export class StatusPage {
     const vault = !s.vault
       ? "unknown"
       : s.vault.state === "on"
-        ? `on: ${count(s.vault.links)} links; ${formatBytes(s.vault.onlyInVaultBytes)} of deleted transcripts only the vault holds`
+        ? `on: ${many(s.vault.links, "link")}; ${formatBytes(s.vault.onlyInVaultBytes)} of deleted transcripts only the vault holds`
         : `off: ${s.vault.off}`;
     const push = s.push
       ? [`${s.push.state} to ${s.push.hub}${s.push.lastPushAt ? `, last at ${s.push.lastPushAt}` : ""}${s.push.error ? `: ${s.push.error}` : ""}`]
@@ -93,7 +99,7 @@ export class StatusPage {
       "status-list",
       ...row("Version", s.version),
       ...row("Data directory", el("span", "path", s.dataDir)),
-      ...row("Index", s.indexBytes === null ? "damaged" : `${formatBytes(s.indexBytes)}: ${count(s.sessions)} sessions, ${count(s.entries)} entries, ${count(s.photos)} photos, ${count(s.invalidLines)} invalid lines`),
+      ...row("Index", s.indexBytes === null ? "damaged" : `${formatBytes(s.indexBytes)}: ${many(s.sessions, "session")}, ${count(s.entries)} entries, ${many(s.photos, "photo")}, ${many(s.invalidLines, "invalid line")}`),
       ...row("Free space", s.freeBytes === null ? "unknown" : formatBytes(s.freeBytes)),
       ...row("Transcripts", s.transcripts ? `${count(s.transcripts.live)} followed, ${count(s.transcripts.gone)} gone (their history kept)` : "unknown"),
       ...row("Indexer", writer),
