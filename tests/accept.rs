@@ -500,7 +500,7 @@ fn a_send_refused_midway_leaves_no_image_file_behind() {
     // written and synced. The first must go again: no image file without its row.
     let env = Env::new();
     env.write("p/s.jsonl", crate::util::user_line("s", "u1", r#""hello""#, "") + "\n");
-    let server = Server::start_with(&env, &[], &[(scrollback::accept::store::FAULT_DISK_FULL_AFTER, "1")]);
+    let server = Server::start_with(&env, &SILENT_ENGINE, &[(scrollback::accept::store::FAULT_DISK_FULL_AFTER, "1")]);
     server.wait_for_sessions(1);
     let one =
         json!({"clientMessageId": "m0", "chatId": "c", "text": "one image", "images": [{"url": data_url(&photo(1))}]});
