@@ -11,8 +11,8 @@ use rusqlite::{Connection, OpenFlags};
 use scrollback::accept::reconcile::{PendingSend, TranscriptEntry, reconcile};
 use serde_json::{Value, json};
 
-use crate::util::Server;
 use crate::util::{Env, b64, hash_hex};
+use crate::util::{SILENT_ENGINE, Server};
 
 /// A small real PNG (1x1).
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
@@ -67,7 +67,7 @@ impl Server {
 }
 
 /// Rows of the acceptance record and files under `accepted-images`.
-fn stored(data: &Path) -> (i64, i64, usize) {
+pub(crate) fn stored(data: &Path) -> (i64, i64, usize) {
     let path = data.join("accepted.sqlite3");
     if !path.exists() {
         return (0, 0, 0);
@@ -90,7 +90,7 @@ fn demo_engine(env: &Env) -> String {
 #[test]
 fn a_send_survives_kill_9_and_the_loss_of_the_index() {
     let env = Env::new();
-    let server = Server::start(&env, &[]);
+    let server = Server::start(&env, &SILENT_ENGINE);
     let image = photo(1);
     let record = server.send(&json!({
         "clientMessageId": "m-durable", "chatId": "c1", "text": "keep this",
@@ -101,7 +101,7 @@ fn a_send_survives_kill_9_and_the_loss_of_the_index() {
     server.kill9();
 
     for round in ["after kill -9", "after deleting the index"] {
-        let server = Server::start(&env, &[]);
+        let server = Server::start(&env, &SILENT_ENGINE);
         let b = server.bootstrap("c1");
         assert_eq!(b["pending"].as_array().unwrap().len(), 1, "{round}");
         let pending = &b["pending"][0];
@@ -123,7 +123,7 @@ fn a_send_survives_kill_9_and_the_loss_of_the_index() {
 #[test]
 fn twenty_concurrent_retries_store_one_message_and_one_image() {
     let env = Env::new();
-    let server = Server::start(&env, &[]);
+    let server = Server::start(&env, &SILENT_ENGINE);
     let image = photo(2);
     let body = json!({
         "clientMessageId": "m-retry", "chatId": "c1", "text": "once",
@@ -162,7 +162,7 @@ fn raw(server: &Server, head: &str, body: &[u8]) -> u16 {
 #[test]
 fn bad_sends_get_a_4xx_and_store_nothing() {
     let env = Env::new();
-    let server = Server::start(&env, &[]);
+    let server = Server::start(&env, &SILENT_ENGINE);
     server.send(&json!({"clientMessageId": "m-ok", "chatId": "c1", "text": "a good one", "images": [{"url": data_url(&png())}]}));
     let before = stored(&env.data);
     let big = {
@@ -397,7 +397,7 @@ fn a_full_disk_refuses_a_send_with_507_and_stores_nothing() {
         return;
     };
     env.write("p/s.jsonl", crate::util::user_line("s", "u1", r#""hello""#, "") + "\n");
-    let server = Server::start(&env, &[]);
+    let server = Server::start(&env, &SILENT_ENGINE);
     server.wait_for_sessions(1);
     let first =
         json!({"clientMessageId": "m1", "chatId": "c", "text": "before", "images": [{"url": data_url(&png())}]});
@@ -440,7 +440,7 @@ fn a_full_disk_answers_507_to_every_write_and_status_says_the_vault_is_off() {
         return;
     };
     std::fs::create_dir_all(&env.root).unwrap();
-    let mut server = Server::start(&env, &[]);
+    let mut server = Server::start(&env, &SILENT_ENGINE);
     server.send(&json!({"clientMessageId": "m1", "chatId": "c", "text": "before"}));
     assert_eq!(server.json("/api/status")["vault"]["state"], "on", "no transcript yet: nothing has been linked");
     let filler = env.data.join("filler");
@@ -500,7 +500,7 @@ fn a_send_refused_midway_leaves_no_image_file_behind() {
     // written and synced. The first must go again: no image file without its row.
     let env = Env::new();
     env.write("p/s.jsonl", crate::util::user_line("s", "u1", r#""hello""#, "") + "\n");
-    let server = Server::start_with(&env, &[], &[(scrollback::accept::store::FAULT_DISK_FULL_AFTER, "1")]);
+    let server = Server::start_with(&env, &SILENT_ENGINE, &[(scrollback::accept::store::FAULT_DISK_FULL_AFTER, "1")]);
     server.wait_for_sessions(1);
     let one =
         json!({"clientMessageId": "m0", "chatId": "c", "text": "one image", "images": [{"url": data_url(&photo(1))}]});

@@ -193,7 +193,7 @@ fn the_data_directory_remembers_its_roots_for_status_index_rebuild_and_serve() {
     let remembered = env.data.join("roots.json");
     assert_eq!(std::fs::metadata(&remembered).unwrap().permissions().mode() & 0o777, 0o600);
     let (stdout, _) = ok(bare(&env).arg("status").output().unwrap());
-    assert!(stdout.contains(&format!("root            {root} (exists)")), "{stdout}");
+    assert!(stdout.contains(&format!("root            {root} (exists: 1 transcript, 1 session)")), "{stdout}");
     assert!(stdout.contains("roots           remembered in"), "{stdout}");
     assert!(!stdout.contains("does not exist"), "{stdout}");
     write_session(&env, B, "bananas");

@@ -278,7 +278,7 @@ fn forget_killed_midway_leaves_each_session_whole_or_gone() {
     }
     env.index();
     {
-        let server = crate::util::Server::start(&env, &[]);
+        let server = crate::util::Server::start(&env, &crate::util::SILENT_ENGINE);
         for s in 0..sessions {
             let image = format!("data:image/png;base64,{}", b64(&fake_png(1000 + s as u64, 3000)));
             let body = serde_json::json!({

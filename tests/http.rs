@@ -927,7 +927,7 @@ fn answer_and_close(stream: &mut TcpStream, secs: u64) -> Option<String> {
 #[test]
 fn a_stalled_request_body_holds_no_send_slot_and_is_closed_with_408() {
     let env = Env::new();
-    let server = Server::start(&env, &["--idle-secs", "2"]);
+    let server = Server::start(&env, &["--idle-secs", "2", "--engine", "true"]);
     let addr = server.base.trim_start_matches("http://").to_owned();
     // More stalled sends than there are send slots (4), each with a byte of its body.
     let mut stalled: Vec<TcpStream> = (0..6).map(|_| stall(&addr, "POST", "/api/chat/send", b"{")).collect();

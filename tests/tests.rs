@@ -23,6 +23,7 @@ mod reconcile;
 mod reindex;
 mod search;
 mod sessions;
+mod status;
 mod tail;
 mod tools;
 mod usage;

@@ -237,7 +237,7 @@ fn delete_on_the_api_forgets_a_session_as_the_cli_does() {
     let photos = photo_tree(&env);
     env.write("p/t.jsonl", user_line("t", "t0", "\"a line of t\"", "") + "\n");
     env.index();
-    let server = Server::start(&env, &["--token", "sesame-sesame-open", "--rescan-secs", "1"]);
+    let server = Server::start(&env, &["--token", "sesame-sesame-open", "--rescan-secs", "1", "--engine", "true"]);
     let url = |path: &str| format!("{}{path}", server.base);
     let client = &server.client;
     let with_token = |req: reqwest::blocking::RequestBuilder| req.bearer_auth("sesame-sesame-open").send().unwrap();

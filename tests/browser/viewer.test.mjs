@@ -1154,3 +1154,197 @@ test("22. the palette: Ctrl-K opens it, a title's match first and then the text'
   await context.close();
   await server.stop();
 });
+
+/** axe-core's copy, for the scenarios below. */
+const AXE = () => readFileSync(join(dirname(new URL(import.meta.url).pathname), "node_modules/axe-core/axe.min.js"), "utf8");
+
+/** No serious violation on the page as it is, in the dark theme and the light one. */
+async function auditBothThemes(page, name) {
+  const axe = AXE();
+  for (const theme of ["dark", "light"]) {
+    await page.evaluate((t) => (document.documentElement.dataset.theme = t), theme);
+    await noSeriousViolation(page, axe, `${name} (${theme})`);
+  }
+  await page.evaluate(() => delete document.documentElement.dataset.theme);
+}
+
+/** A tree of Claude Code transcripts written here, `{ "p/ID.jsonl": [line objects] }`, under a
+ * server's base; the server is started over it and its sessions awaited. */
+async function startOver(files, options = {}) {
+  const base = temp();
+  for (const [rel, lines] of Object.entries(files)) {
+    const path = join(base, "projects", rel);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, lines.map((l) => JSON.stringify(l) + "\n").join(""));
+  }
+  const server = await startServer(null, { ...options, dirs: { base } });
+  await until("the sessions listed", async () => (await (await fetch(`${server.url}/api/sessions`)).json()).sessions.length >= Object.keys(files).length);
+  return server;
+}
+
+test("23. without an engine there is no composer and no New chat, a line says why, and a new chat's page says none can start; with one, both are there", async () => {
+  const server = await startServer("history");
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/sessions/${SESSION}`);
+  await until("the history", async () => (await countEntries(page)) >= 50);
+  const note = page.locator(".conversation .no-engine");
+  await note.waitFor();
+  assert.match(await note.textContent(), /runs no engine.*scrollback serve --engine CMD/);
+  assert.equal(await page.locator(".composer").count(), 0, "no composer");
+  assert.ok(await page.locator("#new-chat").isHidden(), "no New chat");
+  await shot(page, "23-no-engine");
+  await phoneShot(page, "23-no-engine-phone");
+  await auditBothThemes(page, "a session without an engine");
+  // A chat's own URL, opened anyway: it says no chat can start here.
+  await goElsewhere(page, `${server.url}/chats/chat-by-hand`);
+  await until("the new chat's line", async () => (await page.locator(".scroller .status").textContent()).includes("no engine"));
+  assert.equal(await page.locator(".composer").count(), 0);
+  // The server refuses a send, whatever the page does.
+  const res = await fetch(`${server.url}/api/chat/send`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ clientMessageId: "m1", chatId: "chat-by-hand", text: "hello" }),
+  });
+  assert.equal(res.status, 409);
+  assert.equal((await res.json()).error.code, "no-engine");
+  const boot = await (await fetch(`${server.url}/api/chat/bootstrap?chatId=chat-by-hand`)).json();
+  assert.deepEqual(boot.pending, [], "nothing stored");
+  await context.close();
+  await server.stop();
+  // With an engine: the composer and New chat.
+  const engined = await startServer("history", { engine: delayedEngine(0) });
+  const second = await newPage();
+  await second.page.goto(`${engined.url}/sessions/${SESSION}`);
+  await second.page.locator(".composer textarea").waitFor();
+  await until("New chat", async () => second.page.locator("#new-chat").isVisible());
+  assert.equal(await second.page.locator(".no-engine").count(), 0);
+  await shot(second.page, "23-engine");
+  await phoneShot(second.page, "23-engine-phone");
+  assert.deepEqual([...problems, ...second.problems], []);
+  await second.context.close();
+  await engined.stop();
+});
+
+test("24. an empty viewer names the roots it looked in and how to add one; usage with nothing says so; the status page shows the roots, the data directory, the index, the vault, the push, the engine and the version", async () => {
+  const server = await startServer(null, { roots: ["codex:codex-sessions"] });
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/`);
+  const help = page.locator(".empty-help");
+  await until("the roots looked in", async () => (await help.locator(".roots li").count()) === 2);
+  const text = await help.textContent();
+  assert.match(text, /No sessions yet/);
+  assert.ok(text.includes(`${server.transcripts} (does not exist)`), text);
+  assert.ok(text.includes(`${server.transcripts}/codex-sessions (does not exist)`), text);
+  assert.match(text, /scrollback serve --root FORMAT:DIR/);
+  assert.doesNotMatch(text, /New chat/);
+  await shot(page, "24-empty");
+  await phoneShot(page, "24-empty-phone");
+  await auditBothThemes(page, "the empty viewer");
+  // Usage with no responses: a line, not empty tables and a cost of nothing.
+  await page.locator("a.nav", { hasText: "Usage" }).click();
+  await until("the usage line", async () => (await page.locator(".usage-body .status").count()) > 0 && !(await page.locator(".usage-body").textContent()).includes("Loading"));
+  assert.match(await page.locator(".usage-body").textContent(), /No usage recorded yet/);
+  assert.equal(await page.locator(".usage-table").count(), 0);
+  assert.doesNotMatch(await page.locator(".usage-body").textContent(), /\$0\.0000/);
+  await shot(page, "24-usage-empty");
+  await phoneShot(page, "24-usage-empty-phone");
+  await auditBothThemes(page, "usage with nothing");
+  // The status page, from the top bar, at its own URL.
+  await page.locator("a.nav", { hasText: "Status" }).click();
+  await page.waitForURL(`${server.url}/status`);
+  const list = page.locator(".status-list");
+  await list.waitFor();
+  const row = async (term) => (await list.locator("dt", { hasText: new RegExp(`^${term}$`) }).locator("xpath=following-sibling::dd[1]").textContent());
+  assert.equal(await row("Data directory"), server.data);
+  assert.match(await row("Version"), /^\d+\.\d+\.\d+/);
+  assert.match(await row("Engine"), /none: .*scrollback serve --engine CMD/);
+  assert.match(await row("Vault"), /^(on|off)/);
+  assert.equal(await row("Push"), "none");
+  assert.match(await row("Index"), /0 sessions, 0 entries/);
+  assert.equal(await page.locator(".status-page .roots li").count(), 2);
+  await shot(page, "24-status");
+  await phoneShot(page, "24-status-phone");
+  await auditBothThemes(page, "the status page");
+  // Opened by its URL, over a tree with a session: the root's transcripts and sessions.
+  await context.close();
+  await server.stop();
+  const full = await startServer("history");
+  const second = await newPage();
+  await second.page.goto(`${full.url}/status`);
+  await until("the root's counts", async () => ((await second.page.locator(".status-page .roots li").first().textContent()) || "").includes("1 transcript, 1 session)"));
+  assert.match(await second.page.locator(".status-list").textContent(), /1 session, 300 entries/);
+  await shot(second.page, "24-status-full");
+  assert.deepEqual([...problems, ...second.problems], []);
+  await second.context.close();
+  await full.stop();
+});
+
+test("25. a session whose entries are all on side chains says so and offers them; one click shows them", async () => {
+  const id = "5e55a000-0000-4000-8000-0000000000aa";
+  const line = (n, kind, text) => ({
+    parentUuid: n > 1 ? `sc-${n - 1}` : null, isSidechain: true, userType: "external", cwd: "/home/test/project", sessionId: id,
+    agentId: "a1", type: kind, uuid: `sc-${n}`, timestamp: `2026-11-03T10:00:0${n}.000Z`,
+    message: { role: kind, content: [{ type: "text", text }] },
+  });
+  const server = await startOver({ [`p/${id}.jsonl`]: [line(1, "user", "Read the parser for torn lines"), line(2, "assistant", "The sub-agent read it: the last line is kept.")] });
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/sessions/${id}`);
+  const hint = page.locator(".scroller .status", { hasText: "side chain" });
+  await hint.waitFor();
+  assert.equal(await countEntries(page), 0);
+  await shot(page, "25-sidechains-hint");
+  await phoneShot(page, "25-sidechains-hint-phone");
+  await auditBothThemes(page, "a session of side chains only");
+  await hint.locator("a", { hasText: "Show side chains" }).click();
+  await page.waitForURL(`${server.url}/sessions/${id}?sidechains=true`);
+  await until("the side chain's entries", async () => (await countEntries(page)) === 2);
+  assert.equal(await page.locator(".scroller .status", { hasText: "side chain" }).count(), 0);
+  await shot(page, "25-sidechains-shown");
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});
+
+test("26. ? shows every key, the keyboard goes into it, Esc closes it and gives the keyboard back; the status page opens it too", async () => {
+  const server = await startServer("history");
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/sessions/${SESSION}`);
+  await until("the history", async () => (await countEntries(page)) >= 50);
+  const dialog = page.locator("#keys");
+  const isOpen = () => dialog.evaluate((d) => d.open);
+  await page.locator("#search-input").focus();
+  await page.keyboard.press("Escape");
+  // `?` typed into a text box is text, not the help.
+  await page.keyboard.type("?");
+  assert.ok(!(await isOpen()));
+  assert.equal(await page.locator("#search-input").inputValue(), "?");
+  await page.locator("#search-input").fill("");
+  await page.locator("body").click({ position: { x: 5, y: 400 } });
+  await page.keyboard.press("?");
+  await until("the keys open", isOpen);
+  assert.equal(await page.evaluate(() => document.activeElement.id), "keys-close", "the keyboard is in the dialog");
+  const text = await dialog.textContent();
+  for (const what of ["Show these keys", "Go to a session", "Search every session", "Next message", "Previous message", "Find in this session", "Next hit", "Previous hit", "send"]) {
+    assert.ok(text.includes(what), `the help names: ${what}`);
+  }
+  assert.ok((await dialog.locator("kbd").count()) >= 12);
+  await shot(page, "26-keys");
+  await phoneShot(page, "26-keys-phone");
+  await auditBothThemes(page, "the keys' help");
+  await page.keyboard.press("Escape");
+  await until("the keys closed", async () => !(await isOpen()));
+  // The keys work again at once: j moves to a message.
+  await page.keyboard.press("k");
+  assert.equal(await page.locator("li.entry.focused").count(), 1);
+  // The status page's button opens it, and Close gives the keyboard back to the button.
+  await goElsewhere(page, `${server.url}/status`);
+  const button = page.locator("button", { hasText: "Keyboard shortcuts" });
+  await button.click();
+  await until("the keys open", isOpen);
+  await page.locator("#keys-close").click();
+  await until("the keys closed", async () => !(await isOpen()));
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), "Keyboard shortcuts (?)");
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});

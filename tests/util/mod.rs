@@ -9,7 +9,7 @@ pub mod scan_oracle;
 pub mod server;
 
 pub use corpus::{corpus, jsonl_files};
-pub use server::Server;
+pub use server::{SILENT_ENGINE, Server};
 
 use std::fs::OpenOptions;
 use std::io::{Read, Write};

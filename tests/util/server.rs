@@ -12,6 +12,10 @@ use serde_json::Value;
 
 use super::Env;
 
+/// `serve`'s arguments for an engine that takes each sent message and writes nothing (`true`):
+/// the server then takes messages (without an engine it refuses them), and they stay pending.
+pub const SILENT_ENGINE: [&str; 2] = ["--engine", "true"];
+
 /// A running `scrollback serve`; killed when dropped.
 pub struct Server {
     pub child: Child,

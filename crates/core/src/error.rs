@@ -95,6 +95,12 @@ pub enum Error {
     /// a chat already bound to another session.
     #[error("{0}")]
     Conflict(String),
+    /// A message was sent to a server that runs no engine: nothing would ever write it into a
+    /// transcript, so it is not taken (nothing is recorded).
+    #[error(
+        "this server runs no engine, so it takes no message: start it with `scrollback serve --engine CMD` (or `--demo`)"
+    )]
+    NoEngine,
     /// Neither the index nor the acceptance record knows this session.
     #[error("no session {0}")]
     UnknownSession(String),

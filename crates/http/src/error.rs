@@ -109,6 +109,7 @@ impl From<Error> for ApiError {
             Error::BadSend(_) => ApiError::new(StatusCode::BAD_REQUEST, "bad-send", e.to_string()),
             Error::TooLarge(_) => ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too-large", e.to_string()),
             Error::Conflict(_) => ApiError::new(StatusCode::CONFLICT, "conflict", e.to_string()),
+            Error::NoEngine => ApiError::new(StatusCode::CONFLICT, "no-engine", e.to_string()),
             Error::NotFound(_) | Error::UnknownSession(_) => ApiError::not_found(e.to_string()),
             Error::FailedUpload { .. } => ApiError::new(StatusCode::NOT_FOUND, "failed-upload", e.to_string()),
             // Paths stay in the log: an answer names no file of the machine.

@@ -170,9 +170,10 @@ fn chat_schemas() -> Value {
             "properties": { "required": { "type": "boolean", "description": "Whether this server needs a token at all." } }
         },
         "Info": {
-            "type": "object", "required": ["version", "limits", "agents"],
+            "type": "object", "required": ["version", "limits", "agents", "engine"],
             "properties": {
                 "version": { "type": "string" },
+                "engine": { "type": "boolean", "description": "Whether an engine runs sent messages (serve --engine or --demo). Without one, POST /api/chat/send is refused (409 no-engine)." },
                 "agents": { "type": "array", "description": "The agents whose transcripts this server reads, as each is named in the API and shown to people.",
                     "items": { "type": "object", "required": ["name", "displayName"], "properties": {
                         "name": { "type": "string", "enum": agents(false) }, "displayName": { "type": "string" } } } },
@@ -185,8 +186,11 @@ fn chat_schemas() -> Value {
         },
         "Status": {
             "type": "object",
-            "required": ["writer", "indexDamage", "watcher", "transcripts", "sessions", "entries", "invalidLines", "photos", "indexBytes", "freeBytes", "vault", "acceptancesPending"],
+            "required": ["writer", "indexDamage", "watcher", "transcripts", "roots", "sessions", "entries", "invalidLines", "photos", "indexBytes", "freeBytes", "vault", "acceptancesPending", "dataDir", "version", "engine"],
             "properties": {
+                "dataDir": { "type": "string", "description": "The data directory: the index, the acceptance record, the vault." },
+                "version": { "type": "string" },
+                "engine": { "type": "boolean", "description": "Whether an engine runs sent messages (serve --engine or --demo)." },
                 "writer": { "type": "object", "required": ["state"], "properties": {
                     "state": { "type": "string", "enum": ["running", "failed", "none"] },
                     "error": { "type": "string" } } },
@@ -195,9 +199,10 @@ fn chat_schemas() -> Value {
                 "transcripts": { "type": "object", "nullable": true, "required": ["live", "gone"], "properties": {
                     "live": { "type": "integer" }, "gone": { "type": "integer" } },
                     "description": "The counts below are null when the index is damaged." },
-                "roots": { "type": "array", "description": "The transcript roots followed, each of one format, and whether it exists now (one that does not is looked for again at each rescan).",
-                    "items": { "type": "object", "required": ["agent", "dir", "exists"], "properties": {
-                        "agent": { "type": "string" }, "dir": { "type": "string" }, "exists": { "type": "boolean" } } } },
+                "roots": { "type": "array", "description": "The transcript roots followed, each of one format, whether it exists now (one that does not is looked for again at each rescan), and the followed transcripts of its format under it and their sessions (null when the index is damaged).",
+                    "items": { "type": "object", "required": ["agent", "dir", "exists", "transcripts", "sessions"], "properties": {
+                        "agent": { "type": "string" }, "dir": { "type": "string" }, "exists": { "type": "boolean" },
+                        "transcripts": { "type": "integer", "nullable": true }, "sessions": { "type": "integer", "nullable": true } } } },
                 "sessions": { "type": "integer", "nullable": true },
                 "agents": { "type": "object", "nullable": true, "additionalProperties": { "type": "integer" },
                     "description": "Sessions of each agent." },
@@ -252,6 +257,7 @@ fn chat_paths() -> Value {
             "requestBody": json_body("SendRequest", json!({ "clientMessageId": "doc-example-1", "chatId": "doc-example", "text": "hello" })),
             "responses": merge(state_changing_errors(), json!({
                 "200": json_response("The accepted record.", "Accepted"),
+                "409": error_response("Disagrees with what is recorded (conflict: a clientMessageId reused for another message, a chat bound to another session), or the server runs no engine (no-engine: started without --engine or --demo; nothing is recorded)."),
                 "503": error_response("As many send bodies as the server holds at once are arriving (busy, with Retry-After), or the server is stopping."),
                 "507": error_response("The data directory's disk is full (disk-full): nothing was stored.")
             }))
@@ -273,11 +279,11 @@ fn chat_paths() -> Value {
             "responses": merge(state_changing_errors(), json!({ "200": json_response("Signed in (or no token is needed).", "Login") }))
         } },
         "/api/status": { "get": {
-            "summary": "What the index holds and how the server stands: the writer (running, or failed and why), the watcher, transcripts live and gone, sessions, entries, invalid lines, photos, the index's size, the data directory's free space, sends pending.",
+            "summary": "What the index holds and how the server stands: the writer (running, or failed and why), the watcher, the roots and what each holds, transcripts live and gone, sessions, entries, invalid lines, photos, the index's size, the data directory and its free space, the vault, sends pending, the push, whether an engine runs, the version.",
             "responses": merge(common_errors(), json!({ "200": json_response("The status.", "Status") }))
         } },
         "/api/info": { "get": {
-            "summary": "The server's version and the limits of a send.",
+            "summary": "The server's version, the limits of a send, the agents it reads, and whether an engine runs sent messages.",
             "responses": merge(common_errors(), json!({ "200": json_response("Version and limits.", "Info") }))
         } },
         "/api/chat/retire": { "post": {

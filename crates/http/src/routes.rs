@@ -195,20 +195,30 @@ fn about_routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
         .and(warp::get())
         .map(|| warp::reply::json(&super::openapi::document()).into_response());
 
-    let info = warp::path!("info").and(warp::get()).map(|| json(&wire::info()));
+    let info = warp::path!("info")
+        .and(warp::get())
+        .and(with_api.clone())
+        .map(|api: Api| json(&wire::info(api.chats().has_engine())));
     let status = warp::path!("status").and(warp::get()).and(warp::query::<NoParams>()).and(with_api.clone()).and_then(
         |_: NoParams, api: Api| async move {
             let data_dir = api.inner.data_dir.clone();
+            let root_list = api.inner.roots.clone();
             // A damaged index is what status must still report: its counts are then unknown.
-            let index = match api.db(move |store| store.status(&data_dir)).await {
-                Ok(mut index) => {
+            let read = api
+                .db(move |store| Ok((store.status(&data_dir)?, scrollback_ops::status::roots(store, &root_list)?)))
+                .await;
+            let (index, roots) = match read {
+                Ok((mut index, roots)) => {
                     // The writer turned the vault off but could not record it (a full disk).
                     if index.vault.off.is_none() {
                         index.vault.off = api.inner.health.as_ref().and_then(|h| h.vault_off());
                     }
-                    Some(index)
+                    (Some(index), roots)
                 }
-                Err(_) if api.damage().is_some() => None,
+                Err(_) if api.damage().is_some() => {
+                    let roots = api.inner.roots.iter().map(|r| scrollback_ops::status::RootStatus::new(r, None));
+                    (None, roots.collect())
+                }
                 Err(e) => return Err(e.reject()),
             };
             let sends_pending =
@@ -219,7 +229,9 @@ fn about_routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
                 writer: api.writer_state(),
                 watcher: api.inner.watcher,
                 index_damage: api.damage(),
-                roots: api.inner.roots.clone(),
+                roots,
+                data_dir: api.inner.data_dir.clone(),
+                engine: api.chats().has_engine(),
             };
             let push = api.inner.push.as_ref().map(|p| p.get());
             Ok::<_, Rejection>(json(&wire::status(&status, push.as_ref())))

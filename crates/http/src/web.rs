@@ -1,6 +1,6 @@
-//! The viewer: the files of `crates/http/web/`, embedded at build time. The page
-//! is served at `/` and at every view's own URL (`/sessions/...`, `/chats/...`, `/search`, `/usage`) with a
-//! strict Content-Security-Policy; its modules and style sheet under `/web/`. Static code and no
+//! The viewer: the files of `crates/http/web/`, embedded at build time. The page is served at `/`
+//! and at every view's own URL (`/sessions/...`, `/chats/...`, `/search`, `/usage`, `/status`) with
+//! a strict Content-Security-Policy; its modules and style sheet under `/web/`. Static code and no
 //! data, so no token is needed to fetch them: the page asks for one when the API does.
 
 use warp::http::{HeaderValue, header};
@@ -31,6 +31,8 @@ const FILES: &[(&str, &str, &str)] = &[
     ("palette.js", "text/javascript; charset=utf-8", include_str!("../web/palette.js")),
     ("server.js", "text/javascript; charset=utf-8", include_str!("../web/server.js")),
     ("sidebar.js", "text/javascript; charset=utf-8", include_str!("../web/sidebar.js")),
+    ("status.js", "text/javascript; charset=utf-8", include_str!("../web/status.js")),
+    ("keys.js", "text/javascript; charset=utf-8", include_str!("../web/keys.js")),
     ("style.css", "text/css; charset=utf-8", include_str!("../web/style.css")),
 ];
 
@@ -46,6 +48,7 @@ fn is_view(path: &str) -> bool {
     path == "/"
         || path == "/search"
         || path == "/usage"
+        || path == "/status"
         || path.strip_prefix("/sessions/").is_some_and(one_segment)
         || path.strip_prefix("/chats/").is_some_and(one_segment)
 }
@@ -96,7 +99,7 @@ mod tests {
 
     #[test]
     fn views_are_pages_and_nothing_else_is() {
-        for view in ["/", "/search", "/sessions/abc", "/chats/chat-1"] {
+        for view in ["/", "/search", "/usage", "/status", "/sessions/abc", "/chats/chat-1"] {
             assert!(is_view(view), "{view}");
         }
         for other in ["/sessions/", "/sessions/a/b", "/chats", "/api", "/web/app.js", "/favicon.ico", "/x"] {

@@ -237,10 +237,15 @@ pub fn status(status: &Status, push: Option<&scrollback_hub::follow::PushStatus>
         "watcher": status.watcher,
         "transcripts": s.map(|s| serde_json::json!({ "live": s.transcripts_live, "gone": s.transcripts_gone })),
         "roots": status.roots.iter().map(|r| serde_json::json!({
-            "agent": r.format.name(),
-            "dir": r.dir.to_string_lossy(),
-            "exists": r.exists(),
+            "agent": r.root.format.name(),
+            "dir": r.root.dir.to_string_lossy(),
+            "exists": r.exists,
+            "transcripts": r.count.map(|c| c.transcripts),
+            "sessions": r.count.map(|c| c.sessions),
         })).collect::<Vec<_>>(),
+        "dataDir": status.data_dir.to_string_lossy(),
+        "version": env!("CARGO_PKG_VERSION"),
+        "engine": status.engine,
         "sessions": s.map(|s| s.sessions),
         "agents": s.map(|s| s.agents.iter().map(|(a, n)| (a.clone(), serde_json::json!(n))).collect::<serde_json::Map<_, _>>()),
         "entries": s.map(|s| s.entries),
@@ -269,9 +274,10 @@ pub fn status(status: &Status, push: Option<&scrollback_hub::follow::PushStatus>
     })
 }
 
-/// `GET /api/info`: the version, the send limits, and the agents whose transcripts scrollback reads
-/// (the format registry's names and display names, in its order).
-pub fn info() -> serde_json::Value {
+/// `GET /api/info`: the version, the send limits, the agents whose transcripts scrollback reads
+/// (the format registry's names and display names, in its order), and whether an engine runs sent
+/// messages (without one the server takes none, and the viewer offers no composer).
+pub fn info(engine: bool) -> serde_json::Value {
     use scrollback_ops::accept::send::{MAX_BODY, MAX_IMAGE_BYTES, MAX_IMAGES, MAX_TEXT};
     let agents: Vec<serde_json::Value> = scrollback_core::format::FORMATS
         .iter()
@@ -281,6 +287,7 @@ pub fn info() -> serde_json::Value {
         "version": env!("CARGO_PKG_VERSION"),
         "limits": { "maxImages": MAX_IMAGES, "maxImageBytes": MAX_IMAGE_BYTES, "maxText": MAX_TEXT, "maxBody": MAX_BODY },
         "agents": agents,
+        "engine": engine,
     })
 }
 

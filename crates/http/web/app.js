@@ -1,19 +1,22 @@
 // The viewer's start: every view has its own URL (/sessions/{id}[?cursor=N], /chats/{chatId},
-// /search?q=, /usage, and / for the newest session), which `route` opens; in-page links, the back
-// button and the top bar move between them. Also the theme and the keyboard (Ctrl-K the palette,
-// Ctrl-F or f the find bar, n and N its hits), and at start /api/info, the sessions list and the live
-// socket. The views: conversation.js (a session's history and its chat), search.js, usage.js; the
-// sessions list is sidebar.js's, the socket live.js's, the palette palette.js's.
+// /search?q=, /usage, /status, and / for the newest session), which `route` opens; in-page links,
+// the back button and the top bar move between them. Also the theme and the keyboard (Ctrl-K the
+// palette, Ctrl-F or f the find bar, n and N its hits, ? the keys), and at start /api/info (New chat
+// only with an engine), the sessions list and the live socket. The views: conversation.js (a
+// session's history and its chat), search.js, usage.js, status.js; the sessions list is sidebar.js's,
+// the socket live.js's, the palette palette.js's, the keys' help keys.js's.
 
 import { query } from "./api.js";
 import { Conversation } from "./conversation.js";
 import { events } from "./live.js";
+import { keys } from "./keys.js";
 import { $, navigate, setRouter, setView, view } from "./page.js";
 import { palette } from "./palette.js";
 import * as render from "./render.js";
 import { Search } from "./search.js";
-import { call, fillAgents, learn, onSignIn } from "./server.js";
+import { call, engine, fillAgents, learn, onSignIn } from "./server.js";
 import { closeSidebar, sidebar } from "./sidebar.js";
+import { StatusPage, noSessions } from "./status.js";
 import { UsagePage } from "./usage.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -39,6 +42,8 @@ function route() {
   } else if (path === "/usage") {
     const projects = () => [...$("filter-project").options].map((o) => o.value).filter(Boolean);
     setView(new UsagePage(main, params, { call, navigate, projects, fillAgents }));
+  } else if (path === "/status") {
+    setView(new StatusPage(main, { openKeys: () => keys.open() }));
   } else if (path === "/search") {
     $("search-input").value = params.get("q") || "";
     setView(new Search(main, params));
@@ -81,7 +86,7 @@ class Home {
       if (view !== this) return;
       const first = $("sessions").querySelector("li[data-session]");
       if (first) navigate(`/sessions/${encodeURIComponent(first.dataset.session)}`, { replace: true });
-      else main.replaceChildren(render.el("p", "status", "No sessions yet. Start one with “New chat”."));
+      else main.replaceChildren(noSessions());
     });
   }
 }
@@ -119,7 +124,7 @@ $("theme").addEventListener("click", () => {
 });
 applyTheme(storedTheme());
 
-/** Whether a dialog (the photo, the token, the palette) has the page. */
+/** Whether a dialog (the photo, the token, the palette, the keys) has the page. */
 const dialogOpen = () => [...document.querySelectorAll("dialog")].some((d) => d.open);
 
 document.addEventListener("keydown", (e) => {
@@ -147,7 +152,10 @@ document.addEventListener("keydown", (e) => {
   }
   const t = e.target;
   if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
-  if (e.key === "/") {
+  if (e.key === "?") {
+    e.preventDefault();
+    keys.open();
+  } else if (e.key === "/") {
     e.preventDefault();
     $("search-input").focus();
   } else if ((e.key === "j" || e.key === "k") && view && view.step) {
@@ -163,7 +171,8 @@ document.addEventListener("keydown", (e) => {
 // ---------------------------------------------------------------------------------------------
 // Start
 
-learn();
+// New chat only where a message can be sent: the server runs an engine.
+learn().then(() => ($("new-chat").hidden = !engine));
 sidebar.ready = fillAgents($("filter-agent")).then(() => sidebar.load());
 // The socket opens once the server has let this page in (with a token, after signing in).
 sidebar.ready.then(() => events.start());

@@ -19,6 +19,19 @@ function dataUrlOf(blob) {
   });
 }
 
+/** What stands in the composer's place where the server runs no engine: why, and how to start one. */
+export function noEngine() {
+  return el(
+    "p",
+    "no-engine",
+    "This server runs no engine, so messages cannot be sent from here. To send, start it with ",
+    el("code", null, "scrollback serve --engine CMD"),
+    " (or ",
+    el("code", null, "--demo"),
+    ").",
+  );
+}
+
 export class Composer {
   /**
    * @param {object} chat what the composer needs of its conversation: `chatId`, `sessionId()`,

@@ -2,16 +2,18 @@
 // up, newer ones read forward when it opened at an entry), kept live from the events socket by
 // catching up from a cursor; and its chat's sends (composer.js), shown at once as pending and
 // retired by `reconcile` when the transcript holds them. Opened at an entry (`?cursor=`), it reads
-// around it; its find bar (find.js) steps through a query's hits, opening it at each.
+// around it; its find bar (find.js) steps through a query's hits, opening it at each. The composer is
+// shown only where the server runs an engine (else a line says why and how); a session whose entries
+// are all on side chains says so, and offers them.
 
 import { ApiError, get, post, query } from "./api.js";
-import { Composer } from "./composer.js";
+import { Composer, noEngine } from "./composer.js";
 import { FindBar } from "./find.js";
 import { Header } from "./header.js";
-import { openPhoto } from "./page.js";
+import { link, openPhoto } from "./page.js";
 import { reconcile } from "./reconcile.js";
 import * as render from "./render.js";
-import { PAGE, call, limits } from "./server.js";
+import { PAGE, call, engine, known, limits } from "./server.js";
 import { sidebar } from "./sidebar.js";
 
 /** Compares two entries' places in the conversation: `order` (`[at, file, line]`) element by
@@ -62,6 +64,10 @@ export class Conversation {
     this.pendingList = render.el("ol", "entries pending-list");
     this.status = render.el("p", "status", "");
     this.scroller = render.el("div", "scroller", this.status, this.list, this.pendingList);
+    // Scrolled by the keyboard too, even where it holds nothing else that takes the focus.
+    this.scroller.tabIndex = 0;
+    this.scroller.setAttribute("role", "region");
+    this.scroller.setAttribute("aria-label", "Conversation");
     this.scroller.addEventListener("scroll", () => this.onScroll());
     this.composer = new Composer(
       {
@@ -83,6 +89,12 @@ export class Conversation {
       closed: () => this.keepInUrl({ q: null }),
     });
     main.append(render.el("section", "conversation", this.header.element, this.findBar.element, this.banner, this.scroller, this.composer.form));
+    // No composer until the server has said it runs an engine; without one, why not instead.
+    this.composer.form.hidden = true;
+    known.then(() => {
+      if (engine) this.composer.form.hidden = false;
+      else this.composer.form.replaceWith(noEngine());
+    });
     this.open(cursor, find);
   }
 
@@ -108,7 +120,13 @@ export class Conversation {
         if (cursor !== null) await this.openAround(cursor);
         else await this.loadPage({}, "newest");
       }
-      if (!this.sessionId) this.status.textContent = "A new chat: send a message to start it.";
+      if (!this.sessionId) {
+        await known;
+        this.status.textContent = engine
+          ? "A new chat: send a message to start it."
+          : "No chat can be started here: this server runs no engine.";
+      }
+      this.hintSideChains();
       this.reconcile();
       this.renderPending();
       if (cursor === null) this.scrollToBottom();
@@ -122,6 +140,29 @@ export class Conversation {
   fail(e) {
     this.status.textContent = e instanceof ApiError && e.status === 404 ? "No such session." : e.message || String(e);
     this.status.classList.add("error");
+  }
+
+  /** A session that shows nothing without its side chains, but has some: says so, and offers them
+   * (a line of its own under the status line, gone once an entry is shown). */
+  async hintSideChains() {
+    if (this.hint) this.hint.remove();
+    this.hint = null;
+    if (!this.sessionId || this.sidechains || this.entries.size || this.closed) return;
+    const sessionId = this.sessionId;
+    const generation = this.generation;
+    try {
+      const page = await call(() => get(`/api/sessions/${encodeURIComponent(sessionId)}/history${query({ limit: 1, sidechains: "true" })}`));
+      if (this.closed || generation !== this.generation || this.entries.size || !page.entries.length || this.hint) return;
+      this.hint = render.el(
+        "p",
+        "status side-chain-hint",
+        "Every entry of this session is on a side chain (a sub-agent's work), and side chains are hidden. ",
+        link(`/sessions/${encodeURIComponent(sessionId)}${query({ sidechains: "true" })}`, "Show side chains"),
+      );
+      this.status.after(this.hint);
+    } catch {
+      // No hint: the history said what it could.
+    }
   }
 
   historyUrl(params) {
@@ -232,6 +273,7 @@ export class Conversation {
   reload() {
     this.clear();
     this.loadPage({}, "newest").then(() => {
+      this.hintSideChains();
       this.reconcile();
       this.renderPending();
       this.scrollToBottom();
@@ -269,6 +311,10 @@ export class Conversation {
       this.after = this.after === null ? page.after : Math.max(this.after, page.after);
     }
     this.status.textContent = this.before === null && this.entries.size ? "The start of this session." : "";
+    if (this.hint && this.entries.size) {
+      this.hint.remove();
+      this.hint = null;
+    }
     this.status.classList.remove("error");
     if (where === "older") this.scroller.scrollTop = this.scroller.scrollHeight - fromBottom;
   }

@@ -1,6 +1,6 @@
 // What the page asks of the server, and knows of it: every API call goes through `call` (a 401
 // opens the token dialog, then the call is retried); the size of a page of sessions or entries; and
-// /api/info's send limits and agents, asked once at start.
+// /api/info's send limits, agents and engine, asked once at start.
 
 import { Unauthorized, get, post } from "./api.js";
 import * as render from "./render.js";
@@ -79,7 +79,11 @@ export function fillAgents(select, value = select.value) {
   });
 }
 
-/** /api/info, asked once (by `learn`, at start): the send limits and the agents. */
+/** Whether an engine runs sent messages (from /api/info): without one the server takes no message,
+ * and the page offers no composer and no New chat. Known once `known` has settled. */
+export let engine = false;
+
+/** /api/info, asked once (by `learn`, at start): the send limits, the agents and the engine. */
 export let known = null;
 
 export function learn() {
@@ -87,6 +91,7 @@ export function learn() {
     .then((info) => {
       if (info && info.limits) limits = info.limits;
       if (info && Array.isArray(info.agents)) agents = info.agents;
+      engine = Boolean(info && info.engine);
     })
     .catch(() => {});
   return known;

@@ -1,6 +1,7 @@
 // Usage: the ledger's tokens and cost (/api/usage), as a page (totals, cost per day as a chart, the
-// split by model, project and agent, with filters) and as a session header's one line. Charts are
-// plain SVG built with DOM calls; every string from the server goes in as text.
+// split by model, project and agent, with filters; with no usage, a line that says so) and as a
+// session header's one line. Charts are plain SVG built with DOM calls; every string from the server
+// goes in as text.
 import { get, query } from "./api.js";
 import { el } from "./dom.js";
 
@@ -155,6 +156,20 @@ export class UsagePage {
       );
       if (this.closed) return;
       const t = days.total;
+      if (!t.responses) {
+        // Nothing to total: said in words, not as empty tables and a cost of nothing.
+        const filtered = Object.keys(f).length > 0;
+        this.body.replaceChildren(
+          el("p", "status", filtered ? "No usage recorded for these filters." : "No usage recorded yet."),
+          el(
+            "p",
+            "status",
+            "Usage is read from the token counts an agent writes into its transcripts with each response. " +
+              (filtered ? "Widen the dates, or choose all agents and all projects." : "None of the transcripts indexed has any."),
+          ),
+        );
+        return;
+      }
       const totals = el(
         "dl",
         "usage-totals",

@@ -112,9 +112,19 @@ impl Chats {
         let _ = self.bus.send(event);
     }
 
+    /// Whether an engine runs sent messages (without one, [`Chats::send`] takes none).
+    pub fn has_engine(&self) -> bool {
+        self.engine.is_some()
+    }
+
     /// `POST /api/chat/send`: checks everything, records the message durably, announces it and
-    /// starts its engine run; returns once it is recorded (a retry returns the record).
+    /// starts its engine run; returns once it is recorded (a retry returns the record). Without an
+    /// engine nothing would ever write the message into a transcript: it is refused
+    /// ([`Error::NoEngine`]) before anything is read or recorded.
     pub async fn send(self: &Arc<Self>, request: SendRequest) -> Result<Outcome> {
+        if self.engine.is_none() {
+            return Err(Error::NoEngine);
+        }
         let checked = tokio::task::spawn_blocking(move || request.validate())
             .await
             .map_err(|e| Error::Internal(e.to_string()))??;

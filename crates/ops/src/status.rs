@@ -1,14 +1,15 @@
-//! How a data directory stands: what the index holds ([`scrollback_read::status`]), the sends still
-//! pending in the acceptance record, the live writer, how changes are noticed, and damage a reader
-//! met. For `scrollback status` and `GET /api/status` alike.
+//! How a data directory stands: what the index holds ([`scrollback_read::status`]) and what it holds
+//! from each transcript root, the sends still pending in the acceptance record, the live writer, how
+//! changes are noticed, damage a reader met, and whether an engine runs sent messages. For
+//! `scrollback status` and `GET /api/status` alike.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
 use scrollback_core::error::Result;
 use scrollback_index::roots::Root;
-use scrollback_read::status::IndexStatus;
+use scrollback_read::status::{IndexStatus, RootCount};
 
 /// The live writer, as a server sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,14 +46,48 @@ pub struct Status {
     pub watcher: Option<&'static str>,
     /// What SQLite said when a reader found the index damaged.
     pub index_damage: Option<String>,
-    /// The transcript roots followed (whether each exists is looked at when it is reported).
-    pub roots: Vec<Root>,
+    /// The transcript roots followed, each with what the index holds from it.
+    pub roots: Vec<RootStatus>,
+    /// The data directory.
+    pub data_dir: PathBuf,
+    /// Whether an engine runs sent messages (a server's `--engine` or `--demo`); without one, the
+    /// server takes no message.
+    pub engine: bool,
 }
 
-/// The status of `data_dir` for a one-off command: its index read on `conn`, and its acceptance
-/// record if it has one (nothing is created).
-pub fn of_data_dir(conn: &Connection, data_dir: &Path) -> Result<Status> {
+/// A transcript root, whether its directory exists now, and what the index holds from it.
+#[derive(Debug, Clone)]
+pub struct RootStatus {
+    /// The root.
+    pub root: Root,
+    /// Whether its directory exists (looked at when the status is made).
+    pub exists: bool,
+    /// What the index holds from it; `None` when the index could not be read.
+    pub count: Option<RootCount>,
+}
+
+/// Each of `roots` with what the index read on `store` holds from it.
+pub fn roots(store: &dyn scrollback_read::Store, roots: &[Root]) -> Result<Vec<RootStatus>> {
+    // Absolute, as the indexer holds them (and so the files' paths under them).
+    let dirs: Vec<PathBuf> =
+        roots.iter().map(|r| std::path::absolute(&r.dir).unwrap_or_else(|_| r.dir.clone())).collect();
+    let names: Vec<(&str, &Path)> = roots.iter().zip(&dirs).map(|(r, d)| (r.format.name(), d.as_path())).collect();
+    let counts = store.root_counts(&names)?;
+    Ok(roots.iter().zip(counts).map(|(root, c)| RootStatus::new(root, Some(c))).collect())
+}
+
+impl RootStatus {
+    /// `root` as it stands now, with `count`.
+    pub fn new(root: &Root, count: Option<RootCount>) -> RootStatus {
+        RootStatus { root: root.clone(), exists: root.exists(), count }
+    }
+}
+
+/// The status of `data_dir` for a one-off command: its index read on `conn` (with what it holds from
+/// each of `root_list`), and its acceptance record if it has one (nothing is created).
+pub fn of_data_dir(conn: &Connection, data_dir: &Path, root_list: &[Root]) -> Result<Status> {
     let index = scrollback_read::status::index_status(conn, data_dir)?;
+    let roots = roots(conn, root_list)?;
     let sends_pending = match crate::writer::accept_store_if_any(data_dir)? {
         Some(store) => store.pending_count()?,
         None => 0,
@@ -63,6 +98,8 @@ pub fn of_data_dir(conn: &Connection, data_dir: &Path) -> Result<Status> {
         writer: WriterState::None,
         watcher: None,
         index_damage: None,
-        roots: Vec::new(),
+        roots,
+        data_dir: data_dir.to_owned(),
+        engine: false,
     })
 }

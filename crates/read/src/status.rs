@@ -116,6 +116,37 @@ pub fn index_status(conn: &Connection, data_dir: &Path) -> Result<IndexStatus> {
     })
 }
 
+/// What the index holds from one transcript root: the followed transcripts under its directory
+/// and their sessions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RootCount {
+    /// Followed transcripts (their files exist) of the root's format under its directory.
+    pub transcripts: i64,
+    /// The sessions of those transcripts.
+    pub sessions: i64,
+}
+
+/// For each root (a format's name and a directory), what the index holds from it, in their order. A
+/// file under two nested roots of one format counts in both.
+pub fn root_counts(conn: &Connection, roots: &[(&str, &Path)]) -> Result<Vec<RootCount>> {
+    let mut stmt = conn.prepare(
+        "SELECT count(*), count(DISTINCT session_id) FROM files
+         WHERE state = 'live' AND agent = ?1 AND substr(path, 1, length(?2)) = ?2",
+    )?;
+    roots
+        .iter()
+        .map(|(format, dir)| {
+            // Under the directory: its path and a separator, so that `/a/b` is not under `/a/bc`.
+            let mut prefix = dir.to_string_lossy().into_owned();
+            if !prefix.ends_with('/') {
+                prefix.push('/');
+            }
+            let (transcripts, sessions) = stmt.query_row((format, &prefix), |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(RootCount { transcripts, sessions })
+        })
+        .collect()
+}
+
 /// Bytes available to an unprivileged user on the file system holding `dir`.
 pub fn free_bytes(dir: &Path) -> Result<u64> {
     let stat = rustix::fs::statvfs(dir).map_err(|e| Error::io(dir, e.into()))?;

@@ -24,7 +24,7 @@ use crate::history::{
 use crate::media::MediaRecord;
 use crate::prices::Prices;
 use crate::redact::Redactor;
-use crate::status::IndexStatus;
+use crate::status::{IndexStatus, RootCount};
 use crate::usage::{By, Filter, Report};
 use scrollback_core::query::Query;
 
@@ -89,6 +89,9 @@ pub trait Store {
     /// What the index holds, for `status` (its data directory's vault and room included).
     fn status(&self, data_dir: &Path) -> Result<IndexStatus>;
 
+    /// What the index holds from each root (a format's name and a directory), in their order.
+    fn root_counts(&self, roots: &[(&str, &Path)]) -> Result<Vec<RootCount>>;
+
     /// A session written out as `kind` to `out` (photos into `photos` for Markdown), secrets taken
     /// out by `redactor` if given; `None` if the store has no such session.
     fn export(
@@ -151,6 +154,10 @@ impl Store for Connection {
 
     fn status(&self, data_dir: &Path) -> Result<IndexStatus> {
         crate::status::index_status(self, data_dir)
+    }
+
+    fn root_counts(&self, roots: &[(&str, &Path)]) -> Result<Vec<RootCount>> {
+        crate::status::root_counts(self, roots)
     }
 
     fn export(

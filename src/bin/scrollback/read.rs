@@ -18,7 +18,7 @@ use crate::visible::{one_line, visible};
 /// `scrollback status`: what the index holds, line by line.
 pub(crate) fn status(data_dir: &Path, roots: &[Root], origin: &Origin) -> anyhow::Result<()> {
     let conn = index::open(data_dir)?;
-    let status = scrollback::ops::status::of_data_dir(&conn, data_dir)?;
+    let status = scrollback::ops::status::of_data_dir(&conn, data_dir, roots)?;
     let pending = status.sends_pending;
     let s = status.index.context("the index could not be read")?;
     let mb = |b: u64| b as f64 / 1e6;
@@ -26,9 +26,19 @@ pub(crate) fn status(data_dir: &Path, roots: &[Root], origin: &Origin) -> anyhow
     writeln!(out, "data directory  {}", one_line(&data_dir.display().to_string()))?;
     writeln!(out, "transcripts     {} followed, {} gone (their history kept)", s.transcripts_live, s.transcripts_gone)?;
     writeln!(out, "roots           {}", one_line(&origin.to_string()))?;
-    for root in roots {
-        let state = if root.exists() { "exists" } else { "does not exist" };
-        writeln!(out, "root            {} ({state})", one_line(&root.spec()))?;
+    for root in &status.roots {
+        let state = match (root.exists, root.count) {
+            (false, _) => "does not exist".to_owned(),
+            (true, Some(c)) => format!(
+                "exists: {} transcript{}, {} session{}",
+                c.transcripts,
+                if c.transcripts == 1 { "" } else { "s" },
+                c.sessions,
+                if c.sessions == 1 { "" } else { "s" }
+            ),
+            (true, None) => "exists".to_owned(),
+        };
+        writeln!(out, "root            {} ({state})", one_line(&root.root.spec()))?;
     }
     for (agent, sessions) in &s.agents {
         writeln!(out, "agent           {}: {sessions} sessions", one_line(agent))?;

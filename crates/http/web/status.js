@@ -1,0 +1,143 @@
+// How the server stands, from /api/status: the status page at /status (the roots and what each
+// holds, the data directory, the index, the vault, the push, the engine, the version), and the help
+// an empty viewer gives (the roots that were looked in, and how to add one). Every string from the
+// server goes in as text.
+
+import { get } from "./api.js";
+import { el, formatBytes } from "./dom.js";
+import { link } from "./page.js";
+import { agentName, call } from "./server.js";
+
+/** How a root is added, for the empty states and the status page. */
+const ADD_ROOT = "scrollback serve --root FORMAT:DIR";
+
+/** `n` things: "1 session", "2 sessions"; "unknown" when the index could not say. */
+function many(n, thing) {
+  if (n === null || n === undefined) return `unknown ${thing}s`;
+  return `${Number(n).toLocaleString("en-US")} ${thing}${n === 1 ? "" : "s"}`;
+}
+
+/** A command, shown as code. */
+const code = (text) => el("code", null, text);
+
+/** One root: its agent, its directory, whether it exists, and what the index holds from it. */
+function root(r) {
+  let held = "does not exist";
+  if (r.exists) {
+    held = r.transcripts === null ? "exists" : `${many(r.transcripts, "transcript")}, ${many(r.sessions, "session")}`;
+  }
+  return el("li", r.exists ? "root" : "root missing", el("span", "root-agent", agentName(r.agent)), " ", el("span", "root-dir", r.dir), " ", el("span", "root-held", `(${held})`));
+}
+
+/** The line on adding a root. */
+function addRoot() {
+  return el("p", null, "Add a directory with ", code(ADD_ROOT), " (FORMAT is claude, codex or gemini; ", code("--root"), " may be given again), or try ", code("scrollback serve --demo"), ".");
+}
+
+/** What an empty viewer says: no sessions yet, the roots it looked in, and how to add one. */
+export function noSessions() {
+  const box = el("div", "empty-help", el("p", null, "No sessions yet."));
+  call(() => get("/api/status"))
+    .then((status) => {
+      const roots = status.roots || [];
+      box.append(
+        roots.length ? el("p", null, "Looked for transcripts in:") : el("p", null, "No directory of transcripts is followed."),
+        el("ul", "roots", ...roots.map(root)),
+        addRoot(),
+        el("p", null, "The ", link("/status", "status page"), " says more."),
+      );
+    })
+    .catch((e) => box.append(el("p", "error", `The status could not be read: ${e.message}`)));
+  return box;
+}
+
+/** A line of the status page's list. */
+function row(term, ...value) {
+  return [el("dt", null, term), el("dd", null, ...value)];
+}
+
+/** The status page at /status. `openKeys()` opens the keyboard's help. */
+export class StatusPage {
+  constructor(main, { openKeys }) {
+    this.openKeys = openKeys;
+    this.body = el("div", "status-body", el("p", "status", "Loading…"));
+    main.append(el("section", "status-page", el("h1", "view-title", "Status"), this.body));
+    this.timer = null;
+    this.closed = false;
+    this.load();
+  }
+
+  close() {
+    this.closed = true;
+    clearTimeout(this.timer);
+  }
+
+  async load() {
+    let s;
+    try {
+      s = await call(() => get("/api/status"));
+    } catch (e) {
+      if (!this.closed) this.body.replaceChildren(el("p", "status error", `The status could not be read: ${e.message}`));
+      return;
+    }
+    if (this.closed) return;
+    const count = (n) => (n === null || n === undefined ? "unknown" : Number(n).toLocaleString("en-US"));
+    const writer = s.writer.state === "failed" ? `stopped: ${s.writer.error}` : s.writer.state === "running" ? `running (${s.watcher || "no watcher"})` : "none";
+    const vault = !s.vault
+      ? "unknown"
+      : s.vault.state === "on"
+        ? `on: ${many(s.vault.links, "link")}; ${formatBytes(s.vault.onlyInVaultBytes)} of deleted transcripts only the vault holds`
+        : `off: ${s.vault.off}`;
+    const push = s.push
+      ? [`${s.push.state} to ${s.push.hub}${s.push.lastPushAt ? `, last at ${s.push.lastPushAt}` : ""}${s.push.error ? `: ${s.push.error}` : ""}`]
+      : ["none"];
+    const engine = s.engine
+      ? ["on: messages can be sent from a session"]
+      : ["none: this server takes no message. Start it with ", code("scrollback serve --engine CMD"), " (or ", code("--demo"), ") to send from the viewer."];
+    const list = el(
+      "dl",
+      "status-list",
+      ...row("Version", s.version),
+      ...row("Data directory", el("span", "path", s.dataDir)),
+      ...row("Index", s.indexBytes === null ? "damaged" : `${formatBytes(s.indexBytes)}: ${many(s.sessions, "session")}, ${count(s.entries)} entries, ${many(s.photos, "photo")}, ${many(s.invalidLines, "invalid line")}`),
+      ...row("Free space", s.freeBytes === null ? "unknown" : formatBytes(s.freeBytes)),
+      ...row("Transcripts", s.transcripts ? `${count(s.transcripts.live)} followed, ${count(s.transcripts.gone)} gone (their history kept)` : "unknown"),
+      ...row("Indexer", writer),
+      ...row("Vault", vault),
+      ...row("Push", ...push),
+      ...row("Engine", ...engine),
+      ...row("Sends pending", count(s.acceptancesPending)),
+    );
+    const parts = [];
+    if (s.indexDamage) {
+      parts.push(el("p", "banner", `The index is damaged (${s.indexDamage}): run scrollback check, then scrollback rebuild.`));
+    }
+    const keys = el("button", null, "Keyboard shortcuts (?)");
+    keys.type = "button";
+    keys.addEventListener("click", () => this.openKeys());
+    parts.push(
+      list,
+      el("h2", null, "Transcript roots"),
+      el("ul", "roots", ...(s.roots || []).map(root)),
+      addRoot(),
+      el("p", null, keys),
+    );
+    if (s.vault && s.vault.broken && s.vault.broken.length) {
+      parts.splice(1, 0, el("ul", "error", ...s.vault.broken.map((b) => el("li", null, b))));
+    }
+    this.body.replaceChildren(...parts);
+  }
+
+  /** What the index holds changes with new lines: the page is read again, at most once a second. */
+  onEvent(event) {
+    if (!["entries-appended", "session-gone", "session-forgotten"].includes(event.type) || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      if (!this.closed) this.load();
+    }, 1000);
+  }
+
+  onReconnect() {
+    this.load();
+  }
+}
