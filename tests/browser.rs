@@ -145,6 +145,7 @@ fn fixtures(root: &Path) {
     );
     body += &line(4, "assistant", json!([{"type": "text", "text": "The parser drops a torn last line."}]), at(4, 30));
     write(root, "subagents", &body);
+    harness(root);
 
     // 13: a Codex rollout with a photo in the user's message and one in a tool output, and a
     // Gemini chat with a photo and a rewind, each under a root of its format.
@@ -402,6 +403,77 @@ fn reading(root: &Path) {
     std::fs::write(dir.join("session-2026-11-03T12-00-5e55a0de.jsonl"), body).unwrap();
 }
 
+/// 40–45: the harness's own tags (a slash command, its output, an IDE selection, a system reminder,
+/// a photo referred to as `[Image #1]`, 8 × 8 pixels), tool calls each with its result (one in the
+/// same page, one whose call is on the page before its result's: 60 lines of talk come between the
+/// first exchange and the end).
+fn harness(root: &Path) {
+    let at = |n: usize| json!({"uuid": format!("h{n}"), "timestamp": format!("2026-11-04T09:{:02}:{:02}.000Z", n / 60, n % 60), "gitBranch": "feature/harness"});
+    let mut body = String::new();
+    body += &line(
+        1,
+        "user",
+        json!(
+            "<command-message>review is running…</command-message>\n<command-name>/review</command-name>\n<command-args>src/lib.rs</command-args>"
+        ),
+        at(1),
+    );
+    body +=
+        &line(2, "user", json!("<local-command-stdout>Reviewed 3 files: no findings.</local-command-stdout>"), at(2));
+    body += &line(
+        3,
+        "user",
+        json!([
+            {"type": "text", "text": "<ide_selection>The user selected lines 3 to 4 of src/lib.rs:\nfn b() {}\n\nThis may or may not be related.</ide_selection>"},
+            {"type": "text", "text": "Why does this function fail?\n\n<system-reminder>Keep answers short.</system-reminder>"}
+        ]),
+        at(3),
+    );
+    body += &line(
+        4,
+        "user",
+        json!([image(&png(8, 8, 3)), {"type": "text", "text": "What colours are in [Image #1]?"}]),
+        at(4),
+    );
+    body += &line(
+        5,
+        "assistant",
+        json!([
+            {"type": "text", "text": "I will fix it."},
+            {"type": "tool_use", "id": "edit1", "name": "Edit", "input": {"file_path": "src/lib.rs", "old_string": "fn b() {}\n", "new_string": "fn b() -> u8 {\n    1\n}\n"}},
+            {"type": "tool_use", "id": "bash1", "name": "Bash", "input": {"command": "cargo test", "description": "Test"}}
+        ]),
+        at(5),
+    );
+    body += &line(
+        6,
+        "user",
+        json!([
+            {"type": "tool_result", "tool_use_id": "edit1", "content": "The file src/lib.rs has been updated."},
+            {"type": "tool_result", "tool_use_id": "bash1", "content": "test result: ok. 12 passed"}
+        ]),
+        at(6),
+    );
+    for n in 7..67 {
+        let kind = if n % 2 == 1 { "user" } else { "assistant" };
+        body += &line(n, kind, json!([{"type": "text", "text": format!("talk line {n}")}]), at(n));
+    }
+    // The newest page is the last 50 entries: this call is the 51st from the end, its result the 50th.
+    body += &line(
+        67,
+        "assistant",
+        json!([{"type": "tool_use", "id": "grep1", "name": "Grep", "input": {"pattern": "fn b", "path": "src"}}]),
+        at(67),
+    );
+    body +=
+        &line(68, "user", json!([{"type": "tool_result", "tool_use_id": "grep1", "content": "src/lib.rs:3"}]), at(68));
+    for n in 69..118 {
+        let kind = if n % 2 == 1 { "user" } else { "assistant" };
+        body += &line(n, kind, json!([{"type": "text", "text": format!("later line {n}")}]), at(n));
+    }
+    write(root, "harness", &body);
+}
+
 const READING_CODEX: &str = "01a0c0de-0000-7000-8000-0000000000d1";
 const READING_GEMINI: &str = "5e55a0de-0000-4000-8000-0000000000d2";
 
@@ -436,8 +508,13 @@ fn the_viewer_in_headless_chromium() {
     fixtures(dir.path());
     let shots: PathBuf = manifest.join("target/browser");
     std::fs::create_dir_all(&shots).unwrap();
+    // SCROLLBACK_BROWSER_ONLY=PATTERN runs the scenarios whose names match it (a developer's run).
+    let only = std::env::var("SCROLLBACK_BROWSER_ONLY").ok();
+    let mut args = vec!["--test".to_owned(), "--test-concurrency=1".to_owned()];
+    args.extend(only.iter().map(|p| format!("--test-name-pattern={p}")));
+    args.push("tests/browser/viewer.test.mjs".to_owned());
     let out = Command::new("node")
-        .args(["--test", "--test-concurrency=1", "tests/browser/viewer.test.mjs"])
+        .args(&args)
         .current_dir(manifest)
         .env("SCROLLBACK_BIN", env!("CARGO_BIN_EXE_scrollback"))
         .env("SCROLLBACK_FIXTURES", dir.path())
@@ -455,5 +532,5 @@ fn the_viewer_in_headless_chromium() {
         .find_map(|l| l.strip_prefix("# pass "))
         .and_then(|n| n.trim().parse().ok())
         .expect("node --test reports how many passed");
-    assert!(passed >= 26, "only {passed} browser scenarios passed:\n{stdout}");
+    assert!(passed >= if only.is_some() { 1 } else { 32 }, "only {passed} browser scenarios passed:\n{stdout}");
 }

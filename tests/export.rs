@@ -292,6 +292,13 @@ fn views_marks_and_exports_over_http() {
     let html = server.get(&format!("/api/sessions/{SESSION}/export?format=html&redact=true")).text().unwrap();
     assert!(html.contains("data:image/png;base64,") && html.contains("[REDACTED:"));
     assert_eq!(server.get(&format!("/api/sessions/{SESSION}/export?format=pdf")).status().as_u16(), 400);
+    // Markdown (the viewer's download): one file, its photos named rather than included.
+    let md = server.get(&format!("/api/sessions/{SESSION}/export?format=markdown"));
+    assert_eq!(md.status().as_u16(), 200);
+    assert!(md.headers()["content-disposition"].to_str().unwrap().contains(".md\""));
+    assert!(md.headers()["content-type"].to_str().unwrap().starts_with("text/markdown"));
+    let md = md.text().unwrap();
+    assert!(md.starts_with("# ") && md.contains("not exported]"), "{md}");
     drop(server);
     // Kept through a restart and a rebuild of the index: primary data.
     let out = env.run(&["rebuild"]);

@@ -519,15 +519,17 @@ test("11. a sub-agent's entries, indexed while the page is open, appear where th
   }) + "\n";
   writeFileSync(agentFile, agentLine(1, 5, "user", "read the parser") + agentLine(2, 10, "assistant", [{ type: "text", text: "The sub-agent reads lines.rs" }]));
   await until("the sub-agent's entries", async () => (await page.locator("li", { hasText: "The sub-agent reads lines.rs" }).count()) === 1, 10000);
-  // In the order it happened: after the Task call (10:00:02), before its result (10:00:20).
-  const texts = await page.locator("ol.entries:not(.pending-list) > li").allTextContents();
+  // In the order it happened: after the Task call (10:00:02), before the answer (10:00:30); the
+  // call's result (10:00:20) sits under the call, in its card.
+  const texts = await page.locator("ol.entries:not(.pending-list) > li:not([hidden])").allTextContents();
   const at = (s) => texts.findIndex((t) => t.includes(s));
   assert.ok(at("Task") < at("The sub-agent reads lines.rs"), texts.join(" | "));
-  assert.ok(at("The sub-agent reads lines.rs") < at("the helper found it"), texts.join(" | "));
+  assert.ok(at("The sub-agent reads lines.rs") < at("The parser drops a torn last line."), texts.join(" | "));
+  assert.equal(at("the helper found it"), at("Task"), "the result is in its call's card");
   await shot(page, "11-subagent-in-place");
   // The tool call's result links to the sub-agent's first entry.
   await reload(page);
-  const link = page.locator("a.subagent");
+  const link = page.locator("a.subagent:not(.parent)");
   await link.waitFor();
   assert.match(await link.textContent(), /Sub-agent a1: 2 entries/);
   await link.click();
@@ -803,6 +805,8 @@ test("17. rename and pin a session from its header: kept through a restart and a
   await page.goto(`${server.url}/sessions/${SESSION}`);
   await until("the header", async () => /entries/.test(await page.locator(".about-line").textContent()) && (await page.locator(".conv-actions.unfilled").count()) === 0);
   assert.match(await page.locator(".about-line").textContent(), /Claude Code · \/home\/test\/project · .* · 240 entries · 0 photos/);
+  // Rename and pin are among the header's details.
+  await page.locator(".details-toggle").click();
   await page.locator(".conv-actions button", { hasText: "Rename" }).click();
   await page.locator(".rename-input").fill("Zebra finches");
   await page.locator(".rename button[type=submit]").click();
@@ -1346,5 +1350,260 @@ test("26. ? shows every key, the keyboard goes into it, Esc closes it and gives 
   assert.equal(await page.evaluate(() => document.activeElement.textContent), "Keyboard shortcuts (?)");
   assert.deepEqual(problems, []);
   await context.close();
+  await server.stop();
+});
+
+
+// Reading a session (#35): the harness's own tags, a tool call and its result in one card, a
+// sub-agent and its parent linked both ways, a one-line header with its details on demand, a small
+// photo scaled up. Each at a laptop's width and a phone's, each with a screenshot.
+
+const axeSource = () => readFileSync(join(dirname(new URL(import.meta.url).pathname), "node_modules/axe-core/axe.min.js"), "utf8");
+
+/** The history of `sessionId` as the API gives it (with side chains), for an entry's cursor. */
+async function historyOf(server, sessionId) {
+  const res = await fetch(`${server.url}/api/sessions/${sessionId}/history?limit=500&sidechains=true`);
+  return (await res.json()).entries;
+}
+
+test("40. the harness's tags read as what they are: a slash command as a chip, its output as output, an IDE selection and a system reminder folded, [Image #1] naming its photo", async () => {
+  const server = await startServer("harness");
+  for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
+    const phone = viewport.width < 600;
+    const { page, problems, context } = await newPage(viewport);
+    const entries = await historyOf(server, SESSION);
+    const first = entries.find((e) => e.uuid === "h1").cursor;
+    await page.goto(`${server.url}/sessions/${SESSION}?cursor=${first}`);
+    await until("the slash command", async () => (await page.locator(".command").count()) === 1);
+    assert.equal(await page.locator(".command .command-name").textContent(), "/review");
+    assert.equal(await page.locator(".command .command-args").textContent(), "src/lib.rs");
+    const out = page.locator(".command-output");
+    assert.equal(await out.locator("pre").textContent(), "Reviewed 3 files: no findings.");
+    assert.equal(await out.locator(".output-label").textContent(), "Output");
+    assert.match(await page.locator("li.entry", { has: out }).locator(".byline").textContent(), /^Command output/);
+    // Context folded under what it is; the person's words on their own.
+    const contexts = page.locator("details.context");
+    assert.deepEqual(await contexts.locator("summary").allTextContents(), ["IDE selection", "System reminder"]);
+    for (const d of await contexts.all()) assert.equal(await d.evaluate((el) => el.open), false);
+    const asked = page.locator("li.entry", { hasText: "Why does this function fail?" });
+    assert.equal((await asked.locator(".markdown").textContent()).trim(), "Why does this function fail?");
+    await contexts.first().locator("summary").click();
+    assert.match(await contexts.first().locator("pre").textContent(), /selected lines 3 to 4/);
+    // The photo the text refers to: named under it, and the placeholder a chip that names it.
+    const named = page.locator("figure.named-photo");
+    assert.equal(await named.locator("figcaption").textContent(), "Image #1");
+    assert.equal(await page.locator(".markdown .image-ref").textContent(), "Image #1");
+    assert.equal(await page.locator(".markdown .image-ref").getAttribute("data-image"), "1");
+    // No tag of the harness is left as text anywhere.
+    const text = await page.locator("ol.entries:not(.pending-list)").textContent();
+    for (const tag of ["<command-name>", "<local-command-stdout>", "<ide_selection>", "<system-reminder>", "[Image #1]"]) {
+      assert.ok(!text.includes(tag), `${tag} is not shown raw`);
+    }
+    await page.locator("li.entry", { has: page.locator(".command") }).scrollIntoViewIfNeeded();
+    if (phone) await phoneShot(page, "40-harness-phone");
+    else await shot(page, "40-harness-laptop");
+    assert.deepEqual(problems, []);
+    await context.close();
+  }
+  await server.stop();
+});
+
+test("41. a tool result sits under its call in one card, a diff in place of the raw input; a result whose call is on an older page joins it when that page loads, and a live one when it arrives; a link to the result lands on the call", async () => {
+  const server = await startServer("harness");
+  const entries = await historyOf(server, SESSION);
+  const cursorOf = (uuid) => entries.find((e) => e.uuid === uuid).cursor;
+  for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
+    const phone = viewport.width < 600;
+    const { page, problems, context } = await newPage(viewport);
+    // The newest page holds the Grep call's result; the call is on the page before it.
+    const newest = (await (await fetch(`${server.url}/api/sessions/${SESSION}/history?limit=50`)).json()).entries.map((e) => e.uuid);
+    assert.ok(newest.includes("h68") && !newest.includes("h67"), "the call and its result are on two pages");
+    await page.goto(`${server.url}/sessions/${SESSION}`);
+    await until("the newest page", async () => (await page.locator("li.entry", { hasText: "later line 117" }).count()) === 1);
+    const grepResult = page.locator(`li[data-cursor="${cursorOf("h68")}"]`);
+    await scrollToStart(page);
+    // Its call loaded: the result is in the call's card, its own entry hidden.
+    const grep = page.locator(".tool-card", { hasText: "Grep" });
+    await until("the Grep result joined", async () => (await grep.locator("details.result").count()) === 1);
+    assert.equal(await grepResult.isHidden(), true);
+    assert.match(await grep.locator("details.result summary").textContent(), /src\/lib\.rs:3/);
+    // The first exchange: two calls in one entry, each result (from the next entry) in its card.
+    const edit = page.locator(".tool-card", { hasText: "Edit" });
+    const bash = page.locator(".tool-card", { hasText: "cargo test" });
+    assert.match(await edit.locator("details.result summary").textContent(), /has been updated/);
+    assert.match(await bash.locator("details.result summary").textContent(), /12 passed/);
+    assert.equal(await page.locator(`li[data-cursor="${cursorOf("h6")}"]`).isHidden(), true);
+    // A diff replaces its input: no raw JSON under it.
+    await edit.locator("details.call > summary").click();
+    assert.equal(await edit.locator(".diff").count(), 1);
+    assert.equal(await edit.locator(".tool-input").count(), 0, "the input is not repeated under its diff");
+    await bash.locator("details.call > summary").click();
+    assert.match(await bash.locator(".tool-input").textContent(), /"command": "cargo test"/, "a call without a diff shows its input");
+    await edit.scrollIntoViewIfNeeded();
+    if (phone) await phoneShot(page, "41-tool-cards-phone");
+    else await shot(page, "41-tool-cards-laptop");
+    // A link to the result's entry lands on its call's card.
+    await goElsewhere(page, `${server.url}/sessions/${SESSION}?cursor=${cursorOf("h6")}`);
+    await until("the marked call", async () => (await page.locator("li.target").count()) === 1);
+    assert.equal(await page.locator(`li.target[data-cursor="${cursorOf("h5")}"]`).count(), 1, "the call's entry is marked");
+    assert.deepEqual(problems, []);
+    await context.close();
+  }
+  // Live: a call arrives, then its result, which joins it.
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/sessions/${SESSION}`);
+  await until("the newest page", async () => (await page.locator("li.entry", { hasText: "later line 117" }).count()) === 1);
+  const stamp = { uuid: "h200", timestamp: "2026-11-04T10:00:00.000Z" };
+  const liveLine = (uuid, ts, kind, content) => JSON.stringify({ parentUuid: null, isSidechain: false, cwd: "/home/test/project", sessionId: SESSION, type: kind, uuid, timestamp: ts, message: { role: kind, content } }) + "\n";
+  appendFileSync(server.file, liveLine(stamp.uuid, stamp.timestamp, "assistant", [{ type: "tool_use", id: "live1", name: "Read", input: { file_path: "README.md" } }]));
+  const card = page.locator(".tool-card", { hasText: "README.md" });
+  await until("the live call", async () => (await card.count()) === 1);
+  appendFileSync(server.file, liveLine("h201", "2026-11-04T10:00:01.000Z", "user", [{ type: "tool_result", tool_use_id: "live1", content: "# scrollback" }]));
+  await until("the live result in its card", async () => (await card.locator("details.result").count()) === 1);
+  assert.equal(await page.locator("li.entry:not([hidden])", { hasText: "# scrollback" }).count(), 1, "shown once, in the card");
+  await shot(page, "41-tool-card-live");
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});
+
+test("42. a sub-agent links to the call that ran it, and the call links to the sub-agent", async () => {
+  const server = await startServer("subagents");
+  const agentFile = join(server.transcripts, "p", SESSION, "subagents", "agent-a1.jsonl");
+  mkdirSync(dirname(agentFile), { recursive: true });
+  const agentLine = (n, s, kind, content) => JSON.stringify({
+    parentUuid: null, isSidechain: true, agentId: "a1", cwd: "/home/test/project", sessionId: SESSION, type: kind,
+    uuid: `a1-${n}`, timestamp: `2026-11-02T10:00:${String(s).padStart(2, "0")}.000Z`, message: { role: kind, content },
+  }) + "\n";
+  writeFileSync(agentFile, agentLine(1, 5, "user", "read the parser") + agentLine(2, 10, "assistant", [{ type: "text", text: "The sub-agent reads lines.rs" }]));
+  await until("the sub-agent indexed", async () => (await historyOf(server, SESSION)).some((e) => e.uuid === "a1-2"));
+  for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
+    const phone = viewport.width < 600;
+    const { page, problems, context } = await newPage(viewport);
+    await page.goto(`${server.url}/sessions/${SESSION}?sidechains=true`);
+    // The parent's call (its result joined to it) links to the sub-agent.
+    const down = page.locator(".tool-card a.subagent");
+    await until("the link to the sub-agent", async () => (await down.count()) === 1);
+    await down.click();
+    await page.waitForURL(/\?cursor=\d+&sidechains=true/);
+    await until("the sub-agent's first entry", async () => /read the parser/.test((await page.locator("li.target").textContent().catch(() => "")) || ""));
+    // Its first entry links back up to the call that ran it.
+    const up = page.locator("li.target a.subagent.parent");
+    assert.match(await up.textContent(), /Sub-agent a1: back to the call that ran it/);
+    if (phone) await phoneShot(page, "42-subagent-parent-phone");
+    else await shot(page, "42-subagent-parent-laptop");
+    await up.click();
+    await until("the call marked", async () => /Task/.test((await page.locator("li.target").textContent().catch(() => "")) || ""));
+    assert.equal(await page.locator("li.target .tool-card a.subagent").count(), 1);
+    assert.deepEqual(problems, []);
+    await context.close();
+  }
+  await server.stop();
+});
+
+test("43. the header is one line with its details on demand: id, resume command to copy, exports (Markdown too); on a phone, header and composer take at most 15% of the height", async () => {
+  const server = await startServer("harness", { engine: delayedEngine(0) });
+  for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+    const phone = viewport.width < 600;
+    const { page, problems, context } = await newPage(viewport);
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
+    await page.goto(`${server.url}/sessions/${SESSION}`);
+    await until("the header's line", async () => /Claude Code · project · 2026-11-04 09:01/.test(await page.locator(".head-meta").textContent()));
+    const head = page.locator(".conv-head");
+    const line = page.locator(".head-line");
+    const lineHeight = (await line.boundingBox()).height;
+    assert.ok(lineHeight < 40, `one line (${lineHeight} px)`);
+    assert.equal(await page.locator(".head-details").isHidden(), true, "the details wait to be asked for");
+    const composer = page.locator("form.composer");
+    if (phone) {
+      await composer.waitFor();
+      const used = (await head.boundingBox()).height + (await composer.boundingBox()).height;
+      assert.ok(used <= 0.15 * 844, `header and composer take ${used} px of 844 (at most ${0.15 * 844})`);
+      await phoneShot(page, "43-header-phone");
+    } else {
+      await shot(page, "43-header-laptop");
+    }
+    // The details: what it is, its id, the resume command (copied), the exports.
+    const toggle = page.locator(".details-toggle");
+    assert.equal(await toggle.getAttribute("aria-expanded"), "false");
+    await toggle.click();
+    assert.equal(await toggle.getAttribute("aria-expanded"), "true");
+    const details = page.locator(".head-details");
+    assert.match(await details.locator(".about-line").textContent(), /Claude Code · \/home\/test\/project · branch feature\/harness · .* · 117 entries · 1 photos/);
+    assert.equal(await details.locator(".session-id").textContent(), SESSION);
+    assert.equal(await details.locator("code.resume").textContent(), `claude --resume ${SESSION}`);
+    await details.locator("button.copy").click();
+    await until("copied", async () => (await details.locator(".copied").textContent()) === "Copied");
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `claude --resume ${SESSION}`);
+    const exports = await details.locator("a.export").evaluateAll((as) => as.map((a) => [a.textContent, a.getAttribute("href")]));
+    assert.deepEqual(exports.map(([label]) => label), ["HTML", "Markdown", "JSONL"]);
+    const md = await fetch(new URL(exports[1][1], server.url));
+    assert.equal(md.status, 200);
+    assert.match(md.headers.get("content-disposition"), /\.md"/);
+    assert.match(await md.text(), /^# /);
+    // Rename and pin are there too.
+    assert.equal(await details.locator(".conv-actions button", { hasText: "Rename" }).isVisible(), true);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `nothing wider than the screen (${overflow} px over)`);
+    await shot(page, `43-header-details-${phone ? "phone" : "laptop"}`);
+    assert.deepEqual(problems, []);
+    await context.close();
+  }
+  // Codex's and Gemini CLI's own resume commands.
+  const other = await startServer("reading", { roots: ["codex:codex", "gemini:gemini"] });
+  for (const [id, cmd] of [["01a0c0de-0000-7000-8000-0000000000d1", "codex resume"], ["5e55a0de-0000-4000-8000-0000000000d2", "gemini --resume"]]) {
+    const about = await (await fetch(`${other.url}/api/sessions/${id}/about`)).json();
+    assert.equal(about.resume, `${cmd} ${id}`);
+  }
+  await other.stop();
+  await server.stop();
+});
+
+test("44. the lightbox scales a small photo up to a size one can see", async () => {
+  const server = await startServer("harness");
+  for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+    const phone = viewport.width < 600;
+    const { page, problems, context } = await newPage(viewport);
+    const entries = await historyOf(server, SESSION);
+    await page.goto(`${server.url}/sessions/${SESSION}?cursor=${entries.find((e) => e.uuid === "h4").cursor}`);
+    const button = page.locator("figure.named-photo .photo-button");
+    await button.waitFor();
+    await button.click();
+    const img = page.locator("#lightbox-img");
+    await until("the photo scaled", async () => (await img.evaluate((i) => i.classList.contains("scaled"))));
+    assert.equal(await img.evaluate((i) => i.naturalWidth), 8);
+    const box = await img.boundingBox();
+    const expected = Math.min(480, viewport.width * 0.92, viewport.height * 0.86);
+    assert.ok(Math.abs(box.width - expected) <= 2, `an 8 × 8 photo shown ${box.width} px wide (expected about ${expected})`);
+    assert.equal(await img.evaluate((i) => getComputedStyle(i).imageRendering), "pixelated");
+    if (phone) await phoneShot(page, "44-lightbox-phone");
+    else await shot(page, "44-lightbox-laptop");
+    await page.keyboard.press("Escape");
+    assert.deepEqual(problems, []);
+    await context.close();
+  }
+  await server.stop();
+});
+
+test("45. reading a session: axe-core finds no serious violation in either theme, with the details, a tool card and the harness's context open", async () => {
+  const server = await startServer("harness", { engine: delayedEngine(0) });
+  const axe = axeSource();
+  for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+    const { page, problems, context } = await newPage(viewport);
+    const entries = await historyOf(server, SESSION);
+    await page.goto(`${server.url}/sessions/${SESSION}?cursor=${entries.find((e) => e.uuid === "h3").cursor}`);
+    await until("the cards joined", async () => (await page.locator(".tool-card details.result").count()) >= 2);
+    await page.locator(".details-toggle").click();
+    await until("the details filled", async () => (await page.locator(".head-details code.resume").count()) === 1);
+    await page.locator("details.context").first().locator("summary").click();
+    await page.locator(".tool-card", { hasText: "Edit" }).locator("details.call > summary").click();
+    for (const theme of ["dark", "light"]) {
+      await page.evaluate((t) => (document.documentElement.dataset.theme = t), theme);
+      await noSeriousViolation(page, axe, `a session read (${theme}, ${viewport.width} px)`);
+      await shot(page, `45-${theme}-${viewport.width < 600 ? "phone" : "laptop"}`);
+    }
+    assert.deepEqual(problems, []);
+    await context.close();
+  }
   await server.stop();
 });

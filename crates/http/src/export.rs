@@ -1,10 +1,10 @@
-//! `GET /api/sessions/{id}/export?format=html|jsonl[&redact=true]`: a session as a file to take
-//! away ([`scrollback_read::export`]), for the viewer's Export links. A route of the table. The
+//! `GET /api/sessions/{id}/export?format=html|markdown|jsonl[&redact=true]`: a session as a file to
+//! take away ([`scrollback_read::export`]), for the viewer's Export links. A route of the table. The
 //! export is written on the readers'
 //! thread to an unnamed temporary file, then streamed from it a chunk at a time: memory stays
 //! bounded whatever number of photos it inlines, and a photo that fails its check fails the
-//! request before a byte is sent. (Markdown, which needs a folder for its photos, is the CLI's:
-//! `scrollback export --format md`.)
+//! request before a byte is sent. Markdown is one file: its photos are named, not included (the
+//! CLI's `scrollback export --format md` writes them to a folder beside it).
 
 use std::io::{Read, Seek, SeekFrom};
 
@@ -50,12 +50,10 @@ async fn run(api: Api, raw: &str, method: &Method, query: &str) -> Result<warp::
     let p: Params = serde_urlencoded::from_str(query).map_err(|e| ApiError::bad_request(format!("query: {e}")))?;
     let kind = match p.format.as_deref().unwrap_or("html") {
         "html" => Kind::Html,
+        "md" | "markdown" => Kind::Markdown,
         "jsonl" => Kind::Jsonl,
         other => {
-            return Err(ApiError::bad_request(format!(
-                "format {:?}: expected html or jsonl (Markdown, with its photos in a folder, is `scrollback export --format md`)",
-                trim(other)
-            )));
+            return Err(ApiError::bad_request(format!("format {:?}: expected html, markdown or jsonl", trim(other))));
         }
     };
     let redactor = if p.redact.unwrap_or(false) { Some(Redactor::shipped().map_err(ApiError::from)?) } else { None };

@@ -351,7 +351,9 @@ fn index_document() -> Value {
                 },
                 "SessionAbout": {
                     "allOf": [ { "$ref": "#/components/schemas/Session" },
-                               { "type": "object", "properties": { "gitBranch": { "type": "string", "nullable": true, "description": "The git branch the transcript names last." } } } ]
+                               { "type": "object", "properties": {
+                                   "gitBranch": { "type": "string", "nullable": true, "description": "The git branch the transcript names last." },
+                                   "resume": { "type": "string", "nullable": true, "description": "The command that resumes the session in its agent's CLI (claude --resume ID, codex resume ID, gemini --resume ID), the id quoted for a POSIX shell where it needs to be; null for an agent without one." } } } ]
                 },
                 "Marks": {
                     "type": "object", "required": ["sessionId", "pinned"],
@@ -390,6 +392,12 @@ fn index_document() -> Value {
                                 "first": { "type": "integer", "nullable": true, "description": "Cursor of its first entry; null if its transcript is not indexed." },
                                 "entries": { "type": "integer" }
                             } },
+                        "spawnedBy": { "type": "object", "required": ["agentId", "cursor"],
+                            "description": "On a sub-agent's first entry (with sidechains=true): the entry that ran it, whose subagent names it back.",
+                            "properties": {
+                                "agentId": { "type": "string" },
+                                "cursor": { "type": "integer", "nullable": true, "description": "Cursor of the entry that ran it; null if none is indexed." }
+                            } },
                         "entry": { "type": "object", "description": "The stored line. Each image block where its format keeps them carries ref, url, mimeType, bytes and blake3, or failed: true and placeholder for a failed upload; other payloads carry mediaUrl." },
                         "invalid": { "type": "string", "description": "Why the line could not be indexed." },
                         "typed": { "type": "object", "required": ["text", "images"],
@@ -417,9 +425,13 @@ fn index_document() -> Value {
                 },
                 "ViewPart": {
                     "type": "object", "required": ["kind"],
-                    "description": "One piece of an entry, by kind: text (text, and html: its Markdown as sanitised HTML, absent for a text too long to render), thinking (text), toolCall (tool, subject, line, added and removed for an edit, diff, input), toolResult (text, error, label, media), media (a photo or a file: image, url, mimeType, bytes, blake3, failed), note (text: plain, about the conversation), group (title, parts: shown folded), message (who, parts: a message quoted in the entry).",
+                    "description": "One piece of an entry, by kind: text (text, and html: its Markdown as sanitised HTML, absent for a text too long to render), thinking (text), toolCall (id where the format gives one, tool, subject, line, added and removed for an edit, diff, input), toolResult (callId: the id of the call it answers, where the format links them; text, error, label, media), media (a photo or a file: image, url, mimeType, bytes, blake3, failed, and label where the entry's text refers to its photos by number: Image #1), note (text: plain, about the conversation), command (name, args: a command given to the agent's harness, such as a slash command), output (text, error: what such a command printed), context (label, text: plain text the harness added to a message, such as an IDE selection or a system reminder, shown folded), group (title, parts: shown folded), message (who, parts: a message quoted in the entry).",
                     "properties": {
-                        "kind": { "type": "string", "enum": ["text", "thinking", "toolCall", "toolResult", "media", "note", "group", "message"] },
+                        "kind": { "type": "string", "enum": ["text", "thinking", "toolCall", "toolResult", "media", "note", "command", "output", "context", "group", "message"] },
+                        "id": { "type": "string", "description": "A tool call's id, where its format gives one." },
+                        "callId": { "type": "string", "description": "Of a tool result: the id of the call it answers." },
+                        "name": { "type": "string" },
+                        "args": { "type": "string" },
                         "text": { "type": "string" },
                         "html": { "type": "string" },
                         "tool": { "type": "string" },
@@ -454,7 +466,8 @@ fn index_document() -> Value {
                         "mimeType": { "type": "string" },
                         "bytes": { "type": "integer" },
                         "blake3": { "type": "string" },
-                        "failed": { "type": "boolean", "description": "Nothing is behind it (a failed upload)." }
+                        "failed": { "type": "boolean", "description": "Nothing is behind it (a failed upload)." },
+                        "label": { "type": "string", "description": "What the entry's text calls it (Image #1), where it refers to its photos by number." }
                     }
                 },
                 "HistoryPage": {
@@ -628,16 +641,16 @@ fn index_document() -> Value {
                 }
             },
             "/api/sessions/{sessionId}/export": { "get": {
-                "summary": "A session as a file to take away: one HTML file that opens offline (photos inline, checked against their blake3; no script), or the transcript's own lines (JSONL), byte for byte.",
+                "summary": "A session as a file to take away: one HTML file that opens offline (photos inline, checked against their blake3; no script), one Markdown file (photos named, not included), or the transcript's own lines (JSONL), byte for byte.",
                 "parameters": [
                     { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } },
-                    { "name": "format", "in": "query", "required": false, "schema": { "type": "string", "enum": ["html", "jsonl"], "default": "html" } },
+                    { "name": "format", "in": "query", "required": false, "schema": { "type": "string", "enum": ["html", "markdown", "md", "jsonl"], "default": "html" } },
                     { "name": "redact", "in": "query", "required": false, "schema": { "type": "boolean", "default": false },
                       "description": "Replace secrets by gitleaks' rules (listed at the top of an HTML export)." }
                 ],
                 "responses": merge(common_errors(), json!({
                     "200": { "description": "The file (Content-Disposition: attachment).",
-                             "content": { "text/html": { "schema": { "type": "string" } }, "application/x-ndjson": { "schema": { "type": "string" } } } },
+                             "content": { "text/html": { "schema": { "type": "string" } }, "text/markdown": { "schema": { "type": "string" } }, "application/x-ndjson": { "schema": { "type": "string" } } } },
                     "409": error_response("A photo's bytes no longer match their recorded blake3, or the transcript changed.")
                 }))
             } },

@@ -112,7 +112,8 @@ where
     serde_json::to_value(&mark).map_err(|e| ApiError::internal(e.to_string()))
 }
 
-/// The session as listed, with a person's marks, and its transcript's git branch.
+/// The session as listed, with a person's marks, its transcript's git branch and the command that
+/// resumes it.
 async fn about(api: Api, session_id: String) -> Result<Value, ApiError> {
     let sid = session_id.clone();
     let found = api
@@ -128,6 +129,9 @@ async fn about(api: Api, session_id: String) -> Result<Value, ApiError> {
     let session = super::wire::Session::marked(&summary, marks.first());
     let mut value = serde_json::to_value(&session).map_err(|e| ApiError::internal(e.to_string()))?;
     value["gitBranch"] = branch.map_or(Value::Null, Value::String);
+    // The command that resumes it in its agent's CLI, by its format's rule.
+    let resume = scrollback_core::format::by_name(&summary.agent).and_then(|f| f.resume_command(&summary.id));
+    value["resume"] = resume.map_or(Value::Null, Value::String);
     Ok(value)
 }
 

@@ -149,6 +149,9 @@ pub struct Entry<'a> {
     agent: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     subagent: Option<Subagent<'a>>,
+    /// On a sub-agent's first entry: the entry that ran it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    spawned_by: Option<SpawnedBy<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     entry: Option<Box<RawValue>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -201,6 +204,7 @@ impl<'a> Entry<'a> {
                 first: s.first,
                 entries: s.entries,
             }),
+            spawned_by: e.spawned_by.as_ref().map(|s| SpawnedBy { agent_id: &s.agent_id, cursor: s.cursor }),
             entry,
             invalid: e.invalid(),
             typed,
@@ -222,6 +226,14 @@ pub struct Subagent<'a> {
     agent_id: &'a str,
     first: Option<i64>,
     entries: i64,
+}
+
+/// The entry whose tool call ran a sub-agent, named on the sub-agent's first entry.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpawnedBy<'a> {
+    agent_id: &'a str,
+    cursor: Option<i64>,
 }
 
 /// `GET /api/status`.

@@ -193,9 +193,11 @@ export class Conversation {
    * reads, or a side chain's while they are hidden): the next item on screen, else the last. */
   itemNear(cursor) {
     const exact = this.list.querySelector(`:scope > li[data-cursor="${cursor}"]`);
+    // A result shown in its call's card: the call's entry.
+    if (exact && exact.dataset.joinedTo) return this.list.querySelector(`:scope > li[data-cursor="${exact.dataset.joinedTo}"]`) || exact;
     if (exact || this.placed.length === 0) return exact;
     const e = this.entries.get(cursor);
-    const next = this.placed.find((p) => (e ? compareOrder(p.entry, e) >= 0 : p.entry.cursor >= cursor));
+    const next = this.placed.find((p) => !p.item.hidden && (e ? compareOrder(p.entry, e) >= 0 : p.entry.cursor >= cursor));
     return (next || this.placed[this.placed.length - 1]).item;
   }
 
@@ -303,7 +305,10 @@ export class Conversation {
       if (this.first === null || compareOrder(e, this.first) < 0) this.first = e;
       if (this.last === null || compareOrder(e, this.last) > 0) this.last = e;
       const item = render.entry(e, openPhoto, (agent) => this.subagentHref(agent));
-      if (item) this.place(e, item);
+      if (item) {
+        this.place(e, item);
+        this.join(item);
+      }
     }
     if (where === "older" || where === "newest") this.before = page.before;
     if (where === "forward") this.hasMoreAfter = page.next !== null && page.next !== undefined;
@@ -324,6 +329,38 @@ export class Conversation {
     return `/sessions/${encodeURIComponent(this.sessionId)}${query({ cursor: agent.first, sidechains: "true" })}`;
   }
 
+  /** Puts each tool result under its call, in the call's card, wherever both are on screen: a
+   * result may come on a later page or catch-up than its call, or on screen first when older pages
+   * load as it scrolls up (then it waits as an entry of its own). An entry left with nothing else
+   * to show is hidden, and stands for its call's entry (`itemNear`). */
+  join(item) {
+    for (const result of item.querySelectorAll(":scope > .bubble > details.result[data-call-id]")) {
+      const card = this.list.querySelector(`.tool-card[data-call-id="${CSS.escape(result.dataset.callId)}"]`);
+      if (card) this.joinResult(card, result);
+    }
+    for (const card of item.querySelectorAll(".tool-card[data-call-id]")) {
+      const result = this.list.querySelector(`:scope > li > .bubble > details.result[data-call-id="${CSS.escape(card.dataset.callId)}"]`);
+      if (result) this.joinResult(card, result);
+    }
+  }
+
+  /** Moves `result` (in its entry's bubble) into the call's `card`. */
+  joinResult(card, result) {
+    const from = result.closest("li");
+    const to = card.closest("li");
+    if (!from || !to || from === to || card.querySelector(":scope > details.result")) return;
+    card.append(result);
+    // A sub-agent's link stays with the result that named it.
+    const link = from.querySelector(":scope > a.subagent:not(.parent)");
+    if (link) card.append(link);
+    const bubble = from.querySelector(":scope > .bubble");
+    if (bubble && bubble.children.length === 0) {
+      from.hidden = true;
+      from.classList.add("joined");
+      from.dataset.joinedTo = to.dataset.cursor;
+    }
+  }
+
   /** Puts an entry's item on screen in its place in the conversation. */
   place(e, item) {
     let low = 0;
@@ -340,7 +377,7 @@ export class Conversation {
 
   /** Moves the keyboard's place to the next (`step` 1) or previous (-1) message. */
   step(step) {
-    const items = [...this.list.querySelectorAll(":scope > li.entry")];
+    const items = [...this.list.querySelectorAll(":scope > li.entry:not([hidden])")];
     if (!items.length) return;
     let at = items.indexOf(this.list.querySelector(":scope > li.entry.focused"));
     if (at < 0) {

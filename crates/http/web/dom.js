@@ -76,7 +76,12 @@ export function failed() {
  */
 export function media(m, onOpen) {
   const src = !m.failed && mediaUrl(m.url);
-  if (m.image) return src ? photo(src, m.mimeType ? `photo (${m.mimeType})` : "photo", onOpen) : failed();
+  if (m.image) {
+    const label = typeof m.label === "string" ? m.label : null;
+    const shown = src ? photo(src, label || (m.mimeType ? `photo (${m.mimeType})` : "photo"), onOpen) : failed();
+    // A photo the text refers to by number (`[Image #1]`) carries that name under it.
+    return label ? el("figure", "named-photo", shown, el("figcaption", "image-ref", label)) : shown;
+  }
   const what = m.mimeType === "application/pdf" ? "PDF document" : m.mimeType || "attachment";
   if (!src) return el("span", "failed", `[${what} not available]`);
   const a = el("a", "attachment", typeof m.bytes === "number" ? `${what} (${formatBytes(m.bytes)})` : what);
@@ -135,7 +140,8 @@ const DIFF_CLASS = { "+": "add", "-": "del", " ": "ctx", "@": "head" };
 
 /**
  * A tool call (a `toolCall` part of an entry's view) as one line: the tool and what it acted on,
- * with an edit's lines added and removed. Opening it shows an edit's diff and the input.
+ * with an edit's lines added and removed. Opening it shows an edit's diff, or else the input (a
+ * diff says what its input did: the raw input is not repeated under it).
  */
 export function toolCall(call) {
   const summary = el("summary", "tool-line", el("span", "tool-name", typeof call.tool === "string" ? call.tool : "Tool call"));
@@ -143,10 +149,36 @@ export function toolCall(call) {
   if (call.added !== undefined || call.removed !== undefined) {
     summary.append(" ", el("span", "diffstat", el("span", "add", `+${call.added || 0}`), " ", el("span", "del", `−${call.removed || 0}`)));
   }
-  const body = [];
-  if (Array.isArray(call.diff) && call.diff.length) body.push(diff(call.diff));
-  body.push(el("pre", "tool-input", pretty(call.input)));
-  return el("details", "tool call", summary, ...body);
+  const body = Array.isArray(call.diff) && call.diff.length ? diff(call.diff) : el("pre", "tool-input", pretty(call.input));
+  return el("details", "tool call", summary, body);
+}
+
+/**
+ * A tool call's card: the call, and under it its result once there is one (`attach`). `id` is the
+ * call's id where its format gives one: a result that names it (`data-call-id`) joins this card,
+ * from the same entry or a later one.
+ */
+export function toolCard(call) {
+  const card = el("div", "tool-card", toolCall(call));
+  if (typeof call.id === "string" && call.id) card.dataset.callId = call.id;
+  return card;
+}
+
+/** A command the person gave the agent's harness (a slash command): a chip, its arguments beside it. */
+export function command(name, args) {
+  const chip = el("span", "command", el("code", "command-name", String(name || "")));
+  if (args) chip.append(" ", el("span", "command-args", String(args)));
+  return chip;
+}
+
+/** What such a command printed: output, in a box of its own, an error output marked. */
+export function output(value, error) {
+  return el("div", error ? "command-output error" : "command-output", el("div", "output-label", error ? "Error output" : "Output"), el("pre", null, String(value)));
+}
+
+/** Context the harness added to a message (an IDE selection, a system reminder): folded, under what it is. */
+export function context(label, value) {
+  return collapsed("context", String(label || "Context"), el("pre", null, String(value)));
 }
 
 /** The lines a result's preview shows before it is opened. */

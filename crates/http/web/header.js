@@ -1,12 +1,28 @@
-// A session's header in its conversation: its title (a person's own, if they gave one) with the
-// controls to rename, pin and export it, the side chains toggle, the line about it (agent, project,
-// git branch, times, counts) and its tokens and cost from the usage ledger.
+// A session's header in its conversation: one line (its title, a person's own if they gave one;
+// its agent, project and time) and a details toggle that holds the rest: the controls to rename and
+// pin it, the side chains toggle, what it is (agent, project, git branch, times, counts), its tokens
+// and cost from the usage ledger, its id, the command that resumes it in its agent's CLI (with a
+// copy button), and its exports (HTML, Markdown, JSONL).
 
 import { get, put, query } from "./api.js";
 import * as render from "./render.js";
 import { agentName, call, known } from "./server.js";
 import { sidebar } from "./sidebar.js";
 import { sessionLine } from "./usage.js";
+
+let detailsIds = 0;
+
+/** A project's short name: the last part of its path. */
+function shortProject(project) {
+  if (!project) return null;
+  const parts = String(project).split(/[\\/]/).filter(Boolean);
+  return parts.length ? parts[parts.length - 1] : String(project);
+}
+
+/** A timestamp to the minute: `2026-11-01 10:00`. */
+function minute(t) {
+  return t ? t.slice(0, 16).replace("T", " ") : null;
+}
 
 /** A conversation's header, `element`: for `sessionId`, or null for a new chat (named by `setTitle` once it has one). */
 export class Header {
@@ -18,24 +34,40 @@ export class Header {
     toggle.type = "checkbox";
     toggle.checked = sidechains;
     toggle.addEventListener("change", () => onSidechains(toggle.checked));
+    // The one line keeps its height while the rest loads (a page scrolled back must not move).
+    this.meta = render.el("span", "head-meta", "");
     this.usage = render.el("p", "meta-text usage-line", "");
     this.usage.hidden = true;
-    // The header keeps its height while these load (a page scrolled back must not move).
-    this.about = render.el("p", "meta-text about-line", "\u00a0");
+    this.about = render.el("p", "meta-text about-line", "");
     this.actions = render.el("div", "conv-actions unfilled");
     if (sessionId) {
       for (const label of ["Rename", "Pin"]) this.actions.append(render.el("button", "small", label));
-    } else {
-      this.about.hidden = true;
     }
-    this.element = render.el(
-      "header",
-      "conv-head",
-      render.el("div", "conv-title", this.title, this.actions),
-      render.el("label", "toggle", toggle, " Side chains"),
+    this.facts = render.el("dl", "facts");
+    this.details = render.el(
+      "div",
+      "head-details",
+      render.el("div", "head-controls", this.actions, render.el("label", "toggle", toggle, " Side chains")),
       this.about,
       this.usage,
+      this.facts,
     );
+    this.details.id = `session-details-${++detailsIds}`;
+    this.details.hidden = true;
+    this.toggle = render.el("button", "small details-toggle", "Details");
+    this.toggle.type = "button";
+    this.toggle.setAttribute("aria-expanded", "false");
+    this.toggle.setAttribute("aria-controls", this.details.id);
+    this.toggle.addEventListener("click", () => this.showDetails(this.details.hidden));
+    this.toggle.hidden = !sessionId;
+    this.element = render.el("header", "conv-head", render.el("div", "head-line", this.title, this.meta, this.toggle), this.details);
+  }
+
+  /** Opens (`open`) or closes the details. */
+  showDetails(open) {
+    this.details.hidden = !open;
+    this.toggle.setAttribute("aria-expanded", String(open));
+    this.element.classList.toggle("open", open);
   }
 
   /** The conversation closed: nothing more is shown. */
@@ -94,7 +126,9 @@ export class Header {
     ]
       .filter(Boolean)
       .join(" · ");
-    this.about.hidden = false;
+    this.meta.textContent = [agentName(about.agent), shortProject(about.project), minute(about.lastTimestamp || about.firstTimestamp)].filter(Boolean).join(" · ");
+    this.meta.title = this.about.textContent;
+    this.showFacts(about);
     this.actions.classList.remove("unfilled");
     const button = (label, onClick, extra = {}) => {
       const b = render.el("button", "small", label);
@@ -126,13 +160,64 @@ export class Header {
       input.select();
     });
     const pin = button(about.pinned ? "Unpin" : "Pin", () => mark({ pinned: !about.pinned }).catch((err) => alert(err.message)), { "aria-pressed": String(!!about.pinned) });
-    const exports = render.el("span", "exports", "Export: ");
-    for (const [format, label] of [["html", "HTML"], ["jsonl", "JSONL"]]) {
+    this.actions.replaceChildren(rename, pin);
+  }
+
+  /** The details' facts: the session's id, the command that resumes it, its exports, where it was
+   * forked from. */
+  showFacts(about) {
+    const rows = [["Session", render.el("code", "session-id", about.id)]];
+    if (about.resume) {
+      const cmd = render.el("code", "resume", about.resume);
+      const said = render.el("span", "copied meta-text", "");
+      said.setAttribute("role", "status");
+      const copy = render.el("button", "small copy", "Copy");
+      copy.type = "button";
+      copy.setAttribute("aria-label", "Copy the resume command");
+      copy.addEventListener("click", async () => {
+        said.textContent = (await copyText(about.resume)) ? "Copied" : "Select it and copy";
+      });
+      rows.push(["Resume", render.el("span", "resume-row", cmd, " ", copy, " ", said)]);
+    }
+    const exports = render.el("span", "exports");
+    for (const [format, label] of [["html", "HTML"], ["markdown", "Markdown"], ["jsonl", "JSONL"]]) {
       const a = render.el("a", "export", label);
       a.href = `/api/sessions/${encodeURIComponent(about.id)}/export${query({ format })}`;
       a.download = "";
       exports.append(a, " ");
     }
-    this.actions.replaceChildren(rename, pin, exports);
+    rows.push(["Export", exports]);
+    if (about.forkedFrom) {
+      const a = render.el("a", null, about.forkedFrom);
+      a.href = `/sessions/${encodeURIComponent(about.forkedFrom)}`;
+      a.dataset.link = "";
+      rows.push(["Forked from", a]);
+    }
+    this.facts.replaceChildren(...rows.flatMap(([k, v]) => [render.el("dt", null, k), render.el("dd", null, v)]));
+  }
+}
+
+/** Puts `value` on the clipboard: true if it went. */
+async function copyText(value) {
+  try {
+    await navigator.clipboard.writeText(value);
+    return true;
+  } catch {
+    // No clipboard API (an insecure origin): the old way, through a selected text field.
+    const field = render.el("textarea");
+    field.value = value;
+    field.setAttribute("readonly", "");
+    field.style.position = "fixed";
+    field.style.opacity = "0";
+    document.body.append(field);
+    field.select();
+    let ok = false;
+    try {
+      ok = document.execCommand("copy");
+    } catch {
+      ok = false;
+    }
+    field.remove();
+    return ok;
   }
 }

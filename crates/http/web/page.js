@@ -33,7 +33,29 @@ export function link(href, ...children) {
   return a;
 }
 
+/** The side, in CSS pixels, a small photo is scaled up to in the lightbox (or the screen's, if less):
+ * an 8×8 image shown at its natural size is a dot. */
+const SMALL_PHOTO_SHOWN = 480;
+
+/** Opens a photo full size: a large one fits the screen; a small one is scaled up to a size one
+ * can see (its pixels kept sharp, not blurred, when it grows to twice its size or more). */
 export function openPhoto(src) {
-  $("lightbox-img").src = src;
+  const img = $("lightbox-img");
+  img.classList.remove("scaled", "pixelated");
+  img.style.removeProperty("width");
+  const fit = () => {
+    const { naturalWidth: w, naturalHeight: h } = img;
+    if (!w || !h || Math.max(w, h) >= SMALL_PHOTO_SHOWN) return;
+    const box = Math.min(SMALL_PHOTO_SHOWN, window.innerWidth * 0.92, window.innerHeight * 0.86);
+    const scale = box / Math.max(w, h);
+    if (scale <= 1) return;
+    img.style.width = `${Math.round(w * scale)}px`;
+    img.classList.add("scaled");
+    if (scale >= 2) img.classList.add("pixelated");
+  };
+  img.onload = fit;
+  // The same photo again: no new load to wait for.
+  if (img.getAttribute("src") === src && img.complete) fit();
+  else img.src = src;
   $("lightbox").showModal();
 }

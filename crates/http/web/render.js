@@ -3,7 +3,7 @@
 // URLs must be this server's media routes; anything else a transcript claims is not loaded. Knows no
 // transcript format: an entry is laid out from its `view`, who said it and its parts, which the
 // server's formats give (scrollback_core::format::parts); the elements are dom.js's.
-import { collapsed, el, failed, media, mediaUrl, photo, text, time, toolCall, toolResult } from "./dom.js";
+import { collapsed, command, context, el, failed, media, mediaUrl, output, photo, text, time, toolCard, toolResult } from "./dom.js";
 
 export { NOT_DISPLAYED, el, formatBytes, photo, text } from "./dom.js";
 
@@ -19,11 +19,19 @@ function part(p, onOpen) {
     case "thinking":
       return [collapsed("thinking", "Thinking", el("pre", null, p.text))];
     case "toolCall":
-      return [toolCall(p)];
+      return [toolCard(p)];
     case "toolResult": {
       const extra = (Array.isArray(p.media) ? p.media : []).map((m) => media(m, onOpen));
-      return [toolResult(p.text, { error: p.error === true, label: p.label || "Result", extra })];
+      const node = toolResult(p.text, { error: p.error === true, label: p.label || "Result", extra });
+      if (typeof p.callId === "string" && p.callId) node.dataset.callId = p.callId;
+      return [node];
     }
+    case "command":
+      return [command(p.name, p.args)];
+    case "output":
+      return [output(p.text, p.error === true)];
+    case "context":
+      return [context(p.label, p.text)];
     case "media":
       return [media(p, onOpen)];
     case "note":
@@ -37,15 +45,33 @@ function part(p, onOpen) {
   }
 }
 
+/** An entry's parts as DOM nodes: a tool's result goes into its call's card where the call is
+ * among them (the one it names, else the call just before it, for a format that names neither). */
 function parts(list, onOpen) {
-  return (Array.isArray(list) ? list : []).flatMap((p) => part(p, onOpen));
+  const out = [];
+  for (const p of Array.isArray(list) ? list : []) {
+    for (const node of part(p, onOpen)) {
+      if (node.classList.contains("result")) {
+        const id = node.dataset.callId;
+        const cards = out.filter((n) => n.classList.contains("tool-card"));
+        const card = id ? cards.find((c) => c.dataset.callId === id) : out.length && out[out.length - 1].classList.contains("tool-card") ? out[out.length - 1] : null;
+        if (card && !card.querySelector(":scope > details.result")) {
+          card.append(node);
+          continue;
+        }
+      }
+      out.push(node);
+    }
+  }
+  return out;
 }
 
 /**
  * One history entry as a list item, or null for a line a person does not read (progress,
  * snapshots, bookkeeping: the server's view names no one for it). `data-cursor` and `data-uuid` say
  * which entry it is. A note (a title, a rewind) is its text; anything else is a bubble and a byline.
- * A tool call that ran a sub-agent links to its entries at `subagentHref(e.subagent)`.
+ * A tool call that ran a sub-agent links to its entries at `subagentHref(e.subagent)`, and the
+ * sub-agent's first entry back to that call at `subagentHref(e.spawnedBy)`.
  */
 export function entry(e, onOpen, subagentHref) {
   const item = el("li", "entry");
@@ -74,6 +100,12 @@ export function entry(e, onOpen, subagentHref) {
     a.href = subagentHref(e.subagent);
     a.dataset.link = "";
     item.append(a);
+  }
+  if (e.spawnedBy && e.spawnedBy.cursor !== null && e.spawnedBy.cursor !== undefined && subagentHref) {
+    const a = el("a", "subagent parent", `Sub-agent ${e.spawnedBy.agentId}: back to the call that ran it`);
+    a.href = subagentHref({ first: e.spawnedBy.cursor });
+    a.dataset.link = "";
+    item.prepend(a);
   }
   return item;
 }

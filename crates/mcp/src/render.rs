@@ -350,6 +350,15 @@ fn write_parts(
                 tool_result_lines(body, text, *error, *budget);
                 *said_anything = true;
             }
+            Part::Command { name, args } => {
+                let _ = writeln!(body, "{}", format!("{name} {args}").trim_end());
+                *said_anything = true;
+            }
+            Part::Output { text, .. } | Part::Context { text, .. } if options.include_tools => {
+                tool_result_lines(body, text, false, *budget);
+                *said_anything = true;
+            }
+            Part::Output { .. } | Part::Context { .. } => {}
             Part::Group { title, parts } => {
                 let _ = writeln!(body, "({title})");
                 write_parts(body, parts, options, budget, said_anything, is_tool_result);

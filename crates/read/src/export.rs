@@ -417,6 +417,20 @@ fn html_parts(parts: &[Part], redactor: Option<&Redactor>, redacted: &mut Redact
             Part::Note(t) => {
                 body.push_str(&format!("<p class=\"meta-text\">{}</p>", escape(&text(redactor, t, redacted))))
             }
+            Part::Command { name, args } => body.push_str(&format!(
+                "<p><code class=\"command\">{}</code></p>",
+                escape(&text(redactor, format!("{name} {args}").trim_end(), redacted))
+            )),
+            Part::Output { text: t, error } => body.push_str(&format!(
+                "<pre class=\"command-output{}\">{}</pre>",
+                if *error { " error" } else { "" },
+                escape(&text(redactor, t, redacted))
+            )),
+            Part::Context { label, text: t } => body.push_str(&format!(
+                "<details class=\"context\"><summary>{}</summary><pre>{}</pre></details>",
+                escape(label),
+                escape(&text(redactor, t, redacted))
+            )),
             Part::Group { title, parts } => {
                 body.push_str(&format!("<details class=\"tool\"><summary>{}</summary>", escape(title)));
                 html_parts(parts, redactor, redacted, body);
@@ -570,6 +584,20 @@ fn md_parts(parts: &[Part], redactor: Option<&Redactor>, redacted: &mut Redacted
                 ));
             }
             Part::Note(t) => body.push_str(&format!("_{}_\n\n", text(redactor, t, redacted).trim())),
+            Part::Command { name, args } => {
+                let c = text(redactor, format!("{name} {args}").trim_end(), redacted).replace('`', "'");
+                body.push_str(&format!("`{c}`\n\n"));
+            }
+            Part::Output { text: t, error } => {
+                let t = text(redactor, t, redacted);
+                let f = fence(&t);
+                body.push_str(&format!("{}\n\n{f}\n{t}\n{f}\n\n", if *error { "Error output:" } else { "Output:" }));
+            }
+            Part::Context { label, text: t } => {
+                let t = text(redactor, t, redacted);
+                let f = fence(&t);
+                body.push_str(&format!("_{label}:_\n\n{f}\n{t}\n{f}\n\n"));
+            }
             Part::Group { title, parts } => {
                 body.push_str(&format!("**{title}**\n\n"));
                 md_parts(parts, redactor, redacted, body);

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::markdown;
 use scrollback_core::format::Format;
-use scrollback_core::format::parts::{DiffLine, Media, Part, ToolCall, Who};
+use scrollback_core::format::parts::{self, DiffLine, Media, Part, ToolCall, Who};
 
 /// An entry's view.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -44,6 +44,9 @@ pub enum ViewPart {
     ToolCall(Tool),
     /// What a tool gave back.
     ToolResult {
+        /// The id of the call it answers (a [`Tool::id`]), where the format links them.
+        #[serde(rename = "callId", skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
         /// Its text.
         text: String,
         /// Whether the tool said it failed.
@@ -57,6 +60,27 @@ pub enum ViewPart {
     },
     /// A photo, or a file to download.
     Media(Media),
+    /// A command given to the agent's harness (a slash command): a chip.
+    Command {
+        /// The command (`/compact`).
+        name: String,
+        /// Its arguments.
+        args: String,
+    },
+    /// What such a command printed.
+    Output {
+        /// The text.
+        text: String,
+        /// Whether it is its error output.
+        error: bool,
+    },
+    /// Context the harness added to a message (an IDE selection, a system reminder): folded.
+    Context {
+        /// What it is.
+        label: String,
+        /// What it says (plain text).
+        text: String,
+    },
     /// Plain text about the conversation (never Markdown).
     Note {
         /// The note.
@@ -82,6 +106,9 @@ pub enum ViewPart {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Tool {
+    /// Its id, where the format gives one: what its result's `callId` names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// The tool's name.
     pub tool: String,
     /// What it acted on (`$ git status`, a path, a pattern, a URL…).
@@ -105,6 +132,7 @@ impl From<ToolCall> for Tool {
     fn from(call: ToolCall) -> Tool {
         Tool {
             line: call.line(),
+            id: call.id,
             added: call.lines.map(|l| l.0),
             removed: call.lines.map(|l| l.1),
             tool: call.tool,
@@ -125,7 +153,12 @@ impl From<Part> for ViewPart {
             }
             Part::Thinking(text) => ViewPart::Thinking { text },
             Part::ToolCall(call) => ViewPart::ToolCall(call.into()),
-            Part::ToolResult { text, error, label, media } => ViewPart::ToolResult { text, error, label, media },
+            Part::ToolResult { call, text, error, label, media } => {
+                ViewPart::ToolResult { call_id: call, text, error, label, media }
+            }
+            Part::Command { name, args } => ViewPart::Command { name, args },
+            Part::Output { text, error } => ViewPart::Output { text, error },
+            Part::Context { label, text } => ViewPart::Context { label, text },
             Part::Media(media) => ViewPart::Media(media),
             Part::Note(text) => ViewPart::Note { text },
             Part::Group { title, parts } => ViewPart::Group { title, parts: all(parts) },
@@ -138,5 +171,90 @@ impl From<Part> for ViewPart {
 /// viewer does not show has no parts either (nor any Markdown rendered for it).
 pub fn of(format: &dyn Format, line: &Value, is_sidechain: bool) -> View {
     let Some(who) = format.who(line, is_sidechain) else { return View::default() };
-    View { who: Some(who), parts: format.parts(line).into_iter().map(ViewPart::from).collect() }
+    let mut parts: Vec<ViewPart> = format.parts(line).into_iter().map(ViewPart::from).collect();
+    name_photos(&mut parts);
+    View { who: Some(who), parts }
+}
+
+/// Where an entry's text refers to its photos by number (`[Image #1]`) and the entry holds photos:
+/// each photo is labelled with its number, in order, and each placeholder in the text's HTML
+/// becomes a chip that names it (`<span class="image-ref">`), so that neither reads as noise.
+fn name_photos(parts: &mut [ViewPart]) {
+    let refers = parts.iter().any(|p| matches!(p, ViewPart::Text { text, .. } if parts::has_image_placeholder(text)));
+    if !refers || !parts.iter().any(|p| matches!(p, ViewPart::Media(m) if m.image)) {
+        return;
+    }
+    let mut n = 0;
+    for part in parts.iter_mut() {
+        match part {
+            ViewPart::Media(m) if m.image => {
+                n += 1;
+                m.label = Some(format!("Image #{n}"));
+            }
+            ViewPart::Text { html: Some(html), .. } => *html = image_chips(html),
+            _ => {}
+        }
+    }
+}
+
+/// `html` (sanitised) with each `[Image #N]` outside code as a chip. The chip's markup is this
+/// function's own, and what it wraps is the placeholder's digits, so the HTML stays as safe as the
+/// sanitiser made it.
+fn image_chips(html: &str) -> String {
+    let mut out = String::with_capacity(html.len() + 64);
+    let mut in_code = 0usize;
+    let mut rest = html;
+    while !rest.is_empty() {
+        if rest.starts_with('<') {
+            let end = rest.find('>').map_or(rest.len(), |i| i + 1);
+            let tag = &rest[..end];
+            if tag.starts_with("<code") || tag.starts_with("<pre") {
+                in_code += 1;
+            } else if tag.starts_with("</code") || tag.starts_with("</pre") {
+                in_code = in_code.saturating_sub(1);
+            }
+            out.push_str(tag);
+            rest = &rest[end..];
+            continue;
+        }
+        let end = rest.find('<').unwrap_or(rest.len());
+        let text = &rest[..end];
+        if in_code > 0 {
+            out.push_str(text);
+        } else {
+            let mut at = 0;
+            for (range, n) in parts::image_placeholders(text) {
+                out.push_str(&text[at..range.start]);
+                out.push_str(&format!("<span class=\"image-ref\" data-image=\"{n}\">Image #{n}</span>"));
+                at = range.end;
+            }
+            out.push_str(&text[at..]);
+        }
+        rest = &rest[end..];
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_text_that_refers_to_its_photos_by_number_names_them() {
+        let line: Value = serde_json::from_str(
+            r#"{"type":"user","message":{"role":"user","content":[
+                {"type":"image","url":"/api/session-media/s/u/0"},
+                {"type":"text","text":"What is in [Image #1]? Not `[Image #1]` in code."}]}}"#,
+        )
+        .unwrap();
+        let view = of(scrollback_core::format::CLAUDE, &line, false);
+        match &view.parts[..] {
+            [ViewPart::Media(m), ViewPart::Text { html: Some(html), .. }] => {
+                assert_eq!(m.label.as_deref(), Some("Image #1"));
+                assert!(html.contains(r#"<span class="image-ref" data-image="1">Image #1</span>?"#), "{html}");
+                assert!(html.contains("<code>[Image #1]</code>"), "{html}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -81,6 +81,11 @@ impl Format for Claude {
         who(line, is_sidechain)
     }
 
+    /// `claude --resume ID` (run in the session's project directory, where Claude Code looks for it).
+    fn resume_command(&self, id: &str) -> Option<String> {
+        Some(format!("claude --resume {}", super::shell_word(id)))
+    }
+
     /// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`.
     fn default_roots(&self, var: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
         let nonempty = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
@@ -145,9 +150,7 @@ const IMAGE_BLOCKS: &[&str] = &["image", "image_url", "input_image"];
 fn content_parts(content: &Value, out: &mut Vec<Part>) {
     let blocks = match content {
         Value::String(s) => {
-            if !s.trim().is_empty() {
-                out.push(Part::Text(s.to_owned()));
-            }
+            harness_text(s, out);
             return;
         }
         Value::Array(blocks) => blocks,
@@ -157,8 +160,8 @@ fn content_parts(content: &Value, out: &mut Vec<Part>) {
     for block in blocks {
         match str_at(block, "type") {
             Some("text") => {
-                if let Some(t) = str_at(block, "text").filter(|t| !t.trim().is_empty()) {
-                    out.push(Part::Text(t.to_owned()));
+                if let Some(t) = str_at(block, "text") {
+                    harness_text(t, out);
                 }
             }
             Some(kind) if IMAGE_BLOCKS.contains(&kind) => out.push(Part::Media(Media::image(block))),
@@ -171,7 +174,8 @@ fn content_parts(content: &Value, out: &mut Vec<Part>) {
             Some("redacted_thinking") => out.push(Part::Thinking("(redacted)".to_owned())),
             Some("tool_use" | "server_tool_use") => {
                 let name = str_at(block, "name").unwrap_or("tool");
-                out.push(Part::ToolCall(super::parts::tool_call(name, block.get("input").unwrap_or(&null))));
+                let input = block.get("input").unwrap_or(&null);
+                out.push(Part::ToolCall(super::parts::tool_call_with_id(name, input, str_at(block, "id"))));
             }
             Some("tool_result" | "web_search_tool_result") => {
                 let content = block.get("content").unwrap_or(&null);
@@ -183,22 +187,137 @@ fn content_parts(content: &Value, out: &mut Vec<Part>) {
                         .collect(),
                     _ => Vec::new(),
                 };
+                // The reminders the harness appends to a result (after a file it read) are no part of it.
+                let text = super::parts::result_text(content);
+                let (text, reminders) = trailing_context(&text);
                 out.push(Part::ToolResult {
-                    text: super::parts::result_text(content),
+                    call: str_at(block, "tool_use_id").map(str::to_owned),
+                    text: text.to_owned(),
                     error: block.get("is_error").and_then(Value::as_bool).unwrap_or(false),
                     label: None,
                     media,
                 });
+                out.extend(reminders);
             }
             _ => {}
         }
     }
 }
 
+/// The tags Claude Code wraps a slash command in: its name, the message it shows, its arguments.
+const COMMAND_PARTS: &[&str] = &["command-name", "command-message", "command-args"];
+
+/// What to call the context in a tag the harness wrote, where the tag's name does not say it well.
+fn context_label(tag: &str) -> String {
+    match tag {
+        "ide_selection" => "IDE selection".to_owned(),
+        "ide_opened_file" => "Opened in the IDE".to_owned(),
+        "system-reminder" => "System reminder".to_owned(),
+        "local-command-caveat" => "Caveat".to_owned(),
+        "task-notification" => "Task notification".to_owned(),
+        "user-prompt-submit-hook" => "Hook output".to_owned(),
+        other => {
+            let words = other.replace(['-', '_'], " ");
+            let mut chars = words.chars();
+            chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+        }
+    }
+}
+
+/// A text block of a message, as what it is: the harness's tagged blocks at its start (a slash
+/// command, what a local command printed, an IDE selection, a system reminder…) each as its own
+/// part, then what the person or the model wrote, then the reminders the harness appended.
+fn harness_text(text: &str, out: &mut Vec<Part>) {
+    let mut rest = text.trim();
+    // A slash command's tags, gathered until the next other block: (name, message, args).
+    let mut command: Option<(String, String, String)> = None;
+    let flush = |command: &mut Option<(String, String, String)>, out: &mut Vec<Part>| {
+        if let Some((name, message, args)) = command.take() {
+            let name = if name.is_empty() { message } else { name };
+            out.push(Part::Command { name, args });
+        }
+    };
+    while let Some(name) = super::injected_tag(rest) {
+        let close = format!("</{name}>");
+        let (Some(open_end), Some(at)) = (rest.find('>'), rest.find(&close)) else { break };
+        if open_end >= at {
+            break;
+        }
+        let inner = rest[open_end + 1..at].trim();
+        if COMMAND_PARTS.contains(&name) {
+            let c = command.get_or_insert_with(Default::default);
+            let slot = match name {
+                "command-name" => &mut c.0,
+                "command-message" => &mut c.1,
+                _ => &mut c.2,
+            };
+            *slot = inner.to_owned();
+        } else {
+            flush(&mut command, out);
+            match name {
+                "local-command-stdout" | "bash-stdout" => {
+                    out.push(Part::Output { text: inner.to_owned(), error: false });
+                }
+                "local-command-stderr" | "bash-stderr" => {
+                    if !inner.is_empty() {
+                        out.push(Part::Output { text: inner.to_owned(), error: true });
+                    }
+                }
+                "bash-input" => out.push(Part::Command { name: "!".to_owned(), args: inner.to_owned() }),
+                _ if inner.is_empty() => {}
+                other => out.push(Part::Context { label: context_label(other), text: inner.to_owned() }),
+            }
+        }
+        rest = rest[at + close.len()..].trim_start();
+    }
+    flush(&mut command, out);
+    let (said, reminders) = trailing_context(rest);
+    if !said.trim().is_empty() {
+        out.push(Part::Text(said.to_owned()));
+    }
+    out.extend(reminders);
+}
+
+/// `text` without the `<system-reminder>` blocks at its end, and those blocks as context parts.
+fn trailing_context(text: &str) -> (&str, Vec<Part>) {
+    const OPEN: &str = "<system-reminder>";
+    const CLOSE: &str = "</system-reminder>";
+    let mut rest = text.trim_end();
+    let mut found = Vec::new();
+    while rest.ends_with(CLOSE) {
+        let Some(open) = rest.rfind(OPEN) else { break };
+        let inner = rest[open + OPEN.len()..rest.len() - CLOSE.len()].trim();
+        if !inner.is_empty() {
+            found.push(Part::Context { label: context_label("system-reminder"), text: inner.to_owned() });
+        }
+        rest = rest[..open].trim_end();
+    }
+    found.reverse();
+    (rest, found)
+}
+
+/// Whether a `user` line is what a local command printed (Claude Code writes it as the person's
+/// message, wrapped in `<local-command-stdout>` or `<bash-stdout>`): nobody's words.
+fn is_command_output(line: &Value) -> bool {
+    let text = match line.get("message").and_then(|m| m.get("content")) {
+        Some(Value::String(s)) => s.as_str(),
+        Some(Value::Array(blocks)) => match blocks.first() {
+            Some(b) if blocks.len() == 1 => str_at(b, "text").unwrap_or(""),
+            _ => return false,
+        },
+        _ => return false,
+    };
+    let t = text.trim_start();
+    ["<local-command-stdout>", "<local-command-stderr>", "<bash-stdout>", "<bash-stderr>"]
+        .iter()
+        .any(|tag| t.starts_with(tag))
+}
+
 /// Who said a line: the person (`You`; on a side chain, what was sent `To the sub-agent`), the
 /// assistant (its tool results too), a queued message's sender, or nobody (a note).
 fn who(line: &Value, is_sidechain: bool) -> Option<Who> {
     match str_at(line, "type") {
+        Some("user") if is_command_output(line) => Some(Who::new("Command output", Side::Note)),
         Some(kind @ ("user" | "assistant")) => {
             let mine = kind == "user" && !holds_tool_result(line);
             let name = match (is_sidechain, mine) {
@@ -767,6 +886,7 @@ mod tests {
             bytes: Some(3),
             blake3: Some("ab".into()),
             failed: false,
+            label: None,
         };
         let pdf = Media {
             image: false,
@@ -775,6 +895,7 @@ mod tests {
             bytes: Some(9),
             blake3: None,
             failed: false,
+            label: None,
         };
         let failed = Media { image: true, failed: true, ..Media::default() };
         assert_eq!(
@@ -789,7 +910,8 @@ mod tests {
         assert_eq!(Claude.who(&result, false), Some(Who::new("Assistant", Side::Assistant)));
         assert_eq!(Claude.who(&result, true), Some(Who::new("Sub-agent", Side::Assistant)));
         match &Claude.parts(&result)[..] {
-            [Part::ToolResult { text, error: true, label: None, media }] => {
+            [Part::ToolResult { call: Some(call), text, error: true, label: None, media }] => {
+                assert_eq!(call, "t");
                 assert_eq!(text, "ok");
                 assert_eq!(media[0].url.as_deref(), Some("/api/session-media/s/r/0"));
             }
@@ -845,5 +967,44 @@ mod tests {
         let a = Order { at: at.clone(), file: main, line: 9 };
         let b = Order { at, file: sub, line: 1 };
         assert!(a < b && a.key() < b.key());
+    }
+
+    #[test]
+    fn the_harness_tags_are_parts_of_their_own() {
+        let command = line(
+            r#"{"type":"user","message":{"role":"user","content":"<command-message>review is running…</command-message>\n<command-name>/review</command-name>\n<command-args>src/lib.rs</command-args>"}}"#,
+        );
+        assert_eq!(Claude.who(&command, false), Some(Who::new("You", Side::User)));
+        assert_eq!(Claude.parts(&command), [Part::Command { name: "/review".into(), args: "src/lib.rs".into() }]);
+        let output = line(
+            r#"{"type":"user","message":{"role":"user","content":"<local-command-stdout>Compacted.</local-command-stdout>"}}"#,
+        );
+        assert_eq!(Claude.who(&output, false), Some(Who::new("Command output", Side::Note)));
+        assert_eq!(Claude.parts(&output), [Part::Output { text: "Compacted.".into(), error: false }]);
+        let ide = line(
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"<ide_selection>The user selected lines 1 to 2 of a.rs</ide_selection>"},{"type":"text","text":"<ide_opened_file>a.rs</ide_opened_file> Why does this fail?\n\n<system-reminder>Be brief.</system-reminder>"}]}}"#,
+        );
+        assert_eq!(
+            Claude.parts(&ide),
+            [
+                Part::Context { label: "IDE selection".into(), text: "The user selected lines 1 to 2 of a.rs".into() },
+                Part::Context { label: "Opened in the IDE".into(), text: "a.rs".into() },
+                Part::Text("Why does this fail?".into()),
+                Part::Context { label: "System reminder".into(), text: "Be brief.".into() },
+            ]
+        );
+        // A reminder after what a tool read is no part of its result; HTML a person typed is theirs.
+        let read = line(
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"r","content":"1 fn main() {}\n\n<system-reminder>Mind malware.</system-reminder>"}]}}"#,
+        );
+        assert!(
+            matches!(&Claude.parts(&read)[..], [Part::ToolResult { text, .. }, Part::Context { .. }] if text == "1 fn main() {}")
+        );
+        let html = line(r#"{"type":"user","message":{"role":"user","content":"<div>x</div> is not centred"}}"#);
+        assert_eq!(Claude.parts(&html), [Part::Text("<div>x</div> is not centred".into())]);
+        let call = line(
+            r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"r","name":"Read","input":{"file_path":"a.rs"}}]}}"#,
+        );
+        assert!(matches!(&Claude.parts(&call)[..], [Part::ToolCall(c)] if c.id.as_deref() == Some("r")));
     }
 }

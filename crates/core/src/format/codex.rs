@@ -160,6 +160,11 @@ impl Format for Codex {
         who(line)
     }
 
+    /// `codex resume ID`.
+    fn resume_command(&self, id: &str) -> Option<String> {
+        Some(format!("codex resume {}", super::shell_word(id)))
+    }
+
     /// `$CODEX_HOME/sessions` and `$CODEX_HOME/archived_sessions`, else the same under `~/.codex`.
     fn default_roots(&self, var: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
         let nonempty = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
@@ -352,11 +357,11 @@ fn parts(line: &Value) -> Vec<Part> {
         (Some("response_item"), Some("function_call" | "custom_tool_call")) => {
             let name = str_at(payload, "name").unwrap_or("tool");
             let input = payload.get("arguments").or_else(|| payload.get("input")).unwrap_or(&null);
-            out.push(Part::ToolCall(super::parts::tool_call(name, input)));
+            out.push(Part::ToolCall(super::parts::tool_call_with_id(name, input, str_at(payload, "call_id"))));
         }
         (Some("response_item"), Some("local_shell_call")) => {
             let action = payload.get("action").unwrap_or(&null);
-            out.push(Part::ToolCall(super::parts::tool_call("shell", action)));
+            out.push(Part::ToolCall(super::parts::tool_call_with_id("shell", action, str_at(payload, "call_id"))));
         }
         (Some("response_item"), Some("web_search_call")) => {
             let query = payload.get("action").and_then(|a| str_at(a, "query")).unwrap_or("");
@@ -379,7 +384,8 @@ fn parts(line: &Value) -> Vec<Part> {
                 _ => Vec::new(),
             };
             let label = (!media.is_empty()).then(|| "Result (with a photo)".to_owned());
-            out.push(Part::ToolResult { text: super::parts::result_text(output), error: failed, label, media });
+            let call = str_at(payload, "call_id").map(str::to_owned);
+            out.push(Part::ToolResult { call, text: super::parts::result_text(output), error: failed, label, media });
         }
         _ => {}
     }
@@ -628,7 +634,7 @@ mod tests {
         );
         assert_eq!(Codex.who(&output, false), Some(Who::new("Tool result", Side::Assistant)));
         match &Codex.parts(&output)[..] {
-            [Part::ToolResult { text, error: false, label: Some(label), media }] => {
+            [Part::ToolResult { text, error: false, label: Some(label), media, .. }] => {
                 assert_eq!((text.as_str(), label.as_str(), media.len()), ("chart.png", "Result (with a photo)", 1));
             }
             other => panic!("{other:?}"),

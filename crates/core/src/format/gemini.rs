@@ -144,6 +144,12 @@ impl Format for Gemini {
         who(line)
     }
 
+    /// `gemini --resume ID` (the session's UUID; run in its project directory: Gemini CLI keeps
+    /// sessions per project).
+    fn resume_command(&self, id: &str) -> Option<String> {
+        Some(format!("gemini --resume {}", super::shell_word(id)))
+    }
+
     /// `$GEMINI_CLI_HOME/.gemini/tmp`, else `~/.gemini/tmp` (the CLI's `homedir()` and
     /// `Storage.getGlobalGeminiDir()`); the chats are in its projects' `chats` directories.
     fn default_roots(&self, var: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
@@ -223,7 +229,8 @@ fn message_parts(m: &Value) -> Vec<Part> {
                 Some(args) if !args.is_null() => args.clone(),
                 _ => Value::Object(Map::new()),
             };
-            out.push(Part::ToolCall(super::parts::tool_call(name, &args)));
+            let id = str_at(call, "id");
+            out.push(Part::ToolCall(super::parts::tool_call_with_id(name, &args, id)));
             let mut texts = Vec::new();
             let mut media = Vec::new();
             if let Some(Value::Array(parts)) = call.get("result") {
@@ -244,7 +251,8 @@ fn message_parts(m: &Value) -> Vec<Part> {
             }
             let error = str_at(call, "status") == Some("error");
             if !texts.is_empty() || !media.is_empty() || error {
-                out.push(Part::ToolResult { text: texts.join("\n"), error, label: None, media });
+                let call = id.map(str::to_owned);
+                out.push(Part::ToolResult { call, text: texts.join("\n"), error, label: None, media });
             }
         }
     }
@@ -271,6 +279,7 @@ fn content_parts(content: &Value, out: &mut Vec<Part>) {
                 } else if let Some(f) = part.get("functionResponse") {
                     let response = f.get("response").unwrap_or(&Value::Null);
                     out.push(Part::ToolResult {
+                        call: str_at(f, "id").map(str::to_owned),
                         text: response_shown(response),
                         error: response.get("error").is_some_and(|e| !e.is_null()),
                         label: Some(format!("Response of {}", str_at(f, "name").unwrap_or("a tool"))),

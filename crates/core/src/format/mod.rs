@@ -93,6 +93,12 @@ pub trait Format: Send + Sync + std::fmt::Debug {
     /// the agent's harness wrote). The viewer lays out [`Format::parts`] under it.
     fn who(&self, line: &Value, is_sidechain: bool) -> Option<Who>;
 
+    /// The command that resumes session `id` in the agent's own CLI (`claude --resume ID`), where
+    /// it has one: what a reader copies to go on where the transcript stops.
+    fn resume_command(&self, _id: &str) -> Option<String> {
+        None
+    }
+
     /// Where the agent keeps its transcripts when nothing says otherwise, from the environment
     /// (`var` reads a variable; `HOME` among them).
     fn default_roots(&self, var: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf>;
@@ -533,6 +539,17 @@ pub(crate) fn value_text(v: &Value, out: &mut String) {
     }
 }
 
+/// `word` as one word of a POSIX shell's command line: as it is where it holds only characters no
+/// shell reads specially, else in single quotes (a session id comes from a transcript, and a
+/// command a person copies must not run anything it hides).
+pub fn shell_word(word: &str) -> String {
+    if !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.:@%+=,/".contains(&b)) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 /// The string at `key` of `v`, if it is one.
 pub(crate) fn str_at<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
     v.get(key).and_then(Value::as_str)
@@ -572,6 +589,15 @@ mod tests {
         assert_eq!(without_injected("<b>Bold</b> titles vanish"), "<b>Bold</b> titles vanish");
         assert_eq!(injected_tag("<DIV>x"), None);
         assert_eq!(injected_tag("<environment_context>"), Some("environment_context"));
+    }
+
+    #[test]
+    fn a_resume_command_quotes_an_id_a_shell_would_read() {
+        assert_eq!(CLAUDE.resume_command("5c0375b4-57a5").as_deref(), Some("claude --resume 5c0375b4-57a5"));
+        assert_eq!(shell_word("a;rm -rf ~"), "'a;rm -rf ~'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(by_name("codex").and_then(|f| f.resume_command("x")).as_deref(), Some("codex resume x"));
+        assert_eq!(by_name("gemini").and_then(|f| f.resume_command("x")).as_deref(), Some("gemini --resume x"));
     }
 
     #[test]

@@ -22,6 +22,9 @@ pub enum Part {
     ToolCall(ToolCall),
     /// What a tool gave back.
     ToolResult {
+        /// The id of the call it answers, where the format links the two (Claude Code's
+        /// `tool_use_id`, Codex's `call_id`): the viewer puts it under that call.
+        call: Option<String>,
         /// Its text.
         text: String,
         /// Whether the tool said it failed.
@@ -36,6 +39,29 @@ pub enum Part {
     /// Plain text, never Markdown: a line about the conversation rather than of it (a title, a
     /// summary, a rewind), or a mention of something not shown (a file by its URI).
     Note(String),
+    /// A command the person gave the agent's harness rather than the model (a slash command, a
+    /// shell command in the harness's own shell mode): shown as a chip.
+    Command {
+        /// The command as typed (`/compact`, `!`).
+        name: String,
+        /// Its arguments (may be empty).
+        args: String,
+    },
+    /// What such a command printed: shown as output, not as anybody's words.
+    Output {
+        /// The text it printed.
+        text: String,
+        /// Whether it is what the command printed as an error (its stderr).
+        error: bool,
+    },
+    /// Context the harness put in a message beside what the person typed (an IDE selection, a
+    /// file opened in the IDE, a system reminder): shown folded, under what it is.
+    Context {
+        /// What it is: `IDE selection`, `System reminder`.
+        label: String,
+        /// What it says (plain text).
+        text: String,
+    },
     /// Parts shown folded under a title (an MCP tool's result, a checkpoint's messages).
     Group {
         /// What the fold says while it is closed.
@@ -107,6 +133,9 @@ pub struct Media {
     pub blake3: Option<String>,
     /// Nothing is behind it (a failed upload, a payload the index does not hold).
     pub failed: bool,
+    /// What the entry's text calls it (`Image #1`), where the text refers to its photos by number.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 impl Media {
@@ -119,6 +148,7 @@ impl Media {
             bytes: block.get("bytes").and_then(Value::as_u64),
             blake3: str_at(block, "blake3").map(str::to_owned),
             failed: block.get("failed") == Some(&Value::Bool(true)),
+            label: None,
         }
     }
 
@@ -137,6 +167,7 @@ impl Media {
                 .map(str::to_owned),
             bytes: object.get("mediaBytes").and_then(Value::as_u64),
             blake3: None,
+            label: None,
         }
     }
 }
@@ -144,6 +175,8 @@ impl Media {
 /// A tool call at a glance: the tool, and what it acted on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolCall {
+    /// Its id, where the format gives one (what its result names, [`Part::ToolResult::call`]).
+    pub id: Option<String>,
     /// For an edit (or a patch, or a file written whole): its diff, line by line; empty for any
     /// other call.
     pub diff: Vec<DiffLine>,
@@ -315,12 +348,13 @@ pub fn tool_call(tool: &str, input: &Value) -> ToolCall {
             let subject = if files.is_empty() { one_line(s) } else { files.join(", ") };
             let lines = (!files.is_empty()).then_some((added, removed));
             let diff = if files.is_empty() { Vec::new() } else { edit_diff(&Value::Null, Some(s)) };
-            return ToolCall { tool: tool.to_owned(), subject, lines, diff, input: input.clone() };
+            return ToolCall { id: None, tool: tool.to_owned(), subject, lines, diff, input: input.clone() };
         }
         other => other,
     };
     let key = |k: &str| str_at(input, k);
     let mut call = ToolCall {
+        id: None,
         tool: tool.to_owned(),
         subject: String::new(),
         lines: None,
@@ -376,6 +410,30 @@ pub fn tool_call(tool: &str, input: &Value) -> ToolCall {
         }
     }
     call
+}
+
+/// A tool call with its `id` (the one its result names).
+pub fn tool_call_with_id(tool: &str, input: &Value, id: Option<&str>) -> ToolCall {
+    ToolCall { id: id.map(str::to_owned), ..tool_call(tool, input) }
+}
+
+/// Photos an entry's text refers to by number: `[Image #1]`, `[Image #2]` (the placeholders Claude
+/// Code and Codex write where a photo was pasted). Whether `text` holds one.
+pub fn has_image_placeholder(text: &str) -> bool {
+    image_placeholders(text).next().is_some()
+}
+
+/// The placeholders `[Image #N]` in `text`: each one's byte range and number.
+pub fn image_placeholders(text: &str) -> impl Iterator<Item = (std::ops::Range<usize>, u32)> + '_ {
+    text.match_indices("[Image #").filter_map(move |(at, open)| {
+        let rest = &text[at + open.len()..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 || digits > 4 || rest.as_bytes().get(digits) != Some(&b']') {
+            return None;
+        }
+        let n = rest[..digits].parse().ok()?;
+        Some((at..at + open.len() + digits + 1, n))
+    })
 }
 
 /// The text of a tool result's content: a string, or its text blocks.

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::index::{MEDIA_COLUMNS, media_record};
 use crate::media::MediaRecord;
@@ -31,6 +31,10 @@ pub struct HistoryEntry {
     pub format: &'static dyn Format,
     /// The sub-agent this entry's tool call ran, where the transcript says so.
     pub subagent: Option<Subagent>,
+    /// The sub-agent whose transcript this entry is in (its `agentId`), if it is one's.
+    pub agent_id: Option<String>,
+    /// On a sub-agent's first entry: the entry whose tool call ran it (its parent, in the session).
+    pub spawned_by: Option<SpawnedBy>,
     /// The stored line and its payloads, or why the line could not be indexed.
     pub body: EntryBody,
 }
@@ -45,6 +49,15 @@ pub struct Subagent {
     pub first: Option<i64>,
     /// How many entries it has in this session.
     pub entries: i64,
+}
+
+/// The entry whose tool call ran a sub-agent, as its first entry names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnedBy {
+    /// The sub-agent's `agentId`.
+    pub agent_id: String,
+    /// The cursor of the entry that ran it (the tool result that names it), if it is indexed.
+    pub cursor: Option<i64>,
 }
 
 /// What an entry holds.
@@ -103,6 +116,41 @@ pub(super) fn attach_subagents(conn: &Connection, session_id: &str, entries: &mu
             }
         }
         (subagent.first, subagent.entries) = (first.map(|(_, id)| id), count);
+    }
+    Ok(())
+}
+
+/// Gives each sub-agent's first entry on a page the entry that ran it, so that a reader goes from
+/// the sub-agent back to its parent as from the parent to it ([`attach_subagents`]). The first
+/// entry is found as there (through `entries_agent`); the one that ran it is looked for only when
+/// that first entry is on the page.
+pub(super) fn attach_spawners(conn: &Connection, session_id: &str, entries: &mut [HistoryEntry]) -> Result<()> {
+    let mut agents: Vec<String> = entries.iter().filter_map(|e| e.agent_id.clone()).collect();
+    agents.sort();
+    agents.dedup();
+    for agent_id in agents {
+        let mut stmt = conn.prepare_cached(
+            "SELECT id, sort_at, sort_file, line FROM entries WHERE session_id = ?1 AND agent_id = ?2 AND duplicate = 0",
+        )?;
+        let rows = stmt.query_map(params![session_id, agent_id], |r| {
+            Ok((Order { at: r.get(1)?, file: r.get(2)?, line: r.get(3)? }, r.get::<_, i64>(0)?))
+        })?;
+        let mut first: Option<(Order, i64)> = None;
+        for row in rows {
+            let row = row?;
+            if first.as_ref().is_none_or(|f| row < *f) {
+                first = Some(row);
+            }
+        }
+        let Some((_, first)) = first else { continue };
+        let Some(entry) = entries.iter_mut().find(|e| e.cursor == first) else { continue };
+        let cursor = conn
+            .prepare_cached(
+                "SELECT id FROM entries WHERE session_id = ?1 AND spawned_agent = ?2 AND duplicate = 0 ORDER BY id LIMIT 1",
+            )?
+            .query_row(params![session_id, agent_id], |r| r.get(0))
+            .optional()?;
+        entry.spawned_by = Some(SpawnedBy { agent_id, cursor });
     }
     Ok(())
 }

@@ -23,7 +23,7 @@ mod sessions;
 mod time;
 
 pub use budget::QUERY_STEPS;
-pub use entries::{EntryBody, HistoryEntry, Subagent};
+pub use entries::{EntryBody, HistoryEntry, SpawnedBy, Subagent};
 pub use pages::{HistoryPage, Position, first_cursor, history};
 pub use scrollback_core::query::{MAX_PREFIX_TERMS, MAX_QUERY, MAX_TERMS};
 pub use search::{

@@ -8,7 +8,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::MAX_LIMIT;
-use super::entries::{EntryBody, HistoryEntry, Subagent, attach_media, attach_subagents};
+use super::entries::{EntryBody, HistoryEntry, Subagent, attach_media, attach_spawners, attach_subagents};
 use scrollback_core::codec::order::Order;
 use scrollback_core::error::{Error, Result};
 use scrollback_core::format::{self, Columns};
@@ -47,7 +47,7 @@ pub struct HistoryPage {
 }
 
 /// The columns a history row is read with, and the order clause of each direction.
-const COLUMNS: &str = "id, line, uuid, parent_uuid, type, role, timestamp, is_sidechain, stripped, invalid, sort_at, sort_file, spawned_agent, agent";
+const COLUMNS: &str = "id, line, uuid, parent_uuid, type, role, timestamp, is_sidechain, stripped, invalid, sort_at, sort_file, spawned_agent, agent, agent_id";
 // Entries of the same place (two files of the same name, at the same instant and line: copies, in
 // practice) are ordered by cursor, so that the order is total and pages neither skip nor repeat.
 const OLDEST_FIRST: &str = "ORDER BY sort_at, sort_file, line, id";
@@ -130,6 +130,7 @@ fn history_in(
     entries.sort_by(|a, b| (&a.order, a.cursor).cmp(&(&b.order, b.cursor)));
     attach_media(conn, session_id, &mut entries)?;
     attach_subagents(conn, session_id, &mut entries)?;
+    attach_spawners(conn, session_id, &mut entries)?;
     let before = match (at, entries.first()) {
         (Position::After(_), _) | (_, None) => None,
         (_, Some(oldest)) => {
@@ -206,6 +207,8 @@ fn history_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryEntry> {
         // default format's.
         format: format::by_name(&r.get::<_, String>(13)?).unwrap_or(format::DEFAULT),
         subagent: r.get::<_, Option<String>>(12)?.map(|agent_id| Subagent { agent_id, first: None, entries: 0 }),
+        agent_id: r.get(14)?,
+        spawned_by: None,
         body,
     })
 }
