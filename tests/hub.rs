@@ -577,6 +577,26 @@ fn two_data_directories_under_one_host_name_are_refused_until_one_takes_the_name
     index_with(&second, &[]);
     push(&first, &url, "clone");
     let mut hub = cluster.client("team");
+    // A hub of schema version 1 (no identities) is migrated by the next push, and the name,
+    // which no identity held, is the first data directory's.
+    hub.batch_execute("ALTER TABLE hosts DROP COLUMN identity; UPDATE hub_meta SET value = '1'").unwrap();
+    push(&first, &url, "clone");
+    cluster.create_database("fresh");
+    push(&second, &cluster.url("fresh"), "other");
+    let columns = |hub: &mut postgres::Client| -> Vec<String> {
+        hub.query(
+            "SELECT table_name || '.' || column_name || ' ' || data_type FROM information_schema.columns
+             WHERE table_schema = 'public' ORDER BY table_name, ordinal_position",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+    };
+    assert_eq!(columns(&mut hub), columns(&mut cluster.client("fresh")), "migrated as a fresh hub");
+    let version: String = hub.query_one("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[]).unwrap().get(0);
+    assert_eq!(version, "2");
     let out = second.run(&["push", "--postgres", &url, "--host", "clone"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "a second data directory pushing as clone is refused: {stderr}");
