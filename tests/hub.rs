@@ -499,3 +499,260 @@ fn a_password_on_the_command_line_is_refused_and_the_pg_variables_are_read() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("pusher@127.0.0.1:1/team"), "{stderr}");
 }
+
+#[test]
+fn a_nul_in_a_timestamp_or_a_media_type_is_made_safe_and_the_push_goes_on_past_its_file() {
+    let Some(cluster) = Cluster::start() else { return };
+    let env = Env::new();
+    env.write("p/a.jsonl", claude_session("a", &[], &["before the nul"], 3));
+    // A line whose timestamp, text and image media type hold a NUL (`\u0000` in the JSON), and a
+    // reply whose timestamp and model do.
+    let photo = fake_png(7, 3000);
+    let content = format!(
+        "[{{\"type\":\"text\",\"text\":\"nul\\u0000here\"}},{}]",
+        image_block("image/png\\u0000", &b64(&photo))
+    );
+    let first = user_line("b", "b-u0", &content, "").replace("00:00:00.000Z", "00:00:00\\u0000Z");
+    let reply = assistant_line("b", "b-a0", "b-u0", "after the nul", "2026-01-01T00:01:00\u{0}Z")
+        .replace("claude-sonnet-4-5", "claude\\u0000");
+    env.write("p/b.jsonl", format!("{first}\n{reply}\n"));
+    env.write("p/c.jsonl", claude_session("c", &[], &["after the nul"], 3));
+    index_with(&env, &[]);
+    let nul: i64 = env
+        .conn()
+        .query_row("SELECT count(*) FROM entries WHERE instr(timestamp, char(0)) > 0", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(nul, 2, "the index holds the timestamps as written");
+    let url = cluster.url("team");
+    let said = push(&env, &url, "h");
+    assert!(said.contains(": 10 lines of 3 files"), "{said}");
+    let mut hub = cluster.client("team");
+    // Every line is there, a NUL as U+FFFD.
+    let safe = |s: Option<String>| s.map(|s| s.replace('\0', "\u{FFFD}"));
+    let local: Vec<Line> = local_entries(&env)
+        .into_iter()
+        .map(|(f, o, s, stripped, text, d)| (f, o, s, safe(stripped), safe(text), d))
+        .collect();
+    assert_eq!(hub_entries(&mut hub, "h"), local);
+    let stamps: Vec<String> = hub
+        .query("SELECT timestamp FROM entries WHERE host = 'h' AND session_id = 'b' ORDER BY off", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(stamps, ["2026-01-01T00:00:00\u{FFFD}Z", "2026-01-01T00:01:00\u{FFFD}Z"]);
+    let sessions: Vec<String> = hub
+        .query("SELECT id FROM sessions WHERE host = 'h' ORDER BY id", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(sessions, ["a", "b", "c"]);
+    let first: String =
+        hub.query_one("SELECT first_timestamp FROM sessions WHERE host = 'h' AND id = 'b'", &[]).unwrap().get(0);
+    assert_eq!(first, "2026-01-01T00:00:00\u{FFFD}Z");
+    let hash = blake3::hash(&photo).to_hex().to_string();
+    let row = hub.query_one("SELECT media_type, bytes FROM blobs WHERE blake3 = $1", &[&hash]).unwrap();
+    assert_eq!(row.get::<_, Option<String>>(0).as_deref(), Some("image/png\u{FFFD}"));
+    assert_eq!(row.get::<_, Vec<u8>>(1), photo);
+    let media: Option<String> =
+        hub.query_one("SELECT media_type FROM media WHERE host = 'h' AND blake3 = $1", &[&hash]).unwrap().get(0);
+    assert_eq!(media.as_deref(), Some("image/png\u{FFFD}"));
+    let model: Option<String> =
+        hub.query_one("SELECT model FROM usage WHERE host = 'h' AND session_id = 'b'", &[]).unwrap().get(0);
+    assert_eq!(model.as_deref(), Some("claude\u{FFFD}"));
+    assert!(push(&env, &url, "h").contains(": 0 lines of 0 files"), "and nothing is left to send");
+}
+
+#[test]
+fn two_data_directories_under_one_host_name_are_refused_until_one_takes_the_name_over() {
+    let Some(cluster) = Cluster::start() else { return };
+    let url = cluster.url("team");
+    // Two machines (a clone, a container) with one host name, each with its own data directory.
+    let first = Env::new();
+    first.write("p/one.jsonl", claude_session("one", &[], &["the first machine"], 4));
+    index_with(&first, &[]);
+    let second = Env::new();
+    second.write("p/two.jsonl", claude_session("two", &[], &["the second machine"], 6));
+    index_with(&second, &[]);
+    push(&first, &url, "clone");
+    let mut hub = cluster.client("team");
+    // A hub of schema version 1 (no identities) is migrated by the next push, and the name,
+    // which no identity held, is the first data directory's.
+    hub.batch_execute("ALTER TABLE hosts DROP COLUMN identity; UPDATE hub_meta SET value = '1'").unwrap();
+    push(&first, &url, "clone");
+    cluster.create_database("fresh");
+    push(&second, &cluster.url("fresh"), "other");
+    let columns = |hub: &mut postgres::Client| -> Vec<String> {
+        hub.query(
+            "SELECT table_name || '.' || column_name || ' ' || data_type FROM information_schema.columns
+             WHERE table_schema = 'public' ORDER BY table_name, ordinal_position",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+    };
+    assert_eq!(columns(&mut hub), columns(&mut cluster.client("fresh")), "migrated as a fresh hub");
+    let version: String = hub.query_one("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[]).unwrap().get(0);
+    assert_eq!(version, "2");
+    let out = second.run(&["push", "--postgres", &url, "--host", "clone"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "a second data directory pushing as clone is refused: {stderr}");
+    assert!(stderr.contains("\"clone\"") && stderr.contains("--take-over"), "{stderr}");
+    assert_eq!(hub_entries(&mut hub, "clone"), local_entries(&first), "the first's rows stay");
+    assert!(push(&first, &url, "clone").contains(": 0 lines of 0 files"), "the first pushes on as before");
+    // Each data directory's identity is a private file of its own, kept out of the index.
+    let id = std::fs::read_to_string(first.data.join("hub-identity")).unwrap();
+    assert_ne!(id, std::fs::read_to_string(second.data.join("hub-identity")).unwrap());
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(first.data.join("hub-identity")).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o077, 0, "{mode:o}");
+    let recorded: Option<String> =
+        hub.query_one("SELECT identity FROM hosts WHERE name = 'clone'", &[]).unwrap().get(0);
+    assert_eq!(recorded.as_deref(), Some(id.trim()));
+
+    // Taking the name over replaces the first's rows with the second's.
+    let out = second.run(&["push", "--postgres", &url, "--host", "clone", "--take-over"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(hub_entries(&mut hub, "clone"), local_entries(&second));
+    let sessions: Vec<String> =
+        hub.query("SELECT id FROM sessions WHERE host = 'clone'", &[]).unwrap().iter().map(|r| r.get(0)).collect();
+    assert_eq!(sessions, ["two"]);
+    // Now the first is the one refused, and the second pushes on.
+    let out = first.run(&["push", "--postgres", &url, "--host", "clone"]);
+    assert!(!out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(push(&second, &url, "clone").contains(": 0 lines of 0 files"));
+    // `--take-over` names the host it takes.
+    let out = second.run(&["push", "--postgres", &url, "--take-over"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A TCP relay to the hub that goes silent once it has passed `limit` bytes from its client on: it
+/// then takes every byte either side sends and passes none on, and keeps both connections open, as
+/// a hub behind a dead link or on a hung machine would.
+struct Relay {
+    port: u16,
+    silent: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Relay {
+    fn start(to: u16, limit: usize) -> Relay {
+        use std::io::{Read, Write};
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let silent = std::sync::Arc::new(AtomicBool::new(false));
+        let passed = std::sync::Arc::new(AtomicUsize::new(0));
+        let quiet = silent.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", to)) else { continue };
+                let pairs = [(client.try_clone().unwrap(), server.try_clone().unwrap(), true), (server, client, false)];
+                for (mut from, mut into, upstream) in pairs {
+                    let (quiet, passed) = (quiet.clone(), passed.clone());
+                    std::thread::spawn(move || {
+                        let mut buf = vec![0u8; 64 << 10];
+                        loop {
+                            let n = match from.read(&mut buf) {
+                                Ok(0) | Err(_) => break,
+                                Ok(n) => n,
+                            };
+                            if upstream && passed.fetch_add(n, Ordering::SeqCst) + n > limit {
+                                quiet.store(true, Ordering::SeqCst);
+                            }
+                            if !quiet.load(Ordering::SeqCst) && into.write_all(&buf[..n]).is_err() {
+                                break;
+                            }
+                        }
+                        // Silent, the other side is never told: both stay open.
+                        if quiet.load(Ordering::SeqCst) {
+                            std::thread::sleep(Duration::from_secs(3600));
+                        }
+                    });
+                }
+            }
+        });
+        Relay { port, silent }
+    }
+
+    fn url(&self, db: &str) -> String {
+        format!("postgres://hub@127.0.0.1:{}/{db}", self.port)
+    }
+
+    fn is_silent(&self) -> bool {
+        self.silent.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Waits for `child` to end, at most `limit`; killed and `None` past it.
+fn wait_for_exit(child: &mut std::process::Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+#[test]
+fn a_hub_gone_silent_mid_push_ends_the_push_with_an_error_frees_the_host_and_lets_serve_stop() {
+    let Some(cluster) = Cluster::start() else { return };
+    let words = ["harbour", "lighthouse", "tide"];
+    let env = Env::new();
+    env.write("p/s0.jsonl", claude_session("s0", &[fake_png(300, 200_000)], &words, 2000));
+    env.write("p/s1.jsonl", claude_session("s1", &[fake_png(301, 200_000)], &words, 2000));
+    index_with(&env, &[]);
+    // The hub goes silent after some 300 kB of the push: midway through its first file.
+    let relay = Relay::start(cluster.port, 300_000);
+    let mut child = env
+        .cmd()
+        .args(["push", "--postgres", &relay.url("team"), "--host", "h"])
+        .env("SCROLLBACK_HUB_TIMEOUT", "2")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = wait_for_exit(&mut child, Duration::from_secs(120)).expect("the push ends by itself");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(relay.is_silent(), "the relay went silent");
+    assert!(!status.success(), "{stderr}");
+    assert!(stderr.contains("did not answer"), "{stderr}");
+    // The hub let the host's lock go with the session: the next push (straight to the hub) takes
+    // it and sends everything.
+    let out = env
+        .cmd()
+        .args(["push", "--postgres", &cluster.url("team"), "--host", "h"])
+        .env("SCROLLBACK_HUB_TIMEOUT", "2")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut hub = cluster.client("team");
+    assert_eq!(hub_entries(&mut hub, "h"), local_entries(&env));
+
+    // `serve --push` stuck on a silent hub (whose answers it would wait for ten minutes) still
+    // ends on SIGTERM.
+    let other = Env::new();
+    other.write("p/s2.jsonl", claude_session("s2", &[fake_png(302, 200_000)], &words, 2000));
+    let relay = Relay::start(cluster.port, 300_000);
+    let mut server = Server::start_with(
+        &other,
+        &["--push", &relay.url("team"), "--host", "desk"],
+        &[("SCROLLBACK_HUB_TIMEOUT", "600")],
+    );
+    assert!(wait_until(Duration::from_secs(60), || relay.is_silent()).is_some(), "the push reached the relay");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(server.json("/api/status")["push"]["state"], "pushing");
+    let term = std::process::Command::new("kill").args(["-TERM", &server.child.id().to_string()]).status().unwrap();
+    assert!(term.success());
+    let status = wait_for_exit(&mut server.child, Duration::from_secs(60));
+    assert!(status.is_some(), "serve ended on SIGTERM while its push was stuck");
+}

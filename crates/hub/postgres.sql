@@ -1,4 +1,4 @@
--- scrollback hub schema, version 1 (hub_meta 'schema_version' = 1).
+-- scrollback hub schema, version 2 (hub_meta 'schema_version' = 2).
 --
 -- The hub is a PostgreSQL database that many hosts push their index to (`scrollback push`,
 -- `serve --push`). Each host's own SQLite index stays the system of record: everything here is
@@ -20,12 +20,15 @@ CREATE TABLE hub_meta (
     value text NOT NULL
 );
 
--- One row per host that pushed, with how its last push went.
+-- One row per host that pushed, with how its last push went. A host name belongs to one data
+-- directory, `identity` (its `hub-identity` file): another is refused the name unless it takes it
+-- over (`--take-over`), which replaces the host's rows with its own.
 CREATE TABLE hosts (
     name          text PRIMARY KEY,
     index_id      text,                    -- the device and inode of its index.sqlite3 when last pushed
     first_push_at timestamptz NOT NULL DEFAULT now(),
-    last_push_at  timestamptz
+    last_push_at  timestamptz,
+    identity      text                     -- the data directory pushing as it (NULL: not yet known)
 );
 
 -- One row per transcript file of a host's index, with the push's watermark: the offset of the last
@@ -210,4 +213,4 @@ SELECT u.host, u.session_id, s.title, s.project, u.agent, string_agg(DISTINCT u.
 FROM usage u LEFT JOIN sessions s ON s.host = u.host AND s.id = u.session_id
 GROUP BY u.host, u.session_id, s.title, s.project, u.agent;
 
-INSERT INTO hub_meta (key, value) VALUES ('schema_version', '1');
+INSERT INTO hub_meta (key, value) VALUES ('schema_version', '2');

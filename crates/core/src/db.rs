@@ -315,8 +315,9 @@ pub const ACCEPT_FILE: &str = "accepted.sqlite3";
 
 /// What scrollback keeps in a data directory, which is made its owner's alone
 /// ([`crate::files::keep_private`]): the index and the acceptance record (with their logs and the
-/// copies moved aside), the lock, the scratch full-text build, the vault, the sent images and the
-/// demo's own data directory, and the roots it remembers. (The names of the layers above are checked against theirs by their tests.)
+/// copies moved aside), the lock, the scratch full-text build, the vault, the sent images, the
+/// demo's own data directory, the roots it remembers and the data directory's identity on a team's
+/// hub. (The names of the layers above are checked against theirs by their tests.)
 pub const DATA_DIR_NAMES: &[&str] = &[
     INDEX_FILE,
     ACCEPT_FILE,
@@ -327,6 +328,7 @@ pub const DATA_DIR_NAMES: &[&str] = &[
     "accepted-images",
     "demo",
     "roots.json",
+    "hub-identity",
 ];
 
 /// How a connection to the index is opened. Every connection scrollback makes goes through here, so

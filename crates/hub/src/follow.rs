@@ -4,6 +4,10 @@
 //! by SQLite's `data_version`, looked at every [`LOOK_EVERY`]; the writer never waits for it. When
 //! the hub cannot be reached or fails, the pass is tried again after a pause that doubles up to
 //! [`MAX_PAUSE`], and [`PushStatus`] says so (`GET /api/status`'s `push`).
+//!
+//! Every wait on the hub is bounded by its timeout, and ends within a tenth of a second of
+//! [`Follow::stop`]; `stop` itself waits at most [`STOP_WAIT`] for the thread (reading the index
+//! is all it can then be doing), so that a server stops within seconds whatever the hub does.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,6 +26,8 @@ pub const MAX_PAUSE: Duration = Duration::from_secs(60);
 /// A pass runs at least this often even when nothing seems to have changed (a forget or unforget
 /// in the acceptance record, a transcript's photo that could not be read before).
 const EVERY: Duration = Duration::from_secs(30);
+/// The longest [`Follow::stop`] waits for the push thread to end.
+pub const STOP_WAIT: Duration = Duration::from_secs(5);
 
 /// How the continuous push is going, for `status`.
 #[derive(Debug, Clone, Default)]
@@ -49,12 +55,15 @@ pub struct PushStatus {
 pub struct Follow {
     status: Arc<Mutex<PushStatus>>,
     stop: Arc<AtomicBool>,
+    /// Set by the thread as it ends.
+    ended: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Follow {
-    /// Starts pushing `data_dir`'s index as `host`.
-    pub fn start(config: HubConfig, host: String, data_dir: &Path) -> Result<Follow> {
+    /// Starts pushing `data_dir`'s index as `host` (taking the name over, with `take_over`: see
+    /// [`Pusher::connect`]).
+    pub fn start(config: HubConfig, host: String, data_dir: &Path, take_over: bool) -> Result<Follow> {
         let status = Arc::new(Mutex::new(PushStatus {
             hub: config.describe(),
             host: host.clone(),
@@ -62,12 +71,24 @@ impl Follow {
             ..PushStatus::default()
         }));
         let stop = Arc::new(AtomicBool::new(false));
-        let worker = Worker { config, host, data_dir: data_dir.to_owned(), status: status.clone(), stop: stop.clone() };
+        let ended = Arc::new(AtomicBool::new(false));
+        let worker = Worker {
+            config,
+            host,
+            data_dir: data_dir.to_owned(),
+            take_over,
+            status: status.clone(),
+            stop: stop.clone(),
+        };
+        let done = ended.clone();
         let thread = std::thread::Builder::new()
             .name("push".into())
-            .spawn(move || worker.run())
+            .spawn(move || {
+                worker.run();
+                done.store(true, Ordering::SeqCst);
+            })
             .map_err(|e| scrollback_core::error::Error::Internal(format!("starting the push thread: {e}")))?;
-        Ok(Follow { status, stop, thread: Some(thread) })
+        Ok(Follow { status, stop, ended, thread: Some(thread) })
     }
 
     /// A handle on the status, for the server.
@@ -75,11 +96,20 @@ impl Follow {
         PushStatusHandle(self.status.clone())
     }
 
-    /// Stops after the pass under way (its transactions are whole either way).
+    /// Stops: the pass under way ends at its next wait on the hub (its transactions are whole
+    /// either way; the one cut short is rolled back). Waits at most [`STOP_WAIT`] for the thread.
     pub fn stop(mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+        let until = Instant::now() + STOP_WAIT;
+        while !self.ended.load(Ordering::SeqCst) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        match self.thread.take() {
+            Some(thread) if self.ended.load(Ordering::SeqCst) => {
+                let _ = thread.join();
+            }
+            Some(_) => tracing::warn!("the push thread did not stop within {} s: left behind", STOP_WAIT.as_secs()),
+            None => {}
         }
     }
 }
@@ -99,6 +129,7 @@ struct Worker {
     config: HubConfig,
     host: String,
     data_dir: PathBuf,
+    take_over: bool,
     status: Arc<Mutex<PushStatus>>,
     stop: Arc<AtomicBool>,
 }
@@ -155,6 +186,7 @@ impl Worker {
                     });
                     std::thread::sleep(LOOK_EVERY);
                 }
+                Err(_) if self.stop.load(Ordering::SeqCst) => break,
                 Err(e) => {
                     tracing::warn!("push to {}: {e}; trying again in {} s", self.config.describe(), pause.as_secs());
                     if pusher.as_ref().is_some_and(Pusher::is_closed) {
@@ -173,11 +205,21 @@ impl Worker {
     }
 
     fn pass(&self, pusher: &mut Option<Pusher>) -> Result<Pushed> {
+        // The hub ends a session idle for its timeout: one idle half as long is replaced first.
+        if pusher.as_ref().is_some_and(|p| p.idle() > self.config.timeout() / 2) {
+            *pusher = None;
+        }
         let p = match pusher {
             Some(p) => p,
             None => {
                 self.set(|s| s.state = "connecting");
-                pusher.insert(Pusher::connect(&self.config, &self.host, &self.data_dir)?)
+                pusher.insert(Pusher::connect_stopping(
+                    &self.config,
+                    &self.host,
+                    &self.data_dir,
+                    self.take_over,
+                    Some(self.stop.clone()),
+                )?)
             }
         };
         self.set(|s| {

@@ -4,30 +4,48 @@
 //! keyed by the host, the file's row in its index and the line's byte offset, and every photo's
 //! decoded bytes once, by their blake3. [`push`] sends what is new; this module connects, with the
 //! credentials of a URL or of the standard `PG*` variables, and keeps the hub's schema current.
+//!
+//! Every wait on the hub is bounded by [`HubConfig::timeout`] ([`connection`]), and the hub is asked
+//! to bound its side the same way: a statement, a session idle inside a transaction or outside one,
+//! and TCP keepalive on its socket, so that the session of a pusher gone silent ends, and the host's
+//! push lock (a session-level advisory lock) with it.
 
 #![deny(missing_docs)]
 
 use std::time::Duration;
 
-use postgres::{Client, NoTls};
-
 use scrollback_core::error::{Error, Result};
 
+pub mod connection;
 pub mod follow;
 pub mod push;
+
+pub use connection::Hub;
 
 /// The hub's schema: every table, index and view of the current version.
 pub const SCHEMA: &str = include_str!("../postgres.sql");
 
 /// The version [`SCHEMA`] creates, kept in `hub_meta`'s `schema_version`.
-pub const VERSION: i64 = 1;
+pub const VERSION: i64 = 2;
 
 /// One step each, as the index's: `MIGRATIONS[i]` takes a hub from version `i + 1` to `i + 2`, in
-/// the transaction that records the new version. None yet.
-const MIGRATIONS: &[&str] = &[];
+/// the transaction that records the new version.
+const MIGRATIONS: &[&str] = &[
+    // 2: each host name's owner, the identity of the data directory that pushes as it.
+    "ALTER TABLE hosts ADD COLUMN identity text;",
+];
 
 /// How long connecting may take before it fails (unless the URL or `PGCONNECT_TIMEOUT` says).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long the hub may take to answer a statement, by default ([`HubConfig::with_timeout`]).
+pub const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// TCP keepalive, on both ends: the first probe after this long idle, then every
+/// [`KEEPALIVE_INTERVAL`], the connection dropped after [`KEEPALIVE_PROBES`] unanswered.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(30);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+const KEEPALIVE_PROBES: u32 = 3;
 
 /// The variables libpq reads, as this driver does not: each fills in what the URL leaves out.
 const ENVIRONMENT: &[&str] =
@@ -37,7 +55,8 @@ const ENVIRONMENT: &[&str] =
 /// empty), with whatever it leaves out taken from the `PG*` environment variables, as `psql` does.
 #[derive(Clone)]
 pub struct HubConfig {
-    config: postgres::Config,
+    config: tokio_postgres::Config,
+    timeout: Duration,
 }
 
 impl std::fmt::Debug for HubConfig {
@@ -60,9 +79,9 @@ impl HubConfig {
 
     /// [`Self::new`] with the environment read through `var`.
     pub fn with_environment(url: &str, var: impl Fn(&str) -> Option<String>) -> Result<HubConfig> {
-        let bad = |e: postgres::Error| Error::BadQuery(format!("not a PostgreSQL URL or connection string: {e}"));
-        let mut config: postgres::Config =
-            if url.trim().is_empty() { postgres::Config::new() } else { url.parse().map_err(bad)? };
+        let bad = |e: tokio_postgres::Error| Error::BadQuery(format!("not a PostgreSQL URL or connection string: {e}"));
+        let mut config: tokio_postgres::Config =
+            if url.trim().is_empty() { tokio_postgres::Config::new() } else { url.parse().map_err(bad)? };
         for name in ENVIRONMENT {
             let Some(value) = var(name).filter(|v| !v.is_empty()) else { continue };
             let number = |what: &str| {
@@ -84,16 +103,16 @@ impl HubConfig {
                     config.port(port);
                 }
                 "PGUSER" if config.get_user().is_none() => {
-                    config.user(&value);
+                    config.user(value.as_str());
                 }
                 "PGPASSWORD" if config.get_password().is_none() => {
-                    config.password(&value);
+                    config.password(value.as_str());
                 }
                 "PGDATABASE" if config.get_dbname().is_none() => {
-                    config.dbname(&value);
+                    config.dbname(value.as_str());
                 }
                 "PGAPPNAME" if config.get_application_name().is_none() => {
-                    config.application_name(&value);
+                    config.application_name(value.as_str());
                 }
                 "PGCONNECT_TIMEOUT" if config.get_connect_timeout().is_none() => {
                     config.connect_timeout(Duration::from_secs(number("a number of seconds")?));
@@ -102,9 +121,9 @@ impl HubConfig {
                 // when the URL names none.
                 "PGSSLMODE" if !url.contains("sslmode") => {
                     config.ssl_mode(match value.as_str() {
-                        "disable" => postgres::config::SslMode::Disable,
-                        "prefer" | "allow" => postgres::config::SslMode::Prefer,
-                        "require" => postgres::config::SslMode::Require,
+                        "disable" => tokio_postgres::config::SslMode::Disable,
+                        "prefer" | "allow" => tokio_postgres::config::SslMode::Prefer,
+                        "require" => tokio_postgres::config::SslMode::Require,
                         other => {
                             return Err(Error::BadQuery(format!(
                                 "PGSSLMODE={other:?}: this scrollback knows disable, allow, prefer and require"
@@ -120,11 +139,11 @@ impl HubConfig {
         }
         if config.get_user().is_none() {
             let user = var("USER").or_else(|| var("LOGNAME")).unwrap_or_else(|| "postgres".to_owned());
-            config.user(&user);
+            config.user(user);
         }
         if config.get_dbname().is_none() {
             let user = config.get_user().unwrap_or("postgres").to_owned();
-            config.dbname(&user);
+            config.dbname(user);
         }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
@@ -132,7 +151,19 @@ impl HubConfig {
         if config.get_application_name().is_none() {
             config.application_name("scrollback");
         }
-        Ok(HubConfig { config })
+        Ok(HubConfig { config, timeout: TIMEOUT })
+    }
+
+    /// The same hub, each of its answers awaited at most `timeout` (at least a second).
+    pub fn with_timeout(mut self, timeout: Duration) -> HubConfig {
+        self.timeout = timeout.max(Duration::from_secs(1));
+        self
+    }
+
+    /// How long the hub may take to answer a statement: past it, the connection is dropped and
+    /// the call fails. The hub ends a statement running longer, and a session idle longer.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
     }
 
     /// Whether a password is set (a URL on a command line must not carry one: `ps` shows it).
@@ -143,23 +174,49 @@ impl HubConfig {
     /// `user@host:port/dbname`, for logs and `status`: never the password.
     pub fn describe(&self) -> String {
         let host = match self.config.get_hosts().first() {
-            Some(postgres::config::Host::Tcp(h)) => h.clone(),
-            Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
+            Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
+            Some(tokio_postgres::config::Host::Unix(p)) => p.display().to_string(),
             None => "localhost".to_owned(),
         };
         let port = self.config.get_ports().first().copied().unwrap_or(5432);
         format!("{}@{host}:{port}/{}", self.config.get_user().unwrap_or(""), self.config.get_dbname().unwrap_or(""))
     }
 
-    /// Connects (without TLS unless the server is asked to require it: see docs/hub.md).
-    pub fn connect(&self) -> Result<Client> {
-        Ok(self.config.connect(NoTls)?)
+    /// Connects (without TLS unless the server is asked to require it: see docs/hub.md), with TCP
+    /// keepalive, and the session's own limits set on the hub (see the module).
+    pub fn connect(&self) -> Result<Hub> {
+        let ms = self.timeout.as_millis();
+        let mut config = self.config.clone();
+        config
+            .keepalives(true)
+            .keepalives_idle(KEEPALIVE_IDLE)
+            .keepalives_interval(KEEPALIVE_INTERVAL)
+            .keepalives_retries(KEEPALIVE_PROBES)
+            .tcp_user_timeout(self.timeout);
+        let limits = format!(
+            "-c statement_timeout={ms} -c idle_in_transaction_session_timeout={ms} -c tcp_keepalives_idle={} \
+             -c tcp_keepalives_interval={} -c tcp_keepalives_count={KEEPALIVE_PROBES}",
+            KEEPALIVE_IDLE.as_secs(),
+            KEEPALIVE_INTERVAL.as_secs()
+        );
+        let options = match self.config.get_options() {
+            Some(given) if !given.trim().is_empty() => format!("{given} {limits}"),
+            _ => limits,
+        };
+        config.options(options);
+        let mut hub = Hub::connect(&config, self.timeout)?;
+        // A session idle outside a transaction ends too (PostgreSQL 14 and later know how).
+        let version: String = hub.query_one("SHOW server_version_num", &[])?.get(0);
+        if version.parse::<u32>().is_ok_and(|v| v >= 140_000) {
+            hub.batch_execute(&format!("SET idle_session_timeout = {ms}"))?;
+        }
+        Ok(hub)
     }
 }
 
 /// Creates the hub's schema, or takes it to [`VERSION`] one step at a time; its version. Two hosts
 /// doing so at once take turns (an advisory lock).
-pub fn migrate(client: &mut Client) -> Result<i64> {
+pub fn migrate(client: &mut Hub) -> Result<i64> {
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock(7461023)", &[])?;
     let exists: bool = tx.query_one("SELECT to_regclass('hub_meta') IS NOT NULL", &[])?.get(0);
@@ -195,6 +252,11 @@ mod tests {
 
     fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
         move |name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned())
+    }
+
+    #[test]
+    fn the_identity_file_is_one_of_the_data_directory_s_names() {
+        assert!(scrollback_core::db::DATA_DIR_NAMES.contains(&push::IDENTITY_FILE));
     }
 
     #[test]

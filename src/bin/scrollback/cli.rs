@@ -43,6 +43,12 @@ pub(crate) enum Command {
         /// This machine's name on the hub [default: the machine's host name].
         #[arg(long = "host", value_name = "NAME")]
         host: Option<String>,
+        /// Push as --host NAME even though another data directory pushes as it: its rows on the hub
+        /// are replaced by this index's, and it is refused the name from then on.
+        #[arg(long, requires = "host")]
+        take_over: bool,
+        #[command(flatten)]
+        timeout: HubTimeout,
     },
     /// An MCP server over standard input and output, for coding agents to search and read their
     /// history, photos included. It reads the index; when no other scrollback writes it, it follows
@@ -253,6 +259,21 @@ pub(crate) struct ServeArgs {
     /// This machine's name on the hub [default: the machine's host name].
     #[arg(long = "host", value_name = "NAME", requires = "push")]
     pub(crate) hub_host: Option<String>,
+    /// Push as --host NAME even though another data directory pushes as it (see `push`).
+    #[arg(long, requires = "hub_host")]
+    pub(crate) take_over: bool,
+    #[command(flatten)]
+    pub(crate) hub_timeout: HubTimeout,
+}
+
+/// How long the hub may take to answer.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub(crate) struct HubTimeout {
+    /// Seconds the hub may take to answer a statement: past them the connection is dropped and the
+    /// push fails (`serve --push` tries again). The hub is asked to end a statement running longer
+    /// and a session idle longer, which frees the host's push lock.
+    #[arg(long = "hub-timeout", value_name = "SECS", env = "SCROLLBACK_HUB_TIMEOUT", default_value_t = scrollback::hub::TIMEOUT.as_secs(), value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=86_400))]
+    pub(crate) secs: u64,
 }
 
 /// Which transcript trees are followed.
@@ -445,8 +466,10 @@ impl std::error::Error for Usage {}
 
 /// The hub's connection settings from `--postgres`/`--push` (or `SCROLLBACK_POSTGRES`) and the
 /// PG* variables. A password in a URL given on the command line is refused: `ps` shows it.
-pub(crate) fn hub_config(url: &str) -> anyhow::Result<scrollback::hub::HubConfig> {
-    let config = scrollback::hub::HubConfig::new(url).map_err(|e| Usage(e.to_string()))?;
+pub(crate) fn hub_config(url: &str, timeout: HubTimeout) -> anyhow::Result<scrollback::hub::HubConfig> {
+    let config = scrollback::hub::HubConfig::new(url)
+        .map_err(|e| Usage(e.to_string()))?
+        .with_timeout(std::time::Duration::from_secs(timeout.secs));
     let from_environment = std::env::var("SCROLLBACK_POSTGRES").is_ok_and(|v| v == url);
     if !url.is_empty() && !from_environment && scrollback::hub::HubConfig::new_without_environment(url)?.has_password()
     {

@@ -67,10 +67,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             read::search(&query, &data.resolve()?, scope, read::Shown { sort, per_entry, limit, json })
         }
         Command::Index { dirs } => maintain::index(&dirs),
-        Command::Push { data, postgres, host } => maintain::push(
+        Command::Push { data, postgres, host, take_over, timeout } => maintain::push(
             &data.resolve()?,
-            &hub_config(&postgres)?,
+            &hub_config(&postgres, timeout)?,
             &host.unwrap_or_else(scrollback::hub::machine_name),
+            take_over,
         ),
         Command::Status { data, roots } => {
             let data_dir = data.resolve()?;

@@ -240,8 +240,13 @@ pub(crate) fn rebuild(dirs: &Dirs) -> anyhow::Result<()> {
 }
 
 /// `scrollback push`: one pass.
-pub(crate) fn push(data_dir: &Path, config: &scrollback::hub::HubConfig, host: &str) -> anyhow::Result<()> {
-    let mut pusher = scrollback::hub::push::Pusher::connect(config, host, data_dir)
+pub(crate) fn push(
+    data_dir: &Path,
+    config: &scrollback::hub::HubConfig,
+    host: &str,
+    take_over: bool,
+) -> anyhow::Result<()> {
+    let mut pusher = scrollback::hub::push::Pusher::connect(config, host, data_dir, take_over)
         .with_context(|| format!("pushing to {}", config.describe()))?;
     let started = std::time::Instant::now();
     let p = pusher.push().with_context(|| format!("pushing to {}", config.describe()))?;

@@ -32,9 +32,13 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         prices,
         push,
         hub_host,
+        take_over,
+        hub_timeout,
     } = args;
     let push = match push {
-        Some(url) => Some((hub_config(&url)?, hub_host.unwrap_or_else(scrollback::hub::machine_name))),
+        Some(url) => {
+            Some((hub_config(&url, hub_timeout)?, hub_host.unwrap_or_else(scrollback::hub::machine_name), take_over))
+        }
         None => None,
     };
     let options = ServeOptions {
@@ -79,7 +83,8 @@ struct ServeOptions {
     max_connections: usize,
     prices: scrollback::read::prices::Prices,
     /// `--push`: the hub and this host's name on it.
-    push: Option<(scrollback::hub::HubConfig, String)>,
+    /// The hub, the host name and whether to take it over.
+    push: Option<(scrollback::hub::HubConfig, String, bool)>,
 }
 
 /// The engine `serve` runs: `--engine`, else with `--demo` this binary's `demo-engine`.
@@ -158,7 +163,9 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
     };
     // The push starts once the writer has the index open (its schema current).
     let push = match &options.push {
-        Some((hub, host)) => Some(scrollback::hub::follow::Follow::start(hub.clone(), host.clone(), &data_dir)?),
+        Some((hub, host, take_over)) => {
+            Some(scrollback::hub::follow::Follow::start(hub.clone(), host.clone(), &data_dir, *take_over)?)
+        }
         None => None,
     };
     let api_config = scrollback::http::Config { push: push.as_ref().map(|p| p.status()), ..api_config };

@@ -2,6 +2,11 @@
 //! that each move the watermark with the rows they send, so that a push stopped anywhere (`kill -9`,
 //! the hub restarting) loses nothing and sends nothing twice when it runs again.
 //!
+//! A host name belongs to one data directory: its identity, a random id kept in the data
+//! directory's `hub-identity` file (not in the index, which is derived and may be made anew), is
+//! recorded on the hub with the name; another data directory is refused the name until it takes it
+//! over, which replaces the host's rows with its own.
+//!
 //! One pass ([`Pusher::push`]):
 //! - the index's identity (the device and inode of `index.sqlite3`) is compared with the one the
 //!   hub recorded: an index made anew (`scrollback rebuild`, a damaged one moved aside) has new row
@@ -23,16 +28,22 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
 
-use postgres::Client;
 use rusqlite::Connection;
 
+use crate::connection::Hub;
 use crate::{HubConfig, migrate};
 use scrollback_core::db;
 use scrollback_core::error::{Error, Result};
 
+mod identity;
 mod read;
 mod write;
+
+pub use identity::{IDENTITY_FILE, identity};
 
 use read::{Batch, LocalFile};
 use write::HubFile;
@@ -66,12 +77,17 @@ impl Pushed {
     }
 }
 
+/// The advisory lock class of a host's push (the key is the hash of its name).
+const PUSH_LOCK: i32 = 7461024;
+
 /// Pushes one host's index to a hub. Holds the hub's advisory lock for its host name, so that two
-/// pushers of one host never interleave.
+/// pushers of one host never interleave; the hub frees it when the session ends.
 pub struct Pusher {
     host: String,
     data_dir: PathBuf,
-    client: Client,
+    client: Hub,
+    /// When the hub last answered this pusher.
+    used: Instant,
     /// The hub's files of this host as of the last pass (the pusher is their only writer).
     files: HashMap<i64, HubFile>,
 }
@@ -83,21 +99,52 @@ impl std::fmt::Debug for Pusher {
 }
 
 impl Pusher {
-    /// Connects to the hub, brings its schema to this version, and takes the push lock of `host`.
-    pub fn connect(config: &HubConfig, host: &str, data_dir: &Path) -> Result<Pusher> {
+    /// Connects to the hub, brings its schema to this version, takes the push lock of `host`
+    /// (waiting at most the hub's timeout for a session of it that went silent to end), and checks
+    /// that `host` is this data directory's name on the hub; with `take_over`, makes it so.
+    pub fn connect(config: &HubConfig, host: &str, data_dir: &Path, take_over: bool) -> Result<Pusher> {
+        Self::connect_stopping(config, host, data_dir, take_over, None)
+    }
+
+    /// [`Self::connect`], every wait on the hub ended (and the connection dropped) once `stop` is set.
+    pub fn connect_stopping(
+        config: &HubConfig,
+        host: &str,
+        data_dir: &Path,
+        take_over: bool,
+        stop: Option<Arc<AtomicBool>>,
+    ) -> Result<Pusher> {
         if host.is_empty() || host.len() > 255 || host.chars().any(char::is_control) {
             return Err(Error::BadQuery(format!("{host:?} is not a host name (1 to 255 characters, no control ones)")));
         }
+        let identity = identity(data_dir)?;
         let mut client = config.connect()?;
-        migrate(&mut client)?;
-        let locked: bool = client.query_one("SELECT pg_try_advisory_lock(7461024, hashtext($1))", &[&host])?.get(0);
-        if !locked {
-            return Err(Error::Hub(format!("another push of host {host:?} is running against this hub")));
+        if let Some(stop) = stop {
+            client.stop_on(stop);
         }
-        client.execute("INSERT INTO hosts (name) VALUES ($1) ON CONFLICT (name) DO NOTHING", &[&host])?;
-        let mut pusher = Pusher { host: host.to_owned(), data_dir: data_dir.to_owned(), client, files: HashMap::new() };
+        migrate(&mut client)?;
+        if !client.advisory_lock(PUSH_LOCK, host, config.timeout())? {
+            return Err(Error::Hub(format!(
+                "another push of host {host:?} is running against this hub (it held the lock for {} s)",
+                config.timeout().as_secs()
+            )));
+        }
+        identity::claim(&mut client, host, &identity, take_over)?;
+        let mut pusher = Pusher {
+            host: host.to_owned(),
+            data_dir: data_dir.to_owned(),
+            client,
+            used: Instant::now(),
+            files: HashMap::new(),
+        };
         pusher.load_files()?;
         Ok(pusher)
+    }
+
+    /// How long since the hub last answered this pusher (the hub ends a session idle for its
+    /// timeout: past half of it, connect again).
+    pub fn idle(&self) -> std::time::Duration {
+        self.used.elapsed()
     }
 
     /// The host name it pushes as.
@@ -139,6 +186,7 @@ impl Pusher {
     /// One pass: sends everything the hub does not hold yet of this host's index.
     pub fn push(&mut self) -> Result<Pushed> {
         let result = self.push_inner();
+        self.used = Instant::now();
         if result.is_err() {
             // What the hub holds is read again on the next pass: a transaction that failed moved
             // no watermark, but this copy may have.

@@ -18,7 +18,8 @@ pub(super) const BATCH_LINES: i64 = 500;
 /// A batch ends early past this many bytes of stored lines and search text.
 const BATCH_BYTES: usize = 8 << 20;
 
-/// Text as PostgreSQL takes it: it refuses NUL, which a JSON string may hold (`\u0000`).
+/// Text as PostgreSQL takes it: it refuses NUL, which a JSON string may hold (`\u0000`), so each
+/// one becomes U+FFFD. Every string a push sends goes through here where its row is gathered.
 pub(super) fn text(s: &str) -> String {
     if s.contains('\0') { s.replace('\0', "\u{FFFD}") } else { s.to_owned() }
 }
@@ -47,14 +48,14 @@ pub(super) fn local_files(conn: &Connection) -> Result<Vec<LocalFile>> {
     let rows = stmt.query_map([], |r| {
         Ok(LocalFile {
             id: r.get(0)?,
-            path: r.get(1)?,
-            session_id: r.get(2)?,
-            agent: r.get(3)?,
-            state: r.get(4)?,
+            path: text(&r.get::<_, String>(1)?),
+            session_id: text(&r.get::<_, String>(2)?),
+            agent: text(&r.get::<_, String>(3)?),
+            state: text(&r.get::<_, String>(4)?),
             lines: r.get(5)?,
             checkpoint: r.get(6)?,
-            indexed_at: r.get(7)?,
-            gone_at: r.get(8)?,
+            indexed_at: text(&r.get::<_, String>(7)?),
+            gone_at: r.get::<_, Option<String>>(8)?.map(|g| text(&g)),
             generation: r.get(9)?,
         })
     })?;
@@ -148,7 +149,7 @@ fn read_entries(conn: &Connection, file_id: i64, after: i64, batch: &mut Batch) 
             duplicate: r.get::<_, i64>(16)? != 0,
             agent_id: opt(r.get(17)?),
             spawned_agent: opt(r.get(18)?),
-            agent: r.get(19)?,
+            agent: text(&r.get::<_, String>(19)?),
             hidden: opt(r.get(20)?),
         };
         bytes += entry.stripped.as_ref().map_or(0, String::len) + entry.text.as_ref().map_or(0, String::len);
@@ -171,7 +172,8 @@ fn media_rows(conn: &Connection, file_id: i64, from: i64, to: i64) -> Result<Vec
     ))?;
     let records = stmt.query_map(params![file_id, from, to], media_record)?;
     for record in records {
-        let record = record?;
+        let mut record = record?;
+        record.media_type = record.media_type.map(|m| text(&m));
         out.push((record.line_offset as i64, record));
     }
     Ok(out)
@@ -243,17 +245,18 @@ fn session_row(conn: &Connection, session: &str) -> Result<Option<SessionRow>> {
              FROM sessions WHERE id = ?1",
         )?
         .query_row([session], |r| {
+            let opt = |s: Option<String>| s.map(|s| text(&s));
             Ok(SessionRow {
-                project: r.get(0)?,
-                title: r.get(1)?,
+                project: opt(r.get(0)?),
+                title: opt(r.get(1)?),
                 title_rank: r.get(2)?,
-                first_timestamp: r.get(3)?,
-                last_timestamp: r.get(4)?,
+                first_timestamp: opt(r.get(3)?),
+                last_timestamp: opt(r.get(4)?),
                 entries: r.get(5)?,
                 images: r.get(6)?,
                 sidechain_entries: r.get(7)?,
-                agent: r.get(8)?,
-                forked_from: r.get(9)?,
+                agent: text(&r.get::<_, String>(8)?),
+                forked_from: opt(r.get(9)?),
             })
         });
     match row {
@@ -305,7 +308,7 @@ fn usage_rows(conn: &Connection, session: &str) -> Result<UsageRows> {
     while let Some(r) = rows.next()? {
         out.key.push(text(&r.get::<_, String>(0)?));
         out.session_id.push(text(&r.get::<_, String>(1)?));
-        out.agent.push(r.get(2)?);
+        out.agent.push(text(&r.get::<_, String>(2)?));
         out.model.push(opt(r.get(3)?));
         out.request_id.push(opt(r.get(4)?));
         out.timestamp.push(opt(r.get(5)?));

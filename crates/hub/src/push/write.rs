@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use postgres::{Client, Transaction};
+use crate::connection::{Hub, HubTransaction};
 
 use scrollback_core::error::Result;
 use scrollback_read::media;
@@ -39,7 +39,7 @@ impl HubFile {
 }
 
 /// Deletes the hub's lines of a file (read again from its start here); the sessions they were of.
-pub(super) fn drop_lines(tx: &mut Transaction<'_>, host: &str, file_id: i64) -> Result<Vec<String>> {
+pub(super) fn drop_lines(tx: &mut HubTransaction<'_>, host: &str, file_id: i64) -> Result<Vec<String>> {
     let sessions =
         tx.query("SELECT DISTINCT session_id FROM entries WHERE host = $1 AND file_id = $2", &[&host, &file_id])?;
     tx.execute("DELETE FROM entries WHERE host = $1 AND file_id = $2", &[&host, &file_id])?;
@@ -48,7 +48,7 @@ pub(super) fn drop_lines(tx: &mut Transaction<'_>, host: &str, file_id: i64) -> 
 
 /// Writes a file's row: what the index says of it, with the watermark, line count and checkpoint
 /// of `hub` (what the hub is to hold once the transaction commits).
-pub(super) fn file_row(tx: &mut Transaction<'_>, host: &str, file: &LocalFile, hub: &HubFile) -> Result<()> {
+pub(super) fn file_row(tx: &mut HubTransaction<'_>, host: &str, file: &LocalFile, hub: &HubFile) -> Result<()> {
     tx.execute(
         "INSERT INTO files (host, file_id, path, session_id, agent, state, lines, checkpoint, indexed_at,
                             gone_at, generation, last_off)
@@ -77,7 +77,7 @@ pub(super) fn file_row(tx: &mut Transaction<'_>, host: &str, file: &LocalFile, h
 }
 
 /// Records a file as sent: its line count, checkpoint and indexing time, as the index has them.
-pub(super) fn file_sent(client: &mut Client, host: &str, file: &LocalFile) -> Result<()> {
+pub(super) fn file_sent(client: &mut Hub, host: &str, file: &LocalFile) -> Result<()> {
     client.execute(
         "UPDATE files SET lines = $3, checkpoint = $4, indexed_at = $5 WHERE host = $1 AND file_id = $2",
         &[&host, &file.id, &file.lines, &file.checkpoint, &file.indexed_at],
@@ -98,7 +98,7 @@ pub(super) struct Photos {
 
 /// Sends the bytes of each payload whose blake3 the hub does not hold, one at a time, verified.
 pub(super) fn send_photos(
-    tx: &mut Transaction<'_>,
+    tx: &mut HubTransaction<'_>,
     host: &str,
     records: &[(i64, media::MediaRecord)],
 ) -> Result<Photos> {
@@ -135,7 +135,7 @@ pub(super) fn send_photos(
 
 /// Sends a batch's lines (an upsert: a line sent again replaces itself), then their media rows and
 /// failed images, replacing those the hub held for the same lines.
-pub(super) fn send_rows(tx: &mut Transaction<'_>, host: &str, file_id: i64, batch: &Batch) -> Result<()> {
+pub(super) fn send_rows(tx: &mut HubTransaction<'_>, host: &str, file_id: i64, batch: &Batch) -> Result<()> {
     let offs: Vec<i64> = batch.entries.iter().map(|e| e.off).collect();
     send_entries(tx, host, file_id, &offs, &batch.entries)?;
     for table in ["media", "failed_images"] {
@@ -154,7 +154,7 @@ pub(super) fn send_rows(tx: &mut Transaction<'_>, host: &str, file_id: i64, batc
 }
 
 /// Upserts lines, `offs` being their offsets, column by column.
-fn send_entries(tx: &mut Transaction<'_>, host: &str, file_id: i64, offs: &[i64], e: &[Entry]) -> Result<()> {
+fn send_entries(tx: &mut HubTransaction<'_>, host: &str, file_id: i64, offs: &[i64], e: &[Entry]) -> Result<()> {
     let col = |f: &dyn Fn(&Entry) -> Option<String>| e.iter().map(f).collect::<Vec<Option<String>>>();
     tx.execute(
         "INSERT INTO entries (host, file_id, off, local_id, session_id, line, length, uuid, parent_uuid, type, role,
@@ -203,7 +203,7 @@ fn send_entries(tx: &mut Transaction<'_>, host: &str, file_id: i64, offs: &[i64]
 }
 
 /// Inserts media rows, each with its line's offset.
-fn send_media(tx: &mut Transaction<'_>, host: &str, file_id: i64, m: &[(i64, media::MediaRecord)]) -> Result<()> {
+fn send_media(tx: &mut HubTransaction<'_>, host: &str, file_id: i64, m: &[(i64, media::MediaRecord)]) -> Result<()> {
     tx.execute(
         "INSERT INTO media (host, file_id, off, entry_off, ordinal, kind, length, encoding, media_type,
                             decoded_length, blake3)
@@ -227,7 +227,7 @@ fn send_media(tx: &mut Transaction<'_>, host: &str, file_id: i64, m: &[(i64, med
 }
 
 /// Inserts failed images: (line offset, ordinal, reason).
-fn send_failed(tx: &mut Transaction<'_>, host: &str, file_id: i64, f: &[(i64, i32, String)]) -> Result<()> {
+fn send_failed(tx: &mut HubTransaction<'_>, host: &str, file_id: i64, f: &[(i64, i32, String)]) -> Result<()> {
     tx.execute(
         "INSERT INTO failed_images (host, file_id, entry_off, ordinal, reason)
          SELECT $1, $2, * FROM unnest($3::bigint[], $4::integer[], $5::text[])",
@@ -244,7 +244,7 @@ fn send_failed(tx: &mut Transaction<'_>, host: &str, file_id: i64, f: &[(i64, i3
 
 /// Sends a session's row (or deletes it, when the index no longer has the session), which of its
 /// entries are copies or hidden, and its usage ledger.
-pub(super) fn send_session(tx: &mut Transaction<'_>, host: &str, session: &str, rows: &SessionRows) -> Result<()> {
+pub(super) fn send_session(tx: &mut HubTransaction<'_>, host: &str, session: &str, rows: &SessionRows) -> Result<()> {
     match &rows.row {
         None => {
             tx.execute("DELETE FROM sessions WHERE host = $1 AND id = $2", &[&host, &session])?;
@@ -256,7 +256,7 @@ pub(super) fn send_session(tx: &mut Transaction<'_>, host: &str, session: &str, 
 }
 
 /// Upserts a session's row.
-fn upsert_session(tx: &mut Transaction<'_>, host: &str, session: &str, row: &SessionRow) -> Result<()> {
+fn upsert_session(tx: &mut HubTransaction<'_>, host: &str, session: &str, row: &SessionRow) -> Result<()> {
     tx.execute(
         "INSERT INTO sessions (host, id, project, title, title_rank, first_timestamp, last_timestamp,
                                entries, images, sidechain_entries, agent, forked_from)
@@ -286,7 +286,7 @@ fn upsert_session(tx: &mut Transaction<'_>, host: &str, session: &str, row: &Ses
 }
 
 /// Marks which of a session's lines are copies (and why each is hidden), and unmarks the others.
-fn mark_copies(tx: &mut Transaction<'_>, host: &str, session: &str, copies: &Copies) -> Result<()> {
+fn mark_copies(tx: &mut HubTransaction<'_>, host: &str, session: &str, copies: &Copies) -> Result<()> {
     tx.execute(
         "UPDATE entries SET duplicate = false, hidden = NULL
          WHERE host = $1 AND session_id = $2 AND duplicate
@@ -304,7 +304,7 @@ fn mark_copies(tx: &mut Transaction<'_>, host: &str, session: &str, copies: &Cop
 }
 
 /// Replaces a session's usage ledger.
-fn send_usage(tx: &mut Transaction<'_>, host: &str, session: &str, usage: &UsageRows) -> Result<()> {
+fn send_usage(tx: &mut HubTransaction<'_>, host: &str, session: &str, usage: &UsageRows) -> Result<()> {
     tx.execute("DELETE FROM usage WHERE host = $1 AND session_id = $2", &[&host, &text(session)])?;
     if !usage.key.is_empty() {
         tx.execute(
