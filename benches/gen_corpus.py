@@ -11,6 +11,10 @@
                                        screenshots in tool outputs (default 1000 MB)
   gen_corpus.py zst   IN_DIR OUT_DIR   the same tree with every rollout compressed as Codex does
                                        (zstd level 3, `<name>.jsonl.zst`); needs the `zstandard` module
+  gen_corpus.py gemini-rewinds OUT_DIR [TURNS]
+                                       one Gemini CLI chat (`demo/chats/session-*.jsonl`) of TURNS turns
+                                       (default 3000: about 2.3 MB), each answer written twice as it
+                                       grows, and after every fourth turn a rewind that undoes two
 
   gen_corpus.py --profile text [--seed N] [--sessions N] [--lines-per-session N] OUT_DIR
                                        a heavy user's year of Claude Code sessions (defaults: seed 11,
@@ -703,7 +707,31 @@ def heavy_corpus(out, seed, sessions, lines_per_session):
         os.utime(path, (last, last))
 
 
+def gemini_rewinds(out, turns):
+    folder = os.path.join(out, "demo", "chats")
+    os.makedirs(folder, exist_ok=True)
+    rng = random.Random(16)
+    lines = [{"sessionId": "5e55a0de-0000-4000-8000-00000000rw16", "projectHash": "0f",
+              "startTime": "2026-11-30T09:00:00.000Z", "kind": "main"}]
+    for t in range(turns):
+        ts = "2026-11-30T%02d:%02d:%02d.000Z" % (9 + t // 3600 % 12, t // 60 % 60, t % 60)
+        lines.append({"id": "u%d" % t, "timestamp": ts, "type": "user",
+                      "content": [{"text": sentence(rng, 20)}]})
+        answer = {"id": "m%d" % t, "timestamp": ts, "type": "gemini", "content": "", "tokens": None}
+        lines.append(dict(answer))
+        answer.update(content=sentence(rng, 40), model="gemini-2.5-pro",
+                      tokens={"input": 1000 + t, "output": 40, "cached": 0, "thoughts": 0, "tool": 0, "total": 1040 + t})
+        lines.append(answer)
+        if t % 4 == 3:
+            lines.append({"$rewindTo": "u%d" % (t - 1)})
+    with open(os.path.join(folder, "session-2026-11-30T09-00-5e55a0de.jsonl"), "w", encoding="utf-8") as f:
+        f.writelines(json.dumps(line) + "\n" for line in lines)
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "gemini-rewinds":
+        gemini_rewinds(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 3000)
+        return
     if len(sys.argv) > 1 and sys.argv[1].startswith("--"):
         import argparse
         parser = argparse.ArgumentParser(usage="gen_corpus.py --profile text [--seed N] [--sessions N] [--lines-per-session N] OUT_DIR")

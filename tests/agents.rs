@@ -173,7 +173,7 @@ fn generated_codex_and_gemini_transcripts_keep_every_photo_and_replay_as_their_a
     // A Claude transcript under the Claude root, to show the three side by side.
     env.write("p/claude-1.jsonl", crate::util::user_line("claude-1", "c-u1", "\"hello from Claude\"", "") + "\n");
     let summary = index_roots(&env);
-    assert!(summary.starts_with("indexed 3 files"), "{summary}");
+    assert!(summary.starts_with("indexed 4 files"), "{summary}");
     let invalid: Vec<String> = env
         .conn()
         .prepare("SELECT path || ':' || line || ' ' || reason FROM invalid_lines")
@@ -474,8 +474,8 @@ pub(crate) fn fixtures_env() -> Option<Env> {
 fn the_public_codex_and_gemini_samples_index_whole_with_their_photos_byte_exact() {
     let Some(env) = fixtures_env() else { return };
     let summary = index_roots(&env);
-    // 15 rollouts and 4 JSONL chats; the 4 legacy JSON chats are skipped.
-    assert!(summary.starts_with("indexed 19 files,"), "{summary}");
+    // 15 rollouts, 4 JSONL chats and 4 legacy JSON chats.
+    assert!(summary.starts_with("indexed 23 files,"), "{summary}");
     assert!(summary.contains(" 0 invalid lines"), "{summary}");
     let lines = check_invariants(&env.data);
     assert!(lines > 5000, "{lines}");
@@ -525,6 +525,25 @@ fn the_public_codex_and_gemini_samples_index_whole_with_their_photos_byte_exact(
         )
         .unwrap();
     assert_eq!(twice, 5);
+    // The legacy JSON chats: each message an entry, titled by their first words (none has a summary).
+    for (session, messages) in [
+        ("5e55a0de-0000-4000-8000-000000000003", 3),
+        ("5b959dae-8655-4cd1-b10f-720b8c336ea2", 0),
+        ("37b7abef-713d-4522-85f0-8ff15a4e6d17", 0),
+        ("8a20078e-2d5e-4f81-a640-9b879bbb7e6d", 0),
+    ] {
+        let (entries, title, agent): (i64, Option<String>, String) = conn
+            .query_row("SELECT entries, title, agent FROM sessions WHERE id = ?1", [session], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .unwrap_or_else(|e| panic!("{session}: {e}"));
+        assert_eq!(agent, "gemini");
+        assert!(title.is_some_and(|t| !t.is_empty()), "{session} has a title");
+        assert!(entries > 0 && (messages == 0 || entries == messages), "{session}: {entries}");
+    }
+    let legacy_tokens: i64 =
+        conn.query_row("SELECT count(*) FROM usage WHERE key = 'gemini:l-m1'", [], |r| r.get(0)).unwrap();
+    assert_eq!(legacy_tokens, 1);
 }
 
 /// Each entry's place in its conversation and search text, and each session's title and agent, in a
@@ -600,4 +619,145 @@ fn a_gone_transcript_keeps_its_agent_through_a_rebuild() {
     assert!(out.status.success(), "rebuild failed: {}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("1 gone transcripts carried over"), "{out:?}");
     assert_eq!(derived(&env), before, "after a rebuild");
+}
+
+/// #39.8: a zstd bomb (a small `.jsonl.zst` that decompresses to far more than any transcript) is
+/// refused once its output passes the bound (`SCROLLBACK_MAX_DECOMPRESSED`, set small here), said
+/// in the log, leaves nothing in the data directory, and is not decompressed again until it changes.
+#[test]
+fn a_zstd_bomb_is_refused_at_its_bound_remembered_and_read_again_once_it_changes() {
+    let env = Env::new();
+    let thread = "01a0c0de-0000-7000-8000-0000000000b8";
+    let meta = codex_line(
+        "2026-11-30T10:00:00.000Z",
+        "session_meta",
+        serde_json::json!({ "id": thread, "cwd": "/work/demo" }),
+    );
+    // 8 MB of one repeated line: a few kilobytes compressed.
+    let filler = codex_line(
+        "2026-11-30T10:00:01.000Z",
+        "event_msg",
+        serde_json::json!({ "type": "agent_message", "message": "x".repeat(1000) }),
+    );
+    let bomb = meta.clone() + &filler.repeat(8 << 20 >> 10);
+    let plain = env.write(&rollout(thread), &bomb);
+    let packed = compress_like_codex(&plain);
+    assert!(std::fs::metadata(&packed).unwrap().len() < 100_000);
+    let run = || {
+        let mut cmd = env.cmd();
+        cmd.env("SCROLLBACK_MAX_DECOMPRESSED", "1000000").env("RUST_LOG", "scrollback=info").arg("index");
+        cmd.args(root_args(&env));
+        cmd.output().unwrap()
+    };
+    let out = run();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "a refused transcript is a failed one: {log}");
+    assert!(log.contains("refused") && log.contains("1000000"), "{log}");
+    assert!(file_rows(&env).is_empty(), "nothing of it indexed");
+    // Nothing of it left in the data directory (the scratch file is unlinked, then dropped).
+    let kept: u64 = std::fs::read_dir(&env.data).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).sum();
+    assert!(kept < 1_000_000, "{kept} bytes in the data directory");
+    // Not decompressed again while it is the same file.
+    let out = run();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("refused before"), "{log}");
+    // Once it changes (a rollout under the bound in its place), it is read.
+    std::fs::remove_file(&packed).unwrap();
+    let plain = env.write(&rollout(thread), meta + &filler);
+    compress_like_codex(&plain);
+    let out = run();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(file_rows(&env).len(), 1);
+    assert_eq!(file_rows(&env)[0].3, 2, "both lines");
+}
+
+/// A legacy Gemini chat (before v0.39): one `ConversationRecord`, pretty-printed as the CLI's
+/// `JSON.stringify(conversation, null, 2)` writes it, with a photo in the user's content and one
+/// in a tool result, the answer's `tokens`, and `summary` after `messages`. `more` adds a turn.
+fn gemini_legacy(session: &str, photos: &[Vec<u8>; 2], more: bool) -> String {
+    let mut messages = vec![
+        serde_json::json!({ "id": "l-u1", "timestamp": "2026-03-01T08:00:00.000Z", "type": "user",
+            "content": [{ "text": "What does this logo say?" }, { "inlineData": { "mimeType": "image/png", "data": b64(&photos[0]) } }] }),
+        serde_json::json!({ "id": "l-m1", "timestamp": "2026-03-01T08:00:04.000Z", "type": "gemini",
+            "content": "It is a green checkerboard.",
+            "thoughts": [{ "subject": "Looking", "description": "no glyphs", "timestamp": "2026-03-01T08:00:03.000Z" }],
+            "toolCalls": [{ "id": "t1", "name": "read_file", "args": { "file_path": "b.png" }, "status": "success",
+                "timestamp": "2026-03-01T08:00:02.000Z",
+                "result": [{ "functionResponse": { "id": "t1", "name": "read_file", "response": { "output": "read" },
+                    "parts": [{ "inlineData": { "mimeType": "image/png", "data": b64(&photos[1]) } }] } }] }],
+            "tokens": { "input": 1800, "output": 14, "cached": 0, "thoughts": 60, "tool": 0, "total": 1874 },
+            "model": "gemini-2.5-pro" }),
+    ];
+    if more {
+        // The CLI writes the chat again whole: an earlier message grown in place, a new turn.
+        messages[0]["content"][0]["text"] = "What does this logo say? Read it closely, letter by letter.".into();
+        messages.push(serde_json::json!({ "id": "l-u2", "timestamp": "2026-03-01T08:01:00.000Z", "type": "user",
+            "content": [{ "text": "And the colours?" }] }));
+        messages.push(serde_json::json!({ "id": "l-m2", "timestamp": "2026-03-01T08:01:02.000Z", "type": "gemini",
+            "content": "Green and white.", "tokens": { "input": 1900, "output": 5, "cached": 0, "total": 1905 },
+            "model": "gemini-2.5-pro" }));
+    }
+    let chat = serde_json::json!({ "sessionId": session, "projectHash": "0f", "startTime": "2026-03-01T08:00:00.000Z",
+        "lastUpdated": if more { "2026-03-01T08:01:02.000Z" } else { "2026-03-01T08:00:04.000Z" },
+        "messages": messages, "summary": "Read a logo" });
+    serde_json::to_string_pretty(&chat).unwrap()
+}
+
+/// #35.8: a legacy `.json` chat is indexed like a JSONL one: each message an entry at its own
+/// offset, its photos served by seeking byte-exact, its tokens in the ledger, its summary the title;
+/// and written again whole, it is read again whole, nothing doubled or lost, photos re-pointed.
+#[test]
+fn a_legacy_gemini_json_chat_is_indexed_with_photos_tokens_and_title_and_read_again_when_rewritten() {
+    let env = Env::new();
+    let photos = [fake_png(41, 700), fake_png(42, 900)];
+    let rel = "gemini/tmp/demo/chats/session-2026-03-01T08-00-5e55a0dd.json";
+    let session = "5e55a0dd-0000-4000-8000-000000000035";
+    let chat = env.write(rel, gemini_legacy(session, &photos, false));
+    let summary = index_roots(&env);
+    assert!(summary.starts_with("indexed 1 files, 2 lines, 2 photos, 0 invalid lines"), "{summary}");
+    assert_eq!(check_invariants(&env.data), 2, "each message restored byte for byte from its offsets");
+    assert_eq!(photos_of(&env, &chat), photos.to_vec());
+    let conn = env.conn();
+    let (title, agent, entries): (String, String, i64) = conn
+        .query_row("SELECT title, agent, entries FROM sessions WHERE id = ?1", [session], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .unwrap();
+    assert_eq!((title.as_str(), agent.as_str(), entries), ("Read a logo", "gemini", 2));
+    let usage: Vec<(String, i64, i64)> = conn
+        .prepare("SELECT key, input_tokens, output_tokens FROM usage ORDER BY key")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(usage, [("gemini:l-m1".to_owned(), 1800, 74)]);
+    assert!(index_roots(&env).starts_with("indexed 0 files"), "unchanged, not read again");
+
+    // Live: the CLI writes the chat again whole (every offset after the first message moves).
+    let server = Server::start(&env, &root_args(&env).iter().map(String::as_str).collect::<Vec<_>>());
+    server.wait_for_sessions(1);
+    let photo = |ordinal_ref: &str| server.get(&format!("/api/session-media/{session}/{ordinal_ref}")).bytes().unwrap();
+    assert_eq!(photo("l-u1/0").as_ref(), photos[0].as_slice());
+    std::fs::write(&chat, gemini_legacy(session, &photos, true)).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let history = server.json(&format!("/api/sessions/{session}/history"));
+        let uuids: Vec<&str> =
+            history["entries"].as_array().unwrap().iter().map(|e| e["uuid"].as_str().unwrap()).collect();
+        if uuids.len() == 4 {
+            assert_eq!(uuids, ["l-u1", "l-m1", "l-u2", "l-m2"], "each message once");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the rewrite was not read: {uuids:?}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // The refs stay, re-pointed to the photos' new offsets, byte-exact.
+    assert_eq!(photo("l-u1/0").as_ref(), photos[0].as_slice());
+    assert_eq!(photo("l-m1/0").as_ref(), photos[1].as_slice());
+    drop(server);
+    assert_eq!(check_invariants(&env.data), 4);
+    let keys: i64 = env.conn().query_row("SELECT count(*) FROM usage", [], |r| r.get(0)).unwrap();
+    assert_eq!(keys, 2, "each response once");
 }

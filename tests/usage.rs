@@ -505,3 +505,48 @@ fn ccusage_agrees_on_generated_streamed_resumed_and_unkeyed_responses() {
     assert_eq!(ours["2026-03-02"], [9, 100, 400, 40], "one response, its final output");
     assert_eq!(ours, ccusage_daily(&bin, &home));
 }
+
+/// Token counts near the 64-bit maximum (#39.7): each count is clamped on ingest to
+/// `format::usage::MAX_TOKENS`, sums never overflow, and the writer goes on with the next line.
+#[test]
+fn token_counts_near_the_64_bit_maximum_are_clamped_and_stop_nothing() {
+    let env = Env::new();
+    let huge = u64::MAX;
+    let near = i64::MAX as u64;
+    let mut first = assistant("huge-1", "a1", "msg_h1", None, "2026-03-01T10:00:00.000Z", [huge, near, near, huge]);
+    first += &assistant("huge-1", "a2", "msg_h2", None, "2026-03-01T10:00:01.000Z", [near, near, near, near]);
+    first += &assistant("huge-1", "a3", "msg_h3", None, "2026-03-01T10:00:02.000Z", [10, 20, 30, 40]);
+    env.write("p/huge-1.jsonl", first);
+    env.write(
+        "p/huge-2.jsonl",
+        assistant("huge-2", "b1", "msg_h4", None, "2026-03-01T11:00:00.000Z", [near, near, near, near]),
+    );
+    env.index();
+    let conn = env.conn();
+    let lines: i64 = conn.query_row("SELECT count(*) FROM entries", [], |r| r.get(0)).unwrap();
+    assert_eq!(lines, 4, "every line indexed, the one after the hostile ones too");
+    let max = scrollback::format::usage::MAX_TOKENS as i64;
+    let rows: Vec<(i64, i64)> = conn
+        .prepare("SELECT input_tokens, output_tokens FROM usage ORDER BY timestamp")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(rows, [(max, max), (max, max), (10, 20), (max, max)]);
+    // The writer goes on: a line appended later is indexed.
+    env.append("p/huge-1.jsonl", assistant("huge-1", "a4", "msg_h5", None, "2026-03-01T10:00:03.000Z", [1, 2, 3, 4]));
+    env.index();
+    let lines: i64 = env.conn().query_row("SELECT count(*) FROM entries", [], |r| r.get(0)).unwrap();
+    assert_eq!(lines, 5);
+    let out = env.run(&["usage", "--json", "--by", "session"]);
+    assert!(out.status.success(), "scrollback usage: {}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["total"]["responses"], 5);
+    assert_eq!(report["total"]["inputTokens"].as_u64(), Some(3 * max as u64 + 11));
+    let server = Server::start(&env, &[]);
+    server.wait_for_sessions(2);
+    for path in ["/api/usage", "/api/usage?by=session", "/api/usage?by=model"] {
+        assert_eq!(server.get(path).status(), reqwest::StatusCode::OK, "{path}");
+    }
+}

@@ -163,11 +163,66 @@ pub fn decompressed_from(file: &File, offset: u64) -> io::Result<Decompressed> {
     Ok(decoder)
 }
 
+/// How much a compressed transcript's decompressed bytes may take in the data directory: a small
+/// file may decompress to gigabytes (a zstd bomb), which must neither fill the disk nor be written
+/// again at every rescan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScratchLimit {
+    /// The most bytes one transcript may decompress to.
+    pub per_file: u64,
+    /// Bytes of the data directory's file system that decompressing leaves free.
+    pub keep_free: u64,
+}
+
+impl Default for ScratchLimit {
+    /// 4 GiB per transcript (a Codex rollout, photos and all, is far less), leaving 1 GiB free.
+    fn default() -> ScratchLimit {
+        ScratchLimit { per_file: 4 << 30, keep_free: 1 << 30 }
+    }
+}
+
+impl ScratchLimit {
+    /// The environment variable that sets [`ScratchLimit::per_file`], in bytes.
+    pub const VAR: &str = "SCROLLBACK_MAX_DECOMPRESSED";
+
+    /// The default, with `per_file` from [`ScratchLimit::VAR`] if that is set to a number of bytes
+    /// (another value is said in the log and left aside).
+    pub fn from_env() -> ScratchLimit {
+        let mut limit = ScratchLimit::default();
+        if let Some(value) = std::env::var_os(Self::VAR) {
+            match value.to_str().and_then(|v| v.trim().parse::<u64>().ok()) {
+                Some(bytes) => limit.per_file = bytes,
+                None => tracing::warn!("{} is not a number of bytes: {value:?}; the default holds", Self::VAR),
+            }
+        }
+        limit
+    }
+
+    /// The bytes a transcript may decompress to in `dir` now: the per-file bound, or what the file
+    /// system has free beyond `keep_free`, whichever is less.
+    fn bound(&self, dir: &Path) -> io::Result<u64> {
+        let stat = rustix::fs::statvfs(dir).map_err(io::Error::from)?;
+        let free = stat.f_bavail.saturating_mul(stat.f_frsize);
+        Ok(self.per_file.min(free.saturating_sub(self.keep_free)))
+    }
+}
+
 /// Decompresses the compressed `file` into a new unlinked file in `dir` (on disk, not in memory:
-/// `dir` is the data directory, never a tmpfs), which then reads like any transcript.
-pub fn decompress_to_scratch(file: &File, dir: &Path) -> io::Result<File> {
+/// `dir` is the data directory, never a tmpfs), which then reads like any transcript. Output past
+/// `limit`'s bound is refused: a `FileTooLarge` error, the scratch file (unlinked) dropped with what
+/// was written of it.
+pub fn decompress_to_scratch(file: &File, dir: &Path, limit: ScratchLimit) -> io::Result<File> {
+    let bound = limit.bound(dir)?;
     let mut scratch = tempfile::tempfile_in(dir)?;
-    io::copy(&mut decompressed_from(file, 0)?, &mut scratch)?;
+    let written = io::copy(&mut decompressed_from(file, 0)?.take(bound.saturating_add(1)), &mut scratch)?;
+    if written > bound {
+        let why = if bound < limit.per_file {
+            format!("the {} bytes the data directory may take while keeping {} free", bound, limit.keep_free)
+        } else {
+            format!("{bound} bytes ({} sets it)", ScratchLimit::VAR)
+        };
+        return Err(io::Error::new(io::ErrorKind::FileTooLarge, format!("it decompresses to more than {why}")));
+    }
     Ok(scratch)
 }
 

@@ -50,7 +50,7 @@ pub(crate) fn produce(
     let mut batch = Batch::default();
     let mut batch_bytes = 0usize;
     let Reading { format, context } = reading;
-    let end = reader.read(file, path, format.block_places(), start, lines_before, |line: Line<'_>| {
+    let on_line = |line: Line<'_>| {
         batch.advance += line.advance;
         let described = entry::describe(line, format, context);
         batch_bytes += described.stored().map_or(0, |s| s.stripped.len());
@@ -60,7 +60,16 @@ pub(crate) fn produce(
             emit(std::mem::take(&mut batch))?;
         }
         Ok(())
-    })?;
+    };
+    let end = match format.document_records(path) {
+        // A document is read whole, whatever the start; while it is incomplete, nothing is.
+        Some(key) => reader.read_document(file, path, format.block_places(), key, on_line)?.unwrap_or(End {
+            checkpoint: 0,
+            lines: 0,
+            size: 0,
+        }),
+        None => reader.read(file, path, format.block_places(), start, lines_before, on_line)?,
+    };
     if !batch.lines.is_empty() {
         emit(batch)?;
     }

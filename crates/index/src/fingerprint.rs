@@ -44,6 +44,19 @@ impl Hashes {
     }
 }
 
+impl Hashes {
+    /// The hashes of a JSON document read whole up to `end` (see
+    /// [`scrollback_core::format::Format::document_records`]): its fingerprint covers every byte,
+    /// since its agent rewrites it anywhere, at the same length too.
+    pub(crate) fn of_document(file: &File, path: &Path, end: &End) -> Result<Hashes> {
+        Ok(Hashes {
+            fingerprint: hash_range(file, path, 0, end.size)?,
+            fingerprint_len: end.size,
+            tail: tail_hash(file, path, end.checkpoint)?,
+        })
+    }
+}
+
 /// blake3 (hex) of `len` bytes of `file` from `offset`. A file shorter than that hashes to a value
 /// no complete range can have.
 pub(crate) fn hash_range(file: &File, path: &Path, offset: u64, len: u64) -> Result<String> {

@@ -117,6 +117,8 @@ pub struct Indexer {
     /// Sessions a person forgot (the acceptance record's): their lines are passed over in every
     /// transcript, and where that was is kept in `forgotten_in`.
     forgotten_sessions: HashSet<String>,
+    /// How much a compressed transcript may decompress to in the data directory.
+    scratch_limit: scrollback_core::files::ScratchLimit,
 }
 
 impl std::fmt::Debug for Indexer {
@@ -206,6 +208,7 @@ impl Indexer {
             changed: HashSet::new(),
             roots: Vec::new(),
             forgotten_sessions: HashSet::new(),
+            scratch_limit: scrollback_core::files::ScratchLimit::from_env(),
         }
     }
 
@@ -257,5 +260,82 @@ impl Indexer {
             // No receiver is not an error: nobody is listening yet.
             let _ = bus.send(event);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// A Gemini chat of `turns` turns (the person's message, the answer written twice as it grows),
+    /// with a rewind after every fourth turn that undoes the last two, as the CLI writes them; and
+    /// the messages it shows.
+    fn chat_with_rewinds(turns: usize) -> (String, usize) {
+        let line = |v: serde_json::Value| v.to_string() + "\n";
+        let mut s = line(
+            serde_json::json!({ "sessionId": "rw", "projectHash": "0f", "startTime": "2026-11-30T09:00:00.000Z" }),
+        );
+        let mut shown = 0;
+        for t in 0..turns {
+            let ts = format!("2026-11-30T09:{:02}:{:02}.000Z", t / 60 % 60, t % 60);
+            s += &line(
+                serde_json::json!({ "id": format!("u{t}"), "timestamp": ts, "type": "user", "content": [{ "text": format!("question {t}") }] }),
+            );
+            s += &line(serde_json::json!({ "id": format!("m{t}"), "timestamp": ts, "type": "gemini", "content": "" }));
+            s += &line(
+                serde_json::json!({ "id": format!("m{t}"), "timestamp": ts, "type": "gemini", "content": format!("answer {t}") }),
+            );
+            shown += 2;
+            if t % 4 == 3 {
+                s += &line(serde_json::json!({ "$rewindTo": format!("u{}", t - 1) }));
+                // Two turns undone; the rewind is an entry (a note).
+                shown -= 3;
+            }
+        }
+        (s, shown)
+    }
+
+    /// Indexes a chat of `turns` turns; the SQLite virtual-machine steps the writer took (a
+    /// deterministic measure, unlike time), per line of the chat.
+    fn steps_per_line(turns: usize) -> u64 {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("tmp");
+        let chat = root.join("demo/chats/session-2026-11-30T09-00-00000000.jsonl");
+        std::fs::create_dir_all(chat.parent().unwrap()).unwrap();
+        let (body, shown) = chat_with_rewinds(turns);
+        std::fs::write(&chat, &body).unwrap();
+        let mut indexer = Indexer::open(&dir.path().join("data")).unwrap();
+        indexer.set_roots(&[Root::new(format::by_name("gemini").unwrap(), &root)]).unwrap();
+        let count = Arc::new(AtomicU64::new(0));
+        let c = count.clone();
+        indexer
+            .conn
+            .progress_handler(
+                100,
+                Some(move || {
+                    c.fetch_add(100, Ordering::Relaxed);
+                    false
+                }),
+            )
+            .unwrap();
+        indexer.index_path(&chat).unwrap();
+        indexer.conn.progress_handler(100, None::<fn() -> bool>).unwrap();
+        let messages: i64 =
+            indexer.conn.query_row("SELECT entries FROM sessions WHERE id = 'rw'", [], |r| r.get(0)).unwrap();
+        assert_eq!(messages as usize, shown + 1, "the messages the CLI shows, its rewinds, and the metadata line");
+        count.load(Ordering::Relaxed) / body.lines().count() as u64
+    }
+
+    /// #39.16: a rewind hid the messages it undoes by scanning every entry of the file, so a chat
+    /// with rewinds took time in the square of its length. Four times the chat must cost about four
+    /// times the steps, not sixteen.
+    #[test]
+    fn gemini_rewinds_take_steps_in_proportion_to_the_chat_not_its_square() {
+        let small = steps_per_line(300);
+        let large = steps_per_line(1200);
+        eprintln!("steps per line: {small} for 300 turns, {large} for 1200");
+        assert!(large < small + small / 2, "steps per line: {small} for 300 turns, {large} for 1200");
     }
 }

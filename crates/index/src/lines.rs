@@ -154,6 +154,252 @@ impl LineReader {
     }
 }
 
+impl LineReader {
+    /// Calls `on_line` for each record of the JSON document `file` (see
+    /// [`scrollback_core::format::Format::document_records`]): each element of the array at `key`
+    /// of its top-level object, numbered from 1, at its offset and length in the file. The document
+    /// is read whole, up to [`MAX_DOCUMENT`]; `None` (and no record) while it is not one complete
+    /// JSON object (its agent is writing it), a longer one is an error.
+    pub fn read_document(
+        &mut self,
+        file: &File,
+        path: &Path,
+        places: &'static BlockPlaces,
+        key: &str,
+        mut on_line: impl FnMut(Line<'_>) -> Result<()>,
+    ) -> Result<Option<End>> {
+        let Some(doc) = read_document(file, path)? else { return Ok(None) };
+        let Some(members) = document::members(&doc) else { return Ok(None) };
+        let scanner = &mut self.scanner;
+        scanner.set_places(places);
+        let mut lines = 0u64;
+        for member in members.iter().filter(|m| m.key == key.as_bytes()) {
+            for (start, end) in document::elements(&doc, member.value.0).unwrap_or_default() {
+                let bytes = &doc[start..end];
+                let scan = if scan::may_hold_media(bytes) {
+                    scanner.reset();
+                    scanner.feed(bytes);
+                    scanner.finish_mut()
+                } else {
+                    scan::scan_without_media(bytes)
+                };
+                lines += 1;
+                on_line(Line {
+                    number: lines,
+                    offset: start as u64,
+                    length: (end - start) as u64,
+                    advance: (end - start) as u64,
+                    scan,
+                    bytes: Some(bytes),
+                    file,
+                    path,
+                })?;
+            }
+        }
+        let size = doc.len() as u64;
+        Ok(Some(End { checkpoint: size, lines, size }))
+    }
+}
+
+/// The largest JSON document ([`LineReader::read_document`]) read, whole, into memory.
+pub const MAX_DOCUMENT: u64 = 256 << 20;
+
+/// The bytes of the document `file`, if it is no longer than [`MAX_DOCUMENT`].
+fn read_document(file: &File, path: &Path) -> Result<Option<Vec<u8>>> {
+    let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    if size > MAX_DOCUMENT {
+        return Err(Error::io(
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::FileTooLarge,
+                format!("a JSON document of {size} bytes, over the {MAX_DOCUMENT} read whole"),
+            ),
+        ));
+    }
+    let mut doc = Vec::with_capacity(size as usize);
+    std::io::Read::read_to_end(&mut std::io::Read::take(FromStartReader { file, at: 0 }, MAX_DOCUMENT), &mut doc)
+        .map_err(|e| Error::io(path, e))?;
+    Ok(Some(doc))
+}
+
+/// A file read with `pread` from `at` on (the descriptor's own offset is never moved).
+struct FromStartReader<'a> {
+    file: &'a File,
+    at: u64,
+}
+
+impl std::io::Read for FromStartReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.file.read_at(buf, self.at)?;
+        self.at += n as u64;
+        Ok(n)
+    }
+}
+
+/// The header of the JSON document `file`: its top-level object without the array at `key`, as
+/// one line of JSON; `None` while it is not a complete object.
+pub fn document_header(file: &File, key: &str) -> Option<String> {
+    let doc = read_document(file, Path::new("")).ok()??;
+    let members = document::members(&doc)?;
+    let kept: Vec<&[u8]> =
+        members.iter().filter(|m| m.key != key.as_bytes()).map(|m| &doc[m.start..m.value.1]).collect();
+    let mut line = b"{".to_vec();
+    line.extend(kept.join(&b","[..]));
+    line.push(b'}');
+    let value: serde_json::Value = serde_json::from_slice(&line).ok()?;
+    Some(value.to_string())
+}
+
+/// The structure of a JSON document, found without parsing its values: the members of its
+/// top-level object and the elements of an array, as byte ranges.
+mod document {
+    /// One member of an object: its key (as written, escapes and all), where it starts (its key's
+    /// opening quote), and its value's range.
+    pub(super) struct Member<'a> {
+        pub(super) key: &'a [u8],
+        pub(super) start: usize,
+        pub(super) value: (usize, usize),
+    }
+
+    fn skip_ws(doc: &[u8], mut at: usize) -> usize {
+        while at < doc.len() && matches!(doc[at], b' ' | b'\t' | b'\n' | b'\r') {
+            at += 1;
+        }
+        at
+    }
+
+    /// The end of the string whose opening quote is at `at` (just past its closing quote).
+    fn string_end(doc: &[u8], mut at: usize) -> Option<usize> {
+        at += 1;
+        loop {
+            let i = at + memchr::memchr2(b'"', b'\\', doc.get(at..)?)?;
+            if doc[i] == b'\\' {
+                at = i + 2;
+            } else {
+                return Some(i + 1);
+            }
+        }
+    }
+
+    /// The end of the value that starts at `at` (just past it): a string, an object or an array
+    /// (brackets matched outside strings), or a literal or number (up to a delimiter).
+    fn value_end(doc: &[u8], at: usize) -> Option<usize> {
+        match *doc.get(at)? {
+            b'"' => string_end(doc, at),
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                let mut i = at;
+                loop {
+                    match *doc.get(i)? {
+                        b'"' => {
+                            i = string_end(doc, i)?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return Some(i + 1);
+                            }
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+            }
+            _ => {
+                let rest = &doc[at..];
+                let n = rest.iter().position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))?;
+                (n > 0).then_some(at + n)
+            }
+        }
+    }
+
+    /// The members of the document's top-level object; `None` unless it is one complete object
+    /// (nothing but white space after it).
+    pub(super) fn members(doc: &[u8]) -> Option<Vec<Member<'_>>> {
+        let doc_start = if doc.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+        let mut at = skip_ws(doc, doc_start);
+        if doc.get(at) != Some(&b'{') {
+            return None;
+        }
+        at = skip_ws(doc, at + 1);
+        let mut members = Vec::new();
+        if doc.get(at) == Some(&b'}') {
+            at += 1;
+        } else {
+            loop {
+                if doc.get(at) != Some(&b'"') {
+                    return None;
+                }
+                let start = at;
+                let key_end = string_end(doc, at)?;
+                at = skip_ws(doc, key_end);
+                if doc.get(at) != Some(&b':') {
+                    return None;
+                }
+                let value_start = skip_ws(doc, at + 1);
+                let value_end = value_end(doc, value_start)?;
+                members.push(Member { key: &doc[start + 1..key_end - 1], start, value: (value_start, value_end) });
+                at = skip_ws(doc, value_end);
+                match doc.get(at)? {
+                    b',' => at = skip_ws(doc, at + 1),
+                    b'}' => {
+                        at += 1;
+                        break;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        (skip_ws(doc, at) == doc.len()).then_some(members)
+    }
+
+    /// The elements of the array that starts at `at`, as ranges; `None` if it is not an array.
+    pub(super) fn elements(doc: &[u8], at: usize) -> Option<Vec<(usize, usize)>> {
+        if doc.get(at) != Some(&b'[') {
+            return None;
+        }
+        let mut out = Vec::new();
+        let mut i = skip_ws(doc, at + 1);
+        if doc.get(i) == Some(&b']') {
+            return Some(out);
+        }
+        loop {
+            let end = value_end(doc, i)?;
+            out.push((i, end));
+            i = skip_ws(doc, end);
+            match doc.get(i)? {
+                b',' => i = skip_ws(doc, i + 1),
+                b']' => return Some(out),
+                _ => return None,
+            }
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn members_and_elements_are_found_as_written_and_a_torn_document_is_none() {
+            let doc = br#"{ "sessionId": "s", "n": 12, "messages": [ {"id":"a","t":"x]}\"{"} , [1,2], "z" ], "summary": "ok" }
+"#;
+            let members = members(doc).unwrap();
+            let keys: Vec<&[u8]> = members.iter().map(|m| m.key).collect();
+            assert_eq!(keys, [&b"sessionId"[..], b"n", b"messages", b"summary"]);
+            let messages = &members[2];
+            let items: Vec<&[u8]> =
+                elements(doc, messages.value.0).unwrap().into_iter().map(|(a, b)| &doc[a..b]).collect();
+            assert_eq!(items, [&br#"{"id":"a","t":"x]}\"{"}"#[..], b"[1,2]", br#""z""#]);
+            assert_eq!(&doc[members[1].value.0..members[1].value.1], b"12");
+            for torn in [&doc[..doc.len() - 4], &doc[..40], b"", b"[]", b"{} x"] {
+                assert!(super::members(torn).is_none(), "{}", String::from_utf8_lossy(torn));
+            }
+        }
+    }
+}
+
 /// Where the reader is in the file: `block[lo..hi]` holds the file's bytes from `at + lo`.
 #[derive(Debug, Clone, Copy)]
 struct Window {
@@ -277,7 +523,10 @@ pub fn file_context(
     file: &File,
     path: &Path,
 ) -> scrollback_core::format::FileContext {
-    format.file_context(path, &mut || first_line(file))
+    match format.document_records(path) {
+        Some(key) => format.file_context(path, &mut || document_header(file, key)),
+        None => format.file_context(path, &mut || first_line(file)),
+    }
 }
 
 /// Reads `len` bytes of `file` at `offset` into `out`; a short file is an error.

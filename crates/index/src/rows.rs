@@ -225,6 +225,7 @@ pub(crate) fn write_entries(
     file: FileRows<'_>,
     lines: &[Described],
     want_ids: bool,
+    shown: &mut Shown,
 ) -> Result<Written> {
     let mut insert_entry = tx.prepare_cached(
         "INSERT INTO entries (file_id, session_id, line, offset, length, uuid, parent_uuid, type, role, timestamp,
@@ -269,9 +270,11 @@ pub(crate) fn write_entries(
             };
         insert_row(&mut insert_entry, file, d, session, &order, duplicate)?;
         let entry_id = tx.last_insert_rowid();
+        let uuid = columns.and_then(|c| c.uuid.as_deref());
         if let Some(effect) = meta.and_then(|m| m.effect.as_ref()) {
-            delta.recount |= apply(tx, file.id, entry_id, d.line, columns.and_then(|c| c.uuid.as_deref()), effect)? > 0;
+            shown.apply(tx, file.id, entry_id, uuid, effect)?;
         }
+        shown.written(d.line as i64, entry_id, uuid, meta.filter(|m| m.hidden.is_none()).map(|m| &m.columns));
         if want_ids {
             written.ids.push(entry_id);
         }
@@ -288,6 +291,8 @@ pub(crate) fn write_entries(
         delta.add(stored, order, duplicate);
     }
     upsert_sessions(tx, sessions, file.format.name())?;
+    // (After the batch's own counts: an entry it hid may be one it wrote, of a session new with it.)
+    shown.uncount(tx)?;
     recorder.finish(tx, file.bulk)?;
     Ok(written)
 }
@@ -336,46 +341,178 @@ fn insert_row(
     Ok(())
 }
 
-/// What `effect`, of the entry `entry_id` at line `line` of file `file_id` (with `uuid`), does to
-/// the file's entries before it; returns how many it hid.
-fn apply(
-    tx: &Connection,
-    file_id: i64,
-    entry_id: i64,
-    line: u64,
-    uuid: Option<&str>,
-    effect: &Effect,
-) -> Result<usize> {
-    // The entries a rewind or checkpoint acts on: messages (and checkpoints), not the metadata,
-    // updates, rewinds or invalid lines, and not those hidden already.
-    const MESSAGES: &str = "hidden IS NULL AND type NOT IN ('session', 'update', 'rewind')";
-    let hid = match effect {
-        Effect::Rewrites => match uuid {
-            Some(uuid) => tx
-                .prepare_cached(&format!(
-                    "UPDATE entries SET duplicate = 1, hidden = '{}'
-                     WHERE file_id = ?1 AND uuid = ?2 AND id != ?3 AND hidden IS NULL",
-                    hidden::REWRITTEN
-                ))?
-                .execute(params![file_id, uuid, entry_id])?,
-            None => 0,
-        },
-        Effect::RewindTo(target) => tx
-            .prepare_cached(&format!(
-                "UPDATE entries SET duplicate = 1, hidden = '{}'
-                 WHERE file_id = ?1 AND line < ?3 AND {MESSAGES}
-                   AND line >= coalesce((SELECT min(line) FROM entries WHERE file_id = ?1 AND uuid = ?2), 0)",
+/// The kinds of entry a rewind or a checkpoint acts on are messages (and checkpoints): not the
+/// metadata, updates, rewinds, nor invalid lines (no kind), nor those hidden already.
+const NOT_MESSAGES: [&str; 3] = ["session", "update", "rewind"];
+
+/// What one pass over a file knows of its entries that an agent's replay may still hide (Gemini's
+/// rewinds, checkpoints and rewritten messages), so that each replay touches only the rows it hides:
+/// the shown messages in line order, a stack that a rewind pops from its target on (each entry is
+/// pushed once and popped at most once: linear in the file, however many rewinds), the first line
+/// of each message id, and the shown write of each id.
+///
+/// A pass from the file's start knows it all from the start (there is nothing before); a pass that
+/// appends reads it from the file's rows at its first rewind or checkpoint, once (a rewrite before
+/// then is one lookup by the `uuid` index).
+#[derive(Debug, Default)]
+pub(crate) struct Shown {
+    known: Option<Known>,
+    /// What the entries hidden since the last [`Shown::uncount`] took from their sessions' counts:
+    /// (entries, side-chain entries, images) by session.
+    hidden: HashMap<String, [i64; 3]>,
+}
+
+#[derive(Debug, Default)]
+struct Known {
+    /// (line, id) of each shown message, in line order (some may since be hidden as rewritten:
+    /// hiding them again changes nothing).
+    stack: Vec<(i64, i64)>,
+    /// The first line of each message id in the file.
+    first_line: HashMap<String, i64>,
+    /// The shown write of each message id.
+    latest: HashMap<String, i64>,
+}
+
+impl Shown {
+    /// A pass from the file's start: nothing before it.
+    pub(crate) fn from_start() -> Shown {
+        Shown { known: Some(Known::default()), hidden: HashMap::new() }
+    }
+
+    /// A pass from the file's checkpoint: what its rows hold is read when a replay needs it.
+    pub(crate) fn appending() -> Shown {
+        Shown { known: None, hidden: HashMap::new() }
+    }
+
+    /// What the rows of file `file_id` hold, read once.
+    fn known(&mut self, tx: &Connection, file_id: i64) -> Result<&mut Known> {
+        if self.known.is_none() {
+            let mut known = Known::default();
+            let mut stmt = tx.prepare_cached(&format!(
+                "SELECT line, id, uuid, hidden IS NULL AND type NOT IN ({}) FROM entries WHERE file_id = ?1
+                 ORDER BY offset",
+                NOT_MESSAGES.map(|k| format!("'{k}'")).join(", ")
+            ))?;
+            let mut rows = stmt.query([file_id])?;
+            while let Some(row) = rows.next()? {
+                let (line, id, uuid, message): (i64, i64, Option<String>, Option<bool>) =
+                    (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?);
+                known.written(line, id, uuid.as_deref(), message == Some(true));
+            }
+            self.known = Some(known);
+        }
+        Ok(self.known.as_mut().expect("just read"))
+    }
+
+    /// Notes the entry `id` at `line` just written, with `uuid`, of `columns` if it is valid and
+    /// not hidden by its own line.
+    fn written(&mut self, line: i64, id: i64, uuid: Option<&str>, columns: Option<&format::Columns>) {
+        let Some(known) = &mut self.known else { return };
+        let message = columns.and_then(|c| c.kind.as_deref()).is_some_and(|k| !NOT_MESSAGES.contains(&k));
+        known.written(line, id, uuid, message);
+    }
+
+    /// What `effect`, of the entry `entry_id` (with `uuid`) of file `file_id`, does to the file's
+    /// entries before it; returns how many it hid.
+    fn apply(
+        &mut self,
+        tx: &Connection,
+        file_id: i64,
+        entry_id: i64,
+        uuid: Option<&str>,
+        effect: &Effect,
+    ) -> Result<usize> {
+        let mut ids = Vec::new();
+        let reason = match effect {
+            Effect::Rewrites => {
+                let Some(uuid) = uuid else { return Ok(0) };
+                match &self.known {
+                    Some(known) => ids.extend(known.latest.get(uuid).copied().filter(|old| *old != entry_id)),
+                    None => ids = tx
+                        .prepare_cached(
+                            "SELECT id FROM entries WHERE file_id = ?1 AND uuid = ?2 AND id != ?3 AND hidden IS NULL",
+                        )?
+                        .query_map(params![file_id, uuid, entry_id], |r| r.get(0))?
+                        .collect::<rusqlite::Result<_>>()?,
+                }
+                hidden::REWRITTEN
+            }
+            Effect::RewindTo(target) => {
+                let known = self.known(tx, file_id)?;
+                // An id the file does not have undoes every message, as the CLI does.
+                let from = known.first_line.get(target.as_str()).copied().unwrap_or(0);
+                while let Some(&(line, id)) = known.stack.last()
+                    && line >= from
+                {
+                    known.stack.pop();
+                    ids.push(id);
+                }
                 hidden::REWOUND
-            ))?
-            .execute(params![file_id, target, line as i64])?,
-        Effect::ReplacesAll => tx
-            .prepare_cached(&format!(
-                "UPDATE entries SET duplicate = 1, hidden = '{}' WHERE file_id = ?1 AND line < ?2 AND {MESSAGES}",
+            }
+            Effect::ReplacesAll => {
+                ids.extend(self.known(tx, file_id)?.stack.drain(..).map(|(_, id)| id));
                 hidden::REPLACED
-            ))?
-            .execute(params![file_id, line as i64])?,
-    };
-    Ok(hid)
+            }
+        };
+        let mut hid = 0;
+        for id in ids {
+            hid += self.hide(tx, id, reason)? as usize;
+        }
+        Ok(hid)
+    }
+
+    /// Hides the entry `id` for `reason`, unless it is hidden already; whether it did. What it took
+    /// from its session's counts (if it was counted: not a copy) is kept for [`Shown::uncount`].
+    fn hide(&mut self, tx: &Connection, id: i64, reason: &str) -> Result<bool> {
+        let found: Option<(String, bool, bool)> = tx
+            .prepare_cached("SELECT session_id, duplicate, is_sidechain FROM entries WHERE id = ?1 AND hidden IS NULL")?
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .optional()?;
+        let Some((session, duplicate, sidechain)) = found else { return Ok(false) };
+        tx.prepare_cached("UPDATE entries SET duplicate = 1, hidden = ?2 WHERE id = ?1")?
+            .execute(params![id, reason])?;
+        if !duplicate {
+            let images: i64 = tx
+                .prepare_cached(
+                    "SELECT (SELECT count(*) FROM media WHERE entry_id = ?1 AND ordinal IS NOT NULL)
+                          + (SELECT count(*) FROM failed_images WHERE entry_id = ?1)",
+                )?
+                .query_row([id], |r| r.get(0))?;
+            let counts = self.hidden.entry(session).or_default();
+            counts[0] += 1;
+            counts[1] += sidechain as i64;
+            counts[2] += images;
+        }
+        Ok(true)
+    }
+
+    /// Takes what the entries hidden since the last call counted from their sessions' rows (and
+    /// finds a session's git branch again if its entry was among them).
+    fn uncount(&mut self, tx: &Connection) -> Result<()> {
+        let mut update = tx.prepare_cached(
+            "UPDATE sessions SET entries = entries - ?2, sidechain_entries = sidechain_entries - ?3,
+                                 images = images - ?4 WHERE id = ?1",
+        )?;
+        for (session, [entries, sidechain, images]) in self.hidden.drain() {
+            update.execute(params![session, entries, sidechain, images])?;
+            keep_branch(tx, &session, false)?;
+        }
+        Ok(())
+    }
+}
+
+impl Known {
+    fn written(&mut self, line: i64, id: i64, uuid: Option<&str>, message: bool) {
+        if let Some(uuid) = uuid {
+            self.first_line.entry(uuid.to_owned()).or_insert(line);
+            if message {
+                self.latest.insert(uuid.to_owned(), id);
+            }
+        }
+        if message {
+            self.stack.push((line, id));
+        }
+    }
 }
 
 /// The media rows of entry `entry_id` (its payloads, by their offsets in the file: the line's

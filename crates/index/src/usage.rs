@@ -113,6 +113,7 @@ impl Recorder {
                     model.clone_from(&state.model);
                 }
             }
+            let tokens = tokens.clamped();
             if copy || tokens.total() == 0 {
                 continue;
             }
@@ -252,7 +253,7 @@ impl Line {
     /// [`STANDING`] as a comparison, up to the line's place: `Less` when `self` stands before
     /// `other`.
     fn standing(&self, other: &Line) -> std::cmp::Ordering {
-        let ctx = |l: &Line| l.tokens[0] + l.tokens[2] + l.tokens[3];
+        let ctx = |l: &Line| l.tokens[0].saturating_add(l.tokens[2]).saturating_add(l.tokens[3]);
         other.tokens[1]
             .cmp(&self.tokens[1])
             .then(ctx(other).cmp(&ctx(self)))
@@ -354,12 +355,17 @@ fn sums(filter: &str) -> String {
         "INSERT INTO usage_sums (session_id, day, agent, model, tier, over, responses, input_tokens, output_tokens,
                                  cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens,
                                  first_timestamp, last_timestamp)
-         SELECT u.session_id, u.day, u.agent, u.model, u.tier, {over}, count(*), sum(u.input_tokens),
-                sum(u.output_tokens), sum(u.cache_read_tokens), sum(u.cache_write_tokens),
-                sum(u.cache_write_1h_tokens), sum(u.reasoning_tokens), min(u.timestamp), max(u.timestamp)
+         SELECT u.session_id, u.day, u.agent, u.model, u.tier, {over}, count(*), {input}, {output}, {cache_read},
+                {cache_write}, {cache_write_1h}, {reasoning}, min(u.timestamp), max(u.timestamp)
          FROM usage u {filter}
          GROUP BY 1, 2, 3, 4, 5, 6",
         over = format::usage::over_sql(&format::usage::CONTEXT_SIZES),
+        input = format::usage::sum_sql("u.input_tokens"),
+        output = format::usage::sum_sql("u.output_tokens"),
+        cache_read = format::usage::sum_sql("u.cache_read_tokens"),
+        cache_write = format::usage::sum_sql("u.cache_write_tokens"),
+        cache_write_1h = format::usage::sum_sql("u.cache_write_1h_tokens"),
+        reasoning = format::usage::sum_sql("u.reasoning_tokens"),
     )
 }
 
@@ -464,4 +470,29 @@ pub(crate) fn backfill(conn: &Connection) -> Result<()> {
     tx.commit()?;
     tracing::info!(lines, seconds = started.elapsed().as_secs_f64(), "usage ledger made from the stored lines");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ledger rows with counts near the 64-bit maximum (an index written before counts were
+    /// clamped, or rows edited by hand): summing them must not fail the writer's transaction.
+    #[test]
+    fn sums_of_counts_near_the_64_bit_maximum_saturate_instead_of_failing() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = scrollback_core::db::ConnectionKind::Writer.open(&dir.path().join("index.sqlite3")).unwrap();
+        conn.execute_batch(
+            "INSERT INTO usage (key, session_id, agent, timestamp, day, input_tokens, output_tokens, cache_read_tokens,
+                                cache_write_tokens, cache_write_1h_tokens, reasoning_tokens, entry_id, lines)
+             VALUES ('k1', 's', 'claude', '2026-03-01T10:00:00Z', '2026-03-01', 9223372036854775807, 5, 0, 0, 0, 0, 1, 1),
+                    ('k2', 's', 'claude', '2026-03-01T10:00:01Z', '2026-03-01', 9223372036854775807, 7, 0, 0, 0, 0, 2, 1);",
+        )
+        .unwrap();
+        sum_all(&conn).unwrap();
+        let (input, output): (i64, i64) = conn
+            .query_row("SELECT input_tokens, output_tokens FROM usage_sums", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap();
+        assert_eq!((input, output), (i64::MAX, 12), "saturated, and exact below it");
+    }
 }

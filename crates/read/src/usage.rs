@@ -139,14 +139,15 @@ pub struct Row {
 
 impl Row {
     fn add(&mut self, responses: u64, t: &Tokens, cost: Option<f64>) {
-        self.responses += responses;
-        self.input_tokens += t.input;
-        self.output_tokens += t.output;
-        self.cache_read_tokens += t.cache_read;
-        self.cache_write_tokens += t.cache_write;
-        self.cache_write_1h_tokens += t.cache_write_1h;
-        self.reasoning_tokens += t.reasoning;
-        self.total_tokens += t.total();
+        // (Saturating: counts are clamped on ingest, but an index may hold older rows.)
+        self.responses = self.responses.saturating_add(responses);
+        self.input_tokens = self.input_tokens.saturating_add(t.input);
+        self.output_tokens = self.output_tokens.saturating_add(t.output);
+        self.cache_read_tokens = self.cache_read_tokens.saturating_add(t.cache_read);
+        self.cache_write_tokens = self.cache_write_tokens.saturating_add(t.cache_write);
+        self.cache_write_1h_tokens = self.cache_write_1h_tokens.saturating_add(t.cache_write_1h);
+        self.reasoning_tokens = self.reasoning_tokens.saturating_add(t.reasoning);
+        self.total_tokens = self.total_tokens.saturating_add(t.total());
         match cost {
             Some(c) => self.cost += c,
             None => self.unpriced_responses += responses,
@@ -293,14 +294,19 @@ fn report_sql(by: By, project_filter: bool, summed: bool, sizes: &[u64]) -> Stri
     let join_sessions = matches!(by, By::Session | By::Project) || project_filter;
     format!(
         "SELECT {group}, u.agent, u.model, u.tier, {over} AS over, {responses},
-                sum(u.input_tokens), sum(u.output_tokens), sum(u.cache_read_tokens), sum(u.cache_write_tokens),
-                sum(u.cache_write_1h_tokens), sum(u.reasoning_tokens), {first}, {last}, {names}
+                {input}, {output}, {cache_read}, {cache_write}, {cache_write_1h}, {reasoning}, {first}, {last}, {names}
          FROM {table} u {join}
          WHERE (?1 IS NULL OR u.day >= ?1) AND (?2 IS NULL OR u.day < ?2) AND (?3 IS NULL OR u.day <= ?3)
            AND (?4 IS NULL OR u.agent = ?4) AND (?5 IS NULL OR s.project = ?5)
            AND (?6 IS NULL OR u.session_id = ?6) AND (?7 IS NULL OR u.model = ?7) {instants}
          GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5",
         group = by.sql(),
+        input = usage::sum_sql("u.input_tokens"),
+        output = usage::sum_sql("u.output_tokens"),
+        cache_read = usage::sum_sql("u.cache_read_tokens"),
+        cache_write = usage::sum_sql("u.cache_write_tokens"),
+        cache_write_1h = usage::sum_sql("u.cache_write_1h_tokens"),
+        reasoning = usage::sum_sql("u.reasoning_tokens"),
         names = if by == By::Session { "max(s.title), max(s.project)" } else { "NULL, NULL" },
         join = if join_sessions {
             "LEFT JOIN sessions s ON s.id = u.session_id"

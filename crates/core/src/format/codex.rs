@@ -689,7 +689,7 @@ mod tests {
         assert_eq!(rest, body[1_000_001..]);
         let too_far = decompressed_from(&file, body.len() as u64 + 1).err().expect("past the end");
         assert_eq!(too_far.kind(), io::ErrorKind::UnexpectedEof);
-        let mut scratch = decompress_to_scratch(&file, dir.path()).unwrap();
+        let mut scratch = decompress_to_scratch(&file, dir.path(), Default::default()).unwrap();
         let mut all = Vec::new();
         scratch.rewind().unwrap();
         scratch.read_to_end(&mut all).unwrap();

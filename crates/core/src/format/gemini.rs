@@ -17,7 +17,14 @@
 //! `checkpoint` (`$set.messages`) or `rewind`. Replay is kept in the index, not applied to it: a
 //! rewritten message's earlier writes, the messages a rewind undid and those a checkpoint replaced
 //! stay, hidden ([`super::hidden`]). Photos are `inlineData` parts, in user content and in tool
-//! results. The legacy single-JSON files (`session-….json`) are not read.
+//! results.
+//!
+//! Before v0.39 a chat was one JSON document, `session-….json` (`ConversationRecord`: `sessionId`,
+//! `projectHash`, `startTime`, `lastUpdated`, `messages`, `summary`, `directories`, `kind`), that
+//! the CLI writes again whole (`JSON.stringify(conversation, null, 2)`, in place) at every change
+//! (`writeConversation` in `chatRecordingService.ts` of those versions). Its messages are the same
+//! records as the JSONL lines, so each is an entry ([`Format::document_records`]); a rewind there
+//! removes messages from the array, and a rewrite is read again whole.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -46,17 +53,17 @@ impl Format for Gemini {
         "Gemini CLI"
     }
 
-    /// A `*.jsonl` file in a `chats` directory (or below one: sub-agents' chats).
+    /// A `*.jsonl` file in a `chats` directory (or below one: sub-agents' chats), or a legacy
+    /// single-JSON chat there (`*.json`, before v0.39).
     fn is_transcript(&self, path: &Path) -> bool {
-        path.extension().is_some_and(|e| e == "jsonl") && path.ancestors().skip(1).any(|a| a.ends_with("chats"))
+        path.extension().is_some_and(|e| e == "jsonl" || e == "json")
+            && path.ancestors().skip(1).any(|a| a.ends_with("chats"))
     }
 
-    /// A legacy single-JSON chat (`session-….json`, before v0.39).
-    fn not_read(&self, path: &Path) -> Option<&'static str> {
-        (path.extension().is_some_and(|e| e == "json") && path.ancestors().skip(1).any(|a| a.ends_with("chats")))
-            .then_some(
-                "a Gemini CLI chat in the legacy single-JSON format (before v0.39), which scrollback does not read",
-            )
+    /// A legacy chat (`*.json`) is one `ConversationRecord`, written whole at each change: its
+    /// entries are its `messages`.
+    fn document_records(&self, path: &Path) -> Option<&'static str> {
+        path.extension().is_some_and(|e| e == "json").then_some("messages")
     }
 
     fn block_places(&self) -> &'static BlockPlaces {
@@ -68,17 +75,31 @@ impl Format for Gemini {
     /// sessions whose lines name no directory.
     fn file_context(&self, path: &Path, first_line: &mut dyn FnMut() -> Option<String>) -> FileContext {
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let session = first_line()
-            .and_then(|l| serde_json::from_str::<Value>(&l).ok())
-            .filter(|v| v.get("id").is_none())
-            .and_then(|v| str_at(&v, "sessionId").filter(|s| !s.is_empty()).map(str::to_owned))
+        let header =
+            first_line().and_then(|l| serde_json::from_str::<Value>(&l).ok()).filter(|v| v.get("id").is_none());
+        let session = header
+            .as_ref()
+            .and_then(|v| str_at(v, "sessionId").filter(|s| !s.is_empty()).map(str::to_owned))
             .unwrap_or(stem);
-        let project = path
+        let slug = path
             .ancestors()
             .find(|a| a.ends_with("chats"))
             .and_then(|chats| chats.parent()?.file_name())
             .map(|n| n.to_string_lossy().into_owned());
-        FileContext { session, project, ..FileContext::default() }
+        if self.document_records(path).is_none() {
+            return FileContext { session, project: slug, ..FileContext::default() };
+        }
+        // A legacy chat's header: its directories and summary, stated with its first message.
+        let header = header.unwrap_or_default();
+        FileContext {
+            session,
+            project: first_directory(&header).or(slug),
+            title: str_at(&header, "summary")
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|s| first_chars(s.to_owned(), 200)),
+            ..FileContext::default()
+        }
     }
 
     /// 0: a chat is its session's one transcript (a sub-agent's chat is a session of its own).
@@ -457,6 +478,13 @@ fn describe(top: &Map<String, Value>, line: u64, file: &FileContext) -> Meta {
         message_text(&value, &mut text);
         if kind == Some("user") {
             meta.title = first_user_text(&value).map(|t| (title_rank::FIRST_USER_TEXT, t));
+        }
+        if line == 1 && file.title.is_some() {
+            // A legacy chat's first message states what its header says of the whole chat.
+            meta.title = file.title.clone().map(|t| (title_rank::SUMMARY, t));
+        }
+        if line == 1 {
+            meta.cwd.clone_from(&file.project);
         }
         text.finish(&mut meta);
         return meta;

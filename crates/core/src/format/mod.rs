@@ -57,6 +57,15 @@ pub trait Format: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// `Some(key)` if the transcript at `path` is one JSON document that its agent rewrites whole as
+    /// the chat grows (not lines it appends): its entries are then the elements of the array at
+    /// `key` of its top-level object, each at its own offset and length in the file, and the rest of
+    /// that object is its header (what `file_context`'s `first_line` reads, as one JSON line).
+    /// `None`, the default: a transcript of lines.
+    fn document_records(&self, _path: &Path) -> Option<&'static str> {
+        None
+    }
+
     /// Where a line's image blocks are: those under these places get ordinals (and so refs).
     fn block_places(&self) -> &'static BlockPlaces;
 
@@ -175,6 +184,9 @@ pub struct FileContext {
     pub copies_before: Option<String>,
     /// The session's project as the path names it, for sessions whose lines name none.
     pub project: Option<String>,
+    /// A title the file's header gives (a document's, see [`Format::document_records`]), stated
+    /// with its first entry.
+    pub title: Option<String>,
 }
 
 /// Why an entry is left out of history, search and counts although it is no copy of another

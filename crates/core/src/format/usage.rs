@@ -29,6 +29,18 @@ pub fn over_sql(sizes: &[u64]) -> String {
     format!("CASE{arms} ELSE 0 END")
 }
 
+/// The largest count of one bucket of one response that is recorded, about 1.1 trillion tokens (2^40):
+/// a larger one (a hostile or broken line) is taken as this. No model's context is within a factor
+/// of a hundred thousand of it, and sums of millions of such counts still fit in 64 bits.
+pub const MAX_TOKENS: u64 = 1 << 40;
+
+/// The SQL sum of the count column `column` that cannot fail: SQLite's `sum()` raises "integer
+/// overflow" past 2^63, `total()` never does (it adds in floating point, exact while the sum is
+/// below 2^53), and the cast back to an integer saturates at the largest one.
+pub fn sum_sql(column: &str) -> String {
+    format!("CAST(total({column}) AS INTEGER)")
+}
+
 /// Token counts of one API response (or, for Codex's running totals, of a thread so far).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Tokens {
@@ -49,12 +61,25 @@ pub struct Tokens {
 impl Tokens {
     /// Every token, each counted once.
     pub fn total(&self) -> u64 {
-        self.input + self.output + self.cache_read + self.cache_write
+        self.context().saturating_add(self.output)
     }
 
     /// The input side of the request: what a provider's long-context price tier looks at.
     pub fn context(&self) -> u64 {
-        self.input + self.cache_read + self.cache_write
+        self.input.saturating_add(self.cache_read).saturating_add(self.cache_write)
+    }
+
+    /// Each count at most [`MAX_TOKENS`] (a bucket a format adds up from two counts may be more).
+    pub fn clamped(self) -> Tokens {
+        let c = |n: u64| n.min(MAX_TOKENS);
+        Tokens {
+            input: c(self.input),
+            output: c(self.output),
+            cache_read: c(self.cache_read),
+            cache_write: c(self.cache_write),
+            cache_write_1h: c(self.cache_write_1h),
+            reasoning: c(self.reasoning),
+        }
     }
 
     /// `self - before`, if no count went down (a running total that went on), else `None` (it
@@ -94,15 +119,16 @@ pub struct Usage {
 }
 
 /// A count at `key` of `v`: a non-negative integer (a float or a numeric string is taken too; a
-/// negative or other value counts 0).
+/// negative or other value counts 0), at most [`MAX_TOKENS`].
 pub(crate) fn count(v: &Value, key: &str) -> u64 {
-    match v.get(key) {
+    let n = match v.get(key) {
         Some(Value::Number(n)) => {
             n.as_u64().or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64)).unwrap_or(0)
         }
         Some(Value::String(s)) => s.trim().parse().unwrap_or(0),
         _ => 0,
-    }
+    };
+    n.min(MAX_TOKENS)
 }
 
 /// Anthropic's `usage` object: `input_tokens`, `output_tokens`, `cache_read_input_tokens`,

@@ -61,6 +61,10 @@ impl Indexer {
         let file_id = start_pass(&tx, &plan, opened, file_session, format, *bulk, vault)?;
         let mut summary = Summary::default();
         let mut touched: HashMap<String, LineRange> = HashMap::new();
+        let mut shown = match plan {
+            Plan::Append(_) => rows::Shown::appending(),
+            _ => rows::Shown::from_start(),
+        };
         let mut write = |mut batch: Batch| -> Result<()> {
             progress.advance(batch.advance);
             summary.bytes += batch.advance;
@@ -73,7 +77,7 @@ impl Indexer {
                 (range.from, range.to) = (range.from.min(d.line), range.to.max(d.line));
             }
             let file = rows::FileRows { id: file_id, path, session: file_session, format, bulk: *bulk };
-            let written = rows::write_entries(&tx, file, &batch.lines, fts.is_some())?;
+            let written = rows::write_entries(&tx, file, &batch.lines, fts.is_some(), &mut shown)?;
             summary.lines += written.lines;
             summary.media += written.media;
             summary.invalid += written.invalid;
@@ -86,11 +90,14 @@ impl Indexer {
         };
         let source = Source { reader, opened, format, context: &context, start, lines_before, ahead };
         let (end, read_hashes) = source.read(&mut write)?;
-        if end.checkpoint == start && matches!(plan, Plan::Append(_)) {
-            // Nothing complete was added: leave the file as it is.
+        let document = format.document_records(path).is_some();
+        if end.checkpoint == start && (matches!(plan, Plan::Append(_)) || document) {
+            // Nothing complete was added (or a document is being written): leave the file as it is.
             return Ok(Summary { bytes: summary.bytes, ..Summary::default() });
         }
         let hashes = match read_hashes {
+            // A document is rewritten anywhere: its fingerprint covers all of it.
+            _ if document => Hashes::of_document(&opened.file, path, &end)?,
             Some(hashes) => hashes,
             None => Hashes::of(&opened.file, path, &end)?,
         };

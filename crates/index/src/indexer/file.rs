@@ -12,6 +12,7 @@ use rusqlite::OptionalExtension;
 use super::Indexer;
 use crate::lines::End;
 use scrollback_core::error::{Error, Result};
+use scrollback_core::files::ScratchLimit;
 
 /// What the index knows of one live file.
 #[derive(Debug, Clone)]
@@ -73,17 +74,24 @@ impl Opened {
 
     /// For a compressed file, decompresses it (once) into an unlinked scratch file in `scratch_dir`,
     /// which is then what is read: every offset is one of the decompressed bytes.
-    pub(super) fn materialize(&mut self, scratch_dir: &Path) -> Result<()> {
+    pub(super) fn materialize(&mut self, scratch_dir: &Path, limit: ScratchLimit) -> Result<()> {
         if self.materialized {
             return Ok(());
         }
-        let scratch = scrollback_core::files::decompress_to_scratch(&self.file, scratch_dir).map_err(|e| {
-            Error::io(&self.path, std::io::Error::new(e.kind(), format!("cannot decompress (zstd): {e}")))
+        let scratch = scrollback_core::files::decompress_to_scratch(&self.file, scratch_dir, limit).map_err(|e| {
+            let what =
+                if e.kind() == std::io::ErrorKind::FileTooLarge { "refused" } else { "cannot decompress (zstd)" };
+            Error::io(&self.path, std::io::Error::new(e.kind(), format!("{what}: {e}")))
         })?;
         self.size = scratch.metadata().map_err(|e| Error::io(&self.path, e))?.len();
         self.file = scratch;
         self.materialized = true;
         Ok(())
+    }
+
+    /// What says it is the same file it was: identity, size on disk and modification time.
+    pub(super) fn state_key(&self) -> String {
+        format!("{}:{}:{}:{}", self.dev, self.inode, self.disk_size, self.mtime_ns)
     }
 
     /// Whether its row says it is as it was last read: same identity, size on disk and settled mtime.

@@ -43,6 +43,8 @@ enum Reset {
     TailChanged,
     /// A recorded payload no longer matches its bytes (an edit the hashes above do not cover).
     PayloadChanged,
+    /// A JSON document its agent writes whole changed size (it is never appended to).
+    Rewritten,
 }
 
 impl std::fmt::Display for Reset {
@@ -53,6 +55,7 @@ impl std::fmt::Display for Reset {
             Reset::StartChanged => "rewritten (its first bytes changed)",
             Reset::TailChanged => "rewritten (the bytes before the checkpoint changed)",
             Reset::PayloadChanged => "rewritten (a recorded payload no longer matches its bytes)",
+            Reset::Rewritten => "a document written again whole",
         })
     }
 }
@@ -93,6 +96,8 @@ impl Indexer {
         } else {
             None
         };
+        let document = self.format_of(path).document_records(path).is_some();
+        let reset = reset.or((document && size != row.checkpoint).then_some(Reset::Rewritten));
         if let Some(reset) = reset {
             tracing::info!(path = %path.display(), "re-indexing from the start: {reset}");
             return Ok(Plan::Reindex(row));

@@ -24,6 +24,9 @@ use scrollback_core::error::{Error, Result};
 
 /// A first catch-up of at least this many bytes is a bulk load (see [`crate::bulk`]).
 const BULK_BYTES: u64 = 64 << 20;
+/// The `scrollback_meta` key (then the path) of a compressed transcript whose decompressed bytes
+/// passed the bound: its value is the file's identity, size and mtime when it was refused.
+const REFUSED: &str = "refused:decompressed:";
 
 impl Indexer {
     /// Brings the index up to date with every transcript under `root`: new bytes of known files,
@@ -181,7 +184,20 @@ impl Indexer {
             // Not touched since it was read: not decompressed again.
             return Ok(Summary::default());
         }
-        opened.materialize(&self.data_dir)?;
+        if opened.compressed && self.refused_before(&opened)? {
+            tracing::info!(path = %opened.path.display(), "not decompressed: refused before, and unchanged since");
+            return Ok(Summary::default());
+        }
+        if let Err(e) = opened.materialize(&self.data_dir, self.scratch_limit) {
+            if matches!(&e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::FileTooLarge) {
+                // Remembered, so that it is not decompressed again until it changes.
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO scrollback_meta (key, value) VALUES (?1, ?2)",
+                    params![format!("{REFUSED}{}", opened.path_str), opened.state_key()],
+                )?;
+            }
+            return Err(e);
+        }
         if row.is_none() {
             match self.identify(&opened)? {
                 Identified::Row(known) => row = known,
@@ -203,6 +219,14 @@ impl Indexer {
             }
             plan => self.read_and_commit(&opened, plan, progress, ahead),
         }
+    }
+
+    /// Whether the compressed file `opened` was refused as it is now (its output passed the bound).
+    fn refused_before(&self, opened: &Opened) -> Result<bool> {
+        let key = format!("{REFUSED}{}", opened.path_str);
+        let state: Option<String> =
+            self.conn.query_row("SELECT value FROM scrollback_meta WHERE key = ?1", [&key], |r| r.get(0)).optional()?;
+        Ok(state.as_deref() == Some(opened.state_key().as_str()))
     }
 
     /// Marks every live file under `root` that is not in `seen` as gone.
