@@ -54,6 +54,8 @@ pub(crate) enum Command {
         project: Option<PathBuf>,
         #[command(flatten)]
         follow: Follow,
+        #[command(flatten)]
+        mask: MaskArg,
     },
     /// A stand-in for the agent: reads an accepted message on standard input and appends it, and a
     /// reply, to its session's transcript (what `serve --demo` runs for each message).
@@ -251,6 +253,18 @@ pub(crate) struct ServeArgs {
     /// This machine's name on the hub [default: the machine's host name].
     #[arg(long = "host", value_name = "NAME", requires = "push")]
     pub(crate) hub_host: Option<String>,
+    #[command(flatten)]
+    pub(crate) mask: MaskArg,
+}
+
+/// Whether secrets are masked in what is shown.
+#[derive(Debug, Args)]
+pub(crate) struct MaskArg {
+    /// Mask secrets (API keys, tokens, private keys, URL passwords: the rules of `export --redact`)
+    /// as [REDACTED:rule] in the text of sessions, history, search snippets and MCP answers. The
+    /// transcripts and the index keep them.
+    #[arg(long = "mask-secrets", env = "SCROLLBACK_MASK_SECRETS")]
+    pub(crate) mask_secrets: bool,
 }
 
 /// Which transcript trees are followed.

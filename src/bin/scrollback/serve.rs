@@ -31,6 +31,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         prices,
         push,
         hub_host,
+        mask,
     } = args;
     let push = match push {
         Some(url) => Some((hub_config(&url)?, hub_host.unwrap_or_else(scrollback::hub::machine_name))),
@@ -49,6 +50,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         max_connections,
         prices: prices.load()?,
         push,
+        mask_secrets: mask.mask_secrets,
     };
     serve(&dirs, options)
 }
@@ -79,6 +81,8 @@ struct ServeOptions {
     prices: scrollback::read::prices::Prices,
     /// `--push`: the hub and this host's name on it.
     push: Option<(scrollback::hub::HubConfig, String)>,
+    /// `--mask-secrets`.
+    mask_secrets: bool,
 }
 
 /// The engine `serve` runs: `--engine`, else with `--demo` this binary's `demo-engine`.
@@ -143,6 +147,7 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
         roots: roots.clone(),
         prices: Some(options.prices.clone()),
         push: None,
+        mask_secrets: options.mask_secrets,
     };
     // The push starts once the writer has the index open (its schema current).
     let push = match &options.push {
@@ -171,6 +176,7 @@ pub(crate) fn mcp(
     project: Option<&Path>,
     rescan_every: Duration,
     poll: Option<Duration>,
+    mask_secrets: bool,
 ) -> anyhow::Result<()> {
     use rmcp::ServiceExt as _;
     let data_dir = dirs.data.resolve()?;
@@ -187,7 +193,9 @@ pub(crate) fn mcp(
     let follower = scrollback::ops::election::Follower::start(&data_dir, dirs.writer_options("mcp"), config)
         .context("starting the writer election")?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let tools = scrollback::mcp::Tools::new(scrollback::mcp::Source::new(&data_dir, project));
+    let mask =
+        if mask_secrets { Some(std::sync::Arc::new(scrollback::read::redact::Redactor::shipped()?)) } else { None };
+    let tools = scrollback::mcp::Tools::new(scrollback::mcp::Source::new(&data_dir, project).masking(mask));
     let served = runtime.block_on(async move {
         let running = match tools.serve(rmcp::transport::stdio()).await {
             Ok(running) => running,
