@@ -4,14 +4,15 @@ default rule set (config/gitleaks.toml, MIT licence, Copyright (c) 2019 Zachary 
 rules from elsewhere that gitleaks has no general form of:
 
 - `url-password`: detect-secrets' BasicAuthDetector (Yelp, Apache-2.0): the password of a URL's
-  `user:password@`;
+  `user:password@`, with every character RFC 3986 allows there, and an empty user;
 - `authorization-header`: the header part of gitleaks' own `curl-auth-header` rule
   (`Authorization: Bearer|Basic|Token …`), without its `curl` context, so that a header pasted
   anywhere is taken too.
 
     python3 scripts/redact_rules.py GITLEAKS_TOML VERSION > crates/read/redact-rules.json
 
-Each rule keeps gitleaks' id, regex, secret group, entropy, keywords and the allowlists that look
+A secret gitleaks ends at a quote, a space, `;` or a line end may end at `.`, `,`, `)`, `]`, `}`
+or `>` too. Each rule keeps gitleaks' id, regex, secret group, entropy, keywords and the allowlists that look
 at the secret, the match or the line (stop words included); path allowlists do not apply to a
 transcript and are left out.
 """
@@ -33,7 +34,15 @@ TAKEN = [
     "private-key", "jwt", "generic-api-key",
 ]
 
-SEPARATE = "[" + "".join("\\" + c for c in ":/?#[]@!$&'()*+,;=") + "\\s]"
+# A URL's user and password: RFC 3986's userinfo, whose sub-delimiters (`!$&'()*+,;=`) detect-secrets
+# leaves out; the user may be empty (`redis://:password@host`). Never a quote, a bracket or a space.
+URL_USER = "[^:/?#\\[\\]@\\s\"<>\\x60]*"
+URL_PASSWORD = "[^/?#\\[\\]@\\s\"<>\\x60]+"
+
+# gitleaks ends many secrets at a quote, a space, `;` or a line end; one followed by `.`, `,`, `)`,
+# `]`, `}` or `>` (a sentence's end, a list, a call's argument) is as much a secret.
+END = r"""(?:[\x60'"\s;]|\\[nr]|$)"""
+WIDER_END = r"""(?:[\x60'"\s;.,)\]}>]|\\[nr]|$)"""
 
 
 def main():
@@ -50,7 +59,7 @@ def main():
                 continue
             allow.append({k: a[k] for k in ("regexTarget", "regexes", "stopwords", "condition") if k in a})
         rules.append({k: v for k, v in {
-            "id": r["id"], "regex": r["regex"], "secretGroup": r.get("secretGroup"), "entropy": r.get("entropy"),
+            "id": r["id"], "regex": r["regex"].replace(END, WIDER_END), "secretGroup": r.get("secretGroup"), "entropy": r.get("entropy"),
             "keywords": r.get("keywords", []), "allowlists": allow, "from": f"gitleaks {version}",
         }.items() if v not in (None, [])})
     curl = by_id["curl-auth-header"]["regex"]
@@ -58,8 +67,9 @@ def main():
     rules.append({"id": "authorization-header", "regex": header, "entropy": 2.75,
                   "keywords": ["authorization", "key", "token"],
                   "from": f"gitleaks {version} (curl-auth-header, the header alone)"})
-    rules.append({"id": "url-password", "regex": f"://[^{SEPARATE[1:-1]}]+:([^{SEPARATE[1:-1]}]+)@",
-                  "keywords": ["://"], "from": "detect-secrets 1.5 (BasicAuthDetector, Apache-2.0)"})
+    rules.append({"id": "url-password", "regex": f"://{URL_USER}:({URL_PASSWORD})@",
+                  "keywords": ["://"],
+                  "from": "detect-secrets 1.5 (BasicAuthDetector, Apache-2.0), with RFC 3986's userinfo"})
     json.dump({
         "source": f"gitleaks {version} config/gitleaks.toml (MIT licence, Copyright (c) 2019 Zachary Rice), "
                   "and detect-secrets' BasicAuthDetector (Apache-2.0, Copyright (c) 2018 Yelp, Inc.)",

@@ -20,6 +20,7 @@ mod memory;
 mod model;
 mod prop;
 mod reconcile;
+mod redact;
 mod reindex;
 mod search;
 mod sessions;

@@ -45,7 +45,8 @@ pub(crate) fn answer(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
 }
 
 fn service(api: &Api) -> Service {
-    let tools = Tools::new(Source::with_readers(&api.inner.data_dir, api.inner.readers.clone()));
+    let source = Source::with_readers(&api.inner.data_dir, api.inner.readers.clone());
+    let tools = Tools::new(source.masking(api.mask().cloned()));
     // Host and Origin are this server's to check, by its own rules (a token admits any Host).
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)

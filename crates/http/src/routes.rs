@@ -294,7 +294,7 @@ async fn list_sessions(p: SessionsParams, api: Api) -> Result<warp::reply::Respo
     .map_err(ApiError::reject)?;
     // A person's marks: their title in place of the transcript's, and whether they pinned it.
     let marks = marks_of(&api, page.sessions.iter().map(|s| s.id.clone()).collect()).await?;
-    Ok(json(&wire::Sessions::marked(&page, &marks)))
+    Ok(api.masked_json(&wire::Sessions::marked(&page, &marks)))
 }
 
 /// A person's marks on those of `ids` that have any, from the acceptance record.
@@ -324,11 +324,13 @@ async fn session_history(raw_session: String, p: HistoryParams, api: Api) -> Res
     let sidechains = p.sidechains.unwrap_or(false);
     let view = p.view.unwrap_or(false);
     let sid = session_id.clone();
+    let mask = api.mask().cloned();
     // Serialised on the readers' thread: a view renders Markdown, which is no work for the runtime's.
     let body = api
         .db(move |store| {
             let page = store.history(&sid, at, limit, sidechains)?;
-            page.map(|page| serde_json::to_string(&wire::History::new(&page, view)))
+            // Masked, each line's strings before its view and what was typed are made of it.
+            page.map(|page| serde_json::to_string(&wire::History::masked(&page, view, mask.as_deref())))
                 .transpose()
                 .map_err(|e| scrollback_core::Error::Internal(e.to_string()))
         })
@@ -394,7 +396,7 @@ async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Reje
     };
     let project = p.project.filter(|s| !s.is_empty());
     let q = query.clone();
-    let page = api
+    let mut page = api
         .search_db(move |store| {
             let scope = history::Scope {
                 session: session.as_deref(),
@@ -409,16 +411,20 @@ async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Reje
         })
         .await
         .map_err(ApiError::reject)?;
+    // A snippet is masked as its text, before its matches are marked in HTML.
+    if let Some(r) = api.mask() {
+        r.mask_answer(&mut page);
+    }
     match page {
         history::SearchAnswer::Entries(page) => {
             let marks = marks_of(&api, page.hits.iter().map(|h| h.session_id.clone()).collect()).await?;
             let read = wire::QueryRead::new(&p.q, &query, &page.notes);
-            Ok(json(&wire::Hits::marked(read, &page, &marks)))
+            Ok(api.masked_json(&wire::Hits::marked(read, &page, &marks)))
         }
         history::SearchAnswer::Sessions(page) => {
             let marks = marks_of(&api, page.sessions.iter().map(|g| g.session_id.clone()).collect()).await?;
             let read = wire::QueryRead::new(&p.q, &query, &page.notes);
-            Ok(json(&wire::SessionHitsPage::marked(read, &page, &marks)))
+            Ok(api.masked_json(&wire::SessionHitsPage::marked(read, &page, &marks)))
         }
     }
 }

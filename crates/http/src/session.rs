@@ -41,7 +41,12 @@ pub(crate) fn routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
         |raw: String, method: Method, api: Api| async move {
             json_answer(match method {
                 Method::GET => match segment_id(&raw) {
-                    Ok(session_id) => about(api, session_id).await,
+                    Ok(session_id) => about(api.clone(), session_id).await.map(|mut v| {
+                        if let Some(r) = api.mask() {
+                            r.redact_value(&mut v, &mut Default::default());
+                        }
+                        v
+                    }),
                     Err(e) => Err(e),
                 },
                 _ => Err(ApiError::method_not_allowed("GET", "get-only", "this route takes GET")),

@@ -22,6 +22,7 @@ use scrollback_ops::accept::engine::Engine;
 use scrollback_ops::chat::Chats;
 use scrollback_read::Store;
 use scrollback_read::pool::Readers;
+use scrollback_read::redact::Redactor;
 
 /// Send requests checked and stored at the same time, once their bodies have arrived; more wait
 /// their turn.
@@ -57,6 +58,9 @@ pub struct Config {
     pub prices: Option<scrollback_read::prices::Prices>,
     /// The push to a hub (`serve --push`), for `/api/status`.
     pub push: Option<scrollback_hub::follow::PushStatusHandle>,
+    /// Mask secrets (`serve --mask-secrets`): the shipped redaction rules applied to the text
+    /// of sessions, history, search and MCP answers.
+    pub mask_secrets: bool,
 }
 
 /// The server's state, shared by every request.
@@ -92,6 +96,8 @@ pub(crate) struct Inner {
     max_connections: usize,
     /// What usage is priced by.
     pub(crate) prices: Arc<scrollback_read::prices::Prices>,
+    /// The rules secrets are masked by (`--mask-secrets`), if they are.
+    pub(crate) mask: Option<Arc<Redactor>>,
 }
 
 impl std::fmt::Debug for Api {
@@ -116,7 +122,9 @@ impl Api {
             roots,
             prices,
             push,
+            mask_secrets,
         } = config;
+        let mask = if mask_secrets { Some(Arc::new(Redactor::shipped()?)) } else { None };
         // The schema must exist, at this version, before readers open it read-only.
         let readers = Readers::open(data_dir)?;
         let chats = Chats::new(Arc::new(AcceptStore::open(data_dir)?), engine, scrollback_ops::chat::bus());
@@ -141,6 +149,7 @@ impl Api {
                 idle_timeout: idle_timeout.unwrap_or(IDLE_TIMEOUT),
                 max_connections: max_connections.unwrap_or(super::server::MAX_CONNECTIONS),
                 prices: Arc::new(prices.unwrap_or_else(scrollback_read::prices::Prices::shipped)),
+                mask,
             }),
         })
     }
@@ -158,6 +167,26 @@ impl Api {
     /// The most connections open at once, as asked (before the descriptor limit has its say).
     pub(crate) fn max_connections(&self) -> usize {
         self.inner.max_connections
+    }
+
+    /// The rules secrets are masked by, if `--mask-secrets` is on.
+    pub(crate) fn mask(&self) -> Option<&Arc<Redactor>> {
+        self.inner.mask.as_ref()
+    }
+
+    /// `value` as JSON, every string of it masked if `--mask-secrets` is on.
+    pub(crate) fn masked_json<T: serde::Serialize>(&self, value: &T) -> warp::reply::Response {
+        use warp::Reply as _;
+        match self.mask() {
+            None => warp::reply::json(value).into_response(),
+            Some(r) => match serde_json::to_value(value) {
+                Ok(mut v) => {
+                    r.redact_value(&mut v, &mut Default::default());
+                    warp::reply::json(&v).into_response()
+                }
+                Err(e) => ApiError::from(scrollback_core::Error::Internal(e.to_string())).response(),
+            },
+        }
     }
 
     /// The sent messages and their engine runs.

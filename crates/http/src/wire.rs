@@ -19,6 +19,7 @@ use scrollback_ops::accept::Accepted;
 use scrollback_ops::chat::{ChatEvent, ChatState};
 use scrollback_ops::status::{Status, WriterState};
 use scrollback_read::history::{self, HistoryEntry, HistoryPage, SearchHit, SessionPage, SessionSummary, Snippet};
+use scrollback_read::redact::Redactor;
 use scrollback_read::render::MediaUrls;
 
 /// The API's media URLs.
@@ -170,9 +171,19 @@ pub struct Entry<'a> {
 impl<'a> Entry<'a> {
     /// The entry, with its view if `view`.
     pub fn new(e: &'a HistoryEntry, view: bool) -> Self {
-        let rendered = e.render(&ApiUrls);
+        Entry::masked(e, view, None)
+    }
+
+    /// [`Entry::new`], its line's strings masked by `mask` (each whole), so that what was typed
+    /// and the view are made of the masked line.
+    pub fn masked(e: &'a HistoryEntry, view: bool, mask: Option<&Redactor>) -> Self {
+        let mut rendered = e.render(&ApiUrls);
         // Parsed once, for what the person typed and for the view.
-        let line = rendered.as_deref().and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok());
+        let mut line = rendered.as_deref().and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok());
+        if let (Some(r), Some(line)) = (mask, line.as_mut()) {
+            r.redact_value(line, &mut Default::default());
+            rendered = Some(line.to_string());
+        }
         let typed = line
             .as_ref()
             .and_then(|line| e.format.typed_input(e.columns.kind.as_deref(), e.columns.is_sidechain, line));
@@ -378,9 +389,14 @@ impl<'a> From<&'a HistoryPage> for History<'a> {
 impl<'a> History<'a> {
     /// The page, with each entry's view if `view`.
     pub fn new(p: &'a HistoryPage, view: bool) -> Self {
+        History::masked(p, view, None)
+    }
+
+    /// [`History::new`], each entry's line masked by `mask` (`--mask-secrets`) before its view is made.
+    pub fn masked(p: &'a HistoryPage, view: bool, mask: Option<&Redactor>) -> Self {
         History {
             session_id: &p.session_id,
-            entries: p.entries.iter().map(|e| Entry::new(e, view)).collect(),
+            entries: p.entries.iter().map(|e| Entry::masked(e, view, mask)).collect(),
             before: p.before,
             after: p.after,
             next: p.next,

@@ -29,6 +29,7 @@ use scrollback_core::codec::refs::{ContentHash, MediaName, MediaRef};
 use scrollback_core::error::{Error, Result};
 use scrollback_read::history::{self, Position, Scope, SearchAnswer, SessionQuery, Sort};
 use scrollback_read::pool::Readers;
+use scrollback_read::redact::Redactor;
 
 /// The most characters of text one tool result holds; a longer answer is cut, and says where to
 /// go on.
@@ -52,17 +53,29 @@ pub struct Source {
     data_dir: PathBuf,
     readers: tokio::sync::OnceCell<Readers>,
     project: Option<String>,
+    mask: Option<Arc<Redactor>>,
 }
 
 impl Source {
     /// The index in `data_dir`; with `project`, only that project's sessions.
     pub fn new(data_dir: &Path, project: Option<String>) -> Source {
-        Source { data_dir: data_dir.to_owned(), readers: tokio::sync::OnceCell::new(), project }
+        Source { data_dir: data_dir.to_owned(), readers: tokio::sync::OnceCell::new(), project, mask: None }
+    }
+
+    /// With secrets masked by `mask` (`--mask-secrets`): every answer's text, and the structured
+    /// answer's strings, redacted; a search's snippets before their matches are marked.
+    pub fn masking(self, mask: Option<Arc<Redactor>>) -> Source {
+        Source { mask, ..self }
     }
 
     /// Over readers a server already has.
     pub fn with_readers(data_dir: &Path, readers: Readers) -> Source {
-        Source { data_dir: data_dir.to_owned(), readers: tokio::sync::OnceCell::new_with(Some(readers)), project: None }
+        Source {
+            data_dir: data_dir.to_owned(),
+            readers: tokio::sync::OnceCell::new_with(Some(readers)),
+            project: None,
+            mask: None,
+        }
     }
 
     async fn readers(&self) -> Result<&Readers> {
@@ -255,6 +268,24 @@ impl Tools {
         }
     }
 
+    /// `result` with its secrets masked, if this server masks them: its texts redacted as wholes,
+    /// and its structured answer's strings.
+    fn masked(&self, mut result: CallToolResult) -> CallToolResult {
+        let Some(r) = &self.source.mask else { return result };
+        let mut counts = Default::default();
+        for block in &mut result.content {
+            if let Content::Text(text) = block
+                && let std::borrow::Cow::Owned(new) = r.redact(&text.text, &mut counts)
+            {
+                text.text = new;
+            }
+        }
+        if let Some(structured) = &mut result.structured_content {
+            r.redact_value(structured, &mut counts);
+        }
+        result
+    }
+
     /// Whether this server may show `session` (of project `project`).
     fn may_show(&self, project: Option<&str>) -> bool {
         self.source.project.as_deref().is_none_or(|only| project == Some(only))
@@ -335,11 +366,17 @@ impl Tools {
                 store.search_answer(&query, scope, sort, (offset, limit), !per_entry)
             })
             .await;
-        Ok(match page {
+        let page = page.map(|mut page| {
+            if let Some(r) = &self.source.mask {
+                r.mask_answer(&mut page);
+            }
+            page
+        });
+        Ok(self.masked(match page {
             Ok(SearchAnswer::Entries(page)) => render::hits(&args.query, &read_as, &page, offset),
             Ok(SearchAnswer::Sessions(page)) => render::session_hits(&args.query, &read_as, &page, offset),
             Err(e) => read_failed(e),
-        })
+        }))
     }
 
     /// Sessions, newest first.
@@ -369,10 +406,10 @@ impl Tools {
         } else {
             readers.run(move |store| store.sessions(&query)).await
         };
-        Ok(match page {
+        Ok(self.masked(match page {
             Ok(page) => render::sessions(&page),
             Err(e) => read_failed(e),
-        })
+        }))
     }
 
     /// A page of one session, as text.
@@ -444,7 +481,7 @@ impl Tools {
             include_tools: args.include_tools.unwrap_or(true),
             max_chars: max_chars as usize,
         };
-        Ok(render::session(&summary, &pages, &options))
+        Ok(self.masked(render::session(&summary, &pages, &options)))
     }
 
     /// One photo, as MCP image content.

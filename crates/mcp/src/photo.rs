@@ -1,8 +1,14 @@
 //! `get_photo`: a photo's bytes read by seeking to them and verified against their blake3, as
 //! every media answer is, then scaled down with the `image` crate when asked, or when they are
 //! over what a model's API takes in one image.
+//!
+//! What it costs is bounded before any pixel is decoded: the header's declared size is checked
+//! against [`DECODE_PIXELS_MAX`], the decoder runs under [`DECODE_ALLOC_MAX`], scaling makes an
+//! image no larger than the decoded one, and one photo is read and scaled at a time. Bytes that
+//! are not a PNG, JPEG, GIF or WebP image (an SVG, a torn file) are never given as an image.
 
 use std::io::{Cursor, Read as _};
+use std::sync::{Mutex, PoisonError};
 
 use rmcp::model::{CallToolResult, ContentBlock as Content};
 
@@ -15,11 +21,21 @@ pub const API_IMAGE_MAX: u64 = 5 * 1024 * 1024;
 /// The longer side a photo over [`API_IMAGE_MAX`] is scaled to when no size is asked.
 pub const DEFAULT_DIMENSION: u32 = 2048;
 /// The largest photo read at all (decoded bytes).
-const READ_MAX: u64 = 64 << 20;
-/// The most pixels on either side decoded, and the most memory a decode may take: a photo that
-/// claims more (a decompression bomb) is refused before it is decoded.
+pub const READ_MAX: u64 = 64 << 20;
+/// The most pixels a photo may declare to be decoded and scaled (50 MP: a 48-megapixel phone
+/// photo); one that declares more (a decompression bomb: a GIF of 41 bytes may claim 16000×16000)
+/// is refused from its header, before it is decoded.
+pub const DECODE_PIXELS_MAX: u64 = 50_000_000;
+/// The most pixels on either side decoded.
 const DECODE_SIDE_MAX: u32 = 20_000;
-const DECODE_ALLOC_MAX: u64 = 1 << 30;
+/// The most memory the decoder may take (its own count, its buffers included): a 50 MP photo
+/// of 8-bit RGBA takes 200 MB.
+pub const DECODE_ALLOC_MAX: u64 = 256 << 20;
+
+/// One photo read and scaled at a time: with the bounds above, that one holds at most its bytes
+/// (64 MiB) or their decoded pixels (256 MiB), the scaled pixels (no more than the decoded ones)
+/// and their encoding, about 700 MB at worst; others wait their turn.
+static TURN: Mutex<()> = Mutex::new(());
 
 /// A photo ready to answer with.
 #[derive(Debug)]
@@ -73,55 +89,67 @@ pub fn get(record: &MediaRecord, max_dimension: Option<u32>) -> Result<Photo> {
     if !record.file_live {
         return Err(Error::Gone { path: record.path.clone(), offset: record.offset });
     }
+    let _turn = TURN.lock().unwrap_or_else(PoisonError::into_inner);
     let mut bytes = Vec::with_capacity(record.decoded_length as usize);
     // Read to its end: the reader checks the blake3 there, and fails rather than give other bytes.
     media::open(record)?.read_to_end(&mut bytes).map_err(|e| media::into_error(e, record))?;
     let name = record.reference().map_or_else(|| record.blake3.clone(), |r| r.to_string());
-    let dimensions = reader(&bytes).and_then(|r| r.into_dimensions().ok());
-    let mime = reader(&bytes)
-        .and_then(|r| r.format())
-        .map(|f| f.to_mime_type().to_owned())
-        .unwrap_or_else(|| if media_type.is_empty() { "application/octet-stream".into() } else { media_type.clone() });
-    let size = |d: Option<(u32, u32)>| d.map_or_else(|| "size unknown".to_owned(), |(w, h)| format!("{w}×{h}"));
+    answer(bytes, &name, &media_type, &record.blake3, max_dimension)
+}
+
+/// The answer for a photo's verified `bytes`, named `name`.
+fn answer(bytes: Vec<u8>, name: &str, media_type: &str, blake3: &str, max_dimension: Option<u32>) -> Result<Photo> {
+    // What the bytes are, from their header alone: an image format that can be decoded, and its size.
+    let header = reader(&bytes).and_then(|r| Some((r.format()?, r.into_dimensions().ok()?)));
+    let Some((format, (width, height))) = header else {
+        return Err(Error::BadQuery(format!(
+            "photo {name} ({}) is not an image that can be shown: its bytes are not a whole PNG, JPEG, GIF or WebP header",
+            if media_type.is_empty() { "of no recorded type" } else { media_type }
+        )));
+    };
+    let mime = format.to_mime_type().to_owned();
+    let length = bytes.len();
     let target = match max_dimension {
-        Some(max) => dimensions.is_some_and(|(w, h)| w.max(h) > max).then_some(max),
-        None => (record.decoded_length > API_IMAGE_MAX).then_some(DEFAULT_DIMENSION),
+        Some(max) => (width.max(height) > max).then_some(max),
+        None => (length as u64 > API_IMAGE_MAX).then_some(DEFAULT_DIMENSION),
     };
     let Some(target) = target else {
-        let about = format!(
-            "photo {name}: {mime}, {}, {} bytes, blake3 {} (verified)",
-            size(dimensions),
-            bytes.len(),
-            record.blake3
-        );
+        let about = format!("photo {name}: {mime}, {width}×{height}, {length} bytes, blake3 {blake3} (verified)");
         return Ok(Photo { bytes, mime, about });
     };
+    let pixels = u64::from(width) * u64::from(height);
+    if pixels > DECODE_PIXELS_MAX || width.max(height) > DECODE_SIDE_MAX {
+        return Err(Error::TooLarge(format!(
+            "photo {name} declares {width}×{height} pixels; get_photo scales photos of at most {} megapixels and {DECODE_SIDE_MAX} pixels a side (ask without max_dimension for its bytes as they are, if under 5 MB)",
+            DECODE_PIXELS_MAX / 1_000_000
+        )));
+    }
     let image = reader(&bytes)
         .ok_or_else(|| Error::BadQuery(format!("photo {name} ({mime}) is of a type that cannot be scaled here")))?
         .decode()
-        .map_err(|e| Error::BadQuery(format!("photo {name} cannot be decoded to scale it: {e}")))?;
-    let (scaled, scaled_mime, scaled_size) = scale(&image, target)?;
+        .map_err(|e| match e {
+            image::ImageError::Limits(_) => Error::TooLarge(format!(
+                "photo {name} ({width}×{height}) needs more memory to decode than get_photo gives one photo: {e}"
+            )),
+            e => Error::BadQuery(format!("photo {name} cannot be decoded to scale it: {e}")),
+        })?;
+    drop(bytes);
+    let (scaled, scaled_mime, (w, h)) = scale(&image, target)?;
     let about = format!(
-        "photo {name}: {mime}, {}, {} bytes, blake3 {} (verified); scaled down to {} as {scaled_mime}, {} bytes",
-        size(dimensions),
-        bytes.len(),
-        record.blake3,
-        size(Some(scaled_size)),
+        "photo {name}: {mime}, {width}×{height}, {length} bytes, blake3 {blake3} (verified); scaled down to {w}×{h} as {scaled_mime}, {} bytes",
         scaled.len()
     );
     Ok(Photo { bytes: scaled, mime: scaled_mime.to_owned(), about })
 }
 
 /// `image` fitted within `target` pixels on its longer side and encoded (PNG where it has
-/// transparency, JPEG otherwise), smaller still until it is under [`API_IMAGE_MAX`].
+/// transparency, JPEG otherwise), smaller still until it is under [`API_IMAGE_MAX`]. Scaled by
+/// averaging (`thumbnail`), which holds no buffer but the scaled image.
 fn scale(image: &image::DynamicImage, mut target: u32) -> Result<(Vec<u8>, &'static str, (u32, u32))> {
     let failed = |e: image::ImageError| Error::Internal(format!("encoding the scaled photo: {e}"));
     loop {
-        let small = if image.width().max(image.height()) > target {
-            image.resize(target, target, image::imageops::FilterType::Triangle)
-        } else {
-            image.clone()
-        };
+        let small =
+            if image.width().max(image.height()) > target { image.thumbnail(target, target) } else { image.clone() };
         let mut out = Vec::new();
         let mime = if small.color().has_alpha() {
             small.write_to(&mut Cursor::new(&mut out), image::ImageFormat::Png).map_err(failed)?;
@@ -135,5 +163,107 @@ fn scale(image: &image::DynamicImage, mut target: u32) -> Result<(Vec<u8>, &'sta
             return Ok((out, mime, (small.width(), small.height())));
         }
         target = target * 3 / 4;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A GIF of 41 bytes (a two-colour table, one frame) whose screen and frame declare 16000×16000.
+    fn gif_bomb() -> Vec<u8> {
+        let side = 16_000u16.to_le_bytes();
+        let mut g = b"GIF89a".to_vec();
+        g.extend(side);
+        g.extend(side);
+        g.extend([0x80, 0, 0, 0, 0, 0, 255, 255, 255, 0x2c, 0, 0, 0, 0]);
+        g.extend(side);
+        g.extend(side);
+        g.extend([0, 2, 2, 0x4c, 0x01, 0, 0x3b]);
+        g
+    }
+
+    /// A PNG of a few hundred KB that decompresses to 100 MP of grey.
+    fn png_bomb() -> Vec<u8> {
+        let side = 10_000u32;
+        let pixels = vec![0u8; (side * side) as usize];
+        let mut out = Vec::new();
+        let encoder = image::codecs::png::PngEncoder::new_with_quality(
+            &mut out,
+            image::codecs::png::CompressionType::Fast,
+            image::codecs::png::FilterType::NoFilter,
+        );
+        image::ImageEncoder::write_image(encoder, &pixels, side, side, image::ExtendedColorType::L8).unwrap();
+        out
+    }
+
+    /// A JPEG's header (about 1 KB: its tables and frame) declaring 16000×16000, and the start of
+    /// its scan.
+    fn jpeg_header() -> Vec<u8> {
+        let mut out = Vec::new();
+        let small = image::RgbImage::from_pixel(8, 8, image::Rgb([200, 10, 10]));
+        small.write_with_encoder(image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 90)).unwrap();
+        let at = |out: &[u8], marker: u8| out.windows(2).position(|w| w == [0xff, marker]).unwrap();
+        let sof = at(&out, 0xc0);
+        out[sof + 5..sof + 7].copy_from_slice(&16_000u16.to_be_bytes());
+        out[sof + 7..sof + 9].copy_from_slice(&16_000u16.to_be_bytes());
+        let sos = at(&out, 0xda);
+        let len = u16::from_be_bytes([out[sos + 2], out[sos + 3]]) as usize;
+        out.truncate(sos + 2 + len + 4);
+        out
+    }
+
+    fn small_png() -> Vec<u8> {
+        let mut out = Vec::new();
+        let img = image::RgbaImage::from_pixel(300, 200, image::Rgba([1, 2, 3, 128]));
+        img.write_to(&mut Cursor::new(&mut out), image::ImageFormat::Png).unwrap();
+        out
+    }
+
+    #[test]
+    fn a_photo_declaring_too_many_pixels_is_refused_before_it_is_decoded() {
+        for (what, bytes, mime) in
+            [("png", png_bomb(), "image/png"), ("jpeg", jpeg_header(), "image/jpeg"), ("gif", gif_bomb(), "image/gif")]
+        {
+            assert!(bytes.len() < 1 << 20, "{what}: {} bytes", bytes.len());
+            for max in [Some(64), None] {
+                // Unscaled, a small bomb is given back as it is (nothing decoded); scaled, refused.
+                let answer = answer(bytes.clone(), what, mime, "hash", max);
+                match max {
+                    Some(_) => match answer {
+                        Err(Error::TooLarge(message)) => assert!(message.contains("pixels"), "{what}: {message}"),
+                        other => panic!("{what}: {:?}", other.map(|p| p.about)),
+                    },
+                    None => assert_eq!(answer.unwrap().bytes, bytes, "{what}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn svg_and_undecodable_bytes_are_not_given_as_images() {
+        let svg = br#"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"></svg>"#.to_vec();
+        let garbage = b"\x89PNG\r\n\x1a\nnot really a png at all".to_vec();
+        let random: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        for (what, bytes, mime) in
+            [("svg", svg, "image/svg+xml"), ("torn png", garbage, "image/png"), ("noise", random, "image/jpeg")]
+        {
+            for max in [None, Some(64)] {
+                match answer(bytes.clone(), what, mime, "hash", max) {
+                    Err(Error::BadQuery(message)) => assert!(message.contains(what), "{message}"),
+                    other => panic!("{what} {max:?}: {:?}", other.map(|p| p.about)),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_ordinary_photo_is_given_and_scaled() {
+        let png = small_png();
+        let photo = answer(png.clone(), "p", "image/png", "hash", None).unwrap();
+        assert_eq!((photo.bytes, photo.mime.as_str()), (png.clone(), "image/png"));
+        let photo = answer(png, "p", "image/png", "hash", Some(30)).unwrap();
+        let scaled = image::load_from_memory(&photo.bytes).unwrap();
+        assert_eq!((scaled.width(), scaled.height()), (30, 20), "{}", photo.about);
     }
 }

@@ -123,13 +123,13 @@ pub fn export(
         Kind::Jsonl => jsonl(conn, session_id, redactor, out, &mut written)?,
         Kind::Html => {
             let branch = history::git_branch(conn, session_id)?;
-            write!(out, "{}", html_head(&summary, branch.as_deref(), redactor)).map_err(io)?;
+            write!(out, "{}", html_head(&summary, branch.as_deref(), redactor, &mut written.redacted)).map_err(io)?;
             for_each_entry(conn, session_id, |e| html_entry(e, redactor, out, &mut written))?;
             write!(out, "{}", html_tail(&written)).map_err(io)?;
         }
         Kind::Markdown => {
             let branch = history::git_branch(conn, session_id)?;
-            write!(out, "{}", md_head(&summary, branch.as_deref(), redactor)).map_err(io)?;
+            write!(out, "{}", md_head(&summary, branch.as_deref(), redactor, &mut written.redacted)).map_err(io)?;
             for_each_entry(conn, session_id, |e| md_entry(e, redactor, out, photos, &mut written))?;
             if !written.redacted.is_empty() {
                 writeln!(out, "\n---\n\nRedacted: {}", counts(&written.redacted)).map_err(io)?;
@@ -227,22 +227,10 @@ fn open_same(path: &Path, dev: i64, inode: i64) -> Result<std::fs::File> {
 
 /// A JSON line with the secrets in its strings taken out (a line that is not JSON, as text).
 fn redact_line(r: &Redactor, line: &[u8], counts: &mut Redacted) -> Vec<u8> {
-    fn walk(v: &mut Value, r: &Redactor, counts: &mut Redacted) {
-        match v {
-            Value::String(s) => {
-                if let std::borrow::Cow::Owned(new) = r.redact(s, counts) {
-                    *s = new;
-                }
-            }
-            Value::Array(items) => items.iter_mut().for_each(|i| walk(i, r, counts)),
-            Value::Object(map) => map.values_mut().for_each(|i| walk(i, r, counts)),
-            _ => {}
-        }
-    }
     match serde_json::from_slice::<Value>(line) {
         Ok(mut v) => {
             let before = counts.values().sum::<u64>();
-            walk(&mut v, r, counts);
+            r.redact_value(&mut v, counts);
             if counts.values().sum::<u64>() == before { line.to_vec() } else { v.to_string().into_bytes() }
         }
         Err(_) => r.redact(&String::from_utf8_lossy(line), counts).into_owned().into_bytes(),
@@ -256,11 +244,15 @@ struct Shown<'e> {
     photos: Vec<&'e MediaRecord>,
 }
 
-fn shown(e: &HistoryEntry) -> Option<Shown<'_>> {
+/// The entry as a reader is shown it, its texts redacted by `redactor`, if any, each as a whole.
+fn shown<'e>(e: &'e HistoryEntry, redactor: Option<&Redactor>, redacted: &mut Redacted) -> Option<Shown<'e>> {
     let EntryBody::Stored { media, .. } = &e.body else { return None };
     let line: Value = serde_json::from_str(&e.render(&NoUrls)?).ok()?;
     // Photos are written from the entry's media rows, with their verified bytes.
-    let parts: Vec<Part> = e.format.parts(&line).into_iter().filter(|p| !matches!(p, Part::Media(_))).collect();
+    let mut parts: Vec<Part> = e.format.parts(&line).into_iter().filter(|p| !matches!(p, Part::Media(_))).collect();
+    if let Some(r) = redactor {
+        r.redact_parts(&mut parts, redacted);
+    }
     let photos: Vec<&MediaRecord> = media.iter().filter(|m| m.kind == MediaKind::Image).collect();
     if parts.is_empty() && photos.is_empty() {
         return None;
@@ -303,18 +295,26 @@ fn counts(redacted: &Redacted) -> String {
     redacted.iter().map(|(id, n)| format!("{id} ({n})")).collect::<Vec<_>>().join(", ")
 }
 
-fn text<'a>(redactor: Option<&Redactor>, s: &'a str, redacted: &mut Redacted) -> std::borrow::Cow<'a, str> {
+/// The session's title and the line about it, redacted by `redactor`, if any.
+fn heading(
+    s: &SessionSummary,
+    branch: Option<&str>,
+    redactor: Option<&Redactor>,
+    redacted: &mut Redacted,
+) -> (String, String) {
+    let title = s.title.clone().unwrap_or_else(|| s.id.clone());
+    let about = about(s, branch).join(" · ");
     match redactor {
-        Some(r) => r.redact(s, redacted),
-        None => std::borrow::Cow::Borrowed(s),
+        Some(r) => (r.redact(&title, redacted).into_owned(), r.redact(&about, redacted).into_owned()),
+        None => (title, about),
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // HTML
 
-fn html_head(s: &SessionSummary, branch: Option<&str>, redactor: Option<&Redactor>) -> String {
-    let title = s.title.clone().unwrap_or_else(|| s.id.clone());
+fn html_head(s: &SessionSummary, branch: Option<&str>, redactor: Option<&Redactor>, redacted: &mut Redacted) -> String {
+    let (title, about) = heading(s, branch, redactor, redacted);
     let mut out = String::from("<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
     out.push_str(
@@ -327,7 +327,7 @@ fn html_head(s: &SessionSummary, branch: Option<&str>, redactor: Option<&Redacto
     out.push_str(&format!(
         "<main class=\"export\">\n<header>\n<h1>{}</h1>\n<p class=\"meta-text\" style=\"text-align:left\">{}</p>\n<p class=\"meta-text\" style=\"text-align:left\">Session {} · exported by scrollback {}</p>\n",
         escape(&title),
-        escape(&about(s, branch).join(" · ")),
+        escape(&about),
         escape(&s.id),
         env!("CARGO_PKG_VERSION"),
     ));
@@ -352,7 +352,7 @@ fn html_tail(written: &Written) -> String {
 }
 
 fn html_entry(e: &HistoryEntry, redactor: Option<&Redactor>, out: &mut dyn Write, written: &mut Written) -> Result<()> {
-    let Some(shown) = shown(e) else { return Ok(()) };
+    let Some(shown) = shown(e, redactor, &mut written.redacted) else { return Ok(()) };
     let io = |e: io::Error| Error::io(Path::new("export"), e);
     let class = match shown.who {
         "You" => "entry user",
@@ -360,7 +360,7 @@ fn html_entry(e: &HistoryEntry, redactor: Option<&Redactor>, out: &mut dyn Write
         _ => "entry assistant",
     };
     let mut body = String::new();
-    html_parts(&shown.parts, redactor, &mut written.redacted, &mut body);
+    html_parts(&shown.parts, &mut body);
     write!(out, "<li class=\"{class}\"><div class=\"bubble\">{body}").map_err(io)?;
     for photo in &shown.photos {
         let mime = photo
@@ -387,23 +387,19 @@ fn html_entry(e: &HistoryEntry, redactor: Option<&Redactor>, out: &mut dyn Write
 
 /// The HTML of `parts`, appended to `body`. Photos and files are not among them: an entry's photos
 /// are written from its media rows.
-fn html_parts(parts: &[Part], redactor: Option<&Redactor>, redacted: &mut Redacted, body: &mut String) {
+fn html_parts(parts: &[Part], body: &mut String) {
     for part in parts {
         match part {
-            Part::Text(t) => {
-                let t = text(redactor, t, redacted);
-                match markdown::to_html(&t) {
-                    Some(html) => body.push_str(&format!("<div class=\"text markdown\">{html}</div>")),
-                    None => body.push_str(&format!("<pre>{}</pre>", escape(&t))),
-                }
-            }
+            Part::Text(t) => match markdown::to_html(t) {
+                Some(html) => body.push_str(&format!("<div class=\"text markdown\">{html}</div>")),
+                None => body.push_str(&format!("<pre>{}</pre>", escape(t))),
+            },
             Part::Thinking(t) => body.push_str(&format!(
                 "<details class=\"thinking\"><summary>Thinking</summary><pre>{}</pre></details>",
-                escape(&text(redactor, t, redacted))
+                escape(t)
             )),
-            Part::ToolCall(call) => body.push_str(&html_tool(call, redactor, redacted)),
+            Part::ToolCall(call) => body.push_str(&html_tool(call)),
             Part::ToolResult { text: t, error, .. } => {
-                let t = text(redactor, t, redacted);
                 let lines = if t.is_empty() { 0 } else { t.lines().count() };
                 body.push_str(&format!(
                     "<details class=\"tool result{}\"><summary><span class=\"result-label{}\">{}</span> <span class=\"meta-text\">{lines} lines, {}</span></summary><pre class=\"result-body\">{}</pre></details>",
@@ -411,29 +407,27 @@ fn html_parts(parts: &[Part], redactor: Option<&Redactor>, redacted: &mut Redact
                     if *error { " error" } else { "" },
                     if *error { "Result: error" } else { "Result" },
                     bytes(t.len() as u64),
-                    escape(&t)
+                    escape(t)
                 ));
             }
-            Part::Note(t) => {
-                body.push_str(&format!("<p class=\"meta-text\">{}</p>", escape(&text(redactor, t, redacted))))
-            }
+            Part::Note(t) => body.push_str(&format!("<p class=\"meta-text\">{}</p>", escape(t))),
             Part::Command { name, args } => body.push_str(&format!(
                 "<p><code class=\"command\">{}</code></p>",
-                escape(&text(redactor, format!("{name} {args}").trim_end(), redacted))
+                escape(format!("{name} {args}").trim_end())
             )),
             Part::Output { text: t, error } => body.push_str(&format!(
                 "<pre class=\"command-output{}\">{}</pre>",
                 if *error { " error" } else { "" },
-                escape(&text(redactor, t, redacted))
+                escape(t)
             )),
             Part::Context { label, text: t } => body.push_str(&format!(
                 "<details class=\"context\"><summary>{}</summary><pre>{}</pre></details>",
                 escape(label),
-                escape(&text(redactor, t, redacted))
+                escape(t)
             )),
             Part::Group { title, parts } => {
                 body.push_str(&format!("<details class=\"tool\"><summary>{}</summary>", escape(title)));
-                html_parts(parts, redactor, redacted, body);
+                html_parts(parts, body);
                 body.push_str("</details>");
             }
             Part::Message { who, parts } => {
@@ -441,7 +435,7 @@ fn html_parts(parts: &[Part], redactor: Option<&Redactor>, redacted: &mut Redact
                     "<div class=\"checkpoint-message\"><div class=\"who\">{}</div>",
                     escape(&who.name)
                 ));
-                html_parts(parts, redactor, redacted, body);
+                html_parts(parts, body);
                 body.push_str("</div>");
             }
             Part::Media(_) => {}
@@ -449,12 +443,11 @@ fn html_parts(parts: &[Part], redactor: Option<&Redactor>, redacted: &mut Redact
     }
 }
 
-fn html_tool(call: &ToolCall, redactor: Option<&Redactor>, redacted: &mut Redacted) -> String {
-    let subject = text(redactor, &call.subject, redacted);
+fn html_tool(call: &ToolCall) -> String {
     let mut out = format!(
         "<details class=\"tool call\"><summary class=\"tool-line\"><span class=\"tool-name\">{}</span> <code class=\"tool-subject\">{}</code>",
         escape(&call.tool),
-        escape(&subject)
+        escape(&call.subject)
     );
     if let Some((added, removed)) = call.lines {
         out.push_str(&format!(
@@ -471,9 +464,8 @@ fn html_tool(call: &ToolCall, redactor: Option<&Redactor>, redacted: &mut Redact
                 '@' => "head",
                 _ => "ctx",
             };
-            let shown = text(redactor, line, redacted);
             let mark = if *op == '@' { String::new() } else { op.to_string() };
-            out.push_str(&format!("<div class=\"diff-line {class}\">{}{}</div>", mark, escape(&shown)));
+            out.push_str(&format!("<div class=\"diff-line {class}\">{}{}</div>", mark, escape(line)));
         }
         out.push_str("</div></div>");
     }
@@ -519,12 +511,12 @@ fn inline_base64(photo: &MediaRecord, out: &mut dyn Write) -> Result<()> {
 // ---------------------------------------------------------------------------------------------
 // Markdown
 
-fn md_head(s: &SessionSummary, branch: Option<&str>, redactor: Option<&Redactor>) -> String {
-    let title = s.title.clone().unwrap_or_else(|| s.id.clone());
+fn md_head(s: &SessionSummary, branch: Option<&str>, redactor: Option<&Redactor>, redacted: &mut Redacted) -> String {
+    let (title, about) = heading(s, branch, redactor, redacted);
     let mut out = format!(
         "# {}\n\n{}  \nSession `{}` · exported by scrollback {}\n",
         title.replace('\n', " "),
-        about(s, branch).join(" · "),
+        about,
         s.id,
         env!("CARGO_PKG_VERSION")
     );
@@ -545,19 +537,18 @@ fn fence(s: &str) -> String {
 }
 
 /// The Markdown of `parts`, appended to `body` (photos are written from the entry's media rows).
-fn md_parts(parts: &[Part], redactor: Option<&Redactor>, redacted: &mut Redacted, body: &mut String) {
+fn md_parts(parts: &[Part], body: &mut String) {
     for part in parts {
         match part {
-            Part::Text(t) => body.push_str(&format!("{}\n\n", text(redactor, t, redacted))),
+            Part::Text(t) => body.push_str(&format!("{t}\n\n")),
             Part::Thinking(t) => {
-                let t = text(redactor, t, redacted);
                 for line in t.lines() {
                     body.push_str(&format!("> {line}\n"));
                 }
                 body.push('\n');
             }
             Part::ToolCall(call) => {
-                let subject = text(redactor, &call.subject, redacted);
+                let subject = &call.subject;
                 let stat = call.lines.map(|(a, r)| format!(" (+{a} −{r})")).unwrap_or_default();
                 body.push_str(&format!("**{}** `{}`{stat}\n\n", call.tool, subject.replace('`', "'")));
                 if !call.diff.is_empty() {
@@ -565,7 +556,7 @@ fn md_parts(parts: &[Part], redactor: Option<&Redactor>, redacted: &mut Redacted
                         .diff
                         .iter()
                         .map(|d| {
-                            let t = text(redactor, &d.text, redacted).into_owned();
+                            let t = &d.text;
                             if d.op == '@' { format!("@@ {t}") } else { format!("{}{t}", d.op) }
                         })
                         .collect();
@@ -575,36 +566,33 @@ fn md_parts(parts: &[Part], redactor: Option<&Redactor>, redacted: &mut Redacted
                 }
             }
             Part::ToolResult { text: t, error, .. } => {
-                let t = text(redactor, t, redacted);
-                let f = fence(&t);
+                let f = fence(t);
                 body.push_str(&format!(
                     "{}\n\n{f}\n{}\n{f}\n\n",
                     if *error { "Result (error):" } else { "Result:" },
                     t
                 ));
             }
-            Part::Note(t) => body.push_str(&format!("_{}_\n\n", text(redactor, t, redacted).trim())),
+            Part::Note(t) => body.push_str(&format!("_{}_\n\n", t.trim())),
             Part::Command { name, args } => {
-                let c = text(redactor, format!("{name} {args}").trim_end(), redacted).replace('`', "'");
+                let c = format!("{name} {args}").trim_end().replace('`', "'");
                 body.push_str(&format!("`{c}`\n\n"));
             }
             Part::Output { text: t, error } => {
-                let t = text(redactor, t, redacted);
-                let f = fence(&t);
+                let f = fence(t);
                 body.push_str(&format!("{}\n\n{f}\n{t}\n{f}\n\n", if *error { "Error output:" } else { "Output:" }));
             }
             Part::Context { label, text: t } => {
-                let t = text(redactor, t, redacted);
-                let f = fence(&t);
+                let f = fence(t);
                 body.push_str(&format!("_{label}:_\n\n{f}\n{t}\n{f}\n\n"));
             }
             Part::Group { title, parts } => {
                 body.push_str(&format!("**{title}**\n\n"));
-                md_parts(parts, redactor, redacted, body);
+                md_parts(parts, body);
             }
             Part::Message { who, parts } => {
                 body.push_str(&format!("**{}:**\n\n", who.name));
-                md_parts(parts, redactor, redacted, body);
+                md_parts(parts, body);
             }
             Part::Media(_) => {}
         }
@@ -618,9 +606,9 @@ fn md_entry(
     photos: Option<(&Path, &str)>,
     written: &mut Written,
 ) -> Result<()> {
-    let Some(shown) = shown(e) else { return Ok(()) };
+    let Some(shown) = shown(e, redactor, &mut written.redacted) else { return Ok(()) };
     let mut body = format!("\n## {} · {}\n\n", shown.who, when(e));
-    md_parts(&shown.parts, redactor, &mut written.redacted, &mut body);
+    md_parts(&shown.parts, &mut body);
     out.write_all(body.as_bytes()).map_err(|e| Error::io(Path::new("export"), e))?;
     for photo in &shown.photos {
         let Some((dir, name)) = photos else {

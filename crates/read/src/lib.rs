@@ -17,6 +17,8 @@ pub mod history;
 pub mod index;
 pub mod markdown;
 pub mod media;
+#[cfg(test)]
+mod planted_secrets;
 pub mod pool;
 pub mod prices;
 pub mod redact;

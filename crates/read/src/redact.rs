@@ -4,14 +4,21 @@
 //! expression (RE2's syntax, which the `regex` crate reads), the group that is the secret, the
 //! Shannon entropy the secret must reach, keywords one of which the text must hold for the rule to
 //! run, and allowlists of the secret, the match or the line that are no secret.
+//!
+//! A text is redacted as a whole, never a line at a time: a private key spans lines, and a diff's
+//! lines are joined, redacted and split again ([`Redactor::redact_parts`]).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use regex::Regex;
 use serde::Deserialize;
+use serde_json::Value;
 
 use scrollback_core::error::{Error, Result};
+use scrollback_core::format::parts::{DiffLine, Part};
+
+use crate::history::{SearchAnswer, SearchHit, SessionPage, Snippet};
 
 /// The rule set shipped in the binary.
 pub const SHIPPED: &str = include_str!("../redact-rules.json");
@@ -123,6 +130,146 @@ impl Redactor {
 
     /// `text` with every secret the rules find replaced by `[REDACTED:<rule>]`, counted in `counts`.
     pub fn redact<'t>(&self, text: &'t str, counts: &mut Redacted) -> Cow<'t, str> {
+        self.redact_as(text, counts, false)
+    }
+
+    /// Every text of `parts` redacted, each as a whole: what was said and thought, a tool call's
+    /// name, subject (a path, a command) and input, its diff (its lines joined, so that a key
+    /// written over many lines is found, and split again, as many as before), a result and its
+    /// label, a note, a harness command, its output and a folded context, a fold's title, a byline.
+    pub fn redact_parts(&self, parts: &mut [Part], counts: &mut Redacted) {
+        let one = |s: &mut String, counts: &mut Redacted| {
+            if let Cow::Owned(new) = self.redact(s, counts) {
+                *s = new;
+            }
+        };
+        for part in parts {
+            match part {
+                Part::Text(t) | Part::Thinking(t) | Part::Note(t) => one(t, counts),
+                Part::ToolCall(call) => {
+                    one(&mut call.tool, counts);
+                    one(&mut call.subject, counts);
+                    self.redact_value(&mut call.input, counts);
+                    self.redact_diff(&mut call.diff, counts);
+                }
+                Part::ToolResult { text, label, .. } => {
+                    one(text, counts);
+                    if let Some(label) = label {
+                        one(label, counts);
+                    }
+                }
+                Part::Group { title, parts } => {
+                    one(title, counts);
+                    self.redact_parts(parts, counts);
+                }
+                Part::Message { who, parts } => {
+                    one(&mut who.name, counts);
+                    self.redact_parts(parts, counts);
+                }
+                Part::Command { name, args } => {
+                    one(name, counts);
+                    one(args, counts);
+                }
+                Part::Output { text, .. } => one(text, counts),
+                Part::Context { label, text } => {
+                    one(label, counts);
+                    one(text, counts);
+                }
+                Part::Media(_) => {}
+            }
+        }
+    }
+
+    /// Every string of `value` redacted, each whole (a multi-line value as one). A member's
+    /// string is read after its name, as `name=value`, for the rules that need the name
+    /// (`{"api_key": "…"}` is a secret the value alone does not show).
+    pub fn redact_value(&self, value: &mut Value, counts: &mut Redacted) {
+        match value {
+            Value::String(s) => {
+                if let Cow::Owned(new) = self.redact(s, counts) {
+                    *s = new;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|i| self.redact_value(i, counts)),
+            Value::Object(map) => {
+                for (name, v) in map.iter_mut() {
+                    let Value::String(s) = v else {
+                        self.redact_value(v, counts);
+                        continue;
+                    };
+                    let named = format!("{name}={s}");
+                    match self.redact(&named, counts) {
+                        Cow::Borrowed(_) => {}
+                        Cow::Owned(new) => match new.strip_prefix(&format!("{name}=")) {
+                            Some(value) => *s = value.to_owned(),
+                            None => *s = self.redact(s, &mut Redacted::new()).into_owned(),
+                        },
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A search's answer masked (`--mask-secrets`): its titles and snippets redacted. A snippet
+    /// is redacted as its plain text, and one that held a secret loses its marks (a match may
+    /// have cut the secret in two).
+    pub fn mask_answer(&self, answer: &mut SearchAnswer) {
+        let mut counts = Redacted::new();
+        let mut hit = |h: &mut SearchHit| {
+            self.redact_option(&mut h.title, &mut counts);
+            let plain: String = h.snippet.segments().map(|(t, _)| t).collect();
+            if let Cow::Owned(new) = self.redact(&plain, &mut counts) {
+                h.snippet = Snippet::from_fts(new);
+            }
+        };
+        match answer {
+            SearchAnswer::Entries(page) => page.hits.iter_mut().for_each(hit),
+            SearchAnswer::Sessions(page) => {
+                for group in &mut page.sessions {
+                    hit(&mut group.best);
+                    self.redact_option(&mut group.title, &mut Redacted::new());
+                }
+            }
+        }
+    }
+
+    /// A page of sessions masked (`--mask-secrets`): their titles redacted.
+    pub fn mask_sessions(&self, page: &mut SessionPage) {
+        for s in &mut page.sessions {
+            self.redact_option(&mut s.title, &mut Redacted::new());
+        }
+    }
+
+    fn redact_option(&self, text: &mut Option<String>, counts: &mut Redacted) {
+        if let Some(t) = text
+            && let Cow::Owned(new) = self.redact(t, counts)
+        {
+            *t = new;
+        }
+    }
+
+    /// A diff's lines redacted together: a secret's mark stands on its first line, and the lines it
+    /// spanned are left empty, so that the diff keeps its lines and their marks.
+    fn redact_diff(&self, diff: &mut [DiffLine], counts: &mut Redacted) {
+        let joined = diff.iter().map(|d| d.text.as_str()).collect::<Vec<_>>().join("\n");
+        let Cow::Owned(redacted) = self.redact_as(&joined, counts, true) else { return };
+        let lines: Vec<&str> = redacted.split('\n').collect();
+        if lines.len() == diff.len() {
+            for (d, line) in diff.iter_mut().zip(lines) {
+                d.text = line.to_owned();
+            }
+        } else {
+            // A line held a line end of its own: each is redacted alone, and the joined count stands.
+            for d in diff.iter_mut() {
+                if let Cow::Owned(new) = self.redact(&d.text, &mut Redacted::new()) {
+                    d.text = new;
+                }
+            }
+        }
+    }
+
+    fn redact_as<'t>(&self, text: &'t str, counts: &mut Redacted, keep_lines: bool) -> Cow<'t, str> {
         let lower = text.to_lowercase();
         let mut out: Cow<'t, str> = Cow::Borrowed(text);
         for rule in &self.rules {
@@ -159,6 +306,9 @@ impl Redactor {
                 }
                 next.push_str(&current[at..start]);
                 next.push_str(&format!("[REDACTED:{}]", rule.id));
+                if keep_lines {
+                    next.extend(current[start..end].matches('\n'));
+                }
                 at = end;
             }
             next.push_str(&current[at..]);
@@ -305,5 +455,67 @@ mod tests {
         let plain = "Run cargo test, then open src/db.rs and fix the token_count parsing.";
         assert_eq!(r.redact(plain, &mut counts), plain);
         assert!(counts.is_empty(), "{counts:?}");
+    }
+
+    #[test]
+    fn every_planted_secret_is_taken_in_every_position() {
+        let r = Redactor::shipped().unwrap();
+        let planted = crate::planted_secrets::planted();
+        assert!(planted.len() >= 100, "{}", planted.len());
+        let rules: std::collections::BTreeSet<&str> = planted.iter().map(|p| p.rule).collect();
+        let shipped: std::collections::BTreeSet<&str> = r.rule_ids().into_iter().collect();
+        assert_eq!(rules, shipped, "every rule has secrets planted");
+        let mut leaked = Vec::new();
+        for p in &planted {
+            let mut counts = Redacted::new();
+            let out = r.redact(&p.text, &mut counts);
+            if p.secret.iter().any(|s| out.contains(s.as_str())) {
+                leaked.push(format!("{} {}: {out}", p.rule, p.position));
+            }
+        }
+        assert!(leaked.is_empty(), "{} of {} leaked:\n{}", leaked.len(), planted.len(), leaked.join("\n"));
+    }
+
+    #[test]
+    fn ordinary_text_comes_through_unchanged() {
+        let r = Redactor::shipped().unwrap();
+        for text in crate::planted_secrets::ordinary() {
+            let mut counts = Redacted::new();
+            assert_eq!(r.redact(text, &mut counts), text, "{counts:?}");
+        }
+    }
+
+    #[test]
+    fn a_key_written_over_many_lines_is_taken_from_a_diff_and_its_lines_kept() {
+        let r = Redactor::shipped().unwrap();
+        let (_, key, body) = crate::planted_secrets::planted()
+            .into_iter()
+            .find(|p| p.rule == "private-key" && p.position == "alone")
+            .map(|p| (p.rule, p.text, p.secret))
+            .unwrap();
+        let mut diff = vec![DiffLine { op: '@', text: "id_rsa".into() }];
+        diff.extend(key.lines().map(|l| DiffLine { op: '+', text: l.to_owned() }));
+        diff.push(DiffLine { op: ' ', text: "kept".into() });
+        let call = scrollback_core::format::parts::ToolCall {
+            id: None,
+            diff: diff.clone(),
+            tool: "Write".into(),
+            subject: "id_rsa".into(),
+            lines: Some((7, 0)),
+            input: serde_json::json!({"file_path": "id_rsa", "content": key}),
+        };
+        let mut parts = vec![Part::ToolCall(call)];
+        let mut counts = Redacted::new();
+        r.redact_parts(&mut parts, &mut counts);
+        let Part::ToolCall(call) = &parts[0] else { unreachable!() };
+        let shown = format!("{:?} {}", call.diff, call.input);
+        for line in &body {
+            assert!(!shown.contains(line.as_str()), "{shown}");
+        }
+        assert_eq!(call.diff.len(), diff.len(), "the diff keeps its lines");
+        assert_eq!(call.diff.iter().map(|d| d.op).collect::<String>(), diff.iter().map(|d| d.op).collect::<String>());
+        assert!(call.diff[1].text.starts_with("[REDACTED:private-key]"), "{:?}", call.diff);
+        assert_eq!(call.diff.last().unwrap().text, "kept");
+        assert_eq!(counts.get("private-key"), Some(&2), "{counts:?}");
     }
 }

@@ -61,6 +61,8 @@ pub(crate) enum Command {
         project: Option<PathBuf>,
         #[command(flatten)]
         follow: Follow,
+        #[command(flatten)]
+        mask: MaskArg,
     },
     /// A stand-in for the agent: reads an accepted message on standard input and appends it, and a
     /// reply, to its session's transcript (what `serve --demo` runs for each message).
@@ -264,6 +266,8 @@ pub(crate) struct ServeArgs {
     pub(crate) take_over: bool,
     #[command(flatten)]
     pub(crate) hub_timeout: HubTimeout,
+    #[command(flatten)]
+    pub(crate) mask: MaskArg,
 }
 
 /// How long the hub may take to answer.
@@ -274,6 +278,16 @@ pub(crate) struct HubTimeout {
     /// and a session idle longer, which frees the host's push lock.
     #[arg(long = "hub-timeout", value_name = "SECS", env = "SCROLLBACK_HUB_TIMEOUT", default_value_t = scrollback::hub::TIMEOUT.as_secs(), value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=86_400))]
     pub(crate) secs: u64,
+}
+
+/// Whether secrets are masked in what is shown.
+#[derive(Debug, Args)]
+pub(crate) struct MaskArg {
+    /// Mask secrets (API keys, tokens, private keys, URL passwords: the rules of `export --redact`)
+    /// as [REDACTED:rule] in the text of sessions, history, search snippets and MCP answers. The
+    /// transcripts and the index keep them.
+    #[arg(long = "mask-secrets", env = "SCROLLBACK_MASK_SECRETS")]
+    pub(crate) mask_secrets: bool,
 }
 
 /// Which transcript trees are followed.

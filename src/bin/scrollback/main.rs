@@ -54,9 +54,9 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => serve::run(args),
-        Command::Mcp { dirs, project, follow } => {
+        Command::Mcp { dirs, project, follow, mask } => {
             let (rescan_every, poll) = follow.intervals();
-            serve::mcp(&dirs, project.as_deref(), rescan_every, poll)
+            serve::mcp(&dirs, project.as_deref(), rescan_every, poll, mask.mask_secrets)
         }
         Command::DemoEngine { transcripts, project, reply_delay_ms } => {
             serve::demo_engine(transcripts, project, reply_delay_ms)

@@ -34,6 +34,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         hub_host,
         take_over,
         hub_timeout,
+        mask,
     } = args;
     let push = match push {
         Some(url) => {
@@ -54,6 +55,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         max_connections,
         prices: prices.load()?,
         push,
+        mask_secrets: mask.mask_secrets,
     };
     serve(&dirs, options)
 }
@@ -82,9 +84,10 @@ struct ServeOptions {
     idle: Duration,
     max_connections: usize,
     prices: scrollback::read::prices::Prices,
-    /// `--push`: the hub and this host's name on it.
-    /// The hub, the host name and whether to take it over.
+    /// `--push`: the hub, the host name and whether to take it over.
     push: Option<(scrollback::hub::HubConfig, String, bool)>,
+    /// `--mask-secrets`.
+    mask_secrets: bool,
 }
 
 /// The engine `serve` runs: `--engine`, else with `--demo` this binary's `demo-engine`.
@@ -160,6 +163,7 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
         roots: roots.clone(),
         prices: Some(options.prices.clone()),
         push: None,
+        mask_secrets: options.mask_secrets,
     };
     // The push starts once the writer has the index open (its schema current).
     let push = match &options.push {
@@ -189,6 +193,7 @@ pub(crate) fn mcp(
     project: Option<&Path>,
     rescan_every: Duration,
     poll: Option<Duration>,
+    mask_secrets: bool,
 ) -> anyhow::Result<()> {
     use rmcp::ServiceExt as _;
     let data_dir = dirs.data.resolve()?;
@@ -205,7 +210,9 @@ pub(crate) fn mcp(
     let follower = scrollback::ops::election::Follower::start(&data_dir, dirs.writer_options("mcp"), config)
         .context("starting the writer election")?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let tools = scrollback::mcp::Tools::new(scrollback::mcp::Source::new(&data_dir, project));
+    let mask =
+        if mask_secrets { Some(std::sync::Arc::new(scrollback::read::redact::Redactor::shipped()?)) } else { None };
+    let tools = scrollback::mcp::Tools::new(scrollback::mcp::Source::new(&data_dir, project).masking(mask));
     let served = runtime.block_on(async move {
         let running = match tools.serve(rmcp::transport::stdio()).await {
             Ok(running) => running,
