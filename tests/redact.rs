@@ -222,11 +222,11 @@ fn mask_secrets_masks_history_titles_and_mcp_reading() {
     }
 }
 
-/// Search snippets are masked as their text; a snippet is a window of its entry, and a secret the
-/// window cuts from the context its rule needs (a private key's body without its BEGIN and END
-/// lines, a value without its `api_key =`, a key cut by the window's end) is not found in it.
+/// Search snippets are masked from their entry's whole text: a snippet is a window of its entry,
+/// and a secret the window cuts from the context its rule needs (a private key's body without its
+/// BEGIN and END lines, a value without its `api_key =`, a key cut by the window's end) would not be
+/// found in the window alone.
 #[test]
-#[ignore = "a snippet cut from a secret's context leaks the secret: masking it needs the entry's whole text (issue #39, item 3)"]
 fn mask_secrets_masks_search_snippets() {
     let env = Env::new();
     let planted = planted();

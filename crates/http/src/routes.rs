@@ -396,7 +396,8 @@ async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Reje
     };
     let project = p.project.filter(|s| !s.is_empty());
     let q = query.clone();
-    let mut page = api
+    let mask = api.mask().cloned();
+    let page = api
         .search_db(move |store| {
             let scope = history::Scope {
                 session: session.as_deref(),
@@ -407,14 +408,15 @@ async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Reje
                 until: until.as_deref(),
                 active_since: None,
             };
-            store.search_answer(&q, scope, sort, (offset, limit), grouped)
+            let mut page = store.search_answer(&q, scope, sort, (offset, limit), grouped)?;
+            // A snippet is masked from its entry's whole text, before its matches are marked in HTML.
+            if let Some(r) = &mask {
+                r.mask_answer(&mut page, &|h| store.search_text(h.cursor, h.in_tool).ok().flatten());
+            }
+            Ok(page)
         })
         .await
         .map_err(ApiError::reject)?;
-    // A snippet is masked as its text, before its matches are marked in HTML.
-    if let Some(r) = api.mask() {
-        r.mask_answer(&mut page);
-    }
     match page {
         history::SearchAnswer::Entries(page) => {
             let marks = marks_of(&api, page.hits.iter().map(|h| h.session_id.clone()).collect()).await?;

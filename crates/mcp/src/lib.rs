@@ -348,6 +348,7 @@ impl Tools {
         let session = args.session.filter(|s| !s.is_empty());
         let per_entry = args.per_entry.unwrap_or(false);
         let read_as = query.to_string();
+        let mask = self.source.mask.clone();
         let readers = match self.source.readers().await {
             Ok(r) => r,
             Err(e) => return Ok(read_failed(e)),
@@ -363,15 +364,13 @@ impl Tools {
                     until: until.as_deref(),
                     active_since: active.as_deref(),
                 };
-                store.search_answer(&query, scope, sort, (offset, limit), !per_entry)
+                let mut page = store.search_answer(&query, scope, sort, (offset, limit), !per_entry)?;
+                if let Some(r) = &mask {
+                    r.mask_answer(&mut page, &|h| store.search_text(h.cursor, h.in_tool).ok().flatten());
+                }
+                Ok(page)
             })
             .await;
-        let page = page.map(|mut page| {
-            if let Some(r) = &self.source.mask {
-                r.mask_answer(&mut page);
-            }
-            page
-        });
         Ok(self.masked(match page {
             Ok(SearchAnswer::Entries(page)) => render::hits(&args.query, &read_as, &page, offset),
             Ok(SearchAnswer::Sessions(page)) => render::session_hits(&args.query, &read_as, &page, offset),

@@ -211,13 +211,28 @@ impl Redactor {
         }
     }
 
-    /// A search's answer masked (`--mask-secrets`): its titles and snippets redacted. A snippet
-    /// is redacted as its plain text, and one that held a secret loses its marks (a match may
-    /// have cut the secret in two).
-    pub fn mask_answer(&self, answer: &mut SearchAnswer) {
+    /// A search's answer masked (`--mask-secrets`): its titles and snippets redacted. A snippet is
+    /// a window of its entry's text, and a window may cut a secret from the context its rule needs
+    /// (a private key's body without its first line, a value without its `api_key =`), so the
+    /// entry's whole text is masked (`whole` gives it; the store's `search_text`) and, where it held a
+    /// secret, the snippet is cut again from the masked text, around the first word the search
+    /// matched. Else the snippet is masked as its own text.
+    pub fn mask_answer(&self, answer: &mut SearchAnswer, whole: &dyn Fn(&SearchHit) -> Option<String>) {
         let mut counts = Redacted::new();
         let mut hit = |h: &mut SearchHit| {
             self.redact_option(&mut h.title, &mut counts);
+            if let Some(text) = whole(h)
+                && let Cow::Owned(masked) = self.redact(&text, &mut counts)
+            {
+                let words: Vec<String> = h
+                    .snippet
+                    .segments()
+                    .filter(|(t, m)| *m && !t.trim().is_empty())
+                    .map(|(t, _)| t.to_owned())
+                    .collect();
+                h.snippet = snippet_of(&masked, &words);
+                return;
+            }
             let plain: String = h.snippet.segments().map(|(t, _)| t).collect();
             if let Cow::Owned(new) = self.redact(&plain, &mut counts) {
                 h.snippet = Snippet::from_fts(new);
@@ -434,6 +449,52 @@ fn entropy(s: &str) -> f64 {
             -p * p.log2()
         })
         .sum()
+}
+
+/// Bytes of masked text a snippet cut again by [`Redactor::mask_answer`] shows before its first
+/// match, and in all.
+const SNIPPET_BEFORE: usize = 60;
+const SNIPPET_BYTES: usize = 200;
+
+/// A snippet of `text` (already masked) around the first of `words` found in it (ASCII case
+/// ignored), each of them marked as FTS5's `snippet()` marks a match; from its start if none is.
+fn snippet_of(text: &str, words: &[String]) -> Snippet {
+    let lower = text.to_ascii_lowercase();
+    let words: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
+    let first = words.iter().filter_map(|w| lower.find(w.as_str())).min().unwrap_or(0);
+    let mut start = first.saturating_sub(SNIPPET_BEFORE);
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (start + SNIPPET_BYTES).min(text.len());
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    let mut out = String::with_capacity(end - start + 16);
+    if start > 0 {
+        out.push('…');
+    }
+    let mut at = start;
+    let mut plain = start;
+    while at < end {
+        let found = words.iter().find(|w| !w.is_empty() && lower[at..end].starts_with(w.as_str()));
+        match found {
+            Some(w) => {
+                out.push_str(&text[plain..at]);
+                out.push(crate::history::MATCH_OPEN);
+                out.push_str(&text[at..at + w.len()]);
+                out.push(crate::history::MATCH_CLOSE);
+                at += w.len();
+                plain = at;
+            }
+            None => at += text[at..].chars().next().map_or(1, char::len_utf8),
+        }
+    }
+    out.push_str(&text[plain..end]);
+    if end < text.len() {
+        out.push('…');
+    }
+    Snippet::from_fts(out)
 }
 
 #[cfg(test)]

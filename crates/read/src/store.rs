@@ -80,6 +80,10 @@ pub trait Store {
         })
     }
 
+    /// The whole search text of the entry at `cursor`, of its tool calls (`in_tool`) or of what was
+    /// said: what a search snippet is a window of. `None` if the store has no such entry.
+    fn search_text(&self, cursor: i64, in_tool: bool) -> Result<Option<String>>;
+
     /// Where a payload is, by its ref or its hash (`Error::NotFound` if the store has none).
     fn media(&self, name: &MediaName) -> Result<MediaRecord>;
 
@@ -105,6 +109,16 @@ pub trait Store {
 }
 
 impl Store for Connection {
+    fn search_text(&self, cursor: i64, in_tool: bool) -> Result<Option<String>> {
+        use rusqlite::OptionalExtension;
+        let sql = if in_tool {
+            "SELECT tool_text FROM entries WHERE id = ?1"
+        } else {
+            "SELECT text FROM entries WHERE id = ?1"
+        };
+        Ok(self.query_row(sql, [cursor], |r| r.get::<_, Option<String>>(0)).optional()?.flatten())
+    }
+
     fn sessions(&self, query: &SessionQuery) -> Result<SessionPage> {
         crate::history::sessions(self, query)
     }

@@ -19,6 +19,7 @@ mod fts;
 pub mod names;
 mod pages;
 mod search;
+pub(crate) use search::{MATCH_CLOSE, MATCH_OPEN};
 mod sessions;
 mod time;
 

@@ -74,8 +74,8 @@ pub struct SearchHit {
 pub struct Snippet(String);
 
 /// FTS5 is asked to mark matches with these two private-use characters.
-const MATCH_OPEN: char = '\u{E000}';
-const MATCH_CLOSE: char = '\u{E001}';
+pub(crate) const MATCH_OPEN: char = '\u{E000}';
+pub(crate) const MATCH_CLOSE: char = '\u{E001}';
 
 impl Snippet {
     /// A snippet as FTS5's `snippet()` gives it, matches between `\u{E000}` and `\u{E001}`.
