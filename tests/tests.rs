@@ -22,6 +22,7 @@ mod reconcile;
 mod reindex;
 mod search;
 mod sessions;
+mod stats;
 mod tail;
 mod tools;
 mod usage;
