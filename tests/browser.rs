@@ -455,5 +455,5 @@ fn the_viewer_in_headless_chromium() {
         .find_map(|l| l.strip_prefix("# pass "))
         .and_then(|n| n.trim().parse().ok())
         .expect("node --test reports how many passed");
-    assert!(passed >= 22, "only {passed} browser scenarios passed:\n{stdout}");
+    assert!(passed >= 23, "only {passed} browser scenarios passed:\n{stdout}");
 }

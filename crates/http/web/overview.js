@@ -107,12 +107,22 @@ export class OverviewPage {
     this.timer = null;
     this.closed = false;
     this.last = 0;
+    // The charts are drawn at the width they are shown at: again when it changes.
+    this.resized = () => {
+      clearTimeout(this.redraw);
+      this.redraw = setTimeout(() => {
+        if (!this.closed && this.stats) this.render(this.stats);
+      }, 50);
+    };
+    window.addEventListener("resize", this.resized);
     this.load();
   }
 
   close() {
     this.closed = true;
     clearTimeout(this.timer);
+    clearTimeout(this.redraw);
+    window.removeEventListener("resize", this.resized);
   }
 
   /** The /api/stats query of the page's filters. */
@@ -148,7 +158,7 @@ export class OverviewPage {
       "stat-cards",
       card("sessions", tokens(t.sessions), "Sessions"),
       card("messages", tokens(t.messages), "Messages", `${tokens(t.prompts)} prompts`),
-      card("tokens", tokens(t.tokens), "Tokens", `${tokens(t.responses)} responses`),
+      card("tokens", tokens(t.tokens), "Tokens", `API responses: ${tokens(t.responses)}`),
       card("cost", cost(t), "Cost"),
       card("tools", tokens(t.toolCalls), "Tool calls", `${percent(t.toolCalls ? t.toolFailures / t.toolCalls : 0)} failed`),
     );
@@ -169,9 +179,9 @@ export class OverviewPage {
     this.body.replaceChildren(
       cards,
       el("div", "overview-charts",
-        perDay("Sessions", "sessions", (v) => compact(Math.round(v))),
-        perDay("Messages", "messages", (v) => compact(Math.round(v))),
-        perDay("Tokens", "tokens", (v) => compact(Math.round(v))),
+        perDay("Sessions", "sessions", compact),
+        perDay("Messages", "messages", compact),
+        perDay("Tokens", "tokens", compact),
         perDay("Cost", "cost", dollars),
       ),
       el(
@@ -183,7 +193,7 @@ export class OverviewPage {
       el(
         "figure",
         "usage-figure",
-        barChart({ title: "Messages by hour of the day", labels: hours, values: s.hours, format: (v) => compact(Math.round(v)), width }),
+        barChart({ title: "Messages by hour of the day", labels: hours, values: s.hours, format: compact, width }),
         el("figcaption", null, "Messages by hour of the day"),
       ),
       table("Top projects", ["Project", "Sessions", "Messages", "Tokens", "Cost"], top(s.projects), [1, 2, 3, 4]),
