@@ -68,7 +68,7 @@ fn stamp(at: i64) -> String {
 fn claude_session(env: &Env, tree: &mut Tree, i: usize, start: i64, turns: usize) -> String {
     let session = format!("s{i:02}");
     let project = format!("/work/p{}", i % 3);
-    let model = if i % 2 == 0 { SONNET } else { OPUS };
+    let model = if i.is_multiple_of(2) { SONNET } else { OPUS };
     let mut lines = String::new();
     let mut parent: Option<String> = None;
     for j in 0..turns {
@@ -89,8 +89,8 @@ fn claude_session(env: &Env, tree: &mut Tree, i: usize, start: i64, turns: usize
             prompt: true,
         });
         let tools: Vec<(&'static str, bool)> = match j % 3 {
-            0 => vec![("Edit", (i + j) % 4 == 0)],
-            1 => vec![("Bash", i % 2 == 0), ("Read", false)],
+            0 => vec![("Edit", (i + j).is_multiple_of(4))],
+            1 => vec![("Bash", i.is_multiple_of(2)), ("Read", false)],
             _ => vec![],
         };
         let mut content = vec![json!({"type": "text", "text": format!("Working on step {j}.")})];
