@@ -532,5 +532,5 @@ fn the_viewer_in_headless_chromium() {
         .find_map(|l| l.strip_prefix("# pass "))
         .and_then(|n| n.trim().parse().ok())
         .expect("node --test reports how many passed");
-    assert!(passed >= if only.is_some() { 1 } else { 32 }, "only {passed} browser scenarios passed:\n{stdout}");
+    assert!(passed >= if only.is_some() { 1 } else { 33 }, "only {passed} browser scenarios passed:\n{stdout}");
 }

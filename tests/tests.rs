@@ -24,6 +24,7 @@ mod redact;
 mod reindex;
 mod search;
 mod sessions;
+mod stats;
 mod status;
 mod tail;
 mod tools;

@@ -1,4 +1,4 @@
--- scrollback index schema, version 11 (PRAGMA user_version = 11).
+-- scrollback index schema, version 13 (PRAGMA user_version = 13).
 --
 -- The one source of truth for the database: every table, index, view and trigger. The offsets below
 -- are a frozen format, documented byte for byte in docs/schema.md ("Offsets are a frozen format"):
@@ -227,6 +227,81 @@ CREATE TABLE usage_sums (
 );
 CREATE INDEX usage_sums_day ON usage_sums(day);
 CREATE INDEX usage_sums_session ON usage_sums(session_id, day);
+
+-- The overview's figures (`GET /api/stats`), kept by the writer in the transaction that writes the
+-- rows they are made from, never read from the transcripts again. Hours are UTC, `YYYY-MM-DDTHH`; a
+-- line without a timestamp is in none. Each session's rows are made again from its entries (copies
+-- and hidden entries left out) whenever a batch writes or removes entries of it, and removed with it.
+
+-- Tool calls, and the results the format does not state beside their call: one row each, per line
+-- (copies and hidden lines too: they are left out when summed). An edit's row names its file(s).
+CREATE TABLE tool_events (
+    entry_id  INTEGER NOT NULL REFERENCES entries(id),
+    ordinal   INTEGER NOT NULL,                 -- its place among the line's calls and results
+    session_id TEXT   NOT NULL,
+    tool      TEXT,                             -- a call: the tool's name, a result: NULL
+    failed    INTEGER,                          -- 1: the tool said it failed, 0: it did not, a call whose result is not beside it: NULL
+    path      TEXT,                             -- an edit (a diff, a patch, a file written whole): its file(s)
+    added     INTEGER,                          -- an edit: lines added
+    removed   INTEGER,                          -- an edit: lines removed
+    timestamp TEXT,                             -- the line's
+    PRIMARY KEY (entry_id, ordinal)
+) WITHOUT ROWID;
+CREATE INDEX tool_events_session ON tool_events(session_id);
+CREATE INDEX tool_events_edits ON tool_events(timestamp) WHERE path IS NOT NULL;
+
+-- Messages (the rows of the `messages` view) by session and hour, and of them the prompts (a
+-- person's words, not tool results).
+CREATE TABLE stats_hours (
+    session_id TEXT    NOT NULL,
+    hour       TEXT    NOT NULL,
+    messages   INTEGER NOT NULL,
+    prompts    INTEGER NOT NULL,
+    PRIMARY KEY (session_id, hour)
+) WITHOUT ROWID;
+CREATE INDEX stats_hours_hour ON stats_hours(hour);
+
+-- Tool calls by session, hour (of the call) and tool, and how many of them failed (a result is
+-- matched to the oldest call of its session still waiting for one).
+CREATE TABLE tool_hours (
+    session_id TEXT    NOT NULL,
+    hour       TEXT    NOT NULL,
+    tool       TEXT    NOT NULL,
+    calls      INTEGER NOT NULL,
+    failures   INTEGER NOT NULL,
+    PRIMARY KEY (session_id, hour, tool)
+) WITHOUT ROWID;
+
+-- The agent's response time (from a prompt to the first assistant message after it) as a histogram
+-- by session, hour (of the prompt), model ('' when no usage line names one) and bucket (the index
+-- of the first of `db::RESPONSE_BUCKETS` the time is not over, or its length: longer).
+CREATE TABLE response_hours (
+    session_id TEXT    NOT NULL,
+    hour       TEXT    NOT NULL,
+    model      TEXT    NOT NULL,
+    bucket     INTEGER NOT NULL,
+    responses  INTEGER NOT NULL,
+    PRIMARY KEY (session_id, hour, model, bucket)
+) WITHOUT ROWID;
+
+-- The ledger summed as `usage_sums` is, by UTC hour instead of day, kept with it.
+CREATE TABLE usage_hours (
+    session_id            TEXT    NOT NULL,
+    hour                  TEXT,
+    agent                 TEXT    NOT NULL,
+    model                 TEXT,
+    tier                  TEXT,
+    over                  INTEGER NOT NULL,
+    responses             INTEGER NOT NULL,
+    input_tokens          INTEGER NOT NULL,
+    output_tokens         INTEGER NOT NULL,
+    cache_read_tokens     INTEGER NOT NULL,
+    cache_write_tokens    INTEGER NOT NULL,
+    cache_write_1h_tokens INTEGER NOT NULL,
+    reasoning_tokens      INTEGER NOT NULL
+);
+CREATE INDEX usage_hours_hour ON usage_hours(hour);
+CREATE INDEX usage_hours_session ON usage_hours(session_id, hour);
 
 -- What the writer keeps of a file between its lines: the model its last turn_context named, and
 -- Codex's running total ("input/output/cache_read/cache_write/cache_write_1h/reasoning").

@@ -1607,3 +1607,81 @@ test("45. reading a session: axe-core finds no serious violation in either theme
   }
   await server.stop();
 });
+
+test("27. the overview at /: cards, charts on labelled axes, heatmap, tops, tool use, response times, edits and sessions equal /api/stats, follow new lines, fit a phone, pass axe-core in both themes", async () => {
+  const server = await startServer("grouped");
+  const axe = readFileSync(join(dirname(new URL(import.meta.url).pathname), "node_modules/axe-core/axe.min.js"), "utf8");
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/`);
+  const card = (name) => page.locator(`.stat-card[data-stat=${name}] .stat-value`);
+  await until("the cards", async () => (await card("messages").count()) === 1);
+  // The page's figures are those of /api/stats in the page's time zone.
+  const stats = () => page.evaluate(async () => {
+    const tz = Math.max(-12, Math.min(14, Math.round(-new Date().getTimezoneOffset() / 60)));
+    return (await fetch(`/api/stats?tz=${tz}`)).json();
+  });
+  const same = async () => {
+    const s = await stats();
+    const n = (v) => Number(v).toLocaleString("en-US");
+    const shown = {
+      sessions: await card("sessions").textContent(),
+      messages: await card("messages").textContent(),
+      tokens: await card("tokens").textContent(),
+      tools: await card("tools").textContent(),
+    };
+    const want = { sessions: n(s.totals.sessions), messages: n(s.totals.messages), tokens: n(s.totals.tokens), tools: n(s.totals.toolCalls) };
+    const rows = async (caption) => page.locator("table.overview-table", { has: page.locator(`caption:text-is("${caption}")`) }).locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+    const tools = (await rows("Tool use")).map((r) => [r[0], r[1], r[2]]);
+    const wantTools = s.tools.map((t) => [t.tool, n(t.calls), n(t.failures)]);
+    const longest = (await rows("Longest sessions")).map((r) => [r[0], r[2]]);
+    const wantLongest = s.longestSessions.map((x) => [x.title || x.sessionId, n(x.messages)]);
+    const edits = (await rows("Recent edits")).filter((r) => r.length > 1).map((r) => r[0]);
+    return JSON.stringify([shown, tools, longest, edits]) === JSON.stringify([want, wantTools, wantLongest, s.recentEdits.map((e) => e.path)]) ? s : null;
+  };
+  const first = await until("the page's figures equal /api/stats", same);
+  assert.equal(first.totals.sessions, 4);
+  assert.equal(first.totals.messages, 300 + 4 + 3 + 4);
+  // Labelled axes: four charts per day, the hours, and the heatmap's weekdays.
+  assert.equal(await page.locator("svg.chart:not(.heatmap)").count(), 5);
+  const dayLabels = await page.locator("svg.chart").first().locator("text.axis").allTextContents();
+  assert.ok(dayLabels.includes("09-15") && dayLabels.some((t) => /^\d\d-\d\d$/.test(t) && t !== "09-15"), `days on the axis: ${dayLabels}`);
+  const heat = await page.locator("svg.heatmap text.axis").allTextContents();
+  for (const d of ["Sun", "Wed", "Sat", "00", "12"]) assert.ok(heat.includes(d), `${d} on the heatmap: ${heat}`);
+  assert.ok(await page.locator("table.overview-table caption", { hasText: "Response time" }).count());
+  await shot(page, "27-overview");
+  await phoneShot(page, "27-overview-phone");
+  // New lines: a prompt, and an answer that edits a file and states its usage.
+  const at = (s) => `2026-11-21T09:00:0${s}.000Z`;
+  const line = (type, n, content, extra = {}) =>
+    JSON.stringify({ type, sessionId: NEWEST, uuid: `live-${n}`, timestamp: at(n), cwd: "/home/test/moor", message: { role: type, content, ...extra } }) + "\n";
+  appendFileSync(
+    join(server.transcripts, "p", `${NEWEST}.jsonl`),
+    line("user", 1, "Fix the walk notes") +
+      line("assistant", 2, [{ type: "tool_use", id: "e9", name: "Edit", input: { file_path: "/home/test/moor/walk.md", old_string: "a\n", new_string: "b\nc\n" } }], {
+        id: "msg-live", model: "claude-sonnet-4-5-20250929", usage: { input_tokens: 10, output_tokens: 20, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+      }),
+  );
+  const after = await until("the overview followed the new lines", async () => {
+    const s = await same();
+    return s && s.totals.messages === first.totals.messages + 2 && s.recentEdits.length === 1 ? s : null;
+  }, 15000);
+  assert.equal(after.recentEdits[0].path, "/home/test/moor/walk.md");
+  assert.equal(after.totals.tokens, 30);
+  await shot(page, "27-overview-live");
+  await phoneShot(page, "27-overview-live-phone");
+  for (const theme of ["dark", "light"]) {
+    await page.evaluate((t) => (document.documentElement.dataset.theme = t), theme);
+    await noSeriousViolation(page, axe, `the overview (${theme})`);
+  }
+  await page.evaluate(() => (document.documentElement.dataset.theme = "dark"));
+  await shot(page, "27-overview-dark");
+  // The usage page's chart names its days.
+  await goElsewhere(page, `${server.url}/usage`);
+  await until("the usage chart", async () => (await page.locator("svg.usage-chart").count()) === 1);
+  assert.ok((await page.locator("svg.usage-chart text.axis").allTextContents()).includes("11-21"), "the day on the usage chart");
+  await shot(page, "27-usage");
+  await phoneShot(page, "27-usage-phone");
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 pub const SCHEMA: &str = include_str!("../schema.sql");
 
 /// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
-pub const VERSION: i64 = 12;
+pub const VERSION: i64 = 13;
 
 /// One step each: `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`. A step is run in
 /// the same transaction as the `user_version` bump. When you add one, bump `VERSION`, update
@@ -249,11 +249,80 @@ FROM entries e JOIN files f ON f.id = e.file_id
 WHERE e.invalid IS NULL AND e.duplicate = 0 AND (e.type IN ('user', 'assistant') OR e.role IN ('user', 'assistant'));
      INSERT INTO entries_fts (entries_fts) VALUES ('rebuild');
      INSERT INTO scrollback_meta (key, value) VALUES ('pending:v12-search', 'fill in the search columns and rebuild entries_fts');",
+    // 12 -> 13: the overview's sums (tool calls and edits, messages, tool use, response times and
+    // tokens by hour), kept by the writer. The writer makes them from the stored lines when it
+    // next opens the index (`STATS_PENDING`: the tool calls need the formats' parsers).
+    "CREATE TABLE tool_events (
+         entry_id  INTEGER NOT NULL REFERENCES entries(id),
+         ordinal   INTEGER NOT NULL,
+         session_id TEXT   NOT NULL,
+         tool      TEXT,
+         failed    INTEGER,
+         path      TEXT,
+         added     INTEGER,
+         removed   INTEGER,
+         timestamp TEXT,
+         PRIMARY KEY (entry_id, ordinal)
+     ) WITHOUT ROWID;
+     CREATE INDEX tool_events_session ON tool_events(session_id);
+     CREATE INDEX tool_events_edits ON tool_events(timestamp) WHERE path IS NOT NULL;
+     CREATE TABLE stats_hours (
+         session_id TEXT    NOT NULL,
+         hour       TEXT    NOT NULL,
+         messages   INTEGER NOT NULL,
+         prompts    INTEGER NOT NULL,
+         PRIMARY KEY (session_id, hour)
+     ) WITHOUT ROWID;
+     CREATE INDEX stats_hours_hour ON stats_hours(hour);
+     CREATE TABLE tool_hours (
+         session_id TEXT    NOT NULL,
+         hour       TEXT    NOT NULL,
+         tool       TEXT    NOT NULL,
+         calls      INTEGER NOT NULL,
+         failures   INTEGER NOT NULL,
+         PRIMARY KEY (session_id, hour, tool)
+     ) WITHOUT ROWID;
+     CREATE TABLE response_hours (
+         session_id TEXT    NOT NULL,
+         hour       TEXT    NOT NULL,
+         model      TEXT    NOT NULL,
+         bucket     INTEGER NOT NULL,
+         responses  INTEGER NOT NULL,
+         PRIMARY KEY (session_id, hour, model, bucket)
+     ) WITHOUT ROWID;
+     CREATE TABLE usage_hours (
+         session_id            TEXT    NOT NULL,
+         hour                  TEXT,
+         agent                 TEXT    NOT NULL,
+         model                 TEXT,
+         tier                  TEXT,
+         over                  INTEGER NOT NULL,
+         responses             INTEGER NOT NULL,
+         input_tokens          INTEGER NOT NULL,
+         output_tokens         INTEGER NOT NULL,
+         cache_read_tokens     INTEGER NOT NULL,
+         cache_write_tokens    INTEGER NOT NULL,
+         cache_write_1h_tokens INTEGER NOT NULL,
+         reasoning_tokens      INTEGER NOT NULL
+     );
+     CREATE INDEX usage_hours_hour ON usage_hours(hour);
+     CREATE INDEX usage_hours_session ON usage_hours(session_id, hour);
+     INSERT INTO scrollback_meta (key, value) VALUES ('pending:v13-stats', 'make the overview sums from the stored lines');",
 ];
 
 /// The `scrollback_meta` key that says rows written before version 12 still need their search text
 /// split into the three search columns (see `ingest::rows::backfill_search`).
 pub const SEARCH_PENDING: &str = "pending:v12-search";
+
+/// The `scrollback_meta` key that says the overview's sums of an index from before version 13 (or
+/// of rows carried over by a rebuild) must be made from the stored lines (see `ingest::stats::backfill`).
+pub const STATS_PENDING: &str = "pending:v13-stats";
+
+/// The response-time histogram's buckets' upper bounds (`response_hours.bucket`): bucket `i` holds
+/// the times over bucket `i - 1`'s seconds and not over its own; bucket `RESPONSE_BUCKETS.len()`
+/// every longer one.
+pub const RESPONSE_BUCKETS: &[u32] =
+    &[1, 2, 3, 5, 8, 13, 20, 30, 45, 60, 90, 120, 180, 300, 600, 1200, 1800, 3600, 7200, 14400, 86400];
 
 /// The `scrollback_meta` key that says rows written before version 4 still need their version 4
 /// columns filled in (see `ingest::rows::backfill_v4`).

@@ -36,6 +36,7 @@ mod routes;
 mod server;
 mod session;
 mod state;
+mod stats;
 mod usage;
 mod web;
 pub mod wire;

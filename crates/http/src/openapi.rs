@@ -527,6 +527,78 @@ fn index_document() -> Value {
                                     "properties": { "source": { "type": "string" }, "taken": { "type": "string" } } }
                     }
                 },
+                "StatsSpend": {
+                    "type": "object", "required": ["responses", "tokens", "outputTokens", "cost", "unpricedResponses"],
+                    "properties": {
+                        "responses": { "type": "integer" },
+                        "tokens": { "type": "integer", "description": "Input, output, cache read and cache write tokens." },
+                        "outputTokens": { "type": "integer" },
+                        "cost": { "type": "number", "description": "USD, of the priced responses." },
+                        "unpricedResponses": { "type": "integer" }
+                    }
+                },
+                "StatsTop": { "allOf": [ { "$ref": "#/components/schemas/StatsSpend" }, {
+                    "type": "object", "required": ["name", "sessions", "messages"],
+                    "properties": {
+                        "name": { "type": "string", "nullable": true },
+                        "sessions": { "type": "integer" },
+                        "messages": { "type": "integer" }
+                    } } ] },
+                "StatsSession": { "allOf": [ { "$ref": "#/components/schemas/StatsSpend" }, {
+                    "type": "object", "required": ["sessionId", "agent", "messages"],
+                    "properties": {
+                        "sessionId": { "type": "string" },
+                        "title": { "type": "string", "nullable": true },
+                        "project": { "type": "string", "nullable": true },
+                        "agent": { "type": "string" },
+                        "messages": { "type": "integer" },
+                        "firstTimestamp": { "type": "string", "nullable": true },
+                        "lastTimestamp": { "type": "string", "nullable": true }
+                    } } ] },
+                "Stats": {
+                    "type": "object",
+                    "required": ["filter", "totals", "days", "heatmap", "hours", "projects", "agents", "models", "tools",
+                                 "bucketSeconds", "responseTimes", "recentEdits", "longestSessions", "costliestSessions"],
+                    "properties": {
+                        "filter": { "type": "object", "required": ["tzHours"], "properties": {
+                            "since": { "type": "string", "nullable": true }, "until": { "type": "string", "nullable": true },
+                            "tzHours": { "type": "integer" }, "project": { "type": "string", "nullable": true },
+                            "agent": { "type": "string", "nullable": true } } },
+                        "totals": { "allOf": [ { "$ref": "#/components/schemas/StatsSpend" }, {
+                            "type": "object", "required": ["sessions", "messages", "prompts", "toolCalls", "toolFailures"],
+                            "properties": { "sessions": { "type": "integer" }, "messages": { "type": "integer" },
+                                            "prompts": { "type": "integer" }, "toolCalls": { "type": "integer" },
+                                            "toolFailures": { "type": "integer" } } } ] },
+                        "days": { "type": "array", "description": "Every day from the first to the last, in order.", "items": {
+                            "allOf": [ { "$ref": "#/components/schemas/StatsSpend" }, {
+                                "type": "object", "required": ["day", "sessions", "messages", "prompts"],
+                                "properties": { "day": { "type": "string" }, "sessions": { "type": "integer" },
+                                                "messages": { "type": "integer" }, "prompts": { "type": "integer" } } } ] } },
+                        "heatmap": { "type": "array", "description": "Messages by weekday (0 Sunday) and hour.",
+                                     "items": { "type": "array", "items": { "type": "integer" } } },
+                        "hours": { "type": "array", "description": "Messages by hour of the day.", "items": { "type": "integer" } },
+                        "projects": { "type": "array", "items": { "$ref": "#/components/schemas/StatsTop" } },
+                        "agents": { "type": "array", "items": { "$ref": "#/components/schemas/StatsTop" } },
+                        "models": { "type": "array", "items": { "$ref": "#/components/schemas/StatsTop" } },
+                        "tools": { "type": "array", "items": { "type": "object", "required": ["tool", "calls", "failures", "failureRate"],
+                            "properties": { "tool": { "type": "string" }, "calls": { "type": "integer" },
+                                            "failures": { "type": "integer" }, "failureRate": { "type": "number" } } } },
+                        "bucketSeconds": { "type": "array", "items": { "type": "integer" } },
+                        "responseTimes": { "type": "array", "items": { "type": "object", "required": ["responses", "histogram"],
+                            "properties": { "model": { "type": "string", "nullable": true }, "responses": { "type": "integer" },
+                                            "p50": { "type": "integer", "nullable": true }, "p90": { "type": "integer", "nullable": true },
+                                            "p99": { "type": "integer", "nullable": true },
+                                            "histogram": { "type": "array", "items": { "type": "integer" } } } } },
+                        "recentEdits": { "type": "array", "items": { "type": "object",
+                            "required": ["timestamp", "path", "tool", "added", "removed", "sessionId"],
+                            "properties": { "timestamp": { "type": "string" }, "path": { "type": "string" }, "tool": { "type": "string" },
+                                            "added": { "type": "integer" }, "removed": { "type": "integer" },
+                                            "sessionId": { "type": "string" }, "title": { "type": "string", "nullable": true },
+                                            "project": { "type": "string", "nullable": true } } } },
+                        "longestSessions": { "type": "array", "items": { "$ref": "#/components/schemas/StatsSession" } },
+                        "costliestSessions": { "type": "array", "items": { "$ref": "#/components/schemas/StatsSession" } }
+                    }
+                },
                 "SearchHit": {
                     "type": "object", "required": ["sessionId", "cursor", "line", "snippet", "in"],
                     "properties": {
@@ -709,6 +781,20 @@ fn index_document() -> Value {
                     { "name": "model", "in": "query", "required": false, "schema": { "type": "string" } }
                 ],
                 "responses": merge(common_errors(), json!({ "200": json_response("The report: groups, their total, and the prices used.", "Usage") }))
+            } },
+            "/api/stats": { "get": {
+                "summary": "The overview: sessions, messages, tokens and cost per day, activity by weekday and hour, top projects, agents and models, tool use with failure rates, response times per model, recent edits, the longest and costliest sessions.",
+                "parameters": [
+                    { "name": "since", "in": "query", "required": false, "schema": { "type": "string" },
+                      "description": "From this day (YYYY-MM-DD, in the time zone `tz`) on." },
+                    { "name": "until", "in": "query", "required": false, "schema": { "type": "string" },
+                      "description": "Up to this day (YYYY-MM-DD), inclusive." },
+                    { "name": "tz", "in": "query", "required": false, "schema": { "type": "string" },
+                      "description": "The time zone's offset from UTC in whole hours, -12 to 14 (0 when empty)." },
+                    { "name": "agent", "in": "query", "required": false, "schema": { "type": "string", "enum": agents(true) } },
+                    { "name": "project", "in": "query", "required": false, "schema": { "type": "string" } }
+                ],
+                "responses": merge(common_errors(), json!({ "200": json_response("The overview's figures.", "Stats") }))
             } },
             "/api/events": { "get": {
                 "summary": "WebSocket: the event bus (entries-appended, session-gone, session-forgotten, writer-failed, chat-user-message, session-bound, engine-failed, chat-retired) as JSON text messages.",

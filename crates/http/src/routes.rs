@@ -79,6 +79,8 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
                     .or(super::export::routes(&api))
                     .unify()
                     .or(super::usage::routes(&api))
+                    .unify()
+                    .or(super::stats::routes(&api))
                     .unify(),
             ))
             .unify(),

@@ -1,6 +1,6 @@
 //! The viewer: the files of `crates/http/web/`, embedded at build time. The page is served at `/`
-//! and at every view's own URL (`/sessions/...`, `/chats/...`, `/search`, `/usage`, `/status`) with
-//! a strict Content-Security-Policy; its modules and style sheet under `/web/`. Static code and no
+//! (the overview) and at every view's own URL (`/sessions/...`, `/chats/...`, `/search`, `/usage`,
+//! `/status`) with a strict Content-Security-Policy; its modules and style sheet under `/web/`. Static code and no
 //! data, so no token is needed to fetch them: the page asks for one when the API does.
 
 use warp::http::{HeaderValue, header};
@@ -22,6 +22,8 @@ const FILES: &[(&str, &str, &str)] = &[
     ("dom.js", "text/javascript; charset=utf-8", include_str!("../web/dom.js")),
     ("reconcile.js", "text/javascript; charset=utf-8", RECONCILE_JS),
     ("usage.js", "text/javascript; charset=utf-8", include_str!("../web/usage.js")),
+    ("chart.js", "text/javascript; charset=utf-8", include_str!("../web/chart.js")),
+    ("overview.js", "text/javascript; charset=utf-8", include_str!("../web/overview.js")),
     ("conversation.js", "text/javascript; charset=utf-8", include_str!("../web/conversation.js")),
     ("header.js", "text/javascript; charset=utf-8", include_str!("../web/header.js")),
     ("live.js", "text/javascript; charset=utf-8", include_str!("../web/live.js")),

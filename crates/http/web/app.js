@@ -1,10 +1,10 @@
 // The viewer's start: every view has its own URL (/sessions/{id}[?cursor=N], /chats/{chatId},
-// /search?q=, /usage, /status, and / for the newest session), which `route` opens; in-page links,
-// the back button and the top bar move between them. Also the theme and the keyboard (Ctrl-K the
+// /search?q=, /usage, /status, and / for the overview), which `route` opens; in-page links, the
+// back button and the top bar move between them. Also the theme and the keyboard (Ctrl-K the
 // palette, Ctrl-F or f the find bar, n and N its hits, ? the keys), and at start /api/info (New chat
 // only with an engine), the sessions list and the live socket. The views: conversation.js (a
-// session's history and its chat), search.js, usage.js, status.js; the sessions list is sidebar.js's,
-// the socket live.js's, the palette palette.js's, the keys' help keys.js's.
+// session's history and its chat), search.js, usage.js, status.js, overview.js; the sessions list is
+// sidebar.js's, the socket live.js's, the palette palette.js's, the keys' help keys.js's.
 
 import { query } from "./api.js";
 import { Conversation } from "./conversation.js";
@@ -12,11 +12,11 @@ import { events } from "./live.js";
 import { keys } from "./keys.js";
 import { $, navigate, setRouter, setView, view } from "./page.js";
 import { palette } from "./palette.js";
-import * as render from "./render.js";
+import { OverviewPage } from "./overview.js";
 import { Search } from "./search.js";
 import { call, engine, fillAgents, learn, onSignIn } from "./server.js";
 import { closeSidebar, sidebar } from "./sidebar.js";
-import { StatusPage, noSessions } from "./status.js";
+import { StatusPage } from "./status.js";
 import { UsagePage } from "./usage.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -48,7 +48,8 @@ function route() {
     $("search-input").value = params.get("q") || "";
     setView(new Search(main, params));
   } else {
-    setView(new Home(main));
+    const projects = () => [...$("filter-project").options].map((o) => o.value).filter(Boolean);
+    setView(new OverviewPage(main, params, { call, navigate, projects, fillAgents }));
   }
   sidebar.highlight();
 }
@@ -76,20 +77,6 @@ $("new-chat").addEventListener("click", () => navigate(`/chats/chat-${crypto.ran
 
 // ---------------------------------------------------------------------------------------------
 // Views
-
-/** `/`: opens the newest session. */
-class Home {
-  constructor(main) {
-    this.main = main;
-    main.append(render.el("p", "status", "Loading…"));
-    sidebar.ready.then(() => {
-      if (view !== this) return;
-      const first = $("sessions").querySelector("li[data-session]");
-      if (first) navigate(`/sessions/${encodeURIComponent(first.dataset.session)}`, { replace: true });
-      else main.replaceChildren(noSessions());
-    });
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Comfort: the theme (the system's unless chosen, kept in localStorage) and the keyboard.

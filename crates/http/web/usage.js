@@ -1,11 +1,10 @@
 // Usage: the ledger's tokens and cost (/api/usage), as a page (totals, cost per day as a chart, the
 // split by model, project and agent, with filters; with no usage, a line that says so) and as a
-// session header's one line. Charts are plain SVG built with DOM calls; every string from the server
-// goes in as text.
+// session header's one line. The chart is chart.js's plain SVG; every string from the server goes in
+// as text.
 import { get, query } from "./api.js";
+import { barChart } from "./chart.js";
 import { el } from "./dom.js";
-
-const SVG = "http://www.w3.org/2000/svg";
 
 /** `n` with thousands separators. */
 export function tokens(n) {
@@ -30,37 +29,18 @@ export async function sessionLine(call, sessionId) {
   )} cache read, ${tokens(t.cacheWriteTokens)} cache write) · ${cost(t)} · ${t.responses} responses${models ? ` · ${models}` : ""}`;
 }
 
-function svg(name, attrs = {}) {
-  const node = document.createElementNS(SVG, name);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-  return node;
-}
-
-/** Cost per day as bars, with each day's figure as its title. */
-function chart(rows) {
-  const width = 720;
-  const height = 180;
-  const pad = 28;
-  const max = Math.max(...rows.map((r) => r.cost), 0);
-  const root = svg("svg", { viewBox: `0 0 ${width} ${height + pad}`, role: "img", class: "usage-chart" });
-  const label = svg("title");
-  label.textContent = "Cost per day";
-  root.append(label);
-  const step = rows.length ? (width - pad) / rows.length : 0;
-  rows.forEach((r, i) => {
-    const h = max > 0 ? Math.max(1, (r.cost / max) * (height - pad)) : 1;
-    const bar = svg("rect", { x: pad + i * step + 1, y: height - h, width: Math.max(1, step - 2), height: h, class: "bar" });
-    const title = svg("title");
-    title.textContent = `${r.key}: ${cost(r)}, ${tokens(r.totalTokens)} tokens`;
-    bar.append(title);
-    root.append(bar);
+/** Cost per day as bars, on labelled axes (dollars; each day, or every few), at `width` pixels. */
+function chart(rows, width) {
+  if (!rows.length) return el("p", "status", "No responses in these dates.");
+  return barChart({
+    title: "Cost per day",
+    labels: rows.map((r) => r.key),
+    values: rows.map((r) => r.cost),
+    format: (v) => `$${v.toFixed(v > 0 && v < 10 ? 2 : 0)}`,
+    short: (d) => (d ? d.slice(5) : "(none)"),
+    width,
+    className: "usage-chart",
   });
-  const axis = svg("text", { x: pad, y: height + 18, class: "axis" });
-  axis.textContent = rows.length ? `${rows[0].key} – ${rows[rows.length - 1].key}` : "no responses";
-  const top = svg("text", { x: 0, y: 12, class: "axis" });
-  top.textContent = max > 0 ? `$${max.toFixed(2)}` : "";
-  root.append(axis, top);
-  return root;
 }
 
 function table(caption, rows, name) {
@@ -136,7 +116,8 @@ export class UsagePage {
       this.navigate(`/usage${query(next)}`);
     });
     this.body = el("div", "usage-body", el("p", "status", "Loading…"));
-    main.append(el("section", "usage", el("h1", "view-title", "Usage"), this.form, this.body));
+    this.section = el("section", "usage", el("h1", "view-title", "Usage"), this.form, this.body);
+    main.append(this.section);
     this.timer = null;
     this.closed = false;
     this.load();
@@ -191,7 +172,12 @@ export class UsagePage {
       }
       this.body.replaceChildren(
         totals,
-        el("figure", "usage-figure", chart(days.rows), el("figcaption", null, "Cost per day (UTC)")),
+        el(
+          "figure",
+          "usage-figure",
+          chart(days.rows, Math.min(760, (this.section.clientWidth || 640) - 4)),
+          el("figcaption", null, "Cost per day (UTC)"),
+        ),
         table("By model", models.rows, "Model"),
         table("By project", projects.rows, "Project"),
         table("By agent", agents.rows, "Agent"),

@@ -83,6 +83,7 @@ pub fn end(conn: &Connection, index_path: &Path, fts: Option<FtsBuild>) -> Resul
         rows::mark_copies(&tx)?;
         // The load recorded usage lines without deriving the ledger from them.
         crate::usage::settle_all(&tx)?;
+        crate::stats::restat_all(&tx)?;
         // (A load interrupted by an older version has no FTS_PENDING row, but needs the build too.)
         tx.execute(
             "INSERT OR IGNORE INTO scrollback_meta (key, value) VALUES (?1, 'build entries_fts')",

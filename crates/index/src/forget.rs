@@ -139,6 +139,8 @@ fn delete(tx: &Connection, session_id: &str, files: &[(i64, Option<String>)], va
         [session_id],
     )?;
     let keys = crate::usage::drop_lines(tx, "session_id = ?1", &session_id)?;
+    crate::stats::drop_events(tx, "session_id = ?1", &session_id)?;
+    crate::stats::drop_session(tx, session_id)?;
     tx.execute("DELETE FROM entries WHERE session_id = ?1", [session_id])?;
     for (file_id, _) in files {
         tx.execute("DELETE FROM usage_state WHERE file_id = ?1", [file_id])?;

@@ -152,6 +152,7 @@ impl Indexer {
         rows::backfill_search(&conn)?;
         crate::usage::backfill(&conn)?;
         crate::usage::check_sums(&conn)?;
+        crate::stats::backfill(&conn)?;
         // The vault is on until a link fails or `set_vault_off` turns it off.
         conn.execute("DELETE FROM scrollback_meta WHERE key = ?1", [VAULT_OFF_KEY])?;
         let mut indexer = Indexer::with(conn, data_dir, lock);

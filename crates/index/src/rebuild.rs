@@ -92,6 +92,11 @@ pub fn carry_over(conn: &Connection, old: &Path) -> Result<CarriedOver> {
         [crate::usage::BACKFILL_PENDING],
     )?;
     crate::usage::backfill(conn)?;
+    conn.execute(
+        "INSERT OR IGNORE INTO scrollback_meta (key, value) VALUES (?1, 'make the overview sums of carried-over rows')",
+        [scrollback_core::db::STATS_PENDING],
+    )?;
+    crate::stats::backfill(conn)?;
     Ok(out)
 }
 

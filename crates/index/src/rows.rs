@@ -20,7 +20,7 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension, Statement, params};
 
 use crate::entry::{Body, Described, Stored};
-use crate::usage;
+use crate::{stats, usage};
 use scrollback_core::codec::order::{self, Order};
 use scrollback_core::error::Result;
 use scrollback_core::format::{self, Effect, Format, hidden, title_rank};
@@ -48,15 +48,17 @@ pub(crate) fn delete_file_rows(tx: &Connection, file_id: i64, bulk: bool) -> Res
     tx.execute("DELETE FROM media WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?1)", [file_id])?;
     tx.execute("DELETE FROM failed_images WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?1)", [file_id])?;
     let keys = usage::drop_lines(tx, "file_id = ?1", &file_id)?;
+    stats::drop_events(tx, "file_id = ?1", &file_id)?;
     tx.execute("DELETE FROM usage_state WHERE file_id = ?1", [file_id])?;
     tx.execute("DELETE FROM entries WHERE file_id = ?1", [file_id])?;
-    for session in sessions {
-        recount_session(tx, &session)?;
-        keep_branch(tx, &session, !bulk)?;
+    for session in &sessions {
+        recount_session(tx, session)?;
+        keep_branch(tx, session, !bulk)?;
     }
-    // (A bulk load derives the whole ledger at its end.)
+    // (A bulk load derives the whole ledger, and the overview's sums, at its end.)
     if !bulk {
         usage::settle(tx, &keys)?;
+        stats::restat(tx, sessions.iter().map(String::as_str))?;
     }
     Ok(())
 }
@@ -288,12 +290,19 @@ pub(crate) fn write_entries(
         };
         written.media += insert_payloads(tx, entry_id, d.offset, stored)?;
         recorder.record(tx, entry_id, session, stored.meta.columns.timestamp.as_deref(), &stored.meta, hidden)?;
+        if stored.meta.tools.is_some() || stored.meta.tool_text.is_some() {
+            let timestamp = stored.meta.columns.timestamp.as_deref();
+            stats::record(tx, entry_id, session, timestamp, file.format, &stored.stripped)?;
+        }
         delta.add(stored, order, duplicate);
     }
+    let touched: Vec<String> = if file.bulk { Vec::new() } else { sessions.keys().map(|s| (*s).to_owned()).collect() };
     upsert_sessions(tx, sessions, file.format.name())?;
     // (After the batch's own counts: an entry it hid may be one it wrote, of a session new with it.)
     shown.uncount(tx)?;
     recorder.finish(tx, file.bulk)?;
+    // (A bulk load makes every session's sums at its end.)
+    stats::restat(tx, touched.iter().map(String::as_str))?;
     Ok(written)
 }
 

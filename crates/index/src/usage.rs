@@ -8,8 +8,8 @@
 //! in, so the ledger after any sequence of appends, rewrites and deletions is the one a re-index
 //! builds. Keys touched by a batch are settled at its end (`settle`); a bulk load settles all at
 //! once at its end (`settle_all`). With the ledger, the writer keeps its sums by session, day,
-//! agent, model, tier and context size (`usage_sums`), made again for every session's day a batch
-//! touched, for the reports to read.
+//! agent, model, tier and context size (`usage_sums`), and the same by hour (`usage_hours`, for the
+//! overview), made again for every session's day a batch touched, for the reports to read.
 //!
 //! A format may state a thread's running total instead of each response's counts
 //! ([`format::Usage::running`]), and name the model on a line of its own ([`Meta::model`]). The
@@ -214,9 +214,16 @@ pub(crate) fn settle(tx: &Connection, keys: &BTreeSet<String>) -> Result<()> {
     }
     let mut delete = tx.prepare_cached("DELETE FROM usage_sums WHERE session_id = ?1 AND day IS ?2")?;
     let mut insert = tx.prepare_cached(&sums("WHERE u.session_id = ?1 AND u.day IS ?2"))?;
+    // (An hour's first ten characters are its day: both are the timestamp's, in UTC, else as written.)
+    let mut delete_hours = tx.prepare_cached(
+        "DELETE FROM usage_hours WHERE session_id = ?1 AND (hour IS NULL AND ?2 IS NULL OR substr(hour, 1, 10) = ?2)",
+    )?;
+    let mut insert_hours = tx.prepare_cached(&hour_sums("WHERE u.session_id = ?1 AND u.day IS ?2"))?;
     for (session, day) in &groups {
         delete.execute(params![session, day])?;
         insert.execute(params![session, day])?;
+        delete_hours.execute(params![session, day])?;
+        insert_hours.execute(params![session, day])?;
     }
     Ok(())
 }
@@ -369,10 +376,27 @@ fn sums(filter: &str) -> String {
     )
 }
 
+/// The statement that sums the ledger rows `filter` selects into `usage_hours`: as [`sums`], by
+/// UTC hour.
+fn hour_sums(filter: &str) -> String {
+    format!(
+        "INSERT INTO usage_hours (session_id, hour, agent, model, tier, over, responses, input_tokens, output_tokens,
+                                  cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens)
+         SELECT u.session_id, coalesce(strftime('%Y-%m-%dT%H', u.timestamp), substr(u.timestamp, 1, 13)), u.agent,
+                u.model, u.tier, {over}, count(*), sum(u.input_tokens), sum(u.output_tokens), sum(u.cache_read_tokens),
+                sum(u.cache_write_tokens), sum(u.cache_write_1h_tokens), sum(u.reasoning_tokens)
+         FROM usage u {filter}
+         GROUP BY 1, 2, 3, 4, 5, 6",
+        over = format::usage::over_sql(&format::usage::CONTEXT_SIZES),
+    )
+}
+
 /// Sums the whole ledger again, with today's context sizes.
-fn sum_all(tx: &Connection) -> Result<()> {
+pub(crate) fn sum_all(tx: &Connection) -> Result<()> {
     tx.execute("DELETE FROM usage_sums", [])?;
     tx.execute(&sums(""), [])?;
+    tx.execute("DELETE FROM usage_hours", [])?;
+    tx.execute(&hour_sums(""), [])?;
     tx.execute(
         "INSERT OR REPLACE INTO scrollback_meta (key, value) VALUES (?1, ?2)",
         [scrollback_core::db::USAGE_SUMS_SIZES, &format::usage::context_sizes_text()],

@@ -6,7 +6,7 @@
 //! payload's URL back into a stored line for a client; [`media`] streams a payload's decoded bytes,
 //! verified against its blake3; [`store`] is the one read interface every front end reads through ([`Store`]: SQLite's
 //! connection is its first store), and [`pool`] the readers' pool that hands it out; [`usage`] reports the usage ledger,
-//! priced by [`prices`]; [`markdown`] turns transcript text into sanitised HTML, and [`view`] gives
+//! priced by [`prices`], and [`stats`] the overview; [`markdown`] turns transcript text into sanitised HTML, and [`view`] gives
 //! an entry's texts so and its tool calls at a glance; [`export`] writes a session out (HTML, Markdown,
 //! its own lines), secrets taken out by [`redact`] if asked. Nothing here writes to the index.
 
@@ -23,6 +23,7 @@ pub mod pool;
 pub mod prices;
 pub mod redact;
 pub mod render;
+pub mod stats;
 pub mod status;
 pub mod store;
 pub mod usage;

@@ -87,6 +87,9 @@ pub trait Store {
     /// Where a payload is, by its ref or its hash (`Error::NotFound` if the store has none).
     fn media(&self, name: &MediaName) -> Result<MediaRecord>;
 
+    /// The overview's figures within `filter`, priced by `prices`.
+    fn stats(&self, filter: crate::stats::Filter<'_>, prices: &Prices) -> Result<crate::stats::Stats>;
+
     /// The usage ledger grouped `by`, within `filter`, priced by `prices`.
     fn usage(&self, by: By, filter: Filter<'_>, prices: &Prices) -> Result<Report>;
 
@@ -164,6 +167,10 @@ impl Store for Connection {
 
     fn usage(&self, by: By, filter: Filter<'_>, prices: &Prices) -> Result<Report> {
         crate::usage::report(self, by, filter, prices)
+    }
+
+    fn stats(&self, filter: crate::stats::Filter<'_>, prices: &Prices) -> Result<crate::stats::Stats> {
+        crate::stats::stats(self, filter, prices)
     }
 
     fn status(&self, data_dir: &Path) -> Result<IndexStatus> {

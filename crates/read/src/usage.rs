@@ -284,10 +284,7 @@ impl Bounds {
 /// by the group, the agent, the model, the price tier and the largest of `sizes` each sum is over.
 fn report_sql(by: By, project_filter: bool, summed: bool, sizes: &[u64]) -> String {
     let (table, responses, first, last, over) = if summed {
-        // The largest of the table's sizes that is not over the one the sums keep.
-        let arms: String = sizes.iter().rev().map(|n| format!(" WHEN u.over >= {n} THEN {n}")).collect();
-        let over = if sizes.is_empty() { "0".to_owned() } else { format!("CASE{arms} ELSE 0 END") };
-        ("usage_sums", "sum(u.responses)", "min(u.first_timestamp)", "max(u.last_timestamp)", over)
+        ("usage_sums", "sum(u.responses)", "min(u.first_timestamp)", "max(u.last_timestamp)", summed_over(sizes))
     } else {
         ("usage", "count(*)", "min(u.timestamp)", "max(u.timestamp)", usage::over_sql(sizes))
     };
@@ -322,6 +319,23 @@ fn report_sql(by: By, project_filter: bool, summed: bool, sizes: &[u64]) -> Stri
     )
 }
 
+/// The context size a sum's responses were over (`u.over`, one of the sizes the writer's sums keep)
+/// as the largest of the pricing table's `sizes` that is not over it.
+pub(crate) fn summed_over(sizes: &[u64]) -> String {
+    let arms: String = sizes.iter().rev().map(|n| format!(" WHEN u.over >= {n} THEN {n}")).collect();
+    if sizes.is_empty() { "0".to_owned() } else { format!("CASE{arms} ELSE 0 END") }
+}
+
+/// What a sum of `tokens` of `model`'s responses in `tier`, whose requests were over the context
+/// size `over`, cost at `prices`; `None` when unpriced.
+pub(crate) fn cost(prices: &Prices, model: Option<&str>, tier: Option<&str>, over: i64, tokens: Tokens) -> Option<f64> {
+    let long = prices
+        .model(model.unwrap_or(""))
+        .and_then(|m| m.long_context.as_ref())
+        .is_some_and(|l| over as u64 >= l.above_tokens && over > 0);
+    prices.cost(model, tier, &Priced { tokens, long })
+}
+
 /// A report's groups as the query's rows are added, their total, and the models that have no price.
 #[derive(Debug, Default)]
 struct Sums {
@@ -349,11 +363,7 @@ impl Sums {
             cache_write_1h: n(10)?,
             reasoning: n(11)?,
         };
-        let long = prices
-            .model(model.as_deref().unwrap_or(""))
-            .and_then(|m| m.long_context.as_ref())
-            .is_some_and(|l| over as u64 >= l.above_tokens && over > 0);
-        let cost = prices.cost(model.as_deref(), tier.as_deref(), &Priced { tokens, long });
+        let cost = cost(prices, model.as_deref(), tier.as_deref(), over, tokens);
         if cost.is_none() {
             let name = match (&model, &tier) {
                 (Some(m), Some(t)) => format!("{m} ({t})"),

@@ -137,6 +137,33 @@ pub(crate) enum Command {
         #[command(flatten)]
         prices: PricesArg,
     },
+    /// The overview: sessions, messages, tokens and cost per day, activity by hour, the top
+    /// projects, agents and models, tool use with failure rates, response times, recent edits,
+    /// and the longest and costliest sessions.
+    Stats {
+        #[command(flatten)]
+        data: DataDir,
+        /// From this day (YYYY-MM-DD, in the time zone --tz) on.
+        #[arg(long)]
+        since: Option<String>,
+        /// Up to this day (inclusive).
+        #[arg(long)]
+        until: Option<String>,
+        /// The time zone's offset from UTC, in whole hours (-12 to 14): days and hours are its.
+        #[arg(long, default_value_t = 0, allow_hyphen_values = true, value_parser = clap::value_parser!(i32).range(-12..=14))]
+        tz: i32,
+        /// Only this agent's sessions.
+        #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(scrollback::format::names()))]
+        agent: Option<String>,
+        /// Only this project's (its working directory, as the sessions list names it).
+        #[arg(long)]
+        project: Option<String>,
+        /// Print the figures as JSON (the same as GET /api/stats).
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        prices: PricesArg,
+    },
     /// Take a session away: one HTML file that opens offline (photos inline), Markdown with its
     /// photos in a folder beside it, or the transcript's own lines (JSONL), byte for byte.
     Export {

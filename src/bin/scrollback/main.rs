@@ -3,7 +3,7 @@
 //!
 //! Layout: `cli` (every command and flag, as clap types; bad usage), `serve` (the commands that run
 //! until stopped: `serve`, `mcp`, `demo-engine`), `read` (the commands that read the index and
-//! print: `search`, `export`, `usage`, `media`, `status`), `maintain` (`index`, `rebuild`, `check`,
+//! print: `search`, `export`, `usage`, `stats`, `media`, `status`), `maintain` (`index`, `rebuild`, `check`,
 //! `forget`, `unforget`, `push`), `table` (columns of text), `visible` (text printed with its
 //! control characters shown, not obeyed). This file: the tracing subscriber, the
 //! dispatch, and the exit codes (0, 1 on failure, 2 on bad usage; a broken pipe is success).
@@ -97,6 +97,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 model: None,
             };
             read::usage(&data.resolve()?, &by, filter, &prices.load()?, json)
+        }
+        Command::Stats { data, since, until, tz, agent, project, json, prices } => {
+            let filter = scrollback::read::stats::Filter {
+                since: since.as_deref(),
+                until: until.as_deref(),
+                tz_hours: tz,
+                agent: agent.as_deref(),
+                project: project.as_deref(),
+            };
+            read::stats(&data.resolve()?, filter, &prices.load()?, json)
         }
         Command::Media { reference, data, output } => read::media_cmd(&reference, &data.resolve()?, output.as_deref()),
     }

@@ -1,4 +1,5 @@
-//! The commands that read the index and print: `search`, `export`, `usage`, `media` and `status`.
+//! The commands that read the index and print: `search`, `export`, `usage`, `stats`, `media` and
+//! `status`.
 //! Each reads through the read crate's `Store` (or the ops crate, for `status`) and only formats
 //! what it gets; none of them writes the index.
 
@@ -352,6 +353,29 @@ pub(crate) fn usage(
         writeln!(out, "unpriced: {} ({n} responses): no price in the table; pass --prices FILE", one_line(model))?;
     }
     writeln!(out, "prices: {}", one_line(&format!("{}, taken {}", report.prices.source, report.prices.taken)))?;
+    Ok(())
+}
+
+/// `scrollback stats`: the overview as a report on a terminal (or JSON).
+pub(crate) fn stats(
+    data_dir: &Path,
+    filter: scrollback::read::stats::Filter<'_>,
+    prices: &scrollback::read::prices::Prices,
+    json: bool,
+) -> anyhow::Result<()> {
+    let conn = index::open(data_dir)?;
+    let store: &dyn Store = &conn;
+    let stats = store.stats(filter, prices).map_err(|e| match e {
+        scrollback::Error::BadQuery(why) => anyhow::Error::new(Usage(why)),
+        e => e.into(),
+    })?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &stats)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    crate::table::write_stats(&mut out, &stats)?;
     Ok(())
 }
 

@@ -1,0 +1,91 @@
+//! `GET /api/stats`: the overview's figures ([`scrollback_read::stats::stats`]), for the viewer's
+//! Overview page and anyone else. A route of the table, boxed as each group of routes is.
+
+use serde::Deserialize;
+use warp::filters::BoxedFilter;
+use warp::http::{Method, header};
+use warp::{Filter as _, Reply as _};
+
+use super::filters::raw_query;
+use super::{Api, ApiError};
+use scrollback_read::stats::Filter;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    since: Option<String>,
+    until: Option<String>,
+    tz: Option<String>,
+    agent: Option<String>,
+    project: Option<String>,
+}
+
+/// `/api/stats`, for the route table.
+pub(crate) fn routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
+    let api = api.clone();
+    warp::path!("stats")
+        .and(warp::method())
+        .and(raw_query())
+        .then(move |method: Method, query: String| {
+            let api = api.clone();
+            async move {
+                let answer = match checked(&method, &query) {
+                    Ok(params) => run(api, params).await,
+                    Err(e) => Err(e),
+                };
+                match answer {
+                    Ok(body) => {
+                        warp::reply::with_header(body, header::CONTENT_TYPE, "application/json").into_response()
+                    }
+                    Err(e) => e.response(),
+                }
+            }
+        })
+        .boxed()
+}
+
+fn checked(method: &Method, query: &str) -> Result<Params, ApiError> {
+    if method != Method::GET {
+        return Err(ApiError::method_not_allowed("GET", "get-only", "this route takes GET"));
+    }
+    serde_urlencoded::from_str(query).map_err(|e| ApiError::bad_request(format!("query: {e}")))
+}
+
+/// The figures as JSON, or the API's error for a parameter it cannot take.
+async fn run(api: Api, p: Params) -> Result<String, ApiError> {
+    let nonempty = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
+    let agent = nonempty(p.agent);
+    if let Some(a) = &agent
+        && scrollback_core::format::by_name(a).is_none()
+    {
+        return Err(ApiError::bad_request(format!(
+            "agent: {:?} is none of {}",
+            a.chars().take(60).collect::<String>(),
+            scrollback_core::format::names().join(", ")
+        )));
+    }
+    let tz_hours = match nonempty(p.tz) {
+        None => 0,
+        Some(tz) => tz
+            .trim()
+            .parse::<i32>()
+            .ok()
+            .filter(|h| (-12..=14).contains(h))
+            .ok_or_else(|| ApiError::bad_request("tz: an offset from UTC in whole hours, -12 to 14"))?,
+    };
+    let (since, until, project) = (nonempty(p.since), nonempty(p.until), nonempty(p.project));
+    let prices = api.inner.prices.clone();
+    let stats = api
+        .db(move |store| {
+            let filter = Filter {
+                since: since.as_deref(),
+                until: until.as_deref(),
+                tz_hours,
+                project: project.as_deref(),
+                agent: agent.as_deref(),
+            };
+            store.stats(filter, &prices)
+        })
+        .await?;
+    serde_json::to_string(&stats).map_err(|e| ApiError::from(scrollback_core::Error::Internal(e.to_string())))
+}

@@ -1,0 +1,408 @@
+//! The overview's sums: each line's tool calls and edits (`tool_events`, written with the line), and
+//! each session's messages, tool use and response times by hour (`stats_hours`, `tool_hours`,
+//! `response_hours`), made again from its rows whenever a batch writes or removes entries of it.
+//!
+//! A session's sums are derived from its shown entries (copies and hidden ones left out) in
+//! conversation order by one walk ([`Walk`]), never added to: whatever the order the lines, copies
+//! and rewrites arrived in, the sums are those a fresh index makes. A bulk load makes every
+//! session's at its end ([`restat_all`]). Never reads a transcript: the stored lines only.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use rusqlite::{Connection, params};
+use serde_json::Value;
+
+use scrollback_core::db::{RESPONSE_BUCKETS, STATS_PENDING};
+use scrollback_core::error::Result;
+use scrollback_core::format::{self, Format, Part};
+
+/// One tool call or result of a line, as `tool_events` keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Event {
+    /// A call: the tool; a result: `None`.
+    tool: Option<String>,
+    /// Whether the tool said it failed; `None` for a call whose result is not beside it.
+    failed: Option<bool>,
+    /// An edit: its file(s), lines added and removed.
+    edit: Option<(String, i64, i64)>,
+}
+
+/// The calls and results among `parts` (in folds and quoted messages too), in order. A result right
+/// after its call (Gemini CLI writes them together) is that call's.
+fn events(parts: &[Part], out: &mut Vec<Event>) {
+    let mut after_call = false;
+    for part in parts {
+        match part {
+            Part::ToolCall(call) => {
+                let edit = (call.lines.is_some() || !call.diff.is_empty()).then(|| {
+                    let (added, removed) = call.lines.unwrap_or_else(|| {
+                        let count = |op| call.diff.iter().filter(|l| l.op == op).count();
+                        (count('+'), count('-'))
+                    });
+                    (call.subject.clone(), added as i64, removed as i64)
+                });
+                out.push(Event { tool: Some(call.tool.clone()), failed: None, edit });
+                after_call = true;
+                continue;
+            }
+            Part::ToolResult { error, .. } => match out.last_mut() {
+                Some(call) if after_call => call.failed = Some(*error),
+                _ => out.push(Event { tool: None, failed: Some(*error), edit: None }),
+            },
+            Part::Group { parts, .. } | Part::Message { parts, .. } => events(parts, out),
+            _ => {}
+        }
+        after_call = false;
+    }
+}
+
+/// Writes the tool calls and results of the stored line `stripped` (entry `entry_id` of `session`,
+/// stamped `timestamp`), in `format`. A line that does not parse has none.
+pub(crate) fn record(
+    tx: &Connection,
+    entry_id: i64,
+    session: &str,
+    timestamp: Option<&str>,
+    format: &dyn Format,
+    stripped: &str,
+) -> Result<()> {
+    let Ok(line) = serde_json::from_str::<Value>(stripped) else { return Ok(()) };
+    let mut found = Vec::new();
+    events(&format.parts(&line), &mut found);
+    if found.is_empty() {
+        return Ok(());
+    }
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO tool_events (entry_id, ordinal, session_id, tool, failed, path, added, removed, timestamp)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?;
+    for (ordinal, e) in found.iter().enumerate() {
+        let (path, added, removed) = match &e.edit {
+            Some((path, added, removed)) => (Some(path.as_str()), Some(*added), Some(*removed)),
+            None => (None, None, None),
+        };
+        insert.execute(params![
+            entry_id,
+            ordinal as i64,
+            session,
+            e.tool,
+            e.failed,
+            path,
+            added,
+            removed,
+            timestamp
+        ])?;
+    }
+    Ok(())
+}
+
+/// Removes the tool events of the entries `entries` (an SQL condition on `entries`, with `?1`)
+/// selects, before those entries are deleted.
+pub(crate) fn drop_events(tx: &Connection, entries: &str, param: &dyn rusqlite::ToSql) -> Result<()> {
+    tx.execute(
+        &format!("DELETE FROM tool_events WHERE entry_id IN (SELECT id FROM entries WHERE {entries})"),
+        [param],
+    )?;
+    Ok(())
+}
+
+/// Removes a session's sums (it was forgotten).
+pub(crate) fn drop_session(tx: &Connection, session: &str) -> Result<()> {
+    for table in ["stats_hours", "tool_hours", "response_hours"] {
+        tx.prepare_cached(&format!("DELETE FROM {table} WHERE session_id = ?1"))?.execute([session])?;
+    }
+    Ok(())
+}
+
+/// The UTC hour (`YYYY-MM-DDTHH`) of a timestamp, as SQLite's `strftime` gives it (a timestamp with
+/// an offset is moved to UTC); `None` for none, or one that is no time.
+fn hour_of(timestamp: Option<&str>) -> Option<(String, jiff::Timestamp)> {
+    let t: jiff::Timestamp = timestamp?.parse().ok()?;
+    Some((t.strftime("%Y-%m-%dT%H").to_string(), t))
+}
+
+/// The bucket of a response time of `seconds`.
+fn bucket(seconds: f64) -> i64 {
+    RESPONSE_BUCKETS.iter().position(|&b| seconds <= f64::from(b)).unwrap_or(RESPONSE_BUCKETS.len()) as i64
+}
+
+/// One session's sums, as its entries are walked in conversation order.
+#[derive(Debug, Default)]
+struct Walk {
+    /// Messages and prompts by hour.
+    hours: BTreeMap<String, (i64, i64)>,
+    /// Calls and failures by hour and tool.
+    tools: BTreeMap<(String, String), (i64, i64)>,
+    /// Responses by hour, model and bucket.
+    responses: BTreeMap<(String, String, i64), i64>,
+    /// Calls waiting for their result: the call's hour and tool.
+    waiting: VecDeque<(String, String)>,
+    /// The last prompt not answered yet: its hour and time.
+    prompt: Option<(String, jiff::Timestamp)>,
+    /// Responses whose model no usage line has named yet: their hour and bucket.
+    unnamed: Vec<(String, i64)>,
+}
+
+/// One entry as the walk reads it.
+struct Row {
+    id: i64,
+    kind: Option<String>,
+    role: Option<String>,
+    timestamp: Option<String>,
+    said: bool,
+    shown: bool,
+    sidechain: bool,
+}
+
+impl Walk {
+    /// Takes in one entry, with its tool events and the model of its usage line, if any.
+    fn add(&mut self, row: &Row, events: &[(Option<String>, Option<bool>)], model: Option<&str>) {
+        if row.shown {
+            let is = |name: &str| row.kind.as_deref() == Some(name) || row.role.as_deref() == Some(name);
+            let (user, assistant) = (is("user"), is("assistant"));
+            let at = hour_of(row.timestamp.as_deref());
+            let prompt = user && row.said && !row.sidechain;
+            if let Some((hour, _)) = &at
+                && (user || assistant)
+            {
+                let h = self.hours.entry(hour.clone()).or_default();
+                h.0 += 1;
+                h.1 += prompt as i64;
+            }
+            if prompt {
+                self.prompt = at.clone();
+                // Calls the person interrupted get no result.
+                self.waiting.clear();
+            } else if assistant
+                && !row.sidechain
+                && let (Some((hour, asked)), Some((_, answered))) = (self.prompt.as_ref(), &at)
+            {
+                let seconds = answered.duration_since(*asked).as_secs_f64();
+                if seconds >= 0.0 {
+                    self.unnamed.push((hour.clone(), bucket(seconds)));
+                }
+                self.prompt = None;
+            }
+            let hour = at.map(|(h, _)| h);
+            for (tool, failed) in events {
+                match (tool, &hour) {
+                    (Some(tool), Some(hour)) => {
+                        let t = self.tools.entry((hour.clone(), tool.clone())).or_default();
+                        t.0 += 1;
+                        t.1 += (*failed == Some(true)) as i64;
+                        if failed.is_none() {
+                            self.waiting.push_back((hour.clone(), tool.clone()));
+                        }
+                    }
+                    (Some(_), None) => {}
+                    (None, _) => {
+                        if let Some(call) = self.waiting.pop_front()
+                            && *failed == Some(true)
+                        {
+                            self.tools.entry(call).or_default().1 += 1;
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(model) = model {
+            for (hour, bucket) in self.unnamed.drain(..) {
+                *self.responses.entry((hour, model.to_owned(), bucket)).or_default() += 1;
+            }
+        }
+    }
+
+    /// Writes the session's sums.
+    fn write(mut self, tx: &Connection, session: &str) -> Result<()> {
+        for (hour, bucket) in std::mem::take(&mut self.unnamed) {
+            *self.responses.entry((hour, String::new(), bucket)).or_default() += 1;
+        }
+        let mut hours =
+            tx.prepare_cached("INSERT INTO stats_hours (session_id, hour, messages, prompts) VALUES (?1, ?2, ?3, ?4)")?;
+        for (hour, (messages, prompts)) in &self.hours {
+            hours.execute(params![session, hour, messages, prompts])?;
+        }
+        let mut tools = tx.prepare_cached(
+            "INSERT INTO tool_hours (session_id, hour, tool, calls, failures) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        for ((hour, tool), (calls, failures)) in &self.tools {
+            tools.execute(params![session, hour, tool, calls, failures])?;
+        }
+        let mut responses = tx.prepare_cached(
+            "INSERT INTO response_hours (session_id, hour, model, bucket, responses) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        for ((hour, model, bucket), n) in &self.responses {
+            responses.execute(params![session, hour, model, bucket, n])?;
+        }
+        Ok(())
+    }
+}
+
+/// The columns of an entry the walk reads, after its session (`?1` is the session, if one).
+const ROW: &str = "session_id, id, type, role, timestamp, coalesce(text, '') != '', duplicate = 0 AND invalid IS NULL,
+                   is_sidechain";
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, Row)> {
+    Ok((
+        r.get(0)?,
+        Row {
+            id: r.get(1)?,
+            kind: r.get(2)?,
+            role: r.get(3)?,
+            timestamp: r.get(4)?,
+            said: r.get(5)?,
+            shown: r.get(6)?,
+            sidechain: r.get(7)?,
+        },
+    ))
+}
+
+/// Tool events by entry, and the model of each entry that stands for a response in the ledger,
+/// of the rows `filter` selects (`?1` the session, if any).
+type Events = HashMap<i64, Vec<(Option<String>, Option<bool>)>>;
+
+fn lookups(tx: &Connection, filter: &str, param: &[&dyn rusqlite::ToSql]) -> Result<(Events, HashMap<i64, String>)> {
+    let mut events: Events = HashMap::new();
+    let mut stmt = tx.prepare_cached(&format!(
+        "SELECT entry_id, tool, failed FROM tool_events {filter} ORDER BY entry_id, ordinal"
+    ))?;
+    let mut rows = stmt.query(param)?;
+    while let Some(r) = rows.next()? {
+        events.entry(r.get(0)?).or_default().push((r.get(1)?, r.get::<_, Option<bool>>(2)?));
+    }
+    let mut models = HashMap::new();
+    let mut stmt = tx.prepare_cached(&format!("SELECT entry_id, model FROM usage {filter} AND model IS NOT NULL"))?;
+    let mut rows = stmt.query(param)?;
+    while let Some(r) = rows.next()? {
+        models.insert(r.get(0)?, r.get(1)?);
+    }
+    Ok((events, models))
+}
+
+/// Makes the sums of `sessions` again from their rows.
+pub(crate) fn restat<'a>(tx: &Connection, sessions: impl IntoIterator<Item = &'a str>) -> Result<()> {
+    for session in sessions {
+        drop_session(tx, session)?;
+        let (events, models) = lookups(tx, "WHERE session_id = ?1", &[&session])?;
+        let mut walk = Walk::default();
+        let mut stmt = tx.prepare_cached(&format!(
+            "SELECT {ROW} FROM entries WHERE session_id = ?1 ORDER BY sort_at, sort_file, line, id"
+        ))?;
+        let mut rows = stmt.query([session])?;
+        while let Some(r) = rows.next()? {
+            let (_, row) = row(r)?;
+            let none = Vec::new();
+            walk.add(&row, events.get(&row.id).unwrap_or(&none), models.get(&row.id).map(String::as_str));
+        }
+        walk.write(tx, session)?;
+    }
+    Ok(())
+}
+
+/// Makes every session's sums again: one walk over every entry in conversation order.
+pub(crate) fn restat_all(tx: &Connection) -> Result<()> {
+    tx.execute_batch("DELETE FROM stats_hours; DELETE FROM tool_hours; DELETE FROM response_hours;")?;
+    let (events, models) = lookups(tx, "WHERE 1", &[])?;
+    let mut stmt = tx.prepare(&format!(
+        "SELECT {ROW} FROM entries INDEXED BY entries_order ORDER BY session_id, sort_at, sort_file, line, id"
+    ))?;
+    let mut rows = stmt.query([])?;
+    let mut current: Option<(String, Walk)> = None;
+    while let Some(r) = rows.next()? {
+        let (session, row) = row(r)?;
+        if current.as_ref().is_none_or(|(s, _)| *s != session) {
+            if let Some((s, walk)) = current.take() {
+                walk.write(tx, &s)?;
+            }
+            current = Some((session, Walk::default()));
+        }
+        let none = Vec::new();
+        let walk = &mut current.as_mut().expect("just set").1;
+        walk.add(&row, events.get(&row.id).unwrap_or(&none), models.get(&row.id).map(String::as_str));
+    }
+    if let Some((s, walk)) = current.take() {
+        walk.write(tx, &s)?;
+    }
+    Ok(())
+}
+
+/// Makes the tool events and every sum from the stored lines, if [`STATS_PENDING`] says it must
+/// be (an index from before version 13, or rows carried over by a rebuild): the lines with tool
+/// text described again, a thousand at a time, in one transaction.
+pub(crate) fn backfill(conn: &Connection) -> Result<()> {
+    let pending: bool =
+        conn.query_row("SELECT EXISTS (SELECT 1 FROM scrollback_meta WHERE key = ?1)", [STATS_PENDING], |r| r.get(0))?;
+    if !pending {
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    let tx = conn.unchecked_transaction()?;
+    tx.execute("DELETE FROM tool_events", [])?;
+    let mut after = 0i64;
+    loop {
+        let mut stmt = tx.prepare_cached(
+            "SELECT id, session_id, timestamp, agent, stripped FROM entries
+             WHERE id > ?1 AND stripped IS NOT NULL AND (tool_text IS NOT NULL OR tools IS NOT NULL)
+             ORDER BY id LIMIT 1000",
+        )?;
+        type Line = (i64, String, Option<String>, String, String);
+        let rows: Vec<Line> = stmt
+            .query_map([after], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        drop(stmt);
+        let Some(last) = rows.last() else { break };
+        after = last.0;
+        for (id, session, timestamp, agent, stripped) in rows {
+            let own = format::by_name(&agent).unwrap_or(format::DEFAULT);
+            record(&tx, id, &session, timestamp.as_deref(), own, &stripped)?;
+        }
+    }
+    restat_all(&tx)?;
+    crate::usage::sum_all(&tx)?;
+    tx.execute("DELETE FROM scrollback_meta WHERE key = ?1", [STATS_PENDING])?;
+    tx.commit()?;
+    tracing::info!(seconds = started.elapsed().as_secs_f64(), "index: the overview's sums made from the stored lines");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(tool: &str, input: &str) -> Part {
+        Part::ToolCall(format::parts::tool_call(tool, &serde_json::from_str(input).unwrap()))
+    }
+
+    fn result(error: bool) -> Part {
+        Part::ToolResult { text: String::new(), error, label: None, media: Vec::new() }
+    }
+
+    #[test]
+    fn edits_name_their_file_and_a_result_beside_its_call_is_its_own() {
+        let parts = [
+            call("Edit", r#"{"file_path":"/w/a.rs","old_string":"a\nb\n","new_string":"a\nc\nd\n"}"#),
+            result(true),
+            call("Bash", r#"{"command":"ls"}"#),
+            Part::Text("and".into()),
+            result(false),
+        ];
+        let mut out = Vec::new();
+        events(&parts, &mut out);
+        assert_eq!(
+            out,
+            [
+                Event { tool: Some("Edit".into()), failed: Some(true), edit: Some(("/w/a.rs".into(), 2, 1)) },
+                Event { tool: Some("Bash".into()), failed: None, edit: None },
+                Event { tool: None, failed: Some(false), edit: None },
+            ]
+        );
+    }
+
+    #[test]
+    fn buckets_hold_the_times_not_over_them() {
+        assert_eq!(bucket(0.0), 0);
+        assert_eq!(bucket(1.0), 0);
+        assert_eq!(bucket(1.5), 1);
+        assert_eq!(bucket(1e9), RESPONSE_BUCKETS.len() as i64, "longer than all");
+    }
+}

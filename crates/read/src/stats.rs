@@ -1,0 +1,671 @@
+//! The overview (`GET /api/stats`, `scrollback stats`): sessions, messages, tokens and cost per day,
+//! activity by weekday and hour, the top projects, agents and models, tool use with failure rates,
+//! response times per model, the files edited most recently, and the longest and costliest
+//! sessions, between two days of a time zone of whole hours, for a project and an agent.
+//!
+//! Every figure is a small `GROUP BY` over the sums the writer keeps by session and UTC hour
+//! (`stats_hours`, `tool_hours`, `response_hours`, `usage_hours`), or an ordered walk of an index
+//! (`tool_events_edits`); never the entries, never a transcript. Cost is priced here as the usage
+//! report prices it ([`crate::usage`]). A figure with no hour (a line without a timestamp) is in none.
+
+use std::collections::BTreeMap;
+
+use jiff::civil::Date;
+use rusqlite::{Connection, params};
+use serde::Serialize;
+
+use crate::prices::Prices;
+use crate::usage::{cost, summed_over};
+use scrollback_core::db::RESPONSE_BUCKETS;
+use scrollback_core::error::{Error, Result};
+use scrollback_core::format::Tokens;
+
+/// How many of each list the overview holds (projects, sessions, edits…).
+pub const TOP: usize = 10;
+
+/// Which activity the overview covers.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Filter<'a> {
+    /// From this day (`YYYY-MM-DD`, in the time zone `tz_hours`) on.
+    pub since: Option<&'a str>,
+    /// Up to this day, inclusive.
+    pub until: Option<&'a str>,
+    /// The time zone's offset from UTC, in whole hours (-12 to 14): days and hours are its.
+    pub tz_hours: i32,
+    /// Only this project's sessions.
+    pub project: Option<&'a str>,
+    /// Only this agent's sessions.
+    pub agent: Option<&'a str>,
+}
+
+/// The filter as the overview applied it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Applied {
+    /// First day, if any.
+    pub since: Option<String>,
+    /// Last day, if any.
+    pub until: Option<String>,
+    /// Offset from UTC in hours.
+    pub tz_hours: i32,
+    /// Project, if any.
+    pub project: Option<String>,
+    /// Agent, if any.
+    pub agent: Option<String>,
+}
+
+/// Tokens and cost of some responses.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Spend {
+    /// API responses.
+    pub responses: u64,
+    /// Input, output, cache read and cache write tokens.
+    pub tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// USD, of the priced responses.
+    pub cost: f64,
+    /// Responses whose model or tier has no price (left out of `cost`).
+    pub unpriced_responses: u64,
+}
+
+impl Spend {
+    fn add(&mut self, responses: u64, tokens: &Tokens, cost: Option<f64>) {
+        self.responses += responses;
+        self.tokens += tokens.total();
+        self.output_tokens += tokens.output;
+        match cost {
+            Some(c) => self.cost += c,
+            None => self.unpriced_responses += responses,
+        }
+    }
+}
+
+/// The figures of one day.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Day {
+    /// `YYYY-MM-DD`, in the filter's time zone.
+    pub day: String,
+    /// Sessions with a message that day.
+    pub sessions: u64,
+    /// Messages (the `messages` view's rows).
+    pub messages: u64,
+    /// Of them, a person's prompts.
+    pub prompts: u64,
+    /// Tokens and cost.
+    #[serde(flatten)]
+    pub spend: Spend,
+}
+
+/// A project, an agent or a model, with its figures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Top {
+    /// Its name (`None`: sessions without a project, responses without a model).
+    pub name: Option<String>,
+    /// Sessions with a message (not counted for models).
+    pub sessions: u64,
+    /// Messages (not counted for models).
+    pub messages: u64,
+    /// Tokens and cost.
+    #[serde(flatten)]
+    pub spend: Spend,
+}
+
+/// One tool's calls.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolUse {
+    /// The tool's name as the agent called it.
+    pub tool: String,
+    /// Calls.
+    pub calls: u64,
+    /// Of them, those whose result said they failed.
+    pub failures: u64,
+    /// `failures / calls`.
+    pub failure_rate: f64,
+}
+
+/// One model's response times, from the histogram: each percentile is the upper bound of the
+/// bucket it falls in (`null` past the last bound).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResponseTime {
+    /// The model (`None`: no usage line named one).
+    pub model: Option<String>,
+    /// Prompts answered.
+    pub responses: u64,
+    /// Median, seconds.
+    pub p50: Option<u32>,
+    /// 90th percentile, seconds.
+    pub p90: Option<u32>,
+    /// 99th percentile, seconds.
+    pub p99: Option<u32>,
+    /// Responses per bucket of `bucketSeconds`, and one more: longer than all.
+    pub histogram: Vec<u64>,
+}
+
+/// A file edit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Edit {
+    /// When.
+    pub timestamp: String,
+    /// The file (or the files a patch names).
+    pub path: String,
+    /// The tool.
+    pub tool: String,
+    /// Lines added.
+    pub added: u64,
+    /// Lines removed.
+    pub removed: u64,
+    /// Its session.
+    pub session_id: String,
+    /// The session's title.
+    pub title: Option<String>,
+    /// The session's project.
+    pub project: Option<String>,
+}
+
+/// A session among the longest or costliest.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionFigure {
+    /// Its id.
+    pub session_id: String,
+    /// Its title.
+    pub title: Option<String>,
+    /// Its project.
+    pub project: Option<String>,
+    /// Its agent.
+    pub agent: String,
+    /// Messages within the filter.
+    pub messages: u64,
+    /// Its first and last timestamps (all of it).
+    pub first_timestamp: Option<String>,
+    /// See `first_timestamp`.
+    pub last_timestamp: Option<String>,
+    /// Tokens and cost within the filter.
+    #[serde(flatten)]
+    pub spend: Spend,
+}
+
+/// The totals.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Totals {
+    /// Sessions with a message.
+    pub sessions: u64,
+    /// Messages.
+    pub messages: u64,
+    /// A person's prompts.
+    pub prompts: u64,
+    /// Tool calls.
+    pub tool_calls: u64,
+    /// Tool calls that failed.
+    pub tool_failures: u64,
+    /// Tokens and cost.
+    #[serde(flatten)]
+    pub spend: Spend,
+}
+
+/// The overview.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stats {
+    /// The filter applied.
+    pub filter: Applied,
+    /// The totals.
+    pub totals: Totals,
+    /// Every day from the first with activity to the last (or the filter's bounds), in order.
+    pub days: Vec<Day>,
+    /// Messages by weekday (0 Sunday … 6 Saturday) and hour (0 … 23).
+    pub heatmap: Vec<Vec<u64>>,
+    /// Messages by hour of the day.
+    pub hours: Vec<u64>,
+    /// The projects with the most messages.
+    pub projects: Vec<Top>,
+    /// The agents, most messages first.
+    pub agents: Vec<Top>,
+    /// The models with the most tokens.
+    pub models: Vec<Top>,
+    /// Every tool, most calls first.
+    pub tools: Vec<ToolUse>,
+    /// The histogram's buckets' upper bounds, seconds.
+    pub bucket_seconds: Vec<u32>,
+    /// Response times per model, most responses first.
+    pub response_times: Vec<ResponseTime>,
+    /// The files edited most recently.
+    pub recent_edits: Vec<Edit>,
+    /// The sessions with the most messages.
+    pub longest_sessions: Vec<SessionFigure>,
+    /// The sessions that cost the most.
+    pub costliest_sessions: Vec<SessionFigure>,
+}
+
+/// The filter's bounds as the queries take them.
+struct Bounds {
+    /// `?1`: on or after this UTC hour.
+    since: Option<String>,
+    /// `?2`: before this UTC hour.
+    until: Option<String>,
+    /// `?3`, `?4`.
+    agent: Option<String>,
+    project: Option<String>,
+    /// `?5`: SQLite's modifier from UTC to the time zone.
+    shift: String,
+}
+
+/// The common conditions on a table of sums `h` joined to its session `s`.
+const WHERE: &str = "h.hour IS NOT NULL AND (?1 IS NULL OR h.hour >= ?1) AND (?2 IS NULL OR h.hour < ?2)
+                     AND (?3 IS NULL OR s.agent = ?3) AND (?4 IS NULL OR s.project = ?4) AND ?5 IS NOT NULL";
+
+/// The UTC hour `YYYY-MM-DDTHH` at which day `day` of the time zone `tz_hours` starts (`plus` days
+/// later).
+fn utc_hour(name: &str, day: &str, tz_hours: i32, plus: i64) -> Result<String> {
+    let date: Date =
+        day.parse().map_err(|e| Error::BadQuery(format!("{name}: {day:?} is not a date (YYYY-MM-DD): {e}")))?;
+    let start = date
+        .checked_add(jiff::Span::new().days(plus))
+        .and_then(|d| d.to_datetime(jiff::civil::Time::midnight()).checked_sub(jiff::Span::new().hours(tz_hours)))
+        .map_err(|e| Error::BadQuery(format!("{name}: {e}")))?;
+    Ok(start.strftime("%Y-%m-%dT%H").to_string())
+}
+
+/// The overview within `filter`, priced by `prices`.
+pub fn stats(conn: &Connection, filter: Filter<'_>, prices: &Prices) -> Result<Stats> {
+    if !(-12..=14).contains(&filter.tz_hours) {
+        return Err(Error::BadQuery(format!("tz: {} is not an offset from -12 to 14 hours", filter.tz_hours)));
+    }
+    let b = Bounds {
+        since: filter.since.map(|d| utc_hour("since", d, filter.tz_hours, 0)).transpose()?,
+        until: filter.until.map(|d| utc_hour("until", d, filter.tz_hours, 1)).transpose()?,
+        agent: filter.agent.map(str::to_owned),
+        project: filter.project.map(str::to_owned),
+        shift: format!("{:+} hours", filter.tz_hours),
+    };
+    let p = params![b.since, b.until, b.agent, b.project, b.shift];
+    let local = |f: &str| format!("strftime('{f}', h.hour || ':00:00', ?5)");
+    let mut out = Stats {
+        filter: Applied {
+            since: filter.since.map(str::to_owned),
+            until: filter.until.map(str::to_owned),
+            tz_hours: filter.tz_hours,
+            project: b.project.clone(),
+            agent: b.agent.clone(),
+        },
+        heatmap: vec![vec![0; 24]; 7],
+        hours: vec![0; 24],
+        bucket_seconds: RESPONSE_BUCKETS.to_vec(),
+        ..Stats::default()
+    };
+    let n = |r: &rusqlite::Row<'_>, i: usize| r.get::<_, Option<i64>>(i).map(|v| v.unwrap_or(0).max(0) as u64);
+    let mut days: BTreeMap<String, Day> = BTreeMap::new();
+
+    // Messages: by day, by weekday and hour, in all.
+    let sql = format!(
+        "SELECT {day}, {wday}, {hour}, count(DISTINCT h.session_id), sum(h.messages), sum(h.prompts)
+         FROM stats_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE} GROUP BY 1, 2, 3",
+        day = local("%Y-%m-%d"),
+        wday = local("%w"),
+        hour = local("%H"),
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(p)?;
+    while let Some(r) = rows.next()? {
+        let day: String = r.get(0)?;
+        let (wday, hour): (String, String) = (r.get(1)?, r.get(2)?);
+        let (messages, prompts) = (n(r, 4)?, n(r, 5)?);
+        let d = days.entry(day.clone()).or_insert_with(|| Day { day, ..Day::default() });
+        d.messages += messages;
+        d.prompts += prompts;
+        if let (Ok(w), Ok(h)) = (wday.parse::<usize>(), hour.parse::<usize>())
+            && w < 7
+            && h < 24
+        {
+            out.heatmap[w][h] += messages;
+            out.hours[h] += messages;
+        }
+        out.totals.messages += messages;
+        out.totals.prompts += prompts;
+    }
+    drop(rows);
+    // Sessions: distinct by day, and in all.
+    let sql = format!(
+        "SELECT {day}, count(DISTINCT h.session_id) FROM stats_hours h JOIN sessions s ON s.id = h.session_id
+         WHERE {WHERE} GROUP BY 1",
+        day = local("%Y-%m-%d")
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(p)?;
+    while let Some(r) = rows.next()? {
+        let day: String = r.get(0)?;
+        days.entry(day.clone()).or_insert_with(|| Day { day, ..Day::default() }).sessions = n(r, 1)?;
+    }
+    drop(rows);
+    // Projects and agents by messages and sessions.
+    let mut projects: BTreeMap<Option<String>, Top> = BTreeMap::new();
+    let mut agents: BTreeMap<Option<String>, Top> = BTreeMap::new();
+    let sql = format!(
+        "SELECT s.project, s.agent, count(DISTINCT h.session_id), sum(h.messages)
+         FROM stats_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE} GROUP BY 1, 2"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(p)?;
+    while let Some(r) = rows.next()? {
+        let (project, agent): (Option<String>, Option<String>) = (r.get(0)?, r.get(1)?);
+        let (sessions, messages) = (n(r, 2)?, n(r, 3)?);
+        for (map, key) in [(&mut projects, project), (&mut agents, agent)] {
+            let t = map.entry(key.clone()).or_insert_with(|| Top { name: key, ..Top::default() });
+            t.sessions += sessions;
+            t.messages += messages;
+        }
+        out.totals.sessions += sessions;
+    }
+    drop(rows);
+
+    // Tokens and cost: by day, project, agent and model.
+    let mut models: BTreeMap<Option<String>, Top> = BTreeMap::new();
+    let sql = format!(
+        "SELECT {day}, s.project, s.agent, h.model, h.tier, {over}, sum(h.responses), sum(h.input_tokens),
+                sum(h.output_tokens), sum(h.cache_read_tokens), sum(h.cache_write_tokens),
+                sum(h.cache_write_1h_tokens), sum(h.reasoning_tokens)
+         FROM usage_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE} GROUP BY 1, 2, 3, 4, 5, 6",
+        day = local("%Y-%m-%d"),
+        over = summed_over(&prices.long_context_sizes()).replace("u.over", "h.over"),
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(p)?;
+    while let Some(r) = rows.next()? {
+        let day: String = r.get(0)?;
+        let (project, agent, model, tier): (Option<String>, Option<String>, Option<String>, Option<String>) =
+            (r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?);
+        let over: i64 = r.get(5)?;
+        let responses = n(r, 6)?;
+        let tokens = Tokens {
+            input: n(r, 7)?,
+            output: n(r, 8)?,
+            cache_read: n(r, 9)?,
+            cache_write: n(r, 10)?,
+            cache_write_1h: n(r, 11)?,
+            reasoning: n(r, 12)?,
+        };
+        let c = cost(prices, model.as_deref(), tier.as_deref(), over, tokens);
+        days.entry(day.clone()).or_insert_with(|| Day { day, ..Day::default() }).spend.add(responses, &tokens, c);
+        for (map, key) in [(&mut projects, project), (&mut agents, agent), (&mut models, model)] {
+            map.entry(key.clone())
+                .or_insert_with(|| Top { name: key, ..Top::default() })
+                .spend
+                .add(responses, &tokens, c);
+        }
+        out.totals.spend.add(responses, &tokens, c);
+    }
+    drop(rows);
+    out.days = fill_days(days, filter)?;
+    out.projects = top(projects, |t| (t.messages, t.spend.tokens));
+    out.agents = top(agents, |t| (t.messages, t.spend.tokens));
+    out.models = top(models, |t| (t.spend.tokens, t.spend.responses));
+
+    // Tools.
+    let sql = format!(
+        "SELECT h.tool, sum(h.calls), sum(h.failures) FROM tool_hours h JOIN sessions s ON s.id = h.session_id
+         WHERE {WHERE} GROUP BY 1 ORDER BY 2 DESC, 1"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    out.tools = stmt
+        .query_map(p, |r| {
+            let (calls, failures) = (n(r, 1)?, n(r, 2)?);
+            Ok(ToolUse { tool: r.get(0)?, calls, failures, failure_rate: ratio(failures, calls) })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    out.totals.tool_calls = out.tools.iter().map(|t| t.calls).sum();
+    out.totals.tool_failures = out.tools.iter().map(|t| t.failures).sum();
+
+    // Response times.
+    let sql = format!(
+        "SELECT h.model, h.bucket, sum(h.responses) FROM response_hours h JOIN sessions s ON s.id = h.session_id
+         WHERE {WHERE} GROUP BY 1, 2"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut histograms: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    let mut rows = stmt.query(p)?;
+    while let Some(r) = rows.next()? {
+        let model: String = r.get(0)?;
+        let bucket: i64 = r.get(1)?;
+        let h = histograms.entry(model).or_insert_with(|| vec![0; RESPONSE_BUCKETS.len() + 1]);
+        if let Some(slot) = usize::try_from(bucket).ok().and_then(|b| h.get_mut(b)) {
+            *slot += n(r, 2)?;
+        }
+    }
+    drop(rows);
+    out.response_times = histograms
+        .into_iter()
+        .map(|(model, histogram)| {
+            let responses = histogram.iter().sum();
+            ResponseTime {
+                model: Some(model).filter(|m| !m.is_empty()),
+                responses,
+                p50: percentile(&histogram, 0.5),
+                p90: percentile(&histogram, 0.9),
+                p99: percentile(&histogram, 0.99),
+                histogram,
+            }
+        })
+        .collect();
+    out.response_times.sort_by(|a, b| b.responses.cmp(&a.responses).then(a.model.cmp(&b.model)));
+
+    out.recent_edits = recent_edits(conn, &b)?;
+    out.longest_sessions = longest(conn, p, &n)?;
+    out.costliest_sessions = costliest(conn, p, prices, &n, None)?;
+    // Each list's sessions with the other's figures.
+    for s in &mut out.longest_sessions {
+        let one = params![b.since, b.until, b.agent, b.project, b.shift, s.session_id];
+        if let Some(found) = costliest(conn, one, prices, &n, Some("h.session_id = ?6"))?.pop() {
+            s.spend = found.spend;
+        }
+    }
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT sum(h.messages) FROM stats_hours h JOIN sessions s ON s.id = h.session_id
+         WHERE {WHERE} AND h.session_id = ?6"
+    ))?;
+    for s in &mut out.costliest_sessions {
+        let one = params![b.since, b.until, b.agent, b.project, b.shift, s.session_id];
+        s.messages = stmt.query_row(one, |r| n(r, 0))?;
+    }
+    Ok(out)
+}
+
+/// `a / b`, 0 for no `b`.
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 { 0.0 } else { a as f64 / b as f64 }
+}
+
+/// The upper bound of the bucket the `q` quantile of `histogram` falls in; `None` for none, or
+/// past the last bound.
+pub fn percentile(histogram: &[u64], q: f64) -> Option<u32> {
+    let total: u64 = histogram.iter().sum();
+    if total == 0 {
+        return None;
+    }
+    // The rank of the quantile, 1-based: the smallest whose share is at least q.
+    let rank = ((q * total as f64).ceil() as u64).max(1);
+    let mut seen = 0;
+    for (i, count) in histogram.iter().enumerate() {
+        seen += count;
+        if seen >= rank {
+            return RESPONSE_BUCKETS.get(i).copied();
+        }
+    }
+    None
+}
+
+/// The first [`TOP`] of `map` by `key`, largest first (then by name).
+fn top(map: BTreeMap<Option<String>, Top>, key: impl Fn(&Top) -> (u64, u64)) -> Vec<Top> {
+    let mut v: Vec<Top> = map.into_values().collect();
+    v.sort_by(|a, b| key(b).cmp(&key(a)).then(a.name.cmp(&b.name)));
+    v.truncate(TOP);
+    v
+}
+
+/// Every day from the first to the last of `days` (or the filter's bounds, when given and within a
+/// year of the other), the days without activity as zeros, so that a chart's axis has each day.
+fn fill_days(mut days: BTreeMap<String, Day>, filter: Filter<'_>) -> Result<Vec<Day>> {
+    let parse = |s: &str| s.parse::<Date>().ok();
+    let first = filter.since.and_then(parse).or_else(|| days.keys().next().and_then(|d| parse(d)));
+    let last = filter.until.and_then(parse).or_else(|| days.keys().next_back().and_then(|d| parse(d)));
+    if let (Some(first), Some(last)) = (first, last)
+        && first <= last
+        && first.until(last).is_ok_and(|span| span.get_days() <= 3660)
+    {
+        let mut day = first;
+        while day <= last {
+            let name = day.to_string();
+            days.entry(name.clone()).or_insert_with(|| Day { day: name, ..Day::default() });
+            day = match day.tomorrow() {
+                Ok(next) => next,
+                Err(_) => break,
+            };
+        }
+    }
+    Ok(days.into_values().collect())
+}
+
+/// The [`TOP`] edits latest first.
+fn recent_edits(conn: &Connection, b: &Bounds) -> Result<Vec<Edit>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT t.timestamp, t.path, t.tool, t.added, t.removed, t.session_id, s.title, s.project
+         FROM tool_events t INDEXED BY tool_events_edits
+         JOIN entries e ON e.id = t.entry_id JOIN sessions s ON s.id = t.session_id
+         WHERE t.path IS NOT NULL AND t.timestamp IS NOT NULL AND e.duplicate = 0
+           AND (?1 IS NULL OR t.timestamp >= ?1) AND (?2 IS NULL OR t.timestamp < ?2)
+           AND (?3 IS NULL OR s.agent = ?3) AND (?4 IS NULL OR s.project = ?4)
+         ORDER BY t.timestamp DESC, t.entry_id DESC, t.ordinal DESC LIMIT ?5",
+    )?;
+    let edits = stmt
+        .query_map(params![b.since, b.until, b.agent, b.project, TOP as i64], |r| {
+            Ok(Edit {
+                timestamp: r.get(0)?,
+                path: r.get(1)?,
+                tool: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                added: r.get::<_, Option<i64>>(3)?.unwrap_or(0).max(0) as u64,
+                removed: r.get::<_, Option<i64>>(4)?.unwrap_or(0).max(0) as u64,
+                session_id: r.get(5)?,
+                title: r.get(6)?,
+                project: r.get(7)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(edits)
+}
+
+type Count<'a> = dyn Fn(&rusqlite::Row<'_>, usize) -> rusqlite::Result<u64> + 'a;
+
+/// The [`TOP`] sessions with the most messages.
+fn longest(conn: &Connection, p: &[&dyn rusqlite::ToSql], n: &Count<'_>) -> Result<Vec<SessionFigure>> {
+    let sql = format!(
+        "SELECT h.session_id, sum(h.messages), s.title, s.project, s.agent, s.first_timestamp, s.last_timestamp
+         FROM stats_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE}
+         GROUP BY h.session_id ORDER BY 2 DESC, 1 LIMIT {TOP}"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let sessions = stmt
+        .query_map(p, |r| {
+            Ok(SessionFigure {
+                session_id: r.get(0)?,
+                messages: n(r, 1)?,
+                title: r.get(2)?,
+                project: r.get(3)?,
+                agent: r.get(4)?,
+                first_timestamp: r.get(5)?,
+                last_timestamp: r.get(6)?,
+                spend: Spend::default(),
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(sessions)
+}
+
+/// The [`TOP`] sessions that cost the most (then by tokens), of those `and` selects too.
+fn costliest(
+    conn: &Connection,
+    p: &[&dyn rusqlite::ToSql],
+    prices: &Prices,
+    n: &Count<'_>,
+    and: Option<&str>,
+) -> Result<Vec<SessionFigure>> {
+    let sql = format!(
+        "SELECT h.session_id, h.model, h.tier, {over}, sum(h.responses), sum(h.input_tokens), sum(h.output_tokens),
+                sum(h.cache_read_tokens), sum(h.cache_write_tokens), sum(h.cache_write_1h_tokens),
+                sum(h.reasoning_tokens), s.title, s.project, s.agent, s.first_timestamp, s.last_timestamp
+         FROM usage_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE} AND {and} GROUP BY 1, 2, 3, 4",
+        over = summed_over(&prices.long_context_sizes()).replace("u.over", "h.over"),
+        and = and.unwrap_or("1"),
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(p)?;
+    let mut sessions: BTreeMap<String, SessionFigure> = BTreeMap::new();
+    while let Some(r) = rows.next()? {
+        let id: String = r.get(0)?;
+        let (model, tier): (Option<String>, Option<String>) = (r.get(1)?, r.get(2)?);
+        let tokens = Tokens {
+            input: n(r, 5)?,
+            output: n(r, 6)?,
+            cache_read: n(r, 7)?,
+            cache_write: n(r, 8)?,
+            cache_write_1h: n(r, 9)?,
+            reasoning: n(r, 10)?,
+        };
+        let c = cost(prices, model.as_deref(), tier.as_deref(), r.get(3)?, tokens);
+        let s = match sessions.entry(id.clone()) {
+            std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::btree_map::Entry::Vacant(v) => v.insert(SessionFigure {
+                session_id: id,
+                title: r.get(11)?,
+                project: r.get(12)?,
+                agent: r.get(13)?,
+                first_timestamp: r.get(14)?,
+                last_timestamp: r.get(15)?,
+                ..SessionFigure::default()
+            }),
+        };
+        s.spend.add(n(r, 4)?, &tokens, c);
+    }
+    drop(rows);
+    let mut v: Vec<SessionFigure> = sessions.into_values().collect();
+    v.sort_by(|a, b| {
+        b.spend
+            .cost
+            .total_cmp(&a.spend.cost)
+            .then(b.spend.tokens.cmp(&a.spend.tokens))
+            .then(a.session_id.cmp(&b.session_id))
+    });
+    v.truncate(TOP);
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_percentile_is_the_bound_of_its_bucket() {
+        let mut h = vec![0; RESPONSE_BUCKETS.len() + 1];
+        assert_eq!(percentile(&h, 0.5), None);
+        h[0] = 5; // up to 1 s
+        h[3] = 4; // up to 5 s
+        h[RESPONSE_BUCKETS.len()] = 1; // longer than all
+        assert_eq!(percentile(&h, 0.5), Some(1));
+        assert_eq!(percentile(&h, 0.9), Some(5));
+        assert_eq!(percentile(&h, 0.99), None);
+    }
+
+    #[test]
+    fn days_of_a_time_zone_start_at_its_midnight_in_utc() {
+        assert_eq!(utc_hour("since", "2026-11-30", 0, 0).unwrap(), "2026-11-30T00");
+        assert_eq!(utc_hour("since", "2026-11-30", 2, 0).unwrap(), "2026-11-29T22");
+        assert_eq!(utc_hour("until", "2026-11-30", -5, 1).unwrap(), "2026-12-01T05");
+        assert!(utc_hour("since", "30/11/2026", 0, 0).is_err());
+    }
+}
