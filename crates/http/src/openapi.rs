@@ -347,6 +347,13 @@ fn index_document() -> Value {
                     "allOf": [ { "$ref": "#/components/schemas/Session" },
                                { "type": "object", "properties": { "gitBranch": { "type": "string", "nullable": true, "description": "The git branch the transcript names last." } } } ]
                 },
+                "EntryTexts": {
+                    "type": "object", "additionalProperties": false, "required": ["cursor", "texts"],
+                    "properties": {
+                        "cursor": { "type": "integer" },
+                        "texts": { "type": "array", "items": { "type": "string" }, "description": "Each text of the entry, whole." }
+                    }
+                },
                 "Marks": {
                     "type": "object", "required": ["sessionId", "pinned"],
                     "properties": {
@@ -411,11 +418,13 @@ fn index_document() -> Value {
                 },
                 "ViewPart": {
                     "type": "object", "required": ["kind"],
-                    "description": "One piece of an entry, by kind: text (text, and html: its Markdown as sanitised HTML, absent for a text too long to render), thinking (text), toolCall (tool, subject, line, added and removed for an edit, diff, input), toolResult (text, error, label, media), media (a photo or a file: image, url, mimeType, bytes, blake3, failed), note (text: plain, about the conversation), group (title, parts: shown folded), message (who, parts: a message quoted in the entry).",
+                    "description": "One piece of an entry, by kind: text (text, and html: its Markdown as sanitised HTML, absent for a text too long to render; a text over 32768 characters is cut there, and more says how long it is whole (chars) and where GET /api/sessions/{sessionId}/entries/{cursor}/texts has it (index)), thinking (text), toolCall (tool, subject, line, added and removed for an edit, diff, input), toolResult (text, error, label, media), media (a photo or a file: image, url, mimeType, bytes, blake3, failed), note (text: plain, about the conversation), group (title, parts: shown folded), message (who, parts: a message quoted in the entry).",
                     "properties": {
                         "kind": { "type": "string", "enum": ["text", "thinking", "toolCall", "toolResult", "media", "note", "group", "message"] },
                         "text": { "type": "string" },
                         "html": { "type": "string" },
+                        "more": { "type": "object", "required": ["chars", "index"],
+                            "properties": { "chars": { "type": "integer" }, "index": { "type": "integer" } } },
                         "tool": { "type": "string" },
                         "subject": { "type": "string" },
                         "line": { "type": "string", "description": "The call at a glance: Bash $ git status, Edit src/lib.rs (+2 -1)." },
@@ -600,6 +609,14 @@ fn index_document() -> Value {
                 "parameters": [ { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } } ],
                 "responses": merge(common_errors(), json!({ "200": json_response("The session.", "SessionAbout") }))
             } },
+            "/api/sessions/{sessionId}/entries/{cursor}/texts": { "get": {
+                "summary": "Every text of one entry, whole, in the order a view part's more.index counts them: what the viewer's \"show all\" fetches for a text its history page cut (a view holds at most 32768 characters of one text).",
+                "parameters": [
+                    { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } },
+                    { "name": "cursor", "in": "path", "required": true, "schema": { "type": "integer", "minimum": 0 } }
+                ],
+                "responses": merge(common_errors(), json!({ "200": json_response("The entry's texts.", "EntryTexts") }))
+            } },
             "/api/sessions/{sessionId}/marks": {
                 "get": {
                     "summary": "A person's marks on a session: a title of their own, pinned. Primary data, kept beside the sends; never written into a transcript; kept through a rebuild.",
@@ -632,7 +649,11 @@ fn index_document() -> Value {
                 "responses": merge(common_errors(), json!({
                     "200": { "description": "The file (Content-Disposition: attachment).",
                              "content": { "text/html": { "schema": { "type": "string" } }, "application/x-ndjson": { "schema": { "type": "string" } } } },
-                    "409": error_response("A photo's bytes no longer match their recorded blake3, or the transcript changed.")
+                    "409": error_response("A photo's bytes no longer match their recorded blake3, or the transcript changed."),
+                    "503": merge(
+                        error_response("As many exports as the server writes at once (2) are being written (busy): ask again after Retry-After seconds."),
+                        json!({ "headers": { "Retry-After": { "schema": { "type": "integer" } } } })
+                    )
                 }))
             } },
             "/api/session-media/{sessionId}/{entryUuid}/{ordinal}": { "get": {
