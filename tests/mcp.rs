@@ -632,7 +632,8 @@ fn the_tools_read_the_real_corpus_of_every_agent() {
         assert_eq!(a["isError"], false, "{agent} {id}: {a}");
         let text = a["text"].as_str().unwrap();
         assert!(text.chars().count() <= scrollback::mcp::TEXT_MAX, "{id}: {} characters", text.chars().count());
-        assert!(text.starts_with(&format!("Session {id}")), "{text}");
+        // An id that is not a plain word is quoted.
+        assert!(text.starts_with(&format!("Session {id}")) || text.starts_with(&format!("Session {id:?}")), "{text}");
         assert!(!text.contains(scrollback::STRIPPED_MEDIA_MARKER), "{id}: a marker reached the text");
     }
     for ((r, hash), a) in photos.iter().zip(&answers[photo_calls..]) {
@@ -735,7 +736,7 @@ fn hostile_content_cannot_pass_for_the_frame_and_every_answer_keeps_its_budget()
         "b-0",
         "custom-title",
         "2026-11-02T10:00:00.000Z",
-        json!({"customTitle": "long ".repeat(400_000)}),
+        json!({"customTitle": "title ".repeat(350_000)}),
     );
     for n in 1..=3 {
         big += &raw_line(

@@ -73,9 +73,12 @@ async fn entry_texts(api: Api, raw: &str, cursor: &str) -> Result<Value, ApiErro
     let sid = session_id.clone();
     let texts = api
         .db(move |store| {
-            let Some(page) = store.history(&sid, scrollback_read::history::Position::From(cursor), 1, true)? else {
-                return Ok(None);
+            // A cursor not of this session is no entry of it.
+            let page = match store.history(&sid, scrollback_read::history::Position::From(cursor), 1, true) {
+                Err(scrollback_core::Error::BadQuery(_)) => return Ok(None),
+                page => page?,
             };
+            let Some(page) = page else { return Ok(None) };
             Ok(page.entries.into_iter().find(|e| e.cursor == cursor).map(|e| match &e.body {
                 scrollback_read::history::EntryBody::Stored { stripped, .. } => {
                     let line: Value = serde_json::from_str(stripped).unwrap_or(Value::Null);
