@@ -314,3 +314,103 @@ fn views_marks_and_exports_over_http() {
     assert_eq!(server.json("/api/sessions")["sessions"][0]["pinned"], false);
     assert!(server.json("/api/sessions")["sessions"][0].get("transcriptTitle").is_none());
 }
+
+/// A session of `n` assistant messages, each `size` bytes of Markdown heavy with Rust code.
+fn code_heavy_session(env: &Env, id: &str, n: usize, size: usize) -> usize {
+    let line = "fn main() { let x = \"s\"; if x.len() > 2 { println!(\"{x}\"); } }\n";
+    let block = line.repeat(900 / line.len());
+    let mut text = String::new();
+    while text.len() < size {
+        text += &format!("Step {}:\n\n```rust\n{block}```\n\n", text.len());
+    }
+    let mut out = String::new();
+    for i in 0..n {
+        let entry = json!({
+            "type": "assistant", "uuid": format!("c{i}"), "sessionId": id, "cwd": "/work/heavy",
+            "timestamp": format!("2026-09-01T10:{:02}:{:02}.000Z", i / 60, i % 60),
+            "message": {"role": "assistant", "content": [{"type": "text", "text": format!("{i} {text}")}]},
+        });
+        out += &format!("{entry}\n");
+    }
+    env.write(&format!("heavy/{id}.jsonl"), &out);
+    out.len()
+}
+
+/// Eight exports of a large session at once: two are written, the others are refused at once
+/// with a 503 and Retry-After, and the session list answers all the while; the exports written
+/// are whole.
+#[test]
+fn concurrent_exports_are_bounded_and_the_list_still_answers() {
+    let env = Env::new();
+    let id = "5e55a000-0000-4000-8000-00000000e5e5";
+    code_heavy_session(&env, id, 400, 20_000);
+    let server = Server::start(&env, &[]);
+    server.wait_for_sessions(1);
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(9));
+    let exports: Vec<_> = (0..8)
+        .map(|_| {
+            let (client, base, barrier) = (server.client.clone(), server.base.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                let res = client.get(format!("{base}/api/sessions/{id}/export?format=html")).send().unwrap();
+                let status = res.status().as_u16();
+                let retry = res.headers().get("retry-after").map(|v| v.to_str().unwrap().to_owned());
+                (status, retry, res.text().unwrap())
+            })
+        })
+        .collect();
+    barrier.wait();
+    // While the exports are written, the list answers.
+    let list = server.get("/api/sessions");
+    assert_eq!(list.status().as_u16(), 200);
+    let answers: Vec<(u16, Option<String>, String)> = exports.into_iter().map(|t| t.join().unwrap()).collect();
+    let written = answers.iter().filter(|(s, _, _)| *s == 200).count();
+    let refused: Vec<_> = answers.iter().filter(|(s, _, _)| *s == 503).collect();
+    assert_eq!(written + refused.len(), 8, "{:?}", answers.iter().map(|a| a.0).collect::<Vec<_>>());
+    assert!((1..=2).contains(&written), "{written} exports written at once");
+    assert!(!refused.is_empty(), "no export was refused");
+    for (_, retry, body) in &refused {
+        assert!(retry.as_deref().is_some_and(|r| r.parse::<u64>().is_ok()), "503 without Retry-After: {retry:?}");
+        let error: Value = serde_json::from_str(body).unwrap();
+        assert_eq!(error["error"]["code"], "busy", "{body}");
+    }
+    for (_, _, body) in answers.iter().filter(|(s, _, _)| *s == 200) {
+        assert!(body.trim_end().ends_with("</html>"), "an export written whole");
+    }
+    // Its turn given back: the next export is written.
+    assert_eq!(server.get(&format!("/api/sessions/{id}/export?format=jsonl")).status().as_u16(), 200);
+}
+
+/// A page of twenty code-heavy messages of 250 kB each: its answer is bounded (each text cut,
+/// highlighting within a budget), and "show all" gives each text whole.
+#[test]
+fn a_page_of_code_heavy_messages_is_bounded_and_show_all_gives_the_rest() {
+    let env = Env::new();
+    let id = "5e55a000-0000-4000-8000-00000000a6e5";
+    let bytes = code_heavy_session(&env, id, 20, 250_000);
+    let server = Server::start(&env, &[]);
+    server.wait_for_sessions(1);
+    let res = server.get(&format!("/api/sessions/{id}/history?view=true&limit=20"));
+    assert_eq!(res.status().as_u16(), 200);
+    let body = res.bytes().unwrap();
+    // The lines themselves (as the page always carried them), and at most 1 MB of view each.
+    assert!(body.len() < bytes + 20 * (1 << 20), "{} bytes for {bytes} of transcript", body.len());
+    let page: Value = serde_json::from_slice(&body).unwrap();
+    let entries = page["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 20);
+    for e in entries {
+        let part = &e["view"]["parts"][0];
+        assert_eq!(part["kind"], "text");
+        let shown = part["text"].as_str().unwrap();
+        assert!(shown.chars().count() <= 32 * 1024, "{}", shown.len());
+        let whole = e["entry"]["message"]["content"][0]["text"].as_str().unwrap();
+        assert_eq!(part["more"]["chars"], whole.chars().count());
+        assert!(whole.starts_with(shown));
+        let index = part["more"]["index"].as_u64().unwrap() as usize;
+        let texts = server.json(&format!("/api/sessions/{id}/entries/{}/texts", e["cursor"]));
+        assert_eq!(texts["texts"][index], whole, "show all gives the text whole");
+    }
+    // An entry that is not there, and a cursor that is none.
+    assert_eq!(server.get(&format!("/api/sessions/{id}/entries/999999999/texts")).status().as_u16(), 404);
+    assert_eq!(server.get(&format!("/api/sessions/{id}/entries/x/texts")).status().as_u16(), 400);
+}

@@ -51,6 +51,18 @@ impl ApiError {
         }
     }
 
+    /// 503: as many exports as the server writes at once are being written; ask again in a moment.
+    pub(crate) fn exports_busy() -> ApiError {
+        ApiError {
+            retry_after: Some(5),
+            ..ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "busy",
+                "the server is writing as many exports as it writes at once; ask again in a moment",
+            )
+        }
+    }
+
     pub(crate) fn forbidden(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::FORBIDDEN, "cross-site", message)
     }

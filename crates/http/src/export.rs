@@ -1,10 +1,14 @@
 //! `GET /api/sessions/{id}/export?format=html|markdown|jsonl[&redact=true]`: a session as a file to
 //! take away ([`scrollback_read::export`]), for the viewer's Export links. A route of the table. The
-//! export is written on the readers'
-//! thread to an unnamed temporary file, then streamed from it a chunk at a time: memory stays
-//! bounded whatever number of photos it inlines, and a photo that fails its check fails the
-//! request before a byte is sent. Markdown is one file: its photos are named, not included (the
-//! CLI's `scrollback export --format md` writes them to a folder beside it).
+//! export is written on the blocking pool to an unnamed temporary file, then streamed from it a
+//! chunk at a time: memory stays bounded whatever number of photos it inlines, and a photo that
+//! fails its check fails the request before a byte is sent. Markdown is one file: its photos are
+//! named, not included (the CLI's `scrollback export --format md` writes them to a folder beside it).
+//!
+//! At most [`CONCURRENT_EXPORTS`] are written at once; one more is a 503 with `Retry-After`, so
+//! that exports never take the readers every other route needs. An export holds a pooled reader
+//! only while it reads a page, never while it writes ([`scrollback_read::pool::Readers::lent`]),
+//! and none while its file is streamed.
 
 use std::io::{Read, Seek, SeekFrom};
 
@@ -18,6 +22,9 @@ use super::filters::{raw_query, segment_id, trim};
 use super::{Api, ApiError};
 use scrollback_read::export::Kind;
 use scrollback_read::redact::Redactor;
+
+/// Exports written at the same time; one more is refused with a 503.
+pub(crate) const CONCURRENT_EXPORTS: usize = 2;
 
 /// The bytes sent per chunk.
 const CHUNK: usize = 256 * 1024;
@@ -57,20 +64,25 @@ async fn run(api: Api, raw: &str, method: &Method, query: &str) -> Result<warp::
         }
     };
     let redactor = if p.redact.unwrap_or(false) { Some(Redactor::shipped().map_err(ApiError::from)?) } else { None };
+    // Held while the export is written; given back before its file is streamed.
+    let Ok(_turn) = api.inner.exports.clone().try_acquire_owned() else {
+        return Err(ApiError::exports_busy());
+    };
     let sid = session_id.clone();
     let file = api
-        .db(move |store| {
+        .lent(move |lender| {
             let mut file = tempfile::tempfile()
                 .map_err(|e| scrollback_core::Error::io(std::path::Path::new("temporary file"), e))?;
             let written = {
                 let mut out = std::io::BufWriter::new(&mut file);
-                store.export(&sid, kind, redactor.as_ref(), &mut out, None)?
+                scrollback_read::export::export(lender, &sid, kind, redactor.as_ref(), &mut out, None)?
             };
             file.seek(SeekFrom::Start(0))
                 .map_err(|e| scrollback_core::Error::io(std::path::Path::new("temporary file"), e))?;
             Ok(written.map(|_| file))
         })
         .await?;
+    drop(_turn);
     let Some(file) = file else {
         return Err(ApiError::not_found(format!("no session {}", trim(&session_id))));
     };

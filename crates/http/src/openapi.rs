@@ -355,6 +355,13 @@ fn index_document() -> Value {
                                    "gitBranch": { "type": "string", "nullable": true, "description": "The git branch the transcript names last." },
                                    "resume": { "type": "string", "nullable": true, "description": "The command that resumes the session in its agent's CLI (claude --resume ID, codex resume ID, gemini --resume ID), the id quoted for a POSIX shell where it needs to be; null for an agent without one." } } } ]
                 },
+                "EntryTexts": {
+                    "type": "object", "additionalProperties": false, "required": ["cursor", "texts"],
+                    "properties": {
+                        "cursor": { "type": "integer" },
+                        "texts": { "type": "array", "items": { "type": "string" }, "description": "Each text of the entry, whole." }
+                    }
+                },
                 "Marks": {
                     "type": "object", "required": ["sessionId", "pinned"],
                     "properties": {
@@ -425,7 +432,7 @@ fn index_document() -> Value {
                 },
                 "ViewPart": {
                     "type": "object", "required": ["kind"],
-                    "description": "One piece of an entry, by kind: text (text, and html: its Markdown as sanitised HTML, absent for a text too long to render), thinking (text), toolCall (id where the format gives one, tool, subject, line, added and removed for an edit, diff, input), toolResult (callId: the id of the call it answers, where the format links them; text, error, label, media), media (a photo or a file: image, url, mimeType, bytes, blake3, failed, and label where the entry's text refers to its photos by number: Image #1), note (text: plain, about the conversation), command (name, args: a command given to the agent's harness, such as a slash command), output (text, error: what such a command printed), context (label, text: plain text the harness added to a message, such as an IDE selection or a system reminder, shown folded), group (title, parts: shown folded), message (who, parts: a message quoted in the entry).",
+                    "description": "One piece of an entry, by kind: text (text, and html: its Markdown as sanitised HTML, absent for a text too long to render; a text over 32768 characters is cut there, and more says how long it is whole (chars) and where GET /api/sessions/{sessionId}/entries/{cursor}/texts has it (index)), thinking (text), toolCall (id where the format gives one, tool, subject, line, added and removed for an edit, diff, input), toolResult (callId: the id of the call it answers, where the format links them; text, error, label, media), media (a photo or a file: image, url, mimeType, bytes, blake3, failed, and label where the entry's text refers to its photos by number: Image #1), note (text: plain, about the conversation), command (name, args: a command given to the agent's harness, such as a slash command), output (text, error: what such a command printed), context (label, text: plain text the harness added to a message, such as an IDE selection or a system reminder, shown folded), group (title, parts: shown folded), message (who, parts: a message quoted in the entry).",
                     "properties": {
                         "kind": { "type": "string", "enum": ["text", "thinking", "toolCall", "toolResult", "media", "note", "command", "output", "context", "group", "message"] },
                         "id": { "type": "string", "description": "A tool call's id, where its format gives one." },
@@ -434,6 +441,8 @@ fn index_document() -> Value {
                         "args": { "type": "string" },
                         "text": { "type": "string" },
                         "html": { "type": "string" },
+                        "more": { "type": "object", "required": ["chars", "index"],
+                            "properties": { "chars": { "type": "integer" }, "index": { "type": "integer" } } },
                         "tool": { "type": "string" },
                         "subject": { "type": "string" },
                         "line": { "type": "string", "description": "The call at a glance: Bash $ git status, Edit src/lib.rs (+2 -1)." },
@@ -691,6 +700,14 @@ fn index_document() -> Value {
                 "parameters": [ { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } } ],
                 "responses": merge(common_errors(), json!({ "200": json_response("The session.", "SessionAbout") }))
             } },
+            "/api/sessions/{sessionId}/entries/{cursor}/texts": { "get": {
+                "summary": "Every text of one entry, whole, in the order a view part's more.index counts them: what the viewer's \"show all\" fetches for a text its history page cut (a view holds at most 32768 characters of one text).",
+                "parameters": [
+                    { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } },
+                    { "name": "cursor", "in": "path", "required": true, "schema": { "type": "integer", "minimum": 0 } }
+                ],
+                "responses": merge(common_errors(), json!({ "200": json_response("The entry's texts.", "EntryTexts") }))
+            } },
             "/api/sessions/{sessionId}/marks": {
                 "get": {
                     "summary": "A person's marks on a session: a title of their own, pinned. Primary data, kept beside the sends; never written into a transcript; kept through a rebuild.",
@@ -723,7 +740,11 @@ fn index_document() -> Value {
                 "responses": merge(common_errors(), json!({
                     "200": { "description": "The file (Content-Disposition: attachment).",
                              "content": { "text/html": { "schema": { "type": "string" } }, "text/markdown": { "schema": { "type": "string" } }, "application/x-ndjson": { "schema": { "type": "string" } } } },
-                    "409": error_response("A photo's bytes no longer match their recorded blake3, or the transcript changed.")
+                    "409": error_response("A photo's bytes no longer match their recorded blake3, or the transcript changed."),
+                    "503": merge(
+                        error_response("As many exports as the server writes at once (2) are being written (busy): ask again after Retry-After seconds."),
+                        json!({ "headers": { "Retry-After": { "schema": { "type": "integer" } } } })
+                    )
                 }))
             } },
             "/api/session-media/{sessionId}/{entryUuid}/{ordinal}": { "get": {

@@ -285,7 +285,7 @@ async fn list_sessions(p: SessionsParams, api: Api) -> Result<warp::reply::Respo
                     sessions.push(s);
                 }
             }
-            Ok(history::SessionPage { sessions, next: None })
+            Ok(history::SessionPage { sessions, next: None, cursors: Vec::new() })
         })
         .await
     } else if query.text.is_some() {

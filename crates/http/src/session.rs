@@ -5,7 +5,9 @@
 //!   ([`scrollback_ops::accept::Mark`]): primary data, never written into a transcript, kept through a
 //!   rebuild;
 //! - `GET /api/sessions/{id}/about`: the session as listed, with those marks, and the git branch
-//!   its transcript names, for the viewer's header.
+//!   its transcript names, for the viewer's header;
+//! - `GET /api/sessions/{id}/entries/{cursor}/texts`: an entry's texts whole, for the viewer's
+//!   "show all" of a text its history page cut ([`scrollback_read::view::VIEW_TEXT_MAX`]).
 
 use bytes::Bytes;
 use serde_json::Value;
@@ -23,7 +25,7 @@ pub const MAX_TITLE: usize = 200;
 /// The largest body a `PUT` may have.
 const MAX_BODY: usize = 4096;
 
-/// `/api/sessions/{id}/marks` and `/api/sessions/{id}/about`, for the route table.
+/// `/api/sessions/{id}/marks`, `…/about` and `…/entries/{cursor}/texts`, for the route table.
 pub(crate) fn routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
     let with_api = {
         let api = api.clone();
@@ -37,7 +39,7 @@ pub(crate) fn routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
         .then(|raw: String, method: Method, headers: HeaderMap, body, api: Api| async move {
             json_answer(get_or_put_marks(api, &raw, method, &headers, body).await)
         });
-    let about = warp::path!("sessions" / String / "about").and(warp::method()).and(with_api).then(
+    let about = warp::path!("sessions" / String / "about").and(warp::method()).and(with_api.clone()).then(
         |raw: String, method: Method, api: Api| async move {
             json_answer(match method {
                 Method::GET => match segment_id(&raw) {
@@ -53,7 +55,48 @@ pub(crate) fn routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
             })
         },
     );
-    marks.or(about).unify().boxed()
+    let texts = warp::path!("sessions" / String / "entries" / String / "texts").and(warp::method()).and(with_api).then(
+        |raw: String, cursor: String, method: Method, api: Api| async move {
+            json_answer(match method {
+                Method::GET => entry_texts(api, &raw, &cursor).await,
+                _ => Err(ApiError::method_not_allowed("GET", "get-only", "this route takes GET")),
+            })
+        },
+    );
+    marks.or(about).unify().or(texts).unify().boxed()
+}
+
+/// `{"cursor", "texts"}`: every text of one entry of the session, whole, in the order a view's
+/// `more.index` counts them.
+async fn entry_texts(api: Api, raw: &str, cursor: &str) -> Result<Value, ApiError> {
+    let session_id = segment_id(raw)?;
+    let cursor: i64 = cursor
+        .parse()
+        .ok()
+        .filter(|c| *c >= 0)
+        .ok_or_else(|| ApiError::bad_request(format!("cursor {:?} is not an entry's cursor", trim(cursor))))?;
+    let sid = session_id.clone();
+    let texts = api
+        .db(move |store| {
+            // A cursor not of this session is no entry of it.
+            let page = match store.history(&sid, scrollback_read::history::Position::From(cursor), 1, true) {
+                Err(scrollback_core::Error::BadQuery(_)) => return Ok(None),
+                page => page?,
+            };
+            let Some(page) = page else { return Ok(None) };
+            Ok(page.entries.into_iter().find(|e| e.cursor == cursor).map(|e| match &e.body {
+                scrollback_read::history::EntryBody::Stored { stripped, .. } => {
+                    let line: Value = serde_json::from_str(stripped).unwrap_or(Value::Null);
+                    scrollback_read::view::texts(e.format, &line)
+                }
+                scrollback_read::history::EntryBody::Invalid(_) => Vec::new(),
+            }))
+        })
+        .await?;
+    match texts {
+        Some(texts) => Ok(serde_json::json!({ "cursor": cursor, "texts": texts })),
+        None => Err(ApiError::not_found(format!("no entry {cursor} in session {}", trim(&session_id)))),
+    }
 }
 
 fn json_answer(answer: Result<Value, ApiError>) -> warp::reply::Response {

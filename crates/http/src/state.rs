@@ -88,6 +88,8 @@ pub(crate) struct Inner {
     pub(crate) chats: Arc<Chats>,
     /// Sends checked and stored at once.
     pub(crate) sends: Arc<tokio::sync::Semaphore>,
+    /// Exports written at once ([`super::export::CONCURRENT_EXPORTS`]).
+    pub(crate) exports: Arc<tokio::sync::Semaphore>,
     /// The bytes of send bodies held at once ([`SEND_BUDGET`]).
     pub(crate) send_budget: super::filters::Budget,
     /// How long a connection may idle between requests.
@@ -145,6 +147,7 @@ impl Api {
                 cache: Mutex::new(Cache::default()),
                 chats,
                 sends: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_SENDS)),
+                exports: Arc::new(tokio::sync::Semaphore::new(super::export::CONCURRENT_EXPORTS)),
                 send_budget: super::filters::Budget::new(SEND_BUDGET),
                 idle_timeout: idle_timeout.unwrap_or(IDLE_TIMEOUT),
                 max_connections: max_connections.unwrap_or(super::server::MAX_CONNECTIONS),
@@ -201,6 +204,15 @@ impl Api {
         f: impl FnOnce(&dyn Store) -> Result<T> + Send + 'static,
     ) -> std::result::Result<T, ApiError> {
         self.inner.readers.run(f).await.map_err(|e| self.met(e))
+    }
+
+    /// Runs `f` with a [`scrollback_read::export::Lend`] over the pool: a reader for each question,
+    /// given back before the answer is used (an export, which writes while it reads).
+    pub(crate) async fn lent<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn scrollback_read::export::Lend) -> Result<T> + Send + 'static,
+    ) -> std::result::Result<T, ApiError> {
+        self.inner.readers.lent(f).await.map_err(|e| self.met(e))
     }
 
     /// An error a read met, as the API answers it; a damaged index is remembered.

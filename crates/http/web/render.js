@@ -3,6 +3,7 @@
 // URLs must be this server's media routes; anything else a transcript claims is not loaded. Knows no
 // transcript format: an entry is laid out from its `view`, who said it and its parts, which the
 // server's formats give (scrollback_core::format::parts); the elements are dom.js's.
+import { get } from "./api.js";
 import { collapsed, command, context, el, failed, media, mediaUrl, output, photo, text, time, toolCard, toolResult } from "./dom.js";
 
 export { NOT_DISPLAYED, el, formatBytes, photo, text } from "./dom.js";
@@ -14,8 +15,11 @@ const SIDES = new Set(["user", "assistant", "note"]);
 function part(p, onOpen) {
   if (!p || typeof p !== "object") return [];
   switch (p.kind) {
-    case "text":
-      return [text(p.text, p.html)];
+    case "text": {
+      const box = text(p.text, p.html);
+      if (p.more && Number.isInteger(p.more.index)) box.append(showAll(box, p.more));
+      return [box];
+    }
     case "thinking":
       return [collapsed("thinking", "Thinking", el("pre", null, p.text))];
     case "toolCall":
@@ -43,6 +47,30 @@ function part(p, onOpen) {
     default:
       return [];
   }
+}
+
+/**
+ * A cut text's "Show all": fetches the entry's texts whole (GET …/entries/{cursor}/texts) and shows
+ * this one in place, as plain text (never rendered: a text this long is no Markdown to render).
+ */
+function showAll(box, more) {
+  const button = el("button", "show-all", `Show all (${more.chars} characters)`);
+  button.type = "button";
+  button.addEventListener("click", async () => {
+    const item = box.closest("li.entry");
+    const session = location.pathname.match(/^\/sessions\/([^/?#]+)/);
+    if (!item || !session) return;
+    button.disabled = true;
+    try {
+      const answer = await get(`/api/sessions/${session[1]}/entries/${encodeURIComponent(item.dataset.cursor)}/texts`);
+      const whole = answer && Array.isArray(answer.texts) ? answer.texts[more.index] : null;
+      if (typeof whole === "string") box.replaceWith(text(whole));
+      else button.disabled = false;
+    } catch {
+      button.disabled = false;
+    }
+  });
+  return button;
 }
 
 /** An entry's parts as DOM nodes: a tool's result goes into its call's card where the call is

@@ -374,7 +374,7 @@ mod tests {
     }
 
     fn result(error: bool) -> Part {
-        Part::ToolResult { text: String::new(), error, label: None, media: Vec::new() }
+        Part::ToolResult { call: None, text: String::new(), error, label: None, media: Vec::new() }
     }
 
     #[test]

@@ -1,6 +1,16 @@
 //! Each tool's answer as compact text for a model to read, capped at [`TEXT_MAX`] characters, and
 //! the same answer as structured content (JSON) for programs. A cut answer says where it stopped
-//! and how to go on.
+//! and how to go on, and always goes on: a cursor it gives is past what it showed.
+//!
+//! The frame: what a transcript wrote can never pass for the lines this module writes around it.
+//! Every line of an entry's content (and of a search snippet) starts with [`FENCE`], which no
+//! line of the frame does, and an entry's header says how many such lines follow. A one-line field
+//! from a transcript (a title, a project, a timestamp or role that is not a plain word) is quoted
+//! with its quotes, backslashes, line breaks and control characters escaped. Control characters
+//! (and Unicode's line and paragraph separators) inside content are escaped too, so a line is only
+//! ever broken at `\n`. Each field is cut to [`FIELD_MAX`] characters (a snippet to
+//! [`SNIPPET_MAX`], a tool call's line to [`CALL_MAX`]), in the text and in the structured
+//! content alike.
 
 use std::fmt::Write as _;
 
@@ -47,6 +57,117 @@ impl Capped {
 /// Room kept for the lines that say how to go on.
 const CLOSING: usize = 400;
 
+/// The start of every line of transcript content in an answer; no line of the frame starts
+/// with it.
+pub const FENCE: &str = "│ ";
+/// The most characters of a title, a project or any other one-line field from a transcript.
+pub const FIELD_MAX: usize = 200;
+/// The most characters of a search hit's snippet.
+pub const SNIPPET_MAX: usize = 600;
+/// The most characters of a tool call's line.
+pub const CALL_MAX: usize = 500;
+/// The most characters of a timestamp, a role or an id shown bare.
+const WORD_MAX: usize = 80;
+
+/// At most [`FIELD_MAX`] characters of `s`, ending in `…` if cut: a field of the structured
+/// content.
+fn short(s: &str) -> String {
+    short_to(s, FIELD_MAX)
+}
+
+fn short_to(s: &str, n: usize) -> String {
+    match cut(s, n) {
+        (c, true) => c + "…",
+        (c, false) => c,
+    }
+}
+
+fn short_opt(s: Option<&str>) -> Option<String> {
+    s.map(short)
+}
+
+/// A one-line field from a transcript, quoted: cut to [`FIELD_MAX`] characters (a `…` after the
+/// closing quote says so), its quotes, backslashes, line breaks and control characters escaped,
+/// so that it ends at its closing quote and never starts a line.
+fn quoted(s: &str) -> String {
+    let (c, was_cut) = cut(s, FIELD_MAX);
+    let mut q = format!("{c:?}");
+    if was_cut {
+        q.push('…');
+    }
+    q
+}
+
+/// [`quoted`], or `-` for none.
+fn quoted_or_dash(s: Option<&str>) -> String {
+    s.map_or_else(|| "-".to_owned(), quoted)
+}
+
+/// A timestamp, a role, a kind, an id or a tool name: bare if it is a plain word (letters,
+/// digits and `:.+-_/@`, at most [`WORD_MAX`] characters), else [`quoted`]; `-` for none.
+fn word(s: Option<&str>) -> String {
+    match s {
+        None => "-".to_owned(),
+        Some(w)
+            if !w.is_empty()
+                && w.chars().count() <= WORD_MAX
+                && w.chars().all(|c| c.is_alphanumeric() || ":.+-_/@".contains(c)) =>
+        {
+            w.to_owned()
+        }
+        Some(w) => quoted(w),
+    }
+}
+
+/// Whether `c` is escaped inside content: a control character other than a line break or a tab,
+/// or a character some readers take for a line break.
+fn escaped(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+/// Transcript content as lines inside the fence: `\r\n` read as `\n`, control characters
+/// escaped as `\u{…}`, each line after the first starting with [`FENCE`] once joined.
+fn content_lines(text: &str) -> Vec<String> {
+    let text = text.replace("\r\n", "\n");
+    text.split('\n')
+        .map(|line| {
+            let mut out = String::with_capacity(line.len());
+            for c in line.chars() {
+                if escaped(c) {
+                    let _ = write!(out, "\\u{{{:x}}}", c as u32);
+                } else {
+                    out.push(c);
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+/// `lines` fenced, each on its own line starting with [`FENCE`], in at most `room` characters
+/// (a line that does not fit is cut, and the ones after it left out). The fenced text, how many
+/// lines it holds and whether it was cut.
+fn fence(lines: &[String], room: usize) -> (String, usize, bool) {
+    let mut out = String::new();
+    let mut used = 0;
+    let prefix = FENCE.chars().count() + 1;
+    for (n, line) in lines.iter().enumerate() {
+        let len = line.chars().count() + prefix;
+        if used + len > room {
+            let left = room.saturating_sub(used + prefix);
+            if left > 0 {
+                let (part, _) = cut(line, left);
+                let _ = writeln!(out, "{FENCE}{part}");
+                return (out, n + 1, true);
+            }
+            return (out, n, true);
+        }
+        let _ = writeln!(out, "{FENCE}{line}");
+        used += len;
+    }
+    (out, lines.len(), false)
+}
+
 fn result(text: String, structured: Value) -> CallToolResult {
     let mut r = CallToolResult::success(vec![Content::text(text)]);
     r.structured_content = Some(structured);
@@ -61,8 +182,12 @@ fn cut(s: &str, n: usize) -> (String, bool) {
     }
 }
 
-fn or_dash(s: Option<&str>) -> &str {
-    s.unwrap_or("-")
+/// A hit's snippet, fenced: one line (its line breaks read as spaces), at most [`SNIPPET_MAX`]
+/// characters, matched words in `**bold**`.
+fn snippet_block(h: &SearchHit) -> String {
+    let marked = h.snippet.marked("**", "**").replace(['\n', '\r'], " ");
+    let (text, _, _) = fence(&content_lines(&short_to(&marked, SNIPPET_MAX)), usize::MAX);
+    text
 }
 
 /// `search_history`'s answer.
@@ -76,26 +201,35 @@ pub fn hits(query: &str, read_as: &str, page: &SearchPage, offset: u32) -> CallT
         out.close(&format!("Hits for {shown_query:?}, best first:\n\n"));
     }
     let mut shown = Vec::new();
+    let mut skipped = 0;
     for (i, h) in page.hits.iter().enumerate() {
         let mut block = String::new();
         let _ = writeln!(
             block,
-            "{}. session {} \"{}\" ({}, {})",
+            "{}. session {} {} ({}, {})",
             offset as usize + i + 1,
-            h.session_id,
-            or_dash(h.title.as_deref()),
-            h.agent,
-            or_dash(h.project.as_deref())
+            word(Some(&h.session_id)),
+            quoted_or_dash(h.title.as_deref()),
+            word(Some(&h.agent)),
+            quoted_or_dash(h.project.as_deref())
         );
         let _ = writeln!(block, "   {}", hit_line(h));
-        let _ = writeln!(block, "   {}\n", h.snippet.marked("**", "**").replace('\n', " "));
+        block.push_str(&snippet_block(h));
+        block.push('\n');
         if !out.push(&block, CLOSING) {
+            // Every field is bounded, so a first hit always fits; were it ever not to, it is
+            // passed over rather than handed back forever.
+            if shown.is_empty() {
+                out.close(&format!("(hit {} is too long to show)\n", offset as usize + 1));
+                skipped = 1;
+            }
             break;
         }
         shown.push(h);
     }
-    let next = if shown.len() < page.hits.len() { Some(offset + shown.len() as u32) } else { page.next };
-    if shown.len() < page.hits.len() {
+    let taken = shown.len() + skipped;
+    let next = if taken < page.hits.len() { Some(offset + taken as u32) } else { page.next };
+    if taken < page.hits.len() {
         out.close(&format!("(cut at {TEXT_MAX} characters after {} hits)\n", shown.len()));
     }
     if let Some(next) = next {
@@ -103,17 +237,17 @@ pub fn hits(query: &str, read_as: &str, page: &SearchPage, offset: u32) -> CallT
     }
     let structured = json!({
         "hits": shown.iter().map(|h| json!({
-            "sessionId": h.session_id,
-            "title": h.title,
+            "sessionId": short(&h.session_id),
+            "title": short_opt(h.title.as_deref()),
             "agent": h.agent,
-            "project": h.project,
-            "timestamp": h.timestamp,
-            "role": h.role,
+            "project": short_opt(h.project.as_deref()),
+            "timestamp": short_opt(h.timestamp.as_deref()),
+            "role": short_opt(h.role.as_deref()),
             "cursor": h.cursor,
-            "entryUuid": h.entry_uuid,
-            "tool": h.tool,
+            "entryUuid": short_opt(h.entry_uuid.as_deref()),
+            "tool": short_opt(h.tool.as_deref()),
             "in": if h.in_tool { "tool" } else { "text" },
-            "snippet": h.snippet.marked("**", "**"),
+            "snippet": short_to(&h.snippet.marked("**", "**"), SNIPPET_MAX),
         })).collect::<Vec<_>>(),
         "next": next.map(|n| n.to_string()),
         "readAs": read_as,
@@ -126,22 +260,22 @@ pub fn hits(query: &str, read_as: &str, page: &SearchPage, offset: u32) -> CallT
 fn read_note(out: &mut Capped, query: &str, read_as: &str, notes: &[String]) {
     if read_as != query.trim() {
         let shown: String = read_as.chars().take(200).collect();
-        out.close(&format!("(read as: {shown})\n"));
+        out.close(&format!("(read as: {shown:?})\n"));
     }
     for note in notes {
-        out.close(&format!("({note})\n"));
+        out.close(&format!("({})\n", short(note)));
     }
 }
 
 /// A hit's one line of where it is and what it is: time, who, the tool it calls.
 fn hit_line(h: &SearchHit) -> String {
-    let who = h.role.as_deref().or(h.kind.as_deref());
+    let who = word(h.role.as_deref().or(h.kind.as_deref()));
     let what = match (&h.tool, h.in_tool) {
-        (Some(tool), _) => format!("{} · tool call {tool}", or_dash(who)),
-        (None, true) => format!("{} · tool output", or_dash(who)),
-        (None, false) => or_dash(who).to_owned(),
+        (Some(tool), _) => format!("{who} · tool call {}", word(Some(tool))),
+        (None, true) => format!("{who} · tool output"),
+        (None, false) => who,
     };
-    format!("{} {} · cursor {}", or_dash(h.timestamp.as_deref()), what, h.cursor)
+    format!("{} {} · cursor {}", word(h.timestamp.as_deref()), what, h.cursor)
 }
 
 /// `search_history`'s answer grouped by session: each session once, with its best hit and how many
@@ -156,6 +290,7 @@ pub fn session_hits(query: &str, read_as: &str, page: &SessionHitsPage, offset: 
         out.close(&format!("Sessions with hits for {shown_query:?}, best first, each with its best hit:\n\n"));
     }
     let mut shown = Vec::new();
+    let mut skipped = 0;
     for (i, g) in page.sessions.iter().enumerate() {
         let mut block = String::new();
         let others = match g.hits.saturating_sub(1) {
@@ -164,23 +299,29 @@ pub fn session_hits(query: &str, read_as: &str, page: &SessionHitsPage, offset: 
         };
         let _ = writeln!(
             block,
-            "{}. session {} \"{}\" ({}, {}, last {}){others}",
+            "{}. session {} {} ({}, {}, last {}){others}",
             offset as usize + i + 1,
-            g.session_id,
-            or_dash(g.title.as_deref()),
-            g.agent,
-            or_dash(g.project.as_deref()),
-            or_dash(g.last_timestamp.as_deref()),
+            word(Some(&g.session_id)),
+            quoted_or_dash(g.title.as_deref()),
+            word(Some(&g.agent)),
+            quoted_or_dash(g.project.as_deref()),
+            word(g.last_timestamp.as_deref()),
         );
         let _ = writeln!(block, "   {}", hit_line(&g.best));
-        let _ = writeln!(block, "   {}\n", g.best.snippet.marked("**", "**").replace('\n', " "));
+        block.push_str(&snippet_block(&g.best));
+        block.push('\n');
         if !out.push(&block, CLOSING) {
+            if shown.is_empty() {
+                out.close(&format!("(session {} is too long to show)\n", offset as usize + 1));
+                skipped = 1;
+            }
             break;
         }
         shown.push(g);
     }
-    let next = if shown.len() < page.sessions.len() { Some(offset + shown.len() as u32) } else { page.next };
-    if shown.len() < page.sessions.len() {
+    let taken = shown.len() + skipped;
+    let next = if taken < page.sessions.len() { Some(offset + taken as u32) } else { page.next };
+    if taken < page.sessions.len() {
         out.close(&format!("(cut at {TEXT_MAX} characters after {} sessions)\n", shown.len()));
     }
     if let Some(next) = next {
@@ -191,20 +332,20 @@ pub fn session_hits(query: &str, read_as: &str, page: &SessionHitsPage, offset: 
     }
     let structured = json!({
         "sessions": shown.iter().map(|g| json!({
-            "sessionId": g.session_id,
-            "title": g.title,
+            "sessionId": short(&g.session_id),
+            "title": short_opt(g.title.as_deref()),
             "agent": g.agent,
-            "project": g.project,
-            "lastTimestamp": g.last_timestamp,
+            "project": short_opt(g.project.as_deref()),
+            "lastTimestamp": short_opt(g.last_timestamp.as_deref()),
             "hits": g.hits,
             "best": {
-                "timestamp": g.best.timestamp,
-                "role": g.best.role,
+                "timestamp": short_opt(g.best.timestamp.as_deref()),
+                "role": short_opt(g.best.role.as_deref()),
                 "cursor": g.best.cursor,
-                "entryUuid": g.best.entry_uuid,
-                "tool": g.best.tool,
+                "entryUuid": short_opt(g.best.entry_uuid.as_deref()),
+                "tool": short_opt(g.best.tool.as_deref()),
                 "in": if g.best.in_tool { "tool" } else { "text" },
-                "snippet": g.best.snippet.marked("**", "**"),
+                "snippet": short_to(&g.best.snippet.marked("**", "**"), SNIPPET_MAX),
             },
         })).collect::<Vec<_>>(),
         "next": next.map(|n| n.to_string()),
@@ -221,43 +362,49 @@ pub fn sessions(page: &SessionPage) -> CallToolResult {
         out.close("No sessions.\n");
     }
     let mut shown = Vec::new();
+    let mut skipped = 0;
     for s in &page.sessions {
         let mut block = String::new();
-        let _ = writeln!(block, "session {} \"{}\"", s.id, or_dash(s.title.as_deref()));
+        let _ = writeln!(block, "session {} {}", word(Some(&s.id)), quoted_or_dash(s.title.as_deref()));
         let _ = writeln!(
             block,
             "   {} · {} · {} to {} · {} entries, {} photos{}\n",
-            s.agent,
-            or_dash(s.project.as_deref()),
-            or_dash(s.first_timestamp.as_deref()),
-            or_dash(s.last_timestamp.as_deref()),
+            word(Some(&s.agent)),
+            quoted_or_dash(s.project.as_deref()),
+            word(s.first_timestamp.as_deref()),
+            word(s.last_timestamp.as_deref()),
             s.entries,
             s.images,
             if s.gone { " · its transcript is gone (kept here)" } else { "" }
         );
         if !out.push(&block, CLOSING) {
+            if shown.is_empty() {
+                out.close("(the first session is too long to show)\n");
+                skipped = 1;
+            }
             break;
         }
         shown.push(s);
     }
-    // A cut page goes on from the last session shown, as the index's own cursor would.
-    let next = if shown.len() < page.sessions.len() {
+    // A cut page goes on after the last session it took, by that session's own cursor.
+    let taken = shown.len() + skipped;
+    let next = if taken < page.sessions.len() {
         out.close(&format!("(cut at {TEXT_MAX} characters after {} sessions)\n", shown.len()));
-        None
+        page.cursors.get(taken - 1).cloned()
     } else {
         page.next.clone()
     };
     if let Some(next) = &next {
-        out.close(&format!("More sessions: call list_sessions again with cursor \"{next}\".\n"));
+        out.close(&format!("More sessions: call list_sessions again with cursor {next:?}.\n"));
     }
     let structured = json!({
         "sessions": shown.iter().map(|s| json!({
-            "id": s.id,
-            "title": s.title,
+            "id": short(&s.id),
+            "title": short_opt(s.title.as_deref()),
             "agent": s.agent,
-            "project": s.project,
-            "firstTimestamp": s.first_timestamp,
-            "lastTimestamp": s.last_timestamp,
+            "project": short_opt(s.project.as_deref()),
+            "firstTimestamp": short_opt(s.first_timestamp.as_deref()),
+            "lastTimestamp": short_opt(s.last_timestamp.as_deref()),
             "entries": s.entries,
             "photos": s.images,
             "gone": s.gone,
@@ -281,8 +428,34 @@ pub struct ReadOptions {
 /// The first lines of a tool result shown.
 const RESULT_LINES: usize = 5;
 
+/// One entry as the frame shows it: a header line, then its content, fenced.
+struct Block {
+    /// `[cursor N] <time> <who>`, without the count of lines.
+    header: String,
+    /// The content's lines, escaped, not yet fenced.
+    lines: Vec<String>,
+}
+
+impl Block {
+    /// The entry in at most `room` characters (all of it if it fits): its header with how many
+    /// fenced lines follow, the lines, a blank line. Whether it was cut.
+    fn render(&self, room: usize) -> (String, bool) {
+        // The header's count and its note take at most this many characters.
+        const COUNT: usize = 64;
+        let room_for_lines = room.saturating_sub(self.header.chars().count() + COUNT + 2);
+        let (fenced, n, was_cut) = fence(&self.lines, room_for_lines);
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        let count = if was_cut {
+            format!("{n} of {} lines (cut to fit this answer)", self.lines.len())
+        } else {
+            format!("{n} line{}", plural(n))
+        };
+        (format!("{} · {count}\n{fenced}\n", self.header), was_cut)
+    }
+}
+
 /// One entry's block, or `None` if it says nothing under `options`.
-fn entry_block(e: &HistoryEntry, options: &ReadOptions) -> Option<String> {
+fn entry_block(e: &HistoryEntry, options: &ReadOptions) -> Option<Block> {
     let role = e.columns.role.as_deref();
     if !options.roles.is_empty() && !role.is_some_and(|r| options.roles.iter().any(|o| o == r)) {
         return None;
@@ -293,7 +466,10 @@ fn entry_block(e: &HistoryEntry, options: &ReadOptions) -> Option<String> {
             (e.format.parts(&line), media)
         }
         EntryBody::Invalid(why) => {
-            return Some(format!("[cursor {}] line {} could not be read: {why}\n\n", e.cursor, e.line));
+            return Some(Block {
+                header: format!("[cursor {}] line {} could not be read", e.cursor, e.line),
+                lines: content_lines(&short_to(why, SNIPPET_MAX)),
+            });
         }
     };
     let mut body = String::new();
@@ -302,8 +478,15 @@ fn entry_block(e: &HistoryEntry, options: &ReadOptions) -> Option<String> {
     if !said_parts && !said_media {
         return None;
     }
-    let who = if is_tool_result { "tool" } else { role.or(e.columns.kind.as_deref()).unwrap_or("entry") };
-    Some(format!("[cursor {}] {} {}\n{}\n", e.cursor, or_dash(e.columns.timestamp.as_deref()), who, body))
+    let who = if is_tool_result {
+        "tool".to_owned()
+    } else {
+        word(Some(role.or(e.columns.kind.as_deref()).unwrap_or("entry")))
+    };
+    Some(Block {
+        header: format!("[cursor {}] {} {who}", e.cursor, word(e.columns.timestamp.as_deref())),
+        lines: content_lines(body.strip_suffix('\n').unwrap_or(&body)),
+    })
 }
 
 /// Writes an entry's parts into `body`: its text and thinking, cut at `options.max_chars` in all,
@@ -342,7 +525,7 @@ fn write_parts(
                 *said_anything = true;
             }
             Part::ToolCall(call) if options.include_tools => {
-                let _ = writeln!(body, "→ {}", call.line());
+                let _ = writeln!(body, "→ {}", short_to(&call.line(), CALL_MAX));
                 *said_anything = true;
             }
             Part::ToolResult { text, error, .. } if options.include_tools => {
@@ -360,11 +543,11 @@ fn write_parts(
             }
             Part::Output { .. } | Part::Context { .. } => {}
             Part::Group { title, parts } => {
-                let _ = writeln!(body, "({title})");
+                let _ = writeln!(body, "({})", short(title));
                 write_parts(body, parts, options, budget, said_anything, is_tool_result);
             }
             Part::Message { who, parts } => {
-                let _ = writeln!(body, "{}:", who.name);
+                let _ = writeln!(body, "{}:", short(&who.name));
                 write_parts(body, parts, options, budget, said_anything, is_tool_result);
             }
             // Photos are listed from the entry's media rows.
@@ -408,7 +591,7 @@ fn media_lines(body: &mut String, media: &[MediaRecord]) -> bool {
                 body,
                 "[{} {}, {} bytes, blake3 {}]",
                 m.kind.as_str(),
-                or_dash(m.media_type.as_deref()),
+                word(m.media_type.as_deref()),
                 m.decoded_length,
                 m.blake3
             );
@@ -419,7 +602,7 @@ fn media_lines(body: &mut String, media: &[MediaRecord]) -> bool {
             Some(r) => format!("ref {r}"),
             None => format!("blake3 {}", m.blake3),
         };
-        let _ = writeln!(body, "[photo {name}, {}, {} bytes]", or_dash(m.media_type.as_deref()), m.decoded_length);
+        let _ = writeln!(body, "[photo {name}, {}, {} bytes]", word(m.media_type.as_deref()), m.decoded_length);
         said_anything = true;
     }
     said_anything
@@ -429,32 +612,52 @@ fn media_lines(body: &mut String, media: &[MediaRecord]) -> bool {
 pub fn session(summary: &SessionSummary, pages: &[HistoryPage], options: &ReadOptions) -> CallToolResult {
     let mut out = Capped::new();
     out.close(&format!(
-        "Session {} \"{}\" · {} · {} · {} to {} · {} entries, {} photos\n\n",
-        summary.id,
-        or_dash(summary.title.as_deref()),
-        summary.agent,
-        or_dash(summary.project.as_deref()),
-        or_dash(summary.first_timestamp.as_deref()),
-        or_dash(summary.last_timestamp.as_deref()),
+        "Session {} {} · {} · {} · {} to {} · {} entries, {} photos\n\n",
+        word(Some(&summary.id)),
+        quoted_or_dash(summary.title.as_deref()),
+        word(Some(&summary.agent)),
+        quoted_or_dash(summary.project.as_deref()),
+        word(summary.first_timestamp.as_deref()),
+        word(summary.last_timestamp.as_deref()),
         summary.entries,
         summary.images
     ));
     let entries: Vec<&HistoryEntry> = pages.iter().flat_map(|p| p.entries.iter()).collect();
     let mut shown = Vec::new();
+    let mut any_shown = false;
     let mut next = pages.last().and_then(|p| p.next);
-    for e in &entries {
+    for (i, e) in entries.iter().enumerate() {
         let Some(block) = entry_block(e, options) else {
             shown.push(json!({ "cursor": e.cursor, "shown": false }));
             continue;
         };
-        if !out.push(&block, CLOSING) {
+        let entry = |cut: bool| {
+            json!({
+                "cursor": e.cursor,
+                "shown": true,
+                "cut": cut,
+                "role": short_opt(e.columns.role.as_deref()),
+                "timestamp": short_opt(e.columns.timestamp.as_deref()),
+            })
+        };
+        let (whole, _) = block.render(usize::MAX);
+        if out.push(&whole, CLOSING) {
+            shown.push(entry(false));
+            any_shown = true;
+            continue;
+        }
+        if any_shown {
             out.close(&format!("(cut at {TEXT_MAX} characters: the rest goes on from cursor {})\n", e.cursor));
             next = Some(e.cursor);
             break;
         }
-        shown.push(
-            json!({ "cursor": e.cursor, "shown": true, "role": e.columns.role, "timestamp": e.columns.timestamp }),
-        );
+        // The first entry does not fit whole: it is cut to the room there is, and the answer
+        // goes on after it, so that reading on always moves.
+        let (part, _) = block.render(TEXT_MAX.saturating_sub(out.chars + CLOSING));
+        out.close(&part);
+        shown.push(entry(true));
+        next = entries.get(i + 1).map(|e| e.cursor).or(next);
+        break;
     }
     if entries.is_empty() {
         out.close("(no entries here)\n");
@@ -469,7 +672,7 @@ pub fn session(summary: &SessionSummary, pages: &[HistoryPage], options: &ReadOp
         out.close(&format!("Earlier entries: read_session with before={before}.\n"));
     }
     let structured = json!({
-        "session": summary.id,
+        "session": short(&summary.id),
         "entries": shown,
         "next": next,
         "before": before,

@@ -7,6 +7,10 @@
 //! session has. A photo whose bytes no longer match fails the export (the caller writes to a
 //! temporary file and keeps nothing).
 //!
+//! The index is read through a [`Lend`]: a connection lent for one question at a time (the
+//! session, one page of entries, the list of a transcript's lines), so that a server's pooled
+//! reader is given back before what it read is written ([`crate::pool::Readers::lent`]).
+//!
 //! The HTML is the viewer's rendering ([`markdown`], tool calls at a glance, diffs, the viewer's
 //! style sheet), with a Content-Security-Policy that lets it load nothing: `img-src data:` only.
 
@@ -105,32 +109,59 @@ impl MediaUrls for NoUrls {
     }
 }
 
+/// Where an export reads the index: a connection lent for one question at a time.
+pub trait Lend {
+    /// Runs `f` on a connection, given back when it returns.
+    fn lend(&self, f: &mut dyn FnMut(&Connection) -> Result<()>) -> Result<()>;
+}
+
+impl Lend for Connection {
+    fn lend(&self, f: &mut dyn FnMut(&Connection) -> Result<()>) -> Result<()> {
+        f(self)
+    }
+}
+
+/// `f`'s answer, on a connection `lender` lends for it alone.
+fn ask<T>(lender: &dyn Lend, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    let mut f = Some(f);
+    let mut answer = None;
+    lender.lend(&mut |conn| {
+        if let Some(f) = f.take() {
+            answer = Some(f(conn)?);
+        }
+        Ok(())
+    })?;
+    answer.ok_or_else(|| Error::Internal("no connection was lent".into()))
+}
+
 /// Exports session `session_id` as `kind` to `out`. A Markdown export writes its photos into
 /// `photos` (a folder, made if needed, named in the links as `photos_name`). `None` if the index
 /// has no such session.
 pub fn export(
-    conn: &Connection,
+    lender: &dyn Lend,
     session_id: &str,
     kind: Kind,
     redactor: Option<&Redactor>,
     out: &mut dyn Write,
     photos: Option<(&Path, &str)>,
 ) -> Result<Option<Written>> {
-    let Some(summary) = history::session(conn, session_id)? else { return Ok(None) };
+    let about = ask(lender, |conn| {
+        let Some(summary) = history::session(conn, session_id)? else { return Ok(None) };
+        Ok(Some((summary, history::git_branch(conn, session_id)?)))
+    })?;
+    let Some((summary, branch)) = about else { return Ok(None) };
     let mut written = Written::default();
     let io = |e: io::Error| Error::io(Path::new("export"), e);
     match kind {
-        Kind::Jsonl => jsonl(conn, session_id, redactor, out, &mut written)?,
+        Kind::Jsonl => jsonl(lender, session_id, redactor, out, &mut written)?,
         Kind::Html => {
-            let branch = history::git_branch(conn, session_id)?;
             write!(out, "{}", html_head(&summary, branch.as_deref(), redactor, &mut written.redacted)).map_err(io)?;
-            for_each_entry(conn, session_id, |e| html_entry(e, redactor, out, &mut written))?;
+            for_each_entry(lender, session_id, |e| html_entry(e, redactor, out, &mut written))?;
             write!(out, "{}", html_tail(&written)).map_err(io)?;
         }
         Kind::Markdown => {
-            let branch = history::git_branch(conn, session_id)?;
             write!(out, "{}", md_head(&summary, branch.as_deref(), redactor, &mut written.redacted)).map_err(io)?;
-            for_each_entry(conn, session_id, |e| md_entry(e, redactor, out, photos, &mut written))?;
+            for_each_entry(lender, session_id, |e| md_entry(e, redactor, out, photos, &mut written))?;
             if !written.redacted.is_empty() {
                 writeln!(out, "\n---\n\nRedacted: {}", counts(&written.redacted)).map_err(io)?;
             }
@@ -141,18 +172,22 @@ pub fn export(
 }
 
 /// Calls `f` with every entry of the session a reader is shown (side chains left out), in
-/// conversation order, a page at a time.
-fn for_each_entry(conn: &Connection, session_id: &str, mut f: impl FnMut(&HistoryEntry) -> Result<()>) -> Result<()> {
-    let first: Option<i64> = conn
-        .prepare_cached(
-            "SELECT id FROM entries WHERE session_id = ?1 AND duplicate = 0 AND is_sidechain = 0
-             ORDER BY sort_at, sort_file, line, id LIMIT 1",
-        )?
-        .query_row([session_id], |r| r.get(0))
-        .optional()?;
+/// conversation order, a page at a time (each page read on a connection lent for it alone, and
+/// written after it is given back).
+fn for_each_entry(lender: &dyn Lend, session_id: &str, mut f: impl FnMut(&HistoryEntry) -> Result<()>) -> Result<()> {
+    let first: Option<i64> = ask(lender, |conn| {
+        Ok(conn
+            .prepare_cached(
+                "SELECT id FROM entries WHERE session_id = ?1 AND duplicate = 0 AND is_sidechain = 0
+                 ORDER BY sort_at, sort_file, line, id LIMIT 1",
+            )?
+            .query_row([session_id], |r| r.get(0))
+            .optional()?)
+    })?;
     let mut at = first;
     while let Some(cursor) = at {
-        let Some(page) = history::history(conn, session_id, Position::From(cursor), PAGE, false)? else { break };
+        let page = ask(lender, |conn| history::history(conn, session_id, Position::From(cursor), PAGE, false))?;
+        let Some(page) = page else { break };
         for e in &page.entries {
             f(e)?;
         }
@@ -163,33 +198,43 @@ fn for_each_entry(conn: &Connection, session_id: &str, mut f: impl FnMut(&Histor
 
 /// The lines of every file of the session, as they are in the file (or its vault link): each file
 /// in turn, its lines of this session in their order, each checked to be where the index says.
+/// Where the lines are is read first (16 bytes a line), on a connection given back before a byte
+/// of a transcript is read.
 fn jsonl(
-    conn: &Connection,
+    lender: &dyn Lend,
     session_id: &str,
     redactor: Option<&Redactor>,
     out: &mut dyn Write,
     written: &mut Written,
 ) -> Result<()> {
-    let mut files = conn.prepare(
-        "SELECT f.id, f.path, f.vault, f.state, f.dev, f.inode FROM files f
-         WHERE f.id IN (SELECT file_id FROM entries WHERE session_id = ?1)
-         ORDER BY (SELECT min(sort_file) FROM entries WHERE file_id = f.id AND session_id = ?1), f.id",
-    )?;
     type FileRow = (i64, String, Option<String>, String, i64, i64);
-    let rows: Vec<FileRow> = files
-        .query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut lines = conn
-        .prepare_cached("SELECT offset, length FROM entries WHERE file_id = ?1 AND session_id = ?2 ORDER BY offset")?;
-    for (file_id, path, vault, state, dev, inode) in rows {
+    let files: Vec<(FileRow, Vec<(i64, i64)>)> = ask(lender, |conn| {
+        let mut files = conn.prepare(
+            "SELECT f.id, f.path, f.vault, f.state, f.dev, f.inode FROM files f
+             WHERE f.id IN (SELECT file_id FROM entries WHERE session_id = ?1)
+             ORDER BY (SELECT min(sort_file) FROM entries WHERE file_id = f.id AND session_id = ?1), f.id",
+        )?;
+        let rows: Vec<FileRow> = files
+            .query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut lines = conn.prepare_cached(
+            "SELECT offset, length FROM entries WHERE file_id = ?1 AND session_id = ?2 ORDER BY offset",
+        )?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            let extents: Vec<(i64, i64)> = lines
+                .query_map(rusqlite::params![row.0, session_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            out.push((row, extents));
+        }
+        Ok(out)
+    })?;
+    for ((_, path, vault, state, dev, inode), extents) in files {
         let path = match (&vault, state.as_str()) {
             (Some(vault), "gone") => vault.clone(),
             _ => path,
         };
         let mut file = open_same(Path::new(&path), dev, inode)?;
-        let extents: Vec<(i64, i64)> = lines
-            .query_map(rusqlite::params![file_id, session_id], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
         let mut buf = Vec::new();
         for (offset, length) in extents {
             buf.resize(length as usize + 1, 0);

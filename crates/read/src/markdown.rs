@@ -10,9 +10,15 @@
 //!
 //! The viewer and the exports render with this one function, so that a session reads the same in
 //! both.
+//!
+//! What one text costs is bounded: a text over [`RENDER_MAX`] bytes is not rendered; a code block
+//! over [`HIGHLIGHT_MAX`] bytes, and every block once a text has highlighted [`HIGHLIGHT_BUDGET`]
+//! bytes of code, is shown escaped without highlighting; and rendered HTML is kept (a small LRU
+//! of [`CACHE_BYTES`], keyed by the blake3 of the text), so that a page read again is not
+//! rendered again. (The viewer cuts what it asks to render: [`crate::view`].)
 
-use std::collections::HashSet;
-use std::sync::LazyLock;
+use std::collections::{HashMap, HashSet};
+use std::sync::{LazyLock, Mutex};
 
 use pulldown_cmark::{CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd};
 use syntect::html::{ClassStyle, ClassedHTMLGenerator};
@@ -23,8 +29,55 @@ use syntect::util::LinesWithEndings;
 /// Markdown, and rendering it would cost more than it gives.
 pub const RENDER_MAX: usize = 256 * 1024;
 
-/// Code longer than this is shown without highlighting.
-const HIGHLIGHT_MAX: usize = 64 * 1024;
+/// A code block longer than this (in bytes) is shown without highlighting.
+pub const HIGHLIGHT_MAX: usize = 8 * 1024;
+
+/// The most code (in bytes) one text highlights, its blocks together; the blocks past it are
+/// shown without highlighting.
+pub const HIGHLIGHT_BUDGET: usize = 8 * 1024;
+
+/// Rendered HTML kept in memory, in bytes of text and HTML.
+pub const CACHE_BYTES: usize = 32 << 20;
+
+/// Rendered HTML by the blake3 of its text, the least recently used given up first.
+#[derive(Default)]
+struct Rendered {
+    map: HashMap<blake3::Hash, (Option<String>, u64)>,
+    /// The length of each kept HTML's text.
+    sizes: HashMap<blake3::Hash, usize>,
+    bytes: usize,
+    clock: u64,
+}
+
+impl Rendered {
+    fn get(&mut self, key: &blake3::Hash) -> Option<Option<String>> {
+        self.clock += 1;
+        let clock = self.clock;
+        self.map.get_mut(key).map(|(html, used)| {
+            *used = clock;
+            html.clone()
+        })
+    }
+
+    fn put(&mut self, key: blake3::Hash, html: Option<String>, text_len: usize) {
+        let size = text_len + html.as_ref().map_or(0, String::len);
+        if size > CACHE_BYTES / 8 || self.map.contains_key(&key) {
+            return;
+        }
+        while self.bytes + size > CACHE_BYTES {
+            let Some(oldest) = self.map.iter().min_by_key(|(_, (_, used))| *used).map(|(k, _)| *k) else { break };
+            if let Some((old, _)) = self.map.remove(&oldest) {
+                self.bytes -= old.as_ref().map_or(0, String::len) + self.sizes.remove(&oldest).unwrap_or(0);
+            }
+        }
+        self.clock += 1;
+        self.bytes += size;
+        self.sizes.insert(key, text_len);
+        self.map.insert(key, (html, self.clock));
+    }
+}
+
+static CACHE: LazyLock<Mutex<Rendered>> = LazyLock::new(Mutex::default);
 
 /// The class prefix of highlighted code's spans (`hl-keyword`, `hl-string`…; web/style.css).
 const CLASS_PREFIX: &str = "hl-";
@@ -74,24 +127,44 @@ static SANITISER: LazyLock<ammonia::Builder<'static>> = LazyLock::new(|| {
     b
 });
 
-/// `text` as sanitised HTML, or `None` when it is longer than [`RENDER_MAX`].
+/// `text` as sanitised HTML, or `None` when it is longer than [`RENDER_MAX`]; from the cache
+/// when it was rendered lately.
 pub fn to_html(text: &str) -> Option<String> {
     if text.len() > RENDER_MAX {
         return None;
     }
+    let key = blake3::hash(text.as_bytes());
+    let cache = || CACHE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(html) = cache().get(&key) {
+        return html;
+    }
+    let html = render(text);
+    cache().put(key, html.clone(), text.len());
+    html
+}
+
+/// The cached rendering of `text`, if there is one.
+#[cfg(test)]
+fn cached(text: &str) -> Option<Option<String>> {
+    CACHE.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&blake3::hash(text.as_bytes()))
+}
+
+/// [`to_html`]'s work, uncached.
+fn render(text: &str) -> Option<String> {
     let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
     let mut events: Vec<Event<'_>> = Vec::new();
     // Open links: (the URL, whether it is kept as a link, the text it has so far).
     let mut links: Vec<(CowStr<'_>, bool, String)> = Vec::new();
     let mut images: Vec<CowStr<'_>> = Vec::new();
     let mut code: Option<(String, String)> = None;
+    let mut highlight_left = HIGHLIGHT_BUDGET;
     for event in Parser::new_ext(text, options) {
         if let Some((_, body)) = &mut code {
             match event {
                 Event::Text(t) => body.push_str(&t),
                 Event::End(TagEnd::CodeBlock) => {
                     let (lang, body) = code.take().expect("in a code block");
-                    events.push(Event::Html(highlighted(&lang, &body).into()));
+                    events.push(Event::Html(highlighted(&lang, &body, &mut highlight_left).into()));
                 }
                 _ => {}
             }
@@ -184,8 +257,9 @@ pub fn escape(s: &str) -> String {
     out
 }
 
-/// A fenced block: its language's name, and its code highlighted when the language is known.
-fn highlighted(lang: &str, code: &str) -> String {
+/// A fenced block: its language's name, and its code highlighted when the language is known, the
+/// block is at most [`HIGHLIGHT_MAX`] bytes and it fits in what is `left` of the text's budget.
+fn highlighted(lang: &str, code: &str, left: &mut usize) -> String {
     let syntaxes = &*SYNTAXES;
     let syntax = (!lang.is_empty()).then(|| syntaxes.find_syntax_by_token(lang)).flatten();
     let name = syntax.map_or(lang, |s| s.name.as_str());
@@ -194,7 +268,11 @@ fn highlighted(lang: &str, code: &str) -> String {
         out.push_str(&format!(r#"<div class="code-lang">{}</div>"#, escape(name)));
     }
     out.push_str(r#"<pre class="code"><code>"#);
-    let body = syntax.filter(|_| code.len() <= HIGHLIGHT_MAX).and_then(|syntax| {
+    let affordable = code.len() <= HIGHLIGHT_MAX && code.len() <= *left;
+    if affordable && syntax.is_some() {
+        *left -= code.len();
+    }
+    let body = syntax.filter(|_| affordable).and_then(|syntax| {
         let style = ClassStyle::SpacedPrefixed { prefix: CLASS_PREFIX };
         let mut generator = ClassedHTMLGenerator::new_with_class_style(syntax, syntaxes, style);
         for line in LinesWithEndings::from(code) {
@@ -241,6 +319,37 @@ mod tests {
         assert!(out.contains("hl-keyword") || out.contains("hl-storage"), "{out}");
         let plain = html("```nolang\n<b>x</b>\n```");
         assert!(plain.contains("&lt;b&gt;x&lt;/b&gt;") && plain.contains("nolang"), "{plain}");
+    }
+
+    /// Code-heavy text: `blocks` fenced Rust blocks of about `size` characters each.
+    fn code_heavy(blocks: usize, size: usize) -> String {
+        let line = "fn main() { let x = \"s\"; if x.len() > 2 { println!(\"{x}\"); } }\n";
+        let block = line.repeat(size / line.len() + 1);
+        (0..blocks).map(|i| format!("Step {i}:\n\n```rust\n{block}```\n\n")).collect()
+    }
+
+    #[test]
+    fn highlighting_has_a_budget_per_text_and_plain_code_after_it() {
+        let text = code_heavy(20, 4000);
+        let out = html(&text);
+        let blocks: Vec<&str> = out.split(r#"<div class="code-block">"#).skip(1).collect();
+        assert_eq!(blocks.len(), 20);
+        assert!(blocks[0].contains("hl-"), "the first block is highlighted");
+        assert!(!blocks[19].contains("hl-"), "the last block is past the budget: plain");
+        assert!(blocks[19].contains("fn main() { let x = "), "and still shown, escaped");
+        // One long block is not highlighted at all.
+        let long = html(&code_heavy(1, 40_000));
+        assert!(!long.contains("hl-"), "a block over the per-block limit is plain");
+        assert!(out.len() < 8 * text.len(), "{} bytes of HTML for {}", out.len(), text.len());
+    }
+
+    #[test]
+    fn rendered_html_is_kept_and_given_again() {
+        let text = format!("{}\n\nunique {}", code_heavy(2, 500), std::process::id());
+        let first = to_html(&text);
+        assert!(first.is_some());
+        assert_eq!(cached(&text), Some(first.clone()), "the rendering is kept");
+        assert_eq!(to_html(&text), first, "and given again");
     }
 
     #[test]

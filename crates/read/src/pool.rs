@@ -12,12 +12,23 @@ use rusqlite::Connection;
 use scrollback_core::db::{self, ConnectionKind};
 use scrollback_core::error::{Error, Result};
 
+use crate::export::Lend;
 use crate::store::Store;
 
 /// Connections in a pool.
 const POOL_SIZE: u32 = 8;
 /// Full-text queries at the same time (of [`POOL_SIZE`] connections); more wait their turn.
 const CONCURRENT_SEARCHES: usize = 2;
+
+/// A connection of the pool for each question, given back after it.
+struct Pooled(r2d2::Pool<SqliteConnectionManager>);
+
+impl Lend for Pooled {
+    fn lend(&self, f: &mut dyn FnMut(&Connection) -> Result<()>) -> Result<()> {
+        let conn = self.0.get()?;
+        f(&conn)
+    }
+}
 
 /// A pool of read-only connections to one index.
 #[derive(Clone)]
@@ -54,6 +65,16 @@ impl Readers {
         })
         .await
         .map_err(|e| Error::Internal(format!("a reader failed: {e}")))?
+    }
+
+    /// Runs `f` on the blocking pool with a [`Lend`] that checks a pooled connection out for each
+    /// question and gives it back before the answer is used: for work that writes while it reads
+    /// (an export), which then never holds a reader while it writes.
+    pub async fn lent<T: Send + 'static>(&self, f: impl FnOnce(&dyn Lend) -> Result<T> + Send + 'static) -> Result<T> {
+        let pooled = Pooled(self.pool.clone());
+        tokio::task::spawn_blocking(move || f(&pooled))
+            .await
+            .map_err(|e| Error::Internal(format!("a reader failed: {e}")))?
     }
 
     /// [`Readers::run`] for a full-text query: two at a time, so that searches never hold every

@@ -27,13 +27,17 @@ pub struct View {
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum ViewPart {
     /// What was said, and its Markdown as sanitised HTML (none for a text too long to render,
-    /// which is shown as it is).
+    /// which is shown as it is). A text over [`VIEW_TEXT_MAX`] characters is cut there, its HTML
+    /// the cut text's, and says so in `more`.
     Text {
         /// The text.
         text: String,
         /// Its HTML.
         #[serde(skip_serializing_if = "Option::is_none")]
         html: Option<String>,
+        /// For a cut text: how long it is whole, and where it is in [`texts`].
+        #[serde(skip_serializing_if = "Option::is_none")]
+        more: Option<More>,
     },
     /// The model's visible thinking.
     Thinking {
@@ -102,6 +106,19 @@ pub enum ViewPart {
     },
 }
 
+/// What a cut text left out: `GET /api/sessions/{id}/entries/{cursor}/texts` gives the entry's
+/// texts whole, and this one is at `index`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct More {
+    /// The whole text's length, in characters.
+    pub chars: usize,
+    /// Its place among the entry's texts ([`texts`]).
+    pub index: usize,
+}
+
+/// The most characters of one text a view holds (and renders); a longer one is cut there.
+pub const VIEW_TEXT_MAX: usize = 32 * 1024;
+
 /// A tool call at a glance.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -143,13 +160,28 @@ impl From<ToolCall> for Tool {
     }
 }
 
-impl From<Part> for ViewPart {
-    fn from(part: Part) -> ViewPart {
-        let all = |parts: Vec<Part>| -> Vec<ViewPart> { parts.into_iter().map(ViewPart::from).collect() };
+impl ViewPart {
+    /// `part` as the viewer lays it out, texts cut at [`VIEW_TEXT_MAX`]; `texts` counts the texts
+    /// met so far, in the order of [`texts`].
+    fn of(part: Part, texts: &mut usize) -> ViewPart {
+        let mut all =
+            |parts: Vec<Part>| -> Vec<ViewPart> { parts.into_iter().map(|p| ViewPart::of(p, texts)).collect() };
         match part {
             Part::Text(text) => {
-                let html = markdown::to_html(&text);
-                ViewPart::Text { text, html }
+                let index = *texts;
+                *texts += 1;
+                match text.char_indices().nth(VIEW_TEXT_MAX) {
+                    Some((at, _)) => {
+                        let more = Some(More { chars: text.chars().count(), index });
+                        let text = text[..at].to_owned();
+                        let html = markdown::to_html(&text);
+                        ViewPart::Text { text, html, more }
+                    }
+                    None => {
+                        let html = markdown::to_html(&text);
+                        ViewPart::Text { text, html, more: None }
+                    }
+                }
             }
             Part::Thinking(text) => ViewPart::Thinking { text },
             Part::ToolCall(call) => ViewPart::ToolCall(call.into()),
@@ -167,11 +199,29 @@ impl From<Part> for ViewPart {
     }
 }
 
+/// Every text of `line` whole, in the order the view counts them ([`More::index`]): what a cut
+/// text's "show all" fetches.
+pub fn texts(format: &dyn Format, line: &Value) -> Vec<String> {
+    fn walk(parts: Vec<Part>, out: &mut Vec<String>) {
+        for part in parts {
+            match part {
+                Part::Text(text) => out.push(text),
+                Part::Group { parts, .. } | Part::Message { parts, .. } => walk(parts, out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(format.parts(line), &mut out);
+    out
+}
+
 /// The view of `line` (rendered), a line of `format`, on a side chain if `is_sidechain`. A line the
 /// viewer does not show has no parts either (nor any Markdown rendered for it).
 pub fn of(format: &dyn Format, line: &Value, is_sidechain: bool) -> View {
     let Some(who) = format.who(line, is_sidechain) else { return View::default() };
-    let mut parts: Vec<ViewPart> = format.parts(line).into_iter().map(ViewPart::from).collect();
+    let mut texts = 0;
+    let mut parts: Vec<ViewPart> = format.parts(line).into_iter().map(|p| ViewPart::of(p, &mut texts)).collect();
     name_photos(&mut parts);
     View { who: Some(who), parts }
 }
@@ -256,5 +306,27 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A long text is cut for the page, and says how long it is whole and which of the entry's
+    /// texts it is (for `GET …/entries/{cursor}/texts`); its HTML is the cut text's.
+    #[test]
+    fn a_long_text_is_cut_for_the_page_and_says_how_much_there_is() {
+        let long = "word ".repeat(100_000);
+        let format = scrollback_core::format::by_name("claude").expect("claude");
+        let line = serde_json::json!({
+            "type": "assistant", "uuid": "a", "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "short"}, {"type": "text", "text": long}]},
+        });
+        let view = serde_json::to_value(of(format, &line, false)).expect("a view is JSON");
+        let parts = view["parts"].as_array().expect("parts");
+        assert_eq!(parts[0]["text"], "short");
+        assert!(parts[0].get("more").is_none(), "a short text is whole");
+        let cut = parts[1]["text"].as_str().expect("text");
+        assert!(cut.chars().count() <= VIEW_TEXT_MAX, "{} characters", cut.chars().count());
+        assert_eq!(parts[1]["more"]["chars"], long.chars().count());
+        assert_eq!(parts[1]["more"]["index"], 1);
+        assert!(parts[1]["html"].as_str().expect("html").len() < 4 * VIEW_TEXT_MAX);
+        assert_eq!(texts(format, &line), ["short".to_owned(), long.clone()]);
     }
 }

@@ -343,9 +343,21 @@ impl AcceptStore {
 
     /// Sets a person's marks on `session_id`: its title (`Some(None)` gives it back the
     /// transcript's) and whether it is pinned; `None` leaves a mark as it is. Returns the marks.
+    ///
+    /// A forgotten session is [`Error::UnknownSession`], checked in the write's own transaction:
+    /// [`Self::forget_session`] takes the marks and remembers the session in one transaction too,
+    /// so a mark that races a forget either goes with it or is refused, never left behind.
     pub fn set_mark(&self, session_id: &str, title: Option<Option<&str>>, pinned: Option<bool>) -> Result<Mark> {
         let mut conn = self.lock();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let forgotten: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM forgotten_sessions WHERE session_id = ?1)",
+            [session_id],
+            |r| r.get(0),
+        )?;
+        if forgotten {
+            return Err(Error::UnknownSession(session_id.chars().take(80).collect()));
+        }
         tx.execute(
             &format!(
                 "INSERT INTO marks (session_id, updated_at) VALUES (?1, {NOW}) ON CONFLICT (session_id) DO NOTHING"
@@ -631,4 +643,56 @@ fn record(conn: &Connection, client_message_id: &str) -> Result<Option<Accepted>
 
 fn sync_dir(dir: &Path) -> Result<()> {
     File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::write(dir, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A mark written after its session was forgotten is refused and leaves no row: the check is
+    /// in the write's own transaction, so a `PUT …/marks` that raced a `DELETE` cannot leave a
+    /// title or a pin for a session nobody may see again.
+    #[test]
+    fn a_mark_for_a_forgotten_session_is_refused_and_leaves_no_row() -> Result<()> {
+        let dir = tempfile::tempdir().map_err(|e| Error::io(Path::new("temp"), e))?;
+        let store = AcceptStore::open(dir.path())?;
+        store.set_mark("s1", Some(Some("mine")), Some(true))?;
+        store.forget_session("s1", false)?;
+        assert!(store.marks(&["s1"])?.is_empty(), "forgetting takes the marks");
+        let late = store.set_mark("s1", Some(Some("too late")), Some(true));
+        assert!(matches!(late, Err(Error::UnknownSession(_))), "{late:?}");
+        assert!(store.marks(&["s1"])?.is_empty(), "a refused mark leaves no row");
+        assert!(store.pinned()?.is_empty());
+        // Unforgotten, it may be marked again.
+        store.unforget_session("s1")?;
+        assert!(store.set_mark("s1", None, Some(true))?.pinned);
+        Ok(())
+    }
+
+    /// Marks and forgetting from two threads, many times over: every forgotten session ends with
+    /// no mark, whichever went first.
+    #[test]
+    fn marks_racing_forget_leave_no_mark_for_a_forgotten_session() -> Result<()> {
+        let dir = tempfile::tempdir().map_err(|e| Error::io(Path::new("temp"), e))?;
+        let store = std::sync::Arc::new(AcceptStore::open(dir.path())?);
+        let ids: Vec<String> = (0..40).map(|i| format!("race-{i}")).collect();
+        let marker = {
+            let (store, ids) = (store.clone(), ids.clone());
+            std::thread::spawn(move || {
+                for id in &ids {
+                    for _ in 0..5 {
+                        // Refused once the session is forgotten: the race itself.
+                        let _ = store.set_mark(id, Some(Some("title")), Some(true));
+                    }
+                }
+            })
+        };
+        for id in &ids {
+            store.forget_session(id, false)?;
+        }
+        marker.join().expect("the marking thread");
+        let left = store.marks(&ids.iter().map(String::as_str).collect::<Vec<_>>())?;
+        assert!(left.is_empty(), "marks left for forgotten sessions: {left:?}");
+        Ok(())
+    }
 }

@@ -47,6 +47,9 @@ pub struct SessionPage {
     pub sessions: Vec<SessionSummary>,
     /// Pass as `cursor` for the next page; `None` at the end.
     pub next: Option<String>,
+    /// Each session's own cursor, in the same order: passed as `cursor`, the sessions after it
+    /// (for a front end that shows only part of a page).
+    pub cursors: Vec<String>,
 }
 
 /// Which sessions to list.
@@ -123,13 +126,12 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
         rows.collect::<rusqlite::Result<Vec<(i64, SessionSummary)>>>().map_err(fts_error)
     });
     let mut rows = rows?;
-    let next = if rows.len() > limit as usize {
-        rows.truncate(limit as usize);
-        rows.last().map(|(rowid, s)| format!("{}|{rowid}", s.last_timestamp.as_deref().unwrap_or("")))
-    } else {
-        None
-    };
-    Ok(SessionPage { sessions: rows.into_iter().map(|(_, s)| s).collect(), next })
+    let more = rows.len() > limit as usize;
+    rows.truncate(limit as usize);
+    let cursors: Vec<String> =
+        rows.iter().map(|(rowid, s)| format!("{}|{rowid}", s.last_timestamp.as_deref().unwrap_or(""))).collect();
+    let next = if more { cursors.last().cloned() } else { None };
+    Ok(SessionPage { sessions: rows.into_iter().map(|(_, s)| s).collect(), next, cursors })
 }
 
 /// A session list's cursor: "<lastTimestamp>|<rowid>" of the last session of the previous page.
