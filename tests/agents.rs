@@ -715,7 +715,7 @@ fn a_legacy_gemini_json_chat_is_indexed_with_photos_tokens_and_title_and_read_ag
     let session = "5e55a0dd-0000-4000-8000-000000000035";
     let chat = env.write(rel, gemini_legacy(session, &photos, false));
     let summary = index_roots(&env);
-    assert!(summary.starts_with("indexed 1 files, 2 lines, 2 photos, 0 invalid lines"), "{summary}");
+    assert!(summary.starts_with("indexed 1 files, 2 lines, 2 payloads, 0 invalid lines"), "{summary}");
     assert_eq!(check_invariants(&env.data), 2, "each message restored byte for byte from its offsets");
     assert_eq!(photos_of(&env, &chat), photos.to_vec());
     let conn = env.conn();

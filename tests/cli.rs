@@ -250,7 +250,7 @@ fn index_and_status_count_the_same_things_in_the_same_words() {
     let entries = status.lines().find_map(|l| l.strip_prefix("entries         ")).unwrap();
     let photos = status.lines().find_map(|l| l.strip_prefix("photos          ")).unwrap();
     // `index` says what the index holds in `status`'s words, with its numbers.
-    assert_eq!(holds, format!("the index holds 1 sessions; {entries}; {photos}"), "{index}\n{status}");
+    assert_eq!(holds, format!("the index holds 1 sessions; entries {entries}; photos {photos}"), "{index}\n{status}");
     let [shown, invalid, hidden] = numbers_after(&status, "entries         ")[..] else { panic!("{status}") };
     let [photos, payloads] = numbers_after(&status, "photos          ")[..] else { panic!("{status}") };
     assert_eq!((pass[0], pass[1], pass[3]), (1, shown + hidden, invalid), "every line read is shown or hidden");

@@ -420,7 +420,9 @@ fn every_documented_route_answers() {
         blake3::hash(&bytes).to_hex().to_string()
     };
     let parts: Vec<&str> = reference.split('/').collect();
+    let cursor = page["entries"][0]["cursor"].to_string();
     let values = [
+        ("cursor", cursor.as_str()),
         ("sessionId", parts[0]),
         ("entryUuid", parts[1]),
         ("ordinal", parts[2]),

@@ -750,7 +750,8 @@ fn a_hub_gone_silent_mid_push_ends_the_push_with_an_error_frees_the_host_and_let
     );
     assert!(wait_until(Duration::from_secs(60), || relay.is_silent()).is_some(), "the push reached the relay");
     std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(server.json("/api/status")["push"]["state"], "pushing");
+    let push = server.json("/api/status")["push"].clone();
+    assert_eq!(push["state"], "pushing", "{push}");
     let term = std::process::Command::new("kill").args(["-TERM", &server.child.id().to_string()]).status().unwrap();
     assert!(term.success());
     let status = wait_for_exit(&mut server.child, Duration::from_secs(60));

@@ -153,7 +153,7 @@ pub fn planted() -> Vec<Planted> {
 /// Ordinary text that holds no secret, and must come through redaction unchanged.
 pub fn ordinary() -> Vec<&'static str> {
     vec![
-        "Run cargo test, then open src/db.rs and fix the token_count parsing.",
+        "Run cargo test, then open src/db.rs and fix the row_count parsing.",
         "The key is in the drawer, and the password field was empty.",
         "See https://example.com:8080/docs/index.html#install for the steps.",
         "Clone git@github.com:example/project.git or ssh://git@github.com/example/project.git",
@@ -165,7 +165,7 @@ pub fn ordinary() -> Vec<&'static str> {
         "Use the Authorization header with a bearer token from the environment.",
         "const API_BASE = \"https://api.example.com/v1\";",
         "{\"tool\": \"Edit\", \"file_path\": \"src/cache.rs\", \"old_string\": \"a\", \"new_string\": \"b\"}",
-        "SELECT id, title FROM sessions WHERE agent = 'claude' ORDER BY last_timestamp DESC;",
+        "SELECT id, title FROM sessions WHERE agent = 'alpha' ORDER BY last_timestamp DESC;",
         "[link](https://docs.rs/image/latest/image/struct.Limits.html) and (see above).",
         "sk-learn and scikit-learn are the same thing; pip install scikit-learn.",
         "The JWT header starts with ey, and a key id kid=main.",

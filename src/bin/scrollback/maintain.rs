@@ -78,7 +78,7 @@ pub(crate) fn index(dirs: &Dirs) -> anyhow::Result<()> {
     let conn = index::open(&data_dir)?;
     let held = (&conn as &dyn Store).status(&data_dir)?;
     println!(
-        "the index holds {} sessions; {}; {}",
+        "the index holds {} sessions; entries {}; photos {}",
         held.sessions,
         crate::read::entries_words(&held),
         crate::read::photos_words(&held)
