@@ -546,7 +546,7 @@ fn token_counts_near_the_64_bit_maximum_are_clamped_and_stop_nothing() {
     assert_eq!(report["total"]["inputTokens"].as_u64(), Some(3 * max as u64 + 11));
     let server = Server::start(&env, &[]);
     server.wait_for_sessions(2);
-    for path in ["/api/usage", "/api/usage?by=session", "/api/usage?by=model"] {
+    for path in ["/api/usage", "/api/usage?by=session", "/api/usage?by=model", "/api/stats"] {
         assert_eq!(server.get(path).status(), reqwest::StatusCode::OK, "{path}");
     }
 }

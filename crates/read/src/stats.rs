@@ -18,7 +18,7 @@ use crate::prices::Prices;
 use crate::usage::{cost, summed_over};
 use scrollback_core::db::RESPONSE_BUCKETS;
 use scrollback_core::error::{Error, Result};
-use scrollback_core::format::Tokens;
+use scrollback_core::format::{Tokens, usage};
 
 /// How many of each list the overview holds (projects, sessions, edits…).
 pub const TOP: usize = 10;
@@ -369,10 +369,9 @@ pub fn stats(conn: &Connection, filter: Filter<'_>, prices: &Prices) -> Result<S
     // Tokens and cost: by day, project, agent and model.
     let mut models: BTreeMap<Option<String>, Top> = BTreeMap::new();
     let sql = format!(
-        "SELECT {day}, s.project, s.agent, h.model, h.tier, {over}, sum(h.responses), sum(h.input_tokens),
-                sum(h.output_tokens), sum(h.cache_read_tokens), sum(h.cache_write_tokens),
-                sum(h.cache_write_1h_tokens), sum(h.reasoning_tokens)
+        "SELECT {day}, s.project, s.agent, h.model, h.tier, {over}, sum(h.responses), {tokens}
          FROM usage_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE} GROUP BY 1, 2, 3, 4, 5, 6",
+        tokens = token_sums(),
         day = local("%Y-%m-%d"),
         over = summed_over(&prices.long_context_sizes()).replace("u.over", "h.over"),
     );
@@ -596,12 +595,11 @@ fn costliest(
     and: Option<&str>,
 ) -> Result<Vec<SessionFigure>> {
     let sql = format!(
-        "SELECT h.session_id, h.model, h.tier, {over}, sum(h.responses), sum(h.input_tokens), sum(h.output_tokens),
-                sum(h.cache_read_tokens), sum(h.cache_write_tokens), sum(h.cache_write_1h_tokens),
-                sum(h.reasoning_tokens), s.title, s.project, s.agent, s.first_timestamp, s.last_timestamp
+        "SELECT h.session_id, h.model, h.tier, {over}, sum(h.responses), {tokens}, s.title, s.project, s.agent, s.first_timestamp, s.last_timestamp
          FROM usage_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE} AND {and} GROUP BY 1, 2, 3, 4",
         over = summed_over(&prices.long_context_sizes()).replace("u.over", "h.over"),
         and = and.unwrap_or("1"),
+        tokens = token_sums(),
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let mut rows = stmt.query(p)?;
@@ -643,6 +641,14 @@ fn costliest(
     });
     v.truncate(TOP);
     Ok(v)
+}
+
+/// The six token columns of `usage_hours h` summed, in the ledger's order, by the sum that
+/// cannot fail (counts near the 64-bit maximum saturate: [`usage::sum_sql`]).
+fn token_sums() -> String {
+    ["input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning"]
+        .map(|c| usage::sum_sql(&format!("h.{c}_tokens")))
+        .join(", ")
 }
 
 #[cfg(test)]

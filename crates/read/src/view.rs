@@ -312,7 +312,7 @@ mod tests {
     /// texts it is (for `GET …/entries/{cursor}/texts`); its HTML is the cut text's.
     #[test]
     fn a_long_text_is_cut_for_the_page_and_says_how_much_there_is() {
-        let long = "word ".repeat(100_000);
+        let long = "word ".repeat(100_000).trim_end().to_owned();
         let format = scrollback_core::format::by_name("claude").expect("claude");
         let line = serde_json::json!({
             "type": "assistant", "uuid": "a", "timestamp": "2026-01-01T00:00:00Z",
