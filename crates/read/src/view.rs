@@ -247,16 +247,27 @@ fn name_photos(parts: &mut [ViewPart]) {
     }
 }
 
-/// `html` (sanitised) with each `[Image #N]` outside code as a chip. The chip's markup is this
-/// function's own, and what it wraps is the placeholder's digits, so the HTML stays as safe as the
-/// sanitiser made it.
+/// `html` (sanitised) with each `[Image #N]` in text outside code as a chip. The chip's markup is
+/// this function's own, and what it wraps is the placeholder's digits, so the HTML stays as safe as
+/// the sanitiser made it. A tag ends at the first `>` outside its quoted attribute values: the
+/// sanitiser quotes every value with `"` and leaves `<` and `>` in them as they are, so a `>` in a
+/// link's title must not end the tag (a chip put inside the value would break out of it).
 fn image_chips(html: &str) -> String {
     let mut out = String::with_capacity(html.len() + 64);
     let mut in_code = 0usize;
     let mut rest = html;
     while !rest.is_empty() {
         if rest.starts_with('<') {
-            let end = rest.find('>').map_or(rest.len(), |i| i + 1);
+            let mut quoted = false;
+            let end = rest
+                .char_indices()
+                .find(|&(_, c)| {
+                    if c == '"' {
+                        quoted = !quoted;
+                    }
+                    c == '>' && !quoted
+                })
+                .map_or(rest.len(), |(i, _)| i + 1);
             let tag = &rest[..end];
             if tag.starts_with("<code") || tag.starts_with("<pre") {
                 in_code += 1;
@@ -288,6 +299,17 @@ fn image_chips(html: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `>` inside a quoted attribute value (a link's title) does not end its tag, so no chip is
+    /// put inside the value, where its quotes would end it and let what follows be markup.
+    #[test]
+    fn a_placeholder_inside_an_attribute_value_is_left_alone() {
+        let html = r#"<p><a href="http://x" title="> [Image #1] <img src=x onerror=alert(1)>">a</a> [Image #2]</p>"#;
+        let out = image_chips(html);
+        assert!(out.contains(r#"title="> [Image #1] <img src=x onerror=alert(1)>""#), "{out}");
+        assert!(out.contains(r#"<span class="image-ref" data-image="2">Image #2</span>"#), "{out}");
+        assert_eq!(out.matches("image-ref").count(), 1, "{out}");
+    }
 
     #[test]
     fn a_text_that_refers_to_its_photos_by_number_names_them() {
