@@ -362,17 +362,11 @@ fn sums(filter: &str) -> String {
         "INSERT INTO usage_sums (session_id, day, agent, model, tier, over, responses, input_tokens, output_tokens,
                                  cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens,
                                  first_timestamp, last_timestamp)
-         SELECT u.session_id, u.day, u.agent, u.model, u.tier, {over}, count(*), {input}, {output}, {cache_read},
-                {cache_write}, {cache_write_1h}, {reasoning}, min(u.timestamp), max(u.timestamp)
+         SELECT u.session_id, u.day, u.agent, u.model, u.tier, {over}, count(*), {tokens}, min(u.timestamp), max(u.timestamp)
          FROM usage u {filter}
          GROUP BY 1, 2, 3, 4, 5, 6",
         over = format::usage::over_sql(&format::usage::CONTEXT_SIZES),
-        input = format::usage::sum_sql("u.input_tokens"),
-        output = format::usage::sum_sql("u.output_tokens"),
-        cache_read = format::usage::sum_sql("u.cache_read_tokens"),
-        cache_write = format::usage::sum_sql("u.cache_write_tokens"),
-        cache_write_1h = format::usage::sum_sql("u.cache_write_1h_tokens"),
-        reasoning = format::usage::sum_sql("u.reasoning_tokens"),
+        tokens = format::usage::token_sums_sql("u"),
     )
 }
 
@@ -383,17 +377,11 @@ fn hour_sums(filter: &str) -> String {
         "INSERT INTO usage_hours (session_id, hour, agent, model, tier, over, responses, input_tokens, output_tokens,
                                   cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens)
          SELECT u.session_id, coalesce(strftime('%Y-%m-%dT%H', u.timestamp), substr(u.timestamp, 1, 13)), u.agent,
-                u.model, u.tier, {over}, count(*), {input}, {output}, {cache_read},
-                {cache_write}, {cache_write_1h}, {reasoning}
+                u.model, u.tier, {over}, count(*), {tokens}
          FROM usage u {filter}
          GROUP BY 1, 2, 3, 4, 5, 6",
         over = format::usage::over_sql(&format::usage::CONTEXT_SIZES),
-        input = format::usage::sum_sql("u.input_tokens"),
-        output = format::usage::sum_sql("u.output_tokens"),
-        cache_read = format::usage::sum_sql("u.cache_read_tokens"),
-        cache_write = format::usage::sum_sql("u.cache_write_tokens"),
-        cache_write_1h = format::usage::sum_sql("u.cache_write_1h_tokens"),
-        reasoning = format::usage::sum_sql("u.reasoning_tokens"),
+        tokens = format::usage::token_sums_sql("u"),
     )
 }
 

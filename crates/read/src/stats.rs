@@ -371,7 +371,7 @@ pub fn stats(conn: &Connection, filter: Filter<'_>, prices: &Prices) -> Result<S
     let sql = format!(
         "SELECT {day}, s.project, s.agent, h.model, h.tier, {over}, sum(h.responses), {tokens}
          FROM usage_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE} GROUP BY 1, 2, 3, 4, 5, 6",
-        tokens = token_sums(),
+        tokens = usage::token_sums_sql("h"),
         day = local("%Y-%m-%d"),
         over = summed_over(&prices.long_context_sizes()).replace("u.over", "h.over"),
     );
@@ -599,7 +599,7 @@ fn costliest(
          FROM usage_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE} AND {and} GROUP BY 1, 2, 3, 4",
         over = summed_over(&prices.long_context_sizes()).replace("u.over", "h.over"),
         and = and.unwrap_or("1"),
-        tokens = token_sums(),
+        tokens = usage::token_sums_sql("h"),
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let mut rows = stmt.query(p)?;
@@ -641,14 +641,6 @@ fn costliest(
     });
     v.truncate(TOP);
     Ok(v)
-}
-
-/// The six token columns of `usage_hours h` summed, in the ledger's order, by the sum that
-/// cannot fail (counts near the 64-bit maximum saturate: [`usage::sum_sql`]).
-fn token_sums() -> String {
-    ["input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning"]
-        .map(|c| usage::sum_sql(&format!("h.{c}_tokens")))
-        .join(", ")
 }
 
 #[cfg(test)]

@@ -291,19 +291,14 @@ fn report_sql(by: By, project_filter: bool, summed: bool, sizes: &[u64]) -> Stri
     let join_sessions = matches!(by, By::Session | By::Project) || project_filter;
     format!(
         "SELECT {group}, u.agent, u.model, u.tier, {over} AS over, {responses},
-                {input}, {output}, {cache_read}, {cache_write}, {cache_write_1h}, {reasoning}, {first}, {last}, {names}
+                {tokens}, {first}, {last}, {names}
          FROM {table} u {join}
          WHERE (?1 IS NULL OR u.day >= ?1) AND (?2 IS NULL OR u.day < ?2) AND (?3 IS NULL OR u.day <= ?3)
            AND (?4 IS NULL OR u.agent = ?4) AND (?5 IS NULL OR s.project = ?5)
            AND (?6 IS NULL OR u.session_id = ?6) AND (?7 IS NULL OR u.model = ?7) {instants}
          GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5",
         group = by.sql(),
-        input = usage::sum_sql("u.input_tokens"),
-        output = usage::sum_sql("u.output_tokens"),
-        cache_read = usage::sum_sql("u.cache_read_tokens"),
-        cache_write = usage::sum_sql("u.cache_write_tokens"),
-        cache_write_1h = usage::sum_sql("u.cache_write_1h_tokens"),
-        reasoning = usage::sum_sql("u.reasoning_tokens"),
+        tokens = usage::token_sums_sql("u"),
         names = if by == By::Session { "max(s.title), max(s.project)" } else { "NULL, NULL" },
         join = if join_sessions {
             "LEFT JOIN sessions s ON s.id = u.session_id"

@@ -41,6 +41,15 @@ pub fn sum_sql(column: &str) -> String {
     format!("CAST(total({column}) AS INTEGER)")
 }
 
+/// The six token columns of a ledger table (or of its sums) aliased `alias`, each summed by
+/// [`sum_sql`], in the ledger's order: input, output, cache read, cache write, 1-hour cache write,
+/// reasoning.
+pub fn token_sums_sql(alias: &str) -> String {
+    ["input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning"]
+        .map(|c| sum_sql(&format!("{alias}.{c}_tokens")))
+        .join(", ")
+}
+
 /// Token counts of one API response (or, for Codex's running totals, of a thread so far).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Tokens {
