@@ -185,6 +185,7 @@ fn mask_secrets_masks_history_titles_and_mcp_reading() {
         let shown = history_text(&server);
         assert!(leaks(&shown, &planted).len() > planted.len() / 2, "without --mask-secrets, history shows them");
         assert!(listed_text(&server).contains(&title_secret));
+        assert!(server.get("/api/stats").text().unwrap().contains(&title_secret), "the overview lists it");
     }
     let server = Server::start(&env, &["--mask-secrets"]);
     server.wait_for_sessions(1);
@@ -197,6 +198,11 @@ fn mask_secrets_masks_history_titles_and_mcp_reading() {
     }
     let listed = listed_text(&server);
     assert!(!listed.contains(&title_secret) && listed.contains("[REDACTED:github-pat]"), "a title: {listed}");
+    let overview = server.get("/api/stats").text().unwrap();
+    assert!(
+        !overview.contains(&title_secret) && overview.contains("[REDACTED:github-pat]"),
+        "the overview: {overview}"
+    );
     drop(server);
     // MCP over stdio.
     if !sdk_available() {

@@ -2,9 +2,9 @@
 //! Overview page and anyone else. A route of the table, boxed as each group of routes is.
 
 use serde::Deserialize;
+use warp::Filter as _;
 use warp::filters::BoxedFilter;
-use warp::http::{Method, header};
-use warp::{Filter as _, Reply as _};
+use warp::http::Method;
 
 use super::filters::raw_query;
 use super::{Api, ApiError};
@@ -33,12 +33,7 @@ pub(crate) fn routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
                     Ok(params) => run(api, params).await,
                     Err(e) => Err(e),
                 };
-                match answer {
-                    Ok(body) => {
-                        warp::reply::with_header(body, header::CONTENT_TYPE, "application/json").into_response()
-                    }
-                    Err(e) => e.response(),
-                }
+                answer.unwrap_or_else(|e| e.response())
             }
         })
         .boxed()
@@ -51,8 +46,9 @@ fn checked(method: &Method, query: &str) -> Result<Params, ApiError> {
     serde_urlencoded::from_str(query).map_err(|e| ApiError::bad_request(format!("query: {e}")))
 }
 
-/// The figures as JSON, or the API's error for a parameter it cannot take.
-async fn run(api: Api, p: Params) -> Result<String, ApiError> {
+/// The figures as JSON (masked with `--mask-secrets`: titles, projects and edited files' names are
+/// transcript text), or the API's error for a parameter it cannot take.
+async fn run(api: Api, p: Params) -> Result<warp::reply::Response, ApiError> {
     let nonempty = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
     let agent = nonempty(p.agent);
     if let Some(a) = &agent
@@ -87,5 +83,5 @@ async fn run(api: Api, p: Params) -> Result<String, ApiError> {
             store.stats(filter, &prices)
         })
         .await?;
-    serde_json::to_string(&stats).map_err(|e| ApiError::from(scrollback_core::Error::Internal(e.to_string())))
+    Ok(api.masked_json(&stats))
 }
