@@ -526,7 +526,18 @@ fn the_viewer_in_headless_chromium() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     // The scenarios' own report, for whoever reads the test output.
     println!("{stdout}");
-    assert!(out.status.success(), "browser scenarios failed:\n{stdout}\n{stderr}");
+    eprintln!("{stderr}");
+    // What failed, last and alone, so that a report cut in its middle still names it.
+    let mut failed = String::new();
+    let mut in_failure = false;
+    for l in stdout.lines() {
+        in_failure = l.starts_with("not ok") || (in_failure && !l.starts_with("# Subtest") && !l.starts_with("ok "));
+        if in_failure && !l.trim_start().starts_with("duration_ms") {
+            failed += l;
+            failed.push('\n');
+        }
+    }
+    assert!(out.status.success(), "browser scenarios failed (the whole report is above):\n{failed}");
     let passed: usize = stdout
         .lines()
         .find_map(|l| l.strip_prefix("# pass "))

@@ -1552,7 +1552,11 @@ test("43. the header is one line with its details on demand: id, resume command 
   // Codex's and Gemini CLI's own resume commands.
   const other = await startServer("reading", { roots: ["codex:codex", "gemini:gemini"] });
   for (const [id, cmd] of [["01a0c0de-0000-7000-8000-0000000000d1", "codex resume"], ["5e55a0de-0000-4000-8000-0000000000d2", "gemini --resume"]]) {
-    const about = await (await fetch(`${other.url}/api/sessions/${id}/about`)).json();
+    // (The server answers before its first catch-up ends: wait for the session to be indexed.)
+    const about = await until(`${id} indexed`, async () => {
+      const res = await fetch(`${other.url}/api/sessions/${id}/about`);
+      return res.ok && (await res.json());
+    });
     assert.equal(about.resume, `${cmd} ${id}`);
   }
   await other.stop();
