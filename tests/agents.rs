@@ -193,7 +193,7 @@ fn generated_codex_and_gemini_transcripts_keep_every_photo_and_replay_as_their_a
     // The event's copy of the user's photo is stripped too (no ref: it is no image block).
     let (payloads, stored): (i64, i64) = conn
         .query_row(
-            "SELECT count(*), (SELECT max(length(stripped)) FROM entries e2 JOIN files f2 ON f2.id = e2.file_id WHERE f2.path = ?1)
+            "SELECT count(*), (SELECT max(length(stored_line(stripped))) FROM entries e2 JOIN files f2 ON f2.id = e2.file_id WHERE f2.path = ?1)
              FROM media m JOIN entries e ON e.id = m.entry_id JOIN files f ON f.id = e.file_id WHERE f.path = ?1",
             [codex.to_str().unwrap()],
             |r| Ok((r.get(0)?, r.get(1)?)),
@@ -439,7 +439,8 @@ fn huge_codex_and_gemini_lines_index_with_their_photos_byte_exact_and_none_of_th
     assert_eq!(check_invariants(&env.data), 4);
     assert_eq!(photos_of(&env, &codex), [codex_photo]);
     assert_eq!(photos_of(&env, &chat), [gemini_photo]);
-    let longest: i64 = env.conn().query_row("SELECT max(length(stripped)) FROM entries", [], |r| r.get(0)).unwrap();
+    let longest: i64 =
+        env.conn().query_row("SELECT max(length(stored_line(stripped))) FROM entries", [], |r| r.get(0)).unwrap();
     assert!(longest < 1000, "the stored lines hold no payload: the longest is {longest} bytes");
 }
 

@@ -63,10 +63,11 @@ fn rollout(i: usize, compressed: bool) -> String {
 /// Everything the index says about live files, in a comparable form.
 fn snapshot(data: &std::path::Path) -> Vec<String> {
     let conn = Connection::open(data.join("index.sqlite3")).unwrap();
+    scrollback::db::register_stored_line(&conn).unwrap();
     let mut out = Vec::new();
     let queries = [
         "SELECT f.path || ' ' || e.line || ' ' || e.offset || ' ' || e.length || ' ' || coalesce(e.uuid, '-') || ' '
-                || coalesce(e.invalid, '') || ' ' || coalesce(length(e.stripped), -1) || ' ' || e.session_id
+                || coalesce(e.invalid, '') || ' ' || coalesce(length(stored_line(e.stripped)), -1) || ' ' || e.session_id
          FROM entries e JOIN files f ON f.id = e.file_id WHERE f.state = 'live' ORDER BY f.path, e.line",
         "SELECT f.path || ' ' || m.offset || ' ' || m.length || ' ' || m.blake3 || ' ' || coalesce(m.ordinal, '-')
          FROM media m JOIN entries e ON e.id = m.entry_id JOIN files f ON f.id = e.file_id

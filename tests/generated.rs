@@ -244,7 +244,8 @@ fn every_payload_shape_gets_exact_refs_bytes_and_ordinals() {
     assert!(invalid[1].1.starts_with("not UTF-8"), "{}", invalid[1].1);
 
     // The decoy stays text; unicode escapes are decoded into the searchable text.
-    let decoy: String = conn.query_row("SELECT stripped FROM entries WHERE uuid = 'u8'", [], |r| r.get(0)).unwrap();
+    let decoy: String =
+        conn.query_row("SELECT stored_line(stripped) FROM entries WHERE uuid = 'u8'", [], |r| r.get(0)).unwrap();
     assert!(decoy.contains("iVBORw0KGgo="));
     let text: String = conn.query_row("SELECT text FROM entries WHERE uuid = 'u9'", [], |r| r.get(0)).unwrap();
     assert_eq!(text, "café 😀 \"quoted\"");
@@ -292,7 +293,9 @@ fn crlf_lines_and_a_byte_order_mark() {
     assert_eq!(env.media("crlf/c2/0").unwrap(), photo);
     let conn = env.conn();
     let (offset, stripped): (i64, String) = conn
-        .query_row("SELECT offset, stripped FROM entries WHERE line = 1", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row("SELECT offset, stored_line(stripped) FROM entries WHERE line = 1", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
         .unwrap();
     assert_eq!(offset, 3, "the first line starts after the byte order mark");
     assert!(!stripped.ends_with('\r'), "the terminator is not part of the line");

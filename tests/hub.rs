@@ -112,7 +112,7 @@ type Line = (i64, i64, String, Option<String>, Option<String>, bool);
 fn local_entries(env: &Env) -> Vec<Line> {
     let conn = env.conn();
     let mut stmt = conn
-        .prepare("SELECT file_id, offset, session_id, stripped, nullif(concat_ws(char(10), text, tool_text), ''), duplicate FROM entries ORDER BY file_id, offset")
+        .prepare("SELECT file_id, offset, session_id, stored_line(stripped), nullif(concat_ws(char(10), text, tool_text), ''), duplicate FROM entries ORDER BY file_id, offset")
         .unwrap();
     stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get::<_, i64>(5)? != 0)))
         .unwrap()

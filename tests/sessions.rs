@@ -347,11 +347,11 @@ fn a_resumed_session_reads_in_time_order_with_each_copy_once() {
 /// must say.
 fn branch_from_the_stored_lines(conn: &Connection, session: &str) -> Option<String> {
     conn.query_row(
-        r#"SELECT coalesce(json_extract(stripped, '$.gitBranch'), json_extract(stripped, '$.payload.git.branch'))
+        r#"SELECT coalesce(json_extract(stored_line(stripped), '$.gitBranch'), json_extract(stored_line(stripped), '$.payload.git.branch'))
            FROM entries
            WHERE session_id = ?1 AND stripped IS NOT NULL AND duplicate = 0
-             AND (instr(stripped, '"gitBranch":"') > 0 OR (type = 'session_meta' AND instr(stripped, '"branch"') > 0))
-             AND json_valid(stripped)
+             AND (instr(stored_line(stripped), '"gitBranch":"') > 0 OR (type = 'session_meta' AND instr(stored_line(stripped), '"branch"') > 0))
+             AND json_valid(stored_line(stripped))
            ORDER BY sort_at DESC, sort_file DESC, line DESC, id DESC LIMIT 1"#,
         [session],
         |r| r.get::<_, Option<String>>(0),
@@ -528,6 +528,7 @@ fn an_index_written_by_version_3_reads_as_a_fresh_one_once_opened() {
     let old = env.dir.path().join("v3");
     std::fs::create_dir_all(&old).unwrap();
     let v3 = Connection::open(old.join("index.sqlite3")).unwrap();
+    scrollback::db::register_stored_line(&v3).unwrap();
     let schema =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/crates/core/tests/fixtures/schema-v3.sql"))
             .unwrap();
@@ -539,7 +540,7 @@ fn an_index_written_by_version_3_reads_as_a_fresh_one_once_opened() {
          INSERT INTO entries (id, file_id, session_id, line, offset, length, uuid, parent_uuid, type, role, timestamp,
                               is_sidechain, stripped, text, invalid)
              SELECT id, file_id, session_id, line, offset, length, uuid, parent_uuid, type, role, timestamp,
-                    is_sidechain, stripped, replace(text, char(8203), ''), invalid FROM fresh.entries;
+                    is_sidechain, stored_line(stripped), replace(text, char(8203), ''), invalid FROM fresh.entries;
          INSERT INTO media SELECT * FROM fresh.media;
          INSERT INTO failed_images SELECT * FROM fresh.failed_images;
          INSERT INTO sessions (id, project, title, title_rank, first_timestamp, last_timestamp, entries, images)

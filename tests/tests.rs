@@ -18,6 +18,7 @@ mod hub;
 mod mcp;
 mod memory;
 mod model;
+mod packing;
 mod prop;
 mod reconcile;
 mod redact;

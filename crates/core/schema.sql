@@ -69,7 +69,9 @@ CREATE TABLE entries (
     role         TEXT,                          -- message.role
     timestamp    TEXT,
     is_sidechain INTEGER NOT NULL DEFAULT 0,
-    stripped     TEXT,                          -- the line, each payload replaced by the marker
+    stripped     TEXT,                          -- the line, each payload replaced by the marker: as text, or
+                                                --    packed (a zstd frame naming its dictionary); read it
+                                                --    as text with stored_line(stripped)
     text         TEXT,                          -- search text: what was said (typed, answered, thought)
     invalid      TEXT,                          -- why the line is not indexed, or NULL
     sort_at      TEXT    NOT NULL DEFAULT '',   -- conversation order: latest timestamp of the file so far
@@ -309,6 +311,15 @@ CREATE TABLE usage_state (
     file_id INTEGER PRIMARY KEY,
     model   TEXT,
     running TEXT
+);
+
+-- The zstd dictionaries stored lines are packed with, trained on the index's own first lines
+-- (docs/schema.md, "Stored lines"): `id` is the id zstd writes in each frame packed with it.
+CREATE TABLE dictionaries (
+    id       INTEGER PRIMARY KEY,
+    made_at  TEXT    NOT NULL,                  -- UTC, RFC 3339
+    samples  INTEGER NOT NULL,                  -- how many stored lines it was trained on
+    bytes    BLOB    NOT NULL
 );
 
 -- Index state the indexer keeps for itself (e.g. DDL deferred during a bulk load).

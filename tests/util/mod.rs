@@ -172,7 +172,7 @@ pub fn check_invariants(data: &Path) -> u64 {
         let bytes = read_transcript(Path::new(&path));
         assert!(checkpoint as usize <= bytes.len(), "{path}: checkpoint {checkpoint} past the end");
         let mut stmt = conn
-            .prepare("SELECT id, line, offset, length, stripped, invalid FROM entries WHERE file_id = ?1 ORDER BY line")
+            .prepare("SELECT id, line, offset, length, stored_line(stripped), invalid FROM entries WHERE file_id = ?1 ORDER BY line")
             .unwrap();
         type Row = (i64, i64, i64, i64, Option<String>, Option<String>);
         let entries: Vec<Row> = stmt

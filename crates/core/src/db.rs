@@ -8,7 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rusqlite::{Connection, ErrorCode, OpenFlags};
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
+
+use crate::codec::pack;
 
 use crate::error::{Error, Result};
 
@@ -16,7 +18,7 @@ use crate::error::{Error, Result};
 pub const SCHEMA: &str = include_str!("../schema.sql");
 
 /// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
-pub const VERSION: i64 = 13;
+pub const VERSION: i64 = 14;
 
 /// One step each: `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`. A step is run in
 /// the same transaction as the `user_version` bump. When you add one, bump `VERSION`, update
@@ -308,6 +310,14 @@ WHERE e.invalid IS NULL AND e.duplicate = 0 AND (e.type IN ('user', 'assistant')
      CREATE INDEX usage_hours_hour ON usage_hours(hour);
      CREATE INDEX usage_hours_session ON usage_hours(session_id, hour);
      INSERT INTO scrollback_meta (key, value) VALUES ('pending:v13-stats', 'make the overview sums from the stored lines');",
+    // 13 -> 14: stored lines packed (zstd with a dictionary trained on the index's own lines). Rows
+    // written before stay text: `stored_line(stripped)` reads either.
+    "CREATE TABLE dictionaries (
+         id       INTEGER PRIMARY KEY,
+         made_at  TEXT    NOT NULL,
+         samples  INTEGER NOT NULL,
+         bytes    BLOB    NOT NULL
+     );",
 ];
 
 /// The `scrollback_meta` key that says rows written before version 12 still need their search text
@@ -429,8 +439,12 @@ impl ConnectionKind {
         }
     }
 
-    /// Sets this kind's pragmas on a freshly opened connection.
+    /// Sets this kind's pragmas on a freshly opened connection, and gives the index's connections
+    /// the `stored_line` function ([`register_stored_line`]).
     pub fn configure(self, conn: &Connection) -> rusqlite::Result<()> {
+        if self != ConnectionKind::Acceptances {
+            register_stored_line(conn)?;
+        }
         match self {
             ConnectionKind::Writer => conn.execute_batch(
                 "
@@ -482,6 +496,65 @@ impl ConnectionKind {
             ConnectionKind::Acceptances => open_acceptances(path),
         }
     }
+}
+
+/// Gives `conn` the SQL function `stored_line(stripped)`: a stored line as text, whether the row
+/// keeps it as text (rows written before the index had a dictionary) or packed
+/// ([`crate::codec::pack`]). A dictionary the process does not know yet is read from the
+/// `dictionaries` table of the database `conn` has open, on a connection of its own. A line that
+/// cannot be unpacked is an SQL error that says why.
+pub fn register_stored_line(conn: &Connection) -> rusqlite::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    use rusqlite::types::ValueRef;
+    let path = conn.path().filter(|p| !p.is_empty()).map(PathBuf::from);
+    conn.create_scalar_function(
+        "stored_line",
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        move |ctx| match ctx.get_raw(0) {
+            ValueRef::Null => Ok(None),
+            ValueRef::Text(text) => Ok(Some(String::from_utf8_lossy(text).into_owned())),
+            ValueRef::Blob(frame) => pack::unpack(frame, |id| load_dictionary(path.as_deref(), id))
+                .map(Some)
+                .map_err(|e| rusqlite::Error::UserFunctionError(Box::new(e))),
+            ValueRef::Integer(_) | ValueRef::Real(_) => {
+                Err(rusqlite::Error::UserFunctionError("a stored line that is a number".into()))
+            }
+        },
+    )
+}
+
+/// The dictionary `id` of the index at `path`, read on a connection of its own.
+fn load_dictionary(path: Option<&Path>, id: u32) -> Result<Option<pack::Dictionary>, pack::PackError> {
+    let Some(path) = path else { return Ok(None) };
+    let read = || -> rusqlite::Result<Option<Vec<u8>>> {
+        let conn = Connection::open_with_flags(path, ConnectionKind::Reader.flags())?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.query_row("SELECT bytes FROM dictionaries WHERE id = ?1", [id], |r| r.get(0)).optional()
+    };
+    match read() {
+        Ok(Some(bytes)) => pack::Dictionary::from_bytes(bytes).map(Some),
+        Ok(None) => Ok(None),
+        Err(e) => Err(pack::PackError(format!("dictionary {id} could not be read: {e}"))),
+    }
+}
+
+/// The dictionaries of the index `conn` has open, made known to the process; the newest (the one
+/// new lines are packed with), if any.
+pub fn load_dictionaries(conn: &Connection) -> Result<Option<pack::Dictionary>> {
+    let mut stmt = conn.prepare("SELECT bytes FROM dictionaries ORDER BY rowid")?;
+    let mut rows = stmt.query([])?;
+    let mut newest = None;
+    while let Some(r) = rows.next()? {
+        match pack::Dictionary::from_bytes(r.get(0)?) {
+            Ok(dictionary) => {
+                pack::remember(&dictionary);
+                newest = Some(dictionary);
+            }
+            Err(e) => tracing::warn!("a dictionary of the index is unusable: {e}"),
+        }
+    }
+    Ok(newest)
 }
 
 fn open_writer(path: &Path) -> Result<Connection> {

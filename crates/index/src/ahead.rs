@@ -21,6 +21,7 @@ use std::thread::Scope;
 use crate::batch::{Batch, Reading, produce};
 use crate::fingerprint::Hashes;
 use crate::lines::{End, LineReader};
+use crate::packing::Shared;
 use scrollback_core::error::{Error, Result};
 use scrollback_core::format::Format;
 
@@ -48,8 +49,12 @@ pub(crate) struct ReadAhead {
 
 impl ReadAhead {
     /// Starts workers in `scope` that read `files` (in the order the writer will ask for them, each
-    /// with its format) from their first byte.
-    pub fn start<'scope>(scope: &'scope Scope<'scope, '_>, files: Vec<(PathBuf, &'static dyn Format)>) -> ReadAhead {
+    /// with its format) from their first byte, packing stored lines with `packing`'s dictionary.
+    pub fn start<'scope>(
+        scope: &'scope Scope<'scope, '_>,
+        files: Vec<(PathBuf, &'static dyn Format)>,
+        packing: Shared,
+    ) -> ReadAhead {
         let (senders, receivers): (Vec<_>, Vec<_>) = files.iter().map(|_| sync_channel::<Msg>(DEPTH)).unzip();
         let paths: Vec<PathBuf> = files.iter().map(|(path, _)| path.clone()).collect();
         let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_WORKERS);
@@ -57,6 +62,7 @@ impl ReadAhead {
         if workers > 0 {
             let shared = std::sync::Arc::new(Work {
                 files,
+                packing,
                 senders: senders.into_iter().map(|s| Mutex::new(Some(s))).collect(),
                 next: AtomicUsize::new(0),
             });
@@ -88,6 +94,7 @@ impl ReadAhead {
 /// What the workers share: the files, one sender each, and the next file to take.
 struct Work {
     files: Vec<(PathBuf, &'static dyn Format)>,
+    packing: Shared,
     senders: Vec<Mutex<Option<SyncSender<Msg>>>>,
     next: AtomicUsize,
 }
@@ -122,7 +129,8 @@ impl Work {
                 continue;
             }
             let context = crate::lines::file_context(*format, &file, path);
-            let reading = Reading { format: *format, context: &context };
+            let dictionary = self.packing.current();
+            let reading = Reading { format: *format, context: &context, dictionary: dictionary.as_ref() };
             let end = produce(&mut reader, &file, path, reading, 0, 0, |batch| {
                 // The writer dropped this file: stop reading it.
                 send.send(Msg::Batch(batch)).map_err(|_| Error::io(path, std::io::Error::other("not wanted")))

@@ -10,6 +10,8 @@ use std::path::Path;
 
 use crate::entry::{self, Described};
 use crate::lines::{End, Line, LineReader};
+use crate::packing;
+use scrollback_core::codec::pack::Dictionary;
 use scrollback_core::error::Result;
 use scrollback_core::format::{FileContext, Format};
 
@@ -34,6 +36,8 @@ pub(crate) struct Reading<'a> {
     pub format: &'static dyn Format,
     /// Its context ([`Format::file_context`]).
     pub context: &'a FileContext,
+    /// The dictionary stored lines are packed with ahead of the writer (`None`: none yet).
+    pub dictionary: Option<&'a Dictionary>,
 }
 
 /// Reads complete lines of `file` from `start` (after `lines_before` lines), as `reading` says,
@@ -49,10 +53,13 @@ pub(crate) fn produce(
 ) -> Result<End> {
     let mut batch = Batch::default();
     let mut batch_bytes = 0usize;
-    let Reading { format, context } = reading;
+    let Reading { format, context, dictionary } = reading;
     let on_line = |line: Line<'_>| {
         batch.advance += line.advance;
-        let described = entry::describe(line, format, context);
+        let mut described = entry::describe(line, format, context);
+        if let entry::Body::Stored(stored) = &mut described.body {
+            stored.packed = packing::pack_ahead(dictionary, &stored.stripped);
+        }
         batch_bytes += described.stored().map_or(0, |s| s.stripped.len());
         batch.lines.push(described);
         if batch.lines.len() >= BATCH_LINES || batch_bytes >= BATCH_BYTES {

@@ -50,6 +50,8 @@ pub struct Stored {
     pub image_blocks: u32,
     /// Column values.
     pub meta: Meta,
+    /// The stored line packed by the thread that read it, if it was.
+    pub packed: Option<crate::packing::Packed>,
 }
 
 impl Described {
@@ -134,6 +136,7 @@ pub fn describe(mut line: Line<'_>, format: &dyn Format, context: &FileContext) 
             failed_images: output.failed_images,
             image_blocks: output.image_blocks,
             meta,
+            packed: None,
         }),
     }
 }

@@ -119,6 +119,8 @@ pub struct Indexer {
     forgotten_sessions: HashSet<String>,
     /// How much a compressed transcript may decompress to in the data directory.
     scratch_limit: scrollback_core::files::ScratchLimit,
+    /// How stored lines are packed, and when a dictionary is trained.
+    packing: crate::packing::Packing,
 }
 
 impl std::fmt::Debug for Indexer {
@@ -155,7 +157,7 @@ impl Indexer {
         crate::stats::backfill(&conn)?;
         // The vault is on until a link fails or `set_vault_off` turns it off.
         conn.execute("DELETE FROM scrollback_meta WHERE key = ?1", [VAULT_OFF_KEY])?;
-        let mut indexer = Indexer::with(conn, data_dir, lock);
+        let mut indexer = Indexer::with(conn, data_dir, lock)?;
         indexer.vault.probe(&indexer.conn)?;
         Ok(indexer)
     }
@@ -183,7 +185,7 @@ impl Indexer {
         if marks > 0 {
             tracing::info!(marks, "forgotten transcripts stay forgotten");
         }
-        let indexer = Indexer::with(conn, data_dir, lock);
+        let indexer = Indexer::with(conn, data_dir, lock)?;
         Ok((indexer, old))
     }
 
@@ -193,9 +195,10 @@ impl Indexer {
         crate::rebuild::carry_over(&self.conn, old)
     }
 
-    fn with(conn: Connection, data_dir: &Path, lock: WriterLock) -> Indexer {
+    fn with(conn: Connection, data_dir: &Path, lock: WriterLock) -> Result<Indexer> {
         let vault_off = VaultOff::default();
-        Indexer {
+        let packing = crate::packing::Packing::open(&conn)?;
+        Ok(Indexer {
             conn,
             data_dir: data_dir.to_owned(),
             _lock: lock,
@@ -210,7 +213,8 @@ impl Indexer {
             roots: Vec::new(),
             forgotten_sessions: HashSet::new(),
             scratch_limit: scrollback_core::files::ScratchLimit::from_env(),
-        }
+            packing,
+        })
     }
 
     /// Keeps no vault links from now on (`--vault off`), saying why in `status`.
@@ -299,7 +303,8 @@ mod tests {
     }
 
     /// Indexes a chat of `turns` turns; the SQLite virtual-machine steps the writer took (a
-    /// deterministic measure, unlike time), per line of the chat.
+    /// deterministic measure, unlike time), per line of the chat. Another chat is indexed first, so
+    /// that the index's one-off dictionary for stored lines is made before the count.
     fn steps_per_line(turns: usize) -> u64 {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("tmp");
@@ -307,8 +312,13 @@ mod tests {
         std::fs::create_dir_all(chat.parent().unwrap()).unwrap();
         let (body, shown) = chat_with_rewinds(turns);
         std::fs::write(&chat, &body).unwrap();
+        let warm_up = root.join("demo/chats/session-2026-11-29T09-00-00000000.jsonl");
+        let (before, _) = chat_with_rewinds(crate::packing::TRAIN_AFTER as usize);
+        std::fs::write(&warm_up, before.replace("\"rw\"", "\"warm-up\"")).unwrap();
         let mut indexer = Indexer::open(&dir.path().join("data")).unwrap();
         indexer.set_roots(&[Root::new(format::by_name("gemini").unwrap(), &root)]).unwrap();
+        indexer.index_path(&warm_up).unwrap();
+        assert!(indexer.packing.current().is_some(), "the dictionary is made");
         let count = Arc::new(AtomicU64::new(0));
         let c = count.clone();
         indexer

@@ -102,6 +102,20 @@ pub fn carry_over(conn: &Connection, old: &Path) -> Result<CarriedOver> {
 
 fn copy_gone(conn: &Connection, out: &mut CarriedOver) -> Result<()> {
     let tx = conn.unchecked_transaction()?;
+    // The dictionaries the old rows' lines were packed with (version 14 on) come with them.
+    let packed: bool = tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM old.sqlite_master WHERE type = 'table' AND name = 'dictionaries')",
+        [],
+        |r| r.get(0),
+    )?;
+    if packed {
+        tx.execute(
+            "INSERT OR IGNORE INTO main.dictionaries (id, made_at, samples, bytes)
+             SELECT id, made_at, samples, bytes FROM old.dictionaries",
+            [],
+        )?;
+        scrollback_core::db::load_dictionaries(&tx)?;
+    }
     let files: Vec<(i64, String)> = {
         let mut stmt = tx.prepare(
             "SELECT id, path FROM old.files o

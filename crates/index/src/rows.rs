@@ -20,7 +20,7 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension, Statement, params};
 
 use crate::entry::{Body, Described, Stored};
-use crate::{stats, usage};
+use crate::{packing, stats, usage};
 use scrollback_core::codec::order::{self, Order};
 use scrollback_core::error::Result;
 use scrollback_core::format::{self, Effect, Format, hidden, title_rank};
@@ -38,7 +38,7 @@ pub(crate) fn delete_file_rows(tx: &Connection, file_id: i64, bulk: bool) -> Res
         tx.execute(
             "UPDATE entries SET duplicate = 0 WHERE id IN (
                  SELECT (SELECT o.id FROM entries o INDEXED BY entries_uuid
-                         WHERE o.uuid = r.uuid AND o.session_id = r.session_id AND o.stripped IS r.stripped
+                         WHERE o.uuid = r.uuid AND o.session_id = r.session_id AND (o.stripped IS r.stripped OR stored_line(o.stripped) IS stored_line(r.stripped))
                            AND o.file_id != r.file_id AND o.hidden IS NULL
                          ORDER BY o.sort_at, o.sort_file, o.line, o.id LIMIT 1)
                  FROM entries r WHERE r.file_id = ?1 AND r.duplicate = 0 AND r.uuid IS NOT NULL)",
@@ -110,7 +110,7 @@ fn keep_branch(tx: &Connection, session: &str, shown: bool) -> Result<()> {
     }
     let mut found: Option<(Order, String)> = None;
     let mut stmt = tx.prepare_cached(
-        "SELECT stripped, agent, sort_at, sort_file, line FROM entries
+        "SELECT stored_line(stripped), agent, sort_at, sort_file, line FROM entries
          WHERE session_id = ?1 AND duplicate = 0 AND stripped IS NOT NULL
          ORDER BY sort_at DESC, sort_file DESC, line DESC, id DESC",
     )?;
@@ -156,7 +156,7 @@ pub(crate) fn mark_copies(tx: &Connection) -> Result<()> {
              SELECT later.id FROM entries later INDEXED BY entries_uuid
              JOIN entries earlier INDEXED BY entries_uuid
                ON earlier.uuid = later.uuid AND earlier.session_id = later.session_id
-              AND earlier.stripped IS later.stripped
+              AND (earlier.stripped IS later.stripped OR stored_line(earlier.stripped) IS stored_line(later.stripped))
               AND (earlier.sort_at, earlier.sort_file, earlier.line, earlier.id)
                 < (later.sort_at, later.sort_file, later.line, later.id)
              WHERE later.uuid IN (SELECT uuid FROM entries WHERE uuid IS NOT NULL GROUP BY uuid HAVING count(*) > 1))",
@@ -205,6 +205,8 @@ pub(crate) struct FileRows<'a> {
     pub format: &'static dyn Format,
     /// A bulk load is running: no `uuid` index, so copies are marked at its end.
     pub bulk: bool,
+    /// The dictionary stored lines are packed with, if the index has one.
+    pub dictionary: Option<&'a scrollback_core::codec::pack::Dictionary>,
 }
 
 /// What [`write_entries`] wrote.
@@ -334,7 +336,7 @@ fn insert_row(
         columns.and_then(|c| c.role.as_deref()),
         columns.and_then(|c| c.timestamp.as_deref()),
         columns.is_some_and(|c| c.is_sidechain),
-        stored.map(|s| s.stripped.as_str()),
+        stored.map(|s| packing::stored_value(file.dictionary, &s.stripped, s.packed.as_ref())),
         meta.and_then(|m| m.text.as_deref()),
         invalid,
         order.at,
@@ -572,7 +574,7 @@ fn mark_copy(tx: &Connection, session: &str, uuid: &str, stripped: Option<&str>,
     let shown: Option<(i64, String, i64, i64)> = tx
         .prepare_cached(
             "SELECT id, sort_at, sort_file, line FROM entries INDEXED BY entries_uuid
-             WHERE uuid = ?1 AND session_id = ?2 AND duplicate = 0 AND stripped IS ?3",
+             WHERE uuid = ?1 AND session_id = ?2 AND duplicate = 0 AND stored_line(stripped) IS ?3",
         )?
         .query_row(params![uuid, session, stripped], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
         .optional()?;
@@ -767,7 +769,7 @@ fn describe_again(tx: &Connection) -> Result<(Titles, Branches)> {
     let mut after = 0i64;
     loop {
         let mut stmt = tx.prepare_cached(
-            "SELECT id, session_id, sort_at, sort_file, line, duplicate, stripped, agent FROM entries
+            "SELECT id, session_id, sort_at, sort_file, line, duplicate, stored_line(stripped), agent FROM entries
              WHERE id > ?1 AND stripped IS NOT NULL ORDER BY id LIMIT 1000",
         )?;
         type Row = (i64, String, String, i64, i64, bool, String, String);
@@ -833,7 +835,7 @@ pub(crate) fn backfill_search(conn: &Connection) -> Result<()> {
     let mut after = 0i64;
     loop {
         let mut stmt = tx.prepare_cached(
-            "SELECT id, line, stripped, agent FROM entries WHERE id > ?1 AND stripped IS NOT NULL ORDER BY id LIMIT 1000",
+            "SELECT id, line, stored_line(stripped), agent FROM entries WHERE id > ?1 AND stripped IS NOT NULL ORDER BY id LIMIT 1000",
         )?;
         let rows: Vec<(i64, i64, String, String)> = stmt
             .query_map([after], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?

@@ -299,28 +299,30 @@ pub(crate) fn restat<'a>(tx: &Connection, sessions: impl IntoIterator<Item = &'a
     Ok(())
 }
 
-/// Makes every session's sums again: one walk over every entry in conversation order.
+/// Makes every session's sums again: one walk over every entry in conversation order, with each
+/// session's tool events and models looked up as the walk reaches it (so memory is a session's,
+/// not the index's).
 pub(crate) fn restat_all(tx: &Connection) -> Result<()> {
     tx.execute_batch("DELETE FROM stats_hours; DELETE FROM tool_hours; DELETE FROM response_hours;")?;
-    let (events, models) = lookups(tx, "WHERE 1", &[])?;
     let mut stmt = tx.prepare(&format!(
         "SELECT {ROW} FROM entries INDEXED BY entries_order ORDER BY session_id, sort_at, sort_file, line, id"
     ))?;
     let mut rows = stmt.query([])?;
-    let mut current: Option<(String, Walk)> = None;
+    let mut current: Option<(String, Walk, Events, HashMap<i64, String>)> = None;
     while let Some(r) = rows.next()? {
         let (session, row) = row(r)?;
-        if current.as_ref().is_none_or(|(s, _)| *s != session) {
-            if let Some((s, walk)) = current.take() {
+        if current.as_ref().is_none_or(|(s, ..)| *s != session) {
+            if let Some((s, walk, ..)) = current.take() {
                 walk.write(tx, &s)?;
             }
-            current = Some((session, Walk::default()));
+            let (events, models) = lookups(tx, "WHERE session_id = ?1", &[&session])?;
+            current = Some((session, Walk::default(), events, models));
         }
         let none = Vec::new();
-        let walk = &mut current.as_mut().expect("just set").1;
+        let (_, walk, events, models) = current.as_mut().expect("just set");
         walk.add(&row, events.get(&row.id).unwrap_or(&none), models.get(&row.id).map(String::as_str));
     }
-    if let Some((s, walk)) = current.take() {
+    if let Some((s, walk, ..)) = current.take() {
         walk.write(tx, &s)?;
     }
     Ok(())
@@ -341,7 +343,7 @@ pub(crate) fn backfill(conn: &Connection) -> Result<()> {
     let mut after = 0i64;
     loop {
         let mut stmt = tx.prepare_cached(
-            "SELECT id, session_id, timestamp, agent, stripped FROM entries
+            "SELECT id, session_id, timestamp, agent, stored_line(stripped) FROM entries
              WHERE id > ?1 AND stripped IS NOT NULL AND (tool_text IS NOT NULL OR tools IS NOT NULL)
              ORDER BY id LIMIT 1000",
         )?;

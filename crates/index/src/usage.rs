@@ -438,7 +438,8 @@ fn may_state_usage() -> String {
     if markers.is_empty() {
         return "0".to_owned();
     }
-    let likes: Vec<String> = markers.iter().map(|m| format!("stripped LIKE '%{}%'", m.replace('\'', "''"))).collect();
+    let likes: Vec<String> =
+        markers.iter().map(|m| format!("stored_line(stripped) LIKE '%{}%'", m.replace('\'', "''"))).collect();
     format!("({})", likes.join(" OR "))
 }
 
@@ -470,7 +471,7 @@ pub(crate) fn backfill(conn: &Connection) -> Result<()> {
         type Row = (i64, i64, String, String, Option<String>, Option<String>);
         let rows: Vec<Row> = tx
             .prepare(&format!(
-                "SELECT id, line, session_id, stripped, timestamp, hidden FROM entries
+                "SELECT id, line, session_id, stored_line(stripped), timestamp, hidden FROM entries
                  WHERE file_id = ?1 AND stripped IS NOT NULL AND {usage_filter}
                  ORDER BY offset"
             ))?

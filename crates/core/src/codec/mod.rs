@@ -5,10 +5,11 @@
 //! [`scan`] finds each payload's span in a line's bytes (with [`b64`] decoding into blake3) and
 //! strips or restores it; [`words`] marks word boundaries for scripts without spaces, in indexed
 //! text and in queries alike; [`order`] is an entry's place in its conversation; [`refs`] is how a
-//! payload is named (ref or hash).
+//! payload is named (ref or hash); [`pack`] is how a stored line is packed.
 
 pub mod b64;
 pub mod order;
+pub mod pack;
 pub mod refs;
 pub mod scan;
 pub mod words;

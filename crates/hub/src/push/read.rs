@@ -123,7 +123,7 @@ fn read_entries(conn: &Connection, file_id: i64, after: i64, batch: &mut Batch) 
     let opt = |s: Option<String>| s.map(|s| text(&s));
     let mut stmt = conn.prepare_cached(
         "SELECT offset, id, session_id, line, length, uuid, parent_uuid, type, role, timestamp, is_sidechain,
-                stripped, nullif(concat_ws(char(10), text, tool_text), '') AS text, invalid, sort_at, sort_file, duplicate, agent_id, spawned_agent, agent, hidden
+                stored_line(stripped), nullif(concat_ws(char(10), text, tool_text), '') AS text, invalid, sort_at, sort_file, duplicate, agent_id, spawned_agent, agent, hidden
          FROM entries WHERE file_id = ?1 AND offset > ?2 ORDER BY offset LIMIT ?3",
     )?;
     let mut rows = stmt.query(params![file_id, after, BATCH_LINES])?;

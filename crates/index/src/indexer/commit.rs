@@ -56,6 +56,7 @@ impl Indexer {
         let format = self.format_of(path);
         let context = crate::lines::file_context(format, &opened.file, path);
         let file_session = context.session.as_str();
+        let dictionary = self.packing.current();
         let Indexer { conn, reader, fts, bulk, vault, forgotten_sessions, .. } = self;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let file_id = start_pass(&tx, &plan, opened, file_session, format, *bulk, vault)?;
@@ -76,7 +77,14 @@ impl Indexer {
                     touched.entry(d.session(file_session).to_owned()).or_insert(LineRange { from: d.line, to: d.line });
                 (range.from, range.to) = (range.from.min(d.line), range.to.max(d.line));
             }
-            let file = rows::FileRows { id: file_id, path, session: file_session, format, bulk: *bulk };
+            let file = rows::FileRows {
+                id: file_id,
+                path,
+                session: file_session,
+                format,
+                bulk: *bulk,
+                dictionary: dictionary.as_ref(),
+            };
             let written = rows::write_entries(&tx, file, &batch.lines, fts.is_some(), &mut shown)?;
             summary.lines += written.lines;
             summary.media += written.media;
@@ -88,7 +96,16 @@ impl Indexer {
             }
             Ok(())
         };
-        let source = Source { reader, opened, format, context: &context, start, lines_before, ahead };
+        let source = Source {
+            reader,
+            opened,
+            format,
+            context: &context,
+            start,
+            lines_before,
+            ahead,
+            dictionary: dictionary.as_ref(),
+        };
         let (end, read_hashes) = source.read(&mut write)?;
         let document = format.document_records(path).is_some();
         if end.checkpoint == start && (matches!(plan, Plan::Append(_)) || document) {
@@ -103,6 +120,7 @@ impl Indexer {
         };
         record_checkpoint(&tx, file_id, opened, &end, &hashes)?;
         tx.commit()?;
+        self.packing.stored(&self.conn, summary.lines)?;
         self.remember_partial(opened, &end)?;
         let reset = matches!(plan, Plan::Reindex(..));
         for (session_id, LineRange { from, to }) in touched {

@@ -9,6 +9,7 @@ use crate::ahead;
 use crate::batch::{Batch, Reading, produce};
 use crate::fingerprint::Hashes;
 use crate::lines::{End, LineReader};
+use scrollback_core::codec::pack::Dictionary;
 use scrollback_core::error::{Error, Result};
 use scrollback_core::format::{FileContext, Format};
 
@@ -25,13 +26,15 @@ pub(super) struct Source<'a> {
     pub(super) start: u64,
     pub(super) lines_before: u64,
     pub(super) ahead: Option<Receiver<ahead::Msg>>,
+    /// The dictionary stored lines are packed with, if the index has one.
+    pub(super) dictionary: Option<&'a Dictionary>,
 }
 
 impl Source<'_> {
     /// Hands every batch to `write`; returns where reading stopped and, when the reader took them
     /// right after reading, the hashes of the bytes read.
     pub(super) fn read(self, write: &mut dyn FnMut(Batch) -> Result<()>) -> Result<(End, Option<Hashes>)> {
-        let Source { reader, opened, format, context, start, lines_before, ahead } = self;
+        let Source { reader, opened, format, context, start, lines_before, ahead, dictionary } = self;
         let (file, path) = (&opened.file, opened.path.as_path());
         if let Some(receive) = ahead {
             for msg in receive.iter() {
@@ -47,14 +50,14 @@ impl Source<'_> {
             return Err(Error::io(path, std::io::Error::other("reading ahead stopped")));
         }
         if opened.size.saturating_sub(start) < PIPELINE_BYTES {
-            let reading = Reading { format, context };
+            let reading = Reading { format, context, dictionary };
             return Ok((produce(reader, file, path, reading, start, lines_before, write)?, None));
         }
         // Two threads: this one writes to SQLite while a scoped one reads and parses ahead.
         std::thread::scope(|scope| {
             let (send, receive) = std::sync::mpsc::sync_channel::<Batch>(4);
             let producer = scope.spawn(move || {
-                produce(reader, file, path, Reading { format, context }, start, lines_before, |batch| {
+                produce(reader, file, path, Reading { format, context, dictionary }, start, lines_before, |batch| {
                     // A closed channel means the writer failed; its error is the one reported.
                     send.send(batch).map_err(|_| Error::io(path, std::io::Error::other("writer stopped")))
                 })

@@ -69,7 +69,7 @@ impl Indexer {
             .map(|f| (f.path.clone(), self.format_of(&f.path)))
             .collect();
         std::thread::scope(|scope| {
-            let mut ahead = ReadAhead::start(scope, new_files);
+            let mut ahead = ReadAhead::start(scope, new_files, self.packing.shared());
             for file in &found {
                 match self.index_found(file, progress, ahead.take(&file.path)) {
                     Ok(s) => summary.add(&s),

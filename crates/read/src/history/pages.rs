@@ -47,7 +47,7 @@ pub struct HistoryPage {
 }
 
 /// The columns a history row is read with, and the order clause of each direction.
-const COLUMNS: &str = "id, line, uuid, parent_uuid, type, role, timestamp, is_sidechain, stripped, invalid, sort_at, sort_file, spawned_agent, agent, agent_id";
+const COLUMNS: &str = "id, line, uuid, parent_uuid, type, role, timestamp, is_sidechain, stored_line(stripped), invalid, sort_at, sort_file, spawned_agent, agent, agent_id";
 // Entries of the same place (two files of the same name, at the same instant and line: copies, in
 // practice) are ordered by cursor, so that the order is total and pages neither skip nor repeat.
 const OLDEST_FIRST: &str = "ORDER BY sort_at, sort_file, line, id";
