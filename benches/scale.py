@@ -46,7 +46,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LOADS = []
+OTHERS = []
 
 DUCK_SCRIPT = (
     "import duckdb,sys; c=duckdb.connect(sys.argv[2]); "
@@ -90,14 +90,26 @@ def tree_stats(tree):
     return {"files": files, "bytes": size, "projects": len(os.listdir(tree))}
 
 
+def busy_seconds():
+    """CPU seconds the whole machine has spent busy since boot (all cores: /proc/stat less idle and iowait)."""
+    with open("/proc/stat") as f:
+        ticks = [int(x) for x in f.readline().split()[1:8]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def run_timed(argv, env, log):
-    """Runs argv to its end, its output into log; returns (wall seconds, peak RSS MB, exit code)."""
-    LOADS.append(os.getloadavg()[0])  # the 1-minute load average as it starts: how busy the machine was
+    """Runs argv to its end, its output into log; returns (wall seconds, peak RSS MB, exit code).
+    OTHERS gets the CPU the rest of the machine used meanwhile, as % of one core: other agents'
+    builds on a shared machine make a run slow, and this says when."""
+    busy = busy_seconds()
     start = time.perf_counter()
     with open(log, "w") as out:
         proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT)
         _, status, usage = os.wait4(proc.pid, 0)
-    return time.perf_counter() - start, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - start
+    others = busy_seconds() - busy - usage.ru_utime - usage.ru_stime
+    OTHERS.append(round(max(0.0, 100 * others / wall), 1))
+    return wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
 
 
 def listing(path):
@@ -131,7 +143,7 @@ def run_scrollback(binary, tree, data, env, log):
     files = listing(data)
     return {"seconds": seconds, "peak_rss_mb": rss, "exit": code,
             "index_bytes": files.get("index.sqlite3", 0) + files.get("index.sqlite3-wal", 0),
-            "files": files, "output": tail(log), "load_at_start": LOADS[-1]}
+            "files": files, "output": tail(log), "others_core_percent": OTHERS[-1]}
 
 
 def run_agentsview(agentsview, tree, data, env, log):
@@ -144,7 +156,7 @@ def run_agentsview(agentsview, tree, data, env, log):
     text = open(log, errors="replace").read()
     return {"seconds": seconds, "peak_rss_mb": rss, "exit": code,
             "db_bytes": files.get("sessions.db", 0) + files.get("sessions.db-wal", 0),
-            "files": files, "load_at_start": LOADS[-1],
+            "files": files, "others_core_percent": OTHERS[-1],
             "summary": [x for x in text.splitlines() if x.startswith(("Sync complete", "Database:"))],
             "error_lines": [x for x in text.splitlines() if re.search(r"\b(error|failed|warn)", x, re.I)][:20]}
 
@@ -155,7 +167,7 @@ def run_duckdb(tree, db, env, log):
     out = tail(log)
     rows = int(out[-1]) if code == 0 and out and out[-1].isdigit() else None
     size = os.path.getsize(db) if os.path.exists(db) else 0
-    return {"seconds": seconds, "peak_rss_mb": rss, "exit": code, "rows": rows, "db_bytes": size, "load_at_start": LOADS[-1],
+    return {"seconds": seconds, "peak_rss_mb": rss, "exit": code, "rows": rows, "db_bytes": size, "others_core_percent": OTHERS[-1],
             "output": out if code else []}
 
 
@@ -232,7 +244,7 @@ def serve_idle(binary, tree, data, env, n, idle_seconds, work):
                 break
             before = now
         result["settled_seconds"] = round(time.perf_counter() - start, 2)
-        t0, c0 = time.perf_counter(), proc_ticks(proc.pid)
+        t0, c0, busy = time.perf_counter(), proc_ticks(proc.pid), busy_seconds()
         series = []
         last = c0
         for _ in range(idle_seconds):
@@ -242,7 +254,8 @@ def serve_idle(binary, tree, data, env, n, idle_seconds, work):
             last = now
         wall = time.perf_counter() - t0
         ticks = last - c0
-        result.update(idle_seconds=round(wall, 2), ticks=ticks, clk_tck=hz,
+        others = busy_seconds() - busy - ticks / hz
+        result.update(others_core_percent=round(max(0.0, 100 * others / wall), 1), idle_seconds=round(wall, 2), ticks=ticks, clk_tck=hz,
                       cpu_seconds=ticks / hz, core_percent=100 * ticks / hz / wall, ticks_per_second=series)
     finally:
         if proc.poll() is None:
@@ -379,6 +392,8 @@ def main():
     print(f"\nWall times: {runs_note} each, one tool at a time, from an empty data directory; RSS is the highest peak; "
           f"MB are 10^6 bytes of the tree's .jsonl files; index = index.sqlite3 + -wal (--vault off); "
           f"agentsview's db = sessions.db + -wal.")
+    print(f"Other processes' CPU during a run (the machine is shared): up to {max(OTHERS, default=0):.0f}% of a core "
+          f"(each run's in scale.json, others_core_percent).")
     if "noop" in results:
         r = results["noop"]
         print(f"No-op re-run at {r['sessions']:,} sessions (`index` again on the same data directory): "
@@ -388,7 +403,7 @@ def main():
         print(f"`serve` idle at {r['sessions']:,} sessions: {r['ticks']} ticks ({r['cpu_seconds']:.2f} s of CPU at "
               f"{r['clk_tck']} Hz) over {r['idle_seconds']:.0f} s = {r['core_percent']:.2f}% of a core "
               f"(measured from {r['settled_seconds']:.0f} s after start; all {r['sessions']:,} sessions counted at "
-              f"{r['sessions_seen_seconds']:.0f} s)")
+              f"{r['sessions_seen_seconds']:.0f} s; other processes meanwhile: {r['others_core_percent']:.0f}% of a core)")
     results["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     results["loadavg_at_end"] = os.getloadavg()
     with open(out_path, "w") as f:
@@ -400,7 +415,7 @@ def run_scrollback_again(binary, tree, data, env, log):
     seconds, rss, code = run_timed([binary, "index", "--root", f"claude:{tree}", "--data-dir", data, "--vault", "off"], env, log)
     if code != 0:
         sys.exit(f"scrollback's no-op re-run failed; see {log}")
-    return {"seconds": seconds, "peak_rss_mb": rss, "output": tail(log, 2), "load_at_start": LOADS[-1]}
+    return {"seconds": seconds, "peak_rss_mb": rss, "output": tail(log, 2), "others_core_percent": OTHERS[-1]}
 
 
 if __name__ == "__main__":
