@@ -10,8 +10,9 @@
 #      over 60 s once its catch-up is over (clock ticks from /proc/PID/stat, % of a core);
 #   4. prints a Markdown table (with agentsview's time over scrollback's, and scrollback's MB/s at
 #      each size over the smallest's: the goal is 0.7 or more at 20,000) and the no-op and idle
-#      lines, and writes every run to WORK_DIR/scale.json.
-# The full run takes about 15 minutes on 2 cores (agentsview's 20,000 alone 3-4 minutes).
+#      lines, and writes every run to WORK_DIR/scale.json with the CPU other processes used
+#      meanwhile (the machine may be shared: that says which runs were crowded).
+# The full run takes about 10 minutes on 2 cores (agentsview's 20,000 alone 2-3 minutes).
 #
 #   benches/scale.sh [WORK_DIR [SCROLLBACK_BINARY [OPTIONS]]]
 #       (default: target/bench/scale, a release build; OPTIONS go to benches/scale.py:
