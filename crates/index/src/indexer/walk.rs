@@ -2,7 +2,7 @@
 //! for a large first one, and rows of files no longer there marked gone (never deleted); and the pass
 //! over one path a file event or a rescan names. One unreadable file is logged and skipped.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Receiver;
@@ -45,8 +45,8 @@ impl Indexer {
         // Oldest first (path order among equals), so that a first index gives newer files' rows
         // higher ids: search walks the full-text index from its highest rowids, the newest.
         found.sort_by_key(|f| f.mtime_ns);
-        let known = self.known_sizes()?;
-        let total = found.iter().map(|f| f.size.saturating_sub(known.get(&f.path).copied().unwrap_or(0))).sum();
+        let known = self.live_rows()?;
+        let total = found.iter().map(|f| f.size.saturating_sub(known.get(&f.path).map_or(0, |r| r.checkpoint))).sum();
         progress.start(total);
         let empty: bool = self.conn.query_row("SELECT NOT EXISTS (SELECT 1 FROM entries)", [], |r| r.get(0))?;
         let bulk = empty && total >= BULK_BYTES;
@@ -68,9 +68,22 @@ impl Indexer {
             .filter(|f| !known.contains_key(&f.path))
             .map(|f| (f.path.clone(), self.format_of(&f.path)))
             .collect();
+        // Rows change only by this connection's writes (it is the only writer): while it has written
+        // none, `known` is what the index holds.
+        let written = self.conn.total_changes();
         std::thread::scope(|scope| {
             let mut ahead = ReadAhead::start(scope, new_files);
             for file in &found {
+                // Untouched since it was last read, as its row says: nothing to open. (The pass over
+                // it would decide the same after opening it and reading its row again.)
+                if self.conn.total_changes() == written
+                    && !self.changed.contains(&file.path)
+                    && known
+                        .get(&file.path)
+                        .is_some_and(|row| row.unchanged(file.dev, file.inode, file.size, file.mtime_ns))
+                {
+                    continue;
+                }
                 match self.index_found(file, progress, ahead.take(&file.path)) {
                     Ok(s) => summary.add(&s),
                     // One unreadable file must not stop the others.
@@ -148,12 +161,6 @@ impl Indexer {
         let summary = self.index_path(&path);
         self.changed.remove(&path);
         summary
-    }
-
-    fn known_sizes(&self) -> Result<HashMap<PathBuf, u64>> {
-        let mut stmt = self.conn.prepare("SELECT path, checkpoint FROM files WHERE state = 'live'")?;
-        let rows = stmt.query_map([], |r| Ok((PathBuf::from(r.get::<_, String>(0)?), r.get::<_, i64>(1)? as u64)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// One pass over one file: decide, then read and write what the decision says.
