@@ -2,7 +2,7 @@
 //! for a large first one, and rows of files no longer there marked gone (never deleted); and the pass
 //! over one path a file event or a rescan names. One unreadable file is logged and skipped.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Receiver;
@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use rusqlite::{OptionalExtension, params};
 
-use super::file::Opened;
+use super::file::{FileRow, Opened};
 use super::identity::Identified;
 use super::plan::Plan;
 use super::{Indexer, NoProgress, Progress, Summary};
@@ -75,13 +75,9 @@ impl Indexer {
             let mut ahead = ReadAhead::start(scope, new_files);
             for file in &found {
                 // Untouched since it was last read, as its row says: nothing to open. (The pass over
-                // it would decide the same after opening it and reading its row again.)
-                if self.conn.total_changes() == written
-                    && !self.changed.contains(&file.path)
-                    && known
-                        .get(&file.path)
-                        .is_some_and(|row| row.unchanged(file.dev, file.inode, file.size, file.mtime_ns))
-                {
+                // it would decide the same after opening it. A row that cannot be read is read again
+                // by that pass, which says why.)
+                if self.untouched(file, &known, written).unwrap_or(false) {
                     continue;
                 }
                 match self.index_found(file, progress, ahead.take(&file.path)) {
@@ -161,6 +157,21 @@ impl Indexer {
         let summary = self.index_path(&path);
         self.changed.remove(&path);
         summary
+    }
+
+    /// Whether `file` is as its row says it was when last read (identity, size on disk and settled
+    /// mtime), so that a pass over it would read nothing: the row from `known` while the writer has
+    /// written nothing since `known` was read (at `written` changes), else from the index.
+    fn untouched(&self, file: &Found, known: &HashMap<PathBuf, FileRow>, written: u64) -> Result<bool> {
+        if self.changed.contains(&file.path) {
+            return Ok(false);
+        }
+        let same = |row: &FileRow| row.unchanged(file.dev, file.inode, file.size, file.mtime_ns);
+        if self.conn.total_changes() == written {
+            return Ok(known.get(&file.path).is_some_and(same));
+        }
+        let Some(path) = file.path.to_str() else { return Ok(false) };
+        Ok(self.file_row(path)?.as_ref().is_some_and(same))
     }
 
     /// One pass over one file: decide, then read and write what the decision says.
