@@ -13,7 +13,7 @@
 //! any other case. With [`TailConfig::poll`], notify's `PollWatcher` replaces the native watcher.
 //!
 //! The periodic rescan is a safety net (every [`RESCAN_EVERY`] by default): a pass over every
-//! transcript costs CPU in proportion to the tree (about 0.1 s per 10,000 unchanged files), which an
+//! transcript costs CPU in proportion to the tree (about 0.15 s for 20,000 unchanged files), which an
 //! idle server should not spend every few seconds when events work; lost events say so themselves
 //! (the rescan flag), and are caught up on at once.
 //!
