@@ -87,3 +87,47 @@ fn a_send_to_a_server_without_an_engine_is_refused_and_nothing_is_stored() {
     assert_eq!(res.status(), StatusCode::OK);
     assert_eq!(stored(&env.data), (1, 1, 1));
 }
+
+/// The counts `status` and `index` print, and the same counted over every row of `entries` (no index
+/// used): they must agree.
+fn counts_and_a_fresh_count(env: &Env) -> ((i64, i64, i64), (i64, i64, i64)) {
+    let conn = scrollback::read::index::open(&env.data).unwrap();
+    let status = scrollback::read::status::index_status(&conn, &env.data).unwrap();
+    let count = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+    let fresh = (
+        count("SELECT count(*) FROM entries NOT INDEXED WHERE duplicate = 0"),
+        count("SELECT count(*) FROM entries NOT INDEXED WHERE duplicate = 0 AND invalid IS NOT NULL"),
+        count("SELECT count(*) FROM entries NOT INDEXED WHERE duplicate <> 0"),
+    );
+    ((status.entries, status.invalid_lines, status.hidden_lines), fresh)
+}
+
+#[test]
+fn the_counts_equal_a_fresh_count_after_appends_copies_invalid_lines_and_forgets() {
+    let env = Env::new();
+    let line = |session: &str, uuid: &str| user_line(session, uuid, &format!("\"said {uuid}\""), "") + "\n";
+    let mut first = String::new();
+    for uuid in ["a1", "a2", "a3"] {
+        first += &line(S1, uuid);
+    }
+    env.write(&format!("p/{S1}.jsonl"), format!("{first}not json\n"));
+    env.write(&format!("q/{S2}.jsonl"), format!("{}{{\"torn\n", line(S2, "b1")));
+    env.index();
+    let (counts, fresh) = counts_and_a_fresh_count(&env);
+    assert_eq!(counts, fresh);
+    assert_eq!(counts, (6, 2, 0));
+    // An append, with another invalid line, and a second transcript of the first session that
+    // copies two of its entries (as a resumed session does): the copies are hidden.
+    env.append(&format!("p/{S1}.jsonl"), format!("{}also not json\n", line(S1, "a4")));
+    env.write(&format!("p/resumed-{S1}.jsonl"), format!("{}{}{}", line(S1, "a1"), line(S1, "a2"), line(S1, "c1")));
+    env.index();
+    let (counts, fresh) = counts_and_a_fresh_count(&env);
+    assert_eq!(counts, fresh);
+    assert_eq!(counts, (9, 3, 2));
+    // The first session forgotten: its lines, copies and invalid ones go.
+    let out = env.run(&["forget", S1]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (counts, fresh) = counts_and_a_fresh_count(&env);
+    assert_eq!(counts, fresh);
+    assert_eq!(counts, (2, 1, 0));
+}

@@ -251,6 +251,57 @@ fn an_overflow_rescan_finds_what_events_missed() {
 }
 
 #[test]
+fn the_periodic_rescan_finds_what_no_event_told_of() {
+    // As above, but nothing asks for the rescan: the writer's own timer runs it (rare by default,
+    // short here).
+    let env = Env::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir(outside.path().join("a")).unwrap();
+    std::fs::write(outside.path().join("a/s.jsonl"), line("s", "a")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("a"), env.path("linked")).unwrap();
+    let indexer = Indexer::open(&env.data).unwrap();
+    let config = TailConfig { rescan_every: Duration::from_millis(200), ..TailConfig::new(&env.root) };
+    let tail = Tail::start(indexer, config).unwrap();
+    settle(&env, &[("linked/s.jsonl", "a")]);
+    std::fs::create_dir(outside.path().join("b")).unwrap();
+    std::fs::write(outside.path().join("b/s.jsonl"), format!("{}{}", line("s", "a"), line("s", "b"))).unwrap();
+    std::fs::remove_file(env.path("linked")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("b"), env.path("linked")).unwrap();
+    settle(&env, &[("linked/s.jsonl", "a"), ("linked/s.jsonl", "b")]);
+    drop(tail);
+}
+
+#[test]
+fn a_root_that_appears_or_is_replaced_is_followed_without_a_rescan() {
+    // Rescans are rare, but the roots themselves are looked at often: one that did not exist at the
+    // start is watched once it does, and one whose directory is replaced (its watch stays with the
+    // old directory) is caught up on and watched anew. No rescan runs during the test.
+    let env = Env::new();
+    let root = env.path("later");
+    let indexer = Indexer::open(&env.data).unwrap();
+    let config = TailConfig {
+        rescan_every: Duration::from_secs(3600),
+        look_at_roots_every: Duration::from_millis(50),
+        ..TailConfig::new(&root)
+    };
+    let tail = Tail::start(indexer, config).unwrap();
+    env.write("later/p/s.jsonl", line("s", "a"));
+    settle(&env, &[("later/p/s.jsonl", "a")]);
+    // Watched: an append is read from its event.
+    env.append("later/p/s.jsonl", line("s", "b"));
+    settle(&env, &[("later/p/s.jsonl", "a"), ("later/p/s.jsonl", "b")]);
+    // Replaced by another directory (the old one lives on elsewhere, so the new one is another inode).
+    env.write("fresh/q/t.jsonl", line("t", "c"));
+    std::fs::rename(&root, env.path("old")).unwrap();
+    std::fs::rename(env.path("fresh"), &root).unwrap();
+    settle(&env, &[("later/q/t.jsonl", "c")]);
+    env.append("later/q/t.jsonl", line("t", "d"));
+    settle(&env, &[("later/q/t.jsonl", "c"), ("later/q/t.jsonl", "d")]);
+    drop(tail);
+    assert_eq!(gone_count(&env), 2, "the first transcript's two entries left with the old directory");
+}
+
+#[test]
 fn many_transcripts_with_identical_first_lines() {
     let env = Env::new();
     let first = line("shared", "same-first");

@@ -1,4 +1,4 @@
--- scrollback index schema, version 13 (PRAGMA user_version = 13).
+-- scrollback index schema, version 15 (PRAGMA user_version = 15).
 --
 -- The one source of truth for the database: every table, index, view and trigger. The offsets below
 -- are a frozen format, documented byte for byte in docs/schema.md ("Offsets are a frozen format"):
@@ -93,6 +93,10 @@ CREATE INDEX entries_order ON entries(session_id, sort_at, sort_file, line);
 CREATE INDEX entries_session ON entries(session_id);
 CREATE INDEX entries_agent ON entries(session_id, agent_id) WHERE agent_id IS NOT NULL;
 CREATE INDEX entries_uuid ON entries(uuid) WHERE uuid IS NOT NULL;
+-- What `status` and `index` count, without reading the table: the lines history leaves out, and
+-- the invalid ones (each index holds those lines only; every line is counted from the smallest index).
+CREATE INDEX entries_hidden ON entries(duplicate) WHERE duplicate <> 0;
+CREATE INDEX entries_invalid ON entries(duplicate, invalid) WHERE invalid IS NOT NULL;
 
 -- One row per stripped payload.
 CREATE TABLE media (

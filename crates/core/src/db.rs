@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 pub const SCHEMA: &str = include_str!("../schema.sql");
 
 /// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
-pub const VERSION: i64 = 14;
+pub const VERSION: i64 = 15;
 
 /// One step each: `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`. A step is run in
 /// the same transaction as the `user_version` bump. When you add one, bump `VERSION`, update
@@ -318,6 +318,11 @@ WHERE e.invalid IS NULL AND e.duplicate = 0 AND (e.type IN ('user', 'assistant')
          samples  INTEGER NOT NULL,
          bytes    BLOB    NOT NULL
      );",
+    // 14 -> 15: two small partial indexes, so that `status` and `index` count hidden and invalid
+    // lines without a full scan of `entries` (three of them took most of a no-op `index`'s second on
+    // 20,000 sessions). Built once here, one pass over the table.
+    "CREATE INDEX entries_hidden ON entries(duplicate) WHERE duplicate <> 0;
+     CREATE INDEX entries_invalid ON entries(duplicate, invalid) WHERE invalid IS NOT NULL;",
 ];
 
 /// The `scrollback_meta` key that says rows written before version 12 still need their search text

@@ -431,8 +431,9 @@ impl Dirs {
 /// How the transcripts are followed, by `serve` or by an `mcp` server that writes.
 #[derive(Debug, Args)]
 pub(crate) struct Follow {
-    /// Seconds between full rescans (they make the index right even when file events are lost).
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Seconds between full rescans (they make the index right even when file events are lost
+    /// without a word; lost events that are noticed are caught up on at once).
+    #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) rescan_secs: u64,
     /// Poll the tree instead of using file events (network file systems, WSL).
     #[arg(long)]

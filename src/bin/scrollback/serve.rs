@@ -142,9 +142,9 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
     let bus = scrollback::events::bus();
     indexer.set_bus(bus.clone());
     let config = TailConfig {
-        roots: roots.clone(),
         rescan_every: Duration::from_secs(rescan_secs),
         poll: poll_ms.map(Duration::from_millis),
+        ..TailConfig::of(roots.clone())
     };
     // The demo engine writes into the demo's tree.
     let engine = engine(&options, demo_root.as_ref().map(|r| r.dir.as_path()))?;
@@ -206,7 +206,7 @@ pub(crate) fn mcp(
         None => None,
     };
     let (roots, _) = dirs.roots.resolve(&data_dir)?;
-    let config = TailConfig { roots, rescan_every, poll };
+    let config = TailConfig { rescan_every, poll, ..TailConfig::of(roots) };
     let follower = scrollback::ops::election::Follower::start(&data_dir, dirs.writer_options("mcp"), config)
         .context("starting the writer election")?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;

@@ -3,6 +3,7 @@
 //! [`FileRow`], what the index's `files` row knows of it. Nothing here decides what to read or writes
 //! a row.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -96,8 +97,7 @@ impl Opened {
 
     /// Whether its row says it is as it was last read: same identity, size on disk and settled mtime.
     pub(super) fn unchanged_since(&self, row: &FileRow) -> bool {
-        row.mtime_ns != 0
-            && (row.dev, row.inode, row.size, row.mtime_ns) == (self.dev, self.inode, self.disk_size, self.mtime_ns)
+        row.unchanged(self.dev, self.inode, self.disk_size, self.mtime_ns)
     }
 
     /// The size its row records: the bytes read up to `end`, or for a compressed file (which never
@@ -107,30 +107,45 @@ impl Opened {
     }
 }
 
+/// The columns [`FileRow::read`] reads, in its order.
+const FILE_ROW: &str = "id, dev, inode, fingerprint, fingerprint_len, tail_hash, size, mtime_ns, checkpoint, lines";
+
+impl FileRow {
+    /// The row's [`FILE_ROW`] columns, from column `at` of `r` on.
+    fn read(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<FileRow> {
+        Ok(FileRow {
+            id: r.get(at)?,
+            dev: r.get::<_, i64>(at + 1)? as u64,
+            inode: r.get::<_, i64>(at + 2)? as u64,
+            fingerprint: r.get(at + 3)?,
+            fingerprint_len: r.get::<_, i64>(at + 4)? as u64,
+            tail_hash: r.get(at + 5)?,
+            size: r.get::<_, i64>(at + 6)? as u64,
+            mtime_ns: r.get(at + 7)?,
+            checkpoint: r.get::<_, i64>(at + 8)? as u64,
+            lines: r.get::<_, i64>(at + 9)? as u64,
+        })
+    }
+
+    /// Whether a file of this identity, size on disk and modification time is as the row says it
+    /// was last read (its mtime was recorded only once settled: see [`crate::fingerprint::settled_mtime`]).
+    pub(super) fn unchanged(&self, dev: u64, inode: u64, disk_size: u64, mtime_ns: i64) -> bool {
+        self.mtime_ns != 0 && (self.dev, self.inode, self.size, self.mtime_ns) == (dev, inode, disk_size, mtime_ns)
+    }
+}
+
 impl Indexer {
     /// The live row at `path`, if the index has one.
     pub(super) fn file_row(&self, path: &str) -> Result<Option<FileRow>> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT id, dev, inode, fingerprint, fingerprint_len, tail_hash, size, mtime_ns, checkpoint, lines
-                 FROM files WHERE path = ?1 AND state = 'live'",
-                [path],
-                |r| {
-                    Ok(FileRow {
-                        id: r.get(0)?,
-                        dev: r.get::<_, i64>(1)? as u64,
-                        inode: r.get::<_, i64>(2)? as u64,
-                        fingerprint: r.get(3)?,
-                        fingerprint_len: r.get::<_, i64>(4)? as u64,
-                        tail_hash: r.get(5)?,
-                        size: r.get::<_, i64>(6)? as u64,
-                        mtime_ns: r.get(7)?,
-                        checkpoint: r.get::<_, i64>(8)? as u64,
-                        lines: r.get::<_, i64>(9)? as u64,
-                    })
-                },
-            )
-            .optional()?)
+        let mut stmt =
+            self.conn.prepare_cached(&format!("SELECT {FILE_ROW} FROM files WHERE path = ?1 AND state = 'live'"))?;
+        Ok(stmt.query_row([path], |r| FileRow::read(r, 0)).optional()?)
+    }
+
+    /// Every live row, by path: one query for a whole catch-up.
+    pub(super) fn live_rows(&self) -> Result<HashMap<PathBuf, FileRow>> {
+        let mut stmt = self.conn.prepare(&format!("SELECT path, {FILE_ROW} FROM files WHERE state = 'live'"))?;
+        let rows = stmt.query_map([], |r| Ok((PathBuf::from(r.get::<_, String>(0)?), FileRow::read(r, 1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }

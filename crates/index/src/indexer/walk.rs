@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use rusqlite::{OptionalExtension, params};
 
-use super::file::Opened;
+use super::file::{FileRow, Opened};
 use super::identity::Identified;
 use super::plan::Plan;
 use super::{Indexer, NoProgress, Progress, Summary};
@@ -45,8 +45,8 @@ impl Indexer {
         // Oldest first (path order among equals), so that a first index gives newer files' rows
         // higher ids: search walks the full-text index from its highest rowids, the newest.
         found.sort_by_key(|f| f.mtime_ns);
-        let known = self.known_sizes()?;
-        let total = found.iter().map(|f| f.size.saturating_sub(known.get(&f.path).copied().unwrap_or(0))).sum();
+        let known = self.live_rows()?;
+        let total = found.iter().map(|f| f.size.saturating_sub(known.get(&f.path).map_or(0, |r| r.checkpoint))).sum();
         progress.start(total);
         let empty: bool = self.conn.query_row("SELECT NOT EXISTS (SELECT 1 FROM entries)", [], |r| r.get(0))?;
         let bulk = empty && total >= BULK_BYTES;
@@ -68,9 +68,18 @@ impl Indexer {
             .filter(|f| !known.contains_key(&f.path))
             .map(|f| (f.path.clone(), self.format_of(&f.path)))
             .collect();
+        // Rows change only by this connection's writes (it is the only writer): while it has written
+        // none, `known` is what the index holds.
+        let written = self.conn.total_changes();
         std::thread::scope(|scope| {
             let mut ahead = ReadAhead::start(scope, new_files, self.packing.shared());
             for file in &found {
+                // Untouched since it was last read, as its row says: nothing to open. (The pass over
+                // it would decide the same after opening it. A row that cannot be read is read again
+                // by that pass, which says why.)
+                if self.untouched(file, &known, written).unwrap_or(false) {
+                    continue;
+                }
                 match self.index_found(file, progress, ahead.take(&file.path)) {
                     Ok(s) => summary.add(&s),
                     // One unreadable file must not stop the others.
@@ -150,10 +159,19 @@ impl Indexer {
         summary
     }
 
-    fn known_sizes(&self) -> Result<HashMap<PathBuf, u64>> {
-        let mut stmt = self.conn.prepare("SELECT path, checkpoint FROM files WHERE state = 'live'")?;
-        let rows = stmt.query_map([], |r| Ok((PathBuf::from(r.get::<_, String>(0)?), r.get::<_, i64>(1)? as u64)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    /// Whether `file` is as its row says it was when last read (identity, size on disk and settled
+    /// mtime), so that a pass over it would read nothing: the row from `known` while the writer has
+    /// written nothing since `known` was read (at `written` changes), else from the index.
+    fn untouched(&self, file: &Found, known: &HashMap<PathBuf, FileRow>, written: u64) -> Result<bool> {
+        if self.changed.contains(&file.path) {
+            return Ok(false);
+        }
+        let same = |row: &FileRow| row.unchanged(file.dev, file.inode, file.size, file.mtime_ns);
+        if self.conn.total_changes() == written {
+            return Ok(known.get(&file.path).is_some_and(same));
+        }
+        let Some(path) = file.path.to_str() else { return Ok(false) };
+        Ok(self.file_row(path)?.as_ref().is_some_and(same))
     }
 
     /// One pass over one file: decide, then read and write what the decision says.
