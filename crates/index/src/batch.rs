@@ -1,7 +1,9 @@
 //! Complete lines of a file, described and handed on in batches of bounded size.
 //!
 //! [`produce`] is the one way lines go from a file to the writer: the writer's own thread, its
-//! parsing helper and the read-ahead workers all call it. A batch holds at most [`BATCH_LINES`]
+//! parsing helper and the read-ahead workers all call it. It also does, off the writer where it
+//! can, what the writer would otherwise do per line: packing the stored line, and finding its tool
+//! calls and results for the overview. A batch holds at most [`BATCH_LINES`]
 //! lines or [`BATCH_BYTES`] stored bytes, which bounds what a reading thread holds ahead of the
 //! writer. Nothing here touches SQLite.
 
@@ -10,7 +12,7 @@ use std::path::Path;
 
 use crate::entry::{self, Described};
 use crate::lines::{End, Line, LineReader};
-use crate::packing;
+use crate::{packing, stats};
 use scrollback_core::codec::pack::Dictionary;
 use scrollback_core::error::Result;
 use scrollback_core::format::{FileContext, Format};
@@ -59,6 +61,9 @@ pub(crate) fn produce(
         let mut described = entry::describe(line, format, context);
         if let entry::Body::Stored(stored) = &mut described.body {
             stored.packed = packing::pack_ahead(dictionary, &stored.stripped);
+            if stored.meta.tools.is_some() || stored.meta.tool_text.is_some() {
+                stored.events = Some(stats::events_of(format, &stored.stripped));
+            }
         }
         batch_bytes += described.stored().map_or(0, |s| s.stripped.len());
         batch.lines.push(described);

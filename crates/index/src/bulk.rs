@@ -44,7 +44,7 @@ pub fn begin(conn: &Connection) -> Result<()> {
     let tx = conn.unchecked_transaction()?;
     let mut stmt = tx.prepare(
         "SELECT type, name, sql FROM sqlite_master
-         WHERE type IN ('index', 'trigger') AND tbl_name IN ('entries', 'media', 'usage_lines', 'usage', 'usage_sums')
+         WHERE type IN ('index', 'trigger') AND tbl_name IN ('entries', 'media', 'usage_lines', 'usage', 'usage_sums', 'tool_events')
            AND sql IS NOT NULL",
     )?;
     let deferred: Vec<(String, String, String)> =

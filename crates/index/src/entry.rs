@@ -52,6 +52,8 @@ pub struct Stored {
     pub meta: Meta,
     /// The stored line packed by the thread that read it, if it was.
     pub packed: Option<crate::packing::Packed>,
+    /// Its tool calls and results, found by the thread that read it (`None`: not looked for).
+    pub(crate) events: Option<Vec<crate::stats::Event>>,
 }
 
 impl Described {
@@ -137,6 +139,7 @@ pub fn describe(mut line: Line<'_>, format: &dyn Format, context: &FileContext) 
             image_blocks: output.image_blocks,
             meta,
             packed: None,
+            events: None,
         }),
     }
 }

@@ -292,9 +292,13 @@ pub(crate) fn write_entries(
         };
         written.media += insert_payloads(tx, entry_id, d.offset, stored)?;
         recorder.record(tx, entry_id, session, stored.meta.columns.timestamp.as_deref(), &stored.meta, hidden)?;
-        if stored.meta.tools.is_some() || stored.meta.tool_text.is_some() {
-            let timestamp = stored.meta.columns.timestamp.as_deref();
-            stats::record(tx, entry_id, session, timestamp, file.format, &stored.stripped)?;
+        let timestamp = stored.meta.columns.timestamp.as_deref();
+        match &stored.events {
+            Some(found) => stats::record_events(tx, entry_id, session, timestamp, found)?,
+            None if stored.meta.tools.is_some() || stored.meta.tool_text.is_some() => {
+                stats::record(tx, entry_id, session, timestamp, file.format, &stored.stripped)?
+            }
+            None => {}
         }
         delta.add(stored, order, duplicate);
     }

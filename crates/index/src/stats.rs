@@ -18,7 +18,7 @@ use scrollback_core::format::{self, Format, Part};
 
 /// One tool call or result of a line, as `tool_events` keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Event {
+pub(crate) struct Event {
     /// A call: the tool; a result: `None`.
     tool: Option<String>,
     /// Whether the tool said it failed; `None` for a call whose result is not beside it.
@@ -56,6 +56,15 @@ fn events(parts: &[Part], out: &mut Vec<Event>) {
     }
 }
 
+/// The tool calls and results of the stored line `stripped`, in `format`: what a reading thread
+/// finds ahead of the writer. A line that does not parse has none.
+pub(crate) fn events_of(format: &dyn Format, stripped: &str) -> Vec<Event> {
+    let Ok(line) = serde_json::from_str::<Value>(stripped) else { return Vec::new() };
+    let mut found = Vec::new();
+    events(&format.parts(&line), &mut found);
+    found
+}
+
 /// Writes the tool calls and results of the stored line `stripped` (entry `entry_id` of `session`,
 /// stamped `timestamp`), in `format`. A line that does not parse has none.
 pub(crate) fn record(
@@ -66,9 +75,17 @@ pub(crate) fn record(
     format: &dyn Format,
     stripped: &str,
 ) -> Result<()> {
-    let Ok(line) = serde_json::from_str::<Value>(stripped) else { return Ok(()) };
-    let mut found = Vec::new();
-    events(&format.parts(&line), &mut found);
+    record_events(tx, entry_id, session, timestamp, &events_of(format, stripped))
+}
+
+/// Writes `found`, the tool calls and results of entry `entry_id` of `session`, stamped `timestamp`.
+pub(crate) fn record_events(
+    tx: &Connection,
+    entry_id: i64,
+    session: &str,
+    timestamp: Option<&str>,
+    found: &[Event],
+) -> Result<()> {
     if found.is_empty() {
         return Ok(());
     }
