@@ -85,6 +85,9 @@ export class FindBar {
   close() {
     if (!this.isOpen) return;
     this.seq++;
+    // The keyboard leaves with the bar now: a hidden input keeps it until the browser's next
+    // rendering, and a key pressed before that (f, n) would be typed into it.
+    if (this.element.contains(document.activeElement)) document.activeElement.blur();
     this.element.hidden = true;
     this.q = "";
     this.hits = [];
