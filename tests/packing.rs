@@ -56,10 +56,21 @@ fn lines_are_packed_with_a_trained_dictionary_and_come_back_whole_through_sqlite
         .unwrap();
     assert_eq!(not_packed, 0, "every stored line is packed");
     assert!(packed_bytes * 2 < line_bytes, "{line_bytes} bytes of lines packed into {packed_bytes}");
-    let last_dictionary: i64 = conn
+    let appended: i64 = conn
         .query_row("SELECT count(*) FROM entries WHERE line > 300 AND file_id = (SELECT id FROM files WHERE path LIKE '%c.jsonl')", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(last_dictionary, 10);
+    assert_eq!(appended, 10);
+    // Every frame names the one dictionary: those stored before it was made were packed again.
+    let frames: Vec<Vec<u8>> = conn
+        .prepare("SELECT stripped FROM entries")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    for frame in &frames {
+        assert_eq!(scrollback::codec::pack::dictionary_of(frame), Some(dictionaries[0].0 as u32));
+    }
     // Every stored line, unpacked, is the transcript's line (and every other invariant holds).
     assert!(check_invariants(&env.data) > 0);
 

@@ -195,6 +195,30 @@ pub(crate) fn only(
     })
 }
 
+/// A GET route's query string as its `P`: a 405 for another method, a 400 that says why for a
+/// query `P` does not take.
+pub(crate) fn get_params<P: serde::de::DeserializeOwned>(
+    method: &warp::http::Method,
+    query: &str,
+) -> Result<P, ApiError> {
+    if method != warp::http::Method::GET {
+        return Err(ApiError::method_not_allowed("GET", "get-only", "this route takes GET"));
+    }
+    serde_urlencoded::from_str(query).map_err(|e| ApiError::bad_request(format!("query: {e}")))
+}
+
+/// An `agent` parameter that is there: one of the formats' names, or the 400 that lists them.
+pub(crate) fn agent_param(agent: Option<String>) -> Result<Option<String>, ApiError> {
+    match agent {
+        Some(a) if scrollback_core::format::by_name(&a).is_none() => Err(ApiError::bad_request(format!(
+            "agent: {:?} is none of {}",
+            trim(&a),
+            scrollback_core::format::names().join(", ")
+        ))),
+        agent => Ok(agent),
+    }
+}
+
 /// At most 80 characters of `s`, for an error message.
 pub(crate) fn trim(s: &str) -> String {
     s.chars().take(80).collect()

@@ -9,7 +9,7 @@ use warp::filters::BoxedFilter;
 use warp::{Filter, Rejection, Reply};
 
 use super::auth::{authorized, login, loopback_host, same_origin};
-use super::filters::{NoParams, check_limit, only, query_cap, segment, trim};
+use super::filters::{NoParams, agent_param, check_limit, only, query_cap, segment, trim};
 use super::media::serve_media;
 use super::{Api, ApiError, handle_rejection, wire};
 use scrollback_core::codec::refs::{ContentHash, MediaName, MediaRef};
@@ -248,16 +248,7 @@ fn json<T: serde::Serialize>(value: &T) -> warp::reply::Response {
 
 /// An `agent` parameter: empty is none, else one of the formats' names.
 fn check_agent(agent: Option<String>) -> Result<Option<String>, Rejection> {
-    match agent.filter(|a| !a.is_empty()) {
-        None => Ok(None),
-        Some(a) if scrollback_core::format::by_name(&a).is_some() => Ok(Some(a)),
-        Some(a) => Err(ApiError::bad_request(format!(
-            "agent: {:?} is none of {}",
-            trim(&a),
-            scrollback_core::format::names().join(", ")
-        ))
-        .reject()),
-    }
+    agent_param(agent.filter(|a| !a.is_empty())).map_err(ApiError::reject)
 }
 
 async fn list_sessions(p: SessionsParams, api: Api) -> Result<warp::reply::Response, Rejection> {

@@ -6,7 +6,7 @@ use warp::Filter as _;
 use warp::filters::BoxedFilter;
 use warp::http::Method;
 
-use super::filters::raw_query;
+use super::filters::{agent_param, get_params, raw_query};
 use super::{Api, ApiError};
 use scrollback_read::stats::Filter;
 
@@ -29,7 +29,7 @@ pub(crate) fn routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
         .then(move |method: Method, query: String| {
             let api = api.clone();
             async move {
-                let answer = match checked(&method, &query) {
+                let answer = match get_params::<Params>(&method, &query) {
                     Ok(params) => run(api, params).await,
                     Err(e) => Err(e),
                 };
@@ -39,27 +39,11 @@ pub(crate) fn routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
         .boxed()
 }
 
-fn checked(method: &Method, query: &str) -> Result<Params, ApiError> {
-    if method != Method::GET {
-        return Err(ApiError::method_not_allowed("GET", "get-only", "this route takes GET"));
-    }
-    serde_urlencoded::from_str(query).map_err(|e| ApiError::bad_request(format!("query: {e}")))
-}
-
 /// The figures as JSON (masked with `--mask-secrets`: titles, projects and edited files' names are
 /// transcript text), or the API's error for a parameter it cannot take.
 async fn run(api: Api, p: Params) -> Result<warp::reply::Response, ApiError> {
     let nonempty = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
-    let agent = nonempty(p.agent);
-    if let Some(a) = &agent
-        && scrollback_core::format::by_name(a).is_none()
-    {
-        return Err(ApiError::bad_request(format!(
-            "agent: {:?} is none of {}",
-            a.chars().take(60).collect::<String>(),
-            scrollback_core::format::names().join(", ")
-        )));
-    }
+    let agent = agent_param(nonempty(p.agent))?;
     let tz_hours = match nonempty(p.tz) {
         None => 0,
         Some(tz) => tz

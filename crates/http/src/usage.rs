@@ -6,7 +6,7 @@ use warp::filters::BoxedFilter;
 use warp::http::{Method, header};
 use warp::{Filter as _, Reply as _};
 
-use super::filters::raw_query;
+use super::filters::{agent_param, get_params, raw_query};
 use super::{Api, ApiError};
 use scrollback_read::history::time_bound;
 use scrollback_read::usage::{By, Filter};
@@ -32,7 +32,7 @@ pub(crate) fn routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
         .then(move |method: Method, query: String| {
             let api = api.clone();
             async move {
-                match checked(&method, &query) {
+                match get_params::<Params>(&method, &query) {
                     Ok(params) => match run(api, params).await {
                         Ok(body) => {
                             warp::reply::with_header(body, header::CONTENT_TYPE, "application/json").into_response()
@@ -46,13 +46,6 @@ pub(crate) fn routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
         .boxed()
 }
 
-fn checked(method: &Method, query: &str) -> Result<Params, ApiError> {
-    if method != Method::GET {
-        return Err(ApiError::method_not_allowed("GET", "get-only", "this route takes GET"));
-    }
-    serde_urlencoded::from_str(query).map_err(|e| ApiError::bad_request(format!("query: {e}")))
-}
-
 /// The report as JSON, or the API's error for a parameter it cannot take.
 async fn run(api: Api, p: Params) -> Result<String, ApiError> {
     let nonempty = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
@@ -60,16 +53,7 @@ async fn run(api: Api, p: Params) -> Result<String, ApiError> {
         None => By::Day,
         Some(name) => By::parse(&name).map_err(|e| ApiError::bad_request(e.to_string()))?,
     };
-    let agent = nonempty(p.agent);
-    if let Some(a) = &agent
-        && scrollback_core::format::by_name(a).is_none()
-    {
-        return Err(ApiError::bad_request(format!(
-            "agent: {:?} is none of {}",
-            a.chars().take(60).collect::<String>(),
-            scrollback_core::format::names().join(", ")
-        )));
-    }
+    let agent = agent_param(nonempty(p.agent))?;
     let bound = |name: &str, value: Option<String>, upper: bool| {
         nonempty(value)
             .map(|v| time_bound(&v, upper).map_err(|e| ApiError::bad_request(format!("{name}: {e}"))))

@@ -10,7 +10,7 @@ import { barChart, heatmap } from "./chart.js";
 import { el } from "./dom.js";
 import { link } from "./page.js";
 import { noSessions } from "./status.js";
-import { cost, tokens } from "./usage.js";
+import { cost, filterForm, tokens } from "./usage.js";
 
 const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 
@@ -56,53 +56,7 @@ export class OverviewPage {
       agent: params.get("agent") || "",
       project: params.get("project") || "",
     };
-    const input = (name, labelText) => {
-      const i = el("input");
-      i.type = "date";
-      i.name = name;
-      i.value = this.filters[name];
-      return el("label", null, labelText, " ", i);
-    };
-    const agent = el("select");
-    agent.name = "agent";
-    const anyAgent = el("option", null, "All agents");
-    anyAgent.value = "";
-    agent.append(anyAgent);
-    fillAgents(agent, this.filters.agent);
-    const project = el("select");
-    project.name = "project";
-    const all = el("option", null, "All projects");
-    all.value = "";
-    project.append(all);
-    for (const p of projects()) {
-      const o = el("option", null, p);
-      o.value = p;
-      project.append(o);
-    }
-    if (this.filters.project && !projects().includes(this.filters.project)) {
-      const o = el("option", null, this.filters.project);
-      o.value = this.filters.project;
-      project.append(o);
-    }
-    project.value = this.filters.project;
-    const apply = el("button", null, "Apply");
-    apply.type = "submit";
-    this.form = el(
-      "form",
-      "usage-filters",
-      input("since", "From"),
-      input("until", "To"),
-      el("label", null, "Agent ", agent),
-      el("label", "wide", "Project ", project),
-      apply,
-    );
-    this.form.addEventListener("submit", (e) => {
-      e.preventDefault();
-      const data = new FormData(this.form);
-      const next = {};
-      for (const key of ["since", "until", "agent", "project"]) if (data.get(key)) next[key] = data.get(key);
-      this.navigate(`/${query(next)}`);
-    });
+    this.form = filterForm(this.filters, "/", { navigate, projects, fillAgents });
     this.body = el("div", "overview-body", el("p", "status", "Loading…"));
     this.section = el("section", "usage overview", el("h1", "view-title", "Overview"), this.form, this.body);
     main.append(this.section);

@@ -6,6 +6,52 @@ import { get, query } from "./api.js";
 import { barChart } from "./chart.js";
 import { el } from "./dom.js";
 
+/** The filter bar of the Usage and Overview pages: dates, agent and project as `filters` has them
+ * (a project the list does not name still shows); Apply goes to `path` with the ones filled in. */
+export function filterForm(filters, path, { navigate, projects, fillAgents }) {
+  const input = (name, labelText) => {
+    const i = el("input");
+    i.type = "date";
+    i.name = name;
+    i.value = filters[name];
+    return el("label", null, labelText, " ", i);
+  };
+  const option = (value, text) => {
+    const o = el("option", null, text);
+    o.value = value;
+    return o;
+  };
+  const agent = el("select");
+  agent.name = "agent";
+  agent.append(option("", "All agents"));
+  fillAgents(agent, filters.agent);
+  const project = el("select");
+  project.name = "project";
+  project.append(option("", "All projects"));
+  for (const p of projects()) project.append(option(p, p));
+  if (filters.project && !projects().includes(filters.project)) project.append(option(filters.project, filters.project));
+  project.value = filters.project;
+  const apply = el("button", null, "Apply");
+  apply.type = "submit";
+  const form = el(
+    "form",
+    "usage-filters",
+    input("since", "From"),
+    input("until", "To"),
+    el("label", null, "Agent ", agent),
+    el("label", "wide", "Project ", project),
+    apply,
+  );
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const data = new FormData(form);
+    const next = {};
+    for (const key of ["since", "until", "agent", "project"]) if (data.get(key)) next[key] = data.get(key);
+    navigate(`${path}${query(next)}`);
+  });
+  return form;
+}
+
 /** `n` with thousands separators. */
 export function tokens(n) {
   return Number(n || 0).toLocaleString("en-US");
@@ -73,48 +119,7 @@ export class UsagePage {
       agent: params.get("agent") || "",
       project: params.get("project") || "",
     };
-    const input = (name, type, labelText) => {
-      const i = el("input");
-      i.type = type;
-      i.name = name;
-      i.value = this.filters[name];
-      return el("label", null, labelText, " ", i);
-    };
-    const agent = el("select");
-    agent.name = "agent";
-    const anyAgent = el("option", null, "All agents");
-    anyAgent.value = "";
-    agent.append(anyAgent);
-    fillAgents(agent, this.filters.agent);
-    const project = el("select");
-    project.name = "project";
-    const all = el("option", null, "All projects");
-    all.value = "";
-    project.append(all);
-    for (const p of projects()) {
-      const o = el("option", null, p);
-      o.value = p;
-      project.append(o);
-    }
-    project.value = this.filters.project;
-    const apply = el("button", null, "Apply");
-    apply.type = "submit";
-    this.form = el(
-      "form",
-      "usage-filters",
-      input("since", "date", "From"),
-      input("until", "date", "To"),
-      el("label", null, "Agent ", agent),
-      el("label", null, "Project ", project),
-      apply,
-    );
-    this.form.addEventListener("submit", (e) => {
-      e.preventDefault();
-      const data = new FormData(this.form);
-      const next = {};
-      for (const key of ["since", "until", "agent", "project"]) if (data.get(key)) next[key] = data.get(key);
-      this.navigate(`/usage${query(next)}`);
-    });
+    this.form = filterForm(this.filters, "/usage", { navigate, projects, fillAgents });
     this.body = el("div", "usage-body", el("p", "status", "Loading…"));
     this.section = el("section", "usage", el("h1", "view-title", "Usage"), this.form, this.body);
     main.append(this.section);

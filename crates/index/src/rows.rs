@@ -292,13 +292,9 @@ pub(crate) fn write_entries(
         };
         written.media += insert_payloads(tx, entry_id, d.offset, stored)?;
         recorder.record(tx, entry_id, session, stored.meta.columns.timestamp.as_deref(), &stored.meta, hidden)?;
-        let timestamp = stored.meta.columns.timestamp.as_deref();
-        match &stored.events {
-            Some(found) => stats::record_events(tx, entry_id, session, timestamp, found)?,
-            None if stored.meta.tools.is_some() || stored.meta.tool_text.is_some() => {
-                stats::record(tx, entry_id, session, timestamp, file.format, &stored.stripped)?
-            }
-            None => {}
+        // (Found by the thread that read the line: `batch::produce`.)
+        if let Some(found) = &stored.events {
+            stats::record_events(tx, entry_id, session, stored.meta.columns.timestamp.as_deref(), found)?;
         }
         delta.add(stored, order, duplicate);
     }
