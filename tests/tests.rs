@@ -9,6 +9,7 @@ mod bulk;
 mod cli;
 mod corpus;
 mod crash;
+mod droid;
 mod examples;
 mod export;
 mod fuzz_corpus;
