@@ -9,6 +9,7 @@ mod bulk;
 mod cli;
 mod corpus;
 mod crash;
+mod cursor;
 mod droid;
 mod examples;
 mod export;

@@ -17,6 +17,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod cursor;
 pub mod droid;
 pub mod gemini;
 pub(crate) mod loose;
@@ -115,7 +116,7 @@ pub trait Format: Send + Sync + std::fmt::Debug {
 }
 
 /// Every format scrollback reads, in the order their default roots are listed.
-pub static FORMATS: &[&dyn Format] = &[&claude::Claude, &codex::Codex, &gemini::Gemini, &droid::Droid];
+pub static FORMATS: &[&dyn Format] = &[&claude::Claude, &codex::Codex, &gemini::Gemini, &droid::Droid, &cursor::Cursor];
 
 /// Claude Code's format (and the Claude Agent SDK's, which writes the same).
 pub static CLAUDE: &dyn Format = &claude::Claude;
