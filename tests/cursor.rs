@@ -80,7 +80,8 @@ fn cursor_transcripts_read_as_cursor_shows_them() {
     assert!(summary.starts_with("indexed 3 files, 14 lines"), "{summary}");
     assert_eq!(check_invariants(&env.data), 13, "every complete line but the non-UTF-8 one restored byte for byte");
     let conn = env.conn();
-    let sessions: Vec<(String, Option<String>, Option<String>, Option<String>, Option<String>)> = conn
+    type Row = (String, Option<String>, Option<String>, Option<String>, Option<String>);
+    let sessions: Vec<Row> = conn
         .prepare("SELECT id, title, project, first_timestamp, last_timestamp FROM sessions WHERE agent = 'cursor' ORDER BY id")
         .unwrap()
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
