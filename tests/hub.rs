@@ -854,3 +854,15 @@ fn tls_require_encrypts_and_verify_ca_and_verify_full_check_the_ca_and_the_name(
     // What was pushed is there.
     assert_eq!(hub_entries(&mut hub, "tls"), local_entries(&env));
 }
+
+#[test]
+fn require_refuses_a_hub_without_tls_and_prefer_then_connects_without_it() {
+    let Some(cluster) = Cluster::start() else { return };
+    let env = Env::new();
+    env.write("p/t2.jsonl", claude_session("t2", &[], &["no TLS here"], 2));
+    index_with(&env, &[]);
+    let e = push_refused(&env, &format!("{}?sslmode=require", cluster.url("team")), "plain", &[]);
+    assert!(e.contains("error performing TLS handshake: server does not support TLS"), "{e}");
+    push(&env, &format!("{}?sslmode=prefer", cluster.url("team")), "plain");
+    assert_eq!(hub_entries(&mut cluster.client("team"), "plain"), local_entries(&env));
+}
