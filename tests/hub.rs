@@ -830,6 +830,11 @@ fn tls_require_encrypts_and_verify_ca_and_verify_full_check_the_ca_and_the_name(
     let e = push_refused(&env, &by_name("other.test", "sslmode=require"), "tls", &[("PGSSLROOTCERT", &other_ca)]);
     assert!(e.contains("no CA of sslrootcert signed"), "{e}");
 
+    // No TLS over the Unix socket, whatever the mode (as libpq: the server has none there).
+    let socket =
+        format!("host={} port={port} user=hub dbname=team sslmode=verify-full", cluster.socket_dir().display());
+    push(&env, &socket, "tls");
+
     // A root certificate file that is missing or is not PEM, a verifying mode without one.
     let missing = env.path("nowhere/ca.pem");
     let e = push_refused(&env, &by_ip(&format!("sslmode=verify-full&sslrootcert={}", missing.display())), "tls", &[]);

@@ -174,7 +174,8 @@ impl Cluster {
         self.run("pg_ctl", &all)
     }
 
-    fn socket_dir(&self) -> &Path {
+    /// The directory of the server's Unix socket.
+    pub fn socket_dir(&self) -> &Path {
         self.data.parent().unwrap()
     }
 

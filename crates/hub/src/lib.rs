@@ -92,10 +92,9 @@ impl HubConfig {
         };
         // The driver knows neither sslrootcert nor the modes that verify.
         let (url, ssl_mode, root_cert) = tls::split(url)?;
-        let tls = Tls::new(ssl_mode, root_cert, &var)?;
+        let mut tls = Tls::new(ssl_mode, root_cert, &var)?;
         let mut config: tokio_postgres::Config =
             if url.trim().is_empty() { tokio_postgres::Config::new() } else { url.parse().map_err(bad)? };
-        config.ssl_mode(tls.mode.driver());
         for name in ENVIRONMENT {
             let Some(value) = var(name).filter(|v| !v.is_empty()) else { continue };
             let number = |what: &str| {
@@ -137,6 +136,12 @@ impl HubConfig {
         if config.get_hosts().is_empty() {
             config.host("localhost");
         }
+        // As libpq, no TLS over a Unix socket (the server offers none there): its file's
+        // permissions are what is trusted.
+        if config.get_hosts().iter().all(|h| matches!(h, tokio_postgres::config::Host::Unix(_))) {
+            tls.mode = SslMode::Disable;
+        }
+        config.ssl_mode(tls.mode.driver());
         if config.get_user().is_none() {
             let user = var("USER").or_else(|| var("LOGNAME")).unwrap_or_else(|| "postgres".to_owned());
             config.user(user);
@@ -278,6 +283,10 @@ mod tests {
         assert_eq!(c.describe(), "u@h:5432/d");
         assert!(!c.has_password());
         assert!(HubConfig::with_environment("postgres://h:notaport/d", env(&[])).is_err());
+        let over_tcp = HubConfig::with_environment("host=h sslmode=verify-full", env(&[]))?;
+        assert_eq!(over_tcp.config.get_ssl_mode(), tokio_postgres::config::SslMode::Require);
+        let over_socket = HubConfig::with_environment("host=/run/postgresql sslmode=verify-full", env(&[]))?;
+        assert_eq!(over_socket.config.get_ssl_mode(), tokio_postgres::config::SslMode::Disable, "no TLS on a socket");
         Ok(())
     }
 }

@@ -19,6 +19,8 @@
 //! The connection string's `sslmode` and `sslrootcert` are taken out of it here (`split`): the
 //! driver (tokio-postgres) knows neither `verify-ca`, `verify-full` nor `sslrootcert`.
 //!
+//! Over a Unix socket there is no TLS, whatever the mode (`HubConfig` makes it `disable`).
+//!
 //! It never reads a default root certificate file (libpq's `~/.postgresql/root.crt`) nor the
 //! system's store: a mode that verifies needs `sslrootcert` named.
 
