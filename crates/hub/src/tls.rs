@@ -118,8 +118,12 @@ impl Tls {
         var: &impl Fn(&str) -> Option<String>,
     ) -> Result<Tls> {
         let given = |value: Option<String>, name: &str| value.or_else(|| var(name)).filter(|v| !v.is_empty());
+        let from_environment = mode.is_none();
         let mode = match given(mode, "PGSSLMODE") {
-            Some(mode) => SslMode::parse(&mode)?,
+            Some(mode) => SslMode::parse(&mode).map_err(|e| match from_environment {
+                true => Error::BadQuery(format!("PGSSLMODE: {e}")),
+                false => e,
+            })?,
             None => SslMode::Prefer,
         };
         let root_cert = given(root_cert, "PGSSLROOTCERT").map(PathBuf::from);
@@ -525,6 +529,8 @@ mod tests {
         assert_eq!(Tls::new(None, None, &env(&[]))?.mode, SslMode::Prefer);
         let e = Tls::new(Some("verify-everything".into()), None, &env(&[])).unwrap_err().to_string();
         assert!(e.contains("verify-everything") && e.contains("verify-full"), "{e}");
+        let e = Tls::new(None, None, &env(&[("PGSSLMODE", "strict")])).unwrap_err().to_string();
+        assert!(e.starts_with("PGSSLMODE: sslmode \"strict\""), "{e}");
         // The file may come from the environment when the mode comes from the URL: checked at connect.
         let alone = Tls::new(Some("verify-full".into()), None, &env(&[]))?;
         let e = alone.connector().err().map(|e| e.to_string()).unwrap_or_default();
