@@ -757,3 +757,117 @@ fn a_hub_gone_silent_mid_push_ends_the_push_with_an_error_frees_the_host_and_let
     let status = wait_for_exit(&mut server.child, Duration::from_secs(60));
     assert!(status.is_some(), "serve ended on SIGTERM while its push was stuck");
 }
+
+/// `scrollback push` as `host` with the variables `vars`, which must fail; its stderr.
+fn push_refused(env: &Env, url: &str, host: &str, vars: &[(&str, &str)]) -> String {
+    let out = env.cmd().args(["push", "--postgres", url, "--host", host]).envs(vars.iter().copied()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "the push was to fail: {}{stderr}", String::from_utf8_lossy(&out.stdout));
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
+}
+
+#[test]
+fn tls_require_encrypts_and_verify_ca_and_verify_full_check_the_ca_and_the_name() {
+    // The hub takes TCP over TLS only: every push that succeeds below was encrypted.
+    let Some((cluster, certs)) = Cluster::start_tls() else { return };
+    let env = Env::new();
+    env.write("p/t1.jsonl", claude_session("t1", &[fake_png(31, 800)], &["sent over TLS", "to the hub"], 4));
+    index_with(&env, &[]);
+    let port = cluster.port;
+    let (ca, other_ca) = (certs.ca.display().to_string(), certs.other_ca.display().to_string());
+    // By address (the certificate names 127.0.0.1), and by a name (hub.test) on that address.
+    let by_ip = |query: &str| format!("postgres://hub@127.0.0.1:{port}/team?{query}");
+    let by_name = |name: &str, query: &str| format!("postgres://hub@{name}:{port}/team?hostaddr=127.0.0.1&{query}");
+
+    // Without TLS the hub refuses the connection.
+    let e = push_refused(&env, &by_ip("sslmode=disable"), "tls", &[]);
+    assert!(e.contains("no pg_hba.conf entry") && e.contains("no encryption"), "{e}");
+    // libpq's default (prefer) and require: encrypted, the certificate not checked.
+    push(&env, &cluster.url("team"), "tls");
+    push(&env, &by_ip("sslmode=require"), "tls");
+    push(&env, &by_name("other.test", "sslmode=require"), "tls");
+    // verify-full: the CA and the name, an address or a DNS name.
+    push(&env, &by_ip(&format!("sslmode=verify-full&sslrootcert={ca}")), "tls");
+    push(&env, &by_name("hub.test", &format!("sslmode=verify-full&sslrootcert={ca}")), "tls");
+    let e = push_refused(&env, &by_name("other.test", &format!("sslmode=verify-full&sslrootcert={ca}")), "tls", &[]);
+    assert!(
+        e.contains("TLS") && e.contains("sslmode=verify-full") && e.contains("not valid for name \"other.test\""),
+        "{e}"
+    );
+    // verify-ca: the CA, whatever the name.
+    push(&env, &by_name("other.test", &format!("sslmode=verify-ca&sslrootcert={ca}")), "tls");
+    // Another CA: refused by every mode that checks the chain (require does once sslrootcert is given).
+    for mode in ["verify-ca", "verify-full", "require"] {
+        let e = push_refused(&env, &by_ip(&format!("sslmode={mode}&sslrootcert={other_ca}")), "tls", &[]);
+        assert!(e.contains(&format!("sslmode={mode}")) && e.contains("no CA of sslrootcert signed"), "{e}");
+    }
+    // A key=value string, and the PG variables.
+    push(
+        &env,
+        &format!(
+            "host=hub.test hostaddr=127.0.0.1 port={port} user=hub dbname=team sslmode=verify-full sslrootcert='{ca}'"
+        ),
+        "tls",
+    );
+    let vars = [("PGSSLMODE", "verify-full"), ("PGSSLROOTCERT", ca.as_str())];
+    let out =
+        env.cmd().args(["push", "--postgres", &by_name("hub.test", ""), "--host", "tls"]).envs(vars).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let e = push_refused(&env, &by_name("other.test", ""), "tls", &vars);
+    assert!(e.contains("not valid for name"), "PGSSLMODE and PGSSLROOTCERT are read: {e}");
+    let out = env
+        .cmd()
+        .args(["push", "--postgres", &by_ip("sslmode=verify-full"), "--host", "tls"])
+        .env("PGSSLROOTCERT", &ca)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the mode in the URL, the file in PGSSLROOTCERT: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let e = push_refused(&env, &by_name("other.test", "sslmode=require"), "tls", &[("PGSSLROOTCERT", &other_ca)]);
+    assert!(e.contains("no CA of sslrootcert signed"), "{e}");
+
+    // No TLS over the Unix socket, whatever the mode (as libpq: the server has none there).
+    let socket =
+        format!("host={} port={port} user=hub dbname=team sslmode=verify-full", cluster.socket_dir().display());
+    push(&env, &socket, "tls");
+
+    // A root certificate file that is missing or is not PEM, a verifying mode without one.
+    let missing = env.path("nowhere/ca.pem");
+    let e = push_refused(&env, &by_ip(&format!("sslmode=verify-full&sslrootcert={}", missing.display())), "tls", &[]);
+    assert!(e.contains(&format!("sslrootcert {}: cannot be read", missing.display())), "{e}");
+    let junk = env.write("junk.pem", "this is no certificate\n");
+    let e = push_refused(&env, &by_ip(&format!("sslmode=verify-ca&sslrootcert={}", junk.display())), "tls", &[]);
+    assert!(e.contains("junk.pem") && e.contains("no PEM certificate"), "{e}");
+    let e = push_refused(&env, &by_ip("sslmode=verify-full"), "tls", &[]);
+    assert!(e.contains("sslmode=verify-full needs sslrootcert"), "{e}");
+
+    // A password over TLS, bound to the hub's certificate (SCRAM-SHA-256-PLUS).
+    let mut hub = cluster.local_client("team");
+    hub.batch_execute("CREATE ROLE pusher LOGIN SUPERUSER PASSWORD 'over tls'").unwrap();
+    let url =
+        format!("postgres://pusher@127.0.0.1:{port}/team?sslmode=verify-full&sslrootcert={ca}&channel_binding=require");
+    let out =
+        env.cmd().args(["push", "--postgres", &url, "--host", "tls"]).env("PGPASSWORD", "over tls").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let e = push_refused(&env, &url, "tls", &[("PGPASSWORD", "wrong")]);
+    assert!(e.contains("password authentication failed"), "{e}");
+
+    // What was pushed is there.
+    assert_eq!(hub_entries(&mut hub, "tls"), local_entries(&env));
+}
+
+#[test]
+fn require_refuses_a_hub_without_tls_and_prefer_then_connects_without_it() {
+    let Some(cluster) = Cluster::start() else { return };
+    let env = Env::new();
+    env.write("p/t2.jsonl", claude_session("t2", &[], &["no TLS here"], 2));
+    index_with(&env, &[]);
+    let e = push_refused(&env, &format!("{}?sslmode=require", cluster.url("team")), "plain", &[]);
+    assert!(e.contains("error performing TLS handshake: server does not support TLS"), "{e}");
+    push(&env, &format!("{}?sslmode=prefer", cluster.url("team")), "plain");
+    assert_eq!(hub_entries(&mut cluster.client("team"), "plain"), local_entries(&env));
+}

@@ -15,11 +15,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use tokio_postgres::Row;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{NoTls, Row};
 
 use scrollback_core::error::{Error, Result};
+
+use crate::tls::MakeRustls;
 
 /// How often a wait looks at the stop flag.
 const LOOK_EVERY: Duration = Duration::from_millis(100);
@@ -106,15 +108,15 @@ impl std::fmt::Debug for Hub {
 }
 
 impl Hub {
-    /// Connects with `config`, the whole handshake within `timeout`, every later answer too.
-    pub(crate) fn connect(config: &tokio_postgres::Config, timeout: Duration) -> Result<Hub> {
+    /// Connects with `config` and `tls`, the whole handshake within `timeout`, every later answer too.
+    pub(crate) fn connect(config: &tokio_postgres::Config, tls: MakeRustls, timeout: Duration) -> Result<Hub> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| Error::Internal(format!("the hub connection's runtime: {e}")))?;
         let mut waits = Waits { runtime, connection: None, timeout, stop: None, broken: AtomicBool::new(false) };
         let limit = timeout.max(config.get_connect_timeout().copied().unwrap_or_default());
-        let (client, connection) = waits.wait(limit, config.connect(NoTls))??;
+        let (client, connection) = waits.wait(limit, config.connect(tls))??;
         let task = waits.runtime.spawn(async move {
             if let Err(e) = connection.await {
                 tracing::debug!("the hub's connection ended: {e}");

@@ -3,7 +3,8 @@
 //! Each host's SQLite index stays the system of record; the hub holds a copy of every host's rows,
 //! keyed by the host, the file's row in its index and the line's byte offset, and every photo's
 //! decoded bytes once, by their blake3. [`push`] sends what is new; this module connects, with the
-//! credentials of a URL or of the standard `PG*` variables, and keeps the hub's schema current.
+//! credentials of a URL or of the standard `PG*` variables and the TLS they ask for ([`tls`]), and
+//! keeps the hub's schema current.
 //!
 //! Every wait on the hub is bounded by [`HubConfig::timeout`] ([`connection`]), and the hub is asked
 //! to bound its side the same way: a statement, a session idle inside a transaction or outside one,
@@ -19,8 +20,10 @@ use scrollback_core::error::{Error, Result};
 pub mod connection;
 pub mod follow;
 pub mod push;
+pub mod tls;
 
 pub use connection::Hub;
+pub use tls::{SslMode, Tls};
 
 /// The hub's schema: every table, index and view of the current version.
 pub const SCHEMA: &str = include_str!("../postgres.sql");
@@ -47,15 +50,17 @@ const KEEPALIVE_IDLE: Duration = Duration::from_secs(30);
 const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
 const KEEPALIVE_PROBES: u32 = 3;
 
-/// The variables libpq reads, as this driver does not: each fills in what the URL leaves out.
+/// The variables libpq reads, as this driver does not: each fills in what the URL leaves out
+/// (`PGSSLMODE` and `PGSSLROOTCERT` too: [`Tls`]).
 const ENVIRONMENT: &[&str] =
-    &["PGHOST", "PGPORT", "PGUSER", "PGPASSWORD", "PGDATABASE", "PGSSLMODE", "PGAPPNAME", "PGCONNECT_TIMEOUT"];
+    &["PGHOST", "PGPORT", "PGUSER", "PGPASSWORD", "PGDATABASE", "PGAPPNAME", "PGCONNECT_TIMEOUT"];
 
 /// Where the hub is and who connects: a `postgres://` URL or a `key=value` string (either may be
 /// empty), with whatever it leaves out taken from the `PG*` environment variables, as `psql` does.
 #[derive(Clone)]
 pub struct HubConfig {
     config: tokio_postgres::Config,
+    tls: Tls,
     timeout: Duration,
 }
 
@@ -79,7 +84,15 @@ impl HubConfig {
 
     /// [`Self::new`] with the environment read through `var`.
     pub fn with_environment(url: &str, var: impl Fn(&str) -> Option<String>) -> Result<HubConfig> {
-        let bad = |e: tokio_postgres::Error| Error::BadQuery(format!("not a PostgreSQL URL or connection string: {e}"));
+        let bad = |e: tokio_postgres::Error| {
+            Error::BadQuery(format!(
+                "not a PostgreSQL URL or connection string: {}",
+                scrollback_core::error::with_causes(&e)
+            ))
+        };
+        // The driver knows neither sslrootcert nor the modes that verify.
+        let (url, ssl_mode, root_cert) = tls::split(url)?;
+        let mut tls = Tls::new(ssl_mode, root_cert, &var)?;
         let mut config: tokio_postgres::Config =
             if url.trim().is_empty() { tokio_postgres::Config::new() } else { url.parse().map_err(bad)? };
         for name in ENVIRONMENT {
@@ -117,26 +130,18 @@ impl HubConfig {
                 "PGCONNECT_TIMEOUT" if config.get_connect_timeout().is_none() => {
                     config.connect_timeout(Duration::from_secs(number("a number of seconds")?));
                 }
-                // sslmode has a default, so the URL's cannot be told from it: the variable applies
-                // when the URL names none.
-                "PGSSLMODE" if !url.contains("sslmode") => {
-                    config.ssl_mode(match value.as_str() {
-                        "disable" => tokio_postgres::config::SslMode::Disable,
-                        "prefer" | "allow" => tokio_postgres::config::SslMode::Prefer,
-                        "require" => tokio_postgres::config::SslMode::Require,
-                        other => {
-                            return Err(Error::BadQuery(format!(
-                                "PGSSLMODE={other:?}: this scrollback knows disable, allow, prefer and require"
-                            )));
-                        }
-                    });
-                }
                 _ => {}
             }
         }
         if config.get_hosts().is_empty() {
             config.host("localhost");
         }
+        // As libpq, no TLS over a Unix socket (the server offers none there): its file's
+        // permissions are what is trusted.
+        if config.get_hosts().iter().all(|h| matches!(h, tokio_postgres::config::Host::Unix(_))) {
+            tls.mode = SslMode::Disable;
+        }
+        config.ssl_mode(tls.mode.driver());
         if config.get_user().is_none() {
             let user = var("USER").or_else(|| var("LOGNAME")).unwrap_or_else(|| "postgres".to_owned());
             config.user(user);
@@ -151,7 +156,7 @@ impl HubConfig {
         if config.get_application_name().is_none() {
             config.application_name("scrollback");
         }
-        Ok(HubConfig { config, timeout: TIMEOUT })
+        Ok(HubConfig { config, tls, timeout: TIMEOUT })
     }
 
     /// The same hub, each of its answers awaited at most `timeout` (at least a second).
@@ -164,6 +169,11 @@ impl HubConfig {
     /// the call fails. The hub ends a statement running longer, and a session idle longer.
     pub fn timeout(&self) -> Duration {
         self.timeout
+    }
+
+    /// The TLS the connection is to have.
+    pub fn tls(&self) -> &Tls {
+        &self.tls
     }
 
     /// Whether a password is set (a URL on a command line must not carry one: `ps` shows it).
@@ -182,8 +192,8 @@ impl HubConfig {
         format!("{}@{host}:{port}/{}", self.config.get_user().unwrap_or(""), self.config.get_dbname().unwrap_or(""))
     }
 
-    /// Connects (without TLS unless the server is asked to require it: see docs/hub.md), with TCP
-    /// keepalive, and the session's own limits set on the hub (see the module).
+    /// Connects, with TLS as [`Self::tls`] says (the root certificates read now), TCP keepalive,
+    /// and the session's own limits set on the hub (see the module).
     pub fn connect(&self) -> Result<Hub> {
         let ms = self.timeout.as_millis();
         let mut config = self.config.clone();
@@ -204,7 +214,7 @@ impl HubConfig {
             _ => limits,
         };
         config.options(options);
-        let mut hub = Hub::connect(&config, self.timeout)?;
+        let mut hub = Hub::connect(&config, self.tls.connector()?, self.timeout)?;
         // A session idle outside a transaction ends too (PostgreSQL 14 and later know how).
         let version: String = hub.query_one("SHOW server_version_num", &[])?.get(0);
         if version.parse::<u32>().is_ok_and(|v| v >= 140_000) {
@@ -273,6 +283,10 @@ mod tests {
         assert_eq!(c.describe(), "u@h:5432/d");
         assert!(!c.has_password());
         assert!(HubConfig::with_environment("postgres://h:notaport/d", env(&[])).is_err());
+        let over_tcp = HubConfig::with_environment("host=h sslmode=verify-full", env(&[]))?;
+        assert_eq!(over_tcp.config.get_ssl_mode(), tokio_postgres::config::SslMode::Require);
+        let over_socket = HubConfig::with_environment("host=/run/postgresql sslmode=verify-full", env(&[]))?;
+        assert_eq!(over_socket.config.get_ssl_mode(), tokio_postgres::config::SslMode::Disable, "no TLS on a socket");
         Ok(())
     }
 }

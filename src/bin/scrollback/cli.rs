@@ -30,7 +30,8 @@ pub(crate) enum Command {
         #[command(flatten)]
         data: DataDir,
         /// The hub: a postgres:// URL or key=value string. What it leaves out comes from PGHOST,
-        /// PGPORT, PGUSER, PGPASSWORD, PGDATABASE and PGSSLMODE, as for psql; a password belongs in
+        /// PGPORT, PGUSER, PGPASSWORD, PGDATABASE, PGSSLMODE and PGSSLROOTCERT, as for psql (TLS:
+        /// sslmode=verify-full&sslrootcert=CA.pem, see docs/hub.md); a password belongs in
         /// PGPASSWORD (or SCROLLBACK_POSTGRES), never on a command line, which `ps` shows.
         #[arg(
             long = "postgres",
