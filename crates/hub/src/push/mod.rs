@@ -12,6 +12,8 @@
 //!   hub recorded: an index made anew (`scrollback rebuild`, a damaged one moved aside) has new row
 //!   ids, so the host's rows are sent again (photos already there are not);
 //! - sessions forgotten here are deleted from the hub, and not sent again until unforgotten;
+//! - a person's marks (titles, pins: the acceptance record's, not the index's) are made the hub's
+//!   for this host: each set or changed here sent, each cleared here deleted there;
 //! - each file whose row changed sends its lines after its watermark (the offset of the last line
 //!   sent, in the file's generation: a file read again from its start is sent again), with their
 //!   media rows, failed images, and every photo the hub does not hold yet, verified against its
@@ -67,6 +69,8 @@ pub struct Pushed {
     pub sessions: u64,
     /// Sessions deleted from the hub because they were forgotten here.
     pub forgotten: u64,
+    /// Sessions whose marks (title, pin) were sent, or deleted from the hub as cleared here.
+    pub marks: u64,
     /// Whether the host's rows were all sent again (the index was made anew).
     pub resent: bool,
 }
@@ -74,7 +78,7 @@ pub struct Pushed {
 impl Pushed {
     /// Whether anything was sent.
     pub fn is_empty(&self) -> bool {
-        self.files == 0 && self.forgotten == 0 && !self.resent
+        self.files == 0 && self.forgotten == 0 && self.marks == 0 && !self.resent
     }
 }
 
@@ -208,7 +212,8 @@ impl Pusher {
     fn push_inner(&mut self) -> Result<Pushed> {
         let conn = scrollback_read::index::open(&self.data_dir)?;
         let resent = self.check_identity()?;
-        let mut pushed = Pushed { resent, forgotten: self.push_forgotten()?, ..Pushed::default() };
+        let forgotten = self.push_forgotten()?;
+        let mut pushed = Pushed { resent, forgotten, marks: self.push_marks()?, ..Pushed::default() };
         let local = read::local_files(&conn)?;
         let local_ids: HashSet<i64> = local.iter().map(|f| f.id).collect();
         let dropped: Vec<i64> = self.files.keys().filter(|id| !local_ids.contains(id)).copied().collect();
@@ -297,11 +302,55 @@ impl Pusher {
                 )?;
             }
             tx.execute("DELETE FROM sessions WHERE host = $1 AND id = $2", &[&self.host, session])?;
+            tx.execute("DELETE FROM marks WHERE host = $1 AND session_id = $2", &[&self.host, session])?;
             tx.execute("INSERT INTO forgotten (host, session_id) VALUES ($1, $2)", &[&self.host, session])?;
             tx.commit()?;
             n += 1;
         }
         Ok(n)
+    }
+
+    /// Makes the hub's marks of this host the data directory's, in one transaction: each mark set
+    /// or changed here is sent, each the hub holds that is cleared here (or whose session was
+    /// forgotten) is deleted. How many sessions' marks it sent or deleted.
+    fn push_marks(&mut self) -> Result<u64> {
+        let here: HashMap<String, MarkRow> = match scrollback_ops::writer::accept_store_if_any(&self.data_dir)? {
+            Some(store) => store
+                .all_marks()?
+                .into_iter()
+                .map(|m| {
+                    let set_at = read::text(&m.updated_at.unwrap_or_default());
+                    (read::text(&m.session_id), (m.title.as_deref().map(read::text), m.pinned, set_at))
+                })
+                .collect(),
+            None => HashMap::new(),
+        };
+        let on_hub: HashMap<String, MarkRow> = self
+            .client
+            .query("SELECT session_id, title, pinned, set_at FROM marks WHERE host = $1", &[&self.host])?
+            .iter()
+            .map(|r| (r.get(0), (r.get(1), r.get(2), r.get(3))))
+            .collect();
+        let gone: Vec<&String> = on_hub.keys().filter(|id| !here.contains_key(*id)).collect();
+        let changed: Vec<(&String, &MarkRow)> =
+            here.iter().filter(|(id, mark)| on_hub.get(*id) != Some(mark)).collect();
+        if gone.is_empty() && changed.is_empty() {
+            return Ok(0);
+        }
+        let mut tx = self.client.transaction()?;
+        if !gone.is_empty() {
+            tx.execute("DELETE FROM marks WHERE host = $1 AND session_id = ANY($2)", &[&self.host, &gone])?;
+        }
+        for (session, (title, pinned, set_at)) in &changed {
+            tx.execute(
+                "INSERT INTO marks (host, session_id, title, pinned, set_at) VALUES ($1, $2, $3, $4, $5)
+                 ON CONFLICT (host, session_id) DO UPDATE SET
+                    title = excluded.title, pinned = excluded.pinned, set_at = excluded.set_at",
+                &[&self.host, session, title, pinned, set_at],
+            )?;
+        }
+        tx.commit()?;
+        Ok((gone.len() + changed.len()) as u64)
     }
 
     /// Sends the changed files' lines after their watermarks over up to [`CONNECTIONS`] connections
@@ -395,6 +444,9 @@ impl Pusher {
         Ok(())
     }
 }
+
+/// A session's marks as the hub holds them: its title, whether it is pinned, when one was set.
+type MarkRow = (Option<String>, bool, String);
 
 /// How many connections a pass sends files' lines over at most.
 const CONNECTIONS: usize = 2;
