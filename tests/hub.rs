@@ -577,9 +577,10 @@ fn two_data_directories_under_one_host_name_are_refused_until_one_takes_the_name
     index_with(&second, &[]);
     push(&first, &url, "clone");
     let mut hub = cluster.client("team");
-    // A hub of schema version 1 (no identities) is migrated by the next push, and the name,
+    // A hub of schema version 1 (no identities, no marks) is migrated by the next push, and the name,
     // which no identity held, is the first data directory's.
-    hub.batch_execute("ALTER TABLE hosts DROP COLUMN identity; UPDATE hub_meta SET value = '1'").unwrap();
+    hub.batch_execute("DROP TABLE marks; ALTER TABLE hosts DROP COLUMN identity; UPDATE hub_meta SET value = '1'")
+        .unwrap();
     push(&first, &url, "clone");
     cluster.create_database("fresh");
     push(&second, &cluster.url("fresh"), "other");
@@ -596,7 +597,7 @@ fn two_data_directories_under_one_host_name_are_refused_until_one_takes_the_name
     };
     assert_eq!(columns(&mut hub), columns(&mut cluster.client("fresh")), "migrated as a fresh hub");
     let version: String = hub.query_one("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[]).unwrap().get(0);
-    assert_eq!(version, "2");
+    assert_eq!(version, "3");
     let out = second.run(&["push", "--postgres", &url, "--host", "clone"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "a second data directory pushing as clone is refused: {stderr}");
@@ -870,4 +871,107 @@ fn require_refuses_a_hub_without_tls_and_prefer_then_connects_without_it() {
     assert!(e.contains("error performing TLS handshake: server does not support TLS"), "{e}");
     push(&env, &format!("{}?sslmode=prefer", cluster.url("team")), "plain");
     assert_eq!(hub_entries(&mut cluster.client("team"), "plain"), local_entries(&env));
+}
+
+#[test]
+fn a_person_s_marks_reach_the_hub_changed_cleared_and_forgotten_ones_too() {
+    let Some(cluster) = Cluster::start() else { return };
+    let env = Env::new();
+    env.write("p/a.jsonl", claude_session("a", &[], &["harbour"], 3));
+    env.write("p/b.jsonl", claude_session("b", &[], &["tide"], 3));
+    env.write("p/c.jsonl", claude_session("c", &[], &["compiler"], 3));
+    let server = Server::start(&env, &[]);
+    let indexed = || server.json("/api/sessions")["sessions"].as_array().is_some_and(|s| s.len() == 3);
+    assert!(wait_until(Duration::from_secs(30), indexed).is_some(), "the server indexed the three sessions");
+    let put = |session: &str, change: serde_json::Value| {
+        let res = server
+            .client
+            .put(format!("{}/api/sessions/{session}/marks", server.base))
+            .header("content-type", "application/json")
+            .body(change.to_string())
+            .send()
+            .unwrap();
+        assert!(res.status().is_success(), "{}", res.status());
+    };
+    let url = cluster.url("team");
+    let mut hub = cluster.client("team");
+    // The marks as the hub shows them beside the sessions (docs/hub.md's query).
+    let shown = |hub: &mut postgres::Client| -> Vec<(String, Option<String>, bool)> {
+        hub.query(
+            "SELECT s.id, coalesce(m.title, s.title), coalesce(m.pinned, false)
+             FROM sessions s LEFT JOIN marks m ON m.host = s.host AND m.session_id = s.id
+             WHERE s.host = 'h' ORDER BY s.id",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect()
+    };
+    let marks = |hub: &mut postgres::Client| -> Vec<(String, Option<String>, bool)> {
+        hub.query("SELECT session_id, title, pinned FROM marks WHERE host = 'h' ORDER BY session_id", &[])
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect()
+    };
+    let mark = |id: &str, title: Option<&str>, pinned: bool| (id.to_owned(), title.map(str::to_owned), pinned);
+
+    put("a", serde_json::json!({"title": "Harbour photos", "pinned": true}));
+    put("b", serde_json::json!({"pinned": true}));
+    let said = push(&env, &url, "h");
+    assert!(said.contains("2 marks"), "{said}");
+    let shown_now = shown(&mut hub);
+    assert_eq!(shown_now[0], mark("a", Some("Harbour photos"), true));
+    assert!(shown_now[1].2 && shown_now[1].1.is_some(), "b pinned, with its transcript's title: {shown_now:?}");
+    assert!(!shown_now[2].2, "c is not pinned");
+    let set_at: String =
+        hub.query_one("SELECT set_at FROM marks WHERE host = 'h' AND session_id = 'a'", &[]).unwrap().get(0);
+    assert!(set_at.starts_with("20") && set_at.ends_with('Z'), "{set_at}");
+    assert!(push(&env, &url, "h").contains("0 marks"), "a second push sends nothing");
+
+    // A title changed, a mark cleared (title given back, pin taken off): the latest write is on the hub.
+    put("a", serde_json::json!({"title": "Harbour, second look"}));
+    put("b", serde_json::json!({"pinned": false}));
+    let said = push(&env, &url, "h");
+    assert!(said.contains("2 marks"), "{said}");
+    assert_eq!(marks(&mut hub), vec![mark("a", Some("Harbour, second look"), true)]);
+    let later: String =
+        hub.query_one("SELECT set_at FROM marks WHERE host = 'h' AND session_id = 'a'", &[]).unwrap().get(0);
+    assert!(later > set_at, "{later} after {set_at}");
+
+    // A forgotten session's marks leave the hub with it.
+    put("c", serde_json::json!({"title": "Compiler notes"}));
+    push(&env, &url, "h");
+    assert_eq!(marks(&mut hub).len(), 2);
+    let res = server.client.delete(format!("{}/api/sessions/a", server.base)).send().unwrap();
+    assert!(res.status().is_success(), "{}", res.status());
+    push(&env, &url, "h");
+    assert_eq!(marks(&mut hub), vec![mark("c", Some("Compiler notes"), false)]);
+    assert!(push(&env, &url, "h").contains("0 marks"));
+
+    // Another host's marks of a session of the same id stay its own.
+    let other = Env::new();
+    other.write("p/c.jsonl", claude_session("c", &[], &["compiler"], 3));
+    let other_server = Server::start(&other, &[]);
+    let indexed = || other_server.json("/api/sessions")["sessions"].as_array().is_some_and(|s| s.len() == 1);
+    assert!(wait_until(Duration::from_secs(30), indexed).is_some());
+    let res = other_server
+        .client
+        .put(format!("{}/api/sessions/c/marks", other_server.base))
+        .header("content-type", "application/json")
+        .body(serde_json::json!({"title": "Elsewhere"}).to_string())
+        .send()
+        .unwrap();
+    assert!(res.status().is_success());
+    push(&other, &url, "g");
+    let latest: String = hub
+        .query_one(
+            "SELECT DISTINCT ON (session_id) title FROM marks WHERE session_id = 'c' ORDER BY session_id, set_at DESC",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(latest, "Elsewhere", "the last write of the two hosts'");
+    assert_eq!(marks(&mut hub), vec![mark("c", Some("Compiler notes"), false)]);
 }

@@ -1,4 +1,4 @@
--- scrollback hub schema, version 2 (hub_meta 'schema_version' = 2).
+-- scrollback hub schema, version 3 (hub_meta 'schema_version' = 3).
 --
 -- The hub is a PostgreSQL database that many hosts push their index to (`scrollback push`,
 -- `serve --push`). Each host's own SQLite index stays the system of record: everything here is
@@ -173,6 +173,20 @@ CREATE TABLE forgotten (
     PRIMARY KEY (host, session_id)
 );
 
+-- A person's marks on a session, as each host has them (its data directory's `marks`, not derived
+-- from the index): the title they gave it and whether it is pinned, with when they last changed one
+-- there. A mark cleared on the host (no title, not pinned) or a session forgotten there has no row.
+-- Across hosts, the latest `set_at` of a session's rows is the last write.
+CREATE TABLE marks (
+    host       text    NOT NULL REFERENCES hosts(name),
+    session_id text    NOT NULL,
+    title      text,
+    pinned     boolean NOT NULL,
+    set_at     text    NOT NULL,             -- on the host, UTC
+    PRIMARY KEY (host, session_id)
+);
+CREATE INDEX marks_session ON marks(session_id);
+
 -- Views for the questions people ask, as schema.sql's.
 
 CREATE VIEW messages AS
@@ -213,4 +227,4 @@ SELECT u.host, u.session_id, s.title, s.project, u.agent, string_agg(DISTINCT u.
 FROM usage u LEFT JOIN sessions s ON s.host = u.host AND s.id = u.session_id
 GROUP BY u.host, u.session_id, s.title, s.project, u.agent;
 
-INSERT INTO hub_meta (key, value) VALUES ('schema_version', '2');
+INSERT INTO hub_meta (key, value) VALUES ('schema_version', '3');

@@ -29,13 +29,23 @@ pub use tls::{SslMode, Tls};
 pub const SCHEMA: &str = include_str!("../postgres.sql");
 
 /// The version [`SCHEMA`] creates, kept in `hub_meta`'s `schema_version`.
-pub const VERSION: i64 = 2;
+pub const VERSION: i64 = 3;
 
 /// One step each, as the index's: `MIGRATIONS[i]` takes a hub from version `i + 1` to `i + 2`, in
 /// the transaction that records the new version.
 const MIGRATIONS: &[&str] = &[
     // 2: each host name's owner, the identity of the data directory that pushes as it.
     "ALTER TABLE hosts ADD COLUMN identity text;",
+    // 3: a person's marks on sessions, as each host has them.
+    "CREATE TABLE marks (
+         host       text    NOT NULL REFERENCES hosts(name),
+         session_id text    NOT NULL,
+         title      text,
+         pinned     boolean NOT NULL,
+         set_at     text    NOT NULL,
+         PRIMARY KEY (host, session_id)
+     );
+     CREATE INDEX marks_session ON marks(session_id);",
 ];
 
 /// How long connecting may take before it fails (unless the URL or `PGCONNECT_TIMEOUT` says).

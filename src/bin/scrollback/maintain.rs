@@ -252,13 +252,14 @@ pub(crate) fn push(
     let p = pusher.push().with_context(|| format!("pushing to {}", config.describe()))?;
     let hub = one_line(&format!("{} as {host}", config.describe()));
     println!(
-        "pushed to {hub}: {} lines of {} files, {} sessions, {} photos ({:.1} MB), {} forgotten, in {:.2} s{}{}",
+        "pushed to {hub}: {} lines of {} files, {} sessions, {} photos ({:.1} MB), {} forgotten, {} marks, in {:.2} s{}{}",
         p.entries,
         p.files,
         p.sessions,
         p.photos,
         p.photo_bytes as f64 / 1e6,
         p.forgotten,
+        p.marks,
         started.elapsed().as_secs_f64(),
         if p.resent { " (the index was made anew: its rows were sent again)" } else { "" },
         if p.photos_unreadable > 0 {

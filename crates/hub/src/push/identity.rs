@@ -96,7 +96,7 @@ pub(super) fn claim(hub: &mut Hub, host: &str, identity: &str, take_over: bool) 
             )));
         }
         Some(_) => {
-            for table in ["files", "sessions", "usage", "forgotten"] {
+            for table in ["files", "sessions", "usage", "forgotten", "marks"] {
                 tx.execute(&format!("DELETE FROM {table} WHERE host = $1"), &[&host])?;
             }
             tx.execute("UPDATE hosts SET index_id = NULL WHERE name = $1", &[&host])?;

@@ -12,10 +12,13 @@
 //!   hub recorded: an index made anew (`scrollback rebuild`, a damaged one moved aside) has new row
 //!   ids, so the host's rows are sent again (photos already there are not);
 //! - sessions forgotten here are deleted from the hub, and not sent again until unforgotten;
+//! - a person's marks (titles, pins: the acceptance record's, not the index's) are made the hub's
+//!   for this host: each set or changed here sent, each cleared here deleted there;
 //! - each file whose row changed sends its lines after its watermark (the offset of the last line
 //!   sent, in the file's generation: a file read again from its start is sent again), with their
 //!   media rows, failed images, and every photo the hub does not hold yet, verified against its
-//!   blake3 as it is read;
+//!   blake3 as it is read; the files go over two connections at once, so that the hub keeps its
+//!   search indexes (most of a push's work) on two of its cores;
 //! - each session those lines belong to sends its row, its copies' and hidden entries' marks, and its
 //!   usage ledger.
 //!
@@ -29,7 +32,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use rusqlite::Connection;
@@ -66,6 +69,8 @@ pub struct Pushed {
     pub sessions: u64,
     /// Sessions deleted from the hub because they were forgotten here.
     pub forgotten: u64,
+    /// Sessions whose marks (title, pin) were sent, or deleted from the hub as cleared here.
+    pub marks: u64,
     /// Whether the host's rows were all sent again (the index was made anew).
     pub resent: bool,
 }
@@ -73,7 +78,7 @@ pub struct Pushed {
 impl Pushed {
     /// Whether anything was sent.
     pub fn is_empty(&self) -> bool {
-        self.files == 0 && self.forgotten == 0 && !self.resent
+        self.files == 0 && self.forgotten == 0 && self.marks == 0 && !self.resent
     }
 }
 
@@ -85,6 +90,10 @@ const PUSH_LOCK: i32 = 7461024;
 pub struct Pusher {
     host: String,
     data_dir: PathBuf,
+    /// Where the hub is, for the pass's second connection ([`Pusher::push_files`]).
+    config: HubConfig,
+    /// What ends every wait of the pusher's connections.
+    stop: Option<Arc<AtomicBool>>,
     client: Hub,
     /// When the hub last answered this pusher.
     used: Instant,
@@ -119,8 +128,8 @@ impl Pusher {
         }
         let identity = identity(data_dir)?;
         let mut client = config.connect()?;
-        if let Some(stop) = stop {
-            client.stop_on(stop);
+        if let Some(stop) = &stop {
+            client.stop_on(stop.clone());
         }
         migrate(&mut client)?;
         if !client.advisory_lock(PUSH_LOCK, host, config.timeout())? {
@@ -133,6 +142,8 @@ impl Pusher {
         let mut pusher = Pusher {
             host: host.to_owned(),
             data_dir: data_dir.to_owned(),
+            config: config.clone(),
+            stop,
             client,
             used: Instant::now(),
             files: HashMap::new(),
@@ -201,7 +212,8 @@ impl Pusher {
     fn push_inner(&mut self) -> Result<Pushed> {
         let conn = scrollback_read::index::open(&self.data_dir)?;
         let resent = self.check_identity()?;
-        let mut pushed = Pushed { resent, forgotten: self.push_forgotten()?, ..Pushed::default() };
+        let forgotten = self.push_forgotten()?;
+        let mut pushed = Pushed { resent, forgotten, marks: self.push_marks()?, ..Pushed::default() };
         let local = read::local_files(&conn)?;
         let local_ids: HashSet<i64> = local.iter().map(|f| f.id).collect();
         let dropped: Vec<i64> = self.files.keys().filter(|id| !local_ids.contains(id)).copied().collect();
@@ -219,12 +231,11 @@ impl Pusher {
                 synced.insert(session);
             }
         }
-        for file in &local {
-            if self.files.get(&file.id).is_some_and(|hub| hub.same_as(file)) {
-                continue;
-            }
-            pushed.files += 1;
-            self.push_file(&conn, file, &mut pushed, &mut synced)?;
+        let changed: Vec<&LocalFile> =
+            local.iter().filter(|f| !self.files.get(&f.id).is_some_and(|hub| hub.same_as(f))).collect();
+        pushed.files = changed.len() as u64;
+        if !changed.is_empty() {
+            self.push_files(&conn, &changed, &mut pushed, &mut synced)?;
         }
         pushed.sessions = synced.len() as u64;
         if !pushed.is_empty() {
@@ -291,6 +302,7 @@ impl Pusher {
                 )?;
             }
             tx.execute("DELETE FROM sessions WHERE host = $1 AND id = $2", &[&self.host, session])?;
+            tx.execute("DELETE FROM marks WHERE host = $1 AND session_id = $2", &[&self.host, session])?;
             tx.execute("INSERT INTO forgotten (host, session_id) VALUES ($1, $2)", &[&self.host, session])?;
             tx.commit()?;
             n += 1;
@@ -298,86 +310,129 @@ impl Pusher {
         Ok(n)
     }
 
-    /// Sends a file's row and its lines after the watermark, a batch per transaction, then the rows
-    /// of the sessions they belong to (into `synced`), and only then records the file as sent (its
+    /// Makes the hub's marks of this host the data directory's, in one transaction: each mark set
+    /// or changed here is sent, each the hub holds that is cleared here (or whose session was
+    /// forgotten) is deleted. How many sessions' marks it sent or deleted.
+    fn push_marks(&mut self) -> Result<u64> {
+        let here: HashMap<String, MarkRow> = match scrollback_ops::writer::accept_store_if_any(&self.data_dir)? {
+            Some(store) => store
+                .all_marks()?
+                .into_iter()
+                .map(|m| {
+                    let set_at = read::text(&m.updated_at.unwrap_or_default());
+                    (read::text(&m.session_id), (m.title.as_deref().map(read::text), m.pinned, set_at))
+                })
+                .collect(),
+            None => HashMap::new(),
+        };
+        let on_hub: HashMap<String, MarkRow> = self
+            .client
+            .query("SELECT session_id, title, pinned, set_at FROM marks WHERE host = $1", &[&self.host])?
+            .iter()
+            .map(|r| (r.get(0), (r.get(1), r.get(2), r.get(3))))
+            .collect();
+        let gone: Vec<&String> = on_hub.keys().filter(|id| !here.contains_key(*id)).collect();
+        let changed: Vec<(&String, &MarkRow)> =
+            here.iter().filter(|(id, mark)| on_hub.get(*id) != Some(mark)).collect();
+        if gone.is_empty() && changed.is_empty() {
+            return Ok(0);
+        }
+        let mut tx = self.client.transaction()?;
+        if !gone.is_empty() {
+            tx.execute("DELETE FROM marks WHERE host = $1 AND session_id = ANY($2)", &[&self.host, &gone])?;
+        }
+        for (session, (title, pinned, set_at)) in &changed {
+            tx.execute(
+                "INSERT INTO marks (host, session_id, title, pinned, set_at) VALUES ($1, $2, $3, $4, $5)
+                 ON CONFLICT (host, session_id) DO UPDATE SET
+                    title = excluded.title, pinned = excluded.pinned, set_at = excluded.set_at",
+                &[&self.host, session, title, pinned, set_at],
+            )?;
+        }
+        tx.commit()?;
+        Ok((gone.len() + changed.len()) as u64)
+    }
+
+    /// Sends the changed files' lines after their watermarks over up to [`CONNECTIONS`] connections
+    /// at once, a file to one of them (the hub's search indexes are most of a push's work, and the
+    /// hub spends it on the cores of every connection); then, on this pusher's connection, the rows
+    /// of the sessions they belong to (into `synced`), and only then records each file as sent (its
     /// line count and checkpoint), so that a pass stopped anywhere is taken up again.
-    fn push_file(
+    fn push_files(
         &mut self,
         conn: &Connection,
-        file: &LocalFile,
+        changed: &[&LocalFile],
         pushed: &mut Pushed,
         synced: &mut BTreeSet<String>,
     ) -> Result<()> {
-        let mut touched = BTreeSet::from([file.session_id.clone()]);
-        let (mut after, mut reset) = match self.files.get(&file.id) {
-            Some(hub) if hub.generation == file.generation => (hub.last_off, false),
-            Some(_) => (-1, true),
-            None => (-1, false),
-        };
-        loop {
-            let batch = read::read_batch(conn, file.id, after)?;
-            let done = (batch.entries.len() as i64) < read::BATCH_LINES && !batch.cut;
-            after = self.send_batch(file, &batch, after, reset, pushed, &mut touched)?;
-            // Only the first transaction deletes the lines of the file's earlier generation.
-            reset = false;
-            if done {
-                break;
+        let extras = self.extra_connections(CONNECTIONS.min(changed.len()) - 1)?;
+        let next = AtomicUsize::new(0);
+        let failed = AtomicBool::new(false);
+        let (host, files) = (&self.host, &self.files);
+        let work = |client: &mut Hub, conn: &Connection| -> Result<Sent> {
+            let mut sent = Sent::default();
+            while !failed.load(Ordering::SeqCst)
+                && let Some(file) = changed.get(next.fetch_add(1, Ordering::SeqCst))
+            {
+                let result = send_lines(client, conn, host, file, files.get(&file.id), &failed, &mut sent);
+                if result.is_err() {
+                    failed.store(true, Ordering::SeqCst);
+                    return result.map(|()| sent);
+                }
             }
+            Ok(sent)
+        };
+        let client = &mut self.client;
+        let (mine, theirs) = std::thread::scope(|s| {
+            let work = &work;
+            let theirs: Vec<_> = extras.into_iter().map(|(mut c, conn)| s.spawn(move || work(&mut c, &conn))).collect();
+            let mine = work(client, conn);
+            (mine, theirs.into_iter().map(|t| t.join()).collect::<Vec<_>>())
+        });
+        let mut sent = mine?;
+        for theirs in theirs {
+            sent.add(theirs.map_err(|_| Error::Internal("a push connection's thread panicked".into()))??);
         }
-        for session in &touched {
+        pushed.entries += sent.pushed.entries;
+        pushed.photos += sent.pushed.photos;
+        pushed.photo_bytes += sent.pushed.photo_bytes;
+        pushed.photos_unreadable += sent.pushed.photos_unreadable;
+        self.files.extend(sent.files);
+        for session in &sent.touched {
             self.push_session(conn, session)?;
             synced.insert(session.clone());
         }
-        write::file_sent(&mut self.client, &self.host, file)?;
-        if let Some(hub) = self.files.get_mut(&file.id) {
-            hub.lines = file.lines;
-            hub.checkpoint = file.checkpoint;
-            hub.indexed_at = file.indexed_at.clone();
+        for file in changed {
+            write::file_sent(&mut self.client, &self.host, file)?;
+            if let Some(hub) = self.files.get_mut(&file.id) {
+                hub.lines = file.lines;
+                hub.checkpoint = file.checkpoint;
+                hub.indexed_at = file.indexed_at.clone();
+            }
         }
         Ok(())
     }
 
-    /// Sends one batch of a file's lines in one transaction, with the file's row, whose watermark
-    /// moves to the batch's last line (stays at `after` when it has none); the new watermark. With
-    /// `reset`, the lines the hub held of the file go first, and their sessions into `touched`.
-    fn send_batch(
-        &mut self,
-        file: &LocalFile,
-        batch: &Batch,
-        after: i64,
-        reset: bool,
-        pushed: &mut Pushed,
-        touched: &mut BTreeSet<String>,
-    ) -> Result<i64> {
-        let mut tx = self.client.transaction()?;
-        if reset {
-            touched.extend(write::drop_lines(&mut tx, &self.host, file.id)?);
+    /// Up to `n` more connections to the hub, each with a reader connection of the index of its
+    /// own, for [`Self::push_files`]: fewer when the hub refuses one (this pusher's connection
+    /// then sends more of the files). They work under this pusher's lock of the host, and stop
+    /// with it.
+    fn extra_connections(&self, n: usize) -> Result<Vec<(Hub, Connection)>> {
+        let mut extras = Vec::new();
+        for _ in 0..n {
+            let mut client = match self.config.connect() {
+                Ok(client) => client,
+                Err(e) => {
+                    tracing::debug!("{}: another connection to the hub: {e}; pushing over fewer", self.host);
+                    break;
+                }
+            };
+            if let Some(stop) = &self.stop {
+                client.stop_on(stop.clone());
+            }
+            extras.push((client, scrollback_read::index::open(&self.data_dir)?));
         }
-        let last_off = batch.entries.last().map_or(after, |e| e.off);
-        // The file's row carries the watermark; its checkpoint and line count are the index's
-        // only once its sessions are sent too (`push_file`).
-        let hub = HubFile {
-            path: file.path.clone(),
-            state: file.state.clone(),
-            lines: -1,
-            checkpoint: -1,
-            indexed_at: String::new(),
-            generation: file.generation,
-            last_off,
-        };
-        write::file_row(&mut tx, &self.host, file, &hub)?;
-        if !batch.entries.is_empty() {
-            let photos = write::send_photos(&mut tx, &self.host, &batch.media)?;
-            pushed.photos += photos.sent;
-            pushed.photo_bytes += photos.bytes;
-            pushed.photos_unreadable += photos.unreadable;
-            write::send_rows(&mut tx, &self.host, file.id, batch)?;
-            touched.extend(batch.entries.iter().map(|e| e.session_id.clone()));
-            pushed.entries += batch.entries.len() as u64;
-        }
-        tx.commit()?;
-        self.files.insert(file.id, hub);
-        Ok(last_off)
+        Ok(extras)
     }
 
     /// Sends a session's row, which of its entries are copies or hidden, and its usage ledger.
@@ -388,4 +443,110 @@ impl Pusher {
         tx.commit()?;
         Ok(())
     }
+}
+
+/// A session's marks as the hub holds them: its title, whether it is pinned, when one was set.
+type MarkRow = (Option<String>, bool, String);
+
+/// How many connections a pass sends files' lines over at most.
+const CONNECTIONS: usize = 2;
+
+/// What one connection's share of [`Pusher::push_files`] sent: the hub's row of each file it sent
+/// (as the hub holds it once those transactions committed), the sessions their lines belong to,
+/// and the counts.
+#[derive(Default)]
+struct Sent {
+    files: Vec<(i64, HubFile)>,
+    touched: BTreeSet<String>,
+    pushed: Pushed,
+}
+
+impl Sent {
+    fn add(&mut self, other: Sent) {
+        self.files.extend(other.files);
+        self.touched.extend(other.touched);
+        self.pushed.entries += other.pushed.entries;
+        self.pushed.photos += other.pushed.photos;
+        self.pushed.photo_bytes += other.pushed.photo_bytes;
+        self.pushed.photos_unreadable += other.pushed.photos_unreadable;
+    }
+}
+
+/// Sends a file's row and its lines after the watermark of `before` (the hub's row of it, if it
+/// has one), a batch per transaction, into `sent`; it stops before a batch once `failed` is set
+/// (another connection of the pass failed, which fails the pass).
+fn send_lines(
+    client: &mut Hub,
+    conn: &Connection,
+    host: &str,
+    file: &LocalFile,
+    before: Option<&HubFile>,
+    failed: &AtomicBool,
+    sent: &mut Sent,
+) -> Result<()> {
+    sent.touched.insert(file.session_id.clone());
+    let (mut after, mut reset) = match before {
+        Some(hub) if hub.generation == file.generation => (hub.last_off, false),
+        Some(_) => (-1, true),
+        None => (-1, false),
+    };
+    loop {
+        if failed.load(Ordering::SeqCst) {
+            // Another connection failed, and the pass with it (with its error).
+            return Ok(());
+        }
+        let batch = read::read_batch(conn, file.id, after)?;
+        let done = (batch.entries.len() as i64) < read::BATCH_LINES && !batch.cut;
+        let hub = send_batch(client, host, file, &batch, after, reset, sent)?;
+        after = hub.last_off;
+        // Only the first transaction deletes the lines of the file's earlier generation.
+        reset = false;
+        if done {
+            sent.files.push((file.id, hub));
+            return Ok(());
+        }
+    }
+}
+
+/// Sends one batch of a file's lines in one transaction, with the file's row, whose watermark
+/// moves to the batch's last line (stays at `after` when it has none); the file's row as the hub
+/// then holds it. With `reset`, the lines the hub held of the file go first, and their sessions
+/// into `sent`.
+fn send_batch(
+    client: &mut Hub,
+    host: &str,
+    file: &LocalFile,
+    batch: &Batch,
+    after: i64,
+    reset: bool,
+    sent: &mut Sent,
+) -> Result<HubFile> {
+    let mut tx = client.transaction()?;
+    if reset {
+        sent.touched.extend(write::drop_lines(&mut tx, host, file.id)?);
+    }
+    let last_off = batch.entries.last().map_or(after, |e| e.off);
+    // The file's row carries the watermark; its checkpoint and line count are the index's only
+    // once its sessions are sent too (`push_files`).
+    let hub = HubFile {
+        path: file.path.clone(),
+        state: file.state.clone(),
+        lines: -1,
+        checkpoint: -1,
+        indexed_at: String::new(),
+        generation: file.generation,
+        last_off,
+    };
+    write::file_row(&mut tx, host, file, &hub)?;
+    if !batch.entries.is_empty() {
+        let photos = write::send_photos(&mut tx, host, &batch.media)?;
+        sent.pushed.photos += photos.sent;
+        sent.pushed.photo_bytes += photos.bytes;
+        sent.pushed.photos_unreadable += photos.unreadable;
+        write::send_rows(&mut tx, host, file.id, batch)?;
+        sent.touched.extend(batch.entries.iter().map(|e| e.session_id.clone()));
+        sent.pushed.entries += batch.entries.len() as u64;
+    }
+    tx.commit()?;
+    Ok(hub)
 }

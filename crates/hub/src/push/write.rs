@@ -293,6 +293,11 @@ fn mark_copies(tx: &mut HubTransaction<'_>, host: &str, session: &str, copies: &
            AND (file_id, off) NOT IN (SELECT * FROM unnest($3::bigint[], $4::bigint[]))",
         &[&host, &text(session), &copies.file_id, &copies.off],
     )?;
+    // Without copies there is nothing to mark; and the join, planned on a table whose statistics
+    // predate a big push, can scan all of `entries` (8 s over 100 sessions of 200,000 lines).
+    if copies.file_id.is_empty() {
+        return Ok(());
+    }
     tx.execute(
         "UPDATE entries e SET duplicate = true, hidden = d.hidden
          FROM unnest($2::bigint[], $3::bigint[], $4::text[]) AS d(file_id, off, hidden)

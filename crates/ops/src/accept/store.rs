@@ -392,6 +392,14 @@ impl AcceptStore {
         Ok(out)
     }
 
+    /// Every session's marks (a session whose marks were all cleared has none), by session.
+    pub fn all_marks(&self) -> Result<Vec<Mark>> {
+        let conn = self.lock();
+        let mut stmt =
+            conn.prepare_cached("SELECT session_id, title, pinned, updated_at FROM marks ORDER BY session_id")?;
+        Ok(stmt.query_map([], Mark::from_row)?.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Every pinned session's marks, the latest pinned first.
     pub fn pinned(&self) -> Result<Vec<Mark>> {
         let conn = self.lock();
