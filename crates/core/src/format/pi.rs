@@ -213,7 +213,12 @@ fn describe(top: &Map<String, Value>, line: u64, file: &FileContext) -> Meta {
     let mut text = SearchText::default();
     let mut meta = Meta {
         columns: Columns {
-            uuid: Some(str_of("id").filter(|id| !id.is_empty()).map_or_else(|| line_id(line), str::to_owned)),
+            // The header's `id` is the session's, not an entry's.
+            uuid: Some(
+                str_of("id")
+                    .filter(|id| !id.is_empty() && kind != Some("session"))
+                    .map_or_else(|| line_id(line), str::to_owned),
+            ),
             parent_uuid: str_of("parentId").map(str::to_owned),
             kind: kind.map(str::to_owned),
             role: role.filter(|_| kind == Some("message")).map(str::to_owned),
