@@ -20,6 +20,9 @@ const FORKED: &str =
 const SUB: &str = "pi/sessions/--home-ana-proj--/2026-03-01T10-00-00-000Z_019ca8d7-2d00-7c31-9d5e-2f6a8b1c3d4e/run1/run-0/session.jsonl";
 const V1: &str = "pi/sessions/--home-ana-old--/2025-12-08T22-41-05-306Z_d97339c6-6c10-4827-846b-9ff1d9c3dc37.jsonl";
 
+/// A session's id, agent, title, project and parent.
+type SessionRow = (String, String, Option<String>, Option<String>, Option<String>);
+
 fn line(v: Value) -> String {
     v.to_string() + "\n"
 }
@@ -325,7 +328,7 @@ fn generated_pi_sessions_index_with_their_photos_usage_forks_sub_agents_and_live
     assert!(longest < 2000, "the stored lines hold no payload: the longest is {longest} bytes");
 
     // Sessions: the header's id and cwd, the title pi shows, the fork's parent; no artifact is one.
-    let sessions: Vec<(String, String, Option<String>, Option<String>, Option<String>)> = conn
+    let sessions: Vec<SessionRow> = conn
         .prepare("SELECT id, agent, title, project, forked_from FROM sessions ORDER BY id")
         .unwrap()
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))

@@ -95,7 +95,8 @@ mod tests {
                 "claude:/h/.claude/projects",
                 "codex:/h/.codex/sessions",
                 "codex:/h/.codex/archived_sessions",
-                "gemini:/h/.gemini/tmp"
+                "gemini:/h/.gemini/tmp",
+                "pi:/h/.pi/agent/sessions"
             ]
         );
         assert_eq!(
@@ -103,9 +104,16 @@ mod tests {
                 ("HOME", "/h"),
                 ("CLAUDE_CONFIG_DIR", "/c"),
                 ("CODEX_HOME", "/x"),
-                ("GEMINI_CLI_HOME", "/g")
+                ("GEMINI_CLI_HOME", "/g"),
+                ("PI_CODING_AGENT_DIR", "/p")
             ]))),
-            ["claude:/c/projects", "codex:/x/sessions", "codex:/x/archived_sessions", "gemini:/g/.gemini/tmp"]
+            [
+                "claude:/c/projects",
+                "codex:/x/sessions",
+                "codex:/x/archived_sessions",
+                "gemini:/g/.gemini/tmp",
+                "pi:/p/sessions"
+            ]
         );
         assert!(Root::defaults(&env(&[])).is_empty());
     }
