@@ -401,6 +401,33 @@ fn generated_pi_sessions_index_with_their_photos_usage_forks_sub_agents_and_live
     let rows = usage_by_session(&env);
     assert_eq!(total(&rows), [expected[0] + 10, expected[1] + 13, expected[2] + 10100, expected[3]], "{rows:?}");
     assert!(index(&env).starts_with("indexed 0 files, 0 lines"));
+
+    // pi resumes the v1 file: it rewrites it whole as v3 (a version, ids and parents, the same
+    // times and messages). Read again from its start; its response is still counted once.
+    let v3 = v1().replacen("{\"type\":\"session\",", "{\"type\":\"session\",\"version\":3,", 1);
+    let mut lines: Vec<String> = v3.lines().map(str::to_owned).collect();
+    lines[1] =
+        lines[1].replacen("{\"type\":\"message\",", "{\"type\":\"message\",\"id\":\"0a0b0c0d\",\"parentId\":null,", 1);
+    lines[2] = lines[2].replacen(
+        "{\"type\":\"message\",",
+        "{\"type\":\"message\",\"id\":\"1a1b1c1d\",\"parentId\":\"0a0b0c0d\",",
+        1,
+    );
+    env.write(V1, lines.join("\n") + "\n");
+    index(&env);
+    assert_eq!(check_invariants(&env.data), 34);
+    let conn = env.conn();
+    let uuids: Vec<String> = conn
+        .prepare("SELECT uuid FROM entries WHERE session_id = 'd97339c6-6c10-4827-846b-9ff1d9c3dc37' ORDER BY line")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(uuids, ["L1", "0a0b0c0d", "1a1b1c1d"], "the rewrite replaces the file's entries");
+    let keys: i64 = conn.query_row("SELECT count(*) FROM usage", [], |r| r.get(0)).unwrap();
+    assert_eq!(keys, 8, "the rewritten response is the same one");
+    assert_eq!(total(&usage_by_session(&env)), [expected[0] + 10, expected[1] + 13, expected[2] + 10100, expected[3]]);
 }
 
 #[test]
