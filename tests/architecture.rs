@@ -331,6 +331,19 @@ const AGENT_NAMED_ANYWAY: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// Whether `code` holds `mark` as a whole word where the mark begins or ends with a letter or a
+/// digit: a display name as short as `Pi` is no part of `Pin` or `Pipes`.
+fn holds_name(code: &str, mark: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    code.match_indices(mark).any(|(at, _)| {
+        let before = code[..at].chars().next_back();
+        let after = code[at + mark.len()..].chars().next();
+        let joined_before = mark.starts_with(word) && before.is_some_and(word);
+        let joined_after = mark.ends_with(word) && after.is_some_and(word);
+        !joined_before && !joined_after
+    })
+}
+
 /// The lines of a file before its test module (`#[cfg(test)]` then `mod`, which the project puts
 /// last), with their numbers.
 fn lines_before_tests(text: &str) -> Vec<(usize, &str)> {
@@ -379,7 +392,7 @@ fn no_agent_is_named_outside_format() {
                 continue;
             }
             let code = code.split(" // ").next().unwrap_or(code);
-            let Some(mark) = marks.iter().find(|m| code.contains(m.as_str())) else { continue };
+            let Some(mark) = marks.iter().find(|m| holds_name(code, m)) else { continue };
             match AGENT_NAMED_ANYWAY.iter().position(|(f, allowed, _)| *f == rel && code.contains(allowed)) {
                 Some(i) => used[i] = true,
                 None => named.push(format!("{rel}:{n}: {mark}: {}", code.trim_end())),

@@ -21,6 +21,7 @@ mod mcp;
 mod memory;
 mod model;
 mod packing;
+mod pi;
 mod prop;
 mod reconcile;
 mod redact;

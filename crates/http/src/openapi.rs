@@ -353,7 +353,7 @@ fn index_document() -> Value {
                     "allOf": [ { "$ref": "#/components/schemas/Session" },
                                { "type": "object", "properties": {
                                    "gitBranch": { "type": "string", "nullable": true, "description": "The git branch the transcript names last." },
-                                   "resume": { "type": "string", "nullable": true, "description": "The command that resumes the session in its agent's CLI (claude --resume ID, codex resume ID, gemini --resume ID), the id quoted for a POSIX shell where it needs to be; null for an agent without one." } } } ]
+                                   "resume": { "type": "string", "nullable": true, "description": "The command that resumes the session in its agent's CLI (claude --resume ID, codex resume ID, gemini --resume ID, pi --session ID), the id quoted for a POSIX shell where it needs to be; null for an agent without one." } } } ]
                 },
                 "EntryTexts": {
                     "type": "object", "additionalProperties": false, "required": ["cursor", "texts"],

@@ -95,7 +95,10 @@ mod tests {
                 "claude:/h/.claude/projects",
                 "codex:/h/.codex/sessions",
                 "codex:/h/.codex/archived_sessions",
-                "gemini:/h/.gemini/tmp"
+                "gemini:/h/.gemini/tmp",
+                "droid:/h/.factory/sessions",
+                "cursor:/h/.cursor/projects",
+                "pi:/h/.pi/agent/sessions"
             ]
         );
         assert_eq!(
@@ -103,9 +106,19 @@ mod tests {
                 ("HOME", "/h"),
                 ("CLAUDE_CONFIG_DIR", "/c"),
                 ("CODEX_HOME", "/x"),
-                ("GEMINI_CLI_HOME", "/g")
+                ("GEMINI_CLI_HOME", "/g"),
+                ("FACTORY_HOME_OVERRIDE", "/f"),
+                ("PI_CODING_AGENT_DIR", "/p")
             ]))),
-            ["claude:/c/projects", "codex:/x/sessions", "codex:/x/archived_sessions", "gemini:/g/.gemini/tmp"]
+            [
+                "claude:/c/projects",
+                "codex:/x/sessions",
+                "codex:/x/archived_sessions",
+                "gemini:/g/.gemini/tmp",
+                "droid:/f/.factory/sessions",
+                "cursor:/h/.cursor/projects",
+                "pi:/p/sessions"
+            ]
         );
         assert!(Root::defaults(&env(&[])).is_empty());
     }

@@ -22,6 +22,7 @@ pub mod droid;
 pub mod gemini;
 pub(crate) mod loose;
 pub mod parts;
+pub mod pi;
 pub mod usage;
 
 use std::ffi::OsString;
@@ -116,7 +117,7 @@ pub trait Format: Send + Sync + std::fmt::Debug {
 }
 
 /// Every format scrollback reads, in the order their default roots are listed.
-pub static FORMATS: &[&dyn Format] = &[&claude::Claude, &codex::Codex, &gemini::Gemini, &droid::Droid, &cursor::Cursor];
+pub static FORMATS: &[&dyn Format] = &[&claude::Claude, &codex::Codex, &gemini::Gemini, &droid::Droid, &cursor::Cursor, &pi::Pi];
 
 /// Claude Code's format (and the Claude Agent SDK's, which writes the same).
 pub static CLAUDE: &dyn Format = &claude::Claude;
