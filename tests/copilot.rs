@@ -12,6 +12,9 @@ use crate::util::{Env, b64, check_invariants, fake_png, hash_hex};
 const SESSION: &str = "0b6a7c9e-1f2d-4e3a-9b8c-7d6e5f4a3b21";
 const FLAT: &str = "0b6a7c9e-0000-4e3a-9b8c-000000000f1a";
 
+/// A session's id, agent, title, project and git branch.
+type SessionRow = (String, String, Option<String>, Option<String>, Option<String>);
+
 /// The session's events file, relative to the tree.
 fn events_path(session: &str) -> String {
     format!("copilot/session-state/{session}/events.jsonl")
@@ -234,7 +237,7 @@ fn a_copilot_session_is_read_with_its_photos_tools_tokens_and_rewinds() {
     assert_eq!(check_invariants(&env.data), lines.len() as u64 + 3);
 
     // Sessions: their agent, title (the first typed words), project and branch.
-    let sessions: Vec<(String, String, Option<String>, Option<String>, Option<String>)> = conn
+    let sessions: Vec<SessionRow> = conn
         .prepare("SELECT id, agent, title, project, git_branch FROM sessions ORDER BY id")
         .unwrap()
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
