@@ -2,7 +2,8 @@
 //! cites (github/copilot-sdk's event schema, the CLI's own code): every event kind scrollback maps,
 //! photos as binary assets, inline attachments and tool results (one of 2 MB), a failed tool call,
 //! two shutdowns' tokens, a sub-agent, a non-UTF-8 line and a torn last line; then a `/rewind`
-//! (the CLI writes the file again, shorter), an append followed live, and the MCP tools.
+//! (the CLI writes the file again, shorter), an append followed live, the MCP tools, and the vault
+//! once the session's folder is deleted.
 
 use serde_json::{Value, json};
 
@@ -393,26 +394,35 @@ fn a_copilot_session_is_read_with_its_photos_tools_tokens_and_rewinds() {
     drop(server);
 
     // MCP: read_session and get_photo on the Copilot session.
-    if !crate::mcp::sdk_available() {
-        return;
+    if crate::mcp::sdk_available() {
+        let calls = [
+            crate::mcp::call("read_session", json!({ "session": SESSION, "limit": 100 })),
+            crate::mcp::call("get_photo", json!({ "ref": format!("{SESSION}/e004/0") })),
+        ];
+        let args = roots(&env);
+        let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+        args.extend(["--rescan-secs", "600"]);
+        let report = crate::mcp::run_plan(&env, &crate::mcp::stdio_plan(&env, &args, &calls, &[]));
+        let answers = report["calls"].as_array().unwrap();
+        let text = answers[0]["text"].as_str().unwrap();
+        assert_eq!(answers[0]["isError"], false, "{text}");
+        assert!(text.contains("Why does this button render blank?") && text.contains("Use #222"), "{text}");
+        assert!(text.contains("$ npm run lint:css"), "{text}");
+        assert!(!text.contains(scrollback::STRIPPED_MEDIA_MARKER), "{text}");
+        assert_eq!(answers[1]["isError"], false, "{}", answers[1]);
+        use base64::Engine as _;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(answers[1]["images"][0]["data"].as_str().unwrap())
+            .unwrap();
+        assert_eq!(hash_hex(&bytes), hash_hex(&photos[0]), "the stored bytes");
     }
-    let calls = [
-        crate::mcp::call("read_session", json!({ "session": SESSION, "limit": 100 })),
-        crate::mcp::call("get_photo", json!({ "ref": format!("{SESSION}/e004/0") })),
-    ];
-    let args = roots(&env);
-    let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
-    args.extend(["--rescan-secs", "600"]);
-    let report = crate::mcp::run_plan(&env, &crate::mcp::stdio_plan(&env, &args, &calls, &[]));
-    let answers = report["calls"].as_array().unwrap();
-    let text = answers[0]["text"].as_str().unwrap();
-    assert_eq!(answers[0]["isError"], false, "{text}");
-    assert!(text.contains("Why does this button render blank?") && text.contains("Use #222"), "{text}");
-    assert!(text.contains("$ npm run lint:css"), "{text}");
-    assert!(!text.contains(scrollback::STRIPPED_MEDIA_MARKER), "{text}");
-    assert_eq!(answers[1]["isError"], false, "{}", answers[1]);
-    use base64::Engine as _;
-    let bytes =
-        base64::engine::general_purpose::STANDARD.decode(answers[1]["images"][0]["data"].as_str().unwrap()).unwrap();
-    assert_eq!(hash_hex(&bytes), hash_hex(&photos[0]), "the stored bytes");
+
+    // The vault: the CLI deletes the session's folder; its entries stay, and its photos are served
+    // from the vault's link, byte-exact.
+    std::fs::remove_dir_all(events.parent().unwrap()).unwrap();
+    index(&env);
+    assert_eq!(shown(&env, SESSION).len(), 25, "a gone transcript keeps its entries");
+    for (r, photo) in refs(&env, SESSION).iter().zip(&photos) {
+        assert_eq!(&env.media(r).unwrap_or_else(|e| panic!("{r}: {e:?}")), photo, "{r} from the vault");
+    }
 }
