@@ -346,6 +346,13 @@ fn a_rollout_compressed_and_decompressed_again_is_one_transcript_read_once_with_
     assert_eq!(same, ids, "its rows stay");
     assert_eq!(check_invariants(&env.data), 10);
     assert_eq!(photos_of(&env, &packed), photos.to_vec());
+    // Its JSONL export is the decompressed lines, each verified against the index (offsets are the
+    // stream's, not the compressed file's).
+    let out = env.dir.path().join("rollout.jsonl");
+    let run = env.run(&["export", thread, "--format", "jsonl", "-o", out.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success() && !said.contains("index's copy"), "{said}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), codex_with_photos(thread, &photos));
     let vault: String = env.conn().query_row("SELECT vault FROM files", [], |r| r.get(0)).unwrap();
     assert!(vault.ends_with(".jsonl.zst"), "{vault}");
     let linked = std::fs::metadata(&vault).unwrap();

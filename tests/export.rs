@@ -147,6 +147,74 @@ fn html_export_holds_every_photo_byte_exact_and_renders_safely() {
     assert!(!missing.exists());
 }
 
+/// The body's lines as the index stores them: each photo's base64 replaced by the marker.
+fn stored_lines(body: &str, photos: &[Vec<u8>]) -> Vec<String> {
+    body.lines().map(|l| photos.iter().fold(l.to_owned(), |l, p| l.replace(&b64(p), "STRIPPED_MEDIA_MARKER"))).collect()
+}
+
+#[test]
+fn jsonl_export_without_its_transcript_or_a_vault_writes_the_index_copy_and_says_so() {
+    let env = Env::new();
+    let (body, photos) = write_session(&env);
+    let index = |env: &Env| assert!(env.run(&["index", "--vault", "off"]).status.success());
+    index(&env);
+    std::fs::remove_file(env.path(&format!("p/{SESSION}.jsonl"))).unwrap();
+    index(&env);
+    let out = env.dir.path().join("gone.jsonl");
+    let run = env.run(&["export", SESSION, "--format", "jsonl", "-o", out.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{said}");
+    let lines = body.lines().count();
+    let with_photos = body.lines().filter(|l| photos.iter().any(|p| l.contains(&b64(p)))).count();
+    assert!(with_photos > 0);
+    assert!(
+        said.contains(&format!("{lines} lines were written from the index's copy"))
+            && said.contains(&format!("{with_photos} of them hold the marker")),
+        "{said}"
+    );
+    // Every line without a photo is byte for byte the transcript's; a photo's place holds the marker.
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(written.lines().collect::<Vec<_>>(), stored_lines(&body, &photos));
+}
+
+#[test]
+fn jsonl_export_writes_no_line_its_transcript_changed_under_the_index() {
+    let env = Env::new();
+    let (body, photos) = write_session(&env);
+    env.index();
+    // Changed in place, same inode and length, no index in between: a word of a text line, and a
+    // character of a photo's base64.
+    let path = env.path(&format!("p/{SESSION}.jsonl"));
+    let word = body.find("edited src/lib.rs").unwrap();
+    let photo = body.find(&b64(&photos[0])).unwrap() + 10;
+    let mut bytes = body.clone().into_bytes();
+    bytes[word] = b'E';
+    bytes[photo] = if bytes[photo] == b'A' { b'B' } else { b'A' };
+    {
+        use std::io::{Seek, Write};
+        let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.seek(std::io::SeekFrom::Start(0)).unwrap();
+        f.write_all(&bytes).unwrap();
+    }
+    let out = env.dir.path().join("changed.jsonl");
+    let run = env.run(&["export", SESSION, "--format", "jsonl", "-o", out.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{said}");
+    assert!(said.contains("2 lines were written from the index's copy") && said.contains("1 of them hold"), "{said}");
+    let written = std::fs::read_to_string(&out).unwrap();
+    let stored = stored_lines(&body, &photos);
+    for ((got, original), stored) in written.lines().zip(body.lines()).zip(&stored) {
+        if original.contains("edited src/lib.rs") {
+            assert_eq!(got, original, "the index's copy of the changed text line");
+        } else if original.contains(&b64(&photos[0])) {
+            assert_eq!(got, stored, "the photo that no longer matches its blake3 is not written");
+        } else {
+            assert_eq!(got, original);
+        }
+    }
+    assert_eq!(written.lines().count(), body.lines().count());
+}
+
 #[test]
 fn jsonl_export_is_the_transcript_byte_for_byte_also_once_it_is_deleted() {
     let env = Env::new();

@@ -10,6 +10,8 @@ mod cli;
 mod copilot;
 mod corpus;
 mod crash;
+mod cursor;
+mod droid;
 mod examples;
 mod export;
 mod fuzz_corpus;

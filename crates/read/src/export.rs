@@ -21,6 +21,7 @@ use rusqlite::{Connection, OptionalExtension};
 use serde_json::Value;
 
 use crate::history::{self, EntryBody, HistoryEntry, Position, SessionSummary};
+use crate::index::MEDIA_COLUMNS;
 use crate::markdown::{self, escape};
 use crate::media::{self, MediaRecord};
 use crate::redact::{Redacted, Redactor};
@@ -83,6 +84,14 @@ pub struct Written {
     pub photos: u64,
     /// Secrets taken out, by rule.
     pub redacted: Redacted,
+    /// A JSONL export's lines its transcript could no longer give (deleted with the vault off,
+    /// replaced or changed), written from the index's stored copy.
+    pub from_index: u64,
+    /// Of those, the lines with payloads, which the stored copy holds as the marker.
+    pub without_payloads: u64,
+    /// A JSONL export's lines neither the transcript nor the index could give (a line the index
+    /// did not store, whose transcript is gone): left out.
+    pub lost: u64,
 }
 
 /// The viewer's style sheet, which the HTML export carries.
@@ -196,10 +205,28 @@ fn for_each_entry(lender: &dyn Lend, session_id: &str, mut f: impl FnMut(&Histor
     Ok(())
 }
 
+/// Lines of a transcript read a chunk at a time: where they are, their stored copies and their
+/// payloads' rows.
+const LINES: i64 = 256;
+
+/// One line of a session's transcript, as the index has it.
+struct Line {
+    offset: i64,
+    length: i64,
+    /// The stored line (each payload replaced by the marker); `None` for a line not indexed.
+    stored: Option<String>,
+    /// Its payloads, in file order.
+    media: Vec<MediaRecord>,
+}
+
 /// The lines of every file of the session, as they are in the file (or its vault link): each file
-/// in turn, its lines of this session in their order, each checked to be where the index says.
-/// Where the lines are is read first (16 bytes a line), on a connection given back before a byte
-/// of a transcript is read.
+/// in turn, its lines of this session in their order. Each line read from the file is verified
+/// before it is written: its bytes outside its payloads equal the stored line's, and each payload's
+/// bytes their blake3. A line the file can no longer give (deleted with the vault off, replaced,
+/// changed) is written as the index stored it: byte for byte the line, but for its payloads, where
+/// the stored line holds the marker ([`Written::from_index`], [`Written::without_payloads`]). The
+/// index is asked a chunk of lines at a time, on a connection given back before a byte of a
+/// transcript is read.
 fn jsonl(
     lender: &dyn Lend,
     session_id: &str,
@@ -208,66 +235,181 @@ fn jsonl(
     written: &mut Written,
 ) -> Result<()> {
     type FileRow = (i64, String, Option<String>, String, i64, i64);
-    let files: Vec<(FileRow, Vec<(i64, i64)>)> = ask(lender, |conn| {
+    let files: Vec<FileRow> = ask(lender, |conn| {
         let mut files = conn.prepare(
             "SELECT f.id, f.path, f.vault, f.state, f.dev, f.inode FROM files f
              WHERE f.id IN (SELECT file_id FROM entries WHERE session_id = ?1)
              ORDER BY (SELECT min(sort_file) FROM entries WHERE file_id = f.id AND session_id = ?1), f.id",
         )?;
-        let rows: Vec<FileRow> = files
+        let rows = files
             .query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?
             .collect::<rusqlite::Result<_>>()?;
-        let mut lines = conn.prepare_cached(
-            "SELECT offset, length FROM entries WHERE file_id = ?1 AND session_id = ?2 ORDER BY offset",
-        )?;
-        let mut out = Vec::with_capacity(rows.len());
-        for row in rows {
-            let extents: Vec<(i64, i64)> = lines
-                .query_map(rusqlite::params![row.0, session_id], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect::<rusqlite::Result<_>>()?;
-            out.push((row, extents));
-        }
-        Ok(out)
+        Ok(rows)
     })?;
-    for ((_, path, vault, state, dev, inode), extents) in files {
+    for (file_id, path, vault, state, dev, inode) in files {
         let path = match (&vault, state.as_str()) {
             (Some(vault), "gone") => vault.clone(),
             _ => path,
         };
-        let mut file = open_same(Path::new(&path), dev, inode)?;
-        let mut buf = Vec::new();
-        for (offset, length) in extents {
-            buf.resize(length as usize + 1, 0);
-            file.seek(SeekFrom::Start(offset as u64)).map_err(|e| Error::io(&path, e))?;
-            file.read_exact(&mut buf).map_err(|e| Error::io(&path, e))?;
-            if buf.last() != Some(&b'\n') {
-                return Err(Error::io(
-                    &path,
-                    io::Error::other("the transcript changed: a line is not where the index has it"),
-                ));
-            }
-            match redactor {
-                None => out.write_all(&buf).map_err(|e| Error::io(&path, e))?,
-                Some(r) => {
-                    let line = redact_line(r, &buf[..buf.len() - 1], &mut written.redacted);
-                    out.write_all(&line).and_then(|_| out.write_all(b"\n")).map_err(|e| Error::io(&path, e))?;
+        let path = Path::new(&path);
+        let mut source = Source::open(path, dev, inode);
+        let mut after = -1i64;
+        loop {
+            let lines = ask(lender, |conn| lines_after(conn, file_id, session_id, after))?;
+            let Some(last) = lines.last() else { break };
+            after = last.offset;
+            for line in &lines {
+                let verified = match &mut source {
+                    Ok(s) => s.verified(line),
+                    Err(_) => None,
+                };
+                let bytes: std::borrow::Cow<'_, [u8]> = match (verified, &line.stored) {
+                    (Some(raw), _) => raw.into(),
+                    (None, Some(stored)) => {
+                        written.from_index += 1;
+                        written.without_payloads += !line.media.is_empty() as u64;
+                        stored.as_bytes().into()
+                    }
+                    (None, None) => {
+                        written.lost += 1;
+                        continue;
+                    }
+                };
+                match redactor {
+                    None => out.write_all(&bytes).and_then(|_| out.write_all(b"\n")),
+                    Some(r) => {
+                        let line = redact_line(r, &bytes, &mut written.redacted);
+                        out.write_all(&line).and_then(|_| out.write_all(b"\n"))
+                    }
                 }
+                .map_err(|e| Error::io(path, e))?;
+                written.entries += 1;
             }
-            written.entries += 1;
         }
     }
     Ok(())
+}
+
+/// Up to [`LINES`] lines of `session_id` in file `file_id` past byte `after`, with their payloads.
+fn lines_after(conn: &Connection, file_id: i64, session_id: &str, after: i64) -> Result<Vec<Line>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, offset, length, stored_line(stripped) FROM entries
+         WHERE file_id = ?1 AND session_id = ?2 AND offset > ?3 ORDER BY offset LIMIT ?4",
+    )?;
+    let mut ids = Vec::new();
+    let mut lines: Vec<Line> = stmt
+        .query_map(rusqlite::params![file_id, session_id, after, LINES], |r| {
+            ids.push(r.get::<_, i64>(0)?);
+            Ok(Line { offset: r.get(1)?, length: r.get(2)?, stored: r.get(3)?, media: Vec::new() })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let (Some(from), Some(to)) = (ids.iter().min(), ids.iter().max()) else { return Ok(lines) };
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {MEDIA_COLUMNS}
+         FROM media m JOIN entries e ON e.id = m.entry_id JOIN files f ON f.id = e.file_id
+         WHERE m.entry_id BETWEEN ?1 AND ?2 AND e.file_id = ?3 AND e.session_id = ?4 ORDER BY m.offset"
+    ))?;
+    let media = stmt
+        .query_map(rusqlite::params![from, to, file_id, session_id], crate::index::media_record)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let at: std::collections::HashMap<i64, usize> = lines.iter().enumerate().map(|(i, l)| (l.offset, i)).collect();
+    for m in media {
+        if let Some(&i) = at.get(&(m.line_offset as i64)) {
+            lines[i].media.push(m);
+        }
+    }
+    Ok(lines)
+}
+
+/// A transcript being read for its lines: the file, or the stream it decompresses to, read forward.
+enum Source {
+    Plain(std::fs::File),
+    Compressed { file: std::fs::File, stream: Option<(Box<dyn Read>, u64)> },
+}
+
+impl Source {
+    /// The transcript at `path`, if it is still the file the index read (its device and inode) and a
+    /// regular file (never a FIFO, which would block).
+    fn open(path: &Path, dev: i64, inode: i64) -> Result<Source> {
+        let file = open_same(path, dev, inode)?;
+        Ok(match scrollback_core::files::is_compressed(&file).map_err(|e| Error::io(path, e))? {
+            true => Source::Compressed { file, stream: None },
+            false => Source::Plain(file),
+        })
+    }
+
+    /// The line's bytes (its terminator left out) if they are what the index recorded; `None` if
+    /// the file no longer holds them.
+    fn verified(&mut self, line: &Line) -> Option<Vec<u8>> {
+        let mut buf = vec![0; usize::try_from(line.length).ok()? + 1];
+        match self {
+            Source::Plain(file) => {
+                file.seek(SeekFrom::Start(line.offset as u64)).ok()?;
+                file.read_exact(&mut buf).ok()?;
+            }
+            Source::Compressed { file, stream } => {
+                let at = line.offset as u64;
+                if stream.as_ref().is_none_or(|(_, pos)| *pos > at) {
+                    let from = scrollback_core::files::decompressed_from(file, at).ok()?;
+                    *stream = Some((Box::new(from), at));
+                }
+                let (reader, pos) = stream.as_mut()?;
+                io::copy(&mut reader.by_ref().take(at - *pos), &mut io::sink()).ok()?;
+                *pos = at;
+                let read = reader.read_exact(&mut buf);
+                // (A failed read leaves the stream somewhere unknown: start again next time.)
+                match read {
+                    Ok(()) => *pos += buf.len() as u64,
+                    Err(_) => {
+                        *stream = None;
+                        return None;
+                    }
+                }
+            }
+        }
+        if buf.pop() != Some(b'\n') || !same_line(&buf, line) {
+            return None;
+        }
+        Some(buf)
+    }
+}
+
+/// Whether `raw`, a line read from its transcript, is the line the index stored: equal to the
+/// stored line outside its payloads (each payload's marker where its extent says), and each
+/// payload's bytes what their blake3 says. A line the index did not store (not indexed) is taken
+/// as its terminator placed it.
+fn same_line(raw: &[u8], line: &Line) -> bool {
+    use scrollback_core::codec::scan::{STRIPPED_MEDIA_MARKER, marker_offsets};
+    let Some(stored) = &line.stored else { return true };
+    let (stored, marker) = (stored.as_bytes(), STRIPPED_MEDIA_MARKER.as_bytes());
+    let (mut in_raw, mut in_stored) = (0usize, 0usize);
+    for (m, at) in line.media.iter().zip(marker_offsets(line.media.iter().map(MediaRecord::extent))) {
+        let extent = m.extent();
+        let (start, end) = (extent.offset as usize, (extent.offset + extent.len) as usize);
+        let at = at as usize;
+        let same = start >= in_raw
+            && at >= in_stored
+            && raw.get(in_raw..start) == stored.get(in_stored..at)
+            && stored.get(at..at + marker.len()) == Some(marker)
+            && end <= raw.len();
+        if !same || media::open(m).and_then(|r| r.verify()).is_err() {
+            return false;
+        }
+        (in_raw, in_stored) = (end, at + marker.len());
+    }
+    raw.get(in_raw..) == stored.get(in_stored..)
 }
 
 /// A transcript, opened only if it is still the file the index read (its device and inode), and
 /// a regular file (never a FIFO, which would block).
 fn open_same(path: &Path, dev: i64, inode: i64) -> Result<std::fs::File> {
     use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::symlink_metadata(path).map_err(|e| Error::io(path, e))?;
-    if !meta.is_file() || (meta.dev() as i64, meta.ino() as i64) != (dev, inode) {
+    let file = scrollback_core::files::open_regular(path).map_err(|e| Error::io(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if (meta.dev() as i64, meta.ino() as i64) != (dev, inode) {
         return Err(Error::io(path, io::Error::other("not the transcript the index read (replaced or moved)")));
     }
-    std::fs::File::open(path).map_err(|e| Error::io(path, e))
+    Ok(file)
 }
 
 /// A JSON line with the secrets in its strings taken out (a line that is not JSON, as text).

@@ -321,6 +321,16 @@ pub(crate) fn export(
         one_line(&place),
         if redact { format!("; {redacted} secrets redacted") } else { String::new() }
     );
+    if written.from_index > 0 {
+        eprintln!(
+            "{} lines were written from the index's copy: their transcript no longer holds them (deleted with \
+             the vault off, replaced or changed); {} of them hold the marker where their photos or files were",
+            written.from_index, written.without_payloads
+        );
+    }
+    if written.lost > 0 {
+        eprintln!("{} lines the index never stored are gone with their transcript: left out", written.lost);
+    }
     Ok(())
 }
 

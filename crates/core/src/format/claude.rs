@@ -147,7 +147,7 @@ const IMAGE_BLOCKS: &[&str] = &["image", "image_url", "input_image"];
 
 /// The parts of a message's content: a string, or blocks (text, images, documents, thinking, tool
 /// calls and results).
-fn content_parts(content: &Value, out: &mut Vec<Part>) {
+pub(super) fn content_parts(content: &Value, out: &mut Vec<Part>) {
     let blocks = match content {
         Value::String(s) => {
             harness_text(s, out);

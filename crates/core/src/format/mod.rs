@@ -18,6 +18,8 @@
 pub mod claude;
 pub mod codex;
 pub mod copilot;
+pub mod cursor;
+pub mod droid;
 pub mod gemini;
 pub(crate) mod loose;
 pub mod parts;
@@ -115,7 +117,8 @@ pub trait Format: Send + Sync + std::fmt::Debug {
 }
 
 /// Every format scrollback reads, in the order their default roots are listed.
-pub static FORMATS: &[&dyn Format] = &[&claude::Claude, &codex::Codex, &gemini::Gemini, &copilot::Copilot];
+pub static FORMATS: &[&dyn Format] =
+    &[&claude::Claude, &codex::Codex, &gemini::Gemini, &droid::Droid, &cursor::Cursor, &copilot::Copilot];
 
 /// Claude Code's format (and the Claude Agent SDK's, which writes the same).
 pub static CLAUDE: &dyn Format = &claude::Claude;

@@ -1,0 +1,182 @@
+//! Factory Droid's sessions, generated from the facts docs/formats.md cites: every record kind, a
+//! person's photo and a tool's, a 3 MB photo line, a non-UTF-8 line and a torn one, the first line
+//! written again in place (a new title), an append, and a session of an older build directly in
+//! `sessions/`. Every photo served by ref byte-exact, no payload byte in SQLite, every line
+//! restored byte for byte, and the session as Droid shows it, over the API and MCP's renderer.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::util::server::Server;
+use crate::util::{Env, b64, check_invariants, fake_png};
+
+const SESSION: &str = "7d3c2a10-4b1e-4c2a-9f00-1a2b3c4d5e6f";
+const OLD: &str = "0a1b2c3d-0000-4000-8000-00000000d001";
+
+fn line(v: Value) -> String {
+    v.to_string() + "\n"
+}
+
+fn start(title: &str) -> String {
+    line(json!({"type": "session_start", "id": SESSION, "title": "why is the button red", "sessionTitle": title,
+        "owner": "alice", "version": 2, "cwd": "/w/app", "hostId": "h1"}))
+}
+
+/// The session after its first line: context for the model, a photo and a question, an answer that
+/// thinks and calls two tools, their results (one failed, one with a photo), the to-do list, a
+/// compaction, a huge photo line, a line that is not UTF-8, and a torn last line.
+fn body(photos: &[Vec<u8>]) -> (String, Vec<u8>) {
+    let image =
+        |p: &Vec<u8>| json!({"type": "image", "source": {"type": "base64", "data": b64(p), "media_type": "image/png"}});
+    let mut s = String::new();
+    s += &line(json!({"type": "message", "id": "m0", "timestamp": "2026-06-01T10:00:00.000Z",
+        "message": {"role": "user", "content": [{"type": "text", "text": "<system-reminder>\nCWD: /w/app\n</system-reminder>"}],
+        "visibility": "llm_only"}}));
+    s += &line(json!({"type": "message", "id": "m1", "timestamp": "2026-06-01T10:00:00.100Z", "parentId": "m0",
+        "message": {"role": "user", "content": [image(&photos[0]), {"type": "text", "text": "why is the button red?"}],
+        "userMessageSource": "cli_tui", "visibility": "both"}}));
+    s += &line(json!({"type": "message", "id": "m2", "timestamp": "2026-06-01T10:00:04.512Z", "parentId": "m1",
+        "message": {"role": "assistant", "modelId": "claude-opus-4-5", "content": [
+            {"type": "thinking", "signature": "sig", "signatureProvider": "anthropic", "thinking": "Check the stylesheet."},
+            {"type": "text", "text": "Let me look at the styles."},
+            {"type": "tool_use", "id": "toolu_01", "name": "Read", "input": {"file_path": "/w/app/shot.png"}},
+            {"type": "tool_use", "id": "toolu_02", "name": "Execute", "input": {"command": "cat missing.css"}}]}}));
+    s += &line(json!({"type": "message", "id": "m3", "timestamp": "2026-06-01T10:00:05.020Z", "parentId": "m2",
+        "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_01", "content": [image(&photos[1])]},
+            {"type": "tool_result", "tool_use_id": "toolu_02", "is_error": true,
+             "content": "Error: Command failed (exit code: 1)\ncat: missing.css: No such file or directory"}]}}));
+    s += &line(json!({"type": "todo_state", "id": "t1", "timestamp": "2026-06-01T10:00:05.100Z",
+        "todos": {"todos": [{"content": "Fix button colour", "status": "in_progress"}]}, "messageIndex": 3}));
+    s += &line(json!({"type": "compaction_state", "id": "c1", "timestamp": "2026-06-01T11:30:00.000Z",
+        "summaryText": "The red comes from App.css line 12.", "summaryTokens": 42, "summaryKind": "llm_summary",
+        "anchorMessage": {"id": "m3", "index": 3}, "removedCount": 3}));
+    s += &line(json!({"type": "message", "id": "m4", "timestamp": "2026-06-01T11:31:00.000Z", "parentId": "m3",
+        "message": {"role": "user", "content": [image(&photos[2]), {"type": "text", "text": "and this full-size one?"}],
+        "visibility": "both"}, "compactionSummaryId": "c1"}));
+    let mut bytes = s.into_bytes();
+    bytes.extend_from_slice(
+        b"{\"type\":\"message\",\"id\":\"m5\",\"message\":{\"role\":\"user\",\"content\":\"\xff\xfe\"}}\n",
+    );
+    let torn = b"{\"type\":\"message\",\"id\":\"m6\",\"timestamp\":\"2026-06-01T11:32";
+    bytes.extend_from_slice(torn);
+    (String::from_utf8_lossy(&bytes).into_owned(), bytes)
+}
+
+fn root(env: &Env) -> String {
+    format!("droid:{}", env.path("factory/sessions").display())
+}
+
+fn index(env: &Env) -> String {
+    let out = env.run(&["index", "--root", &root(env)]);
+    assert!(out.status.success(), "index failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The decoded bytes of every photo with a ref in `path`, by `scrollback media`, in line order.
+fn photos_of(env: &Env, path: &Path) -> Vec<Vec<u8>> {
+    crate::util::media_rows(&env.conn(), path)
+        .iter()
+        .filter_map(|row| row.reference.clone())
+        .map(|r| env.media(&r).unwrap_or_else(|e| panic!("{r}: {e:?}")))
+        .collect()
+}
+
+fn sessions(env: &Env) -> Vec<(String, String, Option<String>, Option<String>)> {
+    env.conn()
+        .prepare("SELECT id, agent, title, project FROM sessions ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+}
+
+#[test]
+fn droid_sessions_keep_every_photo_and_read_as_droid_shows_them() {
+    let env = Env::new();
+    let photos = [fake_png(41, 300), fake_png(42, 400), fake_png(43, 3 << 20)];
+    let (_, bytes) = body(&photos);
+    let mut file = start("Investigate red button").into_bytes();
+    file.extend_from_slice(&bytes);
+    let path = env.write(&format!("factory/sessions/-w-app/{SESSION}.jsonl"), &file);
+    // The settings beside it are no transcript; an older build's session sits in `sessions/` itself.
+    env.write(&format!("factory/sessions/-w-app/{SESSION}.settings.json"), "{\"tokenUsage\":{\"inputTokens\":1}}");
+    let old = env.write(
+        &format!("factory/sessions/{OLD}.jsonl"),
+        line(json!({"type": "session_start", "id": OLD, "title": "an old flat session", "owner": "a", "version": 2}))
+            + &line(json!({"type": "message", "id": "o1", "timestamp": "2025-10-01T09:00:00.000Z",
+                "message": {"role": "user", "content": "hello from an older build"}})),
+    );
+    let summary = index(&env);
+    assert!(summary.starts_with("indexed 2 files, 11 lines"), "{summary}");
+    let conn = env.conn();
+    let invalid: Vec<(i64, String)> = conn
+        .prepare("SELECT line, reason FROM invalid_lines ORDER BY line")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(invalid.len(), 1, "{invalid:?}");
+    assert!(invalid[0].0 == 9 && invalid[0].1.starts_with("not UTF-8"), "{invalid:?}");
+    assert_eq!(check_invariants(&env.data), 10, "every complete line but the non-UTF-8 one restored byte for byte");
+    assert_eq!(photos_of(&env, &path), photos.to_vec(), "the person's, the tool's and the 3 MB one");
+    let longest: i64 =
+        conn.query_row("SELECT max(length(stored_line(stripped))) FROM entries", [], |r| r.get(0)).unwrap();
+    assert!(longest < 2000, "no payload in a stored line: the longest is {longest} bytes");
+    assert_eq!(
+        sessions(&env),
+        [
+            (OLD.into(), "droid".into(), Some("an old flat session".into()), None),
+            (SESSION.into(), "droid".into(), Some("Investigate red button".into()), Some("/w/app".into())),
+        ]
+    );
+    assert_eq!(crate::util::media_rows(&conn, &old).len(), 0);
+
+    // Over HTTP: the agent filter, the photos, and the parts as Droid shows them.
+    let server = Server::start(&env, &["--root", &root(&env)]);
+    server.wait_for_sessions(2);
+    let listed: Value = server.get("/api/sessions?agent=droid").json().unwrap();
+    assert_eq!(listed["sessions"].as_array().unwrap().len(), 2, "{listed}");
+    let res = server.get(&format!("/api/session-media/{SESSION}/m1/0"));
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.bytes().unwrap().as_ref(), photos[0].as_slice());
+    let page: Value = server.get(&format!("/api/sessions/{SESSION}/history?view=true&limit=50")).json().unwrap();
+    let entries = page["entries"].as_array().unwrap();
+    let by_uuid = |u: &str| entries.iter().find(|e| e["uuid"] == u).unwrap_or_else(|| panic!("{u}: {page}"));
+    let view = |u: &str| by_uuid(u)["view"].clone();
+    assert_eq!(view("m0")["parts"][0]["kind"], "context", "the context the CLI gave the model, folded");
+    assert_eq!(view("m0")["parts"][0]["label"], "Context for the model");
+    assert_eq!(view("m1")["who"]["side"], "user");
+    assert!(view("m1").to_string().contains("why is the button red?"));
+    let answer = view("m2");
+    assert_eq!(answer["who"]["name"], "Droid");
+    let kinds: Vec<&str> = answer["parts"].as_array().unwrap().iter().map(|p| p["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["thinking", "text", "toolCall", "toolCall"], "{answer}");
+    let results = view("m3").to_string();
+    assert!(results.contains("No such file or directory") && results.contains("\"error\":true"), "{results}");
+    assert!(view("c1").to_string().contains("The red comes from App.css"), "the compaction's summary");
+    assert!(view("t1")["who"].is_null(), "the to-do list is bookkeeping");
+    drop(server);
+
+    // The CLI writes its first line again, whole, for a new title: read again, same rows, same photos.
+    let mut renamed = start("Fix the red primary button").into_bytes();
+    renamed.extend_from_slice(&bytes);
+    std::fs::write(&path, &renamed).unwrap();
+    index(&env);
+    assert_eq!(sessions(&env)[1].2.as_deref(), Some("Fix the red primary button"));
+    assert_eq!(check_invariants(&env.data), 10);
+    assert_eq!(photos_of(&env, &path), photos.to_vec());
+
+    // The torn line completed, and one more appended: only they are read.
+    let more = ":00.000Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Done.\"}]}}\n"
+        .to_owned()
+        + &line(json!({"type": "message", "id": "m7", "timestamp": "2026-06-01T11:33:00.000Z",
+            "message": {"role": "user", "content": "thanks"}, "parentId": "m6"}));
+    env.append(&format!("factory/sessions/-w-app/{SESSION}.jsonl"), more);
+    let summary = index(&env);
+    assert!(summary.starts_with("indexed 1 files, 2 lines"), "{summary}");
+    assert_eq!(check_invariants(&env.data), 12);
+}
