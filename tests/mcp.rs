@@ -88,7 +88,7 @@ fn claude_line(session: &str, n: u32, kind: &str, cwd: &str, content: Value) -> 
 }
 
 /// A noisy RGB PNG of `w` × `h`: it does not compress, so it is about `3 w h` bytes.
-fn noisy_png(w: u32, h: u32) -> Vec<u8> {
+pub(crate) fn noisy_png(w: u32, h: u32) -> Vec<u8> {
     let mut img = image::RgbImage::new(w, h);
     let mut x = 0x9e37_79b9u32;
     for p in img.pixels_mut() {

@@ -76,6 +76,8 @@ impl Env {
             .env_remove("FACTORY_HOME_OVERRIDE")
             .env_remove("PI_CODING_AGENT_DIR")
             .env_remove("PI_CODING_AGENT_SESSION_DIR")
+            .env_remove("COPILOT_HOME")
+            .env_remove("XDG_STATE_HOME")
             .env_remove("XDG_DATA_HOME")
             .env("SCROLLBACK_TRANSCRIPTS", &self.root)
             .env("SCROLLBACK_DATA_DIR", &self.data)

@@ -98,7 +98,8 @@ mod tests {
                 "gemini:/h/.gemini/tmp",
                 "droid:/h/.factory/sessions",
                 "cursor:/h/.cursor/projects",
-                "pi:/h/.pi/agent/sessions"
+                "pi:/h/.pi/agent/sessions",
+                "copilot:/h/.copilot/session-state"
             ]
         );
         assert_eq!(
@@ -108,7 +109,8 @@ mod tests {
                 ("CODEX_HOME", "/x"),
                 ("GEMINI_CLI_HOME", "/g"),
                 ("FACTORY_HOME_OVERRIDE", "/f"),
-                ("PI_CODING_AGENT_DIR", "/p")
+                ("PI_CODING_AGENT_DIR", "/p"),
+                ("COPILOT_HOME", "/o")
             ]))),
             [
                 "claude:/c/projects",
@@ -117,7 +119,8 @@ mod tests {
                 "gemini:/g/.gemini/tmp",
                 "droid:/f/.factory/sessions",
                 "cursor:/h/.cursor/projects",
-                "pi:/p/sessions"
+                "pi:/p/sessions",
+                "copilot:/o/session-state"
             ]
         );
         assert!(Root::defaults(&env(&[])).is_empty());

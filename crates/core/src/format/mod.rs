@@ -17,6 +17,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod cursor;
 pub mod droid;
 pub mod gemini;
@@ -117,7 +118,8 @@ pub trait Format: Send + Sync + std::fmt::Debug {
 }
 
 /// Every format scrollback reads, in the order their default roots are listed.
-pub static FORMATS: &[&dyn Format] = &[&claude::Claude, &codex::Codex, &gemini::Gemini, &droid::Droid, &cursor::Cursor, &pi::Pi];
+pub static FORMATS: &[&dyn Format] =
+    &[&claude::Claude, &codex::Codex, &gemini::Gemini, &droid::Droid, &cursor::Cursor, &pi::Pi, &copilot::Copilot];
 
 /// Claude Code's format (and the Claude Agent SDK's, which writes the same).
 pub static CLAUDE: &dyn Format = &claude::Claude;
