@@ -18,8 +18,10 @@
 pub mod claude;
 pub mod codex;
 pub mod gemini;
+pub(crate) mod gemini_parts;
 pub(crate) mod loose;
 pub mod parts;
+pub mod qwen;
 pub mod usage;
 
 use std::ffi::OsString;
@@ -114,7 +116,7 @@ pub trait Format: Send + Sync + std::fmt::Debug {
 }
 
 /// Every format scrollback reads, in the order their default roots are listed.
-pub static FORMATS: &[&dyn Format] = &[&claude::Claude, &codex::Codex, &gemini::Gemini];
+pub static FORMATS: &[&dyn Format] = &[&claude::Claude, &codex::Codex, &gemini::Gemini, &qwen::Qwen];
 
 /// Claude Code's format (and the Claude Agent SDK's, which writes the same).
 pub static CLAUDE: &dyn Format = &claude::Claude;
