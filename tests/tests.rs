@@ -20,6 +20,7 @@ mod memory;
 mod model;
 mod packing;
 mod prop;
+mod qwen;
 mod reconcile;
 mod redact;
 mod reindex;

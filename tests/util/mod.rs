@@ -73,6 +73,8 @@ impl Env {
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("CODEX_HOME")
             .env_remove("GEMINI_CLI_HOME")
+            .env_remove("QWEN_HOME")
+            .env_remove("QWEN_RUNTIME_DIR")
             .env_remove("XDG_DATA_HOME")
             .env("SCROLLBACK_TRANSCRIPTS", &self.root)
             .env("SCROLLBACK_DATA_DIR", &self.data)

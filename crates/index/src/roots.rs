@@ -95,7 +95,9 @@ mod tests {
                 "claude:/h/.claude/projects",
                 "codex:/h/.codex/sessions",
                 "codex:/h/.codex/archived_sessions",
-                "gemini:/h/.gemini/tmp"
+                "gemini:/h/.gemini/tmp",
+                "qwen:/h/.qwen/projects",
+                "qwen:/h/.qwen/tmp"
             ]
         );
         assert_eq!(
@@ -103,9 +105,18 @@ mod tests {
                 ("HOME", "/h"),
                 ("CLAUDE_CONFIG_DIR", "/c"),
                 ("CODEX_HOME", "/x"),
-                ("GEMINI_CLI_HOME", "/g")
+                ("GEMINI_CLI_HOME", "/g"),
+                ("QWEN_HOME", "/q"),
+                ("QWEN_RUNTIME_DIR", "/r")
             ]))),
-            ["claude:/c/projects", "codex:/x/sessions", "codex:/x/archived_sessions", "gemini:/g/.gemini/tmp"]
+            [
+                "claude:/c/projects",
+                "codex:/x/sessions",
+                "codex:/x/archived_sessions",
+                "gemini:/g/.gemini/tmp",
+                "qwen:/r/projects",
+                "qwen:/q/tmp"
+            ]
         );
         assert!(Root::defaults(&env(&[])).is_empty());
     }

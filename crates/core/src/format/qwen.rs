@@ -110,13 +110,11 @@ impl Format for Qwen {
         FileContext { session, ..FileContext::default() }
     }
 
-    /// 0 for a session's own chat, else (a sub-agent's) from the file's name.
+    /// 0 for a session's own chat (a legacy chat is one too), else (a sub-agent's) from the file's
+    /// name.
     fn file_key(&self, path: &Path, session: &str) -> i64 {
-        if path.file_stem().is_some_and(|stem| stem.as_encoded_bytes() == session.as_bytes()) {
-            0
-        } else {
-            super::name_key(path)
-        }
+        let own = path.file_stem().is_some_and(|stem| stem.as_encoded_bytes() == session.as_bytes());
+        if own || self.document_records(path).is_some() { 0 } else { super::name_key(path) }
     }
 
     fn describe(&self, stripped: &str, line: u64, file: &FileContext) -> Result<Meta, MetaError> {
@@ -566,6 +564,12 @@ mod tests {
         assert_ne!(Qwen.file_key(sub, &context.session), 0);
         let main = Path::new("/q/projects/x/chats/5f0c7a2e-1b2c-4d3e-8f90-0123456789ab.jsonl");
         assert_eq!(Qwen.file_key(main, &context.session), 0);
+        let legacy = Path::new("/q/tmp/0f3a/chats/session-2025-10-01T09-00-5f0c7a2e.json");
+        assert_eq!(
+            Qwen.file_key(legacy, "5f0c7a2e-1b2c-4d3e-8f90-0123456789ab"),
+            0,
+            "a legacy chat is its session's own"
+        );
     }
 
     #[test]
