@@ -204,6 +204,9 @@ fn legacy(photo: &[u8]) -> String {
     .unwrap()
 }
 
+/// A session's id, agent, title, project and branch.
+type SessionRow = (String, String, Option<String>, Option<String>, Option<String>);
+
 fn roots(env: &Env) -> Vec<String> {
     vec![
         "--root".into(),
@@ -274,7 +277,7 @@ fn generated_qwen_chats_keep_every_photo_count_each_response_once_and_read_as_qw
     assert!(longest[0] < 4000, "no payload byte in a stored line: the longest is {}", longest[0]);
 
     // Sessions: the auto title (the person's, still torn, is not read yet), the project from `cwd`.
-    let sessions: Vec<(String, String, Option<String>, Option<String>, Option<String>)> = env
+    let sessions: Vec<SessionRow> = env
         .conn()
         .prepare("SELECT id, agent, title, project, git_branch FROM sessions ORDER BY id")
         .unwrap()

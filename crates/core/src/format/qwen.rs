@@ -322,8 +322,9 @@ fn describe(v: Value) -> Meta {
                 }
             }
             Some("chat_compression") => {
+                // Its words (the summary, the turns it kept), not the tool output it repeats.
                 for content in compressed_history(&v) {
-                    content_of(content).iter().for_each(|p| part_text(p, &mut text));
+                    content_of(content).iter().filter_map(|p| str_at(p, "text")).for_each(|t| text.said(t));
                 }
             }
             Some("slash_command") if payload_str(&v, "phase") != Some("result") => {
@@ -397,11 +398,7 @@ fn parts(line: &Value) -> Vec<Part> {
                 let parts = history
                     .iter()
                     .filter(|c| c.is_object())
-                    .map(|c| {
-                        let mut parts = Vec::new();
-                        content_parts(content_of(c), &mut parts);
-                        Part::Message { who: content_who(c), parts }
-                    })
+                    .map(|c| Part::Message { who: content_who(c), parts: compacted_parts(content_of(c)) })
                     .collect();
                 out.push(Part::Group {
                     title: format!("Context compacted: the conversation as {} messages", history.len()),
@@ -441,6 +438,23 @@ fn content_parts(parts: &[Value], out: &mut Vec<Part>) {
             None => push_part(part, out),
         }
     }
+}
+
+/// The parts of a message a compaction kept: its calls and their responses as notes (the records
+/// that made them show them, and count them, already).
+fn compacted_parts(parts: &[Value]) -> Vec<Part> {
+    let mut out = Vec::new();
+    for part in parts {
+        let name = |key: &str| part.get(key).and_then(|c| str_at(c, "name")).unwrap_or("a tool").to_owned();
+        if part.get("functionCall").is_some() {
+            out.push(Part::Note(format!("Called {}", name("functionCall"))));
+        } else if part.get("functionResponse").is_some() {
+            out.push(Part::Note(format!("Response of {}", name("functionResponse"))));
+        } else {
+            push_part(part, &mut out);
+        }
+    }
+    out
 }
 
 /// A `user` record's parts: what the person typed (its `displayText` where a hook added context),
@@ -725,11 +739,24 @@ mod tests {
             "c1",
             Some("a8"),
             "system",
-            r#""subtype":"chat_compression","systemPayload":{"info":{"originalTokenCount":9000,"newTokenCount":900},"compressedHistory":[{"role":"user","parts":[{"text":"Summary: we read app.toml"}]},{"role":"model","parts":[{"text":"Got it."}]}]}"#,
+            r#""subtype":"chat_compression","systemPayload":{"info":{"originalTokenCount":9000,"newTokenCount":900},"compressedHistory":[{"role":"user","parts":[{"text":"Summary: we read app.toml"}]},{"role":"model","parts":[{"text":"Got it."},{"functionCall":{"id":"c9","name":"read_file","args":{}}}]},{"role":"user","parts":[{"functionResponse":{"id":"c9","name":"read_file","response":{"output":"port = 8080"}}}]}]}"#,
         ));
-        assert_eq!(meta(&compaction.to_string()).text.as_deref(), Some("Summary: we read app.toml\nGot it."));
+        let m = meta(&compaction.to_string());
+        assert_eq!(m.text.as_deref(), Some("Summary: we read app.toml\nGot it."));
+        assert_eq!((m.tool_text, m.tools), (None, None), "the calls it repeats are searched where they were made");
         assert_eq!(Qwen.who(&compaction, false), Some(Who::new("Qwen Code", Side::Assistant)));
-        assert!(matches!(&Qwen.parts(&compaction)[..], [Part::Group { parts, .. }] if parts.len() == 2));
+        match &Qwen.parts(&compaction)[..] {
+            [Part::Group { parts, .. }] => {
+                assert_eq!(parts.len(), 3);
+                assert!(
+                    matches!(&parts[1], Part::Message { parts, .. } if parts[1] == Part::Note("Called read_file".into()))
+                );
+                assert!(
+                    matches!(&parts[2], Part::Message { parts, .. } if parts[..] == [Part::Note("Response of read_file".into())])
+                );
+            }
+            other => panic!("{other:?}"),
+        }
         let rewind =
             v(&record("r1", Some("a2"), "system", r#""subtype":"rewind","systemPayload":{"truncatedCount":2}"#));
         assert_eq!(Qwen.who(&rewind, false), Some(Who::note()));
