@@ -17,7 +17,7 @@
 //!   `chat_compression` holds the compacted history; `rewind`; `ui_telemetry` repeats the token
 //!   counts, and is never counted).
 //!
-//! The parts are the Gemini API's, read as Gemini CLI's are ([`super::gemini_parts`]). Records
+//! The parts are the Gemini API's, read as Gemini CLI's are (`gemini_parts.rs`). Records
 //! form a tree by `parentUuid`: a rewind moves the tail back and leaves the undone records in the
 //! file, where the index keeps them in the order written. An entry's id is the record's `uuid`.
 //!
