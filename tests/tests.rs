@@ -24,6 +24,7 @@ mod model;
 mod packing;
 mod pi;
 mod prop;
+mod qwen;
 mod reconcile;
 mod redact;
 mod reindex;

@@ -78,6 +78,8 @@ impl Env {
             .env_remove("PI_CODING_AGENT_SESSION_DIR")
             .env_remove("COPILOT_HOME")
             .env_remove("XDG_STATE_HOME")
+            .env_remove("QWEN_HOME")
+            .env_remove("QWEN_RUNTIME_DIR")
             .env_remove("XDG_DATA_HOME")
             .env("SCROLLBACK_TRANSCRIPTS", &self.root)
             .env("SCROLLBACK_DATA_DIR", &self.data)

@@ -31,9 +31,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::gemini_parts::{inline, inline_media, part_text, push_part, response_shown, response_text, typed_images};
 use super::{
-    BlockPlaces, Columns, Effect, FileContext, Format, Media, Meta, MetaError, Part, SearchText, Side, Typed, Usage,
-    Who, first_chars, line_id, parse_object, str_at, title_rank, usage, without_injected,
+    BlockPlaces, Columns, Effect, FileContext, Format, Meta, MetaError, Part, SearchText, Side, Typed, Usage, Who,
+    first_chars, line_id, parse_object, str_at, title_rank, usage, without_injected,
 };
 
 /// Gemini CLI's format.
@@ -137,13 +138,7 @@ impl Format for Gemini {
             _ => return None,
         }
         if let Value::Array(parts) = content {
-            for part in parts {
-                if let Some(data) = part.get("inlineData")
-                    && str_at(data, "mimeType").is_some_and(|t| t.starts_with("image/"))
-                {
-                    images.push(str_at(data, "blake3").map(str::to_owned));
-                }
-            }
+            images = typed_images(parts);
         }
         let text = texts.join("");
         if is_noise(&text) {
@@ -194,25 +189,8 @@ fn is_noise(text: &str) -> bool {
 fn content_text(v: &Value, out: &mut SearchText) {
     match v {
         Value::String(s) => out.said(s),
-        Value::Array(parts) => {
-            for part in parts {
-                if let Some(t) = str_at(part, "text") {
-                    out.said(t);
-                } else if let Some(response) = part.get("functionResponse").and_then(|f| f.get("response")) {
-                    response_text(response, out);
-                }
-            }
-        }
+        Value::Array(parts) => parts.iter().for_each(|part| part_text(part, out)),
         _ => {}
-    }
-}
-
-/// A tool response's text: its `output` (or `error`), else nothing.
-fn response_text(response: &Value, out: &mut SearchText) {
-    for key in ["output", "error"] {
-        if let Some(v) = response.get(key) {
-            out.output_value(v);
-        }
     }
 }
 
@@ -238,9 +216,7 @@ fn message_parts(m: &Value) -> Vec<Part> {
     if typed.is_some()
         && let Some(Value::Array(parts)) = m.get("content")
     {
-        out.extend(
-            parts.iter().filter_map(|p| p.get("inlineData")).filter(|d| d.is_object()).map(|d| Part::Media(inline(d))),
-        );
+        out.extend(inline_media(parts).map(Part::Media));
     }
     if let Some(Value::Array(calls)) = m.get("toolCalls") {
         let null = Value::Null;
@@ -259,9 +235,7 @@ fn message_parts(m: &Value) -> Vec<Part> {
                     if let Some(f) = part.get("functionResponse") {
                         texts.push(response_shown(f.get("response").unwrap_or(&null)));
                         if let Some(Value::Array(inner)) = f.get("parts") {
-                            media.extend(
-                                inner.iter().filter_map(|p| p.get("inlineData")).filter(|d| d.is_object()).map(inline),
-                            );
+                            media.extend(inline_media(inner));
                         }
                     } else if let Some(d) = part.get("inlineData").filter(|d| d.is_object()) {
                         media.push(inline(d));
@@ -280,55 +254,13 @@ fn message_parts(m: &Value) -> Vec<Part> {
     out
 }
 
-/// The parts of a message's content (or `displayContent`): a string, or its parts' text (a
-/// thought's as thinking), inline data, files by URI, and tool responses.
+/// The parts of a message's content (or `displayContent`): a string, or its parts
+/// ([`push_part`]).
 fn content_parts(content: &Value, out: &mut Vec<Part>) {
     match content {
         Value::String(s) if !s.trim().is_empty() => out.push(Part::Text(s.clone())),
-        Value::Array(parts) => {
-            for part in parts.iter().filter(|p| p.is_object()) {
-                if let Some(t) = str_at(part, "text") {
-                    if part.get("thought") == Some(&Value::Bool(true)) {
-                        out.push(Part::Thinking(t.to_owned()));
-                    } else if !t.trim().is_empty() {
-                        out.push(Part::Text(t.to_owned()));
-                    }
-                } else if let Some(d) = part.get("inlineData").filter(|d| d.is_object()) {
-                    out.push(Part::Media(inline(d)));
-                } else if let Some(file) = part.get("fileData") {
-                    out.push(Part::Note(format!("[file {}]", str_at(file, "fileUri").unwrap_or(""))));
-                } else if let Some(f) = part.get("functionResponse") {
-                    let response = f.get("response").unwrap_or(&Value::Null);
-                    out.push(Part::ToolResult {
-                        call: str_at(f, "id").map(str::to_owned),
-                        text: response_shown(response),
-                        error: response.get("error").is_some_and(|e| !e.is_null()),
-                        label: Some(format!("Response of {}", str_at(f, "name").unwrap_or("a tool"))),
-                        media: Vec::new(),
-                    });
-                }
-            }
-        }
+        Value::Array(parts) => parts.iter().for_each(|part| push_part(part, out)),
         _ => {}
-    }
-}
-
-/// An `inlineData` part: a photo (an image block), else a file.
-fn inline(data: &Value) -> Media {
-    if str_at(data, "mimeType").is_some_and(|t| t.starts_with("image/")) {
-        Media::image(data)
-    } else {
-        Media::file(data)
-    }
-}
-
-/// What a tool response shows: its `output` (else its `error`) as text, else the response as JSON.
-fn response_shown(response: &Value) -> String {
-    let said = ["output", "error"].iter().find_map(|k| response.get(*k).filter(|v| !v.is_null()));
-    match said {
-        Some(Value::String(s)) => s.clone(),
-        Some(v) => serde_json::to_string_pretty(v).unwrap_or_default(),
-        None => serde_json::to_string_pretty(response).unwrap_or_default(),
     }
 }
 
@@ -547,6 +479,7 @@ fn first_directory(v: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::Media;
 
     fn meta(line: &str, n: u64) -> Meta {
         Gemini.describe(line, n, &FileContext::default()).unwrap()

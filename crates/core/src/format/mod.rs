@@ -21,9 +21,11 @@ pub mod copilot;
 pub mod cursor;
 pub mod droid;
 pub mod gemini;
+pub(crate) mod gemini_parts;
 pub(crate) mod loose;
 pub mod parts;
 pub mod pi;
+pub mod qwen;
 pub mod usage;
 
 use std::ffi::OsString;
@@ -118,8 +120,16 @@ pub trait Format: Send + Sync + std::fmt::Debug {
 }
 
 /// Every format scrollback reads, in the order their default roots are listed.
-pub static FORMATS: &[&dyn Format] =
-    &[&claude::Claude, &codex::Codex, &gemini::Gemini, &droid::Droid, &cursor::Cursor, &pi::Pi, &copilot::Copilot];
+pub static FORMATS: &[&dyn Format] = &[
+    &claude::Claude,
+    &codex::Codex,
+    &gemini::Gemini,
+    &qwen::Qwen,
+    &droid::Droid,
+    &cursor::Cursor,
+    &pi::Pi,
+    &copilot::Copilot,
+];
 
 /// Claude Code's format (and the Claude Agent SDK's, which writes the same).
 pub static CLAUDE: &dyn Format = &claude::Claude;

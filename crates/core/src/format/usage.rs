@@ -196,6 +196,39 @@ pub(crate) fn gemini(tokens: &Value) -> Tokens {
     }
 }
 
+/// Qwen Code's `usageMetadata`: the Gemini API's counts of one response (`promptTokenCount`, of
+/// which `cachedContentTokenCount` came from the cache; `toolUsePromptTokenCount`, billed as input;
+/// `candidatesTokenCount`, `thoughtsTokenCount`, `totalTokenCount`) as Qwen Code fills them from
+/// every provider. Output is what Qwen Code takes it to be (`getUsageOutputTokenCountForPromptEstimate`):
+/// the total less the prompt where both are given (an OpenAI-compatible provider's candidates
+/// already hold its reasoning, Gemini's do not), else the candidates, with the thoughts added when
+/// they are more than the candidates. The earliest JSONL's summarised shape (`input`, `output`,
+/// `cached`, `thoughts`, `tool`, `total`) is Gemini CLI's ([`gemini`]).
+pub(crate) fn qwen(metadata: &Value) -> Tokens {
+    if metadata.get("promptTokenCount").is_none() && metadata.get("input").is_some() {
+        return gemini(metadata);
+    }
+    let prompt = count(metadata, "promptTokenCount");
+    let cached = count(metadata, "cachedContentTokenCount").min(prompt);
+    let tool = count(metadata, "toolUsePromptTokenCount");
+    let candidates = count(metadata, "candidatesTokenCount");
+    let thoughts = count(metadata, "thoughtsTokenCount");
+    let total = count(metadata, "totalTokenCount");
+    let output = match metadata.get("totalTokenCount").is_some() && metadata.get("promptTokenCount").is_some() {
+        true if total >= prompt + tool => total - prompt - tool,
+        _ if candidates > thoughts => candidates,
+        _ => candidates + thoughts,
+    };
+    Tokens {
+        input: prompt - cached + tool,
+        output,
+        cache_read: cached,
+        cache_write: 0,
+        cache_write_1h: 0,
+        reasoning: thoughts.min(output),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,6 +264,24 @@ mod tests {
         let t = gemini(&json!({"input": 900, "output": 40, "cached": 300, "thoughts": 25, "tool": 5, "total": 970}));
         assert_eq!(t, Tokens { input: 605, output: 65, cache_read: 300, reasoning: 25, ..Tokens::default() });
         assert_eq!(t.total(), 970);
+    }
+
+    #[test]
+    fn qwen_output_is_the_total_less_the_prompt_and_the_cached_prompt_is_taken_out_of_input() {
+        // An OpenAI-compatible provider: the candidates hold the reasoning.
+        let t = qwen(&json!({"promptTokenCount": 5210, "candidatesTokenCount": 96, "totalTokenCount": 5306,
+                             "cachedContentTokenCount": 4800, "thoughtsTokenCount": 18}));
+        assert_eq!(t, Tokens { input: 410, output: 96, cache_read: 4800, reasoning: 18, ..Tokens::default() });
+        assert_eq!(t.total(), 5306);
+        // Gemini's API: the thoughts apart from the candidates, and a tool-use prompt.
+        let t = qwen(&json!({"promptTokenCount": 1000, "candidatesTokenCount": 40, "thoughtsTokenCount": 60,
+                             "toolUsePromptTokenCount": 5, "totalTokenCount": 1105}));
+        assert_eq!(t, Tokens { input: 1005, output: 100, reasoning: 60, ..Tokens::default() });
+        // No total: the thoughts are added where the candidates cannot hold them.
+        assert_eq!(qwen(&json!({"candidatesTokenCount": 10, "thoughtsTokenCount": 30})).output, 40);
+        assert_eq!(qwen(&json!({"candidatesTokenCount": 30, "thoughtsTokenCount": 10})).output, 30);
+        // The earliest JSONL's summarised shape.
+        assert_eq!(qwen(&json!({"input": 900, "output": 40, "cached": 300, "thoughts": 25})).output, 65);
     }
 
     #[test]
