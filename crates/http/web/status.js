@@ -31,7 +31,7 @@ function root(r) {
 
 /** The line on adding a root. */
 function addRoot() {
-  return el("p", null, "Add a directory with ", code(ADD_ROOT), " (FORMAT is claude, codex or gemini; ", code("--root"), " may be given again), or try ", code("scrollback serve --demo"), ".");
+  return el("p", null, "Add a directory with ", code(ADD_ROOT), " (FORMAT is an agent's name: claude, codex, gemini, qwen, droid, cursor, pi or copilot; ", code("--root"), " may be given again), or try ", code("scrollback serve --demo"), ".");
 }
 
 /** What an empty viewer says: no sessions yet, the roots it looked in, and how to add one. */
