@@ -138,21 +138,7 @@ pub(crate) fn root_args(env: &Env) -> Vec<String> {
 }
 
 fn index_roots(env: &Env) -> String {
-    let args = root_args(env);
-    let mut all = vec!["index"];
-    all.extend(args.iter().map(String::as_str));
-    let out = env.run(&all);
-    assert!(out.status.success(), "index failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// The decoded bytes of every photo with a ref in `path`, by `scrollback media`, in line order.
-fn photos_of(env: &Env, path: &Path) -> Vec<Vec<u8>> {
-    crate::util::media_rows(&env.conn(), path)
-        .iter()
-        .filter_map(|row| row.reference.clone())
-        .map(|r| env.media(&r).unwrap_or_else(|e| panic!("{r}: {e:?}")))
-        .collect()
+    env.index_roots(&root_args(env))
 }
 
 #[test]
@@ -187,8 +173,8 @@ fn generated_codex_and_gemini_transcripts_keep_every_photo_and_replay_as_their_a
     assert_eq!(checked, 21, "every line of the three transcripts restored");
 
     // Every photo by its ref, byte-exact: the user's, the tool output's, the MCP result's, the big one.
-    assert_eq!(photos_of(&env, &codex), codex_photos.to_vec());
-    assert_eq!(photos_of(&env, &chat), gemini_photos.to_vec());
+    assert_eq!(env.photos_of(&codex), codex_photos.to_vec());
+    assert_eq!(env.photos_of(&chat), gemini_photos.to_vec());
     let conn = env.conn();
     // The event's copy of the user's photo is stripped too (no ref: it is no image block).
     let (payloads, stored): (i64, i64) = conn
@@ -345,7 +331,7 @@ fn a_rollout_compressed_and_decompressed_again_is_one_transcript_read_once_with_
         .unwrap();
     assert_eq!(same, ids, "its rows stay");
     assert_eq!(check_invariants(&env.data), 10);
-    assert_eq!(photos_of(&env, &packed), photos.to_vec());
+    assert_eq!(env.photos_of(&packed), photos.to_vec());
     // Its JSONL export is the decompressed lines, each verified against the index (offsets are the
     // stream's, not the compressed file's).
     let out = env.dir.path().join("rollout.jsonl");
@@ -392,7 +378,7 @@ fn a_rollout_compressed_and_decompressed_again_is_one_transcript_read_once_with_
     assert_eq!(check_invariants(&env.data), 11);
     let mut expected = photos.to_vec();
     expected.push(extra_photo);
-    assert_eq!(photos_of(&env, &plain), expected);
+    assert_eq!(env.photos_of(&plain), expected);
 
     // Compressed once more, then deleted: gone, and its photos still served from the vault.
     let packed = compress_like_codex(&plain);
@@ -444,8 +430,8 @@ fn huge_codex_and_gemini_lines_index_with_their_photos_byte_exact_and_none_of_th
     let chat = env.write("gemini/tmp/demo/chats/session-2026-11-30T09-00-5e55a0de.jsonl", chat_body);
     assert!(index_roots(&env).starts_with("indexed 2 files, 4 lines, 2 payloads"));
     assert_eq!(check_invariants(&env.data), 4);
-    assert_eq!(photos_of(&env, &codex), [codex_photo]);
-    assert_eq!(photos_of(&env, &chat), [gemini_photo]);
+    assert_eq!(env.photos_of(&codex), [codex_photo]);
+    assert_eq!(env.photos_of(&chat), [gemini_photo]);
     let longest: i64 =
         env.conn().query_row("SELECT max(length(stored_line(stripped))) FROM entries", [], |r| r.get(0)).unwrap();
     assert!(longest < 1000, "the stored lines hold no payload: the longest is {longest} bytes");
@@ -725,7 +711,7 @@ fn a_legacy_gemini_json_chat_is_indexed_with_photos_tokens_and_title_and_read_ag
     let summary = index_roots(&env);
     assert!(summary.starts_with("indexed 1 files, 2 lines, 2 payloads, 0 invalid lines"), "{summary}");
     assert_eq!(check_invariants(&env.data), 2, "each message restored byte for byte from its offsets");
-    assert_eq!(photos_of(&env, &chat), photos.to_vec());
+    assert_eq!(env.photos_of(&chat), photos.to_vec());
     let conn = env.conn();
     let (title, agent, entries): (String, String, i64) = conn
         .query_row("SELECT title, agent, entries FROM sessions WHERE id = ?1", [session], |r| {

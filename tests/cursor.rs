@@ -34,9 +34,7 @@ fn root(env: &Env) -> String {
 }
 
 fn index(env: &Env) -> String {
-    let out = env.run(&["index", "--root", &root(env)]);
-    assert!(out.status.success(), "index failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
+    env.index_roots(&["--root".into(), root(env)])
 }
 
 #[test]

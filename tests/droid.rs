@@ -4,8 +4,6 @@
 //! `sessions/`. Every photo served by ref byte-exact, no payload byte in SQLite, every line
 //! restored byte for byte, and the session as Droid shows it, over the API and MCP's renderer.
 
-use std::path::Path;
-
 use serde_json::{Value, json};
 
 use crate::util::server::Server;
@@ -69,18 +67,7 @@ fn root(env: &Env) -> String {
 }
 
 fn index(env: &Env) -> String {
-    let out = env.run(&["index", "--root", &root(env)]);
-    assert!(out.status.success(), "index failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// The decoded bytes of every photo with a ref in `path`, by `scrollback media`, in line order.
-fn photos_of(env: &Env, path: &Path) -> Vec<Vec<u8>> {
-    crate::util::media_rows(&env.conn(), path)
-        .iter()
-        .filter_map(|row| row.reference.clone())
-        .map(|r| env.media(&r).unwrap_or_else(|e| panic!("{r}: {e:?}")))
-        .collect()
+    env.index_roots(&["--root".into(), root(env)])
 }
 
 fn sessions(env: &Env) -> Vec<(String, String, Option<String>, Option<String>)> {
@@ -122,7 +109,7 @@ fn droid_sessions_keep_every_photo_and_read_as_droid_shows_them() {
     assert_eq!(invalid.len(), 1, "{invalid:?}");
     assert!(invalid[0].0 == 9 && invalid[0].1.starts_with("not UTF-8"), "{invalid:?}");
     assert_eq!(check_invariants(&env.data), 10, "every complete line but the non-UTF-8 one restored byte for byte");
-    assert_eq!(photos_of(&env, &path), photos.to_vec(), "the person's, the tool's and the 3 MB one");
+    assert_eq!(env.photos_of(&path), photos.to_vec(), "the person's, the tool's and the 3 MB one");
     let longest: i64 =
         conn.query_row("SELECT max(length(stored_line(stripped))) FROM entries", [], |r| r.get(0)).unwrap();
     assert!(longest < 2000, "no payload in a stored line: the longest is {longest} bytes");
@@ -168,7 +155,7 @@ fn droid_sessions_keep_every_photo_and_read_as_droid_shows_them() {
     index(&env);
     assert_eq!(sessions(&env)[1].2.as_deref(), Some("Fix the red primary button"));
     assert_eq!(check_invariants(&env.data), 10);
-    assert_eq!(photos_of(&env, &path), photos.to_vec());
+    assert_eq!(env.photos_of(&path), photos.to_vec());
 
     // The torn line completed, and one more appended: only they are read.
     let more = ":00.000Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Done.\"}]}}\n"

@@ -251,11 +251,7 @@ fn roots(env: &Env) -> Vec<String> {
 }
 
 fn index(env: &Env) -> String {
-    let mut args = vec!["index".to_owned()];
-    args.extend(roots(env));
-    let out = env.run(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(out.status.success(), "index failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
+    env.index_roots(&roots(env))
 }
 
 /// The sum of `scrollback usage --json`'s rows by session: (session, [input, output, cache read,

@@ -217,11 +217,7 @@ fn roots(env: &Env) -> Vec<String> {
 }
 
 fn index(env: &Env) -> String {
-    let mut args = vec!["index".to_owned()];
-    args.extend(roots(env));
-    let out = env.run(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(out.status.success(), "index failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
+    env.index_roots(&roots(env))
 }
 
 fn query<T: rusqlite::types::FromSql>(env: &Env, sql: &str) -> Vec<T> {

@@ -98,6 +98,26 @@ impl Env {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// `scrollback index` over the roots `args` (`--root FORMAT:DIR`, …), which must succeed;
+    /// returns its summary line.
+    pub fn index_roots(&self, args: &[String]) -> String {
+        let mut all = vec!["index"];
+        all.extend(args.iter().map(String::as_str));
+        let out = self.run(&all);
+        assert!(out.status.success(), "index failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// The decoded bytes of every photo with a ref in the transcript at `path`, by `scrollback
+    /// media`, in line order.
+    pub fn photos_of(&self, path: &Path) -> Vec<Vec<u8>> {
+        media_rows(&self.conn(), path)
+            .iter()
+            .filter_map(|row| row.reference.clone())
+            .map(|r| self.media(&r).unwrap_or_else(|e| panic!("{r}: {e:?}")))
+            .collect()
+    }
+
     /// `scrollback media REF -o FILE`: the bytes, or the exit code and message.
     pub fn media(&self, reference: &str) -> Result<Vec<u8>, (i32, String)> {
         let out_path = self.dir.path().join("media.out");

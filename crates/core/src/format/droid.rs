@@ -94,23 +94,7 @@ impl Format for Droid {
         if str_at(line, "type") != Some("message") || !is_persons(line) {
             return None;
         }
-        let typed = match line.get("message")?.get("content")? {
-            Value::String(text) => Typed { text: text.clone(), images: Vec::new() },
-            Value::Array(blocks) => {
-                let mut texts = Vec::new();
-                let mut images = Vec::new();
-                for block in blocks {
-                    match str_at(block, "type") {
-                        Some("text") => texts.push(str_at(block, "text").unwrap_or("")),
-                        Some("image") => images.push(str_at(block, "blake3").map(str::to_owned)),
-                        _ => {}
-                    }
-                }
-                Typed { text: texts.join("\n"), images }
-            }
-            _ => return None,
-        };
-        (!typed.text.trim().is_empty() || !typed.images.is_empty()).then_some(typed)
+        super::typed_from_blocks(line.get("message")?.get("content")?)
     }
 
     /// None: the transcript states no usage.

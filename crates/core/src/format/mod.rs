@@ -310,6 +310,29 @@ pub struct Typed {
     pub images: Vec<Option<String>>,
 }
 
+/// What a person typed, from a message's `content` as a string or as blocks: its `text` blocks
+/// joined by lines, and each `image` block's blake3 where the rendered line carries it; `None` if
+/// nothing was typed.
+pub(crate) fn typed_from_blocks(content: &Value) -> Option<Typed> {
+    let typed = match content {
+        Value::String(text) => Typed { text: text.clone(), images: Vec::new() },
+        Value::Array(blocks) => {
+            let mut texts = Vec::new();
+            let mut images = Vec::new();
+            for block in blocks {
+                match str_at(block, "type") {
+                    Some("text") => texts.push(str_at(block, "text").unwrap_or("")),
+                    Some("image") => images.push(str_at(block, "blake3").map(str::to_owned)),
+                    _ => {}
+                }
+            }
+            Typed { text: texts.join("\n"), images }
+        }
+        _ => return None,
+    };
+    (!typed.text.trim().is_empty() || !typed.images.is_empty()).then_some(typed)
+}
+
 /// Appends `s` (trimmed) to search text on a line of its own; nothing for empty text or a payload's
 /// marker.
 pub(crate) fn push_text(out: &mut String, s: &str) {

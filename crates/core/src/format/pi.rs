@@ -108,23 +108,7 @@ impl Format for Pi {
     /// A `user` message's text blocks and images.
     fn typed_input(&self, _kind: Option<&str>, _is_sidechain: bool, line: &Value) -> Option<Typed> {
         let message = user_message(line)?;
-        let typed = match message.get("content")? {
-            Value::String(s) => Typed { text: s.clone(), images: Vec::new() },
-            Value::Array(blocks) => {
-                let mut texts = Vec::new();
-                let mut images = Vec::new();
-                for block in blocks {
-                    match str_at(block, "type") {
-                        Some("text") => texts.push(str_at(block, "text").unwrap_or("")),
-                        Some("image") => images.push(str_at(block, "blake3").map(str::to_owned)),
-                        _ => {}
-                    }
-                }
-                Typed { text: texts.join("\n"), images }
-            }
-            _ => return None,
-        };
-        (!typed.text.trim().is_empty() || !typed.images.is_empty()).then_some(typed)
+        super::typed_from_blocks(message.get("content")?)
     }
 
     /// An assistant message's `usage` (and the `usage` newer builds put on compactions, branch
