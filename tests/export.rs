@@ -216,6 +216,23 @@ fn jsonl_export_writes_no_line_its_transcript_changed_under_the_index() {
 }
 
 #[test]
+fn jsonl_export_of_a_transcript_replaced_under_its_name_reads_the_vault() {
+    let env = Env::new();
+    let (body, _) = write_session(&env);
+    env.index();
+    // Another file under the same name (a new inode), before the index has seen it: the vault's link
+    // still holds the transcript the index read, photos and all.
+    let path = env.path(&format!("p/{SESSION}.jsonl"));
+    std::fs::remove_file(&path).unwrap();
+    std::fs::write(&path, "{\"type\":\"user\",\"text\":\"something else\"}\n").unwrap();
+    let out = env.dir.path().join("replaced.jsonl");
+    let run = env.run(&["export", SESSION, "--format", "jsonl", "-o", out.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success() && !said.contains("index's copy"), "{said}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), body);
+}
+
+#[test]
 fn jsonl_export_is_the_transcript_byte_for_byte_also_once_it_is_deleted() {
     let env = Env::new();
     let (body, _) = write_session(&env);

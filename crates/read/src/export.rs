@@ -247,12 +247,15 @@ fn jsonl(
         Ok(rows)
     })?;
     for (file_id, path, vault, state, dev, inode) in files {
-        let path = match (&vault, state.as_str()) {
-            (Some(vault), "gone") => vault.clone(),
-            _ => path,
+        // The transcript, else its vault link (the same inode: a transcript replaced under its
+        // name is still there whole).
+        let (path, link) = match (vault, state.as_str()) {
+            (Some(vault), "gone") => (vault, None),
+            (vault, _) => (path, vault),
         };
         let path = Path::new(&path);
-        let mut source = Source::open(path, dev, inode);
+        let mut source = Source::open(path, dev, inode)
+            .or_else(|e| link.as_deref().map_or(Err(e), |l| Source::open(Path::new(l), dev, inode)));
         let mut after = -1i64;
         loop {
             let lines = ask(lender, |conn| lines_after(conn, file_id, session_id, after))?;
@@ -321,8 +324,14 @@ fn lines_after(conn: &Connection, file_id: i64, session_id: &str, after: i64) ->
     Ok(lines)
 }
 
-/// A transcript being read for its lines: the file, or the stream it decompresses to, read forward.
-enum Source {
+/// A transcript being read for its lines (the file, or the stream it decompresses to, read
+/// forward), and the path it was opened by (the transcript's, or its vault link's).
+struct Source {
+    path: std::path::PathBuf,
+    bytes: Bytes,
+}
+
+enum Bytes {
     Plain(std::fs::File),
     Compressed { file: std::fs::File, stream: Option<(Box<dyn Read>, u64)> },
 }
@@ -332,22 +341,23 @@ impl Source {
     /// regular file (never a FIFO, which would block).
     fn open(path: &Path, dev: i64, inode: i64) -> Result<Source> {
         let file = open_same(path, dev, inode)?;
-        Ok(match scrollback_core::files::is_compressed(&file).map_err(|e| Error::io(path, e))? {
-            true => Source::Compressed { file, stream: None },
-            false => Source::Plain(file),
-        })
+        let bytes = match scrollback_core::files::is_compressed(&file).map_err(|e| Error::io(path, e))? {
+            true => Bytes::Compressed { file, stream: None },
+            false => Bytes::Plain(file),
+        };
+        Ok(Source { path: path.to_owned(), bytes })
     }
 
     /// The line's bytes (its terminator left out) if they are what the index recorded; `None` if
     /// the file no longer holds them.
     fn verified(&mut self, line: &Line) -> Option<Vec<u8>> {
         let mut buf = vec![0; usize::try_from(line.length).ok()? + 1];
-        match self {
-            Source::Plain(file) => {
+        match &mut self.bytes {
+            Bytes::Plain(file) => {
                 file.seek(SeekFrom::Start(line.offset as u64)).ok()?;
                 file.read_exact(&mut buf).ok()?;
             }
-            Source::Compressed { file, stream } => {
+            Bytes::Compressed { file, stream } => {
                 let at = line.offset as u64;
                 if stream.as_ref().is_none_or(|(_, pos)| *pos > at) {
                     let from = scrollback_core::files::decompressed_from(file, at).ok()?;
@@ -367,18 +377,18 @@ impl Source {
                 }
             }
         }
-        if buf.pop() != Some(b'\n') || !same_line(&buf, line) {
+        if buf.pop() != Some(b'\n') || !same_line(&buf, line, &self.path) {
             return None;
         }
         Some(buf)
     }
 }
 
-/// Whether `raw`, a line read from its transcript, is the line the index stored: equal to the
-/// stored line outside its payloads (each payload's marker where its extent says), and each
-/// payload's bytes what their blake3 says. A line the index did not store (not indexed) is taken
-/// as its terminator placed it.
-fn same_line(raw: &[u8], line: &Line) -> bool {
+/// Whether `raw`, a line read from the transcript at `path`, is the line the index stored: equal to
+/// the stored line outside its payloads (each payload's marker where its extent says), and each
+/// payload's bytes, read from `path`, what their blake3 says. A line the index did not store (not
+/// indexed) is taken as its terminator placed it.
+fn same_line(raw: &[u8], line: &Line, path: &Path) -> bool {
     use scrollback_core::codec::scan::{STRIPPED_MEDIA_MARKER, marker_offsets};
     let Some(stored) = &line.stored else { return true };
     let (stored, marker) = (stored.as_bytes(), STRIPPED_MEDIA_MARKER.as_bytes());
@@ -392,7 +402,10 @@ fn same_line(raw: &[u8], line: &Line) -> bool {
             && raw.get(in_raw..start) == stored.get(in_stored..at)
             && stored.get(at..at + marker.len()) == Some(marker)
             && end <= raw.len();
-        if !same || media::open(m).and_then(|r| r.verify()).is_err() {
+        // (From the file the line was read from: the record names the transcript's path, which may
+        // be another file by now while its vault link holds this one.)
+        let from = MediaRecord { path: path.to_owned(), file_live: true, ..m.clone() };
+        if !same || media::open(&from).and_then(|r| r.verify()).is_err() {
             return false;
         }
         (in_raw, in_stored) = (end, at + marker.len());
