@@ -1,4 +1,4 @@
--- scrollback index schema, version 15 (PRAGMA user_version = 15).
+-- scrollback index schema, version 16 (PRAGMA user_version = 16).
 --
 -- The one source of truth for the database: every table, index, view and trigger. The offsets below
 -- are a frozen format, documented byte for byte in docs/schema.md ("Offsets are a frozen format"):
@@ -89,9 +89,9 @@ CREATE TABLE entries (
 );
 -- A session's history is in conversation order, (sort_at, sort_file, line): see docs/formats.md.
 CREATE INDEX entries_order ON entries(session_id, sort_at, sort_file, line);
--- Within one session_id in rowid (indexing) order: catching up on what was indexed since a cursor.
-CREATE INDEX entries_session ON entries(session_id);
 CREATE INDEX entries_agent ON entries(session_id, agent_id) WHERE agent_id IS NOT NULL;
+-- The tool calls that ran a sub-agent (a few rows): a sub-agent's link to the call that ran it.
+CREATE INDEX entries_spawner ON entries(session_id, spawned_agent) WHERE spawned_agent IS NOT NULL;
 CREATE INDEX entries_uuid ON entries(uuid) WHERE uuid IS NOT NULL;
 -- What `status` and `index` count, without reading the table: the lines history leaves out, and
 -- the invalid ones (each index holds those lines only; every line is counted from the smallest index).
@@ -241,6 +241,7 @@ CREATE INDEX usage_sums_session ON usage_sums(session_id, day);
 
 -- Tool calls, and the results the format does not state beside their call: one row each, per line
 -- (copies and hidden lines too: they are left out when summed). An edit's row names its file(s).
+-- Kept in session order (a session's rows are read together, whenever its sums are made again).
 CREATE TABLE tool_events (
     entry_id  INTEGER NOT NULL REFERENCES entries(id),
     ordinal   INTEGER NOT NULL,                 -- its place among the line's calls and results
@@ -250,10 +251,9 @@ CREATE TABLE tool_events (
     path      TEXT,                             -- an edit (a diff, a patch, a file written whole): its file(s)
     added     INTEGER,                          -- an edit: lines added
     removed   INTEGER,                          -- an edit: lines removed
-    timestamp TEXT,                             -- the line's
-    PRIMARY KEY (entry_id, ordinal)
+    timestamp TEXT,                             -- an edit: the line's timestamp (NULL on other rows)
+    PRIMARY KEY (session_id, entry_id, ordinal)
 ) WITHOUT ROWID;
-CREATE INDEX tool_events_session ON tool_events(session_id);
 CREATE INDEX tool_events_edits ON tool_events(timestamp) WHERE path IS NOT NULL;
 
 -- Messages (the rows of the `messages` view) by session and hour, and of them the prompts (a

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 pub const SCHEMA: &str = include_str!("../schema.sql");
 
 /// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
-pub const VERSION: i64 = 15;
+pub const VERSION: i64 = 16;
 
 /// One step each: `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`. A step is run in
 /// the same transaction as the `user_version` bump. When you add one, bump `VERSION`, update
@@ -323,6 +323,32 @@ WHERE e.invalid IS NULL AND e.duplicate = 0 AND (e.type IN ('user', 'assistant')
     // 20,000 sessions). Built once here, one pass over the table.
     "CREATE INDEX entries_hidden ON entries(duplicate) WHERE duplicate <> 0;
      CREATE INDEX entries_invalid ON entries(duplicate, invalid) WHERE invalid IS NOT NULL;",
+    // 15 -> 16: a smaller index (#36). `entries_session` goes: `entries_order` begins with the same
+    // column (a small partial index finds the calls that ran a sub-agent, which it served). `tool_events` is kept in session order, by its primary key, so it needs no index of
+    // its sessions; a time is kept on edits alone (the only rows read by time).
+    "DROP INDEX entries_session;
+     CREATE INDEX entries_spawner ON entries(session_id, spawned_agent) WHERE spawned_agent IS NOT NULL;
+     DROP INDEX tool_events_session;
+     DROP INDEX tool_events_edits;
+     ALTER TABLE tool_events RENAME TO tool_events_v15;
+     CREATE TABLE tool_events (
+         entry_id  INTEGER NOT NULL REFERENCES entries(id),
+         ordinal   INTEGER NOT NULL,
+         session_id TEXT   NOT NULL,
+         tool      TEXT,
+         failed    INTEGER,
+         path      TEXT,
+         added     INTEGER,
+         removed   INTEGER,
+         timestamp TEXT,
+         PRIMARY KEY (session_id, entry_id, ordinal)
+     ) WITHOUT ROWID;
+     INSERT INTO tool_events (entry_id, ordinal, session_id, tool, failed, path, added, removed, timestamp)
+         SELECT entry_id, ordinal, session_id, tool, failed, path, added, removed,
+                CASE WHEN path IS NOT NULL THEN timestamp END
+         FROM tool_events_v15;
+     DROP TABLE tool_events_v15;
+     CREATE INDEX tool_events_edits ON tool_events(timestamp) WHERE path IS NOT NULL;",
 ];
 
 /// The `scrollback_meta` key that says rows written before version 12 still need their search text
@@ -788,9 +814,29 @@ mod tests {
                  INSERT INTO entries (file_id, session_id, line, offset, length, text)
                  VALUES (1, 's', 1, 0, 10, 'two photos of the harbour');",
             )?;
+            if version >= 13 {
+                // A tool call and an edit, with the line's time on both as versions before 16 kept.
+                old.execute_batch(
+                    "INSERT INTO tool_events (entry_id, ordinal, session_id, tool, failed, path, added, removed, timestamp)
+                     VALUES (1, 0, 's', 'Bash', 0, NULL, NULL, NULL, '2026-01-01T00:00:00Z'),
+                            (1, 1, 's', 'Edit', 0, 'a.rs', 2, 1, '2026-01-01T00:00:00Z');",
+                )?;
+            }
             drop(old);
             let migrated = ConnectionKind::Writer.open(&path)?;
             assert_eq!(objects(&migrated), objects(&fresh), "v{version} migrated");
+            if version >= 13 {
+                let events: Vec<(String, Option<String>)> = migrated
+                    .prepare("SELECT tool, timestamp FROM tool_events WHERE session_id = 's' ORDER BY ordinal")?
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect::<rusqlite::Result<_>>()?;
+                let edit_time = Some("2026-01-01T00:00:00Z".to_owned());
+                assert_eq!(
+                    events,
+                    [("Bash".to_owned(), None), ("Edit".to_owned(), edit_time)],
+                    "v{version}'s tool events"
+                );
+            }
             let hits: i64 = migrated.query_row(
                 "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'harbour photo*'",
                 [],

@@ -78,7 +78,7 @@ pub(crate) fn record(
     record_events(tx, entry_id, session, timestamp, &events_of(format, stripped))
 }
 
-/// Writes `found`, the tool calls and results of entry `entry_id` of `session`, stamped `timestamp`.
+/// Writes `found`, the tool calls and results of entry `entry_id` of `session`; an edit is stamped `timestamp`.
 pub(crate) fn record_events(
     tx: &Connection,
     entry_id: i64,
@@ -107,7 +107,7 @@ pub(crate) fn record_events(
             path,
             added,
             removed,
-            timestamp
+            path.and(timestamp)
         ])?;
     }
     Ok(())
@@ -117,7 +117,9 @@ pub(crate) fn record_events(
 /// selects, before those entries are deleted.
 pub(crate) fn drop_events(tx: &Connection, entries: &str, param: &dyn rusqlite::ToSql) -> Result<()> {
     tx.execute(
-        &format!("DELETE FROM tool_events WHERE entry_id IN (SELECT id FROM entries WHERE {entries})"),
+        &format!(
+            "DELETE FROM tool_events WHERE (session_id, entry_id) IN (SELECT session_id, id FROM entries WHERE {entries})"
+        ),
         [param],
     )?;
     Ok(())

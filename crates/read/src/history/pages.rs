@@ -2,8 +2,8 @@
 //! an entry, the entries from one on, or a catch-up on what was indexed since ([`Position`]); and
 //! where a session starts ([`first_cursor`]).
 //!
-//! Each page is one range scan of the index `entries_order` (or `entries_session` for a catch-up),
-//! whatever the ties. Never reads a transcript byte, never shows a copy of an entry.
+//! Each page is one range scan of the index `entries_order` (for a catch-up, of the rows indexed
+//! since its cursor when they are few), whatever the ties. Never reads a transcript byte, never shows a copy of an entry.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -146,6 +146,10 @@ fn history_in(
     Ok(Some(HistoryPage { session_id: session_id.to_owned(), entries, before, after, next }))
 }
 
+/// A catch-up reads every row indexed since its cursor, whatever its session, when there are at
+/// most this many (else the session's rows).
+const RECENT_ROWS: i64 = 4096;
+
 /// The rows of a page at `at` (from `place`, the entry a cursor names, and its cursor), newest or
 /// oldest first as the direction reads them: one index range scan of `limit` rows (one more for a
 /// page read forward, which tells whether another follows).
@@ -162,10 +166,19 @@ fn page_rows(
             .prepare_cached(&format!("SELECT {COLUMNS} FROM entries WHERE {visible} {NEWEST_FIRST} LIMIT ?2"))?
             .query_map(params![session_id, limit], history_row)?
             .collect::<rusqlite::Result<_>>()?,
-        (Position::After(c), _) => conn
-            .prepare_cached(&format!("SELECT {COLUMNS} FROM entries WHERE {visible} AND id > ?2 ORDER BY id LIMIT ?3"))?
-            .query_map(params![session_id, c, limit], history_row)?
-            .collect::<rusqlite::Result<_>>()?,
+        (Position::After(c), _) => {
+            // Two exact plans: the rows indexed since the cursor, all sessions' (a follower's usual
+            // catch-up: a handful), or the session's rows in `entries_order`, whichever holds fewer.
+            let newest: i64 = conn.query_row("SELECT coalesce(max(id), 0) FROM entries", [], |r| r.get(0))?;
+            let sql = if newest - c <= RECENT_ROWS {
+                format!("SELECT {COLUMNS} FROM entries WHERE id > ?2 AND +{visible} ORDER BY id LIMIT ?3")
+            } else {
+                format!("SELECT {COLUMNS} FROM entries WHERE {visible} AND id > ?2 ORDER BY id LIMIT ?3")
+            };
+            conn.prepare_cached(&sql)?
+                .query_map(params![session_id, c, limit], history_row)?
+                .collect::<rusqlite::Result<_>>()?
+        }
         (Position::Before(_), Some((o, c))) => conn
             .prepare_cached(&format!(
                 "SELECT {COLUMNS} FROM entries WHERE {visible} AND {BEFORE_PLACE} {NEWEST_FIRST} LIMIT ?6"
