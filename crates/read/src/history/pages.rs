@@ -233,3 +233,47 @@ fn place_of(conn: &Connection, session_id: &str, cursor: i64) -> Result<Option<O
         .query_row(params![cursor, session_id], |r| Ok(Order { at: r.get(0)?, file: r.get(1)?, line: r.get(2)? }))
         .optional()?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A catch-up gives each entry of its session indexed since the cursor once, whichever plan
+    /// reads them: the rows since the cursor, or the session's rows when others' came in between.
+    #[test]
+    fn a_catch_up_gives_the_session_s_new_entries_by_either_plan() -> Result<()> {
+        let conn = Connection::open_in_memory()?;
+        scrollback_core::db::register_stored_line(&conn)?;
+        conn.execute_batch(scrollback_core::db::SCHEMA)?;
+        conn.execute_batch(
+            "INSERT INTO files (id, path, session_id, dev, inode, fingerprint, fingerprint_len, tail_hash, size,
+                                mtime_ns, checkpoint, lines, state, indexed_at)
+             VALUES (1, '/t/a.jsonl', 'a', 0, 0, '', 0, '', 0, 0, 0, 0, 'live', ''),
+                    (2, '/t/b.jsonl', 'b', 0, 1, '', 0, '', 0, 0, 0, 0, 'live', '');",
+        )?;
+        let mut offset = 0;
+        let mut add = |session: &str, duplicate: bool| -> Result<i64> {
+            offset += 3;
+            conn.execute(
+                "INSERT INTO entries (file_id, session_id, line, offset, length, stripped, duplicate)
+                 VALUES (?1, ?2, ?3, ?3, 2, '{}', ?4)",
+                params![if session == "a" { 1 } else { 2 }, session, offset, duplicate],
+            )?;
+            Ok(conn.last_insert_rowid())
+        };
+        let seen = add("a", false)?;
+        for _ in 0..RECENT_ROWS + 10 {
+            add("b", false)?;
+        }
+        let new = [add("a", false)?, add("a", false)?];
+        add("a", true)?;
+        let cursors = |c: i64| -> Result<Vec<i64>> {
+            let page = history(&conn, "a", Position::After(c), 100, false)?.expect("session a");
+            Ok(page.entries.iter().map(|e| e.cursor).collect())
+        };
+        assert_eq!(cursors(seen)?, new, "the session's rows, past {RECENT_ROWS} of another's");
+        assert_eq!(cursors(new[0])?, [new[1]], "the rows since the cursor");
+        assert_eq!(cursors(new[1])?, Vec::<i64>::new(), "nothing new");
+        Ok(())
+    }
+}
