@@ -1240,6 +1240,11 @@ test("24. an empty viewer names the roots it looked in and how to add one; usage
   assert.ok(text.includes(`${server.transcripts} (does not exist)`), text);
   assert.ok(text.includes(`${server.transcripts}/codex-sessions (does not exist)`), text);
   assert.match(text, /scrollback serve --root FORMAT:DIR/);
+  // The agents it names are the server's own (/api/info), every one of them.
+  const info = await (await fetch(`${server.url}/api/info`)).json();
+  const names = info.agents.map((a) => a.name);
+  assert.ok(names.length >= 8, JSON.stringify(names));
+  assert.ok(text.includes(`FORMAT is an agent's name: ${names.slice(0, -1).join(", ")} or ${names.at(-1)};`), text);
   assert.doesNotMatch(text, /New chat/);
   await shot(page, "24-empty");
   await phoneShot(page, "24-empty-phone");

@@ -66,6 +66,13 @@ export function agentName(name) {
   return agent ? agent.displayName : name;
 }
 
+/** The agents' names as a sentence lists them ("claude, codex or gemini"), in the server's order;
+ * empty until /api/info has answered. */
+export function agentNames() {
+  const names = agents.map((a) => a.name);
+  return names.length > 1 ? `${names.slice(0, -1).join(", ")} or ${names[names.length - 1]}` : names.join("");
+}
+
 /** Once the agents are known, appends an option for each to `select` (after its "All agents"), and
  * selects `value`. */
 export function fillAgents(select, value = select.value) {

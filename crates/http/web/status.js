@@ -6,7 +6,7 @@
 import { get } from "./api.js";
 import { el, formatBytes } from "./dom.js";
 import { link } from "./page.js";
-import { agentName, call } from "./server.js";
+import { agentName, agentNames, call, known } from "./server.js";
 
 /** How a root is added, for the empty states and the status page. */
 const ADD_ROOT = "scrollback serve --root FORMAT:DIR";
@@ -29,16 +29,18 @@ function root(r) {
   return el("li", r.exists ? "root" : "root missing", el("span", "root-agent", agentName(r.agent)), " ", el("span", "root-dir", r.dir), " ", el("span", "root-held", `(${held})`));
 }
 
-/** The line on adding a root. */
+/** The line on adding a root, naming the agents the server reads (from /api/info, once known). */
 function addRoot() {
-  return el("p", null, "Add a directory with ", code(ADD_ROOT), " (FORMAT is an agent's name: claude, codex, gemini, qwen, droid, cursor, pi or copilot; ", code("--root"), " may be given again), or try ", code("scrollback serve --demo"), ".");
+  const names = agentNames();
+  const format = names ? `FORMAT is an agent's name: ${names}` : "FORMAT is an agent's name";
+  return el("p", null, "Add a directory with ", code(ADD_ROOT), ` (${format}; `, code("--root"), " may be given again), or try ", code("scrollback serve --demo"), ".");
 }
 
 /** What an empty viewer says: no sessions yet, the roots it looked in, and how to add one. */
 export function noSessions() {
   const box = el("div", "empty-help", el("p", null, "No sessions yet."));
-  call(() => get("/api/status"))
-    .then((status) => {
+  Promise.all([call(() => get("/api/status")), known])
+    .then(([status]) => {
       const roots = status.roots || [];
       box.append(
         roots.length ? el("p", null, "Looked for transcripts in:") : el("p", null, "No directory of transcripts is followed."),
@@ -75,7 +77,7 @@ export class StatusPage {
   async load() {
     let s;
     try {
-      s = await call(() => get("/api/status"));
+      [s] = await Promise.all([call(() => get("/api/status")), known]);
     } catch (e) {
       if (!this.closed) this.body.replaceChildren(el("p", "status error", `The status could not be read: ${e.message}`));
       return;
