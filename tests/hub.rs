@@ -975,3 +975,43 @@ fn a_person_s_marks_reach_the_hub_changed_cleared_and_forgotten_ones_too() {
     assert_eq!(latest, "Elsewhere", "the last write of the two hosts'");
     assert_eq!(marks(&mut hub), vec![mark("c", Some("Compiler notes"), false)]);
 }
+
+#[test]
+fn a_reader_cannot_push_and_says_why_and_the_documented_pusher_grants_are_enough() {
+    let Some(cluster) = Cluster::start() else { return };
+    let env = Env::new();
+    env.write("p/a.jsonl", claude_session("a", &[fake_png(4, 900)], &["harbour"], 3));
+    index_with(&env, &[]);
+    // The schema, made by the database's owner with a first push (docs/hub.md, Roles), then the
+    // two roles with the grants that page gives.
+    push(&env, &cluster.url("team"), "laptop");
+    let mut hub = cluster.client("team");
+    hub.batch_execute(
+        "CREATE ROLE pusher LOGIN;
+         CREATE ROLE reader LOGIN;
+         GRANT CONNECT ON DATABASE team TO pusher, reader;
+         GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO pusher;
+         GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader;",
+    )
+    .unwrap();
+    let as_role = |role: &str| format!("postgres://{role}@127.0.0.1:{}/team", cluster.port);
+    env.write("p/b.jsonl", claude_session("b", &[fake_png(5, 900)], &["tide"], 3));
+    index_with(&env, &[]);
+    let before = hub_rows(&mut hub, "laptop");
+    // A reader's push is refused before it writes a row, and says what the role lacks.
+    let stderr = push_refused(&env, &as_role("reader"), "laptop", &[]);
+    assert!(stderr.contains("permission denied"), "{stderr}");
+    assert!(stderr.contains("reader") && stderr.contains("INSERT, UPDATE and DELETE"), "{stderr}");
+    same_rows(&hub_rows(&mut hub, "laptop"), &before);
+    // The pusher's grants are enough: the new session and its photo reach the hub.
+    push(&env, &as_role("pusher"), "laptop");
+    let sessions: Vec<String> = hub
+        .query("SELECT id FROM sessions WHERE host = 'laptop' ORDER BY id", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(sessions, ["a", "b"]);
+    let photos: i64 = hub.query_one("SELECT count(*) FROM media WHERE host = 'laptop'", &[]).unwrap().get(0);
+    assert_eq!(photos, 2);
+}

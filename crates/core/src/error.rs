@@ -249,6 +249,12 @@ impl From<postgres::Error> for Error {
     /// handshake", with no word of why).
     fn from(e: postgres::Error) -> Error {
         match e.as_db_error() {
+            Some(db) if *db.code() == postgres::error::SqlState::INSUFFICIENT_PRIVILEGE => Error::Hub(format!(
+                "{} ({}): the role lacks a grant; a pusher needs SELECT, INSERT, UPDATE and DELETE on the hub's \
+                 tables, a reader SELECT (docs/hub.md, Roles)",
+                db.message(),
+                db.code().code()
+            )),
             Some(db) => Error::Hub(format!("{} ({})", db.message(), db.code().code())),
             None => Error::Hub(with_causes(&e)),
         }
