@@ -7,16 +7,13 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
+use crate::util::lines::codex_line;
 use crate::util::server::Server;
 use crate::util::{Env, b64, check_invariants, corpus, fake_png};
 
 /// A Codex rollout's name for thread `id`.
 pub(crate) fn rollout(id: &str) -> String {
     format!("codex/sessions/2026/11/30/rollout-2026-11-30T10-00-00-{id}.jsonl")
-}
-
-fn codex_line(ts: &str, kind: &str, payload: serde_json::Value) -> String {
-    serde_json::json!({ "timestamp": ts, "type": kind, "payload": payload }).to_string() + "\n"
 }
 
 /// A generated rollout with a photo in the user's message, one in a tool output, one in an MCP

@@ -7,6 +7,7 @@
 
 use serde_json::{Value, json};
 
+use crate::util::lines::copilot_event;
 use crate::util::server::Server;
 use crate::util::{Env, b64, check_invariants, fake_png, hash_hex};
 
@@ -21,25 +22,13 @@ fn events_path(session: &str) -> String {
     format!("copilot/session-state/{session}/events.jsonl")
 }
 
-/// One event line: `{type, data, id, timestamp, parentId}` (and `agentId` for a sub-agent's), in
-/// the key order the CLI writes.
-fn event(kind: &str, data: Value, n: u32, agent: Option<&str>) -> String {
-    let parent = if n == 1 { Value::Null } else { json!(format!("e{:03}", n - 1)) };
-    let mut line = json!({ "type": kind, "data": data, "id": format!("e{n:03}"),
-        "timestamp": format!("2026-07-01T09:{:02}:{:02}.000Z", n / 60, n % 60), "parentId": parent });
-    if let Some(agent) = agent {
-        line["agentId"] = json!(agent);
-    }
-    line.to_string() + "\n"
-}
-
 /// The session's lines, one event kind after another. `photos`: an asset's, an inline blob's, a
 /// tool result's and a 2 MB asset's.
 fn session_lines(photos: &[Vec<u8>; 4]) -> Vec<String> {
     let mut n = 0;
     let mut next = |kind: &str, data: Value| {
         n += 1;
-        event(kind, data, n, None)
+        copilot_event(kind, data, n, None)
     };
     let mut lines = vec![
         next(
@@ -113,9 +102,14 @@ fn session_lines(photos: &[Vec<u8>; 4]) -> Vec<String> {
         ),
     ];
     n += 1;
-    lines.push(event("user.message", json!({ "content": "Find every white-on-white rule" }), n, Some("explore-1")));
+    lines.push(copilot_event(
+        "user.message",
+        json!({ "content": "Find every white-on-white rule" }),
+        n,
+        Some("explore-1"),
+    ));
     n += 1;
-    lines.push(event(
+    lines.push(copilot_event(
         "assistant.message",
         json!({ "messageId": "m-3", "content": "Only .btn has one.", "model": "gpt-5-mini", "outputTokens": 9 }),
         n,
@@ -123,7 +117,7 @@ fn session_lines(photos: &[Vec<u8>; 4]) -> Vec<String> {
     ));
     let mut next = |kind: &str, data: Value| {
         n += 1;
-        event(kind, data, n, None)
+        copilot_event(kind, data, n, None)
     };
     lines.extend([
         next("subagent.completed", json!({ "toolCallId": "toolu_03", "agentName": "explore", "agentDisplayName": "Explore" })),
@@ -203,14 +197,14 @@ fn a_copilot_session_is_read_with_its_photos_tools_tokens_and_rewinds() {
     let events = env.write(&events_path(SESSION), session_file(&lines));
     // The older flat layout, and a session folder's other files, which are not transcripts.
     let flat = [
-        event(
+        copilot_event(
             "session.start",
             json!({ "sessionId": FLAT, "copilotVersion": "0.0.350", "context": { "cwd": "/work/old" } }),
             1,
             None,
         ),
-        event("user.message", json!({ "content": "Hello from the flat layout" }), 2, None),
-        event("assistant.message", json!({ "content": "Hi." }), 3, None),
+        copilot_event("user.message", json!({ "content": "Hello from the flat layout" }), 2, None),
+        copilot_event("assistant.message", json!({ "content": "Hi." }), 3, None),
     ]
     .concat();
     env.write(&format!("copilot/session-state/{FLAT}.jsonl"), &flat);
@@ -358,7 +352,7 @@ fn a_copilot_session_is_read_with_its_photos_tools_tokens_and_rewinds() {
     // goes on appending. Read again from its start: the rewound events are gone, nothing doubled.
     let kept = &lines[..23];
     let mut rewound = kept.concat();
-    rewound += &event("user.message", json!({ "content": "Try a darker grey instead" }), 24, None);
+    rewound += &copilot_event("user.message", json!({ "content": "Try a darker grey instead" }), 24, None);
     std::fs::write(&events, &rewound).unwrap();
     index(&env);
     let after = shown(&env, SESSION);
@@ -375,7 +369,7 @@ fn a_copilot_session_is_read_with_its_photos_tools_tokens_and_rewinds() {
     server.wait_for_sessions(2);
     env.append(
         &events_path(SESSION),
-        event("assistant.message", json!({ "content": "Use #222 for the text." }), 25, None),
+        copilot_event("assistant.message", json!({ "content": "Use #222 for the text." }), 25, None),
     );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {

@@ -1,8 +1,10 @@
 //! Crash recovery (sled's test_crash_recovery.rs is the model): `scrollback serve` follows a growing
 //! tree and is killed with SIGKILL at random moments. After each kill the database passes
 //! `PRAGMA integrity_check` and no checkpoint is past its file's end; after each restart it equals a
-//! fresh index of the same files: no line lost, none twice. The tree is mixed: Claude Code's
-//! transcripts, and a Codex root and a Gemini root inside it, whose rollouts are also compressed to
+//! fresh index of the same files: no line lost, none twice. The tree holds every agent: Claude
+//! Code's transcripts, and a root of each other agent's inside it (Codex, Gemini CLI, Qwen Code,
+//! Droid, Cursor, Pi, Copilot CLI), its files where its agent keeps them and its lines in its
+//! agent's shape, photos where its agent keeps them; Codex's rollouts are also compressed to
 //! `.jsonl.zst` and decompressed again while the server runs.
 //!
 //! `SCROLLBACK_CRASH_KILLS` (default 50) sets the number of kills; `SCROLLBACK_CRASH_SEED` the seed.
@@ -14,6 +16,11 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rusqlite::Connection;
 
+use serde_json::{Value, json};
+
+use crate::util::lines::{
+    codex_line, copilot_event, cursor_asked, droid_message, gemini_message, pi_message, qwen_record,
+};
 use crate::util::{Env, b64, fake_png, image_block, user_line};
 
 fn env_number(name: &str, default: u64) -> u64 {
@@ -30,26 +37,105 @@ fn line(rng: &mut StdRng, n: &mut u64) -> String {
     user_line(&format!("s{}", *n % 7), &format!("u{n}"), &content, "") + "\n"
 }
 
-/// A Codex rollout's line, or a Gemini chat's, with a photo now and then.
-fn agent_line(rng: &mut StdRng, n: &mut u64, codex: bool) -> String {
+/// The agents beside Claude Code and Codex, each with a root of its own in the tree (its name).
+const OTHERS: [&str; 6] = ["gemini", "qwen", "droid", "cursor", "pi", "copilot"];
+
+/// The transcript `i` (0 or 1) of one of [`OTHERS`], where its agent keeps it (its format's
+/// `is_transcript`).
+fn agent_file(agent: &str, i: usize) -> String {
+    match agent {
+        "gemini" => format!("gemini/mixed/chats/session-2026-11-30T09-00-{i}.jsonl"),
+        "qwen" => format!("qwen/-work-mixed/chats/5f0c7a2e-1b2c-4d3e-8f90-00000000000{i}.jsonl"),
+        "droid" => format!("droid/-work-mixed/7d3c2a10-0000-4000-8000-00000000000{i}.jsonl"),
+        "cursor" => format!("cursor/work-mixed/agent-transcripts/9a1b2c3d-0000-4000-8000-00000000000{i}.jsonl"),
+        "pi" => format!("pi/--work-mixed--/2026-11-30T09-00-00-000Z_019ca8d7-2d00-7c31-9d5e-00000000000{i}.jsonl"),
+        "copilot" => format!("copilot/session-state/0b6a7c9e-0000-4e3a-9b8c-00000000000{i}/events.jsonl"),
+        _ => unreachable!("{agent}"),
+    }
+}
+
+/// The first line of the transcript `i` of one of [`OTHERS`] (the session it names is the file's),
+/// for those whose agent writes one.
+fn agent_header(agent: &str, i: usize) -> Option<String> {
+    let header = match agent {
+        "gemini" => {
+            json!({ "sessionId": format!("g-{i}"), "projectHash": "0f", "startTime": "2026-11-30T09:00:00.000Z" })
+        }
+        "droid" => json!({ "type": "session_start", "id": format!("7d3c2a10-0000-4000-8000-00000000000{i}"),
+            "title": "mixed", "cwd": "/work/mixed", "version": 2 }),
+        "pi" => json!({ "type": "session", "version": 3, "id": format!("019ca8d7-2d00-7c31-9d5e-00000000000{i}"),
+            "timestamp": "2026-11-30T09:00:00.000Z", "cwd": "/work/mixed" }),
+        "copilot" => {
+            let id = format!("0b6a7c9e-0000-4e3a-9b8c-00000000000{i}");
+            return Some(copilot_event(
+                "session.start",
+                json!({ "sessionId": id, "context": { "cwd": "/work/mixed" } }),
+                1,
+                None,
+            ));
+        }
+        _ => return None,
+    };
+    Some(header.to_string() + "\n")
+}
+
+/// A line of a Codex rollout (`agent` `codex`) or of the transcript `i` of one of [`OTHERS`], a
+/// person's message in its agent's shape, with a photo now and then where its agent keeps them.
+fn agent_line(rng: &mut StdRng, n: &mut u64, agent: &str, i: usize) -> String {
     *n += 1;
     let photo = rng.random_ratio(1, 6).then(|| b64(&fake_png(*n, rng.random_range(1000..100_000))));
     let text = "t".repeat(rng.random_range(0..2000));
     let ts = format!("2026-11-30T10:{:02}:{:02}.000Z", *n / 60 % 60, *n % 60);
-    let line =
-        if codex {
-            let mut content = vec![serde_json::json!({ "type": "input_text", "text": text })];
-            content.extend(photo.map(
-                |p| serde_json::json!({ "type": "input_image", "image_url": format!("data:image/png;base64,{p}") }),
-            ));
-            serde_json::json!({ "timestamp": ts, "type": "response_item",
-            "payload": { "type": "message", "role": "user", "content": content } })
-        } else {
-            let mut content = vec![serde_json::json!({ "text": text })];
-            content.extend(photo.map(|p| serde_json::json!({ "inlineData": { "mimeType": "image/png", "data": p } })));
-            serde_json::json!({ "id": format!("g{n}"), "timestamp": ts, "type": "user", "content": content })
-        };
-    line.to_string() + "\n"
+    match agent {
+        "codex" => {
+            let mut content = vec![json!({ "type": "input_text", "text": text })];
+            content.extend(
+                photo.map(|p| json!({ "type": "input_image", "image_url": format!("data:image/png;base64,{p}") })),
+            );
+            codex_line(&ts, "response_item", json!({ "type": "message", "role": "user", "content": content }))
+        }
+        "gemini" => {
+            let mut content = vec![json!({ "text": text })];
+            content.extend(photo.map(|p| json!({ "inlineData": { "mimeType": "image/png", "data": p } })));
+            gemini_message(&format!("g{n}"), &ts, "user", json!(content))
+        }
+        "qwen" => {
+            let mut parts = vec![json!({ "text": text })];
+            parts.extend(
+                photo.map(
+                    |p| json!({ "inlineData": { "data": p, "mimeType": "image/png", "displayName": "shot.png" } }),
+                ),
+            );
+            let session = format!("5f0c7a2e-1b2c-4d3e-8f90-00000000000{i}");
+            qwen_record(
+                &session,
+                &format!("q{n}"),
+                None,
+                &ts,
+                "user",
+                json!({ "message": { "role": "user", "parts": parts } }),
+            )
+        }
+        "droid" => {
+            let mut content: Vec<Value> =
+                photo.map(|p| json!({ "type": "image", "source": { "type": "base64", "data": p, "media_type": "image/png" } })).into_iter().collect();
+            content.push(json!({ "type": "text", "text": text }));
+            droid_message(&format!("d{n}"), None, &ts, "user", json!(content))
+        }
+        // Cursor keeps a pasted photo's path, not its bytes.
+        "cursor" => cursor_asked(&text, &ts, photo.map(|_| "/work/mixed/.cursor/shot.png")),
+        "pi" => {
+            let mut content = vec![json!({ "type": "text", "text": text })];
+            content.extend(photo.map(|p| json!({ "type": "image", "data": p, "mimeType": "image/png" })));
+            pi_message(&format!("{n:08x}"), "00000000", &ts, json!({ "role": "user", "content": content }))
+        }
+        "copilot" => {
+            let attachments: Vec<Value> =
+                photo.map(|p| json!({ "type": "blob", "data": p, "mimeType": "image/png" })).into_iter().collect();
+            copilot_event("user.message", json!({ "content": text, "attachments": attachments }), *n as u32, None)
+        }
+        _ => unreachable!("{agent}"),
+    }
 }
 
 /// The Codex rollout `i`, plain or compressed.
@@ -117,18 +203,23 @@ fn killed_at_random_moments_the_index_equals_a_fresh_one() {
             "payload": { "id": format!("01a0c0de-0000-7000-8000-00000000000{i}"), "cwd": "/work/mixed" } });
         env.write(&rollout(i, false), meta.to_string() + "\n");
     }
-    for i in 0..2 {
-        let meta = serde_json::json!({ "sessionId": format!("g-{i}"), "projectHash": "0f", "startTime": "2026-11-30T09:00:00.000Z" });
-        env.write(&format!("gemini/mixed/chats/session-2026-11-30T09-00-{i}.jsonl"), meta.to_string() + "\n");
+    for agent in OTHERS {
+        for i in 0..2 {
+            match agent_header(agent, i) {
+                Some(header) => env.write(&agent_file(agent, i), header),
+                None => env.write(&agent_file(agent, i), agent_line(&mut rng, &mut n, agent, i)),
+            };
+        }
     }
-    let roots = [
+    let mut roots = vec![
         "--root".to_owned(),
         format!("claude:{}", env.root.display()),
         "--root".to_owned(),
         format!("codex:{}", env.path("codex").display()),
-        "--root".to_owned(),
-        format!("gemini:{}", env.path("gemini").display()),
     ];
+    for agent in OTHERS {
+        roots.extend(["--root".to_owned(), format!("{agent}:{}", env.path(agent).display())]);
+    }
     let started = Instant::now();
     for kill in 0..kills {
         let mut child = env
@@ -142,7 +233,7 @@ fn killed_at_random_moments_the_index_equals_a_fresh_one() {
         // Grow the tree while it runs: whole lines, lines in pieces, new files.
         let until = Instant::now() + Duration::from_millis(rng.random_range(0..150));
         while Instant::now() < until {
-            let (path, text) = match rng.random_range(0..10) {
+            let (path, text) = match rng.random_range(0..15) {
                 0..6 => {
                     (format!("p{}/f{}.jsonl", rng.random_range(0..3), rng.random_range(0..8)), line(&mut rng, &mut n))
                 }
@@ -167,12 +258,12 @@ fn killed_at_random_moments_the_index_equals_a_fresh_one() {
                     if compressed[i] {
                         continue;
                     }
-                    (rollout(i, false), agent_line(&mut rng, &mut n, true))
+                    (rollout(i, false), agent_line(&mut rng, &mut n, "codex", i))
                 }
-                _ => (
-                    format!("gemini/mixed/chats/session-2026-11-30T09-00-{}.jsonl", rng.random_range(0..2)),
-                    agent_line(&mut rng, &mut n, false),
-                ),
+                other => {
+                    let (agent, i) = (OTHERS[other - 9], rng.random_range(0..2));
+                    (agent_file(agent, i), agent_line(&mut rng, &mut n, agent, i))
+                }
             };
             if rng.random_bool(0.2) {
                 let cut = rng.random_range(1..text.len());

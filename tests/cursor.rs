@@ -6,6 +6,7 @@
 
 use serde_json::{Value, json};
 
+use crate::util::lines::cursor_asked;
 use crate::util::server::Server;
 use crate::util::{Env, check_invariants};
 
@@ -15,14 +16,6 @@ const CHILD: &str = "5c4b3a29-0000-4000-8000-00000000c002";
 
 fn line(v: Value) -> String {
     v.to_string() + "\n"
-}
-
-fn asked(query: &str, time: &str, photo: Option<&str>) -> String {
-    let files = photo.map_or(String::new(), |p| {
-        format!("[Image]\n<image_files>\nThe following images were provided by the user and saved to the workspace for future use:\n1. {p}\n\nThese images can be copied for use in other locations.\n</image_files>\n")
-    });
-    line(json!({"role": "user", "message": {"content": [
-        {"type": "text", "text": format!("{files}<timestamp>{time}</timestamp>\n<user_query>\n{query}\n</user_query>")}]}}))
 }
 
 fn answer(blocks: Value) -> String {
@@ -41,8 +34,11 @@ fn index(env: &Env) -> String {
 fn cursor_transcripts_read_as_cursor_shows_them() {
     let env = Env::new();
     let shot = "/home/ana/.cursor/projects/home-ana-src-demo/assets/shot-7d1e2c3a.png";
-    let mut nested =
-        asked("The build badge is red. Fix the failing test.", "Monday, Nov 30, 2026, 9:12 AM (UTC+1)", Some(shot));
+    let mut nested = cursor_asked(
+        "The build badge is red. Fix the failing test.",
+        "Monday, Nov 30, 2026, 9:12 AM (UTC+1)",
+        Some(shot),
+    );
     nested += &answer(json!([{"type": "text", "text": "[REDACTED]"}]));
     nested += &answer(json!([{"type": "text", "text": "I'll look at the test output first.[REDACTED]"},
         {"type": "tool_use", "name": "Shell", "input": {"command": "cargo test -q", "working_directory": "/home/ana/src/demo"}}]));
@@ -50,7 +46,7 @@ fn cursor_transcripts_read_as_cursor_shows_them() {
         "input": {"path": "/home/ana/src/demo/src/lib.rs", "old_string": "a - b", "new_string": "a + b"}},
         {"type": "text", "text": "Fixed `add`: it was subtracting.[REDACTED]"}]));
     nested += &line(json!({"type": "turn_ended", "status": "success"}));
-    nested += &asked("now delete the tmp dir", "Monday, Nov 30, 2026, 9:20 AM (UTC+1)", None);
+    nested += &cursor_asked("now delete the tmp dir", "Monday, Nov 30, 2026, 9:20 AM (UTC+1)", None);
     nested += &answer(json!([{"type": "tool_use", "name": "Task",
         "input": {"description": "Find tmp users", "prompt": "List files that use tmp/", "subagent_type": "explore"}}]));
     // A 3 MB line: a long file written whole.
@@ -122,7 +118,7 @@ fn cursor_transcripts_read_as_cursor_shows_them() {
     // The torn line completed, and a turn appended: only they are read.
     env.append(
         &format!("{dir}/{NESTED}/{NESTED}.jsonl"),
-        "ne.\"}]}}\n".to_owned() + &asked("thanks", "Monday, Nov 30, 2026, 9:31 AM (UTC+1)", None),
+        "ne.\"}]}}\n".to_owned() + &cursor_asked("thanks", "Monday, Nov 30, 2026, 9:31 AM (UTC+1)", None),
     );
     let summary = index(&env);
     assert!(summary.starts_with("indexed 1 files, 2 lines"), "{summary}");

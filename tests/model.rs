@@ -6,9 +6,19 @@
 //! each action settles, the index equals the model: for each live file, one entry per complete line
 //! at the right offset with the right uuid; for deleted files, their entries kept; and the session's
 //! history, page by page, is every shown entry once, in conversation order, as many as its count.
-//! Some files are Codex CLI rollouts under a Codex root inside the tree (`codex/`), which are also
-//! compressed to `.jsonl.zst` and decompressed again as Codex does (the compressed file written, then
-//! the plain one deleted, and back): the same transcript, whose rows stay.
+//! Every agent is in the tree, each under a root of its own inside it (`codex/`, `gemini/`,
+//! `qwen/`, `droid/`, `cursor/`, `pi/`, `copilot/`), its files named and laid out as its agent
+//! writes them (each format's `is_transcript`: chats, sub-agents' files, nested and flat layouts)
+//! and its lines in its agent's shape, with photos where its agent keeps them (Codex's
+//! `input_image` data URLs, Gemini's and Qwen's `inlineData` parts and Qwen's inside a tool's
+//! `functionResponse`, Droid's Anthropic image blocks, Pi's `{type:"image", data, mimeType}`,
+//! Copilot's binary assets and inline `blob` attachments; Cursor keeps a photo's path only): the
+//! same check holds for each, with each format's line id (its own `uuid` or `id`, else `L<line>`).
+//! Codex's rollouts are also compressed to `.jsonl.zst` and decompressed again as Codex does (the
+//! compressed file written, then the plain one deleted, and back): the same transcript, whose rows
+//! stay. (Gemini CLI's and Qwen Code's legacy single-document chats, `*.json` written whole at each change, are
+//! not among them: an append, a cut or a line in pieces is no change its CLI makes to one, and a
+//! torn document has no entries to model; `agents.rs` rewrites one.)
 //!
 //! A quarter of Claude Code's lines are assistant lines that state an API response's usage, a dozen
 //! responses in all, each stated by lines in several files (as streamed blocks and resumed copies
@@ -24,17 +34,104 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use serde_json::{Value, json};
 
 use scrollback::{Indexer, Root, Tail, TailConfig};
 
+use crate::util::lines::{
+    codex_line, copilot_event, cursor_asked, droid_message, gemini_message, pi_message, qwen_record,
+};
 use crate::util::{Env, b64, check_invariants, fake_png, image_block, user_line};
 
-/// A tail of the tree (Claude Code's) with the Codex root inside it.
+/// The agent whose transcripts a file is, by where it is in the tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Agent {
+    Claude,
+    Codex,
+    Gemini,
+    Qwen,
+    Droid,
+    Cursor,
+    Pi,
+    Copilot,
+}
+
+use Agent::*;
+
+/// The agents with a root of their own inside the tree (Claude Code's is the tree itself).
+const OTHERS: [Agent; 7] = [Codex, Gemini, Qwen, Droid, Cursor, Pi, Copilot];
+
+impl Agent {
+    fn name(self) -> &'static str {
+        match self {
+            Claude => "claude",
+            Codex => "codex",
+            Gemini => "gemini",
+            Qwen => "qwen",
+            Droid => "droid",
+            Cursor => "cursor",
+            Pi => "pi",
+            Copilot => "copilot",
+        }
+    }
+
+    /// Its root, relative to the tree: `<name>/` (Claude Code's: the tree).
+    fn root(self) -> String {
+        if self == Claude { String::new() } else { format!("{}/", self.name()) }
+    }
+
+    fn of(path: &str) -> Agent {
+        OTHERS.into_iter().find(|a| path.starts_with(&a.root())).unwrap_or(Claude)
+    }
+
+    /// Its transcript `k` (0 to 2) in the folder `dir`, in its agent's layout (each format's
+    /// `is_transcript`): `other`, the other layout (a sub-agent's, the nested or the flat one).
+    /// Codex rollouts are all in the root, beside their compressed twins.
+    fn file(self, dir: &str, k: u32, other: bool) -> String {
+        match (self, other) {
+            (Claude, false) => format!("{dir}/f{k}.jsonl"),
+            (Claude, true) => format!("{dir}/s/subagents/agent-a{}.jsonl", k % 2),
+            (Codex, _) => format!("codex/rollout-2026-01-01T00-00-00-01a0c0de-0000-7000-8000-00000000000{k}.jsonl"),
+            (Gemini, false) => format!("gemini/{dir}/chats/session-2026-01-01T00-00-0{k}.jsonl"),
+            (Gemini, true) => format!("gemini/{dir}/chats/g-0/g-sub-{k}.jsonl"),
+            (Qwen, false) => format!("qwen/{dir}/chats/5f0c7a2e-1b2c-4d3e-8f90-00000000000{k}.jsonl"),
+            (Qwen, true) => format!("qwen/{dir}/subagents/5f0c7a2e-1b2c-4d3e-8f90-000000000000/agent-a{k}.jsonl"),
+            (Droid, _) => format!("droid/{dir}/7d3c2a10-0000-4000-8000-00000000000{k}.jsonl"),
+            (Cursor, false) => format!("cursor/{dir}/agent-transcripts/9a1b2c3d-0000-4000-8000-00000000000{k}.jsonl"),
+            (Cursor, true) => {
+                format!("cursor/{dir}/agent-transcripts/3f0c9a52-0000-4000-8000-000000000000/subagents/c{k}.jsonl")
+            }
+            (Pi, false) => format!("pi/{dir}/2026-01-01T00-00-00-000Z_019ca8d7-2d00-7c31-9d5e-00000000000{k}.jsonl"),
+            (Pi, true) => {
+                format!("pi/{dir}/2026-01-01T00-00-00-000Z_019ca8d7-2d00-7c31-9d5e-000000000000/run{k}/session.jsonl")
+            }
+            (Copilot, false) => {
+                format!("copilot/{dir}/session-state/0b6a7c9e-0000-4e3a-9b8c-00000000000{k}/events.jsonl")
+            }
+            (Copilot, true) => format!("copilot/{dir}/session-state/0b6a7c9e-0000-4e3a-9b8c-00000000001{k}.jsonl"),
+        }
+    }
+
+    /// The id the index gives the `n`th line (`value`) of one of its transcripts: the line's own,
+    /// or `L<n>` where its lines have none (Codex's, Cursor's).
+    fn uuid(self, value: &Value, n: usize) -> String {
+        let own = match self {
+            Codex | Cursor => return format!("L{n}"),
+            Claude | Qwen => &value["uuid"],
+            Gemini | Droid | Pi | Copilot => &value["id"],
+        };
+        own.as_str().unwrap_or_default().to_owned()
+    }
+}
+
+/// A tail of the tree (Claude Code's) with each other agent's root inside it.
 fn start(env: &Env) -> Tail {
     let indexer = Indexer::open(&env.data).unwrap_or_else(|e| panic!("opening the index: {e}"));
-    let roots =
-        [Root::default_format(&env.root), Root::parse(&format!("codex:{}", env.path(CODEX).display())).unwrap()];
-    let config = TailConfig { rescan_every: Duration::from_secs(3600), ..TailConfig::of(roots.to_vec()) };
+    let mut roots = vec![Root::default_format(&env.root)];
+    for agent in OTHERS {
+        roots.push(Root::parse(&format!("{}:{}", agent.name(), env.path(&agent.root()).display())).unwrap());
+    }
+    let config = TailConfig { rescan_every: Duration::from_secs(3600), ..TailConfig::of(roots) };
     Tail::start(indexer, config).unwrap()
 }
 
@@ -43,74 +140,91 @@ struct Model {
     files: BTreeMap<String, Vec<u8>>,
     /// Entries of deleted transcripts, which the index keeps.
     gone_entries: usize,
-    /// The bytes of deleted Claude Code transcripts, whose usage lines the index keeps.
-    gone: Vec<Vec<u8>>,
+    /// The usage lines of deleted Claude Code transcripts, which the index keeps.
+    gone: Vec<Usage>,
     dirs: Vec<String>,
     next_uuid: u64,
+    /// Lines written, by agent.
+    written: BTreeMap<&'static str, usize>,
+    /// What each file's bytes should make, as last worked out (each version is parsed once).
+    read: std::cell::RefCell<BTreeMap<String, Read>>,
 }
 
-/// Where the Codex rollouts are (a root of their own).
-const CODEX: &str = "codex/";
+/// Of a usage line: the response it states, and its (output, input) tokens.
+type Usage = Vec<(String, (i64, i64))>;
 
-/// (offset, length, uuid) of each complete line of `bytes`, the transcript at `path`.
-fn expected_lines(path: &str, bytes: &[u8]) -> Vec<(i64, i64, String)> {
-    let mut out = Vec::new();
+/// What the index should hold of a transcript's bytes: its complete lines, and its usage lines.
+struct Read {
+    bytes: Vec<u8>,
+    lines: Vec<(i64, i64, String)>,
+    usage: Usage,
+}
+
+/// (offset, length, uuid) of each complete line of `bytes`, the transcript at `path`, and of its
+/// Claude Code usage lines, the response each states and its tokens.
+fn read_of(path: &str, bytes: &[u8]) -> Read {
+    let agent = Agent::of(path);
+    let (mut lines, mut usage) = (Vec::new(), Vec::new());
     let mut at = 0;
     while let Some(n) = bytes[at..].iter().position(|&b| b == b'\n') {
-        let line = &bytes[at..at + n];
         // A torn piece followed by a whole line makes a line that is not JSON: an invalid entry,
-        // which has no uuid. A Codex line's is `L<line>`.
-        let value = serde_json::from_slice::<serde_json::Value>(line).ok();
-        let uuid = match value {
-            Some(_) if path.starts_with(CODEX) => format!("L{}", out.len() + 1),
-            Some(v) => v["uuid"].as_str().map(str::to_owned).unwrap_or_default(),
-            None => String::new(),
+        // which has no uuid.
+        let uuid = match serde_json::from_slice::<Value>(&bytes[at..at + n]) {
+            Ok(v) => {
+                if agent == Claude
+                    && let (Some(id), Some(u)) = (v["message"]["id"].as_str(), v["message"].get("usage"))
+                {
+                    let counts = (u["output_tokens"].as_i64().unwrap(), u["input_tokens"].as_i64().unwrap());
+                    usage.push((format!("claude:{id}"), counts));
+                }
+                agent.uuid(&v, lines.len() + 1)
+            }
+            Err(_) => String::new(),
         };
-        out.push((at as i64, n as i64, uuid));
+        lines.push((at as i64, n as i64, uuid));
         at += n + 1;
     }
-    out
+    Read { bytes: bytes.to_vec(), lines, usage }
 }
 
 /// Per response of the usage ledger: (input tokens, output tokens, lines that state it).
 type Ledger = BTreeMap<String, (i64, i64, i64)>;
 type State = (BTreeMap<String, Vec<(i64, i64, String)>>, usize, Ledger);
 
-/// The ledger the complete Claude Code lines of `transcripts` make.
-fn expected_ledger<'a>(transcripts: impl Iterator<Item = &'a [u8]>) -> Ledger {
+/// The ledger the usage lines make: per response, the line with the most output and then input
+/// tokens, and how many lines state it.
+fn expected_ledger<'a>(lines: impl Iterator<Item = &'a (String, (i64, i64))>) -> Ledger {
     let mut ledger: BTreeMap<String, ((i64, i64), i64)> = BTreeMap::new();
-    for bytes in transcripts {
-        let complete = bytes.len() - bytes.iter().rev().position(|&b| b == b'\n').unwrap_or(bytes.len());
-        for line in bytes[..complete].split(|&b| b == b'\n') {
-            let Ok(value) = serde_json::from_slice::<serde_json::Value>(line) else { continue };
-            let (Some(id), Some(usage)) = (value["message"]["id"].as_str(), value["message"].get("usage")) else {
-                continue;
-            };
-            let counts = (usage["output_tokens"].as_i64().unwrap(), usage["input_tokens"].as_i64().unwrap());
-            let (best, lines) = ledger.entry(format!("claude:{id}")).or_insert((counts, 0));
-            *best = (*best).max(counts);
-            *lines += 1;
-        }
+    for (key, counts) in lines {
+        let (best, lines) = ledger.entry(key.clone()).or_insert((*counts, 0));
+        *best = (*best).max(*counts);
+        *lines += 1;
     }
     ledger.into_iter().map(|(key, ((output, input), lines))| (key, (input, output, lines))).collect()
 }
 
-fn index_state(env: &Env) -> Option<State> {
-    let conn = scrollback::read::index::open(&env.data).ok()?;
-    let mut files = BTreeMap::new();
-    let mut stmt = conn.prepare("SELECT id, path FROM files WHERE state = 'live'").ok()?;
-    let live: Vec<(i64, String)> =
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).ok()?.collect::<rusqlite::Result<_>>().ok()?;
-    for (id, path) in live {
-        let mut stmt =
-            conn.prepare("SELECT offset, length, uuid FROM entries WHERE file_id = ?1 ORDER BY line").ok()?;
-        let lines = stmt
-            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, Option<String>>(2)?.unwrap_or_default())))
-            .ok()?
-            .collect::<rusqlite::Result<_>>()
-            .ok()?;
-        let rel = path.strip_prefix(&format!("{}/", env.root.display()))?.to_owned();
-        files.insert(rel, lines);
+/// The index's state, read in one snapshot through `conn` (opened once per run of the tail).
+fn index_state(env: &Env, conn: &mut Option<rusqlite::Connection>) -> Option<State> {
+    if conn.is_none() {
+        *conn = Some(scrollback::read::index::open(&env.data).ok()?);
+    }
+    let conn = conn.as_ref()?.unchecked_transaction().ok()?;
+    let mut files: BTreeMap<String, Vec<(i64, i64, String)>> = BTreeMap::new();
+    let mut stmt = conn
+        .prepare(
+            "SELECT f.path, e.offset, e.length, e.uuid FROM files f LEFT JOIN entries e ON e.file_id = f.id
+             WHERE f.state = 'live' ORDER BY f.id, e.line",
+        )
+        .ok()?;
+    type Row = (String, Option<i64>, Option<i64>, Option<String>);
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).ok()?;
+    let prefix = format!("{}/", env.root.display());
+    for row in rows {
+        let (path, offset, length, uuid): Row = row.ok()?;
+        let lines = files.entry(path.strip_prefix(&prefix)?.to_owned()).or_default();
+        if let (Some(offset), Some(length)) = (offset, length) {
+            lines.push((offset, length, uuid.unwrap_or_default()));
+        }
     }
     let gone: i64 = conn
         .query_row("SELECT count(*) FROM entries e JOIN files f ON f.id = e.file_id WHERE f.state = 'gone'", [], |r| {
@@ -129,18 +243,22 @@ fn index_state(env: &Env) -> Option<State> {
 
 impl Model {
     fn expected(&self) -> State {
-        let claude = self.files.iter().filter(|(p, _)| !p.starts_with(CODEX)).map(|(_, b)| &b[..]);
-        (
-            self.files.iter().map(|(p, b)| (p.clone(), expected_lines(p, b))).collect(),
-            self.gone_entries,
-            expected_ledger(claude.chain(self.gone.iter().map(|b| &b[..]))),
-        )
+        let mut read = self.read.borrow_mut();
+        read.retain(|path, _| self.files.contains_key(path));
+        for (path, bytes) in &self.files {
+            if read.get(path).is_none_or(|r| r.bytes != *bytes) {
+                read.insert(path.clone(), read_of(path, bytes));
+            }
+        }
+        let usage = read.values().flat_map(|r| &r.usage).chain(self.gone.iter().flatten());
+        (read.iter().map(|(p, r)| (p.clone(), r.lines.clone())).collect(), self.gone_entries, expected_ledger(usage))
     }
 
     fn line(&mut self, rng: &mut StdRng, path: &str) -> Vec<u8> {
         self.next_uuid += 1;
+        let n = self.next_uuid;
         // A clock that mostly goes forward, sometimes steps back a little.
-        let ms = self.next_uuid * 1000 - rng.random_range(0..3000u64).min(self.next_uuid * 1000);
+        let ms = n * 1000 - rng.random_range(0..3000u64).min(n * 1000);
         let ts = format!(
             "2026-01-01T{:02}:{:02}:{:02}.{:03}Z",
             ms / 3_600_000 % 24,
@@ -148,40 +266,117 @@ impl Model {
             ms / 1000 % 60,
             ms % 1000
         );
-        let extra = match path.rsplit_once("/agent-") {
-            Some((_, agent)) => format!(r#""isSidechain":true,"agentId":"{}""#, agent.trim_end_matches(".jsonl")),
-            None => String::new(),
+        let agent = Agent::of(path);
+        *self.written.entry(agent.name()).or_default() += 1;
+        // A photo now and then, in the places its agent keeps them; else words.
+        let photo = rng
+            .random_ratio(1, if agent == Claude { 8 } else { 6 })
+            .then(|| b64(&fake_png(n, rng.random_range(10..2000))));
+        let text = "w".repeat(rng.random_range(0..300));
+        let line = match agent {
+            Claude => return self.claude_line(rng, path, &ts, photo, &text),
+            Codex => {
+                let block = match photo {
+                    Some(p) => json!({ "type": "input_image", "image_url": format!("data:image/png;base64,{p}") }),
+                    None => json!({ "type": "input_text", "text": text }),
+                };
+                codex_line(&ts, "response_item", json!({ "type": "message", "role": "user", "content": [block] }))
+            }
+            Gemini => {
+                let part = match photo {
+                    Some(p) => json!({ "inlineData": { "mimeType": "image/png", "data": p } }),
+                    None => json!({ "text": text }),
+                };
+                gemini_message(&format!("g{n}"), &ts, "user", json!([part]))
+            }
+            Qwen => {
+                // The chat's id: its file's name, or a sub-agent's folder (its parent's).
+                let session = path.rsplit('/').nth(usize::from(path.contains("/subagents/"))).unwrap();
+                let session = session.trim_end_matches(".jsonl");
+                let (kind, parts) = match photo {
+                    // A pasted photo, or one a tool read (inside its `functionResponse`).
+                    Some(p) if n.is_multiple_of(2) => (
+                        "user",
+                        json!([{ "text": text },
+                        { "inlineData": { "data": p, "mimeType": "image/png", "displayName": "shot.png" } }]),
+                    ),
+                    Some(p) => (
+                        "tool_result",
+                        json!([{ "functionResponse": { "id": format!("call_{n}"), "name": "read_file",
+                        "response": { "output": "Read image file" },
+                        "parts": [{ "inlineData": { "data": p, "mimeType": "image/png", "displayName": "app.png" } }] } }]),
+                    ),
+                    None => ("user", json!([{ "text": text }])),
+                };
+                qwen_record(
+                    session,
+                    &format!("q{n}"),
+                    None,
+                    &ts,
+                    kind,
+                    json!({ "message": { "role": "user", "parts": parts } }),
+                )
+            }
+            Droid => {
+                let content = match photo {
+                    Some(p) => {
+                        json!([{ "type": "image", "source": { "type": "base64", "data": p, "media_type": "image/png" } },
+                        { "type": "text", "text": text }])
+                    }
+                    None => json!(text),
+                };
+                droid_message(&format!("d{n}"), None, &ts, "user", content)
+            }
+            // Cursor keeps a pasted photo's path, not its bytes.
+            Cursor => cursor_asked(&text, &ts, photo.map(|_| "/home/u/.cursor/images/shot.png")),
+            Pi => {
+                let mut content = vec![json!({ "type": "text", "text": text })];
+                content.extend(photo.map(|p| json!({ "type": "image", "data": p, "mimeType": "image/png" })));
+                pi_message(&format!("{n:08x}"), "00000000", &ts, json!({ "role": "user", "content": content }))
+            }
+            Copilot => match photo {
+                // An asset the CLI keeps once, or an inline `blob` attachment.
+                Some(p) if n.is_multiple_of(2) => copilot_event(
+                    "session.binary_asset",
+                    json!({ "assetId": format!("sha256:{n}"), "data": p, "mimeType": "image/png", "type": "image" }),
+                    n as u32,
+                    None,
+                ),
+                Some(p) => copilot_event(
+                    "user.message",
+                    json!({ "content": text, "attachments": [{ "type": "blob", "data": p, "mimeType": "image/png" }] }),
+                    n as u32,
+                    None,
+                ),
+                None => copilot_event("user.message", json!({ "content": text }), n as u32, None),
+            },
         };
+        line.into_bytes()
+    }
+
+    /// A Claude Code line of the session `s` (a sub-agent's on its side chain); a quarter of them
+    /// state an API response's usage.
+    fn claude_line(&mut self, rng: &mut StdRng, path: &str, ts: &str, photo: Option<String>, text: &str) -> Vec<u8> {
         let uuid = format!("u{}", self.next_uuid);
-        if !path.starts_with(CODEX) && rng.random_ratio(1, 4) {
+        let agent = path.rsplit_once("/agent-").map(|(_, a)| a.trim_end_matches(".jsonl"));
+        if rng.random_ratio(1, 4) {
             // A line of one of a dozen API responses, which other lines and files state too.
             let id = format!("msg_{}", rng.random_range(0..12));
             let tokens = [rng.random_range(1..1000), rng.random_range(1..60), 0, 0];
-            let line = crate::usage::assistant("s", &uuid, &id, Some(&format!("req_{id}")), &ts, tokens);
-            let mut value: serde_json::Value = serde_json::from_str(&line).unwrap();
-            if let Some((_, agent)) = path.rsplit_once("/agent-") {
+            let line = crate::usage::assistant("s", &uuid, &id, Some(&format!("req_{id}")), ts, tokens);
+            let mut value: Value = serde_json::from_str(&line).unwrap();
+            if let Some(agent) = agent {
                 value["isSidechain"] = true.into();
-                value["agentId"] = agent.trim_end_matches(".jsonl").into();
+                value["agentId"] = agent.into();
             }
             return (value.to_string() + "\n").into_bytes();
         }
-        if path.starts_with(CODEX) {
-            let block = if rng.random_ratio(1, 6) {
-                let photo = fake_png(self.next_uuid, rng.random_range(10..2000));
-                serde_json::json!({ "type": "input_image", "image_url": format!("data:image/png;base64,{}", b64(&photo)) })
-            } else {
-                serde_json::json!({ "type": "input_text", "text": "w".repeat(rng.random_range(0..300)) })
-            };
-            let line = serde_json::json!({ "timestamp": ts, "type": "response_item",
-                "payload": { "type": "message", "role": "user", "content": [block] } });
-            return (line.to_string() + "\n").into_bytes();
-        }
-        let content = if rng.random_ratio(1, 8) {
-            format!("[{}]", image_block("image/png", &b64(&fake_png(self.next_uuid, rng.random_range(10..2000)))))
-        } else {
-            format!("\"{}\"", "w".repeat(rng.random_range(0..300)))
+        let extra = agent.map(|a| format!(r#""isSidechain":true,"agentId":"{a}""#)).unwrap_or_default();
+        let content = match photo {
+            Some(p) => format!("[{}]", image_block("image/png", &p)),
+            None => format!("\"{text}\""),
         };
-        let line = user_line("s", &uuid, &content, &extra).replace("2026-01-01T00:00:00.000Z", &ts);
+        let line = user_line("s", &uuid, &content, &extra).replace("2026-01-01T00:00:00.000Z", ts);
         // (A key given twice: the last one, the sub-agent's `isSidechain`, counts.)
         (line + "\n").into_bytes()
     }
@@ -197,27 +392,28 @@ impl Model {
     }
 
     fn pick_codex(&self, rng: &mut StdRng) -> Option<String> {
-        let codex: Vec<&String> = self.files.keys().filter(|p| p.starts_with(CODEX)).collect();
+        let codex: Vec<&String> = self.files.keys().filter(|p| Agent::of(p) == Codex).collect();
         (!codex.is_empty()).then(|| codex[rng.random_range(0..codex.len())].clone())
+    }
+
+    /// Half the time Claude Code, an eighth Codex (whose rollouts are also compressed), else one of
+    /// the other agents.
+    fn pick_agent(rng: &mut StdRng) -> Agent {
+        match rng.random_range(0..16) {
+            0..8 => Claude,
+            8..10 => Codex,
+            n => OTHERS[n - 9],
+        }
     }
 
     fn pick_any(&self, rng: &mut StdRng) -> String {
         let dir = &self.dirs[rng.random_range(0..self.dirs.len())];
-        if rng.random_ratio(1, 5) {
-            let name = format!(
-                "{CODEX}rollout-2026-01-01T00-00-00-01a0c0de-0000-7000-8000-00000000000{}.jsonl",
-                rng.random_range(0..3)
-            );
-            // Not beside its compressed twin: Codex appends only once it has decompressed it.
-            if !self.files.contains_key(&format!("{name}.zst")) {
-                return name;
-            }
+        let path = Self::pick_agent(rng).file(dir, rng.random_range(0..3), rng.random_ratio(1, 3));
+        // Not beside its compressed twin: Codex appends only once it has decompressed it.
+        if self.files.contains_key(&format!("{path}.zst")) {
+            return Claude.file(dir, 0, false);
         }
-        if rng.random_ratio(1, 3) {
-            format!("{dir}/s/subagents/agent-a{}.jsonl", rng.random_range(0..2))
-        } else {
-            format!("{dir}/f{}.jsonl", rng.random_range(0..3))
-        }
+        path
     }
 }
 
@@ -310,15 +506,19 @@ fn act(env: &Env, model: &mut Model, rng: &mut StdRng) -> &'static str {
             };
             std::fs::remove_file(env.path(&path)).unwrap();
             let bytes = model.files.remove(&path).unwrap();
-            model.gone_entries += expected_lines(&path, &bytes).len();
-            if !path.starts_with(CODEX) {
-                model.gone.push(bytes);
-            }
+            let read = read_of(&path, &bytes);
+            model.gone_entries += read.lines.len();
+            model.gone.push(read.usage);
             "delete"
         }
         (85..95, _) => {
+            // A new folder, with a transcript of an agent's in it (Codex's rollouts are all in its root).
             let dir = format!("n{}/deep", model.dirs.len());
-            let path = format!("{dir}/f0.jsonl");
+            let agent = match Model::pick_agent(rng) {
+                Codex => Claude,
+                agent => agent,
+            };
+            let path = agent.file(&dir, 0, rng.random_ratio(1, 3));
             let n = rng.random_range(1..3);
             let bytes = model.lines(rng, n, &path);
             env.write(&path, &bytes);
@@ -330,7 +530,8 @@ fn act(env: &Env, model: &mut Model, rng: &mut StdRng) -> &'static str {
     }
 }
 
-fn run_case(seed: u64, actions: usize) -> Vec<&'static str> {
+/// Runs one case; returns its actions, and the lines it wrote by agent.
+fn run_case(seed: u64, actions: usize) -> (Vec<&'static str>, BTreeMap<&'static str, usize>) {
     let env = Env::new();
     let mut rng = StdRng::seed_from_u64(seed);
     let mut model = Model {
@@ -339,21 +540,27 @@ fn run_case(seed: u64, actions: usize) -> Vec<&'static str> {
         gone: Vec::new(),
         dirs: vec!["a".into(), "b/c".into()],
         next_uuid: 0,
+        written: BTreeMap::new(),
+        read: Default::default(),
     };
-    std::fs::create_dir_all(env.path(CODEX)).unwrap();
+    for agent in OTHERS {
+        std::fs::create_dir_all(env.path(&agent.root())).unwrap();
+    }
     let mut tail = Some(start(&env));
+    let mut conn = None;
     let mut log = Vec::new();
     for step in 0..actions {
         let action = act(&env, &mut model, &mut rng);
         log.push(action);
         if action == "restart" {
+            conn = None;
             drop(tail.take());
             tail = Some(start(&env));
         }
         let expected = model.expected();
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let got = index_state(&env);
+            let got = index_state(&env, &mut conn);
             if got.as_ref() == Some(&expected) {
                 break;
             }
@@ -363,7 +570,7 @@ fn run_case(seed: u64, actions: usize) -> Vec<&'static str> {
                     "seed {seed}, step {step}: the index does not match the model after {recent:?}\n got {got:?}\nwant {expected:?}"
                 );
             }
-            std::thread::sleep(Duration::from_millis(2));
+            std::thread::sleep(Duration::from_millis(1));
         }
         if step % 25 == 24 {
             check_history(&env, seed, step);
@@ -372,7 +579,7 @@ fn run_case(seed: u64, actions: usize) -> Vec<&'static str> {
     drop(tail);
     check_history(&env, seed, actions);
     check_invariants(&env.data);
-    log
+    (log, model.written)
 }
 
 /// The session's history with side chains, page by page backwards: every shown entry once, in
@@ -472,18 +679,33 @@ fn env_number(name: &str, default: u64) -> u64 {
 fn the_index_follows_a_model_through_random_file_actions() {
     let actions = env_number("SCROLLBACK_MODEL_ACTIONS", 500) as usize;
     let started = Instant::now();
-    let log: Vec<&str> = match std::env::var("SCROLLBACK_MODEL_SEED").ok().and_then(|v| v.parse().ok()) {
-        Some(seed) => run_case(seed, actions),
-        None => (0..env_number("SCROLLBACK_MODEL_CASES", 20)).flat_map(|seed| run_case(seed, actions)).collect(),
+    let seeds = match std::env::var("SCROLLBACK_MODEL_SEED").ok().and_then(|v| v.parse().ok()) {
+        Some(seed) => seed..seed + 1,
+        None => 0..env_number("SCROLLBACK_MODEL_CASES", 20),
     };
+    let (mut log, mut written) = (Vec::new(), BTreeMap::new());
+    for seed in seeds {
+        let (actions, lines) = run_case(seed, actions);
+        log.extend(actions);
+        for (agent, n) in lines {
+            *written.entry(agent).or_insert(0) += n;
+        }
+    }
     let mut counts = BTreeMap::new();
     for action in &log {
         *counts.entry(*action).or_insert(0) += 1;
     }
-    eprintln!("model test: {} actions in {:.1} s: {counts:?}", log.len(), started.elapsed().as_secs_f64());
+    eprintln!(
+        "model test: {} actions in {:.1} s: {counts:?}; lines by agent: {written:?}",
+        log.len(),
+        started.elapsed().as_secs_f64()
+    );
     if log.len() >= 1000 {
         for action in ["compress", "decompress", "delete", "rename-replace", "truncate", "restart"] {
             assert!(counts.contains_key(action), "no {action} in {} actions", log.len());
+        }
+        for agent in [Claude].into_iter().chain(OTHERS) {
+            assert!(written.contains_key(agent.name()), "no line of {agent:?} in {} actions", log.len());
         }
     }
 }

@@ -9,6 +9,7 @@
 
 use serde_json::{Value, json};
 
+use crate::util::lines::pi_message;
 use crate::util::server::Server;
 use crate::util::{Env, b64, check_invariants, fake_png};
 
@@ -25,11 +26,6 @@ type SessionRow = (String, String, Option<String>, Option<String>, Option<String
 
 fn line(v: Value) -> String {
     v.to_string() + "\n"
-}
-
-/// A `message` entry.
-fn message(id: &str, parent: &str, at: &str, message: Value) -> String {
-    line(json!({ "type": "message", "id": id, "parentId": parent, "timestamp": at, "message": message }))
 }
 
 /// An assistant message of `content`, with its own usage (input, output, cache read, cache write).
@@ -56,7 +52,7 @@ fn first_entries(photo: &[u8]) -> String {
         "{{\"type\":\"message\",\"id\":\"c3d4e5f6\",\"parentId\":\"b2c3d4e5\",\"timestamp\":\"2026-03-01T10:00:05.120Z\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"Why does the harbour build fail? See the screenshot.\"}},{{\"type\":\"image\",\"mimeType\":\"image/png\",\"data\":\"{}\"}}],\"timestamp\":1772359205100}}}}\n",
         b64(photo)
     );
-    s += &message(
+    s += &pi_message(
         "d4e5f6a7",
         "c3d4e5f6",
         "2026-03-01T10:00:09.400Z",
@@ -81,7 +77,7 @@ fn main_session(photos: &[Vec<u8>; 3]) -> Vec<u8> {
         json!({ "type": "session", "version": 3, "id": SESSION, "timestamp": "2026-03-01T10:00:00.000Z", "cwd": "/home/ana/proj" }),
     );
     s += &first_entries(&photos[0]);
-    s += &message(
+    s += &pi_message(
         "e5f6a7b8",
         "d4e5f6a7",
         "2026-03-01T10:00:09.430Z",
@@ -89,7 +85,7 @@ fn main_session(photos: &[Vec<u8>; 3]) -> Vec<u8> {
             "content": [{ "type": "text", "text": "Read image file [image/png]" }, { "type": "image", "data": b64(&photos[1]), "mimeType": "image/png" }],
             "isError": false, "timestamp": 1772359209425u64 }),
     );
-    s += &message(
+    s += &pi_message(
         "f6a7b8c9",
         "e5f6a7b8",
         "2026-03-01T10:00:12.010Z",
@@ -101,7 +97,7 @@ fn main_session(photos: &[Vec<u8>; 3]) -> Vec<u8> {
             1772359209440,
         ),
     );
-    s += &message(
+    s += &pi_message(
         "a7b8c9d0",
         "f6a7b8c9",
         "2026-03-01T10:00:12.030Z",
@@ -109,7 +105,7 @@ fn main_session(photos: &[Vec<u8>; 3]) -> Vec<u8> {
             "content": [{ "type": "text", "text": "Could not find the exact text in src/main.ts." }], "details": {}, "isError": true,
             "timestamp": 1772359212025u64 }),
     );
-    s += &message(
+    s += &pi_message(
         "b8c9d0e1",
         "a7b8c9d0",
         "2026-03-01T10:00:14.700Z",
@@ -123,7 +119,7 @@ fn main_session(photos: &[Vec<u8>; 3]) -> Vec<u8> {
     s += &line(
         json!({ "type": "session_info", "id": "c9d0e1f2", "parentId": "b8c9d0e1", "timestamp": "2026-03-01T10:01:00.000Z", "name": "Fix build import" }),
     );
-    s += &message(
+    s += &pi_message(
         "d0e1f2a3",
         "c9d0e1f2",
         "2026-03-01T10:02:00.000Z",
@@ -131,7 +127,7 @@ fn main_session(photos: &[Vec<u8>; 3]) -> Vec<u8> {
             "cancelled": false, "truncated": false, "timestamp": 1772359320000u64 }),
     );
     // `/tree` back to the first message: a sibling of the first reply, in the same file.
-    s += &message(
+    s += &pi_message(
         "1a2b3c4d",
         "c3d4e5f6",
         "2026-03-01T10:03:00.000Z",
@@ -152,7 +148,7 @@ fn main_session(photos: &[Vec<u8>; 3]) -> Vec<u8> {
     s += &line(
         json!({ "type": "label", "id": "6f708192", "parentId": "5e6f7081", "timestamp": "2026-03-01T10:04:03.000Z", "targetId": "c3d4e5f6", "label": "start" }),
     );
-    s += &message(
+    s += &pi_message(
         "708192a3",
         "6f708192",
         "2026-03-01T10:04:05.000Z",
@@ -177,7 +173,7 @@ const TORN: &str = "{\"type\":\"message\",\"id\":\"a3b4c5d6\",\"parentId\":\"819
 fn torn_rest() -> String {
     let rest = "looks fine.\"}],\"api\":\"anthropic-messages\",\"provider\":\"anthropic\",\"model\":\"claude-sonnet-4-5\",\"usage\":{\"input\":7,\"output\":9,\"cacheRead\":5000,\"cacheWrite\":0,\"totalTokens\":5016},\"stopReason\":\"stop\",\"timestamp\":1772359559000}}\n";
     rest.to_owned()
-        + &message(
+        + &pi_message(
             "b4c5d6e7",
             "a3b4c5d6",
             "2026-03-01T10:07:00.000Z",
@@ -192,13 +188,13 @@ fn fork(env: &Env, photo: &[u8]) -> String {
     let mut s = line(json!({ "type": "session", "version": 3, "id": FORK, "timestamp": "2026-03-02T09:00:00.000Z",
         "cwd": "/home/ana/proj", "parentSession": parent.to_str().unwrap() }));
     s += &first_entries(photo);
-    s += &message(
+    s += &pi_message(
         "c5d6e7f8",
         "d4e5f6a7",
         "2026-03-02T09:00:01.000Z",
         json!({ "role": "user", "content": [{ "type": "text", "text": "Now the tests too" }], "timestamp": 1772442001000u64 }),
     );
-    s += &message(
+    s += &pi_message(
         "d6e7f8a9",
         "c5d6e7f8",
         "2026-03-02T09:00:04.000Z",
@@ -215,7 +211,7 @@ fn sub_agent() -> String {
     );
     s += &line(json!({ "type": "message", "id": "e7f8a9b0", "parentId": null, "timestamp": "2026-03-01T10:02:30.100Z",
         "message": { "role": "user", "content": "Find every import of y", "timestamp": 1772359350000u64 } }));
-    s += &message(
+    s += &pi_message(
         "f8a9b0c1",
         "e7f8a9b0",
         "2026-03-01T10:02:33.000Z",

@@ -1,8 +1,17 @@
 //! The scanner against an oracle: random JSON lines with payloads at random depths and key orders,
 //! written with random escapes, fed in random chunk sizes. serde_json parses the same line (keeping
-//! key order) and a plain tree walk applies the payload rules (listed on `Scanner`); both must agree on every payload,
-//! its bytes, kind, media type and ordinal, and the stripped line must be the parsed line with each
-//! payload string replaced by the marker.
+//! key order) and a plain tree walk applies the payload rules (listed on `Scanner`); both must
+//! agree on every payload, its bytes, kind, media type and ordinal, and the stripped line must be
+//! the parsed line with each payload string replaced by the marker.
+//!
+//! The lines are each agent's (Claude Code, Codex, Gemini CLI, Qwen Code, Droid, Cursor, Pi,
+//! Copilot CLI), in its layout, with payloads in the shapes its agent writes at the places its
+//! format numbers (Anthropic image and document blocks, data URLs, MCP and Pi image blocks,
+//! Gemini's and Qwen's `inlineData` parts, a tool's `functionResponse.parts`, Qwen's compacted
+//! history, Copilot's binary assets, `blob` attachments, tool results' `contents` and
+//! `binaryResultsForLlm`, audio), payloads outside those places, and decoys without bytes
+//! (Copilot's asset references, `fileData` parts, a block quoted in text); each line is checked
+//! under its own format's block places (and by `scan_oracle::check` under every format's).
 
 use base64::Engine;
 use proptest::prelude::*;
@@ -108,12 +117,13 @@ fn shuffled(fields: Vec<(&'static str, J)>) -> impl Strategy<Value = J> {
     Just(fields).prop_shuffle().prop_map(|f| obj(f))
 }
 
-/// A block or object that may carry a payload, in one of the known shapes.
+/// A block or object that may carry a payload, in one of the known shapes (each agent's).
 fn arb_media() -> impl Strategy<Value = J> {
-    (arb_payload(), media_type(), any::<bool>(), 0..11u8).prop_flat_map(|(data, mt, escape, shape)| {
+    (arb_payload(), media_type(), any::<bool>(), 0..17u8).prop_flat_map(|(data, mt, escape, shape)| {
         let data_str = J::Str(data.clone(), escape);
         let data_url = J::Str(format!("data:{mt};base64,{data}"), escape);
         match shape {
+            // Anthropic's image block (Claude Code's, Droid's), keys in either order.
             0 => shuffled(vec![
                 ("type", s("image")),
                 ("source", obj(vec![("type", s("base64")), ("media_type", s(&mt)), ("data", data_str)])),
@@ -133,7 +143,8 @@ fn arb_media() -> impl Strategy<Value = J> {
             ])
             .boxed(),
             6 => shuffled(vec![("base64", data_str), ("type", s(&mt)), ("originalSize", J::Num(10))]).boxed(),
-            // MCP image content (Codex's `mcp_tool_call_end`).
+            // MCP image content (Codex's `mcp_tool_call_end`, Copilot's tool results), and Pi's
+            // image block (`{type:"image", data, mimeType}`, keys in any order).
             7 => shuffled(vec![("type", s("image")), ("data", data_str), ("mimeType", s(&mt))]).boxed(),
             // Gemini's `inlineData` part (an image block when its type is an image's).
             8 => shuffled(vec![("inlineData", obj(vec![("mimeType", s(&mt)), ("data", data_str)]))]).boxed(),
@@ -142,6 +153,45 @@ fn arb_media() -> impl Strategy<Value = J> {
                 ("type", s("user_message")),
                 ("images", J::Arr(vec![data_url, s("https://example.com/a.png")])),
             ])
+            .boxed(),
+            // Qwen Code's `inlineData` part, which names its file, its keys in any order.
+            10 => shuffled(vec![("data", data_str), ("mimeType", s(&mt)), ("displayName", s("shot.png"))])
+                .prop_map(|inline| obj(vec![("inlineData", inline)]))
+                .boxed(),
+            // Copilot CLI's binary asset (`session.binary_asset`'s `data`): an image, or a PDF's
+            // `resource`.
+            11 => shuffled(vec![
+                ("assetId", s("sha256:9f1c0d")),
+                ("byteLength", J::Num(70)),
+                ("data", data_str),
+                ("mimeType", s(&mt)),
+                ("type", s(if mt.starts_with("image/") { "image" } else { "resource" })),
+            ])
+            .boxed(),
+            // Copilot CLI's inline `blob` attachment.
+            12 => shuffled(vec![
+                ("type", s("blob")),
+                ("data", data_str),
+                ("mimeType", s(&mt)),
+                ("displayName", s("paste.png")),
+            ])
+            .boxed(),
+            // Copilot CLI's file attachment that names an asset: no bytes of its own.
+            13 => shuffled(vec![
+                ("type", s("file")),
+                ("path", s("/tmp/copilot-image-3fa2c1.png")),
+                ("assetId", s("sha256:9f1c0d")),
+                ("mimeType", s(&mt)),
+                ("byteLength", J::Num(70)),
+            ])
+            .boxed(),
+            // MCP audio content (Copilot's tool results): bytes, no image.
+            14 => shuffled(vec![("type", s("audio")), ("data", data_str), ("mimeType", s("audio/wav"))]).boxed(),
+            // Gemini's and Qwen's `fileData` part: a file by its URI, no bytes.
+            15 => shuffled(vec![(
+                "fileData",
+                obj(vec![("mimeType", s(&mt)), ("fileUri", s("https://example.com/a.png"))]),
+            )])
             .boxed(),
             _ => shuffled(vec![("type", s("image")), ("source", obj(vec![("type", s("base64"))]))]).boxed(),
         }
@@ -174,10 +224,178 @@ fn arb_value() -> impl Strategy<Value = J> {
     })
 }
 
-/// A whole transcript line, in one of the three agents' layouts: content blocks (media, tool
-/// results holding media, filler), and payloads outside the places too.
-fn arb_line() -> impl Strategy<Value = String> {
-    prop_oneof![2 => arb_claude_line(), 1 => arb_codex_line(), 1 => arb_gemini_line()]
+/// A whole transcript line, in one of the agents' layouts, with the name of its format: content
+/// blocks (media, tool results holding media, filler) where the agent keeps them, and payloads
+/// outside those places too.
+fn arb_line() -> impl Strategy<Value = (String, &'static str)> {
+    prop_oneof![
+        2 => arb_claude_line().prop_map(|l| (l, "claude")),
+        1 => arb_codex_line().prop_map(|l| (l, "codex")),
+        1 => arb_gemini_line().prop_map(|l| (l, "gemini")),
+        1 => arb_qwen_line().prop_map(|l| (l, "qwen")),
+        1 => arb_droid_line().prop_map(|l| (l, "droid")),
+        1 => arb_cursor_line().prop_map(|l| (l, "cursor")),
+        1 => arb_pi_line().prop_map(|l| (l, "pi")),
+        1 => arb_copilot_line().prop_map(|l| (l, "copilot")),
+    ]
+}
+
+/// Blocks of a content array: mostly media, some filler.
+fn arb_blocks(n: std::ops::Range<usize>) -> impl Strategy<Value = Vec<J>> {
+    proptest::collection::vec(prop_oneof![2 => arb_media(), 1 => arb_value()], n)
+}
+
+/// A Qwen Code record: a message's parts (a tool's `functionResponse` holding more), or a
+/// compaction's history under `systemPayload`; and a payload outside the places now and then.
+fn arb_qwen_line() -> impl Strategy<Value = String> {
+    (arb_blocks(0..5), arb_blocks(0..3), 0..3u8, proptest::option::of(arb_media()))
+        .prop_flat_map(|(parts, inner, kind, extra)| {
+            let response = obj(vec![
+                ("id", s("call_01")),
+                ("name", s("read_file")),
+                ("response", obj(vec![("output", s("Read image file"))])),
+                ("parts", J::Arr(inner)),
+            ]);
+            let mut fields = vec![
+                ("uuid", s("a2")),
+                ("parentUuid", J::Null),
+                ("sessionId", s("5f0c7a2e-1b2c-4d3e-8f90-0123456789ab")),
+                ("timestamp", s("2026-10-01T09:00:05.120Z")),
+                ("cwd", s("/home/u/demo")),
+            ];
+            match kind {
+                0 => fields.extend([
+                    ("type", s("user")),
+                    ("message", obj(vec![("role", s("user")), ("parts", J::Arr(parts))])),
+                ]),
+                1 => fields.extend([
+                    ("type", s("tool_result")),
+                    (
+                        "message",
+                        obj(vec![
+                            ("role", s("user")),
+                            ("parts", J::Arr(vec![obj(vec![("functionResponse", response)])])),
+                        ]),
+                    ),
+                ]),
+                _ => fields.extend([
+                    ("type", s("system")),
+                    ("subtype", s("chat_compression")),
+                    (
+                        "systemPayload",
+                        obj(vec![(
+                            "compressedHistory",
+                            J::Arr(vec![obj(vec![("role", s("user")), ("parts", J::Arr(parts))])]),
+                        )]),
+                    ),
+                ]),
+            }
+            if let Some(extra) = extra {
+                fields.push(("toolCallResult", extra));
+            }
+            shuffled(fields)
+        })
+        .prop_map(write)
+}
+
+/// A Factory Droid `message` line: Anthropic-style blocks, a tool result's among them.
+fn arb_droid_line() -> impl Strategy<Value = String> {
+    (arb_blocks(0..5), arb_blocks(0..3), proptest::option::of(arb_media()))
+        .prop_flat_map(|(mut content, result, extra)| {
+            content.push(obj(vec![
+                ("type", s("tool_result")),
+                ("tool_use_id", s("toolu_01")),
+                ("content", J::Arr(result)),
+            ]));
+            let mut fields = vec![
+                ("type", s("message")),
+                ("id", s("m1")),
+                ("timestamp", s("2026-06-01T10:00:00.100Z")),
+                ("parentId", s("m0")),
+                ("message", obj(vec![("role", s("user")), ("content", J::Arr(content))])),
+            ];
+            if let Some(extra) = extra {
+                fields.push(("extra", extra));
+            }
+            shuffled(fields)
+        })
+        .prop_map(write)
+}
+
+/// A Cursor line: `{role, message: {content}}` (Cursor writes no photo there, but the blocks are
+/// read where they would be).
+fn arb_cursor_line() -> impl Strategy<Value = String> {
+    arb_blocks(0..5)
+        .prop_flat_map(|content| {
+            shuffled(vec![("role", s("user")), ("message", obj(vec![("content", J::Arr(content))]))])
+        })
+        .prop_map(write)
+}
+
+/// A Pi entry: a message (a person's, or a tool's result) whose `content` holds the blocks, or an
+/// extension's `custom_message` with its own `content`.
+fn arb_pi_line() -> impl Strategy<Value = String> {
+    (arb_blocks(0..5), any::<bool>(), proptest::option::of(arb_media()))
+        .prop_flat_map(|(content, custom, extra)| {
+            let mut fields =
+                vec![("id", s("c3d4e5f6")), ("parentId", s("b2c3d4e5")), ("timestamp", s("2026-03-01T10:00:05.120Z"))];
+            if custom {
+                fields.extend([
+                    ("type", s("custom_message")),
+                    ("customType", s("note")),
+                    ("content", J::Arr(content)),
+                    ("display", J::Bool(true)),
+                ]);
+            } else {
+                fields.extend([
+                    ("type", s("message")),
+                    (
+                        "message",
+                        obj(vec![("role", s("toolResult")), ("toolCallId", s("t1")), ("content", J::Arr(content))]),
+                    ),
+                ]);
+            }
+            if let Some(extra) = extra {
+                fields.push(("details", extra));
+            }
+            shuffled(fields)
+        })
+        .prop_map(write)
+}
+
+/// A Copilot CLI event: a binary asset (its `data` the asset), a person's message with
+/// attachments, or a tool's result with `contents` and `binaryResultsForLlm`.
+fn arb_copilot_line() -> impl Strategy<Value = String> {
+    (arb_media(), arb_blocks(0..4), arb_blocks(0..3), 0..3u8)
+        .prop_flat_map(|(asset, blocks, more, kind)| {
+            let (kind, data) = match kind {
+                0 => ("session.binary_asset", asset),
+                1 => ("user.message", obj(vec![("content", s("see this")), ("attachments", J::Arr(blocks))])),
+                _ => (
+                    "tool.execution_complete",
+                    obj(vec![
+                        ("toolCallId", s("c1")),
+                        ("success", J::Bool(true)),
+                        (
+                            "result",
+                            obj(vec![
+                                ("content", s("shot")),
+                                ("contents", J::Arr(blocks)),
+                                ("binaryResultsForLlm", J::Arr(more)),
+                            ]),
+                        ),
+                    ]),
+                ),
+            };
+            shuffled(vec![
+                ("type", s(kind)),
+                ("data", data),
+                ("id", s("e2")),
+                ("timestamp", s("2026-07-01T09:00:05.100Z")),
+                ("parentId", s("e1")),
+            ])
+        })
+        .prop_map(write)
 }
 
 fn write(j: J) -> String {
@@ -280,19 +498,42 @@ fn mangled_lines_are_often_ruled_out() {
     // So that the property below is tested on lines it rules out, not only on the others.
     use proptest::strategy::ValueTree;
     let mut runner = proptest::test_runner::TestRunner::deterministic();
-    let lines: Vec<String> = (0..200).map(|_| arb_line().new_tree(&mut runner).unwrap().current()).collect();
+    let lines: Vec<String> = (0..200).map(|_| arb_line().new_tree(&mut runner).unwrap().current().0).collect();
     let ruled_out = lines.iter().filter(|l| !scan::may_hold_media(mangle(l).as_bytes())).count();
     assert!(ruled_out >= 20, "{ruled_out} of 200");
 }
 
+#[test]
+fn each_agents_lines_hold_numbered_photos_and_payloads_elsewhere() {
+    // So that the property below checks the scanner at each format's places: of each agent's
+    // generated lines, many hold an image block its places number, and many a payload they do not.
+    use proptest::strategy::ValueTree;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let mut seen: std::collections::BTreeMap<&str, (usize, usize, usize)> = std::collections::BTreeMap::new();
+    for _ in 0..900 {
+        let (line, format) = arb_line().new_tree(&mut runner).unwrap().current();
+        let places = scrollback::format::by_name(format).unwrap().block_places();
+        let (payloads, _, _, _) = scan_oracle::oracle_of(&serde_json::from_str(&line).unwrap(), places);
+        let counts = seen.entry(format).or_default();
+        counts.0 += 1;
+        counts.1 += usize::from(payloads.iter().any(|p| p.ordinal.is_some()));
+        counts.2 += usize::from(payloads.iter().any(|p| p.ordinal.is_none()));
+    }
+    assert_eq!(seen.len(), scrollback::format::FORMATS.len(), "every format's lines: {seen:?}");
+    for (format, (lines, numbered, elsewhere)) in &seen {
+        assert!(*numbered * 4 >= *lines && *elsewhere * 10 >= *lines, "{format}: {seen:?}");
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
 
     #[test]
-    fn scanner_agrees_with_a_serde_json_oracle(line in arb_line(), chunk in 1usize..4096) {
+    fn scanner_agrees_with_a_serde_json_oracle((line, format) in arb_line(), chunk in 1usize..4096) {
         // Generated lines are JSON: the scanner must accept them and agree with the tree walk
-        // (`scan_oracle::check`, which also feeds the line in other pieces).
-        let places = scrollback::format::CLAUDE.block_places();
+        // under their format's places (`scan_oracle::check`, which also feeds the line in other
+        // pieces, under every format's).
+        let places = scrollback::format::by_name(format).unwrap().block_places();
         let out = scan_oracle::scan_in_pieces(line.as_bytes(), chunk, places).expect("a valid line scans");
         let value: Value = serde_json::from_str(&line).unwrap();
         scan_oracle::agree(line.as_bytes(), &value, &out, &scan::strip(line.as_bytes(), &out.spans), places);
@@ -300,7 +541,7 @@ proptest! {
     }
 
     #[test]
-    fn lines_without_the_media_words_scan_to_nothing(line in arb_line()) {
+    fn lines_without_the_media_words_scan_to_nothing((line, _) in arb_line()) {
         // The indexer skips the scan of a line that `may_hold_media` rules out; it must be right.
         // Mangling the words turns most generated lines into ones it rules out (the rest keep a
         // `\u` escape), with all their structure left in place.

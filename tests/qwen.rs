@@ -10,6 +10,7 @@
 use serde_json::{Value, json};
 
 use crate::mcp::{call, run_plan, sdk_available, stdio_plan};
+use crate::util::lines::qwen_record;
 use crate::util::server::Server;
 use crate::util::{Env, b64, check_invariants, fake_png, media_rows};
 
@@ -18,12 +19,9 @@ const ARCHIVED: &str = "5f0c7a2e-1b2c-4d3e-8f90-0123456789ac";
 const LEGACY: &str = "5f0c7a2e-1b2c-4d3e-8f90-01234567890d";
 const CHATS: &str = "qwen/projects/-home-u-demo/chats";
 
-/// One record: the envelope Qwen Code writes on each (`createBaseRecord`), then `fields`.
+/// One record of the main chat.
 fn record(uuid: &str, parent: Option<&str>, ts: &str, kind: &str, fields: Value) -> String {
-    let mut r = json!({ "uuid": uuid, "parentUuid": parent, "sessionId": SESSION, "timestamp": ts, "type": kind,
-        "cwd": "/home/u/demo", "version": "0.24.4", "gitBranch": "main" });
-    r.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
-    r.to_string() + "\n"
+    qwen_record(SESSION, uuid, parent, ts, kind, fields)
 }
 
 /// A small PNG that decodes (what `get_photo` scales and serves).
