@@ -3,6 +3,7 @@
 //! agents' replays (repeated events, forks, rewritten messages, rewinds, checkpoints) shown as the
 //! agents show them. On generated transcripts (always) and on the corpus's public samples
 //! (`fixtures/codex`, `fixtures/gemini`; see their PROVENANCE.md), which skip without it.
+//! And [`every_agent`]: one session of each of the eight agents, for the MCP and browser tests.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -135,6 +136,183 @@ pub(crate) fn root_args(env: &Env) -> Vec<String> {
         "--root".into(),
         format!("gemini:{}", env.path("gemini/tmp").display()),
     ]
+}
+
+/// One session of an agent in the tree [`every_agent`] writes, and what a reader must see of it.
+pub(crate) struct Sample {
+    /// The format's name (`--root NAME:DIR`).
+    pub(crate) agent: &'static str,
+    /// The agent's name as the viewer says it.
+    pub(crate) display: &'static str,
+    pub(crate) session: String,
+    /// What the person typed first.
+    pub(crate) user: &'static str,
+    /// Something the agent answered.
+    pub(crate) answer: &'static str,
+    /// The photos written in the transcript (each a PNG that decodes), in line order.
+    pub(crate) photos: Vec<Vec<u8>>,
+}
+
+/// Each agent's root in the tree [`every_agent`] writes, but Claude Code's (the tree itself).
+pub(crate) const EVERY_AGENT_ROOTS: [(&str, &str); 7] = [
+    ("codex", "codex/sessions"),
+    ("gemini", "gemini/tmp"),
+    ("qwen", "qwen/projects"),
+    ("droid", "factory/sessions"),
+    ("cursor", "cursor/projects"),
+    ("pi", "pi/sessions"),
+    ("copilot", "copilot/session-state"),
+];
+
+/// `--root NAME:DIR` for each of [`EVERY_AGENT_ROOTS`] under `root`.
+pub(crate) fn every_agent_roots(root: &Path) -> Vec<String> {
+    EVERY_AGENT_ROOTS
+        .iter()
+        .flat_map(|(agent, dir)| ["--root".into(), format!("{agent}:{}", root.join(dir).display())])
+        .collect()
+}
+
+/// One session of each of the eight agents under `root`, each written by its own test file's
+/// writer, with small PNGs where the agent keeps photos in its transcript. Cursor keeps none: it
+/// saves a pasted image as a file of its own and writes only the path.
+pub(crate) fn every_agent(root: &Path) -> Vec<Sample> {
+    let put = |rel: &str, bytes: &[u8]| {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    };
+    let mut seed = 0;
+    let mut pngs = |n: usize| -> Vec<Vec<u8>> {
+        (0..n)
+            .map(|_| {
+                seed += 1;
+                scrollback::demo::png(96 + 8 * seed, 64 + 4 * seed, seed)
+            })
+            .collect()
+    };
+    let mut out = Vec::new();
+
+    let session = "c1a0de00-0000-4000-8000-0000000000e1";
+    let photos = pngs(1);
+    let cwd = "/home/u/demo";
+    put(
+        &format!("claude/-home-u-demo/{session}.jsonl"),
+        (crate::mcp::claude_line(
+            session,
+            1,
+            "user",
+            cwd,
+            serde_json::json!([{"type": "text", "text": "Why is the header crooked in this screenshot?"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(&photos[0])}}]),
+        ) + &crate::mcp::claude_line(
+            session,
+            2,
+            "assistant",
+            cwd,
+            serde_json::json!([{"type": "text", "text": "The flex row wraps at 600 px."}]),
+        ))
+            .as_bytes(),
+    );
+    out.push(Sample {
+        agent: "claude",
+        display: "Claude Code",
+        session: session.into(),
+        user: "Why is the header crooked in this screenshot?",
+        answer: "The flex row wraps at 600 px.",
+        photos,
+    });
+
+    let session = "01a0c0de-0000-7000-8000-0000000000e2";
+    let photos = pngs(4);
+    put(&rollout(session), codex_with_photos(session, photos.as_slice().try_into().unwrap()).as_bytes());
+    out.push(Sample {
+        agent: "codex",
+        display: "Codex",
+        session: session.into(),
+        user: "What is in the harbour photo?",
+        answer: "Boats in a harbour.",
+        photos,
+    });
+
+    let session = "5e55a0de-0000-4000-8000-0000000000e3";
+    let photos = pngs(2);
+    put(
+        "gemini/tmp/demo/chats/session-2026-11-30T09-00-5e55a0de.jsonl",
+        gemini_with_rewind(session, photos.as_slice().try_into().unwrap()).as_bytes(),
+    );
+    out.push(Sample {
+        agent: "gemini",
+        display: "Gemini CLI",
+        session: session.into(),
+        user: "Look at @shot.png",
+        answer: "It is a lighthouse.",
+        photos,
+    });
+
+    let photos = pngs(2);
+    let (chat, _) = crate::qwen::chat(photos.as_slice().try_into().unwrap());
+    put(&format!("{}/{}.jsonl", crate::qwen::CHATS, crate::qwen::SESSION), chat.as_bytes());
+    out.push(Sample {
+        agent: "qwen",
+        display: "Qwen Code",
+        session: crate::qwen::SESSION.into(),
+        user: "What is in @shot.png? Check app.toml too",
+        answer: "It is a gradient swatch. Reading the config next.",
+        photos,
+    });
+
+    let photos = pngs(3);
+    let mut droid = crate::droid::start("Investigate red button").into_bytes();
+    droid.extend_from_slice(&crate::droid::body(&photos).1);
+    put(&format!("factory/sessions/-w-app/{}.jsonl", crate::droid::SESSION), &droid);
+    out.push(Sample {
+        agent: "droid",
+        display: "Factory Droid",
+        session: crate::droid::SESSION.into(),
+        user: "why is the button red?",
+        answer: "Let me look at the styles.",
+        photos,
+    });
+
+    let session = "c0250000-0000-4000-8000-0000000000e6";
+    let cursor =
+        crate::cursor::asked("Why does the build badge stay red?", "Monday, Nov 30, 2026, 9:12 AM (UTC+1)", None)
+            + &crate::cursor::answer(
+                serde_json::json!([{"type": "text", "text": "The parser test fails on an empty line."}]),
+            );
+    put(&format!("cursor/projects/home-u-demo/agent-transcripts/{session}/{session}.jsonl"), cursor.as_bytes());
+    out.push(Sample {
+        agent: "cursor",
+        display: "Cursor",
+        session: session.into(),
+        user: "Why does the build badge stay red?",
+        answer: "The parser test fails on an empty line.",
+        photos: Vec::new(),
+    });
+
+    let photos = pngs(3);
+    put(crate::pi::MAIN, &crate::pi::main_session(photos.as_slice().try_into().unwrap()));
+    out.push(Sample {
+        agent: "pi",
+        display: "Pi",
+        session: crate::pi::SESSION.into(),
+        user: "Why does the harbour build fail? See the screenshot.",
+        answer: "Let me look at the second screenshot.",
+        photos,
+    });
+
+    let photos = pngs(4);
+    let lines = crate::copilot::session_lines(photos.as_slice().try_into().unwrap());
+    put(&crate::copilot::events_path(crate::copilot::SESSION), &crate::copilot::session_file(&lines));
+    out.push(Sample {
+        agent: "copilot",
+        display: "Copilot CLI",
+        session: crate::copilot::SESSION.into(),
+        user: "Why does this button render blank?",
+        answer: "Let me look at the stylesheet.",
+        photos,
+    });
+    out
 }
 
 fn index_roots(env: &Env) -> String {

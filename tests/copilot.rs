@@ -10,14 +10,14 @@ use serde_json::{Value, json};
 use crate::util::server::Server;
 use crate::util::{Env, b64, check_invariants, fake_png, hash_hex};
 
-const SESSION: &str = "0b6a7c9e-1f2d-4e3a-9b8c-7d6e5f4a3b21";
+pub(crate) const SESSION: &str = "0b6a7c9e-1f2d-4e3a-9b8c-7d6e5f4a3b21";
 const FLAT: &str = "0b6a7c9e-0000-4e3a-9b8c-000000000f1a";
 
 /// A session's id, agent, title, project and git branch.
 type SessionRow = (String, String, Option<String>, Option<String>, Option<String>);
 
 /// The session's events file, relative to the tree.
-fn events_path(session: &str) -> String {
+pub(crate) fn events_path(session: &str) -> String {
     format!("copilot/session-state/{session}/events.jsonl")
 }
 
@@ -35,7 +35,7 @@ fn event(kind: &str, data: Value, n: u32, agent: Option<&str>) -> String {
 
 /// The session's lines, one event kind after another. `photos`: an asset's, an inline blob's, a
 /// tool result's and a 2 MB asset's.
-fn session_lines(photos: &[Vec<u8>; 4]) -> Vec<String> {
+pub(crate) fn session_lines(photos: &[Vec<u8>; 4]) -> Vec<String> {
     let mut n = 0;
     let mut next = |kind: &str, data: Value| {
         n += 1;
@@ -150,7 +150,7 @@ fn session_lines(photos: &[Vec<u8>; 4]) -> Vec<String> {
 }
 
 /// The session's file: its lines, a non-UTF-8 line among them, and a torn last line.
-fn session_file(lines: &[String]) -> Vec<u8> {
+pub(crate) fn session_file(lines: &[String]) -> Vec<u8> {
     let mut bytes: Vec<u8> = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         bytes.extend_from_slice(line.as_bytes());

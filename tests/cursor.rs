@@ -17,7 +17,7 @@ fn line(v: Value) -> String {
     v.to_string() + "\n"
 }
 
-fn asked(query: &str, time: &str, photo: Option<&str>) -> String {
+pub(crate) fn asked(query: &str, time: &str, photo: Option<&str>) -> String {
     let files = photo.map_or(String::new(), |p| {
         format!("[Image]\n<image_files>\nThe following images were provided by the user and saved to the workspace for future use:\n1. {p}\n\nThese images can be copied for use in other locations.\n</image_files>\n")
     });
@@ -25,7 +25,7 @@ fn asked(query: &str, time: &str, photo: Option<&str>) -> String {
         {"type": "text", "text": format!("{files}<timestamp>{time}</timestamp>\n<user_query>\n{query}\n</user_query>")}]}}))
 }
 
-fn answer(blocks: Value) -> String {
+pub(crate) fn answer(blocks: Value) -> String {
     line(json!({"role": "assistant", "message": {"content": blocks}}))
 }
 

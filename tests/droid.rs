@@ -9,14 +9,14 @@ use serde_json::{Value, json};
 use crate::util::server::Server;
 use crate::util::{Env, b64, check_invariants, fake_png};
 
-const SESSION: &str = "7d3c2a10-4b1e-4c2a-9f00-1a2b3c4d5e6f";
+pub(crate) const SESSION: &str = "7d3c2a10-4b1e-4c2a-9f00-1a2b3c4d5e6f";
 const OLD: &str = "0a1b2c3d-0000-4000-8000-00000000d001";
 
 fn line(v: Value) -> String {
     v.to_string() + "\n"
 }
 
-fn start(title: &str) -> String {
+pub(crate) fn start(title: &str) -> String {
     line(json!({"type": "session_start", "id": SESSION, "title": "why is the button red", "sessionTitle": title,
         "owner": "alice", "version": 2, "cwd": "/w/app", "hostId": "h1"}))
 }
@@ -24,7 +24,7 @@ fn start(title: &str) -> String {
 /// The session after its first line: context for the model, a photo and a question, an answer that
 /// thinks and calls two tools, their results (one failed, one with a photo), the to-do list, a
 /// compaction, a huge photo line, a line that is not UTF-8, and a torn last line.
-fn body(photos: &[Vec<u8>]) -> (String, Vec<u8>) {
+pub(crate) fn body(photos: &[Vec<u8>]) -> (String, Vec<u8>) {
     let image =
         |p: &Vec<u8>| json!({"type": "image", "source": {"type": "base64", "data": b64(p), "media_type": "image/png"}});
     let mut s = String::new();

@@ -12,9 +12,10 @@ use serde_json::{Value, json};
 use crate::util::server::Server;
 use crate::util::{Env, b64, check_invariants, fake_png};
 
-const SESSION: &str = "019ca8d7-2d00-7c31-9d5e-2f6a8b1c3d4e";
+pub(crate) const SESSION: &str = "019ca8d7-2d00-7c31-9d5e-2f6a8b1c3d4e";
 const FORK: &str = "019cae00-1a00-7c31-9d5e-2f6a8b1c3d4f";
-const MAIN: &str = "pi/sessions/--home-ana-proj--/2026-03-01T10-00-00-000Z_019ca8d7-2d00-7c31-9d5e-2f6a8b1c3d4e.jsonl";
+pub(crate) const MAIN: &str =
+    "pi/sessions/--home-ana-proj--/2026-03-01T10-00-00-000Z_019ca8d7-2d00-7c31-9d5e-2f6a8b1c3d4e.jsonl";
 const FORKED: &str =
     "pi/sessions/--home-ana-proj--/2026-03-02T09-00-00-000Z_019cae00-1a00-7c31-9d5e-2f6a8b1c3d4f.jsonl";
 const SUB: &str = "pi/sessions/--home-ana-proj--/2026-03-01T10-00-00-000Z_019ca8d7-2d00-7c31-9d5e-2f6a8b1c3d4e/run1/run-0/session.jsonl";
@@ -76,7 +77,7 @@ fn first_entries(photo: &[u8]) -> String {
 /// builds `{type, data, mimeType}`), a failed edit, the answer, a title, a shell command, a branch
 /// left for another, its summary, a compaction, an extension's messages and state, a label, an
 /// errored response, a 2 MB photo, a line that is not UTF-8, and half a line.
-fn main_session(photos: &[Vec<u8>; 3]) -> Vec<u8> {
+pub(crate) fn main_session(photos: &[Vec<u8>; 3]) -> Vec<u8> {
     let mut s = line(
         json!({ "type": "session", "version": 3, "id": SESSION, "timestamp": "2026-03-01T10:00:00.000Z", "cwd": "/home/ana/proj" }),
     );

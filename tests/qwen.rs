@@ -13,10 +13,10 @@ use crate::mcp::{call, run_plan, sdk_available, stdio_plan};
 use crate::util::server::Server;
 use crate::util::{Env, b64, check_invariants, fake_png, media_rows};
 
-const SESSION: &str = "5f0c7a2e-1b2c-4d3e-8f90-0123456789ab";
+pub(crate) const SESSION: &str = "5f0c7a2e-1b2c-4d3e-8f90-0123456789ab";
 const ARCHIVED: &str = "5f0c7a2e-1b2c-4d3e-8f90-0123456789ac";
 const LEGACY: &str = "5f0c7a2e-1b2c-4d3e-8f90-01234567890d";
-const CHATS: &str = "qwen/projects/-home-u-demo/chats";
+pub(crate) const CHATS: &str = "qwen/projects/-home-u-demo/chats";
 
 /// One record: the envelope Qwen Code writes on each (`createBaseRecord`), then `fields`.
 fn record(uuid: &str, parent: Option<&str>, ts: &str, kind: &str, fields: Value) -> String {
@@ -36,7 +36,7 @@ fn real_png() -> Vec<u8> {
 
 /// The main chat: `photos[0]` pasted by the person, `photos[1]` (2 MB) returned by a tool. Ends
 /// with a torn record (no newline yet).
-fn chat(photos: &[Vec<u8>; 2]) -> (String, String) {
+pub(crate) fn chat(photos: &[Vec<u8>; 2]) -> (String, String) {
     let mut s = record(
         "a1",
         None,
