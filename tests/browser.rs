@@ -127,9 +127,9 @@ fn fixtures(root: &Path) {
 
     // 46: one session of each agent, and what each must show.
     let every = root.join("every");
-    let samples = crate::agents::every_agent(&every);
+    let samples = crate::util::fixtures::every_agent(&every);
     let roots: Vec<String> =
-        crate::agents::EVERY_AGENT_ROOTS.iter().map(|(agent, dir)| format!("{agent}:{dir}")).collect();
+        crate::util::fixtures::EVERY_AGENT_ROOTS.iter().map(|(agent, dir)| format!("{agent}:{dir}")).collect();
     let expect: Vec<Value> = samples
         .iter()
         .map(|s| {

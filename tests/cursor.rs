@@ -6,28 +6,13 @@
 
 use serde_json::{Value, json};
 
+use crate::util::fixtures::cursor::{answer, asked, line};
 use crate::util::server::Server;
 use crate::util::{Env, check_invariants};
 
 const NESTED: &str = "3f0c9a52-1b7e-4d2a-9c11-0a6b5e7d2f44";
 const FLAT: &str = "9a1b2c3d-0000-4000-8000-00000000c001";
 const CHILD: &str = "5c4b3a29-0000-4000-8000-00000000c002";
-
-fn line(v: Value) -> String {
-    v.to_string() + "\n"
-}
-
-pub(crate) fn asked(query: &str, time: &str, photo: Option<&str>) -> String {
-    let files = photo.map_or(String::new(), |p| {
-        format!("[Image]\n<image_files>\nThe following images were provided by the user and saved to the workspace for future use:\n1. {p}\n\nThese images can be copied for use in other locations.\n</image_files>\n")
-    });
-    line(json!({"role": "user", "message": {"content": [
-        {"type": "text", "text": format!("{files}<timestamp>{time}</timestamp>\n<user_query>\n{query}\n</user_query>")}]}}))
-}
-
-pub(crate) fn answer(blocks: Value) -> String {
-    line(json!({"role": "assistant", "message": {"content": blocks}}))
-}
 
 fn root(env: &Env) -> String {
     format!("cursor:{}", env.path("cursor/projects").display())
