@@ -9,7 +9,8 @@ import shutil
 import sqlite3
 import sys
 
-import compare
+sys.dont_write_bytecode = True  # no __pycache__ in benches/ from importing compare.py
+import compare  # noqa: E402
 
 
 def main():
