@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """Writes a synthetic transcript tree for benchmarks, shaped like Claude Code's.
 
-  gen_corpus.py image OUT_DIR [MB]     image-heavy: user lines with ~1 MB pasted photos (default 300 MB)
+  gen_corpus.py image OUT_DIR [MB [FORMAT]]
+                                       image-heavy: user lines with ~1 MB pasted photos (default 300 MB),
+                                       in the JSONL format of FORMAT: claude (the default), codex, gemini,
+                                       qwen, droid, pi or copilot; the same sessions, texts and photos in
+                                       each, laid out as that agent's root holds them (cursor keeps no
+                                       photos in its transcripts, so it has no image corpus)
   gen_corpus.py text  OUT_DIR [LINES]  text: user/assistant/tool lines, no photos (default 200000 lines)
   gen_corpus.py cjk   OUT_DIR [LINES]  the same lines in Chinese and Japanese, written without spaces
                                        and as UTF-8, as Claude Code writes them (default 50000 lines)
@@ -31,6 +36,7 @@
 Deterministic (seeded), so runs compare like with like.
 """
 import base64
+import calendar
 import json
 import os
 import random
@@ -69,38 +75,163 @@ def base_line(rng, session, kind, parent, n, cwd):
     }
 
 
-def image_corpus(out, megabytes):
+def image_corpus(out, megabytes, fmt="claude"):
+    """The image-heavy corpus in the JSONL format of agent `fmt` (see FORMATS): the same sessions,
+    lines, texts and photos whatever the format (the photos' bytes are seeded; the corpus ends where
+    Claude Code's would, so each format holds the same photos and only the envelopes differ)."""
     rng = random.Random(7)
+    photo_rng = random.Random(8)
+    write = FORMATS[fmt]
     target = megabytes * 1_000_000
     written = 0
     files = 0
     while written < target:
         session = str(uuid.UUID(int=rng.getrandbits(128)))
-        project = os.path.join(out, "-home-user-project-%d" % (files % 5))
-        os.makedirs(project, exist_ok=True)
-        path = os.path.join(project, session + ".jsonl")
+        lines = []
         parent = None
+        for n in range(40):
+            if n % 4 == 0:
+                photo = photo_rng.randbytes(rng.randint(500_000, 950_000))
+                line = base_line(rng, session, "user", parent, n, "/home/user/project")
+                text = "[Image #1] " + sentence(rng, 20)
+                data = base64.b64encode(photo).decode()
+                line["message"] = {"role": "user", "content": [
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}},
+                    {"type": "text", "text": text},
+                ]}
+            else:
+                line = base_line(rng, session, "assistant", parent, n, "/home/user/project")
+                text = sentence(rng, 60)
+                data = None
+                line["message"] = {"role": "assistant", "id": "msg_%d" % n, "model": "claude",
+                                   "content": [{"type": "text", "text": text}]}
+            parent = line["uuid"]
+            lines.append((line, text, data))
+            # Counted as Claude Code's line, so that every format stops at the same line.
+            written += len(json.dumps(line, separators=(",", ":"))) + 1
+            if written >= target:
+                break
+        path, body = write(out, files, session, lines)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:
-            for n in range(40):
-                if n % 4 == 0:
-                    photo = os.urandom(rng.randint(500_000, 950_000))
-                    line = base_line(rng, session, "user", parent, n, "/home/user/project")
-                    line["message"] = {"role": "user", "content": [
-                        {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                                     "data": base64.b64encode(photo).decode()}},
-                        {"type": "text", "text": "[Image #1] " + sentence(rng, 20)},
-                    ]}
-                else:
-                    line = base_line(rng, session, "assistant", parent, n, "/home/user/project")
-                    line["message"] = {"role": "assistant", "id": "msg_%d" % n, "model": "claude",
-                                       "content": [{"type": "text", "text": sentence(rng, 60)}]}
-                parent = line["uuid"]
-                data = json.dumps(line, separators=(",", ":")) + "\n"
-                f.write(data)
-                written += len(data)
-                if written >= target:
-                    break
+            f.writelines(json.dumps(v, separators=(",", ":")) + "\n" for v in body)
         files += 1
+
+
+# How each agent writes the image corpus's sessions: `(out, n, session, lines)` -> (the file's path,
+# its lines as JSON values). `lines` holds (Claude Code's line, its text, its photo's base64 or
+# None); the other formats take the uuid, parent, time and text from it. Cursor keeps no photos in
+# its transcripts (it saves a pasted image as a file and writes the path), so it has none here.
+
+def claude_session(out, n, session, lines):
+    return os.path.join(out, "-home-user-project-%d" % (n % 5), session + ".jsonl"), [line for line, _, _ in lines]
+
+
+def millis(ts):
+    return calendar.timegm(time.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S")) * 1000 + int(ts[20:23])
+
+
+def codex_session(out, n, session, lines):
+    day = 1 + n % 28
+    path = os.path.join(out, "2026", "01", "%02d" % day, "rollout-2026-01-%02dT10-00-00-%s.jsonl" % (day, session))
+    body = [{"timestamp": lines[0][0]["timestamp"], "type": "session_meta",
+             "payload": {"id": session, "cwd": "/home/user/project", "cli_version": "0.128.0", "model_provider": "openai"}}]
+    for line, text, data in lines:
+        ts = line["timestamp"]
+        if data is None:
+            body.append({"timestamp": ts, "type": "response_item", "payload": {"type": "message", "role": "assistant",
+                         "content": [{"type": "output_text", "text": text}]}})
+            continue
+        url = "data:image/png;base64," + data
+        body.append({"timestamp": ts, "type": "response_item", "payload": {"type": "message", "role": "user", "content": [
+            {"type": "input_image", "image_url": url}, {"type": "input_text", "text": text}]}})
+        # Codex repeats the message, photos and all, in its event.
+        body.append({"timestamp": ts, "type": "event_msg", "payload": {"type": "user_message", "message": text, "images": [url]}})
+    return path, body
+
+
+def gemini_session(out, n, session, lines):
+    path = os.path.join(out, "%08x" % (n % 5), "chats", "session-2026-01-01T10-00-%s.jsonl" % session[:8])
+    body = [{"sessionId": session, "projectHash": "%08x" % (n % 5), "startTime": lines[0][0]["timestamp"], "kind": "main"}]
+    for line, text, data in lines:
+        if data is None:
+            body.append({"id": line["uuid"], "timestamp": line["timestamp"], "type": "gemini", "content": text,
+                         "model": "gemini-2.5-pro"})
+        else:
+            body.append({"id": line["uuid"], "timestamp": line["timestamp"], "type": "user",
+                         "content": [{"inlineData": {"mimeType": "image/png", "data": data}}, {"text": text}]})
+    return path, body
+
+
+def qwen_session(out, n, session, lines):
+    path = os.path.join(out, "-home-user-project-%d" % (n % 5), "chats", session + ".jsonl")
+    body = []
+    for line, text, data in lines:
+        record = {"uuid": line["uuid"], "parentUuid": line["parentUuid"], "sessionId": session,
+                  "timestamp": line["timestamp"], "cwd": "/home/user/project", "version": "0.24.4", "gitBranch": "main"}
+        if data is None:
+            record.update(type="assistant", model="qwen3-coder-plus",
+                          message={"role": "model", "parts": [{"text": text}]})
+        else:
+            record.update(type="user", message={"role": "user", "parts": [
+                {"inlineData": {"data": data, "mimeType": "image/png"}}, {"text": text}]})
+        body.append(record)
+    return path, body
+
+
+def droid_session(out, n, session, lines):
+    path = os.path.join(out, "-home-user-project-%d" % (n % 5), session + ".jsonl")
+    body = [{"type": "session_start", "id": session, "title": lines[0][1][:40], "owner": "user", "version": 2,
+             "cwd": "/home/user/project"}]
+    for line, text, data in lines:
+        content = [{"type": "text", "text": text}]
+        if data is not None:
+            content.insert(0, {"type": "image", "source": {"type": "base64", "data": data, "media_type": "image/png"}})
+        message = {"type": "message", "id": line["uuid"], "timestamp": line["timestamp"], "parentId": line["parentUuid"],
+                   "message": {"role": "user" if data is not None else "assistant", "content": content}}
+        if message["parentId"] is None:
+            del message["parentId"]
+        body.append(message)
+    return path, body
+
+
+def pi_session(out, n, session, lines):
+    path = os.path.join(out, "--home-user-project-%d--" % (n % 5), "2026-01-01T00-00-00-000Z_%s.jsonl" % session)
+    body = [{"type": "session", "version": 3, "id": session, "timestamp": lines[0][0]["timestamp"], "cwd": "/home/user/project"}]
+    for line, text, data in lines:
+        at = millis(line["timestamp"])
+        if data is None:
+            message = {"role": "assistant", "content": [{"type": "text", "text": text}], "api": "anthropic-messages",
+                       "provider": "anthropic", "model": "claude-sonnet-4-5",
+                       "usage": {"input": 100, "output": 60, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 160},
+                       "stopReason": "stop", "timestamp": at}
+        else:
+            message = {"role": "user", "content": [{"type": "text", "text": text},
+                                                   {"type": "image", "mimeType": "image/png", "data": data}], "timestamp": at}
+        body.append({"type": "message", "id": line["uuid"][:8], "parentId": line["parentUuid"] and line["parentUuid"][:8],
+                     "timestamp": line["timestamp"], "message": message})
+    return path, body
+
+
+def copilot_session(out, n, session, lines):
+    path = os.path.join(out, session, "events.jsonl")
+    first = lines[0][0]
+    body = [{"type": "session.start", "data": {"sessionId": session, "version": 1, "producer": "copilot-agent",
+             "copilotVersion": "1.0.70", "startTime": first["timestamp"], "context": {"cwd": "/home/user/project"}},
+             "id": session + "-0", "timestamp": first["timestamp"], "parentId": None}]
+    for line, text, data in lines:
+        if data is None:
+            kind, event = "assistant.message", {"messageId": line["uuid"], "content": text, "model": "claude-sonnet-4.5"}
+        else:
+            kind, event = "user.message", {"content": text, "attachments": [
+                {"type": "blob", "data": data, "mimeType": "image/png", "displayName": "paste.png"}]}
+        body.append({"type": kind, "data": event, "id": line["uuid"], "timestamp": line["timestamp"],
+                     "parentId": body[-1]["id"]})
+    return path, body
+
+
+FORMATS = {"claude": claude_session, "codex": codex_session, "gemini": gemini_session, "qwen": qwen_session,
+           "droid": droid_session, "pi": pi_session, "copilot": copilot_session}
 
 
 def text_corpus(out, lines):
@@ -754,7 +885,7 @@ def main():
     if kind == "codex":
         codex_corpus(out, int(sys.argv[3]) if len(sys.argv) > 3 else 1000)
     elif kind == "image":
-        image_corpus(out, int(sys.argv[3]) if len(sys.argv) > 3 else 300)
+        image_corpus(out, int(sys.argv[3]) if len(sys.argv) > 3 else 300, sys.argv[4] if len(sys.argv) > 4 else "claude")
     elif kind == "text":
         text_corpus(out, int(sys.argv[3]) if len(sys.argv) > 3 else 200_000)
     else:

@@ -7,114 +7,9 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use crate::util::lines::codex_line;
+use crate::util::fixtures::{codex, gemini};
 use crate::util::server::Server;
 use crate::util::{Env, b64, check_invariants, corpus, fake_png};
-
-/// A Codex rollout's name for thread `id`.
-pub(crate) fn rollout(id: &str) -> String {
-    format!("codex/sessions/2026/11/30/rollout-2026-11-30T10-00-00-{id}.jsonl")
-}
-
-/// A generated rollout with a photo in the user's message, one in a tool output, one in an MCP
-/// result, the event that repeats the message (with the photo in `images`), and a 3 MB photo.
-pub(crate) fn codex_with_photos(id: &str, photos: &[Vec<u8>; 4]) -> String {
-    let url = |p: &[u8]| format!("data:image/png;base64,{}", b64(p));
-    let mut s = codex_line(
-        "2026-11-30T10:00:00.000Z",
-        "session_meta",
-        serde_json::json!({ "id": id, "cwd": "/work/demo", "cli_version": "0.128.0" }),
-    );
-    s += &codex_line(
-        "2026-11-30T10:00:01.000Z",
-        "response_item",
-        serde_json::json!({ "type": "message", "role": "user", "content": [
-        { "type": "input_text", "text": "<environment_context>\n  <cwd>/work/demo</cwd>\n</environment_context>" } ] }),
-    );
-    s += &codex_line(
-        "2026-11-30T10:00:02.000Z",
-        "response_item",
-        serde_json::json!({ "type": "message", "role": "user", "content": [
-        { "type": "input_text", "text": "<image name=[Image #1]>" }, { "type": "input_image", "image_url": url(&photos[0]) },
-        { "type": "input_text", "text": "</image>" }, { "type": "input_text", "text": "What is in the harbour photo?" } ] }),
-    );
-    s += &codex_line(
-        "2026-11-30T10:00:02.001Z",
-        "event_msg",
-        serde_json::json!({ "type": "user_message",
-        "message": "What is in the harbour photo?", "images": [url(&photos[0])] }),
-    );
-    s += &codex_line(
-        "2026-11-30T10:00:03.000Z",
-        "response_item",
-        serde_json::json!({ "type": "function_call", "name": "view_image",
-        "arguments": "{\"path\":\"shot.png\"}", "call_id": "c1" }),
-    );
-    s += &codex_line(
-        "2026-11-30T10:00:04.000Z",
-        "response_item",
-        serde_json::json!({ "type": "function_call_output", "call_id": "c1",
-        "output": [{ "type": "input_text", "text": "the screenshot" }, { "type": "input_image", "image_url": url(&photos[1]) }] }),
-    );
-    s += &codex_line(
-        "2026-11-30T10:00:05.000Z",
-        "event_msg",
-        serde_json::json!({ "type": "mcp_tool_call_end",
-        "result": { "Ok": { "content": [{ "type": "image", "data": b64(&photos[2]), "mimeType": "image/png" }] } } }),
-    );
-    s += &codex_line(
-        "2026-11-30T10:00:06.000Z",
-        "response_item",
-        serde_json::json!({ "type": "message", "role": "assistant",
-        "content": [{ "type": "output_text", "text": "Boats in a harbour." }] }),
-    );
-    s += &codex_line(
-        "2026-11-30T10:00:06.001Z",
-        "event_msg",
-        serde_json::json!({ "type": "agent_message", "message": "Boats in a harbour." }),
-    );
-    s += &codex_line(
-        "2026-11-30T10:00:07.000Z",
-        "response_item",
-        serde_json::json!({ "type": "message", "role": "user",
-        "content": [{ "type": "input_image", "image_url": url(&photos[3]) }] }),
-    );
-    s
-}
-
-/// A generated Gemini chat: a photo in the user's content and one in a tool result, a message
-/// rewritten as it grows, and a rewind that undoes two messages.
-pub(crate) fn gemini_with_rewind(session: &str, photos: &[Vec<u8>; 2]) -> String {
-    let line = |v: serde_json::Value| v.to_string() + "\n";
-    let mut s = line(
-        serde_json::json!({ "sessionId": session, "projectHash": "0f", "startTime": "2026-11-30T09:00:00.000Z", "kind": "main" }),
-    );
-    s += &line(serde_json::json!({ "id": "u1", "timestamp": "2026-11-30T09:00:01.000Z", "type": "user",
-        "content": [{ "text": "Look at @shot.png" }, { "inlineData": { "mimeType": "image/png", "data": b64(&photos[0]) } }],
-        "displayContent": [{ "text": "Look at @shot.png" }] }));
-    s += &line(
-        serde_json::json!({ "id": "m1", "timestamp": "2026-11-30T09:00:02.000Z", "type": "gemini", "content": "", "tokens": null }),
-    );
-    s += &line(
-        serde_json::json!({ "id": "m1", "timestamp": "2026-11-30T09:00:02.000Z", "type": "gemini", "content": "It is a lighthouse.",
-        "toolCalls": [{ "id": "t1", "name": "read_file", "args": { "file_path": "b.png" }, "status": "success",
-            "result": [{ "functionResponse": { "id": "t1", "name": "read_file", "response": { "output": "read" },
-                "parts": [{ "inlineData": { "mimeType": "image/png", "data": b64(&photos[1]) } }] } }] }] }),
-    );
-    s += &line(serde_json::json!({ "$set": { "lastUpdated": "2026-11-30T09:00:02.001Z" } }));
-    s += &line(
-        serde_json::json!({ "id": "u2", "timestamp": "2026-11-30T09:01:00.000Z", "type": "user", "content": [{ "text": "Wrong one, undo" }] }),
-    );
-    s += &line(
-        serde_json::json!({ "id": "m2", "timestamp": "2026-11-30T09:01:01.000Z", "type": "gemini", "content": "Undoing." }),
-    );
-    s += &line(serde_json::json!({ "$rewindTo": "u2" }));
-    s += &line(
-        serde_json::json!({ "id": "u3", "timestamp": "2026-11-30T09:02:00.000Z", "type": "user", "content": [{ "text": "Describe the colours" }] }),
-    );
-    s += &line(serde_json::json!({ "$set": { "summary": "A lighthouse photo" } }));
-    s
-}
 
 /// The uuids a session's history shows, in order (side chains included).
 fn shown(conn: &rusqlite::Connection, session: &str) -> Vec<String> {
@@ -144,10 +39,10 @@ fn generated_codex_and_gemini_transcripts_keep_every_photo_and_replay_as_their_a
     let codex_photos = [fake_png(1, 300), fake_png(2, 400), fake_png(3, 500), fake_png(4, 3 << 20)];
     let gemini_photos = [fake_png(5, 600), fake_png(6, 700)];
     let thread = "01a0c0de-0000-7000-8000-0000000000f1";
-    let codex = env.write(&rollout(thread), codex_with_photos(thread, &codex_photos));
+    let codex = env.write(&codex::rollout(thread), codex::with_photos(thread, &codex_photos));
     let chat = env.write(
         "gemini/tmp/demo/chats/session-2026-11-30T09-00-5e55a0de.jsonl",
-        gemini_with_rewind("5e55a0de-1", &gemini_photos),
+        gemini::with_rewind("5e55a0de-1", &gemini_photos),
     );
     env.write(
         "gemini/tmp/demo/chats/session-2026-03-01T08-00-5e55a0de.json",
@@ -233,10 +128,10 @@ fn the_api_filters_by_agent_and_serves_each_agents_photos() {
     let env = Env::new();
     let photos = [fake_png(11, 300), fake_png(12, 400), fake_png(13, 500), fake_png(14, 600)];
     let thread = "01a0c0de-0000-7000-8000-0000000000f2";
-    env.write(&rollout(thread), codex_with_photos(thread, &photos));
+    env.write(&codex::rollout(thread), codex::with_photos(thread, &photos));
     env.write(
         "gemini/tmp/demo/chats/session-2026-11-30T09-00-5e55a0de.jsonl",
-        gemini_with_rewind("5e55a0de-2", &[fake_png(15, 300), fake_png(16, 300)]),
+        gemini::with_rewind("5e55a0de-2", &[fake_png(15, 300), fake_png(16, 300)]),
     );
     let missing = env.path("nowhere");
     let mut args = root_args(&env);
@@ -300,7 +195,7 @@ fn a_rollout_compressed_and_decompressed_again_is_one_transcript_read_once_with_
     let env = Env::new();
     let photos = [fake_png(21, 300), fake_png(22, 400), fake_png(23, 500), fake_png(24, 3 << 20)];
     let thread = "01a0c0de-0000-7000-8000-0000000000f3";
-    let plain = env.write(&rollout(thread), codex_with_photos(thread, &photos));
+    let plain = env.write(&codex::rollout(thread), codex::with_photos(thread, &photos));
     assert!(index_roots(&env).starts_with("indexed 1 files, 10 lines"));
     let before = file_rows(&env);
     let ids: Vec<i64> = env
@@ -335,7 +230,7 @@ fn a_rollout_compressed_and_decompressed_again_is_one_transcript_read_once_with_
     let run = env.run(&["export", thread, "--format", "jsonl", "-o", out.to_str().unwrap()]);
     let said = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success() && !said.contains("index's copy"), "{said}");
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), codex_with_photos(thread, &photos));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), codex::with_photos(thread, &photos));
     let vault: String = env.conn().query_row("SELECT vault FROM files", [], |r| r.get(0)).unwrap();
     assert!(vault.ends_with(".jsonl.zst"), "{vault}");
     let linked = std::fs::metadata(&vault).unwrap();
@@ -355,7 +250,7 @@ fn a_rollout_compressed_and_decompressed_again_is_one_transcript_read_once_with_
 
     // While both names exist the plain one is read: a compressed twin beside it is not a second copy.
     let extra_photo = fake_png(25, 800);
-    let line = codex_line(
+    let line = codex::line(
         "2026-11-30T10:01:00.000Z",
         "response_item",
         serde_json::json!({ "type": "message", "role": "user", "content": [
@@ -390,8 +285,8 @@ fn a_rollout_compressed_and_decompressed_again_is_one_transcript_read_once_with_
 
     // A compressed file that does not decode is said, and the others are indexed all the same.
     let other = "01a0c0de-0000-7000-8000-0000000000f4";
-    let good = env.write(&rollout(other), codex_with_photos(other, &photos));
-    let broken = env.path(&rollout("01a0c0de-0000-7000-8000-0000000000f5")).with_extension("jsonl.zst");
+    let good = env.write(&codex::rollout(other), codex::with_photos(other, &photos));
+    let broken = env.path(&codex::rollout("01a0c0de-0000-7000-8000-0000000000f5")).with_extension("jsonl.zst");
     let mut torn = zstd::stream::encode_all(&std::fs::read(&good).unwrap()[..], 3).unwrap();
     torn.truncate(torn.len() / 2);
     std::fs::write(&broken, torn).unwrap();
@@ -408,7 +303,7 @@ fn huge_codex_and_gemini_lines_index_with_their_photos_byte_exact_and_none_of_th
     // 48 MiB photos: 64 MiB of base64 in one line each.
     let (codex_photo, gemini_photo) = (fake_png(31, 48 << 20), fake_png(32, 48 << 20));
     let thread = "01a0c0de-0000-7000-8000-0000000000f6";
-    let mut rollout_body = codex_line(
+    let mut rollout_body = codex::line(
         "2026-11-30T10:00:00.000Z",
         "session_meta",
         serde_json::json!({ "id": thread, "cwd": "/work/demo" }),
@@ -417,7 +312,7 @@ fn huge_codex_and_gemini_lines_index_with_their_photos_byte_exact_and_none_of_th
         "{{\"timestamp\":\"2026-11-30T10:00:01.000Z\",\"type\":\"response_item\",\"payload\":{{\"type\":\"function_call_output\",\"call_id\":\"c1\",\"output\":[{{\"type\":\"input_text\",\"text\":\"a full-page screenshot\"}},{{\"type\":\"input_image\",\"image_url\":\"data:image/png;base64,{}\"}}]}}}}\n",
         b64(&codex_photo)
     );
-    let codex = env.write(&rollout(thread), rollout_body);
+    let codex = env.write(&codex::rollout(thread), rollout_body);
     let mut chat_body =
         serde_json::json!({ "sessionId": "5e55a0de-9", "startTime": "2026-11-30T09:00:00.000Z" }).to_string() + "\n";
     chat_body += &format!(
@@ -572,10 +467,10 @@ fn a_rebuild_derives_each_agents_rows_by_its_own_format() {
     let env = Env::new();
     let codex_photos = [fake_png(1, 300), fake_png(2, 400), fake_png(3, 500), fake_png(4, 600)];
     let thread = "01a0c0de-0000-7000-8000-0000000000f2";
-    env.write(&rollout(thread), codex_with_photos(thread, &codex_photos));
+    env.write(&codex::rollout(thread), codex::with_photos(thread, &codex_photos));
     env.write(
         "gemini/tmp/demo/chats/session-2026-11-30T09-00-5e55a0df.jsonl",
-        gemini_with_rewind("5e55a0df-1", &[fake_png(5, 600), fake_png(6, 700)]),
+        gemini::with_rewind("5e55a0df-1", &[fake_png(5, 600), fake_png(6, 700)]),
     );
     index_roots(&env);
     let before = derived(&env);
@@ -596,7 +491,7 @@ fn a_gone_transcript_keeps_its_agent_through_a_rebuild() {
     let env = Env::new();
     let codex_photos = [fake_png(1, 300), fake_png(2, 400), fake_png(3, 500), fake_png(4, 600)];
     let thread = "01a0c0de-0000-7000-8000-0000000000f3";
-    let rollout_path = env.write(&rollout(thread), codex_with_photos(thread, &codex_photos));
+    let rollout_path = env.write(&codex::rollout(thread), codex::with_photos(thread, &codex_photos));
     index_roots(&env);
     std::fs::remove_file(&rollout_path).unwrap();
     index_roots(&env);
@@ -619,19 +514,19 @@ fn a_gone_transcript_keeps_its_agent_through_a_rebuild() {
 fn a_zstd_bomb_is_refused_at_its_bound_remembered_and_read_again_once_it_changes() {
     let env = Env::new();
     let thread = "01a0c0de-0000-7000-8000-0000000000b8";
-    let meta = codex_line(
+    let meta = codex::line(
         "2026-11-30T10:00:00.000Z",
         "session_meta",
         serde_json::json!({ "id": thread, "cwd": "/work/demo" }),
     );
     // 8 MB of one repeated line: a few kilobytes compressed.
-    let filler = codex_line(
+    let filler = codex::line(
         "2026-11-30T10:00:01.000Z",
         "event_msg",
         serde_json::json!({ "type": "agent_message", "message": "x".repeat(1000) }),
     );
     let bomb = meta.clone() + &filler.repeat(8 << 20 >> 10);
-    let plain = env.write(&rollout(thread), &bomb);
+    let plain = env.write(&codex::rollout(thread), &bomb);
     let packed = compress_like_codex(&plain);
     assert!(std::fs::metadata(&packed).unwrap().len() < 100_000);
     let run = || {
@@ -655,7 +550,7 @@ fn a_zstd_bomb_is_refused_at_its_bound_remembered_and_read_again_once_it_changes
     assert!(log.contains("refused before"), "{log}");
     // Once it changes (a rollout under the bound in its place), it is read.
     std::fs::remove_file(&packed).unwrap();
-    let plain = env.write(&rollout(thread), meta + &filler);
+    let plain = env.write(&codex::rollout(thread), meta + &filler);
     compress_like_codex(&plain);
     let out = run();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

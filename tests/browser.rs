@@ -125,6 +125,28 @@ fn fixtures(root: &Path) {
     write(root, "search", &body);
     grouped(root);
 
+    // 46: one session of each agent, and what each must show.
+    let every = root.join("every");
+    let samples = crate::util::fixtures::every_agent(&every);
+    let roots: Vec<String> =
+        crate::util::fixtures::EVERY_AGENT_ROOTS.iter().map(|(agent, dir)| format!("{agent}:{dir}")).collect();
+    let expect: Vec<Value> = samples
+        .iter()
+        .map(|s| {
+            let sizes: Vec<[u32; 2]> = s
+                .photos
+                .iter()
+                .map(|p| {
+                    let img = image::load_from_memory(p).unwrap();
+                    [img.width(), img.height()]
+                })
+                .collect();
+            json!({ "agent": s.agent, "display": s.display, "session": s.session, "user": s.user, "answer": s.answer,
+                "photos": sizes })
+        })
+        .collect();
+    std::fs::write(every.join("every.json"), json!({ "roots": roots, "sessions": expect }).to_string()).unwrap();
+
     // 11: a conversation whose sub-agent's transcript arrives while it is open.
     let at = |n: usize, s: u32| json!({"uuid": format!("m{n}"), "timestamp": format!("2026-11-02T10:00:{s:02}.000Z")});
     let mut body = String::new();
@@ -543,5 +565,5 @@ fn the_viewer_in_headless_chromium() {
         .find_map(|l| l.strip_prefix("# pass "))
         .and_then(|n| n.trim().parse().ok())
         .expect("node --test reports how many passed");
-    assert!(passed >= if only.is_some() { 1 } else { 33 }, "only {passed} browser scenarios passed:\n{stdout}");
+    assert!(passed >= if only.is_some() { 1 } else { 34 }, "only {passed} browser scenarios passed:\n{stdout}");
 }

@@ -7,154 +7,14 @@
 
 use serde_json::{Value, json};
 
-use crate::util::lines::copilot_event;
+use crate::util::fixtures::copilot::{SESSION, event, events_path, session_file, session_lines};
 use crate::util::server::Server;
-use crate::util::{Env, b64, check_invariants, fake_png, hash_hex};
+use crate::util::{Env, check_invariants, fake_png, hash_hex};
 
-const SESSION: &str = "0b6a7c9e-1f2d-4e3a-9b8c-7d6e5f4a3b21";
 const FLAT: &str = "0b6a7c9e-0000-4e3a-9b8c-000000000f1a";
 
 /// A session's id, agent, title, project and git branch.
 type SessionRow = (String, String, Option<String>, Option<String>, Option<String>);
-
-/// The session's events file, relative to the tree.
-fn events_path(session: &str) -> String {
-    format!("copilot/session-state/{session}/events.jsonl")
-}
-
-/// The session's lines, one event kind after another. `photos`: an asset's, an inline blob's, a
-/// tool result's and a 2 MB asset's.
-fn session_lines(photos: &[Vec<u8>; 4]) -> Vec<String> {
-    let mut n = 0;
-    let mut next = |kind: &str, data: Value| {
-        n += 1;
-        copilot_event(kind, data, n, None)
-    };
-    let mut lines = vec![
-        next(
-            "session.start",
-            json!({ "sessionId": SESSION, "version": 1, "producer": "copilot-agent",
-            "copilotVersion": "1.0.70", "startTime": "2026-07-01T09:00:00.000Z", "selectedModel": "claude-sonnet-4.5",
-            "context": { "cwd": "/work/shop", "gitRoot": "/work/shop", "branch": "main" } }),
-        ),
-        next("session.model_change", json!({ "newModel": "claude-sonnet-4.5" })),
-        next(
-            "system.message",
-            json!({ "role": "system", "content": "You are the GitHub Copilot CLI. Secret prompt words." }),
-        ),
-        next(
-            "session.binary_asset",
-            json!({ "assetId": "sha256:9f1c", "byteLength": photos[0].len(),
-            "data": b64(&photos[0]), "mimeType": "image/png", "type": "image" }),
-        ),
-        next(
-            "user.message",
-            json!({ "content": "Why does this button render blank? [image: shot.png]",
-            "transformedContent": "<current_datetime>2026-07-01</current_datetime>\nWhy does this button render blank?",
-            "attachments": [
-                { "type": "file", "path": "/tmp/copilot-image-3fa2c1.png", "displayName": "shot.png",
-                  "assetId": "sha256:9f1c", "mimeType": "image/png", "byteLength": photos[0].len() },
-                { "type": "blob", "data": b64(&photos[1]), "mimeType": "image/png", "displayName": "paste.png" },
-                { "type": "selection", "filePath": "/work/shop/button.css", "displayName": "button.css",
-                  "text": ".btn { color: white }" } ],
-            "agentMode": "interactive", "interactionId": "int-1" }),
-        ),
-        next("assistant.turn_start", json!({ "turnId": "0", "model": "claude-sonnet-4.5" })),
-        next("assistant.reasoning", json!({ "reasoningId": "r-1", "content": "The button is white on white." })),
-        next(
-            "assistant.message",
-            json!({ "messageId": "m-1", "content": "Let me look at the stylesheet.",
-            "model": "claude-sonnet-4.5", "outputTokens": 58, "turnId": "0", "toolRequests": [
-                { "toolCallId": "toolu_01", "name": "view", "arguments": { "path": "/work/shop/button.css" }, "type": "function" },
-                { "toolCallId": "toolu_02", "name": "bash", "arguments": "{\"command\":\"npm run lint:css\"}", "type": "function" } ] }),
-        ),
-        next(
-            "tool.execution_start",
-            json!({ "toolCallId": "toolu_01", "toolName": "view",
-            "arguments": { "path": "/work/shop/button.css" } }),
-        ),
-        next(
-            "tool.execution_complete",
-            json!({ "toolCallId": "toolu_01", "success": true, "result": {
-            "content": "1. .btn { color: white; background: white; }",
-            "detailedContent": "1. .btn { color: white; background: white; }",
-            "contents": [{ "type": "text", "text": "rendered" }, { "type": "image", "data": b64(&photos[2]), "mimeType": "image/png" }] } }),
-        ),
-        next(
-            "tool.execution_start",
-            json!({ "toolCallId": "toolu_02", "toolName": "bash",
-            "arguments": { "command": "npm run lint:css" } }),
-        ),
-        next(
-            "tool.execution_complete",
-            json!({ "toolCallId": "toolu_02", "success": false,
-            "error": { "message": "npm ERR! Missing script: \"lint:css\"", "code": "failure" } }),
-        ),
-        next(
-            "assistant.message",
-            json!({ "messageId": "m-2", "content": "Text and background are both white; set `color` to `#222`.",
-            "model": "claude-sonnet-4.5", "outputTokens": 31, "turnId": "0" }),
-        ),
-        next("assistant.turn_end", json!({ "turnId": "0" })),
-        next(
-            "subagent.started",
-            json!({ "toolCallId": "toolu_03", "agentName": "explore", "agentDisplayName": "Explore" }),
-        ),
-    ];
-    n += 1;
-    lines.push(copilot_event(
-        "user.message",
-        json!({ "content": "Find every white-on-white rule" }),
-        n,
-        Some("explore-1"),
-    ));
-    n += 1;
-    lines.push(copilot_event(
-        "assistant.message",
-        json!({ "messageId": "m-3", "content": "Only .btn has one.", "model": "gpt-5-mini", "outputTokens": 9 }),
-        n,
-        Some("explore-1"),
-    ));
-    let mut next = |kind: &str, data: Value| {
-        n += 1;
-        copilot_event(kind, data, n, None)
-    };
-    lines.extend([
-        next("subagent.completed", json!({ "toolCallId": "toolu_03", "agentName": "explore", "agentDisplayName": "Explore" })),
-        next("abort", json!({ "reason": "user_initiated" })),
-        next("session.error", json!({ "errorType": "rate_limit", "message": "Rate limited, retrying." })),
-        next("session.compaction_complete", json!({ "success": true, "summaryContent": "We found the white-on-white button." })),
-        next("session.shutdown", json!({ "shutdownType": "routine", "totalPremiumRequests": 1, "sessionStartTime": 1782896400000u64,
-            "modelMetrics": {
-                "claude-sonnet-4.5": { "requests": { "count": 2, "cost": 1 },
-                    "usage": { "inputTokens": 24100, "outputTokens": 89, "cacheReadTokens": 18000, "cacheWriteTokens": 5200, "reasoningTokens": 0 } },
-                "gpt-5-mini": { "requests": { "count": 1, "cost": 0 },
-                    "usage": { "inputTokens": 1000, "outputTokens": 9, "cacheReadTokens": 0, "cacheWriteTokens": 0 } } } })),
-        next("session.resume", json!({ "resumeTime": "2026-07-01T10:00:00.000Z", "eventCount": 22 })),
-        next("session.binary_asset", json!({ "assetId": "sha256:big", "byteLength": photos[3].len(),
-            "data": b64(&photos[3]), "mimeType": "image/png", "type": "image" })),
-        next("user.message", json!({ "content": "And this much bigger screenshot?",
-            "attachments": [{ "type": "file", "path": "/tmp/big.png", "displayName": "big.png", "assetId": "sha256:big" }] })),
-        next("assistant.message", json!({ "messageId": "m-4", "content": "The same bug, at full size.", "outputTokens": 12 })),
-        next("session.shutdown", json!({ "shutdownType": "routine", "sessionStartTime": 1782900000000u64,
-            "modelMetrics": { "claude-sonnet-4.5": { "requests": { "count": 1, "cost": 1 },
-                "usage": { "inputTokens": 30000, "outputTokens": 12, "cacheReadTokens": 24000, "cacheWriteTokens": 0 } } } })),
-    ]);
-    lines
-}
-
-/// The session's file: its lines, a non-UTF-8 line among them, and a torn last line.
-fn session_file(lines: &[String]) -> Vec<u8> {
-    let mut bytes: Vec<u8> = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        bytes.extend_from_slice(line.as_bytes());
-        if i == 2 {
-            bytes.extend_from_slice(b"{\"type\":\"session.info\",\"data\":{\"message\":\"caf\xe9\"}}\n");
-        }
-    }
-    bytes.extend_from_slice(br#"{"type":"assistant.message","data":{"content":"half writ"#);
-    bytes
-}
 
 fn roots(env: &Env) -> Vec<String> {
     vec!["--root".into(), format!("copilot:{}", env.path("copilot/session-state").display())]
@@ -197,14 +57,14 @@ fn a_copilot_session_is_read_with_its_photos_tools_tokens_and_rewinds() {
     let events = env.write(&events_path(SESSION), session_file(&lines));
     // The older flat layout, and a session folder's other files, which are not transcripts.
     let flat = [
-        copilot_event(
+        event(
             "session.start",
             json!({ "sessionId": FLAT, "copilotVersion": "0.0.350", "context": { "cwd": "/work/old" } }),
             1,
             None,
         ),
-        copilot_event("user.message", json!({ "content": "Hello from the flat layout" }), 2, None),
-        copilot_event("assistant.message", json!({ "content": "Hi." }), 3, None),
+        event("user.message", json!({ "content": "Hello from the flat layout" }), 2, None),
+        event("assistant.message", json!({ "content": "Hi." }), 3, None),
     ]
     .concat();
     env.write(&format!("copilot/session-state/{FLAT}.jsonl"), &flat);
@@ -352,7 +212,7 @@ fn a_copilot_session_is_read_with_its_photos_tools_tokens_and_rewinds() {
     // goes on appending. Read again from its start: the rewound events are gone, nothing doubled.
     let kept = &lines[..23];
     let mut rewound = kept.concat();
-    rewound += &copilot_event("user.message", json!({ "content": "Try a darker grey instead" }), 24, None);
+    rewound += &event("user.message", json!({ "content": "Try a darker grey instead" }), 24, None);
     std::fs::write(&events, &rewound).unwrap();
     index(&env);
     let after = shown(&env, SESSION);
@@ -369,7 +229,7 @@ fn a_copilot_session_is_read_with_its_photos_tools_tokens_and_rewinds() {
     server.wait_for_sessions(2);
     env.append(
         &events_path(SESSION),
-        copilot_event("assistant.message", json!({ "content": "Use #222 for the text." }), 25, None),
+        event("assistant.message", json!({ "content": "Use #222 for the text." }), 25, None),
     );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {

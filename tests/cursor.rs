@@ -6,21 +6,13 @@
 
 use serde_json::{Value, json};
 
-use crate::util::lines::cursor_asked;
+use crate::util::fixtures::cursor::{answer, asked, line};
 use crate::util::server::Server;
 use crate::util::{Env, check_invariants};
 
 const NESTED: &str = "3f0c9a52-1b7e-4d2a-9c11-0a6b5e7d2f44";
 const FLAT: &str = "9a1b2c3d-0000-4000-8000-00000000c001";
 const CHILD: &str = "5c4b3a29-0000-4000-8000-00000000c002";
-
-fn line(v: Value) -> String {
-    v.to_string() + "\n"
-}
-
-fn answer(blocks: Value) -> String {
-    line(json!({"role": "assistant", "message": {"content": blocks}}))
-}
 
 fn root(env: &Env) -> String {
     format!("cursor:{}", env.path("cursor/projects").display())
@@ -34,11 +26,8 @@ fn index(env: &Env) -> String {
 fn cursor_transcripts_read_as_cursor_shows_them() {
     let env = Env::new();
     let shot = "/home/ana/.cursor/projects/home-ana-src-demo/assets/shot-7d1e2c3a.png";
-    let mut nested = cursor_asked(
-        "The build badge is red. Fix the failing test.",
-        "Monday, Nov 30, 2026, 9:12 AM (UTC+1)",
-        Some(shot),
-    );
+    let mut nested =
+        asked("The build badge is red. Fix the failing test.", "Monday, Nov 30, 2026, 9:12 AM (UTC+1)", Some(shot));
     nested += &answer(json!([{"type": "text", "text": "[REDACTED]"}]));
     nested += &answer(json!([{"type": "text", "text": "I'll look at the test output first.[REDACTED]"},
         {"type": "tool_use", "name": "Shell", "input": {"command": "cargo test -q", "working_directory": "/home/ana/src/demo"}}]));
@@ -46,7 +35,7 @@ fn cursor_transcripts_read_as_cursor_shows_them() {
         "input": {"path": "/home/ana/src/demo/src/lib.rs", "old_string": "a - b", "new_string": "a + b"}},
         {"type": "text", "text": "Fixed `add`: it was subtracting.[REDACTED]"}]));
     nested += &line(json!({"type": "turn_ended", "status": "success"}));
-    nested += &cursor_asked("now delete the tmp dir", "Monday, Nov 30, 2026, 9:20 AM (UTC+1)", None);
+    nested += &asked("now delete the tmp dir", "Monday, Nov 30, 2026, 9:20 AM (UTC+1)", None);
     nested += &answer(json!([{"type": "tool_use", "name": "Task",
         "input": {"description": "Find tmp users", "prompt": "List files that use tmp/", "subagent_type": "explore"}}]));
     // A 3 MB line: a long file written whole.
@@ -118,7 +107,7 @@ fn cursor_transcripts_read_as_cursor_shows_them() {
     // The torn line completed, and a turn appended: only they are read.
     env.append(
         &format!("{dir}/{NESTED}/{NESTED}.jsonl"),
-        "ne.\"}]}}\n".to_owned() + &cursor_asked("thanks", "Monday, Nov 30, 2026, 9:31 AM (UTC+1)", None),
+        "ne.\"}]}}\n".to_owned() + &asked("thanks", "Monday, Nov 30, 2026, 9:31 AM (UTC+1)", None),
     );
     let summary = index(&env);
     assert!(summary.starts_with("indexed 1 files, 2 lines"), "{summary}");

@@ -6,61 +6,11 @@
 
 use serde_json::{Value, json};
 
+use crate::util::fixtures::droid::{SESSION, body, line, start};
 use crate::util::server::Server;
-use crate::util::{Env, b64, check_invariants, fake_png};
+use crate::util::{Env, check_invariants, fake_png};
 
-const SESSION: &str = "7d3c2a10-4b1e-4c2a-9f00-1a2b3c4d5e6f";
 const OLD: &str = "0a1b2c3d-0000-4000-8000-00000000d001";
-
-fn line(v: Value) -> String {
-    v.to_string() + "\n"
-}
-
-fn start(title: &str) -> String {
-    line(json!({"type": "session_start", "id": SESSION, "title": "why is the button red", "sessionTitle": title,
-        "owner": "alice", "version": 2, "cwd": "/w/app", "hostId": "h1"}))
-}
-
-/// The session after its first line: context for the model, a photo and a question, an answer that
-/// thinks and calls two tools, their results (one failed, one with a photo), the to-do list, a
-/// compaction, a huge photo line, a line that is not UTF-8, and a torn last line.
-fn body(photos: &[Vec<u8>]) -> (String, Vec<u8>) {
-    let image =
-        |p: &Vec<u8>| json!({"type": "image", "source": {"type": "base64", "data": b64(p), "media_type": "image/png"}});
-    let mut s = String::new();
-    s += &line(json!({"type": "message", "id": "m0", "timestamp": "2026-06-01T10:00:00.000Z",
-        "message": {"role": "user", "content": [{"type": "text", "text": "<system-reminder>\nCWD: /w/app\n</system-reminder>"}],
-        "visibility": "llm_only"}}));
-    s += &line(json!({"type": "message", "id": "m1", "timestamp": "2026-06-01T10:00:00.100Z", "parentId": "m0",
-        "message": {"role": "user", "content": [image(&photos[0]), {"type": "text", "text": "why is the button red?"}],
-        "userMessageSource": "cli_tui", "visibility": "both"}}));
-    s += &line(json!({"type": "message", "id": "m2", "timestamp": "2026-06-01T10:00:04.512Z", "parentId": "m1",
-        "message": {"role": "assistant", "modelId": "claude-opus-4-5", "content": [
-            {"type": "thinking", "signature": "sig", "signatureProvider": "anthropic", "thinking": "Check the stylesheet."},
-            {"type": "text", "text": "Let me look at the styles."},
-            {"type": "tool_use", "id": "toolu_01", "name": "Read", "input": {"file_path": "/w/app/shot.png"}},
-            {"type": "tool_use", "id": "toolu_02", "name": "Execute", "input": {"command": "cat missing.css"}}]}}));
-    s += &line(json!({"type": "message", "id": "m3", "timestamp": "2026-06-01T10:00:05.020Z", "parentId": "m2",
-        "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_01", "content": [image(&photos[1])]},
-            {"type": "tool_result", "tool_use_id": "toolu_02", "is_error": true,
-             "content": "Error: Command failed (exit code: 1)\ncat: missing.css: No such file or directory"}]}}));
-    s += &line(json!({"type": "todo_state", "id": "t1", "timestamp": "2026-06-01T10:00:05.100Z",
-        "todos": {"todos": [{"content": "Fix button colour", "status": "in_progress"}]}, "messageIndex": 3}));
-    s += &line(json!({"type": "compaction_state", "id": "c1", "timestamp": "2026-06-01T11:30:00.000Z",
-        "summaryText": "The red comes from App.css line 12.", "summaryTokens": 42, "summaryKind": "llm_summary",
-        "anchorMessage": {"id": "m3", "index": 3}, "removedCount": 3}));
-    s += &line(json!({"type": "message", "id": "m4", "timestamp": "2026-06-01T11:31:00.000Z", "parentId": "m3",
-        "message": {"role": "user", "content": [image(&photos[2]), {"type": "text", "text": "and this full-size one?"}],
-        "visibility": "both"}, "compactionSummaryId": "c1"}));
-    let mut bytes = s.into_bytes();
-    bytes.extend_from_slice(
-        b"{\"type\":\"message\",\"id\":\"m5\",\"message\":{\"role\":\"user\",\"content\":\"\xff\xfe\"}}\n",
-    );
-    let torn = b"{\"type\":\"message\",\"id\":\"m6\",\"timestamp\":\"2026-06-01T11:32";
-    bytes.extend_from_slice(torn);
-    (String::from_utf8_lossy(&bytes).into_owned(), bytes)
-}
 
 fn root(env: &Env) -> String {
     format!("droid:{}", env.path("factory/sessions").display())

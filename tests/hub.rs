@@ -147,15 +147,15 @@ fn three_hosts_push_to_one_hub_and_it_holds_the_union_of_their_answers() {
     let desk = Env::new();
     let thread = "01a0c0de-0000-7000-8000-0000000000f1";
     desk.write(
-        &crate::agents::rollout(thread),
-        crate::agents::codex_with_photos(
+        &crate::util::fixtures::codex::rollout(thread),
+        crate::util::fixtures::codex::with_photos(
             thread,
             &[fake_png(21, 300), fake_png(22, 400), fake_png(23, 500), fake_png(24, 600)],
         ),
     );
     desk.write(
         "gemini/tmp/demo/chats/session-2026-11-30T09-00-5e55a0de.jsonl",
-        crate::agents::gemini_with_rewind("5e55a0de-1", &[fake_png(25, 600), shared.clone()]),
+        crate::util::fixtures::gemini::with_rewind("5e55a0de-1", &[fake_png(25, 600), shared.clone()]),
     );
     // Host "box": Claude Code in Chinese and Japanese, with the laptop's photo.
     let others = Env::new();

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
+use crate::util::fixtures::claude;
 use crate::util::server::Server;
 use crate::util::{Env, hash_hex};
 
@@ -75,18 +76,6 @@ fn page(tool: &str, args: Value, cursor: &str) -> Value {
     json!({ "tool": tool, "args": args, "cursor": cursor })
 }
 
-/// A Claude Code line of `session` in project `cwd`.
-fn claude_line(session: &str, n: u32, kind: &str, cwd: &str, content: Value) -> String {
-    let line = json!({
-        "parentUuid": (n > 1).then(|| format!("{session}-{:04}", n - 1)),
-        "isSidechain": false, "cwd": cwd, "sessionId": session, "type": kind,
-        "uuid": format!("{session}-{n:04}"),
-        "timestamp": format!("2026-10-0{}T10:{:02}:00.000Z", 1 + n / 50, n % 50),
-        "message": { "role": kind, "content": content },
-    });
-    format!("{line}\n")
-}
-
 /// A noisy RGB PNG of `w` × `h`: it does not compress, so it is about `3 w h` bytes.
 pub(crate) fn noisy_png(w: u32, h: u32) -> Vec<u8> {
     let mut img = image::RgbImage::new(w, h);
@@ -112,8 +101,8 @@ fn tools_session() -> (String, Vec<u8>) {
     let s = TOOLS_SESSION;
     let b64 = crate::util::b64(&big);
     let mut text = String::new();
-    text += &claude_line(s, 1, "user", OTHER_PROJECT, json!("缓存策略怎么定? 再構築のときにキャッシュを消す"));
-    text += &claude_line(
+    text += &claude::line(s, 1, "user", OTHER_PROJECT, json!("缓存策略怎么定? 再構築のときにキャッシュを消す"));
+    text += &claude::line(
         s,
         2,
         "assistant",
@@ -124,7 +113,7 @@ fn tools_session() -> (String, Vec<u8>) {
             {"type": "tool_use", "id": "t2", "name": "Edit", "input": {"file_path": "src/cache.rs", "old_string": "a", "new_string": "b\nc"}}
         ]),
     );
-    text += &claude_line(
+    text += &claude::line(
         s,
         3,
         "user",
@@ -132,7 +121,7 @@ fn tools_session() -> (String, Vec<u8>) {
         json!([{"type": "tool_result", "tool_use_id": "t1", "content": "On branch main\nnothing to commit", "is_error": false},
                {"type": "tool_result", "tool_use_id": "t2", "content": "permission denied", "is_error": true}]),
     );
-    text += &claude_line(
+    text += &claude::line(
         s,
         4,
         "user",
@@ -526,7 +515,7 @@ fn indexed(env: &Env, session: &str) -> bool {
 
 fn add_session(env: &Env, n: u32) -> String {
     let id = format!("0f000000-elec-4000-8000-{n:012}");
-    env.write(&format!("p/{id}.jsonl"), claude_line(&id, 1, "user", "/work/p", json!(format!("election step {n}"))));
+    env.write(&format!("p/{id}.jsonl"), claude::line(&id, 1, "user", "/work/p", json!(format!("election step {n}"))));
     id
 }
 
@@ -863,4 +852,55 @@ fn hostile_content_cannot_pass_for_the_frame_and_every_answer_keeps_its_budget()
         .flat_map(|a| a["structured"]["entries"].as_array().unwrap().iter().map(|e| e["cursor"].as_i64().unwrap()))
         .collect();
     assert!(read.len() >= 4 && pages[3].as_array().unwrap().len() < 10, "{read:?}");
+}
+
+/// #38: over MCP, served by `serve`, `read_session` reads a session of each of the eight agents as
+/// text (what the person typed and what the agent answered), and `get_photo` serves each photo
+/// written in it byte-exact, by its ref (Cursor keeps no photo in its transcripts).
+#[test]
+fn read_session_and_get_photo_work_on_a_session_of_every_agent() {
+    if !sdk_available() {
+        return;
+    }
+    let env = Env::new();
+    let samples = crate::util::fixtures::every_agent(&env.root);
+    let roots = crate::util::fixtures::every_agent_roots(&env.root);
+    env.index_roots(&roots);
+    let indexed = photos(&env);
+    let mut calls: Vec<Value> =
+        samples.iter().map(|s| call("read_session", json!({"session": s.session, "limit": 100}))).collect();
+    let mut wanted = Vec::new();
+    for s in &samples {
+        for p in &s.photos {
+            let hash = hash_hex(p);
+            let (r, _) = indexed
+                .iter()
+                .find(|(r, h)| *h == hash && r.starts_with(&format!("{}/", s.session)))
+                .unwrap_or_else(|| panic!("{}: a photo of {} bytes has no ref in {indexed:?}", s.agent, p.len()));
+            calls.push(call("get_photo", json!({"ref": r})));
+            wanted.push((s.agent, r.clone(), p));
+        }
+    }
+    assert_eq!(samples.iter().filter(|s| s.photos.is_empty()).map(|s| s.agent).collect::<Vec<_>>(), ["cursor"]);
+    let server = Server::start(&env, &roots.iter().map(String::as_str).collect::<Vec<_>>());
+    server.wait_for_sessions(samples.len());
+    let report = run_plan(&env, &http_plan(&server.base, None, &calls, &[]));
+    let answers = report["calls"].as_array().unwrap();
+    assert_eq!(answers.len(), samples.len() + wanted.len());
+    for (s, a) in samples.iter().zip(answers) {
+        assert_eq!(a["isError"], false, "{}: {a}", s.agent);
+        let text = a["text"].as_str().unwrap();
+        let id = &s.session;
+        assert!(text.starts_with(&format!("Session {id}")) || text.starts_with(&format!("Session {id:?}")), "{text}");
+        for said in [s.user, s.answer] {
+            assert!(text.contains(said), "{}: {said:?} is not in:\n{text}", s.agent);
+        }
+        assert!(!text.contains(scrollback::STRIPPED_MEDIA_MARKER), "{}: a marker reached the text", s.agent);
+    }
+    for ((agent, r, png), a) in wanted.iter().zip(&answers[samples.len()..]) {
+        assert_eq!(a["isError"], false, "{agent} {r}: {a}");
+        assert_eq!(a["images"][0]["mime"], "image/png", "{agent} {r}");
+        let bytes = decode(a["images"][0]["data"].as_str().unwrap());
+        assert!(bytes == **png, "{agent} {r}: {} bytes served, not the {} written", bytes.len(), png.len());
+    }
 }

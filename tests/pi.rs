@@ -9,13 +9,11 @@
 
 use serde_json::{Value, json};
 
-use crate::util::lines::pi_message;
+use crate::util::fixtures::pi::{MAIN, SESSION, assistant, first_entries, line, main_session, message};
 use crate::util::server::Server;
-use crate::util::{Env, b64, check_invariants, fake_png};
+use crate::util::{Env, check_invariants, fake_png};
 
-const SESSION: &str = "019ca8d7-2d00-7c31-9d5e-2f6a8b1c3d4e";
 const FORK: &str = "019cae00-1a00-7c31-9d5e-2f6a8b1c3d4f";
-const MAIN: &str = "pi/sessions/--home-ana-proj--/2026-03-01T10-00-00-000Z_019ca8d7-2d00-7c31-9d5e-2f6a8b1c3d4e.jsonl";
 const FORKED: &str =
     "pi/sessions/--home-ana-proj--/2026-03-02T09-00-00-000Z_019cae00-1a00-7c31-9d5e-2f6a8b1c3d4f.jsonl";
 const SUB: &str = "pi/sessions/--home-ana-proj--/2026-03-01T10-00-00-000Z_019ca8d7-2d00-7c31-9d5e-2f6a8b1c3d4e/run1/run-0/session.jsonl";
@@ -24,156 +22,11 @@ const V1: &str = "pi/sessions/--home-ana-old--/2025-12-08T22-41-05-306Z_d97339c6
 /// A session's id, agent, title, project and parent.
 type SessionRow = (String, String, Option<String>, Option<String>, Option<String>);
 
-fn line(v: Value) -> String {
-    v.to_string() + "\n"
-}
-
-/// An assistant message of `content`, with its own usage (input, output, cache read, cache write).
-fn assistant(content: Value, usage: [u64; 4], stop: &str, started: u64) -> Value {
-    json!({ "role": "assistant", "content": content, "api": "anthropic-messages", "provider": "anthropic",
-        "model": "claude-sonnet-4-5",
-        "usage": { "input": usage[0], "output": usage[1], "cacheRead": usage[2], "cacheWrite": usage[3],
-            "totalTokens": usage.iter().sum::<u64>(),
-            "cost": { "input": 0.001, "output": 0.002, "cacheRead": 0, "cacheWrite": 0, "total": 0.003 } },
-        "stopReason": stop, "timestamp": started })
-}
-
-/// The main session's first entries (a fork copies these): the model and thinking level pi writes
-/// at a session's start, a person's message with a photo, the reply that reads a file.
-fn first_entries(photo: &[u8]) -> String {
-    let mut s = line(
-        json!({ "type": "model_change", "id": "a1b2c3d4", "parentId": null, "timestamp": "2026-03-01T10:00:00.010Z", "provider": "anthropic", "modelId": "claude-sonnet-4-5" }),
-    );
-    s += &line(
-        json!({ "type": "thinking_level_change", "id": "b2c3d4e5", "parentId": "a1b2c3d4", "timestamp": "2026-03-01T10:00:00.011Z", "thinkingLevel": "medium" }),
-    );
-    // `file-processor.ts` builds `{type, mimeType, data}`.
-    s += &format!(
-        "{{\"type\":\"message\",\"id\":\"c3d4e5f6\",\"parentId\":\"b2c3d4e5\",\"timestamp\":\"2026-03-01T10:00:05.120Z\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"Why does the harbour build fail? See the screenshot.\"}},{{\"type\":\"image\",\"mimeType\":\"image/png\",\"data\":\"{}\"}}],\"timestamp\":1772359205100}}}}\n",
-        b64(photo)
-    );
-    s += &pi_message(
-        "d4e5f6a7",
-        "c3d4e5f6",
-        "2026-03-01T10:00:09.400Z",
-        assistant(
-            json!([{ "type": "thinking", "thinking": "The screenshot shows a missing module.", "thinkingSignature": "EqQBCkYIBRgCKkD" },
-                { "type": "text", "text": "Let me look at the second screenshot." },
-                { "type": "toolCall", "id": "toolu_01A", "name": "read", "arguments": { "path": "shot2.png" } }]),
-            [1200, 85, 0, 3100],
-            "toolUse",
-            1772359205130,
-        ),
-    );
-    s
-}
-
-/// The main session up to a torn last line: `first_entries`, then a tool's photo (`read.ts`
-/// builds `{type, data, mimeType}`), a failed edit, the answer, a title, a shell command, a branch
-/// left for another, its summary, a compaction, an extension's messages and state, a label, an
-/// errored response, a 2 MB photo, a line that is not UTF-8, and half a line.
-fn main_session(photos: &[Vec<u8>; 3]) -> Vec<u8> {
-    let mut s = line(
-        json!({ "type": "session", "version": 3, "id": SESSION, "timestamp": "2026-03-01T10:00:00.000Z", "cwd": "/home/ana/proj" }),
-    );
-    s += &first_entries(&photos[0]);
-    s += &pi_message(
-        "e5f6a7b8",
-        "d4e5f6a7",
-        "2026-03-01T10:00:09.430Z",
-        json!({ "role": "toolResult", "toolCallId": "toolu_01A", "toolName": "read",
-            "content": [{ "type": "text", "text": "Read image file [image/png]" }, { "type": "image", "data": b64(&photos[1]), "mimeType": "image/png" }],
-            "isError": false, "timestamp": 1772359209425u64 }),
-    );
-    s += &pi_message(
-        "f6a7b8c9",
-        "e5f6a7b8",
-        "2026-03-01T10:00:12.010Z",
-        assistant(
-            json!([{ "type": "toolCall", "id": "toolu_01B", "name": "edit",
-                "arguments": { "path": "src/main.ts", "oldText": "import x from 'y'", "newText": "import x from './y'" } }]),
-            [40, 60, 4300, 0],
-            "toolUse",
-            1772359209440,
-        ),
-    );
-    s += &pi_message(
-        "a7b8c9d0",
-        "f6a7b8c9",
-        "2026-03-01T10:00:12.030Z",
-        json!({ "role": "toolResult", "toolCallId": "toolu_01B", "toolName": "edit",
-            "content": [{ "type": "text", "text": "Could not find the exact text in src/main.ts." }], "details": {}, "isError": true,
-            "timestamp": 1772359212025u64 }),
-    );
-    s += &pi_message(
-        "b8c9d0e1",
-        "a7b8c9d0",
-        "2026-03-01T10:00:14.700Z",
-        assistant(
-            json!([{ "type": "text", "text": "The import differs from what I expected; please check line 1." }]),
-            [55, 30, 4400, 0],
-            "stop",
-            1772359212040,
-        ),
-    );
-    s += &line(
-        json!({ "type": "session_info", "id": "c9d0e1f2", "parentId": "b8c9d0e1", "timestamp": "2026-03-01T10:01:00.000Z", "name": "Fix build import" }),
-    );
-    s += &pi_message(
-        "d0e1f2a3",
-        "c9d0e1f2",
-        "2026-03-01T10:02:00.000Z",
-        json!({ "role": "bashExecution", "command": "git status --short", "output": " M src/main.ts\n", "exitCode": 0,
-            "cancelled": false, "truncated": false, "timestamp": 1772359320000u64 }),
-    );
-    // `/tree` back to the first message: a sibling of the first reply, in the same file.
-    s += &pi_message(
-        "1a2b3c4d",
-        "c3d4e5f6",
-        "2026-03-01T10:03:00.000Z",
-        json!({ "role": "user", "content": "Try another approach: rebuild the lockfile", "timestamp": 1772359380000u64 }),
-    );
-    s += &line(
-        json!({ "type": "branch_summary", "id": "2b3c4d5e", "parentId": "1a2b3c4d", "timestamp": "2026-03-01T10:03:00.100Z", "fromId": "d0e1f2a3", "summary": "Tried fixing the import by hand." }),
-    );
-    s += &line(
-        json!({ "type": "compaction", "id": "3c4d5e6f", "parentId": "2b3c4d5e", "timestamp": "2026-03-01T10:04:00.000Z", "summary": "Goal: a green lighthouse build.", "firstKeptEntryId": "1a2b3c4d", "tokensBefore": 50000, "details": { "readFiles": ["shot2.png"], "modifiedFiles": [] } }),
-    );
-    s += &line(
-        json!({ "type": "custom_message", "id": "4d5e6f70", "parentId": "3c4d5e6f", "timestamp": "2026-03-01T10:04:01.000Z", "customType": "todo", "content": "3 todos left", "display": true }),
-    );
-    s += &line(
-        json!({ "type": "custom", "id": "5e6f7081", "parentId": "4d5e6f70", "timestamp": "2026-03-01T10:04:02.000Z", "customType": "todo", "data": { "left": 3 } }),
-    );
-    s += &line(
-        json!({ "type": "label", "id": "6f708192", "parentId": "5e6f7081", "timestamp": "2026-03-01T10:04:03.000Z", "targetId": "c3d4e5f6", "label": "start" }),
-    );
-    s += &pi_message(
-        "708192a3",
-        "6f708192",
-        "2026-03-01T10:04:05.000Z",
-        json!({ "role": "assistant", "content": [], "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5",
-            "usage": { "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0 },
-            "stopReason": "error", "errorMessage": "529 overloaded", "timestamp": 1772359444000u64 }),
-    );
-    s += &format!(
-        "{{\"type\":\"message\",\"id\":\"8192a3b4\",\"parentId\":\"708192a3\",\"timestamp\":\"2026-03-01T10:05:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"The full-page capture\"}},{{\"type\":\"image\",\"mimeType\":\"image/png\",\"data\":\"{}\"}}],\"timestamp\":1772359500000}}}}\n",
-        b64(&photos[2])
-    );
-    let mut bytes = s.into_bytes();
-    bytes.extend_from_slice(b"{\"type\":\"message\",\"id\":\"92a3b4c5\",\"parentId\":\"8192a3b4\",\"timestamp\":\"2026-03-01T10:05:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"caf\xe9\"}}\n");
-    bytes.extend_from_slice(TORN.as_bytes());
-    bytes
-}
-
-/// The first half of the main session's last line, as pi is writing it.
-const TORN: &str = "{\"type\":\"message\",\"id\":\"a3b4c5d6\",\"parentId\":\"8192a3b4\",\"timestamp\":\"2026-03-01T10:06:00.000Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"The whole page ";
-
 /// The rest of it, and one more reply.
 fn torn_rest() -> String {
     let rest = "looks fine.\"}],\"api\":\"anthropic-messages\",\"provider\":\"anthropic\",\"model\":\"claude-sonnet-4-5\",\"usage\":{\"input\":7,\"output\":9,\"cacheRead\":5000,\"cacheWrite\":0,\"totalTokens\":5016},\"stopReason\":\"stop\",\"timestamp\":1772359559000}}\n";
     rest.to_owned()
-        + &pi_message(
+        + &message(
             "b4c5d6e7",
             "a3b4c5d6",
             "2026-03-01T10:07:00.000Z",
@@ -188,13 +41,13 @@ fn fork(env: &Env, photo: &[u8]) -> String {
     let mut s = line(json!({ "type": "session", "version": 3, "id": FORK, "timestamp": "2026-03-02T09:00:00.000Z",
         "cwd": "/home/ana/proj", "parentSession": parent.to_str().unwrap() }));
     s += &first_entries(photo);
-    s += &pi_message(
+    s += &message(
         "c5d6e7f8",
         "d4e5f6a7",
         "2026-03-02T09:00:01.000Z",
         json!({ "role": "user", "content": [{ "type": "text", "text": "Now the tests too" }], "timestamp": 1772442001000u64 }),
     );
-    s += &pi_message(
+    s += &message(
         "d6e7f8a9",
         "c5d6e7f8",
         "2026-03-02T09:00:04.000Z",
@@ -211,7 +64,7 @@ fn sub_agent() -> String {
     );
     s += &line(json!({ "type": "message", "id": "e7f8a9b0", "parentId": null, "timestamp": "2026-03-01T10:02:30.100Z",
         "message": { "role": "user", "content": "Find every import of y", "timestamp": 1772359350000u64 } }));
-    s += &pi_message(
+    s += &message(
         "f8a9b0c1",
         "e7f8a9b0",
         "2026-03-01T10:02:33.000Z",

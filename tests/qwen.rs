@@ -10,162 +10,18 @@
 use serde_json::{Value, json};
 
 use crate::mcp::{call, run_plan, sdk_available, stdio_plan};
-use crate::util::lines::qwen_record;
+use crate::util::fixtures::qwen::{CHATS, SESSION, chat, record};
 use crate::util::server::Server;
 use crate::util::{Env, b64, check_invariants, fake_png, media_rows};
 
-const SESSION: &str = "5f0c7a2e-1b2c-4d3e-8f90-0123456789ab";
 const ARCHIVED: &str = "5f0c7a2e-1b2c-4d3e-8f90-0123456789ac";
 const LEGACY: &str = "5f0c7a2e-1b2c-4d3e-8f90-01234567890d";
-const CHATS: &str = "qwen/projects/-home-u-demo/chats";
-
-/// One record of the main chat.
-fn record(uuid: &str, parent: Option<&str>, ts: &str, kind: &str, fields: Value) -> String {
-    qwen_record(SESSION, uuid, parent, ts, kind, fields)
-}
-
 /// A small PNG that decodes (what `get_photo` scales and serves).
 fn real_png() -> Vec<u8> {
     let img = image::RgbImage::from_fn(24, 16, |x, y| image::Rgb([(x * 10) as u8, (y * 15) as u8, 200]));
     let mut out = Vec::new();
     img.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png).unwrap();
     out
-}
-
-/// The main chat: `photos[0]` pasted by the person, `photos[1]` (2 MB) returned by a tool. Ends
-/// with a torn record (no newline yet).
-fn chat(photos: &[Vec<u8>; 2]) -> (String, String) {
-    let mut s = record(
-        "a1",
-        None,
-        "2026-10-01T09:00:05.100Z",
-        "system",
-        json!({ "subtype": "at_command", "provenance": "system",
-            "systemPayload": { "filesRead": ["shot.png"], "status": "success", "userText": "What is in @shot.png?" } }),
-    );
-    s += &record(
-        "a2",
-        Some("a1"),
-        "2026-10-01T09:00:05.120Z",
-        "user",
-        json!({ "provenance": "real_user", "message": { "role": "user", "parts": [
-            { "text": "What is in @shot.png? Check app.toml too" },
-            { "text": "\n--- Content from referenced files ---" },
-            { "inlineData": { "data": b64(&photos[0]), "mimeType": "image/png", "displayName": "shot.png" } },
-            { "text": "\n--- End of content ---" } ] } }),
-    );
-    s += &record(
-        "a3",
-        Some("a2"),
-        "2026-10-01T09:00:09.400Z",
-        "assistant",
-        json!({ "provenance": "assistant_output", "model": "qwen3-coder-plus", "contextWindowSize": 1_000_000,
-            "message": { "role": "model", "parts": [
-                { "text": "A single gradient; the config next.", "thought": true },
-                { "text": "It is a gradient swatch. Reading the config next." },
-                { "functionCall": { "id": "call_01", "name": "read_file", "args": { "absolute_path": "/home/u/demo/app.png" } } },
-                { "functionCall": { "id": "call_02", "name": "run_shell_command", "args": { "command": "cat missing.txt" } } } ] },
-            "usageMetadata": { "promptTokenCount": 5210, "candidatesTokenCount": 96, "totalTokenCount": 5306,
-                "cachedContentTokenCount": 4800, "thoughtsTokenCount": 18 } }),
-    );
-    s += &record(
-        "a4",
-        Some("a3"),
-        "2026-10-01T09:00:09.610Z",
-        "tool_result",
-        json!({ "provenance": "tool_result", "message": { "role": "user", "parts": [
-            { "functionResponse": { "id": "call_01", "name": "read_file", "response": { "output": "Read image file app.png" },
-                "parts": [{ "inlineData": { "data": b64(&photos[1]), "mimeType": "image/png", "displayName": "app.png" } }] } } ] },
-            "toolCallResult": { "callId": "call_01", "status": "success", "resultDisplay": "" } }),
-    );
-    s += &record(
-        "a5",
-        Some("a4"),
-        "2026-10-01T09:00:09.700Z",
-        "tool_result",
-        json!({ "provenance": "tool_result", "message": { "role": "user", "parts": [
-            { "functionResponse": { "id": "call_02", "name": "run_shell_command",
-                "response": { "error": "cat: missing.txt: No such file or directory" } } } ] },
-            "toolCallResult": { "callId": "call_02", "status": "error", "error": {}, "errorType": "shell_execute_error",
-                "resultDisplay": "cat: missing.txt: No such file or directory" } }),
-    );
-    s += &record(
-        "a6",
-        Some("a5"),
-        "2026-10-01T09:00:12.002Z",
-        "assistant",
-        json!({ "provenance": "assistant_output", "model": "qwen3-coder-plus",
-            "message": { "role": "model", "parts": [{ "text": "The swatch is teal; missing.txt does not exist." }] },
-            "usageMetadata": { "promptTokenCount": 5420, "candidatesTokenCount": 22, "totalTokenCount": 5442,
-                "cachedContentTokenCount": 5200, "thoughtsTokenCount": 0 } }),
-    );
-    s += &record(
-        "a7",
-        Some("a6"),
-        "2026-10-01T09:00:12.010Z",
-        "system",
-        json!({ "subtype": "ui_telemetry", "systemPayload": { "uiEvent": { "event.name": "qwen-code.api_response",
-            "model": "qwen3-coder-plus", "input_token_count": 5420, "output_token_count": 22,
-            "cached_content_token_count": 5200, "total_token_count": 5442, "response_text": "The swatch is teal" } } }),
-    );
-    s += &record(
-        "a8",
-        Some("a7"),
-        "2026-10-01T09:00:14.500Z",
-        "system",
-        json!({ "subtype": "custom_title", "systemPayload": { "customTitle": "Inspect screenshot", "titleSource": "auto" } }),
-    );
-    // A turn undone by /rewind: it stays in the file, on a dead branch.
-    s += &record(
-        "b1",
-        Some("a8"),
-        "2026-10-01T09:01:00.000Z",
-        "user",
-        json!({ "message": { "role": "user", "parts": [{ "text": "Delete the config" }] } }),
-    );
-    s += &record(
-        "b2",
-        Some("b1"),
-        "2026-10-01T09:01:02.000Z",
-        "assistant",
-        json!({ "message": { "role": "model", "parts": [{ "text": "Deleting it." }] },
-            "usageMetadata": { "promptTokenCount": 100, "candidatesTokenCount": 5, "totalTokenCount": 105 } }),
-    );
-    s += &record(
-        "r1",
-        Some("b2"),
-        "2026-10-01T09:01:10.000Z",
-        "system",
-        json!({ "subtype": "rewind", "systemPayload": { "truncatedCount": 2 } }),
-    );
-    s += "\u{1}not json\n";
-    s += &record(
-        "c1",
-        Some("a8"),
-        "2026-10-01T09:02:00.000Z",
-        "system",
-        json!({ "subtype": "chat_compression", "systemPayload": {
-            "info": { "originalTokenCount": 9000, "newTokenCount": 900, "compressionStatus": 1 },
-            "compressedHistory": [{ "role": "user", "parts": [{ "text": "Summary: a teal swatch, port 8080" }] },
-                                  { "role": "model", "parts": [{ "text": "Understood." }] }] } }),
-    );
-    s += &record(
-        "n1",
-        Some("c1"),
-        "2026-10-01T09:02:30.000Z",
-        "user",
-        json!({ "subtype": "notification", "provenance": "system",
-            "message": { "role": "user", "parts": [{ "text": "Background task 3 finished" }] },
-            "systemPayload": { "displayText": "Background task 3 finished" } }),
-    );
-    let torn = record(
-        "t1",
-        Some("n1"),
-        "2026-10-01T09:03:00.000Z",
-        "system",
-        json!({ "subtype": "custom_title", "systemPayload": { "customTitle": "Teal swatch and app config" } }),
-    );
-    (s, torn)
 }
 
 /// A non-UTF-8 line (a byte that is no character), as a broken write leaves one.

@@ -1694,3 +1694,40 @@ test("27. the overview at /: cards, charts on labelled axes, heatmap, tops, tool
   await context.close();
   await server.stop();
 });
+
+test("46. a session of each of the eight agents: what the person typed and an answer as text, every photo loaded, the agent named in the header", async () => {
+  const every = JSON.parse(readFileSync(join(FIXTURES, "every", "every.json"), "utf8"));
+  const server = await startServer("every", { roots: every.roots });
+  await until("every session indexed", async () => {
+    const res = await fetch(`${server.url}/api/sessions?limit=100`);
+    return res.ok && (await res.json()).sessions.length >= every.sessions.length;
+  });
+  const { page, problems, context } = await newPage();
+  for (const s of every.sessions) {
+    await goElsewhere(page, `${server.url}/sessions/${s.session}`);
+    const said = (side, words) => page.locator(`li.entry.${side} .text`, { hasText: words });
+    await until(`${s.agent}: the answer "${s.answer}" as text`, async () => (await said("assistant", s.answer).count()) >= 1);
+    assert.ok((await said("user", s.user).count()) >= 1, `${s.agent}: what the person typed, "${s.user}", as text`);
+    // Parts, not the line: no text of the conversation is a JSON object.
+    const raw = await page.locator("li.entry .text").evaluateAll((ts) => ts.map((t) => t.textContent).filter((t) => /^\s*[[{]\s*"/.test(t) || t.includes('"type":')));
+    assert.deepEqual(raw, [], `${s.agent}: no raw JSON shown`);
+    await until(`${s.agent}: the header names ${s.display}`, async () => (await page.locator(".head-meta").textContent()).includes(s.display));
+    // Every photo written is an <img> that loaded, at its size (those in a folded tool result or
+    // group once it is opened, as a reader does).
+    const loaded = await until(`${s.agent}: ${s.photos.length} photos loaded`, () => page.evaluate((n) => {
+      for (const d of document.querySelectorAll("li.entry details")) if (d.querySelector("img.photo")) d.open = true;
+      const imgs = [...document.querySelectorAll("li.entry img.photo")];
+      imgs.forEach((i) => i.scrollIntoView());
+      const sizes = imgs.map((i) => [i.naturalWidth, i.naturalHeight]);
+      return imgs.length >= n && imgs.every((i) => i.complete && i.naturalWidth > 0) && sizes;
+    }, s.photos.length));
+    for (const size of s.photos) {
+      assert.ok(loaded.some(([w, h]) => w === size[0] && h === size[1]), `${s.agent}: the ${size[0]}x${size[1]} photo is shown (${JSON.stringify(loaded)})`);
+    }
+    await scrollToStart(page);
+    await shot(page, `46-${s.agent}`);
+  }
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});

@@ -1,9 +1,11 @@
 //! Test helpers: a temporary transcript tree and data directory, a runner for the real binary, a
-//! transcript generator, and the index invariants every suite checks. `server` runs the real
-//! `serve`; `corpus` finds the real transcripts outside the repository; `lines` writes one line of
-//! each agent's transcripts; `scan_oracle` is the scanner's oracle (the fuzz target includes it too).
+//! transcript generator, and the index invariants every suite checks. `fixtures` writes each
+//! agent's transcripts (and one session of every agent), from `lines`, which writes one line of
+//! each agent's transcripts; `server` runs the real `serve`; `corpus` finds the real transcripts
+//! outside the repository; `scan_oracle` is the scanner's oracle (the fuzz target includes it too).
 
 pub mod corpus;
+pub mod fixtures;
 pub mod lines;
 pub mod postgres;
 pub mod scan_oracle;
