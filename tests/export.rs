@@ -432,9 +432,13 @@ fn concurrent_exports_are_bounded_and_the_list_still_answers() {
     let server = Server::start(&env, &[]);
     server.wait_for_sessions(1);
     let barrier = std::sync::Arc::new(std::sync::Barrier::new(9));
+    // The two exports written take a while in a debug build (about 20 s here alone, more beside the
+    // other tests): this is a test of the bound, not of their speed, so their client waits longer
+    // than the server's usual one.
+    let patient = reqwest::blocking::Client::builder().timeout(std::time::Duration::from_secs(180)).build().unwrap();
     let exports: Vec<_> = (0..8)
         .map(|_| {
-            let (client, base, barrier) = (server.client.clone(), server.base.clone(), barrier.clone());
+            let (client, base, barrier) = (patient.clone(), server.base.clone(), barrier.clone());
             std::thread::spawn(move || {
                 barrier.wait();
                 let res = client.get(format!("{base}/api/sessions/{id}/export?format=html")).send().unwrap();
