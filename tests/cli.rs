@@ -460,3 +460,19 @@ fn an_export_to_a_terminal_shows_control_characters_visibly() {
         assert!(!shown.chars().any(|c| c.is_control() && c != '\n' && c != '\r'), "{format}: {shown:?}");
     }
 }
+
+/// A reader gone from the pipe (`scrollback index | head -0`) ends the command quietly, with
+/// success (STYLE.md), where it used to panic on its first line of output.
+#[test]
+fn a_closed_pipe_on_stdout_is_success_not_a_panic() {
+    let env = Env::new();
+    write_session(&env, "5e55a0de-0000-4000-8000-00000000c10e", "harbour");
+    for args in [&["index"][..], &["check"][..]] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = env.cmd().args(args).stdout(writer).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(out.status.success(), "{args:?}: {:?} {stderr}", out.status);
+    }
+}

@@ -8,6 +8,15 @@
 //! control characters shown, not obeyed). This file: the tracing subscriber, the
 //! dispatch, and the exit codes (0, 1 on failure, 2 on bad usage; a broken pipe is success).
 
+/// `println!`, but giving back the error where `println!` panics: a reader gone from a pipe
+/// (`scrollback index | head -1`) then ends the command, which [`main`] counts as success.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
 mod cli;
 mod maintain;
 mod read;

@@ -63,7 +63,7 @@ pub(crate) fn index(dirs: &Dirs) -> anyhow::Result<()> {
     let s = catch_up_all(&mut indexer, &roots)?;
     drop(indexer);
     // What this pass read: every line and every payload, copies and replays included.
-    println!(
+    out!(
         "indexed {} files, {} lines, {} payloads, {} invalid lines, {:.1} MB in {:.2} s ({} re-indexed, {} gone, {} failed)",
         s.files,
         s.lines,
@@ -74,15 +74,15 @@ pub(crate) fn index(dirs: &Dirs) -> anyhow::Result<()> {
         s.reindexed,
         s.gone,
         s.failed
-    );
+    )?;
     let conn = index::open(&data_dir)?;
     let held = (&conn as &dyn Store).status(&data_dir)?;
-    println!(
+    out!(
         "the index holds {} sessions; entries {}; photos {}",
         held.sessions,
         crate::read::entries_words(&held),
         crate::read::photos_words(&held)
-    );
+    )?;
     if s.failed > 0 {
         bail!("{} transcript(s) could not be indexed (the log above says why); the others were", s.failed);
     }
@@ -125,7 +125,7 @@ pub(crate) fn forget(
     let mb = |b: u64| b as f64 / 1e6;
     let verb = if dry_run { "would forget" } else { "forgot" };
     for forgotten in scrollback::ops::forget::forget(&mut indexer, &accept, &sessions, dry_run)? {
-        println!(
+        out!(
             "{verb} {}: {} entries, {} payload rows, {} transcript(s), {} sent message(s); frees about {:.1} MB",
             one_line(&forgotten.session_id),
             forgotten.entries,
@@ -133,10 +133,10 @@ pub(crate) fn forget(
             forgotten.files,
             forgotten.messages,
             mb(forgotten.freed_bytes())
-        );
+        )?;
     }
     if sessions.is_empty() {
-        println!("no session matches");
+        out!("no session matches")?;
     }
     Ok(())
 }
@@ -192,7 +192,7 @@ pub(crate) fn unforget(data_dir: &Path, sessions: &[String]) -> anyhow::Result<(
         .collect::<anyhow::Result<Vec<String>>>()?;
     drop((conn, record));
     let n = scrollback::ops::forget::unforget(&mut indexer, data_dir, &sessions)?;
-    println!("{n} transcript(s) will be indexed again at the next `scrollback index` (or rescan)");
+    out!("{n} transcript(s) will be indexed again at the next `scrollback index` (or rescan)")?;
     Ok(())
 }
 
@@ -204,15 +204,15 @@ pub(crate) fn check(data_dir: &Path) -> anyhow::Result<()> {
     if problems.is_empty() {
         let counts = index::table_counts(&conn)?;
         let counts: Vec<String> = counts.iter().map(|(table, n)| format!("{n} {table}")).collect();
-        println!("{}: ok ({})", path.display(), counts.join(", "));
+        out!("{}: ok ({})", path.display(), counts.join(", "))?;
         return Ok(());
     }
-    println!("{}: damaged; SQLite's integrity check says:", path.display());
+    out!("{}: damaged; SQLite's integrity check says:", path.display())?;
     for problem in problems.iter().take(20) {
-        println!("  {problem}");
+        out!("  {problem}")?;
     }
     if problems.len() > 20 {
-        println!("  ... and {} more", problems.len() - 20);
+        out!("  ... and {} more", problems.len() - 20)?;
     }
     bail!("the index is damaged: stop `scrollback serve`, then run `scrollback rebuild` (the old file is kept)")
 }
@@ -226,10 +226,15 @@ pub(crate) fn rebuild(dirs: &Dirs) -> anyhow::Result<()> {
     eprintln!("scrollback: roots {}", one_line(&remember_roots(&data_dir, &roots, &origin)?));
     let s = catch_up_all(&mut indexer, &roots)?;
     let carried = indexer.carry_over(&old)?;
-    println!(
+    out!(
         "rebuilt: {} transcripts indexed ({} lines, {} failed); {} gone transcripts carried over from the old index ({} entries, {} payloads)",
-        s.files, s.lines, s.failed, carried.files, carried.entries, carried.media
-    );
+        s.files,
+        s.lines,
+        s.failed,
+        carried.files,
+        carried.entries,
+        carried.media
+    )?;
     for what in &carried.unreadable {
         eprintln!("scrollback: could not read from the old index: {}", one_line(what));
     }
@@ -251,7 +256,7 @@ pub(crate) fn push(
     let started = std::time::Instant::now();
     let p = pusher.push().with_context(|| format!("pushing to {}", config.describe()))?;
     let hub = one_line(&format!("{} as {host}", config.describe()));
-    println!(
+    out!(
         "pushed to {hub}: {} lines of {} files, {} sessions, {} photos ({:.1} MB), {} forgotten, {} marks, in {:.2} s{}{}",
         p.entries,
         p.files,
@@ -267,6 +272,6 @@ pub(crate) fn push(
         } else {
             String::new()
         },
-    );
+    )?;
     Ok(())
 }
