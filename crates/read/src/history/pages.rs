@@ -3,7 +3,8 @@
 //! where a session starts ([`first_cursor`]).
 //!
 //! Each page is one range scan of the index `entries_order` (for a catch-up, of the rows indexed
-//! since its cursor when they are few), whatever the ties. Never reads a transcript byte, never shows a copy of an entry.
+//! since its cursor when they are few), whatever the ties. Never reads a transcript byte, never
+//! shows a copy of an entry.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -167,10 +168,11 @@ fn page_rows(
             .query_map(params![session_id, limit], history_row)?
             .collect::<rusqlite::Result<_>>()?,
         (Position::After(c), _) => {
-            // Two exact plans: the rows indexed since the cursor, all sessions' (a follower's usual
-            // catch-up: a handful), or the session's rows in `entries_order`, whichever holds fewer.
+            // Two exact plans: the rows indexed since the cursor, all sessions', when there are few
+            // (a follower's usual catch-up: a handful), else the session's rows in `entries_order`.
+            // The cursor is the caller's: any number, so the difference saturates.
             let newest: i64 = conn.query_row("SELECT coalesce(max(id), 0) FROM entries", [], |r| r.get(0))?;
-            let sql = if newest - c <= RECENT_ROWS {
+            let sql = if newest.saturating_sub(c) <= RECENT_ROWS {
                 format!("SELECT {COLUMNS} FROM entries WHERE id > ?2 AND +{visible} ORDER BY id LIMIT ?3")
             } else {
                 format!("SELECT {COLUMNS} FROM entries WHERE {visible} AND id > ?2 ORDER BY id LIMIT ?3")
@@ -274,6 +276,9 @@ mod tests {
         assert_eq!(cursors(seen)?, new, "the session's rows, past {RECENT_ROWS} of another's");
         assert_eq!(cursors(new[0])?, [new[1]], "the rows since the cursor");
         assert_eq!(cursors(new[1])?, Vec::<i64>::new(), "nothing new");
+        // A cursor is the caller's number: the farthest ones read as any other.
+        assert_eq!(cursors(i64::MIN)?, [seen, new[0], new[1]], "a cursor before every entry");
+        assert_eq!(cursors(i64::MAX)?, Vec::<i64>::new(), "a cursor past every entry");
         Ok(())
     }
 }
