@@ -10,6 +10,8 @@ use rand::{Rng, SeedableRng};
 
 use crate::util::postgres::Cluster;
 use crate::util::server::Server;
+use serde_json::Value;
+
 use crate::util::{Env, b64, fake_png, image_block, user_line};
 
 /// `scrollback push` as `host`, which must succeed; its summary line.
@@ -131,10 +133,10 @@ fn hub_entries(hub: &mut postgres::Client, host: &str) -> Vec<Line> {
     .collect()
 }
 
-#[test]
-fn three_hosts_push_to_one_hub_and_it_holds_the_union_of_their_answers() {
-    let Some(cluster) = Cluster::start() else { return };
-    let url = cluster.url("team");
+/// Three hosts' indexes, and the photo all three hold: "laptop" (Claude Code, two sessions with
+/// photos and one with sub-agents), "desk" (Codex and Gemini CLI, with photos and a rewind) and "box" (Claude Code in
+/// Chinese and Japanese).
+fn three_hosts() -> (Env, Env, Env, Vec<u8>) {
     let shared = fake_png(11, 5000);
     // Host "laptop": Claude Code, two sessions with photos.
     let laptop = Env::new();
@@ -143,6 +145,10 @@ fn three_hosts_push_to_one_hub_and_it_holds_the_union_of_their_answers() {
         claude_session("a1", &[shared.clone(), fake_png(12, 7000)], &["harbour lighthouse photo", "tide tables"], 30),
     );
     laptop.write("p/a2.jsonl", claude_session("a2", &[fake_png(13, 9000)], &["compiler error", "harbour map"], 12));
+    // And a session whose tool calls ran two sub-agents, each a transcript of its own.
+    for (path, body) in crate::sessions::files() {
+        laptop.write(path, body);
+    }
     // Host "desk": Codex and Gemini CLI.
     let desk = Env::new();
     let thread = "01a0c0de-0000-7000-8000-0000000000f1";
@@ -166,6 +172,14 @@ fn three_hosts_push_to_one_hub_and_it_holds_the_union_of_their_answers() {
     index_with(&laptop, &[]);
     index_with(&desk, &crate::agents::root_args(&desk));
     index_with(&others, &[]);
+    (laptop, desk, others, shared)
+}
+
+#[test]
+fn three_hosts_push_to_one_hub_and_it_holds_the_union_of_their_answers() {
+    let Some(cluster) = Cluster::start() else { return };
+    let url = cluster.url("team");
+    let (laptop, desk, others, shared) = three_hosts();
     let hosts = [("laptop", &laptop), ("desk", &desk), ("box", &others)];
     for (host, env) in hosts {
         let said = push(env, &url, host);
@@ -272,6 +286,141 @@ fn three_hosts_push_to_one_hub_and_it_holds_the_union_of_their_answers() {
 
     // A push with nothing new sends nothing.
     assert!(push(&laptop, &url, "laptop").contains(": 0 lines of 0 files"));
+}
+
+/// Every page of a session's history from `server`, newest first by `before` (entries, and the
+/// cursor each page gives), then read forward from its first entry by `from`, `limit` at a time.
+fn every_page(server: &Server, session: &str, limit: usize, sidechains: bool) -> Vec<Value> {
+    let base = format!("/api/sessions/{session}/history?limit={limit}&sidechains={sidechains}");
+    let mut pages = Vec::new();
+    let mut page = server.json(&base);
+    let mut first = None;
+    loop {
+        first = page["entries"].as_array().unwrap().first().map(|e| e["cursor"].clone()).or(first);
+        pages.push(serde_json::json!([page["entries"], page["before"]]));
+        match page["before"].as_i64() {
+            Some(before) => page = server.json(&format!("{base}&before={before}")),
+            None => break,
+        }
+    }
+    let mut from = first.and_then(|c| c.as_i64());
+    while let Some(c) = from {
+        let page = server.json(&format!("{base}&from={c}"));
+        pages.push(serde_json::json!([page["entries"], page["next"]]));
+        from = page["next"].as_i64();
+    }
+    pages
+}
+
+/// The photo URLs a history page's lines name.
+fn photo_urls(pages: &[Value]) -> BTreeSet<String> {
+    let text = serde_json::to_string(pages).unwrap();
+    let mut urls = BTreeSet::new();
+    for prefix in ["/api/session-media/", "/api/media/"] {
+        for (at, _) in text.match_indices(prefix) {
+            let end = text[at..].find(['"', '\\', ')', ' ']).map_or(text.len(), |e| at + e);
+            urls.insert(text[at..end].to_owned());
+        }
+    }
+    urls
+}
+
+#[test]
+fn serve_postgres_answers_as_the_union_of_the_hosts_own_servers_and_refuses_writes() {
+    let Some(cluster) = Cluster::start() else { return };
+    let url = cluster.url("team");
+    let (laptop, desk, others, _) = three_hosts();
+    let hosts = [("laptop", &laptop), ("desk", &desk), ("box", &others)];
+    for (host, env) in hosts {
+        push(env, &url, host);
+    }
+    let reader = Env::new();
+    let hub = Server::start(&reader, &["--postgres", &url]);
+    assert_eq!(hub.json("/api/info")["store"], "hub");
+
+    // Sessions: each host's own list, with its host; the host filter gives one host's; a page at a
+    // time gives the same list in the same order.
+    let mut all_local = Vec::new();
+    for (host, env) in hosts {
+        let roots = if host == "desk" { crate::agents::root_args(env) } else { Vec::new() };
+        let own = Server::start(env, &roots.iter().map(String::as_str).collect::<Vec<_>>());
+        let mut local: Vec<Value> = own.json("/api/sessions?limit=500")["sessions"].as_array().unwrap().clone();
+        for s in &mut local {
+            s["host"] = host.into();
+        }
+        let filtered = hub.json(&format!("/api/sessions?limit=500&host={host}"))["sessions"].clone();
+        assert_eq!(filtered, Value::from(local.clone()), "{host}'s sessions");
+
+        // Every page of every session's history, both ways, side chains or not; every photo.
+        for s in &local {
+            let id = s["id"].as_str().unwrap();
+            for sidechains in [false, true] {
+                let pages = every_page(&own, id, 3, sidechains);
+                assert_eq!(every_page(&hub, id, 3, sidechains), pages, "{host} {id} (side chains: {sidechains})");
+                if !sidechains {
+                    continue;
+                }
+                let urls = photo_urls(&pages);
+                assert_eq!(urls.is_empty(), s["images"] == 0, "{host} {id}: {urls:?}");
+                for path in urls {
+                    let from_hub = hub.get(&path);
+                    assert_eq!(from_hub.status(), 200, "{path} from the hub");
+                    assert_eq!(from_hub.bytes().unwrap(), own.get(&path).bytes().unwrap(), "{path}");
+                }
+            }
+            // A catch-up from the session's first entry gives what the host's gives.
+            let oldest = every_page(&own, id, 500, true)[0][0].as_array().unwrap()[0]["cursor"].as_i64().unwrap();
+            let catch_up = format!("/api/sessions/{id}/history?after={oldest}&sidechains=true&limit=500");
+            assert_eq!(hub.json(&catch_up)["entries"], own.json(&catch_up)["entries"], "{host} {id} catch-up");
+        }
+        all_local.extend(local);
+    }
+    let mut listed = Vec::new();
+    let mut cursor = String::new();
+    loop {
+        let page = hub.json(&format!("/api/sessions?limit=2{cursor}"));
+        listed.extend(page["sessions"].as_array().unwrap().iter().cloned());
+        match page["next"].as_str() {
+            Some(next) => cursor = format!("&cursor={}", urlencode(next)),
+            None => break,
+        }
+    }
+    assert_eq!(listed, hub.json("/api/sessions?limit=500")["sessions"].as_array().unwrap().clone());
+    let key = |s: &Value| (s["host"].to_string(), s["id"].to_string());
+    let mut expected = all_local.clone();
+    expected.sort_by_key(key);
+    listed.sort_by_key(key);
+    assert_eq!(listed, expected, "the hub lists the union of the hosts' sessions");
+    assert!(listed.len() >= 5);
+
+    // Read-only: what would change something is refused, saying so; what is not served yet says so.
+    let a1 = "a1";
+    let forget =
+        hub.client.delete(format!("{}/api/sessions/{a1}", hub.base)).header("origin", hub.base.clone()).send().unwrap();
+    assert_eq!(forget.status(), 400);
+    let error: Value = forget.json().unwrap();
+    assert_eq!(error["error"]["code"], "not-served", "{error}");
+    assert!(error["error"]["message"].as_str().unwrap().contains("read-only"), "{error}");
+    let search = hub.get("/api/search?q=harbour");
+    assert_eq!(search.status(), 400);
+    assert!(search.text().unwrap().contains("does not serve search yet"));
+    assert_eq!(hub.get("/api/sessions/nonesuch/history").status(), 404);
+    // Nothing of the hub's was written (a reader's sessions are read-only transactions).
+    let mut client = cluster.client("team");
+    let sessions: i64 = client.query_one("SELECT count(*) FROM sessions", &[]).unwrap().get(0);
+    assert_eq!(sessions as usize, listed.len());
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
 }
 
 /// `scrollback push` started and killed (`kill -9`) after `ms` milliseconds.

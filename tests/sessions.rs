@@ -110,7 +110,7 @@ const MAIN: &str = "proj/5e55a0e0-0000-4000-8000-000000000001.jsonl";
 const A1: &str = "proj/5e55a0e0-0000-4000-8000-000000000001/subagents/agent-a1.jsonl";
 const A2: &str = "proj/5e55a0e0-0000-4000-8000-000000000001/subagents/agent-a2.jsonl";
 
-fn files() -> [(&'static str, String); 3] {
+pub(crate) fn files() -> [(&'static str, String); 3] {
     [(MAIN, main_file()), (A1, agent_file("a1", [4, 10, 12])), (A2, agent_file("a2", [5, 10, 15]))]
 }
 

@@ -101,6 +101,10 @@ pub enum Error {
         "this server runs no engine, so it takes no message: start it with `scrollback serve --engine CMD` (or `--demo`)"
     )]
     NoEngine,
+    /// The store being read cannot do this (a team's hub is read-only, and serves less than an
+    /// index): the message says what and why.
+    #[error("{0}")]
+    NotServed(String),
     /// Neither the index nor the acceptance record knows this session.
     #[error("no session {0}")]
     UnknownSession(String),

@@ -122,6 +122,7 @@ impl From<Error> for ApiError {
             Error::TooLarge(_) => ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too-large", e.to_string()),
             Error::Conflict(_) => ApiError::new(StatusCode::CONFLICT, "conflict", e.to_string()),
             Error::NoEngine => ApiError::new(StatusCode::CONFLICT, "no-engine", e.to_string()),
+            Error::NotServed(_) => ApiError::new(StatusCode::BAD_REQUEST, "not-served", e.to_string()),
             Error::NotFound(_) | Error::UnknownSession(_) => ApiError::not_found(e.to_string()),
             Error::FailedUpload { .. } => ApiError::new(StatusCode::NOT_FOUND, "failed-upload", e.to_string()),
             // Paths stay in the log: an answer names no file of the machine.

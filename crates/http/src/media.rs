@@ -45,7 +45,7 @@ pub(crate) async fn serve_media(
         return Err(ApiError::from(Error::Gone { path: record.path.clone(), offset: record.offset }).reject());
     }
     let mut cached = response.cached(&api);
-    if cached.is_some() && !record.path.is_file() {
+    if cached.is_some() && record.held.is_none() && !record.path.is_file() {
         // Deleted since it was indexed, and the writer has not seen it yet: gone, as it will say.
         api.reindex(record.path.clone());
         cached = None;

@@ -170,9 +170,10 @@ fn chat_schemas() -> Value {
             "properties": { "required": { "type": "boolean", "description": "Whether this server needs a token at all." } }
         },
         "Info": {
-            "type": "object", "required": ["version", "limits", "agents", "engine"],
+            "type": "object", "required": ["version", "limits", "agents", "engine", "store"],
             "properties": {
                 "version": { "type": "string" },
+                "store": { "type": "string", "enum": ["index", "hub"], "description": "What this server reads: this machine's index, or a team's hub (serve --postgres), which is read-only: every request but GET, HEAD and OPTIONS is refused (400 not-served), and search, the overview, usage, status and exports are not served from it yet (400 not-served)." },
                 "engine": { "type": "boolean", "description": "Whether an engine runs sent messages (serve --engine or --demo). Without one, POST /api/chat/send is refused (409 no-engine)." },
                 "agents": { "type": "array", "description": "The agents whose transcripts this server reads, as each is named in the API and shown to people.",
                     "items": { "type": "object", "required": ["name", "displayName"], "properties": {
@@ -346,6 +347,7 @@ fn index_document() -> Value {
                         "agent": { "type": "string", "enum": agents(false), "description": "The agent that wrote it." },
                         "forkedFrom": { "type": "string", "nullable": true, "description": "The session it was forked from, as its transcript says." },
                         "pinned": { "type": "boolean", "description": "Pinned by a person to the top of the list (their marks: PUT /api/sessions/{sessionId}/marks)." },
+                        "host": { "type": "string", "description": "On a team's hub (serve --postgres): the host whose index holds it." },
                         "transcriptTitle": { "type": "string", "nullable": true, "description": "The title the transcript gives, when a person gave the session one of their own (then in title)." }
                     }
                 },
@@ -663,6 +665,8 @@ fn index_document() -> Value {
                     time_param("since", "Only sessions with an entry at or after this time."),
                     time_param("until", "Only sessions with an entry before this time (a date: to the end of that day)."),
                     { "name": "cursor", "in": "query", "required": false, "schema": { "type": "string" } },
+                    { "name": "host", "in": "query", "required": false, "schema": { "type": "string" },
+                      "description": "On a team's hub (serve --postgres): only this host's sessions. An index holds one host's and ignores it." },
                     limit(500, 50),
                     { "name": "pinned", "in": "query", "required": false, "schema": { "type": "boolean", "default": false },
                       "description": "Only the sessions a person pinned, their latest pin first, in one page." }

@@ -27,6 +27,8 @@ struct SessionsParams {
     until: Option<String>,
     cursor: Option<String>,
     limit: Option<u32>,
+    /// Only the sessions of this host (a team's hub).
+    host: Option<String>,
     /// Only the sessions a person pinned (their latest pin first), in one page.
     pinned: Option<bool>,
 }
@@ -68,7 +70,7 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
     let about = about_routes(&api);
     let api_routes = warp::path("api").and(query_cap()).and(
         login(api.clone())
-            .or(authorized(api.clone()).and(
+            .or(authorized(api.clone()).and(read_only(api.clone())).and(
                 reads
                     .or(about)
                     .unify()
@@ -105,6 +107,27 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
                 "request"
             );
         }))
+}
+
+/// On a read-only store (a team's hub), a request that would change something (a send, a mark, a
+/// forget, an export) is refused before any route sees it, saying why.
+fn read_only(api: Api) -> impl Filter<Extract = (), Error = Rejection> + Clone {
+    warp::method()
+        .and_then(move |method: warp::http::Method| {
+            let store = api.store_kind();
+            async move {
+                use warp::http::Method;
+                if store == "index" || [Method::GET, Method::HEAD, Method::OPTIONS].contains(&method) {
+                    return Ok(());
+                }
+                Err(ApiError::from(scrollback_core::Error::NotServed(format!(
+                    "this server reads a team's {store}, which is read-only: send, mark, forget and export on \
+                     the host's own server"
+                )))
+                .reject())
+            }
+        })
+        .untuple_one()
 }
 
 /// The read routes (sessions, history, forgetting a session, media, search, the events socket), for
@@ -200,7 +223,7 @@ fn about_routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
     let info = warp::path!("info")
         .and(warp::get())
         .and(with_api.clone())
-        .map(|api: Api| json(&wire::info(api.chats().has_engine())));
+        .map(|api: Api| json(&wire::info(api.chats().has_engine(), api.store_kind())));
     let status = warp::path!("status").and(warp::get()).and(warp::query::<NoParams>()).and(with_api.clone()).and_then(
         |_: NoParams, api: Api| async move {
             let data_dir = api.inner.data_dir.clone();
@@ -261,6 +284,7 @@ async fn list_sessions(p: SessionsParams, api: Api) -> Result<warp::reply::Respo
         since: time_param("since", p.since, false)?,
         until: time_param("until", p.until, true)?,
         active_since: None,
+        host: p.host.filter(|h| !h.is_empty()),
         cursor: p.cursor.filter(|c| !c.is_empty()),
         limit,
     };

@@ -61,6 +61,9 @@ pub struct Config {
     /// Mask secrets (`serve --mask-secrets`): the shipped redaction rules applied to the text
     /// of sessions, history, search and MCP answers.
     pub mask_secrets: bool,
+    /// Read this store instead of the data directory's index (`serve --postgres`: a team's hub),
+    /// which is then read-only: a request that would change something is refused, saying so.
+    pub readers: Option<Readers>,
 }
 
 /// The server's state, shared by every request.
@@ -125,10 +128,14 @@ impl Api {
             prices,
             push,
             mask_secrets,
+            readers,
         } = config;
         let mask = if mask_secrets { Some(Arc::new(Redactor::shipped()?)) } else { None };
         // The schema must exist, at this version, before readers open it read-only.
-        let readers = Readers::open(data_dir)?;
+        let readers = match readers {
+            Some(readers) => readers,
+            None => Readers::open(data_dir)?,
+        };
         let chats = Chats::new(Arc::new(AcceptStore::open(data_dir)?), engine, scrollback_ops::chat::bus());
         Ok(Api {
             inner: Arc::new(Inner {
@@ -155,6 +162,11 @@ impl Api {
                 mask,
             }),
         })
+    }
+
+    /// What the server reads: `"index"`, or another store (`"hub"`), which is read-only.
+    pub(crate) fn store_kind(&self) -> &'static str {
+        self.inner.readers.kind()
     }
 
     /// The token every `/api` route requires, if one is set.

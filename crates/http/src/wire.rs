@@ -64,6 +64,9 @@ pub struct Session<'a> {
     gone: bool,
     agent: &'a str,
     forked_from: Option<&'a str>,
+    /// The host whose index holds it, on a team's hub.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    host: Option<&'a str>,
     /// Pinned by a person to the top of the list.
     pinned: bool,
     /// The title the transcript gives, when a person gave the session one of their own (`title`).
@@ -100,6 +103,7 @@ impl<'a> From<&'a SessionSummary> for Session<'a> {
             gone: s.gone,
             agent: &s.agent,
             forked_from: s.forked_from.as_deref(),
+            host: s.host.as_deref(),
             pinned: false,
             transcript_title: None,
         }
@@ -300,7 +304,7 @@ pub fn status(status: &Status, push: Option<&scrollback_hub::follow::PushStatus>
 /// `GET /api/info`: the version, the send limits, the agents whose transcripts scrollback reads
 /// (the format registry's names and display names, in its order), and whether an engine runs sent
 /// messages (without one the server takes none, and the viewer offers no composer).
-pub fn info(engine: bool) -> serde_json::Value {
+pub fn info(engine: bool, store: &str) -> serde_json::Value {
     use scrollback_ops::accept::send::{MAX_BODY, MAX_IMAGE_BYTES, MAX_IMAGES, MAX_TEXT};
     let agents: Vec<serde_json::Value> = scrollback_core::format::FORMATS
         .iter()
@@ -311,6 +315,7 @@ pub fn info(engine: bool) -> serde_json::Value {
         "limits": { "maxImages": MAX_IMAGES, "maxImageBytes": MAX_IMAGE_BYTES, "maxText": MAX_TEXT, "maxBody": MAX_BODY },
         "agents": agents,
         "engine": engine,
+        "store": store,
     })
 }
 

@@ -20,6 +20,7 @@ use scrollback_core::error::{Error, Result};
 pub mod connection;
 pub mod follow;
 pub mod push;
+pub mod store;
 pub mod tls;
 
 pub use connection::Hub;

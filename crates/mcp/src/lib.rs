@@ -393,6 +393,7 @@ impl Tools {
             since: check!(time_arg("since", args.since, false)),
             until: check!(time_arg("until", args.until, true)),
             active_since: active_since(args.include_active),
+            host: None,
             cursor: args.cursor.filter(|c| !c.is_empty()),
             limit,
         };

@@ -50,6 +50,7 @@ pub fn media_record(r: &Row<'_>) -> rusqlite::Result<MediaRecord> {
         entry_uuid: r.get(12)?,
         entry_id: r.get(13)?,
         line_offset: r.get::<_, i64>(14)? as u64,
+        held: None,
     })
 }
 

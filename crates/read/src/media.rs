@@ -58,6 +58,9 @@ pub struct MediaRecord {
     pub entry_id: i64,
     /// Absolute byte offset of the entry's line in the transcript.
     pub line_offset: u64,
+    /// The decoded bytes themselves, where the store holds them rather than a transcript (a team's
+    /// hub keeps each photo's bytes): read from here, and checked against `blake3` all the same.
+    pub held: Option<std::sync::Arc<[u8]>>,
 }
 
 impl MediaRecord {
@@ -95,8 +98,12 @@ pub fn extension(media_type: Option<&str>) -> &'static str {
     }
 }
 
-/// Opens a recorded payload for reading. Fails at once if its transcript is gone or cannot be opened.
+/// Opens a recorded payload for reading. Fails at once if its transcript is gone or cannot be opened,
+/// or if the bytes the store holds do not hash to the recorded blake3.
 pub fn open(record: &MediaRecord) -> Result<PayloadReader> {
+    if let Some(held) = &record.held {
+        return open_held(record, held);
+    }
     if !record.file_live {
         return Err(Error::Gone { path: record.path.clone(), offset: record.offset });
     }
@@ -143,12 +150,39 @@ pub fn open(record: &MediaRecord) -> Result<PayloadReader> {
     })
 }
 
+/// A reader of bytes the store holds: checked whole before the first is given.
+fn open_held(record: &MediaRecord, held: &[u8]) -> Result<PayloadReader> {
+    let changed =
+        || Error::Changed { path: record.path.clone(), offset: record.offset, expected: record.blake3.clone() };
+    let expected = blake3::Hash::from_hex(&record.blake3).map_err(|_| changed())?;
+    if held.len() as u64 != record.decoded_length || blake3::hash(held) != expected {
+        return Err(changed());
+    }
+    Ok(PayloadReader {
+        bytes: Bytes::Held,
+        record: record.clone(),
+        at: record.offset + record.length,
+        end: record.offset + record.length,
+        raw: Vec::new(),
+        carry: Vec::new(),
+        in_header: false,
+        base64: Base64Stream::new(),
+        out: held.to_vec(),
+        out_at: 0,
+        hasher: blake3::Hasher::new(),
+        expected,
+        done: true,
+    })
+}
+
 /// Where a payload's bytes are read from.
 enum Bytes {
     /// A transcript, at the reader's offset.
     File(File),
     /// A compressed transcript's decompressed bytes, already at the reader's offset.
     Stream(Box<scrollback_core::files::Decompressed>),
+    /// None: the store's own bytes, checked and given whole ([`open_held`]).
+    Held,
 }
 
 impl Bytes {
@@ -157,6 +191,7 @@ impl Bytes {
             Bytes::File(file) => file.read_at(buf, at),
             // Read in order: `at` is where the stream is.
             Bytes::Stream(stream) => stream.read(buf),
+            Bytes::Held => Ok(0),
         }
     }
 }

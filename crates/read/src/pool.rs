@@ -1,7 +1,8 @@
-//! The readers' pool the servers read the index through: read-only SQLite connections, each handed
-//! to its caller as a [`Store`] (never as a connection), used only inside `spawn_blocking` (the
-//! checkout included), each returned before its caller goes on, and a bound on full-text queries at
-//! once so that searches cannot starve everything else.
+//! The readers' pool the servers read through: read-only SQLite connections to the index, or another
+//! store's ([`Backend`]: a team's hub), each handed to its caller as a [`Store`] (never as a
+//! connection), used only inside `spawn_blocking` (the checkout included), each returned before its
+//! caller goes on, and a bound on full-text queries at once so that searches cannot starve
+//! everything else.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -30,10 +31,27 @@ impl Lend for Pooled {
     }
 }
 
-/// A pool of read-only connections to one index.
+/// A store other than an index, with connections of its own: a team's hub.
+pub trait Backend: Send + Sync + 'static {
+    /// What it is, as `/api/info` says (`"hub"`).
+    fn kind(&self) -> &'static str;
+    /// Runs `f` on one of its connections, as a [`Store`], on the caller's thread (a blocking one).
+    fn with(&self, f: &mut dyn FnMut(&dyn Store) -> Result<()>) -> Result<()>;
+}
+
+/// What the readers read.
+#[derive(Clone)]
+enum Source {
+    /// The index, through a pool of read-only connections.
+    Index(r2d2::Pool<SqliteConnectionManager>),
+    /// Another store.
+    Other(Arc<dyn Backend>),
+}
+
+/// A pool of read-only connections to one index, or to another [`Backend`].
 #[derive(Clone)]
 pub struct Readers {
-    pool: r2d2::Pool<SqliteConnectionManager>,
+    source: Source,
     searches: Arc<tokio::sync::Semaphore>,
 }
 
@@ -52,16 +70,44 @@ impl Readers {
             .with_flags(ConnectionKind::Reader.flags())
             .with_init(|c: &mut Connection| ConnectionKind::Reader.configure(c));
         let pool = r2d2::Pool::builder().max_size(POOL_SIZE).build(manager)?;
-        Ok(Readers { pool, searches: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_SEARCHES)) })
+        Ok(Readers {
+            source: Source::Index(pool),
+            searches: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_SEARCHES)),
+        })
+    }
+
+    /// Readers of another store.
+    pub fn of(backend: Arc<dyn Backend>) -> Readers {
+        Readers { source: Source::Other(backend), searches: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_SEARCHES)) }
+    }
+
+    /// What the readers read, as `/api/info` says: `"index"`, or the other store's kind.
+    pub fn kind(&self) -> &'static str {
+        match &self.source {
+            Source::Index(_) => "index",
+            Source::Other(backend) => backend.kind(),
+        }
     }
 
     /// Runs `f` on a pooled connection, as a [`Store`], on the blocking pool, and returns what it
     /// computed.
     pub async fn run<T: Send + 'static>(&self, f: impl FnOnce(&dyn Store) -> Result<T> + Send + 'static) -> Result<T> {
-        let pool = self.pool.clone();
-        tokio::task::spawn_blocking(move || {
-            let conn = pool.get()?;
-            f(&*conn as &Connection as &dyn Store)
+        let source = self.source.clone();
+        tokio::task::spawn_blocking(move || match source {
+            Source::Index(pool) => {
+                let conn = pool.get()?;
+                f(&*conn as &Connection as &dyn Store)
+            }
+            Source::Other(backend) => {
+                let mut f = Some(f);
+                let mut answer = None;
+                backend.with(&mut |store| {
+                    let f = f.take().ok_or_else(|| Error::Internal("a store ran a question twice".into()))?;
+                    answer = Some(f(store));
+                    Ok(())
+                })?;
+                answer.unwrap_or_else(|| Err(Error::Internal("the store ran no question".into())))
+            }
         })
         .await
         .map_err(|e| Error::Internal(format!("a reader failed: {e}")))?
@@ -69,9 +115,14 @@ impl Readers {
 
     /// Runs `f` on the blocking pool with a [`Lend`] that checks a pooled connection out for each
     /// question and gives it back before the answer is used: for work that writes while it reads
-    /// (an export), which then never holds a reader while it writes.
+    /// (an export), which then never holds a reader while it writes. An index's alone, so far.
     pub async fn lent<T: Send + 'static>(&self, f: impl FnOnce(&dyn Lend) -> Result<T> + Send + 'static) -> Result<T> {
-        let pooled = Pooled(self.pool.clone());
+        let pooled = match &self.source {
+            Source::Index(pool) => Pooled(pool.clone()),
+            Source::Other(backend) => {
+                return Err(Error::NotServed(format!("the {} does not write exports yet", backend.kind())));
+            }
+        };
         tokio::task::spawn_blocking(move || f(&pooled))
             .await
             .map_err(|e| Error::Internal(format!("a reader failed: {e}")))?

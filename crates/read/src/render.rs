@@ -160,6 +160,7 @@ mod tests {
             entry_uuid: Some("u".into()),
             entry_id: 1,
             line_offset: 1000,
+            held: None,
         }
     }
 

@@ -33,6 +33,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         push,
         hub_host,
         take_over,
+        postgres,
         hub_timeout,
         mask,
     } = args;
@@ -57,7 +58,35 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         push,
         mask_secrets: mask.mask_secrets,
     };
-    serve(&dirs, options)
+    match postgres {
+        Some(url) => serve_hub(&dirs, options, hub_config(&url, hub_timeout)?),
+        None => serve(&dirs, options),
+    }
+}
+
+/// `scrollback serve --postgres`: the HTTP server over a team's hub, read-only, until a signal. No
+/// writer: nothing here follows transcripts.
+fn serve_hub(dirs: &Dirs, options: ServeOptions, hub: scrollback::hub::HubConfig) -> anyhow::Result<()> {
+    let token = options.token.clone();
+    scrollback::http::check_listen(&options.listen, token.as_deref()).map_err(|e| Usage(e.to_string()))?;
+    let data_dir = dirs.data.resolve()?;
+    let described = hub.describe();
+    let readers =
+        scrollback::hub::store::HubReaders::open(hub).with_context(|| format!("reading the hub {described}"))?;
+    let api_config = scrollback::http::Config {
+        token,
+        allow_hosts: options.allow_hosts.clone(),
+        idle_timeout: Some(options.idle),
+        max_connections: Some(options.max_connections),
+        prices: Some(options.prices.clone()),
+        mask_secrets: options.mask_secrets,
+        readers: Some(scrollback::read::pool::Readers::of(std::sync::Arc::new(readers))),
+        ..Default::default()
+    };
+    let api = scrollback::http::Api::new(&data_dir, scrollback::events::bus(), api_config)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let reading = one_line(&format!("reading the hub {described}, read-only"));
+    runtime.block_on(run_server(api, options.listen, reading, std::future::pending()))
 }
 
 /// `scrollback demo-engine`: one accepted message from standard input, written with its reply into
@@ -164,6 +193,7 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
         prices: Some(options.prices.clone()),
         push: None,
         mask_secrets: options.mask_secrets,
+        readers: None,
     };
     // The push starts once the writer has the index open (its schema current).
     let push = match &options.push {

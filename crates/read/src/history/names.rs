@@ -11,7 +11,7 @@ use scrollback_core::error::{Error, Result};
 pub const MIN_PREFIX: usize = 4;
 
 /// How many candidates an ambiguous prefix lists.
-const LISTED: usize = 10;
+pub const LISTED: usize = 10;
 
 /// The one id of `candidates` that `given` names: `given` itself when it is one of them, else the
 /// only one it is a prefix of. Too short a prefix and one that names several are

@@ -38,6 +38,8 @@ pub struct SessionSummary {
     pub agent: String,
     /// The session it was forked from, as its transcript says.
     pub forked_from: Option<String>,
+    /// The host whose index holds it, on a team's hub (`None` from a host's own index).
+    pub host: Option<String>,
 }
 
 /// A page of sessions, newest first.
@@ -67,6 +69,8 @@ pub struct SessionQuery {
     pub until: Option<String>,
     /// Leave out sessions whose last entry is at or after this instant (still being written).
     pub active_since: Option<String>,
+    /// Only sessions of this host, on a team's hub (an index holds one host's: it ignores this).
+    pub host: Option<String>,
     /// From this cursor on.
     pub cursor: Option<String>,
     /// At most this many.
@@ -159,6 +163,7 @@ fn listed(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, SessionSummary)> {
             gone: r.get(9)?,
             agent: r.get(10)?,
             forked_from: r.get(11)?,
+            host: None,
         },
     ))
 }
@@ -186,6 +191,7 @@ pub fn session(conn: &Connection, id: &str) -> Result<Option<SessionSummary>> {
                 gone: r.get(8)?,
                 agent: r.get(9)?,
                 forked_from: r.get(10)?,
+                host: None,
             })
         })
         .optional()?)

@@ -1,0 +1,623 @@
+//! The hub as a store: what `serve --postgres` reads, behind the same read interface as an index
+//! ([`scrollback_read::Store`]), so that the viewer, the API and MCP are not written twice.
+//!
+//! It reads every host's rows. A session is one host's (`sessions` is keyed by host and id); a
+//! session id that two hosts both hold (a transcript copied between machines) is read from the one
+//! whose latest entry is newest. A history cursor is the entry's row id in its host's index
+//! (`entries.local_id`): the same cursor the host's own server gives. Photos are read from `blobs`
+//! and checked against their blake3 before a byte is served ([`scrollback_read::media::open`]).
+//!
+//! Read-only: every session it opens is `default_transaction_read_only`, and a role with `SELECT`
+//! alone is enough. What the hub does not serve yet (search, the overview, usage, exports, status)
+//! is [`Error::NotServed`], which the API answers with a 4xx that says so.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
+
+use scrollback_core::codec::order::Order;
+use scrollback_core::codec::refs::{ContentHash, MediaName, MediaRef};
+use scrollback_core::codec::scan::{Encoding, MediaKind};
+use scrollback_core::error::{Error, Result};
+use scrollback_core::format::{self, Columns};
+use scrollback_core::query::Query;
+use scrollback_read::Store;
+use scrollback_read::export::{Kind, Written};
+use scrollback_read::history::{
+    EntryBody, HistoryEntry, HistoryPage, MAX_LIMIT, Position, Scope, SearchPage, SessionHitsPage, SessionPage,
+    SessionQuery, SessionSummary, Sort, SpawnedBy, Subagent,
+};
+use scrollback_read::media::MediaRecord;
+use scrollback_read::pool::Backend;
+use scrollback_read::prices::Prices;
+use scrollback_read::redact::Redactor;
+use scrollback_read::status::{IndexStatus, RootCount};
+use scrollback_read::usage::{By, Filter, Report};
+
+use crate::connection::Hub;
+use crate::{HubConfig, VERSION};
+
+/// Idle connections kept for the next request.
+const IDLE: usize = 8;
+
+/// The hub's readers: a connection for each question, kept for the next while it is fresh.
+pub struct HubReaders {
+    config: HubConfig,
+    idle: Mutex<Vec<(Hub, Instant)>>,
+}
+
+impl std::fmt::Debug for HubReaders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HubReaders").field("hub", &self.config.describe()).finish_non_exhaustive()
+    }
+}
+
+impl HubReaders {
+    /// Readers of the hub `config` names, which must hold a hub's schema this build reads (a hub
+    /// is made by its first push: `scrollback push`).
+    pub fn open(config: HubConfig) -> Result<HubReaders> {
+        let readers = HubReaders { config, idle: Mutex::new(Vec::new()) };
+        let mut hub = readers.connect()?;
+        let version = hub
+            .query_opt("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[])
+            .map_err(|e| {
+                Error::Hub(format!(
+                    "{} holds no hub that can be read ({e}): push to it first",
+                    readers.config.describe()
+                ))
+            })?
+            .and_then(|r| r.get::<_, String>(0).parse::<i64>().ok());
+        match version {
+            Some(v) if v <= VERSION => {}
+            Some(v) => {
+                return Err(Error::Hub(format!(
+                    "the hub has schema version {v}; this scrollback reads version {VERSION}"
+                )));
+            }
+            None => return Err(Error::Hub("the hub has no schema version: push to it first".into())),
+        }
+        readers.give_back(hub);
+        Ok(readers)
+    }
+
+    /// A new connection whose transactions are read-only.
+    fn connect(&self) -> Result<Hub> {
+        let mut hub = self.config.connect()?;
+        hub.batch_execute("SET default_transaction_read_only = on")?;
+        Ok(hub)
+    }
+
+    /// An idle connection still fresh (the hub ends sessions idle past its timeout), else a new one.
+    fn take(&self) -> Result<Hub> {
+        let fresh = self.config.timeout() / 2;
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        while let Some((hub, since)) = idle.pop() {
+            if since.elapsed() < fresh && !hub.is_closed() {
+                return Ok(hub);
+            }
+        }
+        drop(idle);
+        self.connect()
+    }
+
+    fn give_back(&self, hub: Hub) {
+        if hub.is_closed() {
+            return;
+        }
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        if idle.len() < IDLE {
+            idle.push((hub, Instant::now()));
+        }
+    }
+}
+
+impl Backend for HubReaders {
+    fn kind(&self) -> &'static str {
+        "hub"
+    }
+
+    fn with(&self, f: &mut dyn FnMut(&dyn Store) -> Result<()>) -> Result<()> {
+        let store = HubStore { hub: RefCell::new(self.take()?) };
+        let done = f(&store);
+        self.give_back(store.hub.into_inner());
+        done
+    }
+}
+
+/// One connection to the hub, read as a [`Store`].
+pub struct HubStore {
+    hub: RefCell<Hub>,
+}
+
+impl std::fmt::Debug for HubStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HubStore").finish_non_exhaustive()
+    }
+}
+
+/// What the hub does not serve yet, as the API says it.
+fn not_served<T>(what: &str) -> Result<T> {
+    Err(Error::NotServed(format!(
+        "a team's hub does not serve {what} yet: ask the host's own server (`scrollback serve` there)"
+    )))
+}
+
+/// The columns a history row is read with ([`history_row`]).
+const COLUMNS: &str = "local_id, line, uuid, parent_uuid, type, role, timestamp, is_sidechain, stripped, invalid, \
+     sort_at, sort_file, spawned_agent, agent, agent_id";
+// Conversation order, as the index's: text compared byte by byte whatever the hub's collation.
+const OLDEST_FIRST: &str = r#"ORDER BY sort_at COLLATE "C", sort_file, line, local_id"#;
+const NEWEST_FIRST: &str = r#"ORDER BY sort_at COLLATE "C" DESC, sort_file DESC, line DESC, local_id DESC"#;
+const BEFORE_PLACE: &str = r#"(sort_at COLLATE "C", sort_file, line, local_id) < ($3, $4, $5, $6)"#;
+const FROM_PLACE: &str = r#"(sort_at COLLATE "C", sort_file, line, local_id) >= ($3, $4, $5, $6)"#;
+
+/// The columns a session is listed with ([`listed`]), over `sessions s`.
+const SESSION_COLUMNS: &str = "s.host, s.id, s.project, s.title, s.first_timestamp, s.last_timestamp, s.entries, \
+     s.images, s.sidechain_entries, \
+     NOT EXISTS (SELECT 1 FROM entries e JOIN files f ON f.host = e.host AND f.file_id = e.file_id
+                 WHERE e.host = s.host AND e.session_id = s.id AND f.state = 'live'), \
+     s.agent, s.forked_from";
+
+fn listed(r: &Row) -> SessionSummary {
+    SessionSummary {
+        host: Some(r.get(0)),
+        id: r.get(1),
+        project: r.get(2),
+        title: r.get(3),
+        first_timestamp: r.get(4),
+        last_timestamp: r.get(5),
+        entries: r.get(6),
+        images: r.get(7),
+        sidechain_entries: r.get(8),
+        gone: r.get(9),
+        agent: r.get(10),
+        forked_from: r.get(11),
+    }
+}
+
+fn history_row(r: &Row) -> HistoryEntry {
+    let body = match (r.get::<_, Option<String>>(8), r.get::<_, Option<String>>(9)) {
+        (Some(stripped), None) => EntryBody::Stored { stripped, media: Vec::new() },
+        (_, invalid) => EntryBody::Invalid(invalid.unwrap_or_default()),
+    };
+    let line: i64 = r.get(1);
+    HistoryEntry {
+        cursor: r.get(0),
+        order: Order { at: r.get(10), file: r.get(11), line },
+        line,
+        columns: Columns {
+            uuid: r.get(2),
+            parent_uuid: r.get(3),
+            kind: r.get(4),
+            role: r.get(5),
+            timestamp: r.get(6),
+            is_sidechain: r.get(7),
+        },
+        format: format::by_name(&r.get::<_, String>(13)).unwrap_or(format::DEFAULT),
+        subagent: r.get::<_, Option<String>>(12).map(|agent_id| Subagent { agent_id, first: None, entries: 0 }),
+        agent_id: r.get(14),
+        spawned_by: None,
+        body,
+    }
+}
+
+/// The columns a media row is read with ([`media_record`]), over `media m JOIN entries e JOIN files f`.
+const MEDIA_COLUMNS: &str = "m.off, f.path, m.length, m.encoding, m.media_type, m.decoded_length, m.blake3, m.kind, \
+     m.ordinal, e.session_id, e.uuid, e.local_id, e.off";
+const MEDIA_JOIN: &str = "media m JOIN entries e ON e.host = m.host AND e.file_id = m.file_id AND e.off = m.entry_off
+     JOIN files f ON f.host = e.host AND f.file_id = e.file_id";
+
+/// A media row as the hub has it. Its bytes are the hub's, not a file's: the path is the host's,
+/// never opened here (`file_live` is false until [`HubStore::media`] gives the bytes).
+fn media_record(r: &Row) -> Result<MediaRecord> {
+    let encoding: String = r.get(3);
+    let kind: String = r.get(7);
+    let bad = |what: &str, value: &str| Error::Hub(format!("the hub holds a media row with {what} {value:?}"));
+    Ok(MediaRecord {
+        id: 0,
+        path: PathBuf::from(r.get::<_, String>(1)),
+        file_live: false,
+        from_vault: false,
+        offset: r.get::<_, i64>(0) as u64,
+        length: r.get::<_, i64>(2) as u64,
+        encoding: Encoding::parse(&encoding).ok_or_else(|| bad("encoding", &encoding))?,
+        media_type: r.get(4),
+        decoded_length: r.get::<_, i64>(5) as u64,
+        blake3: r.get(6),
+        kind: MediaKind::parse(&kind).ok_or_else(|| bad("kind", &kind))?,
+        ordinal: r.get::<_, Option<i32>>(8).map(|o| o as u32),
+        session_id: r.get(9),
+        entry_uuid: r.get(10),
+        entry_id: r.get(11),
+        line_offset: r.get::<_, i64>(12) as u64,
+        held: None,
+    })
+}
+
+/// A session list's cursor on the hub: its last entry's time, host and id, as JSON.
+fn session_cursor(s: &SessionSummary) -> String {
+    serde_json::json!([s.last_timestamp.as_deref().unwrap_or(""), s.host.as_deref().unwrap_or(""), s.id]).to_string()
+}
+
+fn parse_session_cursor(c: &str) -> Result<(String, String, String)> {
+    serde_json::from_str(c).map_err(|_| Error::BadQuery(format!("cursor {c:?} is not one this server gave")))
+}
+
+impl HubStore {
+    fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
+        self.hub.borrow_mut().query(sql, params)
+    }
+
+    fn query_opt(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Option<Row>> {
+        self.hub.borrow_mut().query_opt(sql, params)
+    }
+
+    /// The host a session is read from: the one whose latest entry is newest, if two hold it.
+    fn host_of(&self, session_id: &str) -> Result<Option<String>> {
+        Ok(self
+            .query_opt(
+                r#"SELECT host FROM sessions WHERE id = $1
+                   ORDER BY coalesce(last_timestamp, '') COLLATE "C" DESC, host LIMIT 1"#,
+                &[&session_id],
+            )?
+            .map(|r| r.get(0)))
+    }
+
+    /// The place of entry `cursor` of the session, if it is one.
+    fn place_of(&self, host: &str, session_id: &str, cursor: i64) -> Result<Option<Order>> {
+        Ok(self
+            .query_opt(
+                "SELECT sort_at, sort_file, line FROM entries WHERE host = $1 AND session_id = $2 AND local_id = $3",
+                &[&host, &session_id, &cursor],
+            )?
+            .map(|r| Order { at: r.get(0), file: r.get(1), line: r.get(2) }))
+    }
+
+    fn page_rows(
+        &self,
+        (host, session_id): (&str, &str),
+        at: Position,
+        place: Option<&(Order, i64)>,
+        side: &str,
+        limit: i64,
+    ) -> Result<Vec<HistoryEntry>> {
+        let visible = format!("host = $1 AND session_id = $2 AND NOT duplicate{side}");
+        let rows = match (at, place) {
+            (Position::Newest, _) => self.query(
+                &format!("SELECT {COLUMNS} FROM entries WHERE {visible} {NEWEST_FIRST} LIMIT $3"),
+                &[&host, &session_id, &limit],
+            )?,
+            (Position::After(c), _) => self.query(
+                &format!("SELECT {COLUMNS} FROM entries WHERE {visible} AND local_id > $3 ORDER BY local_id LIMIT $4"),
+                &[&host, &session_id, &c, &limit],
+            )?,
+            (Position::Before(_), Some((o, c))) => self.query(
+                &format!("SELECT {COLUMNS} FROM entries WHERE {visible} AND {BEFORE_PLACE} {NEWEST_FIRST} LIMIT $7"),
+                &[&host, &session_id, &o.at, &o.file, &o.line, c, &limit],
+            )?,
+            (Position::From(_), Some((o, c))) => self.query(
+                &format!("SELECT {COLUMNS} FROM entries WHERE {visible} AND {FROM_PLACE} {OLDEST_FIRST} LIMIT $7"),
+                &[&host, &session_id, &o.at, &o.file, &o.line, c, &(limit + 1)],
+            )?,
+            (Position::Before(_) | Position::From(_), None) => {
+                return Err(Error::Internal("a page from a cursor with no place".into()));
+            }
+        };
+        Ok(rows.iter().map(history_row).collect())
+    }
+
+    /// Each stored entry's media rows, in line order.
+    fn attach_media(&self, host: &str, session_id: &str, entries: &mut [HistoryEntry]) -> Result<()> {
+        let cursors: Vec<i64> = entries.iter().map(|e| e.cursor).collect();
+        if cursors.is_empty() {
+            return Ok(());
+        }
+        let rows = self.query(
+            &format!(
+                "SELECT {MEDIA_COLUMNS} FROM {MEDIA_JOIN}
+                 WHERE e.host = $1 AND e.session_id = $2 AND e.local_id = ANY($3) ORDER BY e.local_id, m.off"
+            ),
+            &[&host, &session_id, &cursors],
+        )?;
+        let mut by_entry: std::collections::HashMap<i64, Vec<MediaRecord>> = std::collections::HashMap::new();
+        for row in &rows {
+            let m = media_record(row)?;
+            by_entry.entry(m.entry_id).or_default().push(m);
+        }
+        for entry in entries {
+            if let EntryBody::Stored { media, .. } = &mut entry.body
+                && let Some(own) = by_entry.remove(&entry.cursor)
+            {
+                *media = own;
+            }
+        }
+        Ok(())
+    }
+
+    /// Where each sub-agent a page's entries ran is (its first entry, how many it has), and on a
+    /// sub-agent's first entry, the entry that ran it: as an index's pages say.
+    fn attach_subagents(&self, host: &str, session_id: &str, entries: &mut [HistoryEntry]) -> Result<()> {
+        let first_of = |agent_id: &str| -> Result<(Option<i64>, i64)> {
+            let row = self.query_opt(
+                &format!(
+                    "SELECT local_id, count(*) OVER () FROM entries
+                     WHERE host = $1 AND session_id = $2 AND agent_id = $3 AND NOT duplicate {OLDEST_FIRST} LIMIT 1"
+                ),
+                &[&host, &session_id, &agent_id],
+            )?;
+            Ok(row.map_or((None, 0), |r| (Some(r.get(0)), r.get(1))))
+        };
+        for subagent in entries.iter_mut().filter_map(|e| e.subagent.as_mut()) {
+            (subagent.first, subagent.entries) = first_of(&subagent.agent_id)?;
+        }
+        let mut agents: Vec<String> = entries.iter().filter_map(|e| e.agent_id.clone()).collect();
+        agents.sort();
+        agents.dedup();
+        for agent_id in agents {
+            let (Some(first), _) = first_of(&agent_id)? else { continue };
+            let Some(entry) = entries.iter_mut().find(|e| e.cursor == first) else { continue };
+            let cursor = self
+                .query_opt(
+                    "SELECT local_id FROM entries
+                     WHERE host = $1 AND session_id = $2 AND spawned_agent = $3 AND NOT duplicate
+                     ORDER BY local_id LIMIT 1",
+                    &[&host, &session_id, &agent_id],
+                )?
+                .map(|r| r.get(0));
+            entry.spawned_by = Some(SpawnedBy { agent_id, cursor });
+        }
+        Ok(())
+    }
+
+    fn media_by_ref(&self, r: &MediaRef) -> Result<Option<MediaRecord>> {
+        let ordinal = r.ordinal as i32;
+        let row = self.query_opt(
+            &format!(
+                "SELECT {MEDIA_COLUMNS} FROM {MEDIA_JOIN}
+                 WHERE e.session_id = $1 AND e.uuid = $2 AND m.ordinal = $3
+                 ORDER BY f.state = 'live' DESC, e.local_id DESC, e.host LIMIT 1"
+            ),
+            &[&r.session_id, &r.entry_uuid, &ordinal],
+        )?;
+        if let Some(row) = row {
+            return Ok(Some(media_record(&row)?));
+        }
+        let failed = self.query_opt(
+            "SELECT fi.reason FROM entries e
+             JOIN failed_images fi ON fi.host = e.host AND fi.file_id = e.file_id AND fi.entry_off = e.off
+             WHERE e.session_id = $1 AND e.uuid = $2 AND fi.ordinal = $3 LIMIT 1",
+            &[&r.session_id, &r.entry_uuid, &ordinal],
+        )?;
+        match failed {
+            Some(row) => Err(Error::FailedUpload { what: r.to_string(), reason: row.get(0) }),
+            None => Ok(None),
+        }
+    }
+
+    fn media_by_hash(&self, hash: &ContentHash) -> Result<Option<MediaRecord>> {
+        let row = self.query_opt(
+            &format!(
+                "SELECT {MEDIA_COLUMNS} FROM {MEDIA_JOIN} WHERE m.blake3 = $1
+                 ORDER BY f.state = 'live' DESC, e.host, e.local_id DESC LIMIT 1"
+            ),
+            &[&hash.as_str()],
+        )?;
+        row.map(|r| media_record(&r)).transpose()
+    }
+}
+
+impl Store for HubStore {
+    fn sessions(&self, q: &SessionQuery) -> Result<SessionPage> {
+        if q.text.is_some() {
+            return not_served("a text filter on sessions (search)");
+        }
+        let limit = i64::from(q.limit.clamp(1, MAX_LIMIT));
+        let cursor = q.cursor.as_deref().map(parse_session_cursor).transpose()?;
+        let mut sql = format!("SELECT {SESSION_COLUMNS} FROM sessions s WHERE true");
+        let mut args: Vec<Box<dyn ToSql + Sync>> = Vec::new();
+        let mut bind = |sql: &mut String, clause: &str, value: Box<dyn ToSql + Sync>| {
+            args.push(value);
+            sql.push_str(&clause.replace('?', &format!("${}", args.len())));
+        };
+        for (value, clause) in [
+            (&q.project, " AND s.project = ?"),
+            (&q.agent, " AND s.agent = ?"),
+            (&q.host, " AND s.host = ?"),
+            (&q.since, r#" AND coalesce(s.last_timestamp, '') COLLATE "C" >= ?"#),
+            (&q.until, r#" AND s.first_timestamp COLLATE "C" < ?"#),
+            (&q.active_since, r#" AND coalesce(s.last_timestamp, '') COLLATE "C" < ?"#),
+        ] {
+            if let Some(value) = value {
+                bind(&mut sql, clause, Box::new(value.clone()));
+            }
+        }
+        if let Some((ts, host, id)) = cursor {
+            bind(
+                &mut sql,
+                r#" AND (coalesce(s.last_timestamp, '') COLLATE "C", s.host COLLATE "C", s.id COLLATE "C") < (?"#,
+                Box::new(ts),
+            );
+            bind(&mut sql, ", ?", Box::new(host));
+            bind(&mut sql, ", ?)", Box::new(id));
+        }
+        sql.push_str(&format!(
+            r#" ORDER BY coalesce(s.last_timestamp, '') COLLATE "C" DESC, s.host COLLATE "C" DESC, s.id COLLATE "C" DESC LIMIT {}"#,
+            limit + 1
+        ));
+        let params: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a.as_ref()).collect();
+        let mut sessions: Vec<SessionSummary> = self.query(&sql, &params)?.iter().map(listed).collect();
+        let more = sessions.len() as i64 > limit;
+        sessions.truncate(limit as usize);
+        let cursors: Vec<String> = sessions.iter().map(session_cursor).collect();
+        let next = if more { cursors.last().cloned() } else { None };
+        Ok(SessionPage { sessions, next, cursors })
+    }
+
+    fn session(&self, id: &str) -> Result<Option<SessionSummary>> {
+        let Some(host) = self.host_of(id)? else { return Ok(None) };
+        Ok(self
+            .query_opt(
+                &format!("SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.host = $1 AND s.id = $2"),
+                &[&host, &id],
+            )?
+            .as_ref()
+            .map(listed))
+    }
+
+    fn session_named(&self, given: &str) -> Result<String> {
+        let ids = self.query(
+            r#"SELECT DISTINCT id COLLATE "C" FROM sessions WHERE starts_with(id, $1) ORDER BY 1 LIMIT $2"#,
+            &[&given, &(scrollback_read::history::names::LISTED as i64 + 1)],
+        )?;
+        scrollback_read::history::names::pick(given, ids.iter().map(|r| r.get::<_, String>(0)))
+    }
+
+    fn git_branch(&self, _session_id: &str) -> Result<Option<String>> {
+        // A push does not carry the branch (the hub's `sessions` has no column for it).
+        Ok(None)
+    }
+
+    fn history(&self, session_id: &str, at: Position, limit: u32, sidechains: bool) -> Result<Option<HistoryPage>> {
+        let Some(host) = self.host_of(session_id)? else { return Ok(None) };
+        let host = host.as_str();
+        // One snapshot for the page and its catch-up mark, as an index reads them.
+        self.hub.borrow_mut().batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
+        let page = self.history_in((host, session_id), at, limit, sidechains);
+        let end = self.hub.borrow_mut().batch_execute("COMMIT");
+        let page = page?;
+        end?;
+        Ok(Some(page))
+    }
+
+    fn first_cursor(&self, session_id: &str, sidechains: bool) -> Result<Option<i64>> {
+        let Some(host) = self.host_of(session_id)? else { return Ok(None) };
+        let side = if sidechains { "" } else { " AND NOT is_sidechain" };
+        Ok(self
+            .query_opt(
+                &format!(
+                    "SELECT local_id FROM entries WHERE host = $1 AND session_id = $2 AND NOT duplicate{side}
+                     {OLDEST_FIRST} LIMIT 1"
+                ),
+                &[&host, &session_id],
+            )?
+            .map(|r| r.get(0)))
+    }
+
+    fn search(&self, _: &Query, _: Scope<'_>, _: Sort, _: u32, _: u32) -> Result<SearchPage> {
+        not_served("search")
+    }
+
+    fn search_sessions(&self, _: &Query, _: Scope<'_>, _: Sort, _: u32, _: u32) -> Result<SessionHitsPage> {
+        not_served("search")
+    }
+
+    fn search_text(&self, _: i64, _: bool) -> Result<Option<String>> {
+        not_served("search")
+    }
+
+    fn media(&self, name: &MediaName) -> Result<MediaRecord> {
+        let found = match name {
+            MediaName::Ref(r) => self.media_by_ref(r)?,
+            MediaName::Hash(h) => self.media_by_hash(h)?,
+        };
+        let Some(mut record) = found else {
+            return Err(Error::NotFound(match name {
+                MediaName::Ref(r) => r.to_string(),
+                MediaName::Hash(h) => h.to_string(),
+            }));
+        };
+        // The bytes, as pushed: checked against the blake3 when read (`media::open`).
+        let Some(blob) = self.query_opt("SELECT bytes FROM blobs WHERE blake3 = $1", &[&record.blake3])? else {
+            return Err(Error::NotFound(format!("{} (its host has not pushed its bytes yet)", record.blake3)));
+        };
+        record.held = Some(Arc::from(blob.get::<_, Vec<u8>>(0)));
+        record.file_live = true;
+        Ok(record)
+    }
+
+    fn stats(&self, _: scrollback_read::stats::Filter<'_>, _: &Prices) -> Result<scrollback_read::stats::Stats> {
+        not_served("the overview")
+    }
+
+    fn usage(&self, _: By, _: Filter<'_>, _: &Prices) -> Result<Report> {
+        not_served("usage")
+    }
+
+    fn status(&self, _: &Path) -> Result<IndexStatus> {
+        not_served("an index's status")
+    }
+
+    fn root_counts(&self, _: &[(&str, &Path)]) -> Result<Vec<RootCount>> {
+        not_served("transcript roots")
+    }
+
+    fn export(
+        &self,
+        _: &str,
+        _: Kind,
+        _: Option<&Redactor>,
+        _: &mut dyn std::io::Write,
+        _: Option<(&Path, &str)>,
+    ) -> Result<Option<Written>> {
+        not_served("exports")
+    }
+}
+
+impl HubStore {
+    fn history_in(
+        &self,
+        (host, session_id): (&str, &str),
+        at: Position,
+        limit: u32,
+        sidechains: bool,
+    ) -> Result<HistoryPage> {
+        let limit = i64::from(limit.clamp(1, MAX_LIMIT));
+        let side = if sidechains { "" } else { " AND NOT is_sidechain" };
+        let place = match at {
+            Position::Before(c) | Position::From(c) => match self.place_of(host, session_id, c)? {
+                Some(place) => Some((place, c)),
+                None => return Err(Error::BadQuery(format!("cursor {c} is not an entry of this session"))),
+            },
+            Position::Newest | Position::After(_) => None,
+        };
+        let mut entries = self.page_rows((host, session_id), at, place.as_ref(), side, limit)?;
+        let cursor = match at {
+            Position::Newest => None,
+            Position::Before(c) | Position::From(c) | Position::After(c) => Some(c),
+        };
+        let next = match at {
+            Position::From(_) if entries.len() as i64 > limit => entries.pop().map(|e| e.cursor),
+            _ => None,
+        };
+        // The catch-up mark: the session's newest row on the hub (a host's row ids only grow).
+        let high_water: Option<i64> = self
+            .query_opt("SELECT max(local_id) FROM entries WHERE host = $1 AND session_id = $2", &[&host, &session_id])?
+            .and_then(|r| r.get(0));
+        let after = match at {
+            Position::After(c) if entries.len() as i64 >= limit => entries.last().map(|e| e.cursor).or(Some(c)),
+            _ => high_water.or(cursor),
+        };
+        entries.sort_by(|a, b| (&a.order, a.cursor).cmp(&(&b.order, b.cursor)));
+        self.attach_media(host, session_id, &mut entries)?;
+        self.attach_subagents(host, session_id, &mut entries)?;
+        let before = match (at, entries.first()) {
+            (Position::After(_), _) | (_, None) => None,
+            (_, Some(oldest)) => {
+                let o = &oldest.order;
+                let older = self.query_opt(
+                    &format!(
+                        "SELECT 1 FROM entries WHERE host = $1 AND session_id = $2 AND NOT duplicate{side}
+                         AND {BEFORE_PLACE} LIMIT 1"
+                    ),
+                    &[&host, &session_id, &o.at, &o.file, &o.line, &oldest.cursor],
+                )?;
+                older.is_some().then_some(oldest.cursor)
+            }
+        };
+        Ok(HistoryPage { session_id: session_id.to_owned(), entries, before, after, next })
+    }
+}
