@@ -535,7 +535,13 @@ fn the_viewer_in_headless_chromium() {
     let mut args = vec!["--test".to_owned(), "--test-concurrency=1".to_owned()];
     args.extend(only.iter().map(|p| format!("--test-name-pattern={p}")));
     args.push("tests/browser/viewer.test.mjs".to_owned());
-    let out = Command::new("node")
+    // A team's hub for scenario 47 (skipped without PostgreSQL, outside CI).
+    let hub = crate::util::postgres::Cluster::start();
+    let mut node = Command::new("node");
+    if let Some(cluster) = &hub {
+        node.env("SCROLLBACK_HUB", cluster.url("team"));
+    }
+    let out = node
         .args(&args)
         .current_dir(manifest)
         .env("SCROLLBACK_BIN", env!("CARGO_BIN_EXE_scrollback"))

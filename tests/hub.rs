@@ -2,7 +2,7 @@
 //! (`scrollback push`, `serve --push`), and the hub is compared with each host's own index, row for
 //! row, photo byte for byte.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -107,29 +107,33 @@ fn same_rows(pushed: &[String], fresh: &[String]) {
     }
 }
 
-/// A line as the hub should hold it: (file, offset, session, stored line, text, copy).
-type Line = (i64, i64, String, Option<String>, Option<String>, bool);
+/// A line as the hub should hold it: (file, offset, session, stored line, its three search texts
+/// (said, tool text, tools), copy).
+type Line = (i64, i64, String, Option<String>, [Option<String>; 3], bool);
 
 /// The index's lines.
 fn local_entries(env: &Env) -> Vec<Line> {
     let conn = env.conn();
     let mut stmt = conn
-        .prepare("SELECT file_id, offset, session_id, stored_line(stripped), nullif(concat_ws(char(10), text, tool_text), ''), duplicate FROM entries ORDER BY file_id, offset")
+        .prepare("SELECT file_id, offset, session_id, stored_line(stripped), text, tool_text, tools, duplicate FROM entries ORDER BY file_id, offset")
         .unwrap();
-    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get::<_, i64>(5)? != 0)))
-        .unwrap()
-        .collect::<rusqlite::Result<_>>()
-        .unwrap()
+    stmt.query_map([], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, [r.get(4)?, r.get(5)?, r.get(6)?], r.get::<_, i64>(7)? != 0))
+    })
+    .unwrap()
+    .collect::<rusqlite::Result<_>>()
+    .unwrap()
 }
 
 fn hub_entries(hub: &mut postgres::Client, host: &str) -> Vec<Line> {
     hub.query(
-        "SELECT file_id, off, session_id, stripped, text, duplicate FROM entries WHERE host = $1 ORDER BY file_id, off",
+        "SELECT file_id, off, session_id, stripped, text, tool_text, tools, duplicate FROM entries WHERE host = $1
+         ORDER BY file_id, off",
         &[&host],
     )
     .unwrap()
     .iter()
-    .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4), r.get(5)))
+    .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), [r.get(4), r.get(5), r.get(6)], r.get(7)))
     .collect()
 }
 
@@ -341,9 +345,26 @@ fn serve_postgres_answers_as_the_union_of_the_hosts_own_servers_and_refuses_writ
     // Sessions: each host's own list, with its host; the host filter gives one host's; a page at a
     // time gives the same list in the same order.
     let mut all_local = Vec::new();
+    let mut searched: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    let mut sessions_found: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    let mut listed_with_text = BTreeSet::new();
     for (host, env) in hosts {
         let roots = if host == "desk" { crate::agents::root_args(env) } else { Vec::new() };
         let own = Server::start(env, &roots.iter().map(String::as_str).collect::<Vec<_>>());
+        for s in own.json("/api/sessions?q=lighthouse&limit=500")["sessions"].as_array().unwrap() {
+            listed_with_text.insert(format!("{host} {}", s["id"]));
+        }
+        for query in SEARCHES {
+            let q = urlencode(query);
+            let hits = own.json(&format!("/api/search?q={q}&group=none&limit=500"))["hits"].clone();
+            for hit in hits.as_array().unwrap() {
+                searched.entry(*query).or_default().insert(format!("{host} {} {}", hit["sessionId"], hit["line"]));
+            }
+            let grouped = own.json(&format!("/api/search?q={q}&limit=500"))["sessions"].clone();
+            for s in grouped.as_array().unwrap() {
+                sessions_found.entry(*query).or_default().insert(format!("{host} {} {}", s["sessionId"], s["hits"]));
+            }
+        }
         let mut local: Vec<Value> = own.json("/api/sessions?limit=500")["sessions"].as_array().unwrap().clone();
         for s in &mut local {
             s["host"] = host.into();
@@ -393,6 +414,42 @@ fn serve_postgres_answers_as_the_union_of_the_hosts_own_servers_and_refuses_writ
     assert_eq!(listed, expected, "the hub lists the union of the hosts' sessions");
     assert!(listed.len() >= 5);
 
+    // Searches: the hub finds what the three hosts' own servers find, together, hit for hit (by
+    // host, session and line) and session for session (with their counts).
+    for query in SEARCHES {
+        let q = urlencode(query);
+        let mut found = BTreeSet::new();
+        let answer = hub.json(&format!("/api/search?q={q}&group=none&limit=500"));
+        for hit in answer["hits"].as_array().unwrap() {
+            found.insert(format!("{} {} {}", hit["host"].as_str().unwrap(), hit["sessionId"], hit["line"]));
+            let snippet = hit["snippet"].as_str().unwrap();
+            assert!(snippet.contains("<mark>"), "{query}: a snippet marks its match: {snippet}");
+        }
+        let local = searched.remove(query).unwrap_or_default();
+        assert!(!local.is_empty(), "{query} finds something");
+        assert_eq!(found, local, "{query}");
+        let mut grouped = BTreeSet::new();
+        for s in hub.json(&format!("/api/search?q={q}&limit=500"))["sessions"].as_array().unwrap() {
+            grouped.insert(format!("{} {} {}", s["best"]["host"].as_str().unwrap(), s["sessionId"], s["hits"]));
+        }
+        assert_eq!(grouped, sessions_found.remove(query).unwrap_or_default(), "{query}, by session");
+    }
+    // A session list's text filter, and a page of hits at a time.
+    let by_text: BTreeSet<String> = hub.json("/api/sessions?q=lighthouse&limit=500")["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| format!("{} {}", s["host"].as_str().unwrap(), s["id"]))
+        .collect();
+    assert_eq!(by_text, listed_with_text);
+    let first = hub.json("/api/search?q=harbour&group=none&limit=2");
+    let second =
+        hub.json(&format!("/api/search?q=harbour&group=none&limit=2&cursor={}", first["next"].as_str().unwrap()));
+    let all = hub.json("/api/search?q=harbour&group=none&limit=4");
+    let paged: Vec<&Value> =
+        first["hits"].as_array().unwrap().iter().chain(second["hits"].as_array().unwrap()).collect();
+    assert_eq!(paged, all["hits"].as_array().unwrap().iter().collect::<Vec<_>>());
+
     // Read-only: what would change something is refused, saying so; what is not served yet says so.
     let a1 = "a1";
     let forget =
@@ -401,15 +458,32 @@ fn serve_postgres_answers_as_the_union_of_the_hosts_own_servers_and_refuses_writ
     let error: Value = forget.json().unwrap();
     assert_eq!(error["error"]["code"], "not-served", "{error}");
     assert!(error["error"]["message"].as_str().unwrap().contains("read-only"), "{error}");
-    let search = hub.get("/api/search?q=harbour");
-    assert_eq!(search.status(), 400);
-    assert!(search.text().unwrap().contains("does not serve search yet"));
+    let stats = hub.get("/api/stats");
+    assert_eq!(stats.status(), 400);
+    assert!(stats.text().unwrap().contains("does not serve the overview yet"));
     assert_eq!(hub.get("/api/sessions/nonesuch/history").status(), 404);
     // Nothing of the hub's was written (a reader's sessions are read-only transactions).
     let mut client = cluster.client("team");
     let sessions: i64 = client.query_one("SELECT count(*) FROM sessions", &[]).unwrap().get(0);
     assert_eq!(sessions as usize, listed.len());
 }
+
+/// The searches `serve --postgres` answers as the hosts together: words, a prefix, OR, NOT, a
+/// phrase, role and tool filters, and Chinese and Japanese.
+const SEARCHES: &[&str] = &[
+    "harbour",
+    "lighthouse",
+    "photo*",
+    "compiler OR tide",
+    "harbour -map",
+    "\"tide tables\"",
+    "role:user harbour",
+    "灯塔",
+    "港口",
+    "東京",
+    "写真",
+    "agent:codex photo",
+];
 
 fn urlencode(s: &str) -> String {
     s.bytes()
@@ -680,7 +754,7 @@ fn a_nul_in_a_timestamp_or_a_media_type_is_made_safe_and_the_push_goes_on_past_i
     let safe = |s: Option<String>| s.map(|s| s.replace('\0', "\u{FFFD}"));
     let local: Vec<Line> = local_entries(&env)
         .into_iter()
-        .map(|(f, o, s, stripped, text, d)| (f, o, s, safe(stripped), safe(text), d))
+        .map(|(f, o, s, stripped, texts, d)| (f, o, s, safe(stripped), texts.map(safe), d))
         .collect();
     assert_eq!(hub_entries(&mut hub, "h"), local);
     let stamps: Vec<String> = hub
@@ -726,11 +800,20 @@ fn two_data_directories_under_one_host_name_are_refused_until_one_takes_the_name
     index_with(&second, &[]);
     push(&first, &url, "clone");
     let mut hub = cluster.client("team");
-    // A hub of schema version 1 (no identities, no marks) is migrated by the next push, and the name,
-    // which no identity held, is the first data directory's.
-    hub.batch_execute("DROP TABLE marks; ALTER TABLE hosts DROP COLUMN identity; UPDATE hub_meta SET value = '1'")
-        .unwrap();
-    push(&first, &url, "clone");
+    // A hub of schema version 1 (no identities, no marks, said and tool text together) is migrated
+    // by the next push, which sends every line again, and the name, which no identity held, is the
+    // first data directory's.
+    hub.batch_execute(
+        "DROP TABLE marks; ALTER TABLE hosts DROP COLUMN identity;
+         ALTER TABLE entries DROP COLUMN tsv, DROP COLUMN tool_text, DROP COLUMN tools;
+         ALTER TABLE entries ADD COLUMN tsv tsvector GENERATED ALWAYS AS
+             (to_tsvector('simple', replace(coalesce(text, ''), U&'\\200B', ' '))) STORED;
+         CREATE INDEX entries_tsv ON entries USING gin(tsv);
+         UPDATE hub_meta SET value = '1'",
+    )
+    .unwrap();
+    let said = push(&first, &url, "clone");
+    assert!(!said.contains(": 0 lines"), "every line is sent again: {said}");
     cluster.create_database("fresh");
     push(&second, &cluster.url("fresh"), "other");
     let columns = |hub: &mut postgres::Client| -> Vec<String> {
@@ -746,7 +829,7 @@ fn two_data_directories_under_one_host_name_are_refused_until_one_takes_the_name
     };
     assert_eq!(columns(&mut hub), columns(&mut cluster.client("fresh")), "migrated as a fresh hub");
     let version: String = hub.query_one("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[]).unwrap().get(0);
-    assert_eq!(version, "3");
+    assert_eq!(version, "4");
     let out = second.run(&["push", "--postgres", &url, "--host", "clone"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "a second data directory pushing as clone is refused: {stderr}");

@@ -1,4 +1,4 @@
--- scrollback hub schema, version 3 (hub_meta 'schema_version' = 3).
+-- scrollback hub schema, version 4 (hub_meta 'schema_version' = 4).
 --
 -- The hub is a PostgreSQL database that many hosts push their index to (`scrollback push`,
 -- `serve --push`). Each host's own SQLite index stays the system of record: everything here is
@@ -7,11 +7,15 @@
 -- changes nothing. Photos are content-addressed: `blobs` holds each decoded payload once, by the
 -- blake3 of its bytes, whichever hosts hold it.
 --
--- Text search: `entries.tsv` is generated from `text` with the 'simple' configuration (words as
--- written, lower-cased, not stemmed), after the zero-width spaces (U+200B) the indexer writes at each
--- word boundary of Chinese and Japanese text are turned into spaces, so that each of those words is a
--- lexeme. `entries_text_trgm` (pg_trgm) serves substring matches (`ILIKE '%…%'`) in any script; it
--- needs a database whose ctype classifies those letters (C.UTF-8 or a language's UTF-8 locale).
+-- Text search: `entries.tsv` is generated from the three search texts of a line, each with its
+-- weight: `text` (what was said) A, `tool_text` (tool calls' input and output) B, `tools` (the names
+-- of the tools called) C, so that a query may keep to one of them (`ts_filter`) as `role:` and
+-- `tool:` do. Each is read with the 'simple' configuration (words as written, lower-cased, not
+-- stemmed), after the zero-width spaces (U+200B) the indexer writes at each word boundary of Chinese
+-- and Japanese text are turned into spaces, so that each of those words is a lexeme.
+-- `entries_text_trgm` (pg_trgm) serves substring matches (`ILIKE '%…%'`) of what was said, in any
+-- script; it needs a database whose ctype classifies those letters (C.UTF-8 or a language's UTF-8
+-- locale).
 
 CREATE EXTENSION IF NOT EXISTS pg_trgm;
 
@@ -85,7 +89,7 @@ CREATE TABLE entries (
     timestamp     text,
     is_sidechain  boolean NOT NULL,
     stripped      text,
-    text          text,
+    text          text,                    -- what was said (search text)
     invalid       text,
     sort_at       text    NOT NULL,
     sort_file     bigint  NOT NULL,
@@ -94,8 +98,12 @@ CREATE TABLE entries (
     spawned_agent text,
     agent         text    NOT NULL,
     hidden        text,
+    tool_text     text,                    -- tool calls' input and output (search text)
+    tools         text,                    -- the names of the tools called, one per line
     tsv           tsvector GENERATED ALWAYS AS
-                  (to_tsvector('simple', replace(coalesce(text, ''), U&'\200B', ' '))) STORED,
+                  (setweight(to_tsvector('simple', replace(coalesce(text, ''), U&'\200B', ' ')), 'A')
+                   || setweight(to_tsvector('simple', replace(coalesce(tool_text, ''), U&'\200B', ' ')), 'B')
+                   || setweight(to_tsvector('simple', coalesce(tools, '')), 'C')) STORED,
     PRIMARY KEY (host, file_id, off),
     FOREIGN KEY (host, file_id) REFERENCES files(host, file_id) ON DELETE CASCADE
 );
@@ -227,4 +235,4 @@ SELECT u.host, u.session_id, s.title, s.project, u.agent, string_agg(DISTINCT u.
 FROM usage u LEFT JOIN sessions s ON s.host = u.host AND s.id = u.session_id
 GROUP BY u.host, u.session_id, s.title, s.project, u.agent;
 
-INSERT INTO hub_meta (key, value) VALUES ('schema_version', '3');
+INSERT INTO hub_meta (key, value) VALUES ('schema_version', '4');

@@ -6,7 +6,7 @@
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, chmodSync, appendFileSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -17,6 +17,8 @@ const FIXTURES = process.env.SCROLLBACK_FIXTURES;
 const SHOTS = process.env.SCROLLBACK_SHOTS;
 const SESSION = process.env.SCROLLBACK_SESSION;
 const CHROMIUM = process.env.SCROLLBACK_CHROMIUM || "/usr/bin/chromium";
+// A team's hub (an empty PostgreSQL database) for scenario 47, when tests/browser.rs could start one.
+const HUB = process.env.SCROLLBACK_HUB;
 assert.ok(BIN && FIXTURES && SHOTS && SESSION, "run by tests/browser.rs (cargo test)");
 
 const temps = [];
@@ -1727,6 +1729,61 @@ test("46. a session of each of the eight agents: what the person typed and an an
     await scrollToStart(page);
     await shot(page, `46-${s.agent}`);
   }
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});
+
+test("47. a team's hub: serve --postgres lists every host's sessions with a host filter, opens one with its photos, searches all hosts, and offers nothing that would change it", { skip: !HUB && "no PostgreSQL" }, async () => {
+  // Two hosts index their trees and push them to the hub.
+  for (const [name, host] of [["photos40", "laptop"], ["grouped", "desk"]]) {
+    const base = temp();
+    const transcripts = join(base, "projects");
+    cpSync(join(FIXTURES, name), transcripts, { recursive: true });
+    const data = join(base, "data");
+    for (const args of [["index", "--transcripts", transcripts, "--data-dir", data], ["push", "--data-dir", data, "--postgres", HUB, "--host", host]]) {
+      const run = spawnSync(BIN, args, { env: { ...process.env, HOME: base, RUST_LOG: "scrollback=warn" }, encoding: "utf8" });
+      assert.equal(run.status, 0, `${args[0]} as ${host}: ${run.stderr}`);
+    }
+  }
+  const server = await startServer(null, { args: ["--postgres", HUB] });
+  const { page, problems, context } = await newPage();
+  await page.goto(`${server.url}/`);
+  // The overview says what a hub does not draw yet, and the list has both hosts' sessions.
+  await page.locator(".overview .hub-note").waitFor();
+  await page.locator('#sessions li[data-host="laptop"]').first().waitFor();
+  await page.locator('#sessions li[data-host="desk"]').first().waitFor();
+  assert.match(await page.locator('#sessions li[data-host="desk"] .meta').first().textContent(), /^desk · /);
+  assert.ok(await page.locator("#filter-host").isVisible(), "the host filter");
+  await page.locator("#filter-host").selectOption("desk");
+  await until("only desk's sessions", async () => (await page.locator('#sessions li[data-host="laptop"]').count()) === 0);
+  assert.ok((await page.locator('#sessions li[data-host="desk"]').count()) > 0);
+  await shot(page, "47-hub-list");
+  await page.locator("#filter-host").selectOption("");
+  await page.locator('#sessions li[data-host="laptop"]').first().waitFor();
+  // A session with its photos, and nothing that would change it: no composer, rename, pin or export.
+  await goElsewhere(page, `${server.url}/sessions/${SESSION}`);
+  await until("a photo shown", () => page.$$eval("img.photo", (imgs) => imgs.some((i) => i.complete && i.naturalWidth > 0)));
+  assert.equal(await page.locator(".composer").count(), 0, "no composer");
+  assert.match(await page.locator(".conversation .no-engine").textContent(), /team's hub, which is read-only/);
+  await page.locator(".details-toggle").click();
+  await until("the host in the details", async () => (await page.locator(".facts").textContent()).includes("Hostlaptop"));
+  assert.equal(await page.locator(".conv-actions button").count(), 0, "no rename or pin");
+  assert.ok(!(await page.locator(".facts").textContent()).includes("Export"), "no exports");
+  await shot(page, "47-hub-session");
+  // Search finds in every host's sessions, and its hit opens the session at that entry.
+  await page.locator("#search-input").fill("kestrel");
+  await page.locator("#search-input").press("Enter");
+  await until("the cards", async () => (await page.locator("li.result").count()) === 4);
+  assert.equal(await page.locator('li.result[data-host="desk"]').count(), 4, "every card names its host");
+  const hit = page.locator("li.result a.card-link").first();
+  assert.match(await hit.locator(".meta").textContent(), /^desk · /);
+  assert.match(await hit.locator(".hit.best mark").first().textContent(), /^kestrel$/i);
+  await shot(page, "47-hub-search");
+  await hit.click();
+  await page.locator("li.target").waitFor();
+  assert.match(await page.locator("li.target").textContent(), /kestrel/i);
+  await page.waitForLoadState("networkidle");
   assert.deepEqual(problems, []);
   await context.close();
   await server.stop();

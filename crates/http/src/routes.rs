@@ -428,7 +428,7 @@ async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Reje
             let mut page = store.search_answer(&q, scope, sort, (offset, limit), grouped)?;
             // A snippet is masked from its entry's whole text, before its matches are marked in HTML.
             if let Some(r) = &mask {
-                r.mask_answer(&mut page, &|h| store.search_text(h.cursor, h.in_tool).ok().flatten());
+                r.mask_answer(&mut page, &|h| store.search_text(h).ok().flatten());
             }
             Ok(page)
         })

@@ -430,6 +430,9 @@ pub struct Hit<'a> {
     #[serde(rename = "in")]
     within: &'static str,
     snippet: String,
+    /// The host whose index holds it, on a team's hub.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    host: Option<&'a str>,
 }
 
 impl<'a> From<&'a SearchHit> for Hit<'a> {
@@ -448,6 +451,7 @@ impl<'a> From<&'a SearchHit> for Hit<'a> {
             tool: h.tool.as_deref(),
             within: if h.in_tool { "tool" } else { "text" },
             snippet: snippet_html(&h.snippet),
+            host: h.host.as_deref(),
         }
     }
 }

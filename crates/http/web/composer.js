@@ -5,6 +5,7 @@
 
 import { post } from "./api.js";
 import { el, formatBytes, photo } from "./render.js";
+import { onHub } from "./server.js";
 
 /** The photo types a person can send. */
 export const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
@@ -21,6 +22,9 @@ function dataUrlOf(blob) {
 
 /** What stands in the composer's place where the server runs no engine: why, and how to start one. */
 export function noEngine() {
+  if (onHub()) {
+    return el("p", "no-engine", "This server reads a team's hub, which is read-only: send from the host's own server.");
+  }
   return el(
     "p",
     "no-engine",

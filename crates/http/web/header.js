@@ -6,7 +6,7 @@
 
 import { get, put, query } from "./api.js";
 import * as render from "./render.js";
-import { agentName, call, known } from "./server.js";
+import { agentName, call, known, onHub } from "./server.js";
 import { sidebar } from "./sidebar.js";
 import { sessionLine } from "./usage.js";
 
@@ -82,6 +82,9 @@ export class Header {
     this.usageTimer = setTimeout(async () => {
       this.usageTimer = null;
       try {
+        // A team's hub does not sum usage yet.
+        await known;
+        if (onHub()) return;
         const line = await sessionLine(call, sessionId);
         if (this.closed) return;
         this.usage.textContent = line || "";
@@ -130,6 +133,11 @@ export class Header {
     this.meta.title = this.about.textContent;
     this.showFacts(about);
     this.actions.classList.remove("unfilled");
+    // A team's hub is read-only: no one's marks are changed there.
+    if (onHub()) {
+      this.actions.replaceChildren();
+      return;
+    }
     const button = (label, onClick, extra = {}) => {
       const b = render.el("button", "small", label);
       b.type = "button";
@@ -167,6 +175,7 @@ export class Header {
    * forked from. */
   showFacts(about) {
     const rows = [["Session", render.el("code", "session-id", about.id)]];
+    if (about.host) rows.push(["Host", render.el("span", "host", about.host)]);
     if (about.resume) {
       const cmd = render.el("code", "resume", about.resume);
       const said = render.el("span", "copied meta-text", "");
@@ -186,7 +195,8 @@ export class Header {
       a.download = "";
       exports.append(a, " ");
     }
-    rows.push(["Export", exports]);
+    // Exports are written by the host's own server, not a team's hub.
+    if (!onHub()) rows.push(["Export", exports]);
     if (about.forkedFrom) {
       const a = render.el("a", null, about.forkedFrom);
       a.href = `/sessions/${encodeURIComponent(about.forkedFrom)}`;

@@ -9,8 +9,12 @@ import { get, query } from "./api.js";
 import { barChart, heatmap } from "./chart.js";
 import { el } from "./dom.js";
 import { link } from "./page.js";
+import { known, onHub } from "./server.js";
 import { noSessions } from "./status.js";
 import { cost, filterForm, tokens } from "./usage.js";
+
+const HUB_NOTE =
+  "This server reads a team's hub: every host's sessions are in the list, and search finds in all of them. The overview is drawn by each host's own server for now.";
 
 const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 
@@ -90,6 +94,12 @@ export class OverviewPage {
 
   async load() {
     this.last = Date.now();
+    await known;
+    if (onHub()) {
+      // A team's hub does not draw the overview yet: say so, and where to go instead.
+      if (!this.closed) this.body.replaceChildren(el("p", "status hub-note", HUB_NOTE));
+      return;
+    }
     try {
       const stats = await this.call(() => get(this.url()));
       if (this.closed) return;
@@ -101,7 +111,8 @@ export class OverviewPage {
       }
       this.render(stats);
     } catch (e) {
-      if (!this.closed) this.body.replaceChildren(el("p", "status error", `The overview could not be loaded: ${e.message}`));
+      if (this.closed) return;
+      this.body.replaceChildren(el("p", "status error", `The overview could not be loaded: ${e.message}`));
     }
   }
 

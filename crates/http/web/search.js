@@ -171,7 +171,8 @@ export class Search {
   /** One session's card: its title, agent, project and time, its best hit, and its other hits on
    * demand. */
   card(s) {
-    const meta = [agentName(s.agent), folder(s.project), when(s.lastTimestamp)].filter(Boolean).join(" · ");
+    // On a team's hub, the host whose session it is.
+    const meta = [s.best && s.best.host, agentName(s.agent), folder(s.project), when(s.lastTimestamp)].filter(Boolean).join(" · ");
     const best = link(
       hitHref(s.best, this.q),
       render.el("span", "hit-title", s.pinned ? render.el("span", "pin", "📌 ") : null, s.title || s.sessionId),
@@ -181,6 +182,7 @@ export class Search {
     best.classList.add("card-link");
     const item = render.el("li", "result", best);
     item.dataset.session = s.sessionId;
+    if (s.best && s.best.host) item.dataset.host = s.best.host;
     if (s.lastTimestamp) item.dataset.last = s.lastTimestamp;
     item.dataset.hits = String(s.hits);
     if (s.hits > 1) item.append(this.others(s));

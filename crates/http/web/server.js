@@ -90,7 +90,17 @@ export function fillAgents(select, value = select.value) {
  * and the page offers no composer and no New chat. Known once `known` has settled. */
 export let engine = false;
 
-/** /api/info, asked once (by `learn`, at start): the send limits, the agents and the engine. */
+/** What the server reads (from /api/info): `index`, or `hub` for a team's hub (`serve --postgres`),
+ * which is read-only: the page then offers nothing that would change something, and shows each
+ * session's host. Known once `known` has settled. */
+export let store = "index";
+
+/** Whether the server reads a team's hub. */
+export function onHub() {
+  return store === "hub";
+}
+
+/** /api/info, asked once (by `learn`, at start): the send limits, the agents, the engine and the store. */
 export let known = null;
 
 export function learn() {
@@ -99,6 +109,7 @@ export function learn() {
       if (info && info.limits) limits = info.limits;
       if (info && Array.isArray(info.agents)) agents = info.agents;
       engine = Boolean(info && info.engine);
+      if (info && info.store) store = info.store;
     })
     .catch(() => {});
   return known;

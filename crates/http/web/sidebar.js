@@ -5,13 +5,14 @@
 import { get, query } from "./api.js";
 import { $, link, view } from "./page.js";
 import * as render from "./render.js";
-import { PAGE, agentName, call } from "./server.js";
+import { PAGE, agentName, call, onHub } from "./server.js";
 
 export const sidebar = {
   next: null,
   /** The sessions listed, by id (the palette finds titles among them at once). */
   sessions: new Map(),
   projects: new Set(),
+  hosts: new Set(),
   loading: false,
   refreshTimer: null,
 
@@ -21,9 +22,11 @@ export const sidebar = {
     const status = $("sessions-status");
     try {
       const filters = { q: $("filter-text").value.trim(), project: $("filter-project").value, agent: $("filter-agent").value };
-      // The sessions a person pinned come first, once; the rest in their order.
+      if ($("filter-host").value) filters.host = $("filter-host").value;
+      // The sessions a person pinned come first, once; the rest in their order. (A team's hub holds
+      // no one's pins.)
       const [pins, page] = await Promise.all([
-        more || filters.q ? null : call(() => get(`/api/sessions${query({ ...filters, pinned: "true" })}`)),
+        more || filters.q || onHub() ? null : call(() => get(`/api/sessions${query({ ...filters, pinned: "true" })}`)),
         call(() => get(`/api/sessions${query({ ...filters, cursor: more ? this.next : "", limit: PAGE })}`)),
       ]);
       const list = $("sessions");
@@ -59,11 +62,19 @@ export const sidebar = {
       option.value = s.project;
       $("filter-project").append(option);
     }
+    // On a team's hub, each session's host, and a filter of them.
+    if (s.host && !this.hosts.has(s.host)) {
+      this.hosts.add(s.host);
+      const option = render.el("option", null, s.host);
+      option.value = s.host;
+      $("filter-host").append(option);
+      $("filter-host").hidden = false;
+    }
     const title = render.el("span", "title", s.pinned ? render.el("span", "pin", "📌 ") : null, s.title || s.id);
     const meta = render.el(
       "span",
       "meta",
-      [agentName(s.agent), s.project ? s.project.split("/").filter(Boolean).pop() : null, s.lastTimestamp ? s.lastTimestamp.slice(0, 16).replace("T", " ") : null]
+      [s.host, agentName(s.agent), s.project ? s.project.split("/").filter(Boolean).pop() : null, s.lastTimestamp ? s.lastTimestamp.slice(0, 16).replace("T", " ") : null]
         .filter(Boolean)
         .join(" · "),
     );
@@ -72,6 +83,7 @@ export const sidebar = {
     const counts = render.el("span", "counts", `${main} entries${side} · ${s.images} photos`, s.gone ? render.el("span", "gone", "transcript gone") : null);
     const li = render.el("li", null, link(`/sessions/${encodeURIComponent(s.id)}`, title, meta, counts));
     li.dataset.session = s.id;
+    if (s.host) li.dataset.host = s.host;
     if (s.agent) li.dataset.agent = s.agent;
     if (s.pinned) li.classList.add("pinned");
     return li;
@@ -98,6 +110,7 @@ $("filter-text").addEventListener("input", () => {
 });
 $("filter-project").addEventListener("change", () => sidebar.load());
 $("filter-agent").addEventListener("change", () => sidebar.load());
+$("filter-host").addEventListener("change", () => sidebar.load());
 $("more-sessions").addEventListener("click", () => sidebar.load(true));
 $("toggle-sidebar").addEventListener("click", () => {
   const open = document.body.classList.toggle("sidebar-open");

@@ -20,6 +20,7 @@ use scrollback_core::error::{Error, Result};
 pub mod connection;
 pub mod follow;
 pub mod push;
+mod search;
 pub mod store;
 pub mod tls;
 
@@ -30,7 +31,7 @@ pub use tls::{SslMode, Tls};
 pub const SCHEMA: &str = include_str!("../postgres.sql");
 
 /// The version [`SCHEMA`] creates, kept in `hub_meta`'s `schema_version`.
-pub const VERSION: i64 = 3;
+pub const VERSION: i64 = 4;
 
 /// One step each, as the index's: `MIGRATIONS[i]` takes a hub from version `i + 1` to `i + 2`, in
 /// the transaction that records the new version.
@@ -47,6 +48,19 @@ const MIGRATIONS: &[&str] = &[
          PRIMARY KEY (host, session_id)
      );
      CREATE INDEX marks_session ON marks(session_id);",
+    // 4: a line's three search texts apart (what was said, tool text, the tools' names), weighted in
+    // `tsv` so that a search keeps to one as `role:` and `tool:` ask. The lines a hub holds had the
+    // first two together in `text`: every file is sent again by its host's next push (its
+    // generation no longer matches), which rewrites them; a host that never pushes again keeps
+    // its lines as they were, searchable as before.
+    "ALTER TABLE entries ADD COLUMN tool_text text, ADD COLUMN tools text;
+     ALTER TABLE entries DROP COLUMN tsv;
+     ALTER TABLE entries ADD COLUMN tsv tsvector GENERATED ALWAYS AS
+         (setweight(to_tsvector('simple', replace(coalesce(text, ''), U&'\\200B', ' ')), 'A')
+          || setweight(to_tsvector('simple', replace(coalesce(tool_text, ''), U&'\\200B', ' ')), 'B')
+          || setweight(to_tsvector('simple', coalesce(tools, '')), 'C')) STORED;
+     CREATE INDEX entries_tsv ON entries USING gin(tsv);
+     UPDATE files SET generation = -1;",
 ];
 
 /// How long connecting may take before it fails (unless the URL or `PGCONNECT_TIMEOUT` says).

@@ -8,8 +8,8 @@
 //! and checked against their blake3 before a byte is served ([`scrollback_read::media::open`]).
 //!
 //! Read-only: every session it opens is `default_transaction_read_only`, and a role with `SELECT`
-//! alone is enough. What the hub does not serve yet (search, the overview, usage, exports, status)
-//! is [`Error::NotServed`], which the API answers with a 4xx that says so.
+//! alone is enough. Search is [`crate::search`]'s. What the hub does not serve yet (the overview,
+//! usage, exports, status) is [`Error::NotServed`], which the API answers with a 4xx that says so.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -28,8 +28,8 @@ use scrollback_core::query::Query;
 use scrollback_read::Store;
 use scrollback_read::export::{Kind, Written};
 use scrollback_read::history::{
-    EntryBody, HistoryEntry, HistoryPage, MAX_LIMIT, Position, Scope, SearchPage, SessionHitsPage, SessionPage,
-    SessionQuery, SessionSummary, Sort, SpawnedBy, Subagent,
+    EntryBody, HistoryEntry, HistoryPage, MAX_LIMIT, Position, Scope, SearchHit, SearchPage, SessionHitsPage,
+    SessionPage, SessionQuery, SessionSummary, Sort, SpawnedBy, Subagent,
 };
 use scrollback_read::media::MediaRecord;
 use scrollback_read::pool::Backend;
@@ -248,7 +248,7 @@ fn parse_session_cursor(c: &str) -> Result<(String, String, String)> {
 }
 
 impl HubStore {
-    fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
+    pub(crate) fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
         self.hub.borrow_mut().query(sql, params)
     }
 
@@ -412,16 +412,23 @@ impl HubStore {
 
 impl Store for HubStore {
     fn sessions(&self, q: &SessionQuery) -> Result<SessionPage> {
-        if q.text.is_some() {
-            return not_served("a text filter on sessions (search)");
-        }
         let limit = i64::from(q.limit.clamp(1, MAX_LIMIT));
         let cursor = q.cursor.as_deref().map(parse_session_cursor).transpose()?;
         let mut sql = format!("SELECT {SESSION_COLUMNS} FROM sessions s WHERE true");
-        let mut args: Vec<Box<dyn ToSql + Sync>> = Vec::new();
-        let mut bind = |sql: &mut String, clause: &str, value: Box<dyn ToSql + Sync>| {
-            args.push(value);
-            sql.push_str(&clause.replace('?', &format!("${}", args.len())));
+        let mut args = crate::search::Args::default();
+        if let Some(text) = &q.text {
+            // Its title holds the text, or one of its entries matches it as a query.
+            let compiled = crate::search::compile(&scrollback_core::query::parse(text)?, &mut args);
+            sql.push_str(&format!(
+                " AND (strpos(lower(coalesce(s.title, '')), lower({})) > 0 OR EXISTS (
+                     SELECT 1 FROM entries e WHERE e.host = s.host AND e.session_id = s.id AND NOT e.duplicate
+                     AND {}))",
+                args.add(text.clone()),
+                compiled.matches
+            ));
+        }
+        let mut bind = |sql: &mut String, clause: &str, value: String| {
+            sql.push_str(&clause.replace('?', &args.add(value)));
         };
         for (value, clause) in [
             (&q.project, " AND s.project = ?"),
@@ -432,24 +439,23 @@ impl Store for HubStore {
             (&q.active_since, r#" AND coalesce(s.last_timestamp, '') COLLATE "C" < ?"#),
         ] {
             if let Some(value) = value {
-                bind(&mut sql, clause, Box::new(value.clone()));
+                bind(&mut sql, clause, value.clone());
             }
         }
         if let Some((ts, host, id)) = cursor {
             bind(
                 &mut sql,
                 r#" AND (coalesce(s.last_timestamp, '') COLLATE "C", s.host COLLATE "C", s.id COLLATE "C") < (?"#,
-                Box::new(ts),
+                ts,
             );
-            bind(&mut sql, ", ?", Box::new(host));
-            bind(&mut sql, ", ?)", Box::new(id));
+            bind(&mut sql, ", ?", host);
+            bind(&mut sql, ", ?)", id);
         }
         sql.push_str(&format!(
             r#" ORDER BY coalesce(s.last_timestamp, '') COLLATE "C" DESC, s.host COLLATE "C" DESC, s.id COLLATE "C" DESC LIMIT {}"#,
             limit + 1
         ));
-        let params: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a.as_ref()).collect();
-        let mut sessions: Vec<SessionSummary> = self.query(&sql, &params)?.iter().map(listed).collect();
+        let mut sessions: Vec<SessionSummary> = self.query(&sql, &args.refs())?.iter().map(listed).collect();
         let more = sessions.len() as i64 > limit;
         sessions.truncate(limit as usize);
         let cursors: Vec<String> = sessions.iter().map(session_cursor).collect();
@@ -507,16 +513,30 @@ impl Store for HubStore {
             .map(|r| r.get(0)))
     }
 
-    fn search(&self, _: &Query, _: Scope<'_>, _: Sort, _: u32, _: u32) -> Result<SearchPage> {
-        not_served("search")
+    fn search(&self, query: &Query, scope: Scope<'_>, sort: Sort, offset: u32, limit: u32) -> Result<SearchPage> {
+        crate::search::search_page(self, query, scope, sort, offset, limit)
     }
 
-    fn search_sessions(&self, _: &Query, _: Scope<'_>, _: Sort, _: u32, _: u32) -> Result<SessionHitsPage> {
-        not_served("search")
+    fn search_sessions(
+        &self,
+        query: &Query,
+        scope: Scope<'_>,
+        sort: Sort,
+        offset: u32,
+        limit: u32,
+    ) -> Result<SessionHitsPage> {
+        crate::search::search_sessions(self, query, scope, sort, offset, limit)
     }
 
-    fn search_text(&self, _: i64, _: bool) -> Result<Option<String>> {
-        not_served("search")
+    fn search_text(&self, hit: &SearchHit) -> Result<Option<String>> {
+        let column = if hit.in_tool { "tool_text" } else { "text" };
+        let Some(host) = &hit.host else { return Ok(None) };
+        Ok(self
+            .query_opt(
+                &format!("SELECT {column} FROM entries WHERE host = $1 AND session_id = $2 AND local_id = $3"),
+                &[host, &hit.session_id, &hit.cursor],
+            )?
+            .and_then(|r| r.get(0)))
     }
 
     fn media(&self, name: &MediaName) -> Result<MediaRecord> {

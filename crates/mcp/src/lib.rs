@@ -366,7 +366,7 @@ impl Tools {
                 };
                 let mut page = store.search_answer(&query, scope, sort, (offset, limit), !per_entry)?;
                 if let Some(r) = &mask {
-                    r.mask_answer(&mut page, &|h| store.search_text(h.cursor, h.in_tool).ok().flatten());
+                    r.mask_answer(&mut page, &|h| store.search_text(h).ok().flatten());
                 }
                 Ok(page)
             })

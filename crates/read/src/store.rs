@@ -80,9 +80,9 @@ pub trait Store {
         })
     }
 
-    /// The whole search text of the entry at `cursor`, of its tool calls (`in_tool`) or of what was
-    /// said: what a search snippet is a window of. `None` if the store has no such entry.
-    fn search_text(&self, cursor: i64, in_tool: bool) -> Result<Option<String>>;
+    /// The whole search text of a hit's entry, of its tool calls (`hit.in_tool`) or of what was
+    /// said: what its snippet is a window of. `None` if the store has no such entry.
+    fn search_text(&self, hit: &crate::history::SearchHit) -> Result<Option<String>>;
 
     /// Where a payload is, by its ref or its hash (`Error::NotFound` if the store has none).
     fn media(&self, name: &MediaName) -> Result<MediaRecord>;
@@ -112,8 +112,9 @@ pub trait Store {
 }
 
 impl Store for Connection {
-    fn search_text(&self, cursor: i64, in_tool: bool) -> Result<Option<String>> {
+    fn search_text(&self, hit: &crate::history::SearchHit) -> Result<Option<String>> {
         use rusqlite::OptionalExtension;
+        let (cursor, in_tool) = (hit.cursor, hit.in_tool);
         let sql = if in_tool {
             "SELECT tool_text FROM entries WHERE id = ?1"
         } else {

@@ -78,6 +78,8 @@ pub(super) struct Entry {
     pub(super) is_sidechain: bool,
     pub(super) stripped: Option<String>,
     pub(super) text: Option<String>,
+    pub(super) tool_text: Option<String>,
+    pub(super) tools: Option<String>,
     pub(super) invalid: Option<String>,
     pub(super) sort_at: String,
     pub(super) sort_file: i64,
@@ -123,7 +125,8 @@ fn read_entries(conn: &Connection, file_id: i64, after: i64, batch: &mut Batch) 
     let opt = |s: Option<String>| s.map(|s| text(&s));
     let mut stmt = conn.prepare_cached(
         "SELECT offset, id, session_id, line, length, uuid, parent_uuid, type, role, timestamp, is_sidechain,
-                stored_line(stripped), nullif(concat_ws(char(10), text, tool_text), '') AS text, invalid, sort_at, sort_file, duplicate, agent_id, spawned_agent, agent, hidden
+                stored_line(stripped), text, invalid, sort_at, sort_file, duplicate, agent_id, spawned_agent, agent, hidden,
+                tool_text, tools
          FROM entries WHERE file_id = ?1 AND offset > ?2 ORDER BY offset LIMIT ?3",
     )?;
     let mut rows = stmt.query(params![file_id, after, BATCH_LINES])?;
@@ -143,6 +146,8 @@ fn read_entries(conn: &Connection, file_id: i64, after: i64, batch: &mut Batch) 
             is_sidechain: r.get::<_, i64>(10)? != 0,
             stripped: opt(r.get(11)?),
             text: opt(r.get(12)?),
+            tool_text: opt(r.get(21)?),
+            tools: opt(r.get(22)?),
             invalid: opt(r.get(13)?),
             sort_at: text(&r.get::<_, String>(14)?),
             sort_file: r.get(15)?,

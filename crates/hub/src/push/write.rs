@@ -159,12 +159,12 @@ fn send_entries(tx: &mut HubTransaction<'_>, host: &str, file_id: i64, offs: &[i
     tx.execute(
         "INSERT INTO entries (host, file_id, off, local_id, session_id, line, length, uuid, parent_uuid, type, role,
                               timestamp, is_sidechain, stripped, text, invalid, sort_at, sort_file, duplicate,
-                              agent_id, spawned_agent, agent, hidden)
+                              agent_id, spawned_agent, agent, hidden, tool_text, tools)
          SELECT $1, $2, * FROM unnest($3::bigint[], $4::bigint[], $5::text[], $6::bigint[], $7::bigint[],
                                       $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
                                       $13::boolean[], $14::text[], $15::text[], $16::text[], $17::text[],
                                       $18::bigint[], $19::boolean[], $20::text[], $21::text[], $22::text[],
-                                      $23::text[])
+                                      $23::text[], $24::text[], $25::text[])
          ON CONFLICT (host, file_id, off) DO UPDATE SET
             local_id = excluded.local_id, session_id = excluded.session_id, line = excluded.line,
             length = excluded.length, uuid = excluded.uuid, parent_uuid = excluded.parent_uuid,
@@ -172,7 +172,8 @@ fn send_entries(tx: &mut HubTransaction<'_>, host: &str, file_id: i64, offs: &[i
             is_sidechain = excluded.is_sidechain, stripped = excluded.stripped, text = excluded.text,
             invalid = excluded.invalid, sort_at = excluded.sort_at, sort_file = excluded.sort_file,
             duplicate = excluded.duplicate, agent_id = excluded.agent_id,
-            spawned_agent = excluded.spawned_agent, agent = excluded.agent, hidden = excluded.hidden",
+            spawned_agent = excluded.spawned_agent, agent = excluded.agent, hidden = excluded.hidden,
+            tool_text = excluded.tool_text, tools = excluded.tools",
         &[
             &host,
             &file_id,
@@ -197,6 +198,8 @@ fn send_entries(tx: &mut HubTransaction<'_>, host: &str, file_id: i64, offs: &[i
             &col(&|e| e.spawned_agent.clone()),
             &e.iter().map(|e| e.agent.clone()).collect::<Vec<_>>(),
             &col(&|e| e.hidden.clone()),
+            &col(&|e| e.tool_text.clone()),
+            &col(&|e| e.tools.clone()),
         ],
     )?;
     Ok(())

@@ -67,6 +67,8 @@ pub struct SearchHit {
     pub in_tool: bool,
     /// The matching text around the hit.
     pub snippet: Snippet,
+    /// The host whose index holds it, on a team's hub (`None` from a host's own index).
+    pub host: Option<String>,
 }
 
 /// Text around a full-text hit, with the matched words marked.
@@ -113,7 +115,8 @@ impl Snippet {
         out
     }
 
-    fn has_match(&self) -> bool {
+    /// Whether it marks a match.
+    pub fn has_match(&self) -> bool {
         self.0.contains(MATCH_OPEN)
     }
 }
@@ -709,6 +712,7 @@ impl<'c> Run<'c> {
                     project: r.get(8)?,
                     in_tool,
                     snippet: if in_tool { tool } else { said },
+                    host: None,
                 };
                 Ok((hit, session))
             })

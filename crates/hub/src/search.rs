@@ -1,0 +1,516 @@
+//! Full-text search on the hub: the query language's tree ([`Query`]) compiled to PostgreSQL's
+//! full-text search over `entries.tsv`, and run as an index's search is (`scrollback_read::history`
+//! search): the newest matches as candidates, ranked, a page of hits or of sessions with their best
+//! hit, each with a snippet.
+//!
+//! Every term becomes `phraseto_tsquery('simple', …)` of its text with the index's word marks turned
+//! into spaces (so `gpt-5`, `C++` and a Chinese phrase are read by the same parser as the lines
+//! were), a prefix its last word `:*`. `tsv` weighs what was said A, tool text B and the tools'
+//! names C: `role:` and `tool:` keep to those (`ts_filter`), and the score is `ts_rank_cd` with
+//! the index's weights. Ranking differs from an index's in its score (`ts_rank_cd`, not BM25) and
+//! in having no "near" tier: the words together come first, then the score, which counts how close
+//! they are, then the newer.
+
+use std::collections::HashMap;
+
+use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
+
+use scrollback_core::codec::words;
+use scrollback_core::error::{Error, Result};
+use scrollback_core::query::{Query, Role, Term};
+use scrollback_read::history::{
+    CANDIDATES, MAX_LIMIT, MAX_OFFSET, Scope, SearchHit, SearchPage, SessionHits, SessionHitsPage, Snippet, Sort,
+};
+
+use crate::store::HubStore;
+
+/// The weights of `tsv`'s classes in the score ({D, C, B, A}: unused, the tools' names, tool text,
+/// what was said), as the index weighs its columns.
+const WEIGHTS: &str = "'{0.1, 0.5, 0.3, 1.0}'::float4[]";
+/// Words around the first match in a snippet, as the index's (FTS5's `snippet(…, 16)`).
+const SNIPPET_WORDS: usize = 16;
+
+/// A statement's parameters, numbered as they are added.
+#[derive(Default)]
+pub(crate) struct Args(Vec<Box<dyn ToSql + Sync>>);
+
+impl Args {
+    /// `value` as the next parameter: its placeholder.
+    pub(crate) fn add(&mut self, value: impl ToSql + Sync + 'static) -> String {
+        self.0.push(Box::new(value));
+        format!("${}", self.0.len())
+    }
+
+    pub(crate) fn refs(&self) -> Vec<&(dyn ToSql + Sync)> {
+        self.0.iter().map(|a| a.as_ref()).collect()
+    }
+}
+
+/// A term's text as the parser reads it: the word marks of Chinese and Japanese made spaces.
+fn spaced(text: &str) -> String {
+    words::mark(text).replace('\u{200B}', " ")
+}
+
+/// A `tsquery` expression for `term`.
+fn tsquery(term: &Term, args: &mut Args) -> String {
+    let text = spaced(&term.text);
+    if term.prefix {
+        let (lead, last) = match text.trim_end().rsplit_once(char::is_whitespace) {
+            Some((lead, last)) => (lead.trim(), last),
+            None => ("", text.trim()),
+        };
+        if last.chars().any(char::is_alphanumeric) {
+            let quoted = format!("'{}':*", last.replace('\\', "\\\\").replace('\'', "''"));
+            let prefix = format!("to_tsquery('simple', {})", args.add(quoted));
+            return match lead.is_empty() {
+                true => prefix,
+                false => format!("(phraseto_tsquery('simple', {}) <-> {prefix})", args.add(lead.to_owned())),
+            };
+        }
+    }
+    format!("phraseto_tsquery('simple', {})", args.add(text))
+}
+
+/// A query compiled for the hub.
+pub(crate) struct Compiled {
+    /// A condition on `e` that every match meets (it uses `tsv`'s index).
+    pub(crate) matches: String,
+    /// The words' `tsquery`, for the score; `None` for a query of filters alone.
+    words: Option<String>,
+    /// The words together and in order (the first tier), for a query of two or more words and no OR.
+    together: Option<String>,
+    /// Lower-cased words a snippet marks, each with whether it is a prefix.
+    marks: Vec<(String, bool)>,
+}
+
+/// `query` compiled, its parameters added to `args`.
+pub(crate) fn compile(query: &Query, args: &mut Args) -> Compiled {
+    let clauses: Vec<String> = query
+        .all
+        .iter()
+        .map(|clause| {
+            let terms: Vec<String> = clause.iter().map(|t| tsquery(t, args)).collect();
+            format!("({})", terms.join(" || "))
+        })
+        .collect();
+    let words = (!clauses.is_empty()).then(|| format!("({})", clauses.join(" && ")));
+    let mut conditions = Vec::new();
+    if let Some(w) = &words {
+        conditions.push(format!("e.tsv @@ {w}"));
+        match query.filters.role {
+            Some(Role::User | Role::Assistant) => conditions.push(format!("ts_filter(e.tsv, '{{a}}') @@ {w}")),
+            Some(Role::Tool) => conditions.push(format!("ts_filter(e.tsv, '{{b,c}}') @@ {w}")),
+            None => {}
+        }
+    }
+    if let Some(tool) = &query.filters.tool {
+        let name = tsquery(&Term { text: tool.clone(), phrase: true, prefix: false }, args);
+        conditions.push(format!("e.tsv @@ {name} AND ts_filter(e.tsv, '{{c}}') @@ {name}"));
+    }
+    for excluded in &query.none {
+        conditions.push(format!("NOT e.tsv @@ {}", tsquery(excluded, args)));
+    }
+    let plain = query.all.iter().all(|c| c.len() == 1) && query.all.len() >= 2;
+    let together = plain.then(|| {
+        let text: Vec<&str> = query.all.iter().map(|c| c[0].text.as_str()).collect();
+        let last_prefix = query.all.last().is_some_and(|c| c[0].prefix);
+        format!("e.tsv @@ {}", tsquery(&Term { text: text.join(" "), phrase: true, prefix: last_prefix }, args))
+    });
+    let mut marks = Vec::new();
+    for term in query.all.iter().flatten() {
+        let pieces: Vec<String> = pieces(&words::mark(&term.text)).map(|(_, w)| w.to_lowercase()).collect();
+        let n = pieces.len();
+        marks.extend(pieces.into_iter().enumerate().map(|(i, w)| (w, term.prefix && i + 1 == n)));
+    }
+    let matches = match conditions.is_empty() {
+        true => "false".to_owned(),
+        false => conditions.join(" AND "),
+    };
+    Compiled { matches, words, together, marks }
+}
+
+/// The words of `text` (runs of letters and digits; the word marks split them too), with where each
+/// starts.
+fn pieces(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut rest = text.char_indices().peekable();
+    std::iter::from_fn(move || {
+        while rest.peek().is_some_and(|(_, c)| !c.is_alphanumeric()) {
+            rest.next();
+        }
+        let (start, _) = *rest.peek()?;
+        let mut end = start;
+        while let Some(&(i, c)) = rest.peek() {
+            if !c.is_alphanumeric() {
+                break;
+            }
+            end = i + c.len_utf8();
+            rest.next();
+        }
+        Some((start, &text[start..end]))
+    })
+}
+
+/// A window of `text` around its first match, the matched words between the index's marks (as
+/// FTS5's `snippet()` gives them), word marks taken out; and whether it has a match.
+fn snippet(text: &str, marks: &[(String, bool)]) -> (Snippet, bool) {
+    let words: Vec<(usize, &str)> = pieces(text).collect();
+    let matched = |w: &str| {
+        let w = w.to_lowercase();
+        marks.iter().any(|(m, prefix)| if *prefix { w.starts_with(m.as_str()) } else { w == *m })
+    };
+    let hits: Vec<bool> = words.iter().map(|(_, w)| matched(w)).collect();
+    let first = hits.iter().position(|&h| h);
+    let start = first.map_or(0, |f| f.saturating_sub(SNIPPET_WORDS / 4));
+    let end = (start + SNIPPET_WORDS).min(words.len());
+    let mut out = String::new();
+    if start > 0 {
+        out.push('…');
+    }
+    let mut at = words.get(start).map_or(0, |(i, _)| *i);
+    for (k, (i, w)) in words.iter().enumerate().take(end).skip(start) {
+        let between = &text[at..*i];
+        // Matched words with only word marks between them (a Chinese or Japanese phrase) are one mark.
+        if hits[k] && k > start && hits[k - 1] && between.chars().all(|c| c == '\u{200B}') {
+            out.pop();
+            out.push_str(between);
+            out.push_str(w);
+            out.push('\u{E001}');
+        } else if hits[k] {
+            out.push_str(between);
+            out.push('\u{E000}');
+            out.push_str(w);
+            out.push('\u{E001}');
+        } else {
+            out.push_str(between);
+            out.push_str(w);
+        }
+        at = i + w.len();
+    }
+    if end < words.len() {
+        out.push('…');
+    } else {
+        out.push_str(&text[at..]);
+    }
+    (Snippet::from_fts(words::unmark(&out).into_owned()), first.is_some())
+}
+
+/// A session's agent and the time of its last entry, as its row has them.
+type SessionRow = (String, Option<String>);
+
+/// A match, as the first stage keeps it.
+struct Candidate {
+    host: String,
+    id: i64,
+    session_id: String,
+    timestamp: Option<String>,
+    score: f64,
+    order: (String, i64, i64),
+    literal: bool,
+    together: bool,
+}
+
+/// One search under way: its compiled query, and the conditions of its scope on `e` and `s`.
+struct Run<'q> {
+    query: &'q Query,
+    compiled: Compiled,
+    args: Args,
+    conditions: String,
+    literal: Option<String>,
+}
+
+impl<'q> Run<'q> {
+    fn new(query: &'q Query, scope: Scope<'_>) -> Result<Option<Run<'q>>> {
+        let mut args = Args::default();
+        let mut scoped = query.clone();
+        if let Some(role) = scope.role {
+            let role = match role {
+                "user" => Role::User,
+                "assistant" => Role::Assistant,
+                other => return Err(Error::BadQuery(format!("role: {other:?} is neither user nor assistant"))),
+            };
+            if scoped.filters.role.is_some_and(|r| r != role) {
+                return Ok(None);
+            }
+            scoped.filters.role = Some(role);
+        }
+        let compiled = compile(&scoped, &mut args);
+        let f = &scoped.filters;
+        let mut conditions = String::new();
+        let mut cond = |sql: &str, value: Option<&str>| {
+            if let Some(v) = value {
+                conditions.push_str(&sql.replace("?", &args.add(v.to_owned())));
+            }
+        };
+        cond(" AND e.agent = ?", scope.agent);
+        cond(" AND e.agent = ?", f.agent.as_deref());
+        match f.role {
+            Some(Role::User) => cond(" AND e.role = ?", Some("user")),
+            Some(Role::Assistant) => cond(" AND e.role = ?", Some("assistant")),
+            _ => {}
+        }
+        cond(r#" AND e.timestamp COLLATE "C" >= ?"#, scope.since);
+        cond(r#" AND e.timestamp COLLATE "C" >= ?"#, f.after.as_deref());
+        cond(r#" AND e.timestamp COLLATE "C" < ?"#, scope.until);
+        cond(r#" AND e.timestamp COLLATE "C" < ?"#, f.before.as_deref());
+        cond(" AND s.project = ?", scope.project);
+        cond(" AND strpos(s.project, ?) > 0", f.project.as_deref());
+        cond(r#" AND coalesce(s.last_timestamp, '') COLLATE "C" < ?"#, scope.active_since);
+        cond(" AND e.session_id = ?", scope.session);
+        cond(" AND starts_with(e.session_id, ?)", f.session.as_deref());
+        let literal = scoped
+            .all
+            .iter()
+            .flatten()
+            .find(|t| !t.phrase && t.text.chars().any(|c| !c.is_alphanumeric()))
+            .map(|t| t.text.to_lowercase());
+        Ok(Some(Run { query, compiled, args, conditions, literal }))
+    }
+
+    /// The newest [`CANDIDATES`] matches within the scope, and whether they are every match.
+    fn candidates(&mut self, store: &HubStore) -> Result<(Vec<Candidate>, bool)> {
+        let score = match &self.compiled.words {
+            Some(w) => format!("ts_rank_cd({WEIGHTS}, e.tsv, {w})"),
+            None => "0::real".to_owned(),
+        };
+        let literal = match self.literal.clone() {
+            Some(l) => format!(
+                "strpos(lower(coalesce(e.text, '') || ' ' || coalesce(e.tool_text, '')), {}) > 0",
+                self.args.add(l)
+            ),
+            None => "false".to_owned(),
+        };
+        let together = self.compiled.together.clone().unwrap_or_else(|| "false".to_owned());
+        let sql = format!(
+            r#"SELECT e.host, e.local_id, e.session_id, e.timestamp, {score}::float8, e.sort_at, e.sort_file, e.line,
+                      {literal}, {together}
+               FROM entries e LEFT JOIN sessions s ON s.host = e.host AND s.id = e.session_id
+               WHERE {} AND NOT e.duplicate{}
+               ORDER BY e.timestamp COLLATE "C" DESC NULLS LAST, e.host, e.local_id DESC LIMIT {}"#,
+            self.compiled.matches,
+            self.conditions,
+            CANDIDATES + 1
+        );
+        let rows = store.query(&sql, &self.args.refs())?;
+        let mut out: Vec<Candidate> = rows
+            .iter()
+            .map(|r| Candidate {
+                host: r.get(0),
+                id: r.get(1),
+                session_id: r.get(2),
+                timestamp: r.get(3),
+                score: r.get(4),
+                order: (r.get(5), r.get(6), r.get(7)),
+                literal: r.get(8),
+                together: r.get(9),
+            })
+            .collect();
+        let complete = out.len() <= CANDIDATES;
+        out.truncate(CANDIDATES);
+        Ok((out, complete))
+    }
+
+    /// How many entries of a session match, all of them.
+    fn count_in(&mut self, store: &HubStore, host: &str, session: &str) -> Result<u64> {
+        let (h, s) = (self.args.add(host.to_owned()), self.args.add(session.to_owned()));
+        let sql = format!(
+            "SELECT count(*) FROM entries e LEFT JOIN sessions s ON s.host = e.host AND s.id = e.session_id
+             WHERE e.host = {h} AND e.session_id = {s} AND {} AND NOT e.duplicate{}",
+            self.compiled.matches, self.conditions
+        );
+        let n: i64 = store.query(&sql, &self.args.refs())?.first().map_or(0, |r| r.get(0));
+        Ok(n as u64)
+    }
+
+    /// A candidate as a hit, with its session's agent and last time (none when the session has no
+    /// row).
+    fn hit(&self, store: &HubStore, c: &Candidate) -> Result<(SearchHit, Option<SessionRow>)> {
+        let row: Row = store
+            .query(
+                "SELECT e.uuid, e.line, e.type, e.timestamp, e.agent, e.role, e.tools, s.title, s.project,
+                        e.text, e.tool_text, s.agent, s.last_timestamp
+                 FROM entries e LEFT JOIN sessions s ON s.host = e.host AND s.id = e.session_id
+                 WHERE e.host = $1 AND e.session_id = $2 AND e.local_id = $3",
+                &[&c.host, &c.session_id, &c.id],
+            )?
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::Hub(format!("entry {} of {} went during the search", c.id, c.host)))?;
+        let text: Option<String> = row.get(9);
+        let tool_text: Option<String> = row.get(10);
+        let (said, said_match) = snippet(text.as_deref().unwrap_or(""), &self.compiled.marks);
+        let (tool, tool_match) = snippet(tool_text.as_deref().unwrap_or(""), &self.compiled.marks);
+        let in_tool = !said_match && (tool_match || text.as_deref().unwrap_or("").is_empty());
+        let tools: Option<String> = row.get(6);
+        let session = row.get::<_, Option<String>>(11).map(|agent| (agent, row.get(12)));
+        let hit = SearchHit {
+            session_id: c.session_id.clone(),
+            entry_uuid: row.get(0),
+            cursor: c.id,
+            line: row.get(1),
+            kind: row.get(2),
+            timestamp: row.get(3),
+            agent: row.get(4),
+            role: row.get(5),
+            tool: tools.and_then(|t| t.lines().next().map(str::to_owned)),
+            title: row.get(7),
+            project: row.get(8),
+            in_tool,
+            snippet: if in_tool { tool } else { said },
+            host: Some(c.host.clone()),
+        };
+        Ok((hit, session))
+    }
+
+    fn notes(&self, complete: bool) -> Vec<String> {
+        let mut notes = self.query.notes.clone();
+        if !complete {
+            notes.push(format!(
+                "the query matches more than {CANDIDATES} entries: the newest {CANDIDATES} were ranked; \
+                 add a word or a filter to reach older ones"
+            ));
+        }
+        notes
+    }
+}
+
+/// The candidates in `sort`'s order.
+fn order(candidates: &mut [Candidate], sort: Sort) {
+    match sort {
+        Sort::Relevance => candidates.sort_by(|a, b| {
+            b.together
+                .cmp(&a.together)
+                .then(b.literal.cmp(&a.literal))
+                .then(b.score.total_cmp(&a.score))
+                .then(b.timestamp.cmp(&a.timestamp))
+                .then(a.host.cmp(&b.host))
+                .then(b.id.cmp(&a.id))
+        }),
+        Sort::Recent => {
+            candidates.sort_by(|a, b| b.timestamp.cmp(&a.timestamp).then(a.host.cmp(&b.host)).then(b.id.cmp(&a.id)))
+        }
+        Sort::Conversation => {
+            let mut newest: HashMap<(String, String), Option<String>> = HashMap::new();
+            for c in candidates.iter() {
+                let n = newest.entry((c.host.clone(), c.session_id.clone())).or_default();
+                if c.timestamp > *n {
+                    n.clone_from(&c.timestamp);
+                }
+            }
+            candidates.sort_by_cached_key(|c| {
+                let key = (c.host.clone(), c.session_id.clone());
+                (std::cmp::Reverse(newest[&key].clone()), key, c.order.clone(), c.id)
+            })
+        }
+    }
+}
+
+/// A search of the hub up to its ranking: the offset checked, the candidates in order (`None`:
+/// the scope holds nothing).
+fn ranked<'q>(
+    store: &HubStore,
+    query: &'q Query,
+    scope: Scope<'_>,
+    sort: Sort,
+    offset: u32,
+) -> Result<Option<(Run<'q>, Vec<Candidate>, bool)>> {
+    if offset > MAX_OFFSET {
+        return Err(Error::BadQuery(format!("search offset {offset}: at most {MAX_OFFSET}; narrow the query")));
+    }
+    let Some(mut run) = Run::new(query, scope)? else { return Ok(None) };
+    let (mut candidates, complete) = run.candidates(store)?;
+    order(&mut candidates, sort);
+    Ok(Some((run, candidates, complete)))
+}
+
+/// A page of `limit` hits, one per entry, from `offset` in `sort`'s order.
+pub(crate) fn search_page(
+    store: &HubStore,
+    query: &Query,
+    scope: Scope<'_>,
+    sort: Sort,
+    offset: u32,
+    limit: u32,
+) -> Result<SearchPage> {
+    let limit = limit.clamp(1, MAX_LIMIT) as usize;
+    let Some((run, candidates, complete)) = ranked(store, query, scope, sort, offset)? else {
+        return Ok(SearchPage { hits: Vec::new(), next: None, notes: query.notes.clone() });
+    };
+    let offset_n = offset as usize;
+    let next = (candidates.len() > offset_n + limit).then_some(offset + limit as u32);
+    let hits =
+        candidates.iter().skip(offset_n).take(limit).map(|c| Ok(run.hit(store, c)?.0)).collect::<Result<Vec<_>>>()?;
+    Ok(SearchPage { hits, next, notes: run.notes(complete) })
+}
+
+/// A page of `limit` sessions with hits, from `offset` in `sort`'s order: each with its best hit and
+/// how many of its entries match.
+pub(crate) fn search_sessions(
+    store: &HubStore,
+    query: &Query,
+    scope: Scope<'_>,
+    sort: Sort,
+    offset: u32,
+    limit: u32,
+) -> Result<SessionHitsPage> {
+    let limit = limit.clamp(1, MAX_LIMIT) as usize;
+    let Some((mut run, candidates, complete)) = ranked(store, query, scope, sort, offset)? else {
+        return Ok(SessionHitsPage { sessions: Vec::new(), next: None, notes: query.notes.clone() });
+    };
+    let mut counts: HashMap<(&str, &str), u64> = HashMap::new();
+    let mut best: Vec<&Candidate> = Vec::new();
+    for c in &candidates {
+        let n = counts.entry((c.host.as_str(), c.session_id.as_str())).or_default();
+        if *n == 0 {
+            best.push(c);
+        }
+        *n += 1;
+    }
+    let offset_n = offset as usize;
+    let next = (best.len() > offset_n + limit).then_some(offset + limit as u32);
+    let mut sessions = Vec::new();
+    for c in best.iter().skip(offset_n).take(limit) {
+        let hits = match complete {
+            true => counts[&(c.host.as_str(), c.session_id.as_str())],
+            false => run.count_in(store, &c.host, &c.session_id)?,
+        };
+        let (hit, session) = run.hit(store, c)?;
+        let (agent, last_timestamp) = session.unwrap_or_else(|| (hit.agent.clone(), None));
+        sessions.push(SessionHits {
+            session_id: c.session_id.clone(),
+            title: hit.title.clone(),
+            project: hit.project.clone(),
+            agent,
+            last_timestamp,
+            hits,
+            best: hit,
+        });
+    }
+    Ok(SessionHitsPage { sessions, next, notes: run.notes(complete) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_snippet_marks_the_query_s_words_around_the_first() {
+        let marks = [("harbour".to_owned(), false), ("photo".to_owned(), true)];
+        let (s, found) = snippet("The Harbour at dusk, with photos.", &marks);
+        assert!(found);
+        assert_eq!(s.marked("[", "]"), "The [Harbour] at dusk, with [photos].");
+        let long = (0..40).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ") + " harbour end";
+        let (s, _) = snippet(&long, &marks);
+        assert_eq!(s.marked("[", "]"), "…w36 w37 w38 w39 [harbour] end");
+        let (s, found) = snippet("nothing here", &marks);
+        assert!(!found);
+        assert_eq!(s.marked("[", "]"), "nothing here");
+        // Chinese words as the index marks them: each its own, the marks taken out of the snippet.
+        let cjk = words::mark("灯塔的照片在港口").into_owned();
+        let marks: Vec<(String, bool)> = pieces(&words::mark("港口")).map(|(_, w)| (w.to_owned(), false)).collect();
+        let (s, found) = snippet(&cjk, &marks);
+        assert!(found, "{cjk:?}");
+        assert!(s.marked("[", "]").contains("[港口]"), "{}", s.marked("[", "]"));
+        assert!(!s.marked("[", "]").contains('\u{200B}'));
+    }
+}
