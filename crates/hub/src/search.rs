@@ -327,7 +327,9 @@ impl<'q> Run<'q> {
     fn hit(&self, store: &HubStore, c: &Candidate) -> Result<(SearchHit, Option<SessionRow>)> {
         let row: Row = store
             .query(
-                "SELECT e.uuid, e.line, e.type, e.timestamp, e.agent, e.role, e.tools, s.title, s.project,
+                "SELECT e.uuid, e.line, e.type, e.timestamp, e.agent, e.role, e.tools,
+                        coalesce((SELECT m.title FROM marks m WHERE m.session_id = e.session_id
+                                  ORDER BY m.set_at DESC LIMIT 1), s.title), s.project,
                         e.text, e.tool_text, s.agent, s.last_timestamp
                  FROM entries e LEFT JOIN sessions s ON s.host = e.host AND s.id = e.session_id
                  WHERE e.host = $1 AND e.session_id = $2 AND e.local_id = $3",

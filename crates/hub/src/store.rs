@@ -155,8 +155,12 @@ const NEWEST_FIRST: &str = r#"ORDER BY sort_at COLLATE "C" DESC, sort_file DESC,
 const BEFORE_PLACE: &str = r#"(sort_at COLLATE "C", sort_file, line, local_id) < ($3, $4, $5, $6)"#;
 const FROM_PLACE: &str = r#"(sort_at COLLATE "C", sort_file, line, local_id) >= ($3, $4, $5, $6)"#;
 
-/// The columns a session is listed with ([`listed`]), over `sessions s`.
-const SESSION_COLUMNS: &str = "s.host, s.id, s.project, s.title, s.first_timestamp, s.last_timestamp, s.entries, \
+/// The columns a session is listed with ([`listed`]), over `sessions s`. Its title is the one a
+/// person gave it last on any host (their marks, pushed: the latest `set_at` wins), else the
+/// transcript's.
+const SESSION_COLUMNS: &str =
+    "s.host, s.id, s.project, coalesce((SELECT m.title FROM marks m WHERE m.session_id = s.id \
+     ORDER BY m.set_at DESC LIMIT 1), s.title), s.first_timestamp, s.last_timestamp, s.entries, \
      s.images, s.sidechain_entries, \
      NOT EXISTS (SELECT 1 FROM entries e JOIN files f ON f.host = e.host AND f.file_id = e.file_id
                  WHERE e.host = s.host AND e.session_id = s.id AND f.state = 'live'), \
