@@ -60,7 +60,7 @@ pub(crate) fn stdio_plan(env: &Env, args: &[&str], calls: &[Value], pages: &[Val
     })
 }
 
-fn http_plan(base: &str, token: Option<&str>, calls: &[Value], pages: &[Value]) -> Value {
+pub(crate) fn http_plan(base: &str, token: Option<&str>, calls: &[Value], pages: &[Value]) -> Value {
     let headers = match token {
         Some(t) => json!({ "Authorization": format!("Bearer {t}") }),
         None => json!({}),
@@ -133,7 +133,7 @@ fn tools_session() -> (String, Vec<u8>) {
 }
 
 /// `(ref, blake3)` of every photo the index holds, in a stable order.
-fn photos(env: &Env) -> Vec<(String, String)> {
+pub(crate) fn photos(env: &Env) -> Vec<(String, String)> {
     let conn = env.conn();
     let mut stmt = conn
         .prepare(
@@ -157,14 +157,14 @@ const QUERIES: [&str; 10] = [
     "再構築",
 ];
 
-fn decode(data: &str) -> Vec<u8> {
+pub(crate) fn decode(data: &str) -> Vec<u8> {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.decode(data).unwrap()
 }
 
 /// The `(sessionId, cursor)` of each hit in an answer's structured content (of each session's best
 /// hit, grouped), or in an answer of `/api/search`.
-fn hit_keys(answer: &Value) -> Vec<(String, i64)> {
+pub(crate) fn hit_keys(answer: &Value) -> Vec<(String, i64)> {
     let answer = answer.get("structured").unwrap_or(answer);
     let (list, cursor) = match answer.get("sessions") {
         Some(sessions) => (sessions, "/best/cursor"),

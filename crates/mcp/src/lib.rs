@@ -68,7 +68,12 @@ impl Source {
         Source { mask, ..self }
     }
 
-    /// Over readers a server already has.
+    /// With only `project`'s sessions (its working directory), or all of them.
+    pub fn within(self, project: Option<String>) -> Source {
+        Source { project, ..self }
+    }
+
+    /// Over readers a server already has (an index's, or a team's hub's).
     pub fn with_readers(data_dir: &Path, readers: Readers) -> Source {
         Source {
             data_dir: data_dir.to_owned(),

@@ -64,6 +64,13 @@ pub(crate) enum Command {
         follow: Follow,
         #[command(flatten)]
         mask: MaskArg,
+        /// Read a team's hub (PostgreSQL) instead of this machine's index: every host's sessions,
+        /// read-only, as `serve --postgres` does (a postgres:// URL or key=value string, or none to
+        /// take it all from the PG* variables). It follows no transcripts.
+        #[arg(long = "postgres", value_name = "URL", num_args = 0..=1, default_missing_value = "")]
+        postgres: Option<String>,
+        #[command(flatten)]
+        hub_timeout: HubTimeout,
     },
     /// A stand-in for the agent: reads an accepted message on standard input and appends it, and a
     /// reply, to its session's transcript (what `serve --demo` runs for each message).

@@ -63,9 +63,10 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => serve::run(args),
-        Command::Mcp { dirs, project, follow, mask } => {
+        Command::Mcp { dirs, project, follow, mask, postgres, hub_timeout } => {
             let (rescan_every, poll) = follow.intervals();
-            serve::mcp(&dirs, project.as_deref(), rescan_every, poll, mask.mask_secrets)
+            let hub = postgres.map(|url| cli::hub_config(&url, hub_timeout)).transpose()?;
+            serve::mcp(&dirs, project.as_deref(), rescan_every, poll, mask.mask_secrets, hub)
         }
         Command::DemoEngine { transcripts, project, reply_delay_ms } => {
             serve::demo_engine(transcripts, project, reply_delay_ms)

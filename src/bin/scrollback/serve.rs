@@ -217,13 +217,15 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
 }
 
 /// `scrollback mcp`: the MCP server on standard input and output until the client closes it (or
-/// SIGINT/SIGTERM), with the election that has one of several such servers follow the transcripts.
+/// SIGINT/SIGTERM), with the election that has one of several such servers follow the transcripts;
+/// or, with `hub` (`--postgres`), over a team's hub, following nothing.
 pub(crate) fn mcp(
     dirs: &Dirs,
     project: Option<&Path>,
     rescan_every: Duration,
     poll: Option<Duration>,
     mask_secrets: bool,
+    hub: Option<scrollback::hub::HubConfig>,
 ) -> anyhow::Result<()> {
     use rmcp::ServiceExt as _;
     let data_dir = dirs.data.resolve()?;
@@ -235,14 +237,26 @@ pub(crate) fn mcp(
         }
         None => None,
     };
-    let (roots, _) = dirs.roots.resolve(&data_dir)?;
-    let config = TailConfig { rescan_every, poll, ..TailConfig::of(roots) };
-    let follower = scrollback::ops::election::Follower::start(&data_dir, dirs.writer_options("mcp"), config)
-        .context("starting the writer election")?;
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let mask =
         if mask_secrets { Some(std::sync::Arc::new(scrollback::read::redact::Redactor::shipped()?)) } else { None };
-    let tools = scrollback::mcp::Tools::new(scrollback::mcp::Source::new(&data_dir, project).masking(mask));
+    let (source, follower) = match hub {
+        Some(hub) => {
+            let described = hub.describe();
+            let readers = scrollback::hub::store::HubReaders::open(hub)
+                .with_context(|| format!("reading the hub {described}"))?;
+            let readers = scrollback::read::pool::Readers::of(std::sync::Arc::new(readers));
+            (scrollback::mcp::Source::with_readers(&data_dir, readers).within(project), None)
+        }
+        None => {
+            let (roots, _) = dirs.roots.resolve(&data_dir)?;
+            let config = TailConfig { rescan_every, poll, ..TailConfig::of(roots) };
+            let follower = scrollback::ops::election::Follower::start(&data_dir, dirs.writer_options("mcp"), config)
+                .context("starting the writer election")?;
+            (scrollback::mcp::Source::new(&data_dir, project), Some(follower))
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let tools = scrollback::mcp::Tools::new(source.masking(mask));
     let served = runtime.block_on(async move {
         let running = match tools.serve(rmcp::transport::stdio()).await {
             Ok(running) => running,
@@ -260,7 +274,9 @@ pub(crate) fn mcp(
         anyhow::Ok(())
     });
     // The writer, if this server ran it, stops and lets the lock go for the next.
-    follower.stop();
+    if let Some(follower) = follower {
+        follower.stop();
+    }
     // stdin's reader thread may still be blocked on a read: do not wait for it.
     runtime.shutdown_timeout(Duration::from_millis(100));
     served
