@@ -349,9 +349,18 @@ fn serve_postgres_answers_as_the_union_of_the_hosts_own_servers_and_refuses_writ
     let mut searched: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
     let mut sessions_found: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
     let mut listed_with_text = BTreeSet::new();
+    let mut used: BTreeMap<(&str, String), [f64; 3]> = BTreeMap::new();
     for (host, env) in hosts {
         let roots = if host == "desk" { crate::agents::root_args(env) } else { Vec::new() };
         let own = Server::start(env, &roots.iter().map(String::as_str).collect::<Vec<_>>());
+        for by in ["day", "week", "model", "agent"] {
+            for row in own.json(&format!("/api/usage?by={by}"))["rows"].as_array().unwrap() {
+                let sums = used.entry((by, row["key"].to_string())).or_insert([0.0; 3]);
+                for (i, field) in ["responses", "totalTokens", "cost"].iter().enumerate() {
+                    sums[i] += row[field].as_f64().unwrap();
+                }
+            }
+        }
         for s in own.json("/api/sessions?q=lighthouse&limit=500")["sessions"].as_array().unwrap() {
             listed_with_text.insert(format!("{host} {}", s["id"]));
         }
@@ -439,6 +448,26 @@ fn serve_postgres_answers_as_the_union_of_the_hosts_own_servers_and_refuses_writ
         }
         assert_eq!(grouped, sessions_found.remove(query).unwrap_or_default(), "{query}, by session");
     }
+    // Usage: each day's, week's, model's and agent's responses, tokens and cost are the hosts' own,
+    // added up.
+    let mut on_hub: BTreeMap<(&str, String), [f64; 3]> = BTreeMap::new();
+    for by in ["day", "week", "model", "agent"] {
+        for row in hub.json(&format!("/api/usage?by={by}"))["rows"].as_array().unwrap() {
+            let sums = ["responses", "totalTokens", "cost"].map(|f| row[f].as_f64().unwrap());
+            on_hub.insert((by, row["key"].to_string()), sums);
+        }
+    }
+    assert!(used.len() >= 4, "{used:?}");
+    assert_eq!(on_hub.keys().collect::<Vec<_>>(), used.keys().collect::<Vec<_>>());
+    for (key, sums) in &used {
+        for (i, (hub_sum, host_sum)) in on_hub[key].iter().zip(sums).enumerate() {
+            assert!(
+                (hub_sum - host_sum).abs() <= 1e-9 * host_sum.abs().max(1.0),
+                "{key:?} [{i}]: {hub_sum} on the hub, {host_sum} on the hosts"
+            );
+        }
+    }
+
     // A session list's text filter, and a page of hits at a time.
     let by_text: BTreeSet<String> = hub.json("/api/sessions?q=lighthouse&limit=500")["sessions"]
         .as_array()

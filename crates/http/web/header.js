@@ -82,9 +82,6 @@ export class Header {
     this.usageTimer = setTimeout(async () => {
       this.usageTimer = null;
       try {
-        // A team's hub does not sum usage yet.
-        await known;
-        if (onHub()) return;
         const line = await sessionLine(call, sessionId);
         if (this.closed) return;
         this.usage.textContent = line || "";

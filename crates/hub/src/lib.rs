@@ -23,6 +23,7 @@ pub mod push;
 mod search;
 pub mod store;
 pub mod tls;
+mod usage;
 
 pub use connection::Hub;
 pub use tls::{SslMode, Tls};

@@ -8,8 +8,9 @@
 //! and checked against their blake3 before a byte is served ([`scrollback_read::media::open`]).
 //!
 //! Read-only: every session it opens is `default_transaction_read_only`, and a role with `SELECT`
-//! alone is enough. Search is [`crate::search`]'s. What the hub does not serve yet (the overview,
-//! usage, exports, status) is [`Error::NotServed`], which the API answers with a 4xx that says so.
+//! alone is enough. Search is [`crate::search`]'s, usage reports [`crate::usage`]'s. What the hub does not serve
+//! yet (the overview, exports, status) is [`Error::NotServed`], which the API answers with a 4xx
+//! that says so.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -567,8 +568,8 @@ impl Store for HubStore {
         not_served("the overview")
     }
 
-    fn usage(&self, _: By, _: Filter<'_>, _: &Prices) -> Result<Report> {
-        not_served("usage")
+    fn usage(&self, by: By, filter: Filter<'_>, prices: &Prices) -> Result<Report> {
+        crate::usage::report(self, by, filter, prices)
     }
 
     fn status(&self, _: &Path) -> Result<IndexStatus> {

@@ -236,31 +236,90 @@ pub fn report_from(conn: &Connection, by: By, filter: Filter<'_>, prices: &Price
         bounds.since_at,
         bounds.until_at
     ])?;
-    let mut sums = Sums::default();
+    let mut sums = Vec::new();
     while let Some(r) = rows.next()? {
-        sums.add(r, by, prices)?;
+        let n = |i: usize| r.get::<_, i64>(i).map(|v| v.max(0) as u64);
+        sums.push(LedgerSum {
+            key: r.get(0)?,
+            agent: r.get(1)?,
+            model: r.get(2)?,
+            tier: r.get(3)?,
+            over: r.get(4)?,
+            responses: n(5)?,
+            tokens: Tokens {
+                input: n(6)?,
+                output: n(7)?,
+                cache_read: n(8)?,
+                cache_write: n(9)?,
+                cache_write_1h: n(10)?,
+                reasoning: n(11)?,
+            },
+            first: r.get(12)?,
+            last: r.get(13)?,
+            title: r.get(14)?,
+            project: r.get(15)?,
+        });
     }
-    Ok(sums.into_report(by, prices))
+    Ok(report_of(by, sums, prices))
+}
+
+/// One group's sums of the ledger for one agent, model, price tier and long-context size, as a
+/// store's query gives them (an index's here, a team's hub's in its own crate).
+#[derive(Debug, Clone, Default)]
+pub struct LedgerSum {
+    /// The group's key (a day, a week's Monday, a month, a session, a project, a model, an agent).
+    pub key: Option<String>,
+    /// The agent.
+    pub agent: String,
+    /// The model.
+    pub model: Option<String>,
+    /// The price tier, other than standard.
+    pub tier: Option<String>,
+    /// The largest long-context size the requests were over (0: none).
+    pub over: i64,
+    /// Responses.
+    pub responses: u64,
+    /// Their tokens.
+    pub tokens: Tokens,
+    /// The first response's time.
+    pub first: Option<String>,
+    /// The last response's time.
+    pub last: Option<String>,
+    /// Grouped by session: its title.
+    pub title: Option<String>,
+    /// Grouped by session: its project.
+    pub project: Option<String>,
+}
+
+/// The report of `sums` grouped `by`, each priced by `prices`: periods in time order, else the
+/// costliest groups first.
+pub fn report_of(by: By, sums: impl IntoIterator<Item = LedgerSum>, prices: &Prices) -> Report {
+    let mut report = Sums::default();
+    for sum in sums {
+        report.add(sum, by, prices);
+    }
+    report.into_report(by, prices)
 }
 
 /// A report's bounds as its query takes them: whole days against the ledger's `day`, an instant
-/// against its `timestamp` as well.
+/// against its `timestamp` as well (every store's query takes them so).
 #[derive(Debug)]
-struct Bounds {
+pub struct Bounds {
     /// On or after this day.
-    since_day: Option<String>,
+    pub since_day: Option<String>,
     /// At or after this instant, when `since` is not a day's first one.
-    since_at: Option<String>,
+    pub since_at: Option<String>,
     /// Before this day, when `until` is a whole day.
-    until_before: Option<String>,
+    pub until_before: Option<String>,
     /// On or before this day, when `until` is an instant.
-    until_on: Option<String>,
+    pub until_on: Option<String>,
     /// Before this instant, when `until` is not a day's first one.
-    until_at: Option<String>,
+    pub until_at: Option<String>,
 }
 
 impl Bounds {
-    fn new(filter: &Filter<'_>) -> Result<Bounds> {
+    /// `filter`'s bounds; a time that means nothing is [`Error::BadQuery`].
+    pub fn new(filter: &Filter<'_>) -> Result<Bounds> {
         let since = filter.since.map(|s| time_bound(s, false)).transpose()?;
         let until = filter.until.map(|s| time_bound(s, true)).transpose()?;
         // A bound at a day's first instant is that day; another bound is its day and its instant.
@@ -342,22 +401,8 @@ struct Sums {
 impl Sums {
     /// Adds one row of the report's query: a group's sums for one agent, model, tier and
     /// long-context size, priced.
-    fn add(&mut self, r: &rusqlite::Row<'_>, by: By, prices: &Prices) -> Result<()> {
-        let key: Option<String> = r.get(0)?;
-        let agent: String = r.get(1)?;
-        let model: Option<String> = r.get(2)?;
-        let tier: Option<String> = r.get(3)?;
-        let over: i64 = r.get(4)?;
-        let responses = r.get::<_, i64>(5)? as u64;
-        let n = |i: usize| r.get::<_, i64>(i).map(|v| v.max(0) as u64);
-        let tokens = Tokens {
-            input: n(6)?,
-            output: n(7)?,
-            cache_read: n(8)?,
-            cache_write: n(9)?,
-            cache_write_1h: n(10)?,
-            reasoning: n(11)?,
-        };
+    fn add(&mut self, sum: LedgerSum, by: By, prices: &Prices) {
+        let LedgerSum { key, agent, model, tier, over, responses, tokens, first, last, title, project } = sum;
         let cost = cost(prices, model.as_deref(), tier.as_deref(), over, tokens);
         if cost.is_none() {
             let name = match (&model, &tier) {
@@ -367,19 +412,17 @@ impl Sums {
             };
             *self.unpriced_models.entry(name).or_default() += responses;
         }
-        let (first, last): (Option<String>, Option<String>) = (r.get(12)?, r.get(13)?);
         let row = self.groups.entry(key.clone()).or_insert_with(|| Row { key: key.clone(), ..Row::default() });
         row.add(responses, &tokens, cost);
         row.merge_names(&agent, model.as_deref());
         row.widen(first.clone(), last.clone());
         if by == By::Session {
-            row.title = r.get(14)?;
-            row.project = r.get(15)?;
+            row.title = title;
+            row.project = project;
         }
         self.total.add(responses, &tokens, cost);
         self.total.merge_names(&agent, model.as_deref());
         self.total.widen(first, last);
-        Ok(())
     }
 
     /// The report: periods in time order, else the costliest groups first.

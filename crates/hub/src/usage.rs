@@ -1,0 +1,93 @@
+//! Usage reports on the hub: the ledger every host pushed (`usage`), summed by PostgreSQL as an
+//! index sums its own (`scrollback_read::usage`: the same groups, bounds and long-context sizes),
+//! each sum priced by the read crate ([`report_of`]), so that a day's cost on the hub is the sum of
+//! the hosts' own.
+
+use scrollback_core::error::Result;
+use scrollback_core::format::{Tokens, usage};
+use scrollback_read::prices::Prices;
+use scrollback_read::usage::{Bounds, By, Filter, LedgerSum, Report, report_of};
+
+use crate::search::Args;
+use crate::store::HubStore;
+
+/// A group's key, as an index's report makes it (a week is its Monday's day).
+fn group(by: By) -> &'static str {
+    match by {
+        By::Day => "u.day",
+        By::Week => {
+            r#"CASE WHEN u.day ~ '^\d{4}-\d{2}-\d{2}$'
+                    THEN to_char(u.day::date - (extract(isodow FROM u.day::date)::int - 1), 'YYYY-MM-DD') END"#
+        }
+        By::Month => "substr(u.day, 1, 7)",
+        By::Session => "u.session_id",
+        By::Project => "s.project",
+        By::Model => "u.model",
+        By::Agent => "u.agent",
+    }
+}
+
+/// A sum of a count column that cannot overflow (PostgreSQL sums `bigint` as `numeric`), at most
+/// the largest `bigint`.
+fn sum(column: &str) -> String {
+    format!("least(coalesce(sum({column}), 0), 9223372036854775807)::bigint")
+}
+
+/// The report of the hub's ledger grouped `by`, within `filter`, priced by `prices`.
+pub(crate) fn report(store: &HubStore, by: By, filter: Filter<'_>, prices: &Prices) -> Result<Report> {
+    let bounds = Bounds::new(&filter)?;
+    let mut args = Args::default();
+    let mut conditions = String::new();
+    let mut cond = |sql: &str, value: Option<&str>| {
+        if let Some(v) = value {
+            conditions.push_str(&sql.replace('?', &args.add(v.to_owned())));
+        }
+    };
+    cond(r#" AND u.day COLLATE "C" >= ?"#, bounds.since_day.as_deref());
+    cond(r#" AND u.day COLLATE "C" < ?"#, bounds.until_before.as_deref());
+    cond(r#" AND u.day COLLATE "C" <= ?"#, bounds.until_on.as_deref());
+    cond(" AND u.agent = ?", filter.agent);
+    cond(" AND s.project = ?", filter.project);
+    cond(" AND u.session_id = ?", filter.session);
+    cond(" AND u.model = ?", filter.model);
+    cond(r#" AND u.timestamp COLLATE "C" >= ?"#, bounds.since_at.as_deref());
+    cond(r#" AND u.timestamp COLLATE "C" < ?"#, bounds.until_at.as_deref());
+    let tokens: Vec<String> = ["input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning"]
+        .iter()
+        .map(|c| sum(&format!("u.{c}_tokens")))
+        .collect();
+    let names = if by == By::Session { "max(s.title), max(s.project)" } else { "NULL::text, NULL::text" };
+    let sql = format!(
+        r#"SELECT {group}, u.agent, u.model, u.tier, ({over})::bigint AS over, count(*), {tokens},
+                  min(u.timestamp COLLATE "C"), max(u.timestamp COLLATE "C"), {names}
+           FROM usage u LEFT JOIN sessions s ON s.host = u.host AND s.id = u.session_id
+           WHERE true{conditions}
+           GROUP BY 1, 2, 3, 4, 5"#,
+        group = group(by),
+        over = usage::over_sql(&prices.long_context_sizes()),
+        tokens = tokens.join(", "),
+    );
+    let rows = store.query(&sql, &args.refs())?;
+    let n = |r: &tokio_postgres::Row, i: usize| r.get::<_, i64>(i).max(0) as u64;
+    let sums = rows.iter().map(|r| LedgerSum {
+        key: r.get(0),
+        agent: r.get(1),
+        model: r.get(2),
+        tier: r.get(3),
+        over: r.get(4),
+        responses: n(r, 5),
+        tokens: Tokens {
+            input: n(r, 6),
+            output: n(r, 7),
+            cache_read: n(r, 8),
+            cache_write: n(r, 9),
+            cache_write_1h: n(r, 10),
+            reasoning: n(r, 11),
+        },
+        first: r.get(12),
+        last: r.get(13),
+        title: r.get(14),
+        project: r.get(15),
+    });
+    Ok(report_of(by, sums.collect::<Vec<_>>(), prices))
+}
