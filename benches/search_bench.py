@@ -4,7 +4,7 @@ scrollback against agentsview, side by side in one run.
 
     python3 benches/search_bench.py SCROLLBACK_BINARY WORK_DIR [--runs N] [--warmup N] [--limit N]
                                     [--sessions N] [--lines-per-session N] [--seed N] [--json FILE]
-                                    [--reindex] [--no-agentsview]
+                                    [--reindex] [--no-agentsview] [--hub URL]
 
 1. The tree: WORK_DIR/tree, written by `gen_corpus.py --profile text` (default: seed 11, 20,000
    sessions of 60 lines) unless it is there already (WORK_DIR/tree.json records how it was made; a
@@ -24,6 +24,10 @@ scrollback against agentsview, side by side in one run.
    is the client's wall time from sending the request to having read the whole body. The results
    counted are the page's `sessions` (scrollback grouped by session), or `hits` (the flat list of
    scrollback before grouping: entries, not sessions), or `results` (agentsview, one per session).
+   With --hub URL (an empty PostgreSQL database; benches/hub.sh makes one), the index is also pushed
+   there (`scrollback push`, timed) and `scrollback serve --postgres URL` answers the same queries
+   beside `serve`, the three (or two) taking turns; then a history page (the newest 100 entries of
+   a session from the middle of the list) is timed on both scrollback servers the same way.
 5. A Markdown table on stdout, and every figure (each run's time included) in WORK_DIR/search.json
    (or --json FILE).
 
@@ -314,6 +318,8 @@ def main():
     ap.add_argument("--reindex", action="store_true", help="build both indexes again, into empty directories")
     ap.add_argument("--no-agentsview", action="store_true", help="scrollback alone")
     ap.add_argument("--agentsview", default=os.environ.get("AGENTSVIEW", "agentsview"), help="the agentsview command")
+    ap.add_argument("--hub", help="also push the index to this empty PostgreSQL database (a postgres:// URL) and time "
+                    "`serve --postgres` on it beside `serve`, with a history page from each")
     args = ap.parse_args()
     work = os.path.abspath(args.work)
     binary = os.path.abspath(args.binary)
@@ -328,6 +334,7 @@ def main():
     av_index, av_env = (None, None) if args.no_agentsview else agentsview_index(args.agentsview, work, tree, args.reindex)
 
     procs = []
+    hub_push = None
     try:
         sb_port = free_port()
         sb_log = os.path.join(work, "serve-scrollback.log")
@@ -346,6 +353,20 @@ def main():
             procs.append(av)
             wait_for(av_port, "/api/v1/search?q=the&limit=1", av, av_log)
             servers.append(("agentsview", Client(av_port), "/api/v1/search?limit=%d&q=" % args.limit))
+        if args.hub:
+            print("scrollback: pushing the index to the hub ...", file=sys.stderr)
+            started = time.monotonic()
+            subprocess.run([binary, "push", "--data-dir", sb_index["data_dir"], "--postgres", args.hub, "--host", "bench"],
+                           env=sb_env, check=True, stdout=subprocess.DEVNULL)
+            hub_push = time.monotonic() - started
+            hub_port = free_port()
+            hub_log = os.path.join(work, "serve-hub.log")
+            hub = subprocess.Popen([binary, "serve", "--postgres", args.hub, "--data-dir", os.path.join(work, "data-hub-reader"),
+                                    "--listen", f"127.0.0.1:{hub_port}"], env=sb_env, stdout=subprocess.DEVNULL,
+                                   stderr=open(hub_log, "w"))
+            procs.append(hub)
+            wait_for(hub_port, "/api/sessions?limit=1", hub, hub_log)
+            servers.append(("hub", Client(hub_port), "/api/search?limit=%d&q=" % args.limit))
         # scrollback's serve first looks over the tree for anything new since the index: let both settle.
         settle(procs)
 
@@ -368,6 +389,25 @@ def main():
             rows.append(row)
             print(f"{q:28} " + "  ".join(f"{name} p50 {row[name]['p50_ms']} ms ({row[name]['results']})" for name, _, _ in servers),
                   file=sys.stderr)
+        if args.hub:
+            # A history page (the newest 100 entries) of a session of the middle of the list, from each.
+            status, body, _ = servers[0][1].get("/api/sessions?limit=500")
+            listed = json.loads(body)["sessions"]
+            sid = urllib.parse.quote(listed[len(listed) // 2]["id"], safe="")
+            path = f"/api/sessions/{sid}/history?limit=100"
+            times = {name: [] for name, _, _ in servers if name != "agentsview"}
+            last = {}
+            for n in range(args.warmup + args.runs):
+                for name, client, _ in servers:
+                    if name in times:
+                        last[name] = client.get(path)
+                        if n >= args.warmup:
+                            times[name].append(last[name][2])
+            row = {"kind": "history page", "q": "(100 entries)"}
+            for name in times:
+                row[name] = summary(times[name], last[name][0], last[name][1])
+                row[name]["results"] = len(json.loads(last[name][1]).get("entries", [])) if last[name][0] == 200 else 0
+            rows.append(row)
     finally:
         for p in procs:
             p.terminate()
@@ -383,27 +423,36 @@ def main():
           f"one kept-alive connection each, client-side wall time (ms). Tree: {tree_info['files']:,} sessions, "
           f"{tree_info['bytes'] / 1e6:,.1f} MB ({tree}).")
     print()
-    if len(names) == 2:
-        print("| query | kind | scrollback p50 | p99 | results | agentsview p50 | p99 | results | agentsview p50 ÷ scrollback p50 |")
-        print("|---|---|---|---|---|---|---|---|---|")
-    else:
-        print("| query | kind | scrollback p50 | p99 | results |")
-        print("|---|---|---|---|---|")
+    other = next((n for n in names if n != "scrollback"), None)
+    head = "| query | kind |" + "".join(f" {n} p50 | p99 | results |" for n in names)
+    if other:
+        head += f" {other} p50 ÷ scrollback p50 |"
+    print(head)
+    print("|---|---|" + "---|---|---|" * len(names) + ("---|" if other else ""))
     for row in rows:
         cells = [f"`{row['q']}`", row["kind"]]
         for name in names:
-            r = row[name]
+            r = row.get(name)
+            if r is None:
+                cells += ["—", "—", "—"]
+                continue
             cells += [fmt_ms(r["p50_ms"]), fmt_ms(r["p99_ms"]),
                       str(r["results"]) if r["status"] == 200 else f"HTTP {r['status']}"]
-        if len(names) == 2:
-            a, b = row["scrollback"], row["agentsview"]
-            cells.append(f"{b['p50_ms'] / a['p50_ms']:.2f}x" if a["status"] == b["status"] == 200 else "—")
+        if other:
+            a, b = row["scrollback"], row.get(other)
+            cells.append(f"{b['p50_ms'] / a['p50_ms']:.2f}x" if b and a["status"] == b["status"] == 200 else "—")
         print("| " + " | ".join(cells) + " |")
     print()
-    units = {row["scrollback"]["unit"] for row in rows if row["scrollback"]["unit"]}
-    print(f"Results: scrollback's are {', '.join(sorted(units)) or '—'} (`sessions`: one a session; `hits`: one an entry), "
-          "agentsview's are sessions. Above 1 in the last column, scrollback answered faster.")
-    errors = [(row["q"], name, row[name]["error"]) for row in rows for name in names if row[name]["status"] != 200]
+    if hub_push is not None:
+        print(f"The hub: the index pushed in {hub_push:.1f} s; `serve --postgres` over it (a local PostgreSQL).")
+    units = {row["scrollback"]["unit"] for row in rows if row["scrollback"].get("unit")}
+    if other == "hub":
+        print(f"Results: both are {', '.join(sorted(units)) or '—'} (`sessions`: one a session). The last column is how many "
+              "times the local index's time the hub took.")
+    else:
+        print(f"Results: scrollback's are {', '.join(sorted(units)) or '—'} (`sessions`: one a session; `hits`: one an entry), "
+              "agentsview's are sessions. Above 1 in the last column, scrollback answered faster.")
+    errors = [(row["q"], name, row[name]["error"]) for row in rows for name in names if name in row and row[name]["status"] != 200]
     for q, name, err in errors:
         print(f"- `{q}` on {name}: {err}")
     print()
@@ -420,7 +469,8 @@ def main():
                    "cpus": os.cpu_count(), "runs": args.runs, "warmup": args.warmup, "limit": args.limit,
                    "tree": dict(tree_info, path=tree, generated_seconds=gen_seconds, seed=args.seed,
                                 sessions=args.sessions, lines_per_session=args.lines_per_session),
-                   "index": {"scrollback": sb_index, "agentsview": av_index}, "queries": rows}, f, indent=1)
+                   "index": {"scrollback": sb_index, "agentsview": av_index}, "hub_push_seconds": hub_push,
+                   "queries": rows}, f, indent=1)
     print(f"\n(every run's time in {out})")
 
 
