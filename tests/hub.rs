@@ -399,6 +399,20 @@ fn serve_postgres_answers_as_the_union_of_the_hosts_own_servers_and_refuses_writ
                     assert_eq!(from_hub.bytes().unwrap(), own.get(&path).bytes().unwrap(), "{path}");
                 }
             }
+            // Its HTML and Markdown exports are the host's, photos and all; JSONL is the host's alone.
+            for format in ["html", "markdown"] {
+                let path = format!("/api/sessions/{id}/export?format={format}");
+                let (ours, theirs) = (hub.get(&path), own.get(&path));
+                assert_eq!(
+                    (ours.status(), theirs.status()),
+                    (reqwest::StatusCode::OK, reqwest::StatusCode::OK),
+                    "{path}"
+                );
+                assert!(ours.bytes().unwrap() == theirs.bytes().unwrap(), "{host} {id}: the {format} export differs");
+            }
+            let jsonl = hub.get(&format!("/api/sessions/{id}/export?format=jsonl"));
+            assert_eq!(jsonl.status(), 400);
+            assert!(jsonl.text().unwrap().contains("a team's hub does not hold"));
             // A catch-up from the session's first entry gives what the host's gives.
             let oldest = every_page(&own, id, 500, true)[0][0].as_array().unwrap()[0]["cursor"].as_i64().unwrap();
             let catch_up = format!("/api/sessions/{id}/history?after={oldest}&sidechains=true&limit=500");

@@ -186,14 +186,15 @@ export class Header {
       rows.push(["Resume", render.el("span", "resume-row", cmd, " ", copy, " ", said)]);
     }
     const exports = render.el("span", "exports");
-    for (const [format, label] of [["html", "HTML"], ["markdown", "Markdown"], ["jsonl", "JSONL"]]) {
+    // A team's hub holds no transcript's own lines: HTML and Markdown only.
+    const formats = [["html", "HTML"], ["markdown", "Markdown"], ...(onHub() ? [] : [["jsonl", "JSONL"]])];
+    for (const [format, label] of formats) {
       const a = render.el("a", "export", label);
       a.href = `/api/sessions/${encodeURIComponent(about.id)}/export${query({ format })}`;
       a.download = "";
       exports.append(a, " ");
     }
-    // Exports are written by the host's own server, not a team's hub.
-    if (!onHub()) rows.push(["Export", exports]);
+    rows.push(["Export", exports]);
     if (about.forkedFrom) {
       const a = render.el("a", null, about.forkedFrom);
       a.href = `/sessions/${encodeURIComponent(about.forkedFrom)}`;

@@ -9,7 +9,7 @@
 //!
 //! Read-only: every session it opens is `default_transaction_read_only`, and a role with `SELECT`
 //! alone is enough. Search is [`crate::search`]'s, usage reports [`crate::usage`]'s. What the hub does not serve
-//! yet (the overview, exports, status) is [`Error::NotServed`], which the API answers with a 4xx
+//! yet (the overview, JSONL exports, status) is [`Error::NotServed`], which the API answers with a 4xx
 //! that says so.
 
 use std::cell::RefCell;
@@ -580,15 +580,23 @@ impl Store for HubStore {
         not_served("transcript roots")
     }
 
+    fn with_bytes(&self, record: &MediaRecord) -> Result<MediaRecord> {
+        self.media(&MediaName::Hash(record.blake3.parse()?)).map(|held| MediaRecord {
+            held: held.held,
+            file_live: true,
+            ..record.clone()
+        })
+    }
+
     fn export(
         &self,
-        _: &str,
-        _: Kind,
-        _: Option<&Redactor>,
-        _: &mut dyn std::io::Write,
-        _: Option<(&Path, &str)>,
+        session_id: &str,
+        kind: Kind,
+        redactor: Option<&Redactor>,
+        out: &mut dyn std::io::Write,
+        photos: Option<(&Path, &str)>,
     ) -> Result<Option<Written>> {
-        not_served("exports")
+        scrollback_read::export::export(self, session_id, kind, redactor, out, photos)
     }
 }
 

@@ -7,9 +7,11 @@
 //! session has. A photo whose bytes no longer match fails the export (the caller writes to a
 //! temporary file and keeps nothing).
 //!
-//! The index is read through a [`Lend`]: a connection lent for one question at a time (the
-//! session, one page of entries, the list of a transcript's lines), so that a server's pooled
-//! reader is given back before what it read is written ([`crate::pool::Readers::lent`]).
+//! The store is read through a [`Lend`]: a store (a pooled connection) lent for one question at a
+//! time (the session, one page of entries, the list of a transcript's lines), so that a server's
+//! pooled reader is given back before what it read is written ([`crate::pool::Readers::lent`]).
+//! HTML and Markdown are made of the read interface's answers alone, so a team's hub exports them
+//! too, its photos' bytes its own ([`Store::with_bytes`]); JSONL is an index's transcripts' lines.
 //!
 //! The HTML is the viewer's rendering ([`markdown`], tool calls at a glance, diffs, the viewer's
 //! style sheet), with a Content-Security-Policy that lets it load nothing: `img-src data:` only.
@@ -17,15 +19,16 @@
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 use serde_json::Value;
 
-use crate::history::{self, EntryBody, HistoryEntry, Position, SessionSummary};
+use crate::history::{EntryBody, HistoryEntry, Position, SessionSummary};
 use crate::index::MEDIA_COLUMNS;
 use crate::markdown::{self, escape};
 use crate::media::{self, MediaRecord};
 use crate::redact::{Redacted, Redactor};
 use crate::render::MediaUrls;
+use crate::store::Store;
 use scrollback_core::codec::scan::MediaKind;
 use scrollback_core::error::{Error, Result};
 use scrollback_core::format;
@@ -120,18 +123,18 @@ impl MediaUrls for NoUrls {
 
 /// Where an export reads the index: a connection lent for one question at a time.
 pub trait Lend {
-    /// Runs `f` on a connection, given back when it returns.
-    fn lend(&self, f: &mut dyn FnMut(&Connection) -> Result<()>) -> Result<()>;
+    /// Runs `f` on a store (a pooled connection), given back when it returns.
+    fn lend(&self, f: &mut dyn FnMut(&dyn Store) -> Result<()>) -> Result<()>;
 }
 
-impl Lend for Connection {
-    fn lend(&self, f: &mut dyn FnMut(&Connection) -> Result<()>) -> Result<()> {
+impl<S: Store> Lend for S {
+    fn lend(&self, f: &mut dyn FnMut(&dyn Store) -> Result<()>) -> Result<()> {
         f(self)
     }
 }
 
-/// `f`'s answer, on a connection `lender` lends for it alone.
-fn ask<T>(lender: &dyn Lend, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+/// `f`'s answer, on a store `lender` lends for it alone.
+fn ask<T>(lender: &dyn Lend, f: impl FnOnce(&dyn Store) -> Result<T>) -> Result<T> {
     let mut f = Some(f);
     let mut answer = None;
     lender.lend(&mut |conn| {
@@ -154,9 +157,9 @@ pub fn export(
     out: &mut dyn Write,
     photos: Option<(&Path, &str)>,
 ) -> Result<Option<Written>> {
-    let about = ask(lender, |conn| {
-        let Some(summary) = history::session(conn, session_id)? else { return Ok(None) };
-        Ok(Some((summary, history::git_branch(conn, session_id)?)))
+    let about = ask(lender, |store| {
+        let Some(summary) = store.session(session_id)? else { return Ok(None) };
+        Ok(Some((summary, store.git_branch(session_id)?)))
     })?;
     let Some((summary, branch)) = about else { return Ok(None) };
     let mut written = Written::default();
@@ -184,21 +187,22 @@ pub fn export(
 /// conversation order, a page at a time (each page read on a connection lent for it alone, and
 /// written after it is given back).
 fn for_each_entry(lender: &dyn Lend, session_id: &str, mut f: impl FnMut(&HistoryEntry) -> Result<()>) -> Result<()> {
-    let first: Option<i64> = ask(lender, |conn| {
-        Ok(conn
-            .prepare_cached(
-                "SELECT id FROM entries WHERE session_id = ?1 AND duplicate = 0 AND is_sidechain = 0
-                 ORDER BY sort_at, sort_file, line, id LIMIT 1",
-            )?
-            .query_row([session_id], |r| r.get(0))
-            .optional()?)
-    })?;
-    let mut at = first;
+    let mut at = ask(lender, |store| store.first_cursor(session_id, false))?;
     while let Some(cursor) = at {
-        let page = ask(lender, |conn| history::history(conn, session_id, Position::From(cursor), PAGE, false))?;
+        let page = ask(lender, |store| store.history(session_id, Position::From(cursor), PAGE, false))?;
         let Some(page) = page else { break };
         for e in &page.entries {
-            f(e)?;
+            // A store that holds photos' bytes itself (a team's hub) gives an entry's photos
+            // theirs, one entry at a time.
+            let held = match &e.body {
+                EntryBody::Stored { media, .. } if media.iter().any(|m| !m.file_live && m.held.is_none()) => {
+                    let media = ask(lender, |store| media.iter().map(|m| store.with_bytes(m)).collect())?;
+                    let EntryBody::Stored { stripped, .. } = &e.body else { unreachable!("matched above") };
+                    Some(HistoryEntry { body: EntryBody::Stored { stripped: stripped.clone(), media }, ..e.clone() })
+                }
+                _ => None,
+            };
+            f(held.as_ref().unwrap_or(e))?;
         }
         at = page.next;
     }
@@ -235,7 +239,13 @@ fn jsonl(
     written: &mut Written,
 ) -> Result<()> {
     type FileRow = (i64, String, Option<String>, String, i64, i64);
-    let files: Vec<FileRow> = ask(lender, |conn| {
+    let files: Vec<FileRow> = ask(lender, |store| {
+        let conn = store.index().ok_or_else(|| {
+            Error::NotServed(
+                "a JSONL export is the transcript's own lines, which a team's hub does not hold: export it on its host"
+                    .into(),
+            )
+        })?;
         let mut files = conn.prepare(
             "SELECT f.id, f.path, f.vault, f.state, f.dev, f.inode FROM files f
              WHERE f.id IN (SELECT file_id FROM entries WHERE session_id = ?1)
@@ -258,7 +268,10 @@ fn jsonl(
             .or_else(|e| link.as_deref().map_or(Err(e), |l| Source::open(Path::new(l), dev, inode)));
         let mut after = -1i64;
         loop {
-            let lines = ask(lender, |conn| lines_after(conn, file_id, session_id, after))?;
+            let lines = ask(lender, |store| match store.index() {
+                Some(conn) => lines_after(conn, file_id, session_id, after),
+                None => Ok(Vec::new()),
+            })?;
             let Some(last) = lines.last() else { break };
             after = last.offset;
             for line in &lines {

@@ -25,9 +25,18 @@ const CONCURRENT_SEARCHES: usize = 2;
 struct Pooled(r2d2::Pool<SqliteConnectionManager>);
 
 impl Lend for Pooled {
-    fn lend(&self, f: &mut dyn FnMut(&Connection) -> Result<()>) -> Result<()> {
+    fn lend(&self, f: &mut dyn FnMut(&dyn Store) -> Result<()>) -> Result<()> {
         let conn = self.0.get()?;
-        f(&conn)
+        f(&*conn as &Connection)
+    }
+}
+
+/// Another store's connection for each question, given back after it.
+struct LentBackend(Arc<dyn Backend>);
+
+impl Lend for LentBackend {
+    fn lend(&self, f: &mut dyn FnMut(&dyn Store) -> Result<()>) -> Result<()> {
+        self.0.with(f)
     }
 }
 
@@ -115,15 +124,13 @@ impl Readers {
 
     /// Runs `f` on the blocking pool with a [`Lend`] that checks a pooled connection out for each
     /// question and gives it back before the answer is used: for work that writes while it reads
-    /// (an export), which then never holds a reader while it writes. An index's alone, so far.
+    /// (an export), which then never holds a reader while it writes.
     pub async fn lent<T: Send + 'static>(&self, f: impl FnOnce(&dyn Lend) -> Result<T> + Send + 'static) -> Result<T> {
-        let pooled = match &self.source {
-            Source::Index(pool) => Pooled(pool.clone()),
-            Source::Other(backend) => {
-                return Err(Error::NotServed(format!("the {} does not write exports yet", backend.kind())));
-            }
+        let lender: Box<dyn Lend + Send> = match &self.source {
+            Source::Index(pool) => Box::new(Pooled(pool.clone())),
+            Source::Other(backend) => Box::new(LentBackend(backend.clone())),
         };
-        tokio::task::spawn_blocking(move || f(&pooled))
+        tokio::task::spawn_blocking(move || f(&*lender))
             .await
             .map_err(|e| Error::Internal(format!("a reader failed: {e}")))?
     }

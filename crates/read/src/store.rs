@@ -99,6 +99,18 @@ pub trait Store {
     /// What the index holds from each root (a format's name and a directory), in their order.
     fn root_counts(&self, roots: &[(&str, &Path)]) -> Result<Vec<RootCount>>;
 
+    /// A history page's media record with its bytes, where the store holds them itself (a team's
+    /// hub: [`MediaRecord::held`]); an index's records are read from their transcripts, as they are.
+    fn with_bytes(&self, record: &MediaRecord) -> Result<MediaRecord> {
+        Ok(record.clone())
+    }
+
+    /// The index's own connection, for the read crate's work on its transcripts (a JSONL export);
+    /// `None` for a store that is no index.
+    fn index(&self) -> Option<&Connection> {
+        None
+    }
+
     /// A session written out as `kind` to `out` (photos into `photos` for Markdown), secrets taken
     /// out by `redactor` if given; `None` if the store has no such session.
     fn export(
@@ -112,6 +124,10 @@ pub trait Store {
 }
 
 impl Store for Connection {
+    fn index(&self) -> Option<&Connection> {
+        Some(self)
+    }
+
     fn search_text(&self, hit: &crate::history::SearchHit) -> Result<Option<String>> {
         use rusqlite::OptionalExtension;
         let (cursor, in_tool) = (hit.cursor, hit.in_tool);

@@ -302,8 +302,8 @@ pub(crate) struct ServeArgs {
     /// Serve a team's hub (PostgreSQL) instead of this machine's index: every host's sessions,
     /// their history, photos, search and usage, read-only (a role with SELECT alone is enough:
     /// docs/hub.md). A postgres:// URL or key=value string, or none to take it all from the PG*
-    /// variables (see `push`). It follows no transcripts; the overview and exports are not served
-    /// from a hub yet.
+    /// variables (see `push`). It follows no transcripts; the overview and JSONL exports are not
+    /// served from a hub.
     #[arg(long = "postgres", value_name = "URL", num_args = 0..=1, default_missing_value = "",
           conflicts_with_all = ["push", "demo", "engine"])]
     pub(crate) postgres: Option<String>,
