@@ -595,6 +595,36 @@ fn mcp_over_the_hub_reads_every_agent_s_sessions_and_photos_as_the_host_s_own_se
     }
 }
 
+#[test]
+fn serve_postgres_answers_503_while_the_hub_is_down_and_reads_it_again_once_it_is_back() {
+    let Some(cluster) = Cluster::start() else { return };
+    let url = cluster.url("team");
+    let env = Env::new();
+    let photo = fake_png(31, 2000);
+    env.write("p/a1.jsonl", claude_session("a1", std::slice::from_ref(&photo), &["harbour at dusk"], 6));
+    index_with(&env, &[]);
+    push(&env, &url, "laptop");
+    let reader = Env::new();
+    let hub = Server::start(&reader, &["--postgres", &url]);
+    let hash = blake3::hash(&photo).to_hex().to_string();
+    let reads = ["/api/sessions", "/api/sessions/a1/history", "/api/search?q=harbour", "/api/usage"];
+    for path in reads {
+        assert_eq!(hub.get(path).status(), 200, "{path}");
+    }
+    cluster.stop_server();
+    for path in reads.iter().copied().chain([format!("/api/media/{hash}").as_str()]) {
+        let res = hub.get(path);
+        assert_eq!(res.status(), 503, "{path}");
+        let body: Value = res.json().unwrap();
+        assert_eq!(body["error"]["code"], "hub-unavailable", "{path}: {body}");
+        assert!(!body.to_string().contains("127.0.0.1"), "{path}: the answer names no address: {body}");
+    }
+    cluster.start_server();
+    let back = wait_until(Duration::from_secs(30), || hub.get("/api/sessions").status() == 200);
+    assert!(back.is_some(), "the hub is read again once it is back");
+    assert_eq!(hub.get(&format!("/api/media/{hash}")).bytes().unwrap(), photo);
+}
+
 /// `scrollback push` started and killed (`kill -9`) after `ms` milliseconds.
 fn push_killed_after(env: &Env, url: &str, host: &str, ms: u64) {
     let mut child = env

@@ -1,6 +1,7 @@
 //! Errors on their way to becoming responses: every domain error and every warp rejection mapped,
 //! in one place, to a status and the API's JSON error body. A 5xx is a bug, except a 503 for a
-//! request that needs what is not running (the writer, an intact index) and a 507 for a full disk.
+//! request that needs what is not running (the writer, an intact index, a team's hub) and a 507 for
+//! a full disk.
 
 use warp::Reply as _;
 use warp::http::{HeaderValue, StatusCode};
@@ -123,6 +124,15 @@ impl From<Error> for ApiError {
             Error::Conflict(_) => ApiError::new(StatusCode::CONFLICT, "conflict", e.to_string()),
             Error::NoEngine => ApiError::new(StatusCode::CONFLICT, "no-engine", e.to_string()),
             Error::NotServed(_) => ApiError::new(StatusCode::BAD_REQUEST, "not-served", e.to_string()),
+            // `serve --postgres`: the hub is down, slow past its timeout, or refused the reader.
+            Error::Hub(_) => {
+                tracing::error!("reading the hub: {e}");
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "hub-unavailable",
+                    "the team's hub cannot be read right now; the server's log says why",
+                )
+            }
             Error::NotFound(_) | Error::UnknownSession(_) => ApiError::not_found(e.to_string()),
             Error::FailedUpload { .. } => ApiError::new(StatusCode::NOT_FOUND, "failed-upload", e.to_string()),
             // Paths stay in the log: an answer names no file of the machine.
