@@ -933,7 +933,7 @@ fn two_data_directories_under_one_host_name_are_refused_until_one_takes_the_name
     // first data directory's.
     hub.batch_execute(
         "DROP TABLE marks; ALTER TABLE hosts DROP COLUMN identity;
-         ALTER TABLE entries DROP COLUMN tsv, DROP COLUMN tool_text, DROP COLUMN tools;
+         DROP INDEX entries_recent; ALTER TABLE entries DROP COLUMN tsv, DROP COLUMN tool_text, DROP COLUMN tools;
          ALTER TABLE entries ADD COLUMN tsv tsvector GENERATED ALWAYS AS
              (to_tsvector('simple', replace(coalesce(text, ''), U&'\\200B', ' '))) STORED;
          CREATE INDEX entries_tsv ON entries USING gin(tsv);

@@ -50,7 +50,8 @@ const MIGRATIONS: &[&str] = &[
      );
      CREATE INDEX marks_session ON marks(session_id);",
     // 4: a line's three search texts apart (what was said, tool text, the tools' names), weighted in
-    // `tsv` so that a search keeps to one as `role:` and `tool:` ask. The lines a hub holds had the
+    // `tsv` so that a search keeps to one as `role:` and `tool:` ask, and the lines newest first
+    // (`entries_recent`) for a search's candidates. The lines a hub holds had the
     // first two together in `text`: every file is sent again by its host's next push (its
     // generation no longer matches), which rewrites them; a host that never pushes again keeps
     // its lines as they were, searchable as before.
@@ -61,6 +62,7 @@ const MIGRATIONS: &[&str] = &[
           || setweight(to_tsvector('simple', replace(coalesce(tool_text, ''), U&'\\200B', ' ')), 'B')
           || setweight(to_tsvector('simple', coalesce(tools, '')), 'C')) STORED;
      CREATE INDEX entries_tsv ON entries USING gin(tsv);
+     CREATE INDEX entries_recent ON entries (timestamp COLLATE \"C\" DESC NULLS LAST, host, local_id DESC);
      UPDATE files SET generation = -1;",
 ];
 

@@ -36,10 +36,11 @@ const SNIPPET_WORDS: usize = 16;
 pub(crate) struct Args(Vec<Box<dyn ToSql + Sync>>);
 
 impl Args {
-    /// `value` as the next parameter: its placeholder.
-    pub(crate) fn add(&mut self, value: impl ToSql + Sync + 'static) -> String {
+    /// `value` as the next parameter: its placeholder, typed (so that a statement that leaves one
+    /// out, such as a count of a search's matches, still prepares).
+    pub(crate) fn add(&mut self, value: String) -> String {
         self.0.push(Box::new(value));
-        format!("${}", self.0.len())
+        format!("${}::text", self.0.len())
     }
 
     pub(crate) fn refs(&self) -> Vec<&(dyn ToSql + Sync)> {
@@ -216,6 +217,8 @@ struct Run<'q> {
     compiled: Compiled,
     args: Args,
     conditions: String,
+    /// Whether the conditions name the session (`s`).
+    sessions: bool,
     literal: Option<String>,
 }
 
@@ -264,7 +267,8 @@ impl<'q> Run<'q> {
             .flatten()
             .find(|t| !t.phrase && t.text.chars().any(|c| !c.is_alphanumeric()))
             .map(|t| t.text.to_lowercase());
-        Ok(Some(Run { query, compiled, args, conditions, literal }))
+        let sessions = scope.project.is_some() || f.project.is_some() || scope.active_since.is_some();
+        Ok(Some(Run { query, compiled, args, conditions, sessions, literal }))
     }
 
     /// The newest [`CANDIDATES`] matches within the scope, and whether they are every match.
@@ -281,12 +285,21 @@ impl<'q> Run<'q> {
             None => "false".to_owned(),
         };
         let together = self.compiled.together.clone().unwrap_or_else(|| "false".to_owned());
+        // The newest matches first (`entries_recent` walked in order, or the full-text index and a
+        // sort: the planner's choice), then their scores, of those alone.
+        let sessions = match self.sessions {
+            true => "LEFT JOIN sessions s ON s.host = e.host AND s.id = e.session_id",
+            false => "",
+        };
         let sql = format!(
             r#"SELECT e.host, e.local_id, e.session_id, e.timestamp, {score}::float8, e.sort_at, e.sort_file, e.line,
                       {literal}, {together}
-               FROM entries e LEFT JOIN sessions s ON s.host = e.host AND s.id = e.session_id
-               WHERE {} AND NOT e.duplicate{}
-               ORDER BY e.timestamp COLLATE "C" DESC NULLS LAST, e.host, e.local_id DESC LIMIT {}"#,
+               FROM (SELECT e.host, e.local_id, e.session_id, e.timestamp, e.sort_at, e.sort_file, e.line, e.tsv,
+                            e.text, e.tool_text
+                     FROM entries e {sessions}
+                     WHERE {} AND NOT e.duplicate{}
+                     ORDER BY e.timestamp COLLATE "C" DESC NULLS LAST, e.host, e.local_id DESC LIMIT {}) e
+               ORDER BY e.timestamp COLLATE "C" DESC NULLS LAST, e.host, e.local_id DESC"#,
             self.compiled.matches,
             self.conditions,
             CANDIDATES + 1
