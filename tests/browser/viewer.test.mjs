@@ -1783,6 +1783,9 @@ test("47. a team's hub: serve --postgres lists every host's sessions with a host
   await hit.click();
   await page.locator("li.target").waitFor();
   assert.match(await page.locator("li.target").textContent(), /kestrel/i);
+  // The status page says a hub has none of its own, and asks for none.
+  await goElsewhere(page, `${server.url}/status`);
+  await page.locator(".status-page .hub-note").waitFor();
   await page.waitForLoadState("networkidle");
   assert.deepEqual(problems, []);
   await context.close();

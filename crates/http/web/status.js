@@ -6,7 +6,7 @@
 import { get } from "./api.js";
 import { el, formatBytes } from "./dom.js";
 import { link } from "./page.js";
-import { agentName, agentNames, call, known } from "./server.js";
+import { agentName, agentNames, call, known, onHub } from "./server.js";
 
 /** How a root is added, for the empty states and the status page. */
 const ADD_ROOT = "scrollback serve --root FORMAT:DIR";
@@ -39,7 +39,11 @@ function addRoot() {
 /** What an empty viewer says: no sessions yet, the roots it looked in, and how to add one. */
 export function noSessions() {
   const box = el("div", "empty-help", el("p", null, "No sessions yet."));
-  Promise.all([call(() => get("/api/status")), known])
+  known
+    .then(() => {
+      if (onHub()) throw new HubNote();
+      return Promise.all([call(() => get("/api/status")), known]);
+    })
     .then(([status]) => {
       const roots = status.roots || [];
       box.append(
@@ -49,9 +53,15 @@ export function noSessions() {
         el("p", null, "The ", link("/status", "status page"), " says more."),
       );
     })
-    .catch((e) => box.append(el("p", "error", `The status could not be read: ${e.message}`)));
+    .catch((e) => {
+      if (e instanceof HubNote) box.append(el("p", null, "This server reads a team's hub, and no host has pushed to it yet: ", code("scrollback push --postgres URL"), " on a host sends its sessions."));
+      else box.append(el("p", "error", `The status could not be read: ${e.message}`));
+    });
   return box;
 }
+
+/** Not an error: the server reads a team's hub, which has no index status of its own. */
+class HubNote extends Error {}
 
 /** A line of the status page's list. */
 function row(term, ...value) {
@@ -75,6 +85,16 @@ export class StatusPage {
   }
 
   async load() {
+    await known;
+    if (onHub()) {
+      // A team's hub has no index, writer or vault of its own: each host's server shows those.
+      if (!this.closed) {
+        this.body.replaceChildren(
+          el("p", "status hub-note", "This server reads a team's hub, read-only: each host's own server shows how its index, writer, vault and push stand. The hub's hosts table says when each host last pushed."),
+        );
+      }
+      return;
+    }
     let s;
     try {
       [s] = await Promise.all([call(() => get("/api/status")), known]);
