@@ -611,6 +611,21 @@ fn serve_postgres_answers_503_while_the_hub_is_down_and_reads_it_again_once_it_i
     for path in reads {
         assert_eq!(hub.get(path).status(), 200, "{path}");
     }
+    // Many questions at once: each answered, over at most eight connections to the hub.
+    let answered: Vec<u16> = std::thread::scope(|s| {
+        let hub = &hub;
+        let asked: Vec<_> =
+            (0..32).map(|i| s.spawn(move || hub.get(reads[i % reads.len()]).status().as_u16())).collect();
+        asked.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    assert!(answered.iter().all(|&s| s == 200), "{answered:?}");
+    let mut client = cluster.client("team");
+    let readers: i64 = client
+        .query_one("SELECT count(*) FROM pg_stat_activity WHERE datname = 'team' AND pid <> pg_backend_pid()", &[])
+        .unwrap()
+        .get(0);
+    assert!((1..=8).contains(&readers), "{readers} connections from the reader");
+    drop(client);
     cluster.stop_server();
     for path in reads.iter().copied().chain([format!("/api/media/{hash}").as_str()]) {
         let res = hub.get(path);

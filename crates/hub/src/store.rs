@@ -8,13 +8,13 @@
 //! and checked against their blake3 before a byte is served ([`scrollback_read::media::open`]).
 //!
 //! Read-only: every session it opens is `default_transaction_read_only`, and a role with `SELECT`
-//! alone is enough. Search is [`crate::search`]'s, usage reports [`crate::usage`]'s. What the hub does not serve
-//! yet (the overview, JSONL exports, status) is [`Error::NotServed`], which the API answers with a 4xx
-//! that says so.
+//! alone is enough. Search is [`crate::search`]'s, usage reports [`crate::usage`]'s. What the hub
+//! does not serve (the overview, JSONL exports, status) is [`Error::NotServed`], which the API
+//! answers with a 4xx that says so.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Instant;
 
 use tokio_postgres::Row;
@@ -42,13 +42,23 @@ use scrollback_read::usage::{By, Filter, Report};
 use crate::connection::Hub;
 use crate::{HubConfig, VERSION};
 
-/// Idle connections kept for the next request.
-const IDLE: usize = 8;
+/// Connections to the hub at once, as many as an index's readers: more questions wait their turn.
+const CONNECTIONS: usize = 8;
 
-/// The hub's readers: a connection for each question, kept for the next while it is fresh.
+/// The hub's readers: a connection for each question, at most [`CONNECTIONS`] at once, each kept for
+/// the next question while it is fresh.
 pub struct HubReaders {
     config: HubConfig,
-    idle: Mutex<Vec<(Hub, Instant)>>,
+    pool: Mutex<Pool>,
+    /// Told when a connection is given back.
+    freed: Condvar,
+}
+
+/// The connections not in use, and how many are.
+#[derive(Default)]
+struct Pool {
+    idle: Vec<(Hub, Instant)>,
+    out: usize,
 }
 
 impl std::fmt::Debug for HubReaders {
@@ -57,12 +67,31 @@ impl std::fmt::Debug for HubReaders {
     }
 }
 
+/// A connection taken from the pool: given back (or its place freed) when dropped, whatever happens
+/// to the question it was taken for.
+struct Taken<'r> {
+    readers: &'r HubReaders,
+    hub: Option<Hub>,
+}
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        let mut pool = self.readers.pool.lock().unwrap_or_else(PoisonError::into_inner);
+        pool.out -= 1;
+        if let Some(hub) = self.hub.take().filter(|h| !h.is_closed()) {
+            pool.idle.push((hub, Instant::now()));
+        }
+        self.readers.freed.notify_one();
+    }
+}
+
 impl HubReaders {
     /// Readers of the hub `config` names, which must hold a hub's schema this build reads (a hub
     /// is made by its first push: `scrollback push`).
     pub fn open(config: HubConfig) -> Result<HubReaders> {
-        let readers = HubReaders { config, idle: Mutex::new(Vec::new()) };
-        let mut hub = readers.connect()?;
+        let readers = HubReaders { config, pool: Mutex::new(Pool::default()), freed: Condvar::new() };
+        let mut taken = readers.take()?;
+        let hub = taken.hub.as_mut().ok_or_else(|| Error::Internal("a connection taken twice".into()))?;
         let version = hub
             .query_opt("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[])
             .map_err(|e| {
@@ -81,7 +110,7 @@ impl HubReaders {
             }
             None => return Err(Error::Hub("the hub has no schema version: push to it first".into())),
         }
-        readers.give_back(hub);
+        drop(taken);
         Ok(readers)
     }
 
@@ -93,26 +122,33 @@ impl HubReaders {
         Ok(hub)
     }
 
-    /// An idle connection still fresh (the hub ends sessions idle past its timeout), else a new one.
-    fn take(&self) -> Result<Hub> {
+    /// An idle connection still fresh (the hub ends sessions idle past its timeout), else a new one
+    /// if fewer than [`CONNECTIONS`] are out, else the next given back (waiting at most the hub's
+    /// timeout).
+    fn take(&self) -> Result<Taken<'_>> {
         let fresh = self.config.timeout() / 2;
-        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
-        while let Some((hub, since)) = idle.pop() {
-            if since.elapsed() < fresh && !hub.is_closed() {
-                return Ok(hub);
+        let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            while let Some((hub, since)) = pool.idle.pop() {
+                if since.elapsed() < fresh && !hub.is_closed() {
+                    pool.out += 1;
+                    return Ok(Taken { readers: self, hub: Some(hub) });
+                }
             }
-        }
-        drop(idle);
-        self.connect()
-    }
-
-    fn give_back(&self, hub: Hub) {
-        if hub.is_closed() {
-            return;
-        }
-        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
-        if idle.len() < IDLE {
-            idle.push((hub, Instant::now()));
+            if pool.out < CONNECTIONS {
+                pool.out += 1;
+                drop(pool);
+                // (Its place is freed by the drop whether or not it connects.)
+                let mut taken = Taken { readers: self, hub: None };
+                taken.hub = Some(self.connect()?);
+                return Ok(taken);
+            }
+            let (next, waited) =
+                self.freed.wait_timeout(pool, self.config.timeout()).unwrap_or_else(PoisonError::into_inner);
+            pool = next;
+            if waited.timed_out() && pool.idle.is_empty() && pool.out >= CONNECTIONS {
+                return Err(Error::Hub(format!("all {CONNECTIONS} connections to the hub stayed busy")));
+            }
         }
     }
 }
@@ -123,9 +159,11 @@ impl Backend for HubReaders {
     }
 
     fn with(&self, f: &mut dyn FnMut(&dyn Store) -> Result<()>) -> Result<()> {
-        let store = HubStore { hub: RefCell::new(self.take()?) };
+        let mut taken = self.take()?;
+        let hub = taken.hub.take().ok_or_else(|| Error::Internal("a connection taken twice".into()))?;
+        let store = HubStore { hub: RefCell::new(hub) };
         let done = f(&store);
-        self.give_back(store.hub.into_inner());
+        taken.hub = Some(store.hub.into_inner());
         done
     }
 }
