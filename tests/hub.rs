@@ -640,6 +640,40 @@ fn serve_postgres_answers_503_while_the_hub_is_down_and_reads_it_again_once_it_i
     assert_eq!(hub.get(&format!("/api/media/{hash}")).bytes().unwrap(), photo);
 }
 
+#[test]
+fn a_search_with_more_matches_than_it_ranks_counts_them_on_the_hub_and_the_server_stops_cleanly() {
+    let Some(cluster) = Cluster::start() else { return };
+    let url = cluster.url("team");
+    let env = Env::new();
+    // More matches than a search ranks (2,000): a grouped search then counts each session's matches.
+    env.write("p/big1.jsonl", claude_session("big1", &[], &["lantern"], 2100));
+    env.write("p/big2.jsonl", claude_session("big2", &[], &["lantern", "harbour"], 300));
+    index_with(&env, &[]);
+    push(&env, &url, "laptop");
+    let own = Server::start(&env, &[]);
+    let reader = Env::new();
+    let hub = Server::start(&reader, &["--postgres", &url]);
+    let counts = |server: &Server| -> BTreeSet<String> {
+        let res = server.get("/api/search?q=lantern&limit=50");
+        assert_eq!(res.status(), 200, "{}", server.log.lock().unwrap());
+        let answer: Value = res.json().unwrap();
+        let notes = answer["query"]["notes"].to_string();
+        assert!(notes.contains("more than 2000"), "{notes}");
+        answer["sessions"].as_array().unwrap().iter().map(|s| format!("{} {}", s["sessionId"], s["hits"])).collect()
+    };
+    let on_hub = counts(&hub);
+    assert_eq!(on_hub, counts(&own));
+    assert!(on_hub.contains("\"big1\" 2101"), "{on_hub:?}");
+    // SIGTERM: the server stops, with its connections to the hub, and exits with success.
+    let mut hub = hub;
+    let _ = hub.get("/api/sessions");
+    let killed = std::process::Command::new("kill").args(["-TERM", &hub.child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let status = wait_for_exit(&mut hub.child, Duration::from_secs(30)).expect("serve --postgres stops");
+    let log = hub.log.lock().unwrap().clone();
+    assert!(status.success() && !log.contains("panicked"), "{status}: {log}");
+}
+
 /// `scrollback push` started and killed (`kill -9`) after `ms` milliseconds.
 fn push_killed_after(env: &Env, url: &str, host: &str, ms: u64) {
     let mut child = env

@@ -38,7 +38,8 @@ enum Ended<T> {
 
 /// What every wait of a connection is bounded by.
 struct Waits {
-    runtime: tokio::runtime::Runtime,
+    /// Its own runtime (`None` only once dropped).
+    runtime: Option<tokio::runtime::Runtime>,
     /// The driver's connection task: aborted when an answer is late, which closes the socket.
     connection: Option<tokio::task::AbortHandle>,
     timeout: Duration,
@@ -47,7 +48,21 @@ struct Waits {
     broken: AtomicBool,
 }
 
+impl Drop for Waits {
+    /// Shuts the runtime down without waiting for it, so that a connection may be dropped anywhere,
+    /// inside a server's runtime too (a plain drop there panics: it would block).
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
 impl Waits {
+    fn runtime(&self) -> Result<&tokio::runtime::Runtime> {
+        self.runtime.as_ref().ok_or_else(|| Error::Internal("the hub connection's runtime is gone".into()))
+    }
+
     /// Runs `f` to its end, at most `limit`; the driver's error as it is.
     fn wait<T>(
         &self,
@@ -65,7 +80,7 @@ impl Waits {
                 tokio::time::sleep(LOOK_EVERY).await;
             }
         };
-        let ended = self.runtime.block_on(async {
+        let ended = self.runtime()?.block_on(async {
             tokio::select! {
                 done = f => Ended::Done(done),
                 () = tokio::time::sleep(limit) => Ended::Late,
@@ -84,7 +99,7 @@ impl Waits {
         if let Some(connection) = &self.connection {
             connection.abort();
             // Lets the runtime drop the aborted task, and with it the socket.
-            self.runtime.block_on(tokio::task::yield_now());
+            self.runtime()?.block_on(tokio::task::yield_now());
         }
         Err(Error::Hub(why))
     }
@@ -114,10 +129,11 @@ impl Hub {
             .enable_all()
             .build()
             .map_err(|e| Error::Internal(format!("the hub connection's runtime: {e}")))?;
-        let mut waits = Waits { runtime, connection: None, timeout, stop: None, broken: AtomicBool::new(false) };
+        let mut waits =
+            Waits { runtime: Some(runtime), connection: None, timeout, stop: None, broken: AtomicBool::new(false) };
         let limit = timeout.max(config.get_connect_timeout().copied().unwrap_or_default());
         let (client, connection) = waits.wait(limit, config.connect(tls))??;
-        let task = waits.runtime.spawn(async move {
+        let task = waits.runtime()?.spawn(async move {
             if let Err(e) = connection.await {
                 tracing::debug!("the hub's connection ended: {e}");
             }

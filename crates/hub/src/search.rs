@@ -220,6 +220,9 @@ struct Run<'q> {
     /// Whether the conditions name the session (`s`).
     sessions: bool,
     literal: Option<String>,
+    /// The candidates' literal and together columns (set by [`Run::candidates`]): a statement that
+    /// takes this run's parameters names them all.
+    ranks: String,
 }
 
 impl<'q> Run<'q> {
@@ -268,7 +271,7 @@ impl<'q> Run<'q> {
             .find(|t| !t.phrase && t.text.chars().any(|c| !c.is_alphanumeric()))
             .map(|t| t.text.to_lowercase());
         let sessions = scope.project.is_some() || f.project.is_some() || scope.active_since.is_some();
-        Ok(Some(Run { query, compiled, args, conditions, sessions, literal }))
+        Ok(Some(Run { query, compiled, args, conditions, sessions, literal, ranks: "false, false".to_owned() }))
     }
 
     /// The newest [`CANDIDATES`] matches within the scope, and whether they are every match.
@@ -285,6 +288,7 @@ impl<'q> Run<'q> {
             None => "false".to_owned(),
         };
         let together = self.compiled.together.clone().unwrap_or_else(|| "false".to_owned());
+        self.ranks = format!("{literal}, {together}");
         // The newest matches first (`entries_recent` walked in order, or the full-text index and a
         // sort: the planner's choice), then their scores, of those alone.
         let sessions = match self.sessions {
@@ -325,13 +329,18 @@ impl<'q> Run<'q> {
 
     /// How many entries of a session match, all of them.
     fn count_in(&mut self, store: &HubStore, host: &str, session: &str) -> Result<u64> {
+        // This session's two parameters, for this statement only.
+        let kept = self.args.0.len();
         let (h, s) = (self.args.add(host.to_owned()), self.args.add(session.to_owned()));
+        // (The subquery names the candidates' columns only so that every parameter is named.)
         let sql = format!(
-            "SELECT count(*) FROM entries e LEFT JOIN sessions s ON s.host = e.host AND s.id = e.session_id
-             WHERE e.host = {h} AND e.session_id = {s} AND {} AND NOT e.duplicate{}",
-            self.compiled.matches, self.conditions
+            "SELECT count(*) FROM (SELECT {} FROM entries e LEFT JOIN sessions s ON s.host = e.host AND s.id = e.session_id
+             WHERE e.host = {h} AND e.session_id = {s} AND {} AND NOT e.duplicate{}) c",
+            self.ranks, self.compiled.matches, self.conditions
         );
-        let n: i64 = store.query(&sql, &self.args.refs())?.first().map_or(0, |r| r.get(0));
+        let n = store.query(&sql, &self.args.refs());
+        self.args.0.truncate(kept);
+        let n: i64 = n?.first().map_or(0, |r| r.get(0));
         Ok(n as u64)
     }
 
