@@ -4,7 +4,9 @@
 # user's year: 20,000 Claude Code sessions, about 1.2 million entries). The index is pushed into a
 # fresh database of a throwaway PostgreSQL cluster on this machine (Debian's postgresql package; run
 # as the `postgres` user when this runs as root), then benches/search_bench.py times both servers
-# (`--hub`), taking turns, and prints p50 and p99 per query and the push's time.
+# (`--hub`), taking turns, and prints p50 and p99 per query and the push's time. agentsview 0.46.1
+# (from PyPI, as search.sh installs it) runs beside them, locally and from PostgreSQL (`agentsview pg
+# push` into another database of the same cluster, `agentsview pg serve`), unless NO_AGENTSVIEW=1.
 #
 #   benches/hub.sh [WORK_DIR [SCROLLBACK_BINARY [OPTIONS]]]
 #       (default: target/bench/search, a release build; OPTIONS go to benches/search_bench.py, as
@@ -27,5 +29,16 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 "${as[@]}" "$pgbin/initdb" -D "$pg/data" -U hub --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
 "${as[@]}" "$pgbin/pg_ctl" -D "$pg/data" -l "$pg/log" -o "-p $port -k $pg -c listen_addresses=127.0.0.1" -w start >/dev/null
 trap '"${as[@]}" "$pgbin/pg_ctl" -D "$pg/data" -m fast -w stop >/dev/null; rm -rf "$pg"' EXIT
-psql -q -h 127.0.0.1 -p "$port" -U hub -d postgres -c "CREATE DATABASE bench_hub" >/dev/null
-python3 benches/search_bench.py "$bin" "$work" --no-agentsview --hub "postgres://hub@127.0.0.1:$port/bench_hub" "${@:3}"
+psql -q -h 127.0.0.1 -p "$port" -U hub -d postgres -c "CREATE DATABASE bench_hub" -c "CREATE DATABASE bench_agentsview" >/dev/null
+hub="postgres://hub@127.0.0.1:$port/bench_hub"
+if [ "${NO_AGENTSVIEW:-}" = 1 ]; then
+  python3 benches/search_bench.py "$bin" "$work" --no-agentsview --hub "$hub" "${@:3}"
+else
+  av=${AGENTSVIEW:-agentsview}
+  if ! "$av" --version 2>/dev/null | grep -q 'v0\.46\.1\b'; then
+    python3 -m pip install --quiet agentsview==0.46.1
+    av=agentsview
+  fi
+  python3 benches/search_bench.py "$bin" "$work" --agentsview "$av" --hub "$hub" \
+    --agentsview-pg "postgres://hub@127.0.0.1:$port/bench_agentsview?sslmode=disable" "${@:3}"
+fi

@@ -27,7 +27,9 @@ scrollback against agentsview, side by side in one run.
    With --hub URL (an empty PostgreSQL database; benches/hub.sh makes one), the index is also pushed
    there (`scrollback push`, timed) and `scrollback serve --postgres URL` answers the same queries
    beside `serve`, the three (or two) taking turns; then a history page (the newest 100 entries of
-   a session from the middle of the list) is timed on both scrollback servers the same way.
+   a session from the middle of the list) is timed on both scrollback servers the same way. With
+   --agentsview-pg URL2 too, agentsview's database is pushed to another empty database (`agentsview
+   pg push --no-vectors`, timed) and `agentsview pg serve` answers the queries beside them.
 5. A Markdown table on stdout, and every figure (each run's time included) in WORK_DIR/search.json
    (or --json FILE).
 
@@ -320,6 +322,8 @@ def main():
     ap.add_argument("--agentsview", default=os.environ.get("AGENTSVIEW", "agentsview"), help="the agentsview command")
     ap.add_argument("--hub", help="also push the index to this empty PostgreSQL database (a postgres:// URL) and time "
                     "`serve --postgres` on it beside `serve`, with a history page from each")
+    ap.add_argument("--agentsview-pg", help="also push agentsview's database to this empty PostgreSQL database "
+                    "(`agentsview pg push`) and time `agentsview pg serve` on it")
     args = ap.parse_args()
     work = os.path.abspath(args.work)
     binary = os.path.abspath(args.binary)
@@ -335,6 +339,7 @@ def main():
 
     procs = []
     hub_push = None
+    av_pg_push = None
     try:
         sb_port = free_port()
         sb_log = os.path.join(work, "serve-scrollback.log")
@@ -367,6 +372,22 @@ def main():
             procs.append(hub)
             wait_for(hub_port, "/api/sessions?limit=1", hub, hub_log)
             servers.append(("hub", Client(hub_port), "/api/search?limit=%d&q=" % args.limit))
+        av_pg_push = None
+        if args.agentsview_pg and av_index:
+            print("agentsview: pg push ...", file=sys.stderr)
+            pg_env = dict(av_env, AGENTSVIEW_PG_URL=args.agentsview_pg, AGENTSVIEW_PG_MACHINE="bench")
+            started = time.monotonic()
+            subprocess.run([args.agentsview, "pg", "push", "--no-vectors"], env=pg_env, check=True,
+                           stdout=open(os.path.join(work, "pg-push-agentsview.log"), "w"), stderr=subprocess.STDOUT)
+            av_pg_push = time.monotonic() - started
+            pg_port = free_port()
+            pg_log = os.path.join(work, "pg-serve-agentsview.log")
+            pg = subprocess.Popen([args.agentsview, "pg", "serve", "--no-browser", "--no-update-check",
+                                   "--host", "127.0.0.1", "--port", str(pg_port)], env=pg_env,
+                                  stdout=open(pg_log, "w"), stderr=subprocess.STDOUT)
+            procs.append(pg)
+            wait_for(pg_port, "/api/v1/search?q=the&limit=1", pg, pg_log)
+            servers.append(("agentsview-pg", Client(pg_port), "/api/v1/search?limit=%d&q=" % args.limit))
         # scrollback's serve first looks over the tree for anything new since the index: let both settle.
         settle(procs)
 
@@ -395,7 +416,7 @@ def main():
             listed = json.loads(body)["sessions"]
             sid = urllib.parse.quote(listed[len(listed) // 2]["id"], safe="")
             path = f"/api/sessions/{sid}/history?limit=100"
-            times = {name: [] for name, _, _ in servers if name != "agentsview"}
+            times = {name: [] for name, _, _ in servers if name in ("scrollback", "hub")}
             last = {}
             for n in range(args.warmup + args.runs):
                 for name, client, _ in servers:
@@ -424,11 +445,12 @@ def main():
           f"{tree_info['bytes'] / 1e6:,.1f} MB ({tree}).")
     print()
     other = next((n for n in names if n != "scrollback"), None)
+    # The ratios shown: the first other server's to scrollback's, and agentsview's PostgreSQL's to the hub's.
+    ratios = ([(other, "scrollback")] if other else []) + ([("agentsview-pg", "hub")] if {"agentsview-pg", "hub"} <= set(names) else [])
     head = "| query | kind |" + "".join(f" {n} p50 | p99 | results |" for n in names)
-    if other:
-        head += f" {other} p50 ÷ scrollback p50 |"
+    head += "".join(f" {a} p50 ÷ {b} p50 |" for a, b in ratios)
     print(head)
-    print("|---|---|" + "---|---|---|" * len(names) + ("---|" if other else ""))
+    print("|---|---|" + "---|---|---|" * len(names) + "---|" * len(ratios))
     for row in rows:
         cells = [f"`{row['q']}`", row["kind"]]
         for name in names:
@@ -438,15 +460,17 @@ def main():
                 continue
             cells += [fmt_ms(r["p50_ms"]), fmt_ms(r["p99_ms"]),
                       str(r["results"]) if r["status"] == 200 else f"HTTP {r['status']}"]
-        if other:
-            a, b = row["scrollback"], row.get(other)
-            cells.append(f"{b['p50_ms'] / a['p50_ms']:.2f}x" if b and a["status"] == b["status"] == 200 else "—")
+        for top, bottom in ratios:
+            a, b = row.get(bottom), row.get(top)
+            cells.append(f"{b['p50_ms'] / a['p50_ms']:.2f}x" if a and b and a["status"] == b["status"] == 200 else "—")
         print("| " + " | ".join(cells) + " |")
     print()
     if hub_push is not None:
         print(f"The hub: the index pushed in {hub_push:.1f} s; `serve --postgres` over it (a local PostgreSQL).")
+    if av_pg_push is not None:
+        print(f"agentsview's PostgreSQL: `agentsview pg push --no-vectors` took {av_pg_push:.1f} s; `agentsview pg serve` over it.")
     units = {row["scrollback"]["unit"] for row in rows if row["scrollback"].get("unit")}
-    if other == "hub":
+    if other == "hub" and len(names) == 2:
         print(f"Results: both are {', '.join(sorted(units)) or '—'} (`sessions`: one a session). The last column is how many "
               "times the local index's time the hub took.")
     else:
@@ -470,6 +494,7 @@ def main():
                    "tree": dict(tree_info, path=tree, generated_seconds=gen_seconds, seed=args.seed,
                                 sessions=args.sessions, lines_per_session=args.lines_per_session),
                    "index": {"scrollback": sb_index, "agentsview": av_index}, "hub_push_seconds": hub_push,
+                   "agentsview_pg_push_seconds": av_pg_push,
                    "queries": rows}, f, indent=1)
     print(f"\n(every run's time in {out})")
 
