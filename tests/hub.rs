@@ -1334,12 +1334,14 @@ fn a_person_s_marks_reach_the_hub_changed_cleared_and_forgotten_ones_too() {
     assert_eq!(shown_now[0], mark("a", Some("Harbour photos"), true));
     assert!(shown_now[1].2 && shown_now[1].1.is_some(), "b pinned, with its transcript's title: {shown_now:?}");
     assert!(!shown_now[2].2, "c is not pinned");
-    // `serve --postgres` shows the title a person gave.
+    // `serve --postgres` shows the title a person gave, and their pin.
     let reader = Env::new();
     let hub_server = Server::start(&reader, &["--postgres", &url]);
     let listed = hub_server.json("/api/sessions");
     let a = listed["sessions"].as_array().unwrap().iter().find(|s| s["id"] == "a").unwrap().clone();
-    assert_eq!(a["title"], "Harbour photos", "{a}");
+    assert_eq!((&a["title"], &a["pinned"]), (&Value::from("Harbour photos"), &Value::from(true)), "{a}");
+    let c = listed["sessions"].as_array().unwrap().iter().find(|s| s["id"] == "c").unwrap().clone();
+    assert_eq!(c["pinned"], false, "{c}");
     drop(hub_server);
     let set_at: String =
         hub.query_one("SELECT set_at FROM marks WHERE host = 'h' AND session_id = 'a'", &[]).unwrap().get(0);

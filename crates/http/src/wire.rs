@@ -78,6 +78,8 @@ impl<'a> Session<'a> {
     /// The session with a person's marks on it, if they made any.
     pub fn marked(s: &'a SessionSummary, mark: Option<&'a scrollback_ops::accept::Mark>) -> Self {
         let mut session = Session::from(s);
+        // A team's hub holds a person's pins itself (its titles are in `title` already).
+        session.pinned = s.pinned.unwrap_or(false);
         if let Some(mark) = mark {
             session.pinned = mark.pinned;
             if let Some(title) = &mark.title {

@@ -8,7 +8,7 @@
 //! and checked against their blake3 before a byte is served ([`scrollback_read::media::open`]).
 //!
 //! Read-only: every session it opens is `default_transaction_read_only`, and a role with `SELECT`
-//! alone is enough. Search is [`crate::search`]'s, usage reports [`crate::usage`]'s. What the hub
+//! alone is enough. Search is `search.rs`'s, usage reports `usage.rs`'s. What the hub
 //! does not serve (the overview, JSONL exports, status) is [`Error::NotServed`], which the API
 //! answers with a 4xx that says so.
 
@@ -45,8 +45,8 @@ use crate::{HubConfig, VERSION};
 /// Connections to the hub at once, as many as an index's readers: more questions wait their turn.
 const CONNECTIONS: usize = 8;
 
-/// The hub's readers: a connection for each question, at most [`CONNECTIONS`] at once, each kept for
-/// the next question while it is fresh.
+/// The hub's readers: a connection for each question, at most eight at once, each kept for the next
+/// question while it is fresh.
 pub struct HubReaders {
     config: HubConfig,
     pool: Mutex<Pool>,
@@ -123,7 +123,7 @@ impl HubReaders {
     }
 
     /// An idle connection still fresh (the hub ends sessions idle past its timeout), else a new one
-    /// if fewer than [`CONNECTIONS`] are out, else the next given back (waiting at most the hub's
+    /// if fewer than `CONNECTIONS` are out, else the next given back (waiting at most the hub's
     /// timeout).
     fn take(&self) -> Result<Taken<'_>> {
         let fresh = self.config.timeout() / 2;
@@ -197,14 +197,15 @@ const FROM_PLACE: &str = r#"(sort_at COLLATE "C", sort_file, line, local_id) >= 
 
 /// The columns a session is listed with ([`listed`]), over `sessions s`. Its title is the one a
 /// person gave it last on any host (their marks, pushed: the latest `set_at` wins), else the
-/// transcript's.
+/// transcript's; it is pinned if their latest mark pins it.
 const SESSION_COLUMNS: &str =
     "s.host, s.id, s.project, coalesce((SELECT m.title FROM marks m WHERE m.session_id = s.id \
      ORDER BY m.set_at DESC LIMIT 1), s.title), s.first_timestamp, s.last_timestamp, s.entries, \
      s.images, s.sidechain_entries, \
      NOT EXISTS (SELECT 1 FROM entries e JOIN files f ON f.host = e.host AND f.file_id = e.file_id
                  WHERE e.host = s.host AND e.session_id = s.id AND f.state = 'live'), \
-     s.agent, s.forked_from";
+     s.agent, s.forked_from, coalesce((SELECT m.pinned FROM marks m WHERE m.session_id = s.id \
+     ORDER BY m.set_at DESC LIMIT 1), false)";
 
 fn listed(r: &Row) -> SessionSummary {
     SessionSummary {
@@ -220,6 +221,7 @@ fn listed(r: &Row) -> SessionSummary {
         gone: r.get(9),
         agent: r.get(10),
         forked_from: r.get(11),
+        pinned: Some(r.get(12)),
     }
 }
 

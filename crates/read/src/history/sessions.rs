@@ -40,6 +40,9 @@ pub struct SessionSummary {
     pub forked_from: Option<String>,
     /// The host whose index holds it, on a team's hub (`None` from a host's own index).
     pub host: Option<String>,
+    /// Pinned by a person, as a team's hub holds their marks (`None` from an index: a person's
+    /// marks are the acceptance record's, beside it).
+    pub pinned: Option<bool>,
 }
 
 /// A page of sessions, newest first.
@@ -164,6 +167,7 @@ fn listed(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, SessionSummary)> {
             agent: r.get(10)?,
             forked_from: r.get(11)?,
             host: None,
+            pinned: None,
         },
     ))
 }
@@ -192,6 +196,7 @@ pub fn session(conn: &Connection, id: &str) -> Result<Option<SessionSummary>> {
                 agent: r.get(9)?,
                 forked_from: r.get(10)?,
                 host: None,
+                pinned: None,
             })
         })
         .optional()?)
