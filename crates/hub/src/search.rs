@@ -21,6 +21,7 @@ use scrollback_core::error::{Error, Result};
 use scrollback_core::query::{Query, Role, Term};
 use scrollback_read::history::{
     CANDIDATES, MAX_LIMIT, MAX_OFFSET, Scope, SearchHit, SearchPage, SessionHits, SessionHitsPage, Snippet, Sort,
+    notes_of, scope_role,
 };
 
 use crate::store::HubStore;
@@ -230,11 +231,7 @@ impl<'q> Run<'q> {
         let mut args = Args::default();
         let mut scoped = query.clone();
         if let Some(role) = scope.role {
-            let role = match role {
-                "user" => Role::User,
-                "assistant" => Role::Assistant,
-                other => return Err(Error::BadQuery(format!("role: {other:?} is neither user nor assistant"))),
-            };
+            let role = scope_role(role)?;
             if scoped.filters.role.is_some_and(|r| r != role) {
                 return Ok(None);
             }
@@ -387,14 +384,7 @@ impl<'q> Run<'q> {
     }
 
     fn notes(&self, complete: bool) -> Vec<String> {
-        let mut notes = self.query.notes.clone();
-        if !complete {
-            notes.push(format!(
-                "the query matches more than {CANDIDATES} entries: the newest {CANDIDATES} were ranked; \
-                 add a word or a filter to reach older ones"
-            ));
-        }
-        notes
+        notes_of(&self.query.notes, complete)
     }
 }
 
@@ -499,16 +489,7 @@ pub(crate) fn search_sessions(
             false => run.count_in(store, &c.host, &c.session_id)?,
         };
         let (hit, session) = run.hit(store, c)?;
-        let (agent, last_timestamp) = session.unwrap_or_else(|| (hit.agent.clone(), None));
-        sessions.push(SessionHits {
-            session_id: c.session_id.clone(),
-            title: hit.title.clone(),
-            project: hit.project.clone(),
-            agent,
-            last_timestamp,
-            hits,
-            best: hit,
-        });
+        sessions.push(SessionHits::of(hit, session, hits));
     }
     Ok(SessionHitsPage { sessions, next, notes: run.notes(complete) })
 }

@@ -29,7 +29,7 @@ pub use pages::{HistoryPage, Position, first_cursor, history};
 pub use scrollback_core::query::{MAX_PREFIX_TERMS, MAX_QUERY, MAX_TERMS};
 pub use search::{
     CANDIDATES, MAX_OFFSET, Scope, SearchAnswer, SearchHit, SearchPage, SessionHits, SessionHitsPage, Snippet, Sort,
-    search, search_in, search_page, search_sessions,
+    notes_of, scope_role, search, search_in, search_page, search_sessions,
 };
 pub use sessions::{SessionPage, SessionQuery, SessionSummary, git_branch, session, sessions};
 pub use time::time_bound;

@@ -198,6 +198,44 @@ pub struct SessionHits {
     pub best: SearchHit,
 }
 
+impl SessionHits {
+    /// A session's hits: its best, how many, and its agent and last entry's time as its row has
+    /// them (`None`: the session has no row, and its best hit's agent stands).
+    pub fn of(best: SearchHit, session: Option<(String, Option<String>)>, hits: u64) -> SessionHits {
+        let (agent, last_timestamp) = session.unwrap_or_else(|| (best.agent.clone(), None));
+        SessionHits {
+            session_id: best.session_id.clone(),
+            title: best.title.clone(),
+            project: best.project.clone(),
+            agent,
+            last_timestamp,
+            hits,
+            best,
+        }
+    }
+}
+
+/// The role a search's scope keeps to (`user`, `assistant`), as the query language's.
+pub fn scope_role(role: &str) -> Result<Role> {
+    match role {
+        "user" => Ok(Role::User),
+        "assistant" => Ok(Role::Assistant),
+        other => Err(Error::BadQuery(format!("role: {other:?} is neither user nor assistant"))),
+    }
+}
+
+/// A search's notes: its query's, and one when its candidates were not every match.
+pub fn notes_of(query: &[String], complete: bool) -> Vec<String> {
+    let mut notes = query.to_vec();
+    if !complete {
+        notes.push(format!(
+            "the query matches more than {CANDIDATES} entries: the newest {CANDIDATES} were ranked; \
+             add a word or a filter to reach older ones"
+        ));
+    }
+    notes
+}
+
 /// A page of sessions with hits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionHitsPage {
@@ -305,16 +343,7 @@ pub fn search_sessions(
                 false => run.count_in(&row.session_id)?,
             };
             let (hit, session) = run.hit(c, row)?;
-            let (agent, last_timestamp) = session.unwrap_or_else(|| (hit.agent.clone(), None));
-            sessions.push(SessionHits {
-                session_id: row.session_id.clone(),
-                title: hit.title.clone(),
-                project: hit.project.clone(),
-                agent,
-                last_timestamp,
-                hits,
-                best: hit,
-            });
+            sessions.push(SessionHits::of(hit, session, hits));
         }
         Ok(SessionHitsPage { sessions, next, notes: run.notes(complete) })
     })
@@ -433,11 +462,7 @@ impl<'c> Run<'c> {
     fn new(conn: &'c Connection, query: &Query, scope: Scope<'_>) -> Result<Option<Run<'c>>> {
         let mut query = query.clone();
         if let Some(role) = scope.role {
-            let role = match role {
-                "user" => Role::User,
-                "assistant" => Role::Assistant,
-                other => return Err(Error::BadQuery(format!("role: {other:?} is neither user nor assistant"))),
-            };
+            let role = scope_role(role)?;
             if query.filters.role.is_some_and(|r| r != role) {
                 return Ok(None);
             }
@@ -722,14 +747,7 @@ impl<'c> Run<'c> {
 
     /// The notes of this search: the query's, and one when the candidates were not every match.
     fn notes(&self, complete: bool) -> Vec<String> {
-        let mut notes = self.notes.clone();
-        if !complete {
-            notes.push(format!(
-                "the query matches more than {CANDIDATES} entries: the newest {CANDIDATES} were ranked; \
-                 add a word or a filter to reach older ones"
-            ));
-        }
-        notes
+        notes_of(&self.notes, complete)
     }
 }
 
