@@ -15,7 +15,8 @@ use rusqlite::{Connection, params};
 use serde::Serialize;
 
 use crate::prices::Prices;
-use crate::usage::{cost, summed_over};
+use crate::usage::cost;
+pub use crate::usage::summed_over;
 use scrollback_core::db::RESPONSE_BUCKETS;
 use scrollback_core::error::{Error, Result};
 use scrollback_core::format::{Tokens, usage};
@@ -167,6 +168,9 @@ pub struct Edit {
     pub title: Option<String>,
     /// The session's project.
     pub project: Option<String>,
+    /// On a team's hub: the host whose session it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// A session among the longest or costliest.
@@ -190,6 +194,9 @@ pub struct SessionFigure {
     /// Tokens and cost within the filter.
     #[serde(flatten)]
     pub spend: Spend,
+    /// On a team's hub: the host whose session it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// The totals.
@@ -245,22 +252,117 @@ pub struct Stats {
     pub costliest_sessions: Vec<SessionFigure>,
 }
 
-/// The filter's bounds as the queries take them.
-struct Bounds {
-    /// `?1`: on or after this UTC hour.
-    since: Option<String>,
-    /// `?2`: before this UTC hour.
-    until: Option<String>,
-    /// `?3`, `?4`.
-    agent: Option<String>,
-    project: Option<String>,
-    /// `?5`: SQLite's modifier from UTC to the time zone.
-    shift: String,
+/// The filter's bounds as a store's queries take them.
+#[derive(Debug, Clone)]
+pub struct Bounds {
+    /// On or after this UTC hour (`YYYY-MM-DDTHH`).
+    pub since: Option<String>,
+    /// Before this UTC hour.
+    pub until: Option<String>,
+    /// Only this agent's sessions.
+    pub agent: Option<String>,
+    /// Only this project's sessions.
+    pub project: Option<String>,
+    /// The time zone's offset from UTC, in whole hours: days, weekdays and hours are its.
+    pub tz_hours: i32,
+    /// The pricing table's long-context sizes, which a sum's `over` is read against
+    /// ([`summed_over`]).
+    pub over_sizes: Vec<u64>,
 }
 
-/// The common conditions on a table of sums `h` joined to its session `s`.
-const WHERE: &str = "h.hour IS NOT NULL AND (?1 IS NULL OR h.hour >= ?1) AND (?2 IS NULL OR h.hour < ?2)
-                     AND (?3 IS NULL OR s.agent = ?3) AND (?4 IS NULL OR s.project = ?4) AND ?5 IS NOT NULL";
+/// Messages and prompts of one day, weekday (0 Sunday) and hour of the time zone.
+#[derive(Debug, Clone, Default)]
+pub struct MessageSum {
+    /// `YYYY-MM-DD`.
+    pub day: String,
+    /// 0 Sunday … 6 Saturday.
+    pub weekday: i64,
+    /// 0 … 23.
+    pub hour: i64,
+    /// Messages.
+    pub messages: u64,
+    /// Of them, a person's prompts.
+    pub prompts: u64,
+}
+
+/// Sessions with a message, and messages, of one project and agent.
+#[derive(Debug, Clone, Default)]
+pub struct GroupSum {
+    /// The project.
+    pub project: Option<String>,
+    /// The agent.
+    pub agent: Option<String>,
+    /// Sessions with a message.
+    pub sessions: u64,
+    /// Messages.
+    pub messages: u64,
+}
+
+/// The ledger summed by day of the time zone, project, agent, model, tier and context size.
+#[derive(Debug, Clone, Default)]
+pub struct SpendSum {
+    /// `YYYY-MM-DD`.
+    pub day: String,
+    /// The sessions' project.
+    pub project: Option<String>,
+    /// The sessions' agent.
+    pub agent: Option<String>,
+    /// The responses' model.
+    pub model: Option<String>,
+    /// Their price tier.
+    pub tier: Option<String>,
+    /// The context size they were over ([`summed_over`]).
+    pub over: i64,
+    /// API responses.
+    pub responses: u64,
+    /// Their tokens.
+    pub tokens: Tokens,
+}
+
+/// A session's ledger summed by model, tier and context size, with the session's figure (its
+/// `spend` and `messages` not filled).
+#[derive(Debug, Clone, Default)]
+pub struct SessionSpend {
+    /// The session.
+    pub session: SessionFigure,
+    /// The responses' model.
+    pub model: Option<String>,
+    /// Their price tier.
+    pub tier: Option<String>,
+    /// The context size they were over.
+    pub over: i64,
+    /// API responses.
+    pub responses: u64,
+    /// Their tokens.
+    pub tokens: Tokens,
+}
+
+/// Where the overview's figures come from: the sums a store keeps by session and UTC hour, each
+/// query within `b` (its days, agent and project). An index ([`stats`]) and a team's hub each
+/// answer them in their own SQL; [`stats_of`] makes the overview of the answers, the same way for
+/// both.
+pub trait StatsSource {
+    /// Messages and prompts by day, weekday and hour of the time zone.
+    fn messages(&self, b: &Bounds) -> Result<Vec<MessageSum>>;
+    /// Sessions with a message, by day of the time zone.
+    fn sessions_by_day(&self, b: &Bounds) -> Result<Vec<(String, u64)>>;
+    /// Sessions with a message, and messages, by project and agent.
+    fn projects_and_agents(&self, b: &Bounds) -> Result<Vec<GroupSum>>;
+    /// The ledger by day, project, agent, model, tier and context size.
+    fn spend(&self, b: &Bounds) -> Result<Vec<SpendSum>>;
+    /// Every tool's calls and failures, most calls first (then by name).
+    fn tools(&self, b: &Bounds) -> Result<Vec<ToolUse>>;
+    /// Responses by model (`""`: none named) and bucket of [`RESPONSE_BUCKETS`].
+    fn response_times(&self, b: &Bounds) -> Result<Vec<(String, i64, u64)>>;
+    /// The [`TOP`] edits latest first.
+    fn recent_edits(&self, b: &Bounds) -> Result<Vec<Edit>>;
+    /// The [`TOP`] sessions with the most messages (their `spend` not filled).
+    fn longest(&self, b: &Bounds) -> Result<Vec<SessionFigure>>;
+    /// The ledger by session, model, tier and context size: of every session, or of `one`.
+    fn session_spend(&self, b: &Bounds, one: Option<&SessionFigure>) -> Result<Vec<SessionSpend>>;
+    /// The messages of session `one`.
+    fn session_messages(&self, b: &Bounds, one: &SessionFigure) -> Result<u64>;
+}
 
 /// The UTC hour `YYYY-MM-DDTHH` at which day `day` of the time zone `tz_hours` starts (`plus` days
 /// later).
@@ -274,8 +376,13 @@ fn utc_hour(name: &str, day: &str, tz_hours: i32, plus: i64) -> Result<String> {
     Ok(start.strftime("%Y-%m-%dT%H").to_string())
 }
 
-/// The overview within `filter`, priced by `prices`.
+/// The overview of an index within `filter`, priced by `prices`.
 pub fn stats(conn: &Connection, filter: Filter<'_>, prices: &Prices) -> Result<Stats> {
+    stats_of(&IndexStats(conn), filter, prices)
+}
+
+/// The overview of `source`'s figures within `filter`, priced by `prices`.
+pub fn stats_of(source: &dyn StatsSource, filter: Filter<'_>, prices: &Prices) -> Result<Stats> {
     if !(-12..=14).contains(&filter.tz_hours) {
         return Err(Error::BadQuery(format!("tz: {} is not an offset from -12 to 14 hours", filter.tz_hours)));
     }
@@ -284,10 +391,9 @@ pub fn stats(conn: &Connection, filter: Filter<'_>, prices: &Prices) -> Result<S
         until: filter.until.map(|d| utc_hour("until", d, filter.tz_hours, 1)).transpose()?,
         agent: filter.agent.map(str::to_owned),
         project: filter.project.map(str::to_owned),
-        shift: format!("{:+} hours", filter.tz_hours),
+        tz_hours: filter.tz_hours,
+        over_sizes: prices.long_context_sizes(),
     };
-    let p = params![b.since, b.until, b.agent, b.project, b.shift];
-    let local = |f: &str| format!("strftime('{f}', h.hour || ':00:00', ?5)");
     let mut out = Stats {
         filter: Applied {
             since: filter.since.map(str::to_owned),
@@ -301,144 +407,71 @@ pub fn stats(conn: &Connection, filter: Filter<'_>, prices: &Prices) -> Result<S
         bucket_seconds: RESPONSE_BUCKETS.to_vec(),
         ..Stats::default()
     };
-    let n = |r: &rusqlite::Row<'_>, i: usize| r.get::<_, Option<i64>>(i).map(|v| v.unwrap_or(0).max(0) as u64);
     let mut days: BTreeMap<String, Day> = BTreeMap::new();
+    fn day(days: &mut BTreeMap<String, Day>, name: String) -> &mut Day {
+        days.entry(name.clone()).or_insert_with(|| Day { day: name, ..Day::default() })
+    }
 
     // Messages: by day, by weekday and hour, in all.
-    let sql = format!(
-        "SELECT {day}, {wday}, {hour}, count(DISTINCT h.session_id), sum(h.messages), sum(h.prompts)
-         FROM stats_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE} GROUP BY 1, 2, 3",
-        day = local("%Y-%m-%d"),
-        wday = local("%w"),
-        hour = local("%H"),
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows = stmt.query(p)?;
-    while let Some(r) = rows.next()? {
-        let day: String = r.get(0)?;
-        let (wday, hour): (String, String) = (r.get(1)?, r.get(2)?);
-        let (messages, prompts) = (n(r, 4)?, n(r, 5)?);
-        let d = days.entry(day.clone()).or_insert_with(|| Day { day, ..Day::default() });
-        d.messages += messages;
-        d.prompts += prompts;
-        if let (Ok(w), Ok(h)) = (wday.parse::<usize>(), hour.parse::<usize>())
+    for m in source.messages(&b)? {
+        let d = day(&mut days, m.day);
+        d.messages += m.messages;
+        d.prompts += m.prompts;
+        if let (Ok(w), Ok(h)) = (usize::try_from(m.weekday), usize::try_from(m.hour))
             && w < 7
             && h < 24
         {
-            out.heatmap[w][h] += messages;
-            out.hours[h] += messages;
+            out.heatmap[w][h] += m.messages;
+            out.hours[h] += m.messages;
         }
-        out.totals.messages += messages;
-        out.totals.prompts += prompts;
+        out.totals.messages += m.messages;
+        out.totals.prompts += m.prompts;
     }
-    drop(rows);
     // Sessions: distinct by day, and in all.
-    let sql = format!(
-        "SELECT {day}, count(DISTINCT h.session_id) FROM stats_hours h JOIN sessions s ON s.id = h.session_id
-         WHERE {WHERE} GROUP BY 1",
-        day = local("%Y-%m-%d")
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows = stmt.query(p)?;
-    while let Some(r) = rows.next()? {
-        let day: String = r.get(0)?;
-        days.entry(day.clone()).or_insert_with(|| Day { day, ..Day::default() }).sessions = n(r, 1)?;
+    for (name, sessions) in source.sessions_by_day(&b)? {
+        day(&mut days, name).sessions = sessions;
     }
-    drop(rows);
     // Projects and agents by messages and sessions.
     let mut projects: BTreeMap<Option<String>, Top> = BTreeMap::new();
     let mut agents: BTreeMap<Option<String>, Top> = BTreeMap::new();
-    let sql = format!(
-        "SELECT s.project, s.agent, count(DISTINCT h.session_id), sum(h.messages)
-         FROM stats_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE} GROUP BY 1, 2"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows = stmt.query(p)?;
-    while let Some(r) = rows.next()? {
-        let (project, agent): (Option<String>, Option<String>) = (r.get(0)?, r.get(1)?);
-        let (sessions, messages) = (n(r, 2)?, n(r, 3)?);
-        for (map, key) in [(&mut projects, project), (&mut agents, agent)] {
+    for g in source.projects_and_agents(&b)? {
+        for (map, key) in [(&mut projects, g.project), (&mut agents, g.agent)] {
             let t = map.entry(key.clone()).or_insert_with(|| Top { name: key, ..Top::default() });
-            t.sessions += sessions;
-            t.messages += messages;
+            t.sessions += g.sessions;
+            t.messages += g.messages;
         }
-        out.totals.sessions += sessions;
+        out.totals.sessions += g.sessions;
     }
-    drop(rows);
-
     // Tokens and cost: by day, project, agent and model.
     let mut models: BTreeMap<Option<String>, Top> = BTreeMap::new();
-    let sql = format!(
-        "SELECT {day}, s.project, s.agent, h.model, h.tier, {over}, sum(h.responses), {tokens}
-         FROM usage_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE} GROUP BY 1, 2, 3, 4, 5, 6",
-        tokens = usage::token_sums_sql("h"),
-        day = local("%Y-%m-%d"),
-        over = summed_over(&prices.long_context_sizes()).replace("u.over", "h.over"),
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows = stmt.query(p)?;
-    while let Some(r) = rows.next()? {
-        let day: String = r.get(0)?;
-        let (project, agent, model, tier): (Option<String>, Option<String>, Option<String>, Option<String>) =
-            (r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?);
-        let over: i64 = r.get(5)?;
-        let responses = n(r, 6)?;
-        let tokens = Tokens {
-            input: n(r, 7)?,
-            output: n(r, 8)?,
-            cache_read: n(r, 9)?,
-            cache_write: n(r, 10)?,
-            cache_write_1h: n(r, 11)?,
-            reasoning: n(r, 12)?,
-        };
-        let c = cost(prices, model.as_deref(), tier.as_deref(), over, tokens);
-        days.entry(day.clone()).or_insert_with(|| Day { day, ..Day::default() }).spend.add(responses, &tokens, c);
-        for (map, key) in [(&mut projects, project), (&mut agents, agent), (&mut models, model)] {
-            map.entry(key.clone())
-                .or_insert_with(|| Top { name: key, ..Top::default() })
-                .spend
-                .add(responses, &tokens, c);
+    for s in source.spend(&b)? {
+        let c = cost(prices, s.model.as_deref(), s.tier.as_deref(), s.over, s.tokens);
+        day(&mut days, s.day).spend.add(s.responses, &s.tokens, c);
+        for (map, key) in [(&mut projects, s.project), (&mut agents, s.agent), (&mut models, s.model)] {
+            map.entry(key.clone()).or_insert_with(|| Top { name: key, ..Top::default() }).spend.add(
+                s.responses,
+                &s.tokens,
+                c,
+            );
         }
-        out.totals.spend.add(responses, &tokens, c);
+        out.totals.spend.add(s.responses, &s.tokens, c);
     }
-    drop(rows);
     out.days = fill_days(days, filter)?;
     out.projects = top(projects, |t| (t.messages, t.spend.tokens));
     out.agents = top(agents, |t| (t.messages, t.spend.tokens));
     out.models = top(models, |t| (t.spend.tokens, t.spend.responses));
 
-    // Tools.
-    let sql = format!(
-        "SELECT h.tool, sum(h.calls), sum(h.failures) FROM tool_hours h JOIN sessions s ON s.id = h.session_id
-         WHERE {WHERE} GROUP BY 1 ORDER BY 2 DESC, 1"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    out.tools = stmt
-        .query_map(p, |r| {
-            let (calls, failures) = (n(r, 1)?, n(r, 2)?);
-            Ok(ToolUse { tool: r.get(0)?, calls, failures, failure_rate: ratio(failures, calls) })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
+    out.tools = source.tools(&b)?;
     out.totals.tool_calls = out.tools.iter().map(|t| t.calls).sum();
     out.totals.tool_failures = out.tools.iter().map(|t| t.failures).sum();
 
-    // Response times.
-    let sql = format!(
-        "SELECT h.model, h.bucket, sum(h.responses) FROM response_hours h JOIN sessions s ON s.id = h.session_id
-         WHERE {WHERE} GROUP BY 1, 2"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
     let mut histograms: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    let mut rows = stmt.query(p)?;
-    while let Some(r) = rows.next()? {
-        let model: String = r.get(0)?;
-        let bucket: i64 = r.get(1)?;
+    for (model, bucket, responses) in source.response_times(&b)? {
         let h = histograms.entry(model).or_insert_with(|| vec![0; RESPONSE_BUCKETS.len() + 1]);
         if let Some(slot) = usize::try_from(bucket).ok().and_then(|b| h.get_mut(b)) {
-            *slot += n(r, 2)?;
+            *slot += responses;
         }
     }
-    drop(rows);
     out.response_times = histograms
         .into_iter()
         .map(|(model, histogram)| {
@@ -455,25 +488,264 @@ pub fn stats(conn: &Connection, filter: Filter<'_>, prices: &Prices) -> Result<S
         .collect();
     out.response_times.sort_by(|a, b| b.responses.cmp(&a.responses).then(a.model.cmp(&b.model)));
 
-    out.recent_edits = recent_edits(conn, &b)?;
-    out.longest_sessions = longest(conn, p, &n)?;
-    out.costliest_sessions = costliest(conn, p, prices, &n, None)?;
+    out.recent_edits = source.recent_edits(&b)?;
+    out.longest_sessions = source.longest(&b)?;
+    out.costliest_sessions = costliest(source.session_spend(&b, None)?, prices);
     // Each list's sessions with the other's figures.
     for s in &mut out.longest_sessions {
-        let one = params![b.since, b.until, b.agent, b.project, b.shift, s.session_id];
-        if let Some(found) = costliest(conn, one, prices, &n, Some("h.session_id = ?6"))?.pop() {
+        if let Some(found) = costliest(source.session_spend(&b, Some(s))?, prices).pop() {
             s.spend = found.spend;
         }
     }
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT sum(h.messages) FROM stats_hours h JOIN sessions s ON s.id = h.session_id
-         WHERE {WHERE} AND h.session_id = ?6"
-    ))?;
     for s in &mut out.costliest_sessions {
-        let one = params![b.since, b.until, b.agent, b.project, b.shift, s.session_id];
-        s.messages = stmt.query_row(one, |r| n(r, 0))?;
+        s.messages = source.session_messages(&b, s)?;
     }
     Ok(out)
+}
+
+/// The [`TOP`] sessions of `rows` that cost the most (then by tokens), each row's spend added to
+/// its session's.
+fn costliest(rows: Vec<SessionSpend>, prices: &Prices) -> Vec<SessionFigure> {
+    let mut sessions: BTreeMap<(Option<String>, String), SessionFigure> = BTreeMap::new();
+    for row in rows {
+        let c = cost(prices, row.model.as_deref(), row.tier.as_deref(), row.over, row.tokens);
+        let key = (row.session.host.clone(), row.session.session_id.clone());
+        sessions.entry(key).or_insert(row.session).spend.add(row.responses, &row.tokens, c);
+    }
+    let mut v: Vec<SessionFigure> = sessions.into_values().collect();
+    v.sort_by(|a, b| {
+        b.spend
+            .cost
+            .total_cmp(&a.spend.cost)
+            .then(b.spend.tokens.cmp(&a.spend.tokens))
+            .then(a.session_id.cmp(&b.session_id))
+            .then(a.host.cmp(&b.host))
+    });
+    v.truncate(TOP);
+    v
+}
+
+/// An index's sums ([`stats`]), read through its SQLite connection.
+struct IndexStats<'a>(&'a Connection);
+
+/// The common conditions on a table of sums `h` joined to its session `s`, with [`IndexStats::p`]'s
+/// parameters.
+const WHERE: &str = "h.hour IS NOT NULL AND (?1 IS NULL OR h.hour >= ?1) AND (?2 IS NULL OR h.hour < ?2)
+                     AND (?3 IS NULL OR s.agent = ?3) AND (?4 IS NULL OR s.project = ?4) AND ?5 IS NOT NULL";
+
+/// A local figure of the hour `h.hour`: `strftime`'s `f` after SQLite's modifier `?5`.
+fn local(f: &str) -> String {
+    format!("strftime('{f}', h.hour || ':00:00', ?5)")
+}
+
+/// A count column's value, 0 for none or less.
+fn count(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<u64> {
+    r.get::<_, Option<i64>>(i).map(|v| v.unwrap_or(0).max(0) as u64)
+}
+
+/// Six token sums from column `i` on.
+fn tokens_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Tokens> {
+    Ok(Tokens {
+        input: count(r, i)?,
+        output: count(r, i + 1)?,
+        cache_read: count(r, i + 2)?,
+        cache_write: count(r, i + 3)?,
+        cache_write_1h: count(r, i + 4)?,
+        reasoning: count(r, i + 5)?,
+    })
+}
+
+impl IndexStats<'_> {
+    /// The rows of `sql` with `?1` … `?5` of [`WHERE`] bound (the bounds, and SQLite's modifier
+    /// from UTC to the time zone), and `?6` to `one` if given.
+    fn query<T>(
+        &self,
+        b: &Bounds,
+        sql: &str,
+        one: Option<&str>,
+        f: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>> {
+        let shift = format!("{:+} hours", b.tz_hours);
+        let mut stmt = self.0.prepare_cached(sql)?;
+        let rows = match one {
+            None => stmt.query_map(params![b.since, b.until, b.agent, b.project, shift], f)?,
+            Some(one) => stmt.query_map(params![b.since, b.until, b.agent, b.project, shift, one], f)?,
+        };
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The ledger by session, model, tier and context size, of those `and` selects.
+    fn session_sums(&self, b: &Bounds, and: &str, one: Option<&str>) -> Result<Vec<SessionSpend>> {
+        let sql = format!(
+            "SELECT h.session_id, h.model, h.tier, {over}, sum(h.responses), {tokens}, s.title, s.project, s.agent,
+                    s.first_timestamp, s.last_timestamp
+             FROM usage_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE} AND {and} GROUP BY 1, 2, 3, 4",
+            over = summed_over(&b.over_sizes).replace("u.over", "h.over"),
+            tokens = usage::token_sums_sql("h"),
+        );
+        self.query(b, &sql, one, |r| {
+            Ok(SessionSpend {
+                session: SessionFigure {
+                    session_id: r.get(0)?,
+                    title: r.get(11)?,
+                    project: r.get(12)?,
+                    agent: r.get(13)?,
+                    first_timestamp: r.get(14)?,
+                    last_timestamp: r.get(15)?,
+                    ..SessionFigure::default()
+                },
+                model: r.get(1)?,
+                tier: r.get(2)?,
+                over: r.get(3)?,
+                responses: count(r, 4)?,
+                tokens: tokens_at(r, 5)?,
+            })
+        })
+    }
+}
+
+impl StatsSource for IndexStats<'_> {
+    fn messages(&self, b: &Bounds) -> Result<Vec<MessageSum>> {
+        let sql = format!(
+            "SELECT {day}, CAST({wday} AS INTEGER), CAST({hour} AS INTEGER), sum(h.messages), sum(h.prompts)
+             FROM stats_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE} GROUP BY 1, 2, 3",
+            day = local("%Y-%m-%d"),
+            wday = local("%w"),
+            hour = local("%H"),
+        );
+        self.query(b, &sql, None, |r| {
+            Ok(MessageSum {
+                day: r.get(0)?,
+                weekday: r.get(1)?,
+                hour: r.get(2)?,
+                messages: count(r, 3)?,
+                prompts: count(r, 4)?,
+            })
+        })
+    }
+
+    fn sessions_by_day(&self, b: &Bounds) -> Result<Vec<(String, u64)>> {
+        let sql = format!(
+            "SELECT {day}, count(DISTINCT h.session_id) FROM stats_hours h JOIN sessions s ON s.id = h.session_id
+             WHERE {WHERE} GROUP BY 1",
+            day = local("%Y-%m-%d")
+        );
+        self.query(b, &sql, None, |r| Ok((r.get(0)?, count(r, 1)?)))
+    }
+
+    fn projects_and_agents(&self, b: &Bounds) -> Result<Vec<GroupSum>> {
+        let sql = format!(
+            "SELECT s.project, s.agent, count(DISTINCT h.session_id), sum(h.messages)
+             FROM stats_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE} GROUP BY 1, 2"
+        );
+        self.query(b, &sql, None, |r| {
+            Ok(GroupSum { project: r.get(0)?, agent: r.get(1)?, sessions: count(r, 2)?, messages: count(r, 3)? })
+        })
+    }
+
+    fn spend(&self, b: &Bounds) -> Result<Vec<SpendSum>> {
+        let sql = format!(
+            "SELECT {day}, s.project, s.agent, h.model, h.tier, {over}, sum(h.responses), {tokens}
+             FROM usage_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE} GROUP BY 1, 2, 3, 4, 5, 6",
+            tokens = usage::token_sums_sql("h"),
+            day = local("%Y-%m-%d"),
+            over = summed_over(&b.over_sizes).replace("u.over", "h.over"),
+        );
+        self.query(b, &sql, None, |r| {
+            Ok(SpendSum {
+                day: r.get(0)?,
+                project: r.get(1)?,
+                agent: r.get(2)?,
+                model: r.get(3)?,
+                tier: r.get(4)?,
+                over: r.get(5)?,
+                responses: count(r, 6)?,
+                tokens: tokens_at(r, 7)?,
+            })
+        })
+    }
+
+    fn tools(&self, b: &Bounds) -> Result<Vec<ToolUse>> {
+        let sql = format!(
+            "SELECT h.tool, sum(h.calls), sum(h.failures) FROM tool_hours h JOIN sessions s ON s.id = h.session_id
+             WHERE {WHERE} GROUP BY 1 ORDER BY 2 DESC, 1"
+        );
+        self.query(b, &sql, None, |r| {
+            let (calls, failures) = (count(r, 1)?, count(r, 2)?);
+            Ok(ToolUse { tool: r.get(0)?, calls, failures, failure_rate: ratio(failures, calls) })
+        })
+    }
+
+    fn response_times(&self, b: &Bounds) -> Result<Vec<(String, i64, u64)>> {
+        let sql = format!(
+            "SELECT h.model, h.bucket, sum(h.responses) FROM response_hours h JOIN sessions s ON s.id = h.session_id
+             WHERE {WHERE} GROUP BY 1, 2"
+        );
+        self.query(b, &sql, None, |r| Ok((r.get(0)?, r.get(1)?, count(r, 2)?)))
+    }
+
+    fn recent_edits(&self, b: &Bounds) -> Result<Vec<Edit>> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT t.timestamp, t.path, t.tool, t.added, t.removed, t.session_id, s.title, s.project
+             FROM tool_events t INDEXED BY tool_events_edits
+             JOIN entries e ON e.id = t.entry_id JOIN sessions s ON s.id = t.session_id
+             WHERE t.path IS NOT NULL AND t.timestamp IS NOT NULL AND e.duplicate = 0
+               AND (?1 IS NULL OR t.timestamp >= ?1) AND (?2 IS NULL OR t.timestamp < ?2)
+               AND (?3 IS NULL OR s.agent = ?3) AND (?4 IS NULL OR s.project = ?4)
+             ORDER BY t.timestamp DESC, t.entry_id DESC, t.ordinal DESC LIMIT ?5",
+        )?;
+        let edits = stmt
+            .query_map(params![b.since, b.until, b.agent, b.project, TOP as i64], |r| {
+                Ok(Edit {
+                    timestamp: r.get(0)?,
+                    path: r.get(1)?,
+                    tool: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                    added: count(r, 3)?,
+                    removed: count(r, 4)?,
+                    session_id: r.get(5)?,
+                    title: r.get(6)?,
+                    project: r.get(7)?,
+                    host: None,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(edits)
+    }
+
+    fn longest(&self, b: &Bounds) -> Result<Vec<SessionFigure>> {
+        let sql = format!(
+            "SELECT h.session_id, sum(h.messages), s.title, s.project, s.agent, s.first_timestamp, s.last_timestamp
+             FROM stats_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE}
+             GROUP BY h.session_id ORDER BY 2 DESC, 1 LIMIT {TOP}"
+        );
+        self.query(b, &sql, None, |r| {
+            Ok(SessionFigure {
+                session_id: r.get(0)?,
+                messages: count(r, 1)?,
+                title: r.get(2)?,
+                project: r.get(3)?,
+                agent: r.get(4)?,
+                first_timestamp: r.get(5)?,
+                last_timestamp: r.get(6)?,
+                ..SessionFigure::default()
+            })
+        })
+    }
+
+    fn session_spend(&self, b: &Bounds, one: Option<&SessionFigure>) -> Result<Vec<SessionSpend>> {
+        match one {
+            None => self.session_sums(b, "1", None),
+            Some(s) => self.session_sums(b, "h.session_id = ?6", Some(&s.session_id)),
+        }
+    }
+
+    fn session_messages(&self, b: &Bounds, one: &SessionFigure) -> Result<u64> {
+        let sql = format!(
+            "SELECT sum(h.messages) FROM stats_hours h JOIN sessions s ON s.id = h.session_id
+             WHERE {WHERE} AND h.session_id = ?6"
+        );
+        Ok(self.query(b, &sql, Some(&one.session_id), |r| count(r, 0))?.into_iter().sum())
+    }
 }
 
 /// `a / b`, 0 for no `b`.
@@ -529,118 +801,6 @@ fn fill_days(mut days: BTreeMap<String, Day>, filter: Filter<'_>) -> Result<Vec<
         }
     }
     Ok(days.into_values().collect())
-}
-
-/// The [`TOP`] edits latest first.
-fn recent_edits(conn: &Connection, b: &Bounds) -> Result<Vec<Edit>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT t.timestamp, t.path, t.tool, t.added, t.removed, t.session_id, s.title, s.project
-         FROM tool_events t INDEXED BY tool_events_edits
-         JOIN entries e ON e.id = t.entry_id JOIN sessions s ON s.id = t.session_id
-         WHERE t.path IS NOT NULL AND t.timestamp IS NOT NULL AND e.duplicate = 0
-           AND (?1 IS NULL OR t.timestamp >= ?1) AND (?2 IS NULL OR t.timestamp < ?2)
-           AND (?3 IS NULL OR s.agent = ?3) AND (?4 IS NULL OR s.project = ?4)
-         ORDER BY t.timestamp DESC, t.entry_id DESC, t.ordinal DESC LIMIT ?5",
-    )?;
-    let edits = stmt
-        .query_map(params![b.since, b.until, b.agent, b.project, TOP as i64], |r| {
-            Ok(Edit {
-                timestamp: r.get(0)?,
-                path: r.get(1)?,
-                tool: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
-                added: r.get::<_, Option<i64>>(3)?.unwrap_or(0).max(0) as u64,
-                removed: r.get::<_, Option<i64>>(4)?.unwrap_or(0).max(0) as u64,
-                session_id: r.get(5)?,
-                title: r.get(6)?,
-                project: r.get(7)?,
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    Ok(edits)
-}
-
-type Count<'a> = dyn Fn(&rusqlite::Row<'_>, usize) -> rusqlite::Result<u64> + 'a;
-
-/// The [`TOP`] sessions with the most messages.
-fn longest(conn: &Connection, p: &[&dyn rusqlite::ToSql], n: &Count<'_>) -> Result<Vec<SessionFigure>> {
-    let sql = format!(
-        "SELECT h.session_id, sum(h.messages), s.title, s.project, s.agent, s.first_timestamp, s.last_timestamp
-         FROM stats_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE}
-         GROUP BY h.session_id ORDER BY 2 DESC, 1 LIMIT {TOP}"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let sessions = stmt
-        .query_map(p, |r| {
-            Ok(SessionFigure {
-                session_id: r.get(0)?,
-                messages: n(r, 1)?,
-                title: r.get(2)?,
-                project: r.get(3)?,
-                agent: r.get(4)?,
-                first_timestamp: r.get(5)?,
-                last_timestamp: r.get(6)?,
-                spend: Spend::default(),
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    Ok(sessions)
-}
-
-/// The [`TOP`] sessions that cost the most (then by tokens), of those `and` selects too.
-fn costliest(
-    conn: &Connection,
-    p: &[&dyn rusqlite::ToSql],
-    prices: &Prices,
-    n: &Count<'_>,
-    and: Option<&str>,
-) -> Result<Vec<SessionFigure>> {
-    let sql = format!(
-        "SELECT h.session_id, h.model, h.tier, {over}, sum(h.responses), {tokens}, s.title, s.project, s.agent, s.first_timestamp, s.last_timestamp
-         FROM usage_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE} AND {and} GROUP BY 1, 2, 3, 4",
-        over = summed_over(&prices.long_context_sizes()).replace("u.over", "h.over"),
-        and = and.unwrap_or("1"),
-        tokens = usage::token_sums_sql("h"),
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows = stmt.query(p)?;
-    let mut sessions: BTreeMap<String, SessionFigure> = BTreeMap::new();
-    while let Some(r) = rows.next()? {
-        let id: String = r.get(0)?;
-        let (model, tier): (Option<String>, Option<String>) = (r.get(1)?, r.get(2)?);
-        let tokens = Tokens {
-            input: n(r, 5)?,
-            output: n(r, 6)?,
-            cache_read: n(r, 7)?,
-            cache_write: n(r, 8)?,
-            cache_write_1h: n(r, 9)?,
-            reasoning: n(r, 10)?,
-        };
-        let c = cost(prices, model.as_deref(), tier.as_deref(), r.get(3)?, tokens);
-        let s = match sessions.entry(id.clone()) {
-            std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
-            std::collections::btree_map::Entry::Vacant(v) => v.insert(SessionFigure {
-                session_id: id,
-                title: r.get(11)?,
-                project: r.get(12)?,
-                agent: r.get(13)?,
-                first_timestamp: r.get(14)?,
-                last_timestamp: r.get(15)?,
-                ..SessionFigure::default()
-            }),
-        };
-        s.spend.add(n(r, 4)?, &tokens, c);
-    }
-    drop(rows);
-    let mut v: Vec<SessionFigure> = sessions.into_values().collect();
-    v.sort_by(|a, b| {
-        b.spend
-            .cost
-            .total_cmp(&a.spend.cost)
-            .then(b.spend.tokens.cmp(&a.spend.tokens))
-            .then(a.session_id.cmp(&b.session_id))
-    });
-    v.truncate(TOP);
-    Ok(v)
 }
 
 #[cfg(test)]

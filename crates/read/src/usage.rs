@@ -375,7 +375,7 @@ fn report_sql(by: By, project_filter: bool, summed: bool, sizes: &[u64]) -> Stri
 
 /// The context size a sum's responses were over (`u.over`, one of the sizes the writer's sums keep)
 /// as the largest of the pricing table's `sizes` that is not over it.
-pub(crate) fn summed_over(sizes: &[u64]) -> String {
+pub fn summed_over(sizes: &[u64]) -> String {
     let arms: String = sizes.iter().rev().map(|n| format!(" WHEN u.over >= {n} THEN {n}")).collect();
     if sizes.is_empty() { "0".to_owned() } else { format!("CASE{arms} ELSE 0 END") }
 }
