@@ -85,7 +85,13 @@ impl Server {
 
     pub fn json(&self, path: &str) -> Value {
         let res = self.get(path);
-        assert_eq!(res.status(), StatusCode::OK, "{path}");
+        let status = res.status();
+        if status != StatusCode::OK {
+            let body = res.text().unwrap_or_default();
+            let log = self.log.lock().map(|l| l.clone()).unwrap_or_default();
+            let tail = &log[log.len().saturating_sub(4000)..];
+            panic!("{path}: {status}: {body}\nthe server's log ends:\n{tail}");
+        }
         res.json().unwrap()
     }
 
