@@ -174,10 +174,37 @@ fn three_hosts() -> (Env, Env, Env, Vec<u8>) {
         "p/c1.jsonl",
         claude_session("c1", std::slice::from_ref(&shared), &["灯塔的照片在港口", "東京の写真を見せて", "harbour"], 9),
     );
+    // Files edited on two hosts, their times interleaved: the overview's recent edits are the
+    // latest of both.
+    laptop.write("q/e1.jsonl", edits_session("e1", 0, 7));
+    others.write("q/e2.jsonl", edits_session("e2", 1, 7));
     index_with(&laptop, &[]);
     index_with(&desk, &crate::agents::root_args(&desk));
     index_with(&others, &[]);
     (laptop, desk, others, shared)
+}
+
+/// A Claude Code session of `n` turns, each editing a file: turn `j` at hour `2j + odd` of a day.
+fn edits_session(id: &str, odd: usize, n: usize) -> String {
+    let mut lines = String::new();
+    for j in 0..n {
+        let at = |minute: usize| format!("2026-02-03T{:02}:{minute:02}:00.000Z", 2 * j + odd);
+        let (asked, answered) = (format!("{id}-{j}-p"), format!("{id}-{j}-a"));
+        let file = format!("/work/{id}/src/f{j}.rs");
+        for line in [
+            serde_json::json!({"type": "user", "sessionId": id, "uuid": asked, "timestamp": at(0), "cwd": "/work",
+                "message": {"role": "user", "content": format!("Refactor file {j}")}}),
+            serde_json::json!({"type": "assistant", "sessionId": id, "uuid": answered, "parentUuid": asked,
+                "timestamp": at(1), "cwd": "/work", "requestId": format!("req-{id}-{j}"),
+                "message": {"id": format!("msg-{id}-{j}"), "role": "assistant", "model": "claude-sonnet-4-5",
+                    "content": [{"type": "tool_use", "id": format!("tu-{id}-{j}"), "name": "Edit",
+                                 "input": {"file_path": file, "old_string": "a\n", "new_string": "b\nc\n"}}],
+                    "usage": {"input_tokens": 10, "output_tokens": 20 + j}}}),
+        ] {
+            lines += &format!("{line}\n");
+        }
+    }
+    lines
 }
 
 #[test]
@@ -350,6 +377,7 @@ fn serve_postgres_answers_as_the_union_of_the_hosts_own_servers_and_refuses_writ
     let mut sessions_found: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
     let mut listed_with_text = BTreeSet::new();
     let mut used: BTreeMap<(&str, String), [f64; 3]> = BTreeMap::new();
+    let mut overviews: Vec<Overview> = OVERVIEWS.iter().map(|_| Overview::default()).collect();
     for (host, env) in hosts {
         let roots = if host == "desk" { crate::agents::root_args(env) } else { Vec::new() };
         let own = Server::start(env, &roots.iter().map(String::as_str).collect::<Vec<_>>());
@@ -360,6 +388,9 @@ fn serve_postgres_answers_as_the_union_of_the_hosts_own_servers_and_refuses_writ
                     sums[i] += row[field].as_f64().unwrap();
                 }
             }
+        }
+        for (i, query) in OVERVIEWS.iter().enumerate() {
+            overviews[i].add(&own.json(&format!("/api/stats?{query}")), Some(host));
         }
         for s in own.json("/api/sessions?q=lighthouse&limit=500")["sessions"].as_array().unwrap() {
             listed_with_text.insert(format!("{host} {}", s["id"]));
@@ -482,6 +513,18 @@ fn serve_postgres_answers_as_the_union_of_the_hosts_own_servers_and_refuses_writ
         }
     }
 
+    // The overview: under each filter and time zone, every figure is the hosts' own added up, and
+    // its lists (recent edits, the longest and costliest sessions) are the top of theirs together.
+    for (query, hosts_together) in OVERVIEWS.iter().zip(&overviews) {
+        let mut ours = Overview::default();
+        ours.add(&hub.json(&format!("/api/stats?{query}")), None);
+        hosts_together.same_as(&ours, query);
+    }
+    let all = &overviews[0];
+    assert!(all.sums["messages"] > 0.0 && all.sums["responses"] > 0.0 && all.sums["toolCalls"] > 0.0, "{:?}", all.sums);
+    assert!(!all.tools.is_empty() && !all.longest.is_empty() && !all.costliest.is_empty());
+    assert!(!all.edits.is_empty(), "the hosts' sessions edit files");
+
     // A session list's text filter, and a page of hits at a time.
     let by_text: BTreeSet<String> = hub.json("/api/sessions?q=lighthouse&limit=500")["sessions"]
         .as_array()
@@ -506,9 +549,6 @@ fn serve_postgres_answers_as_the_union_of_the_hosts_own_servers_and_refuses_writ
     let error: Value = forget.json().unwrap();
     assert_eq!(error["error"]["code"], "not-served", "{error}");
     assert!(error["error"]["message"].as_str().unwrap().contains("read-only"), "{error}");
-    let stats = hub.get("/api/stats");
-    assert_eq!(stats.status(), 400);
-    assert!(stats.text().unwrap().contains("does not serve the overview yet"));
     assert_eq!(hub.get("/api/sessions/nonesuch/history").status(), 404);
     // Nothing of the hub's was written (a reader's sessions are read-only transactions).
     let mut client = cluster.client("team");
@@ -534,6 +574,111 @@ const SEARCHES: &[&str] = &[
     "tool:Task",
     "look role:tool",
 ];
+
+/// The overviews `serve --postgres` gives as the hosts' added up: all of it, in three time zones,
+/// between two days, and of one agent.
+const OVERVIEWS: &[&str] = &["tz=0", "tz=9", "tz=-5", "tz=2&since=2026-01-01&until=2026-06-30", "tz=0&agent=codex"];
+
+/// An overview's figures in a form that adds up across hosts: every sum by its name (totals, each
+/// day's, each hour's, each tool's, agent's and model's response times), and its lists with the
+/// host of each item.
+#[derive(Default, Debug)]
+struct Overview {
+    sums: BTreeMap<String, f64>,
+    edits: Vec<(String, String, String, String)>,
+    longest: Vec<(u64, String, String)>,
+    costliest: Vec<(f64, String, String)>,
+    tools: BTreeSet<String>,
+}
+
+impl Overview {
+    /// Adds `stats` (an answer of /api/stats), its items of `host` (or, on the hub, each its own).
+    fn add(&mut self, stats: &Value, host: Option<&str>) {
+        let mut add = |key: String, v: &Value| *self.sums.entry(key).or_default() += v.as_f64().unwrap_or(0.0);
+        let spend = ["responses", "tokens", "outputTokens", "cost", "unpricedResponses"];
+        for field in spend.iter().chain(&["sessions", "messages", "prompts", "toolCalls", "toolFailures"]) {
+            add(field.to_string(), &stats["totals"][field]);
+        }
+        for day in stats["days"].as_array().unwrap() {
+            for field in spend.iter().chain(&["sessions", "messages", "prompts"]) {
+                add(format!("day {} {field}", day["day"]), &day[field]);
+            }
+        }
+        for (w, row) in stats["heatmap"].as_array().unwrap().iter().enumerate() {
+            for (h, n) in row.as_array().unwrap().iter().enumerate() {
+                add(format!("heatmap {w} {h}"), n);
+            }
+        }
+        for (h, n) in stats["hours"].as_array().unwrap().iter().enumerate() {
+            add(format!("hour {h}"), n);
+        }
+        for tool in stats["tools"].as_array().unwrap() {
+            add(format!("tool {} calls", tool["tool"]), &tool["calls"]);
+            add(format!("tool {} failures", tool["tool"]), &tool["failures"]);
+            self.tools.insert(tool["tool"].to_string());
+        }
+        for agent in stats["agents"].as_array().unwrap() {
+            for field in ["sessions", "messages", "tokens", "cost"] {
+                add(format!("agent {} {field}", agent["name"]), &agent[field]);
+            }
+        }
+        for model in stats["responseTimes"].as_array().unwrap() {
+            for (i, n) in model["histogram"].as_array().unwrap().iter().enumerate() {
+                add(format!("response {} {i}", model["model"]), n);
+            }
+        }
+        let host_of =
+            |item: &Value| host.map(str::to_owned).unwrap_or_else(|| item["host"].as_str().unwrap().to_owned());
+        for e in stats["recentEdits"].as_array().unwrap() {
+            let (at, path) = (e["timestamp"].as_str().unwrap(), e["path"].as_str().unwrap());
+            self.edits.push((at.to_owned(), host_of(e), e["sessionId"].to_string(), path.to_owned()));
+        }
+        for s in stats["longestSessions"].as_array().unwrap() {
+            self.longest.push((s["messages"].as_u64().unwrap(), host_of(s), s["sessionId"].to_string()));
+        }
+        for s in stats["costliestSessions"].as_array().unwrap() {
+            self.costliest.push((s["cost"].as_f64().unwrap(), host_of(s), s["sessionId"].to_string()));
+        }
+    }
+
+    /// Asserts that `hub`'s overview is these hosts' added up.
+    fn same_as(&self, hub: &Overview, query: &str) {
+        let nonzero = |o: &Overview| -> BTreeMap<String, f64> {
+            o.sums.iter().filter(|(_, v)| **v != 0.0).map(|(k, v)| (k.clone(), *v)).collect()
+        };
+        let (theirs, ours) = (nonzero(self), nonzero(hub));
+        assert_eq!(ours.keys().collect::<Vec<_>>(), theirs.keys().collect::<Vec<_>>(), "{query}: the figures");
+        for (key, v) in &theirs {
+            assert!(
+                (ours[key] - v).abs() <= 1e-9 * v.abs().max(1.0),
+                "{query}: {key}: {} on the hub, {v} on the hosts",
+                ours[key]
+            );
+        }
+        assert_eq!(hub.tools, self.tools, "{query}: the tools");
+        // Each list is the top of the hosts' lists together, each item one of theirs.
+        let mut edits = self.edits.clone();
+        edits.sort_by(|a, b| b.0.cmp(&a.0));
+        let times = |e: &[(String, String, String, String)]| e.iter().map(|e| e.0.clone()).take(10).collect::<Vec<_>>();
+        assert_eq!(times(&hub.edits), times(&edits), "{query}: recent edits");
+        let mut longest = self.longest.clone();
+        longest.sort_by_key(|s| std::cmp::Reverse(s.0));
+        let counts = |l: &[(u64, String, String)]| l.iter().map(|s| s.0).take(10).collect::<Vec<_>>();
+        assert_eq!(counts(&hub.longest), counts(&longest), "{query}: the longest sessions");
+        let mut costliest = self.costliest.clone();
+        costliest.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (ours, theirs) in hub.costliest.iter().zip(&costliest) {
+            assert!((ours.0 - theirs.0).abs() <= 1e-9 * theirs.0.max(1.0), "{query}: the costliest sessions");
+        }
+        assert_eq!(hub.costliest.len(), costliest.len().min(10), "{query}: the costliest sessions");
+        for e in &hub.edits {
+            assert!(self.edits.contains(e), "{query}: {e:?} is one of the hosts' edits");
+        }
+        for s in &hub.longest {
+            assert!(self.longest.contains(s), "{query}: {s:?} is one of the hosts' longest sessions");
+        }
+    }
+}
 
 #[test]
 fn mcp_over_the_hub_reads_every_agent_s_sessions_and_photos_as_the_host_s_own_server() {
@@ -981,7 +1126,8 @@ fn two_data_directories_under_one_host_name_are_refused_until_one_takes_the_name
     // by the next push, which sends every line again, and the name, which no identity held, is the
     // first data directory's.
     hub.batch_execute(
-        "DROP TABLE marks; ALTER TABLE hosts DROP COLUMN identity;
+        "DROP TABLE marks, stats_hours, tool_hours, response_hours, usage_hours, edits;
+         ALTER TABLE hosts DROP COLUMN identity;
          DROP INDEX entries_recent; ALTER TABLE entries DROP COLUMN tsv, DROP COLUMN tool_text, DROP COLUMN tools;
          ALTER TABLE entries ADD COLUMN tsv tsvector GENERATED ALWAYS AS
              (to_tsvector('simple', replace(coalesce(text, ''), U&'\\200B', ' '))) STORED;
@@ -1006,13 +1152,29 @@ fn two_data_directories_under_one_host_name_are_refused_until_one_takes_the_name
     };
     assert_eq!(columns(&mut hub), columns(&mut cluster.client("fresh")), "migrated as a fresh hub");
     let version: String = hub.query_one("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[]).unwrap().get(0);
-    assert_eq!(version, "4");
+    assert_eq!(version, "5");
     let out = second.run(&["push", "--postgres", &url, "--host", "clone"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "a second data directory pushing as clone is refused: {stderr}");
     assert!(stderr.contains("\"clone\"") && stderr.contains("--take-over"), "{stderr}");
     assert_eq!(hub_entries(&mut hub, "clone"), local_entries(&first), "the first's rows stay");
     assert!(push(&first, &url, "clone").contains(": 0 lines of 0 files"), "the first pushes on as before");
+    // A hub of version 4 (no overview's sums) is migrated by the next push, which sends each
+    // session's sums with its row, and no line again.
+    let sums = |hub: &mut postgres::Client| -> i64 {
+        hub.query_one("SELECT count(*) FROM stats_hours WHERE host = 'clone'", &[]).unwrap().get(0)
+    };
+    let local_sums: i64 = first.conn().query_row("SELECT count(*) FROM stats_hours", [], |r| r.get(0)).unwrap();
+    assert!(local_sums > 0);
+    assert_eq!(sums(&mut hub), local_sums);
+    hub.batch_execute(
+        "DROP TABLE stats_hours, tool_hours, response_hours, usage_hours, edits; UPDATE hub_meta SET value = '4'",
+    )
+    .unwrap();
+    let said = push(&first, &url, "clone");
+    assert!(said.contains(": 0 lines of 1 files"), "no line is sent again: {said}");
+    assert_eq!(sums(&mut hub), local_sums, "the sums are sent");
+    assert_eq!(columns(&mut hub), columns(&mut cluster.client("fresh")), "migrated as a fresh hub");
     // Each data directory's identity is a private file of its own, kept out of the index.
     let id = std::fs::read_to_string(first.data.join("hub-identity")).unwrap();
     assert_ne!(id, std::fs::read_to_string(second.data.join("hub-identity")).unwrap());

@@ -1,4 +1,4 @@
--- scrollback hub schema, version 4 (hub_meta 'schema_version' = 4).
+-- scrollback hub schema, version 5 (hub_meta 'schema_version' = 5).
 --
 -- The hub is a PostgreSQL database that many hosts push their index to (`scrollback push`,
 -- `serve --push`). Each host's own SQLite index stays the system of record: everything here is
@@ -198,6 +198,69 @@ CREATE TABLE marks (
 );
 CREATE INDEX marks_session ON marks(session_id);
 
+-- The overview's figures (`GET /api/stats` of `serve --postgres`): the sums each host's index keeps
+-- by session and UTC hour (schema.sql's `stats_hours`, `tool_hours`, `response_hours` and
+-- `usage_hours`) and its edits (`tool_events` naming a file, of lines that are not copies), as the
+-- host has them. A push replaces a session's rows whenever it sends the session's row.
+CREATE TABLE stats_hours (
+    host       text   NOT NULL REFERENCES hosts(name),
+    session_id text   NOT NULL,
+    hour       text   NOT NULL,                -- YYYY-MM-DDTHH, UTC
+    messages   bigint NOT NULL,
+    prompts    bigint NOT NULL,
+    PRIMARY KEY (host, session_id, hour)
+);
+CREATE INDEX stats_hours_hour ON stats_hours(hour COLLATE "C");
+CREATE TABLE tool_hours (
+    host       text   NOT NULL REFERENCES hosts(name),
+    session_id text   NOT NULL,
+    hour       text   NOT NULL,
+    tool       text   NOT NULL,
+    calls      bigint NOT NULL,
+    failures   bigint NOT NULL,
+    PRIMARY KEY (host, session_id, hour, tool)
+);
+CREATE TABLE response_hours (
+    host       text    NOT NULL REFERENCES hosts(name),
+    session_id text    NOT NULL,
+    hour       text    NOT NULL,
+    model      text    NOT NULL,
+    bucket     integer NOT NULL,
+    responses  bigint  NOT NULL,
+    PRIMARY KEY (host, session_id, hour, model, bucket)
+);
+CREATE TABLE usage_hours (
+    host                  text   NOT NULL REFERENCES hosts(name),
+    session_id            text   NOT NULL,
+    hour                  text,
+    agent                 text   NOT NULL,
+    model                 text,
+    tier                  text,
+    over                  bigint NOT NULL,
+    responses             bigint NOT NULL,
+    input_tokens          bigint NOT NULL,
+    output_tokens         bigint NOT NULL,
+    cache_read_tokens     bigint NOT NULL,
+    cache_write_tokens    bigint NOT NULL,
+    cache_write_1h_tokens bigint NOT NULL,
+    reasoning_tokens      bigint NOT NULL
+);
+CREATE INDEX usage_hours_session ON usage_hours(host, session_id);
+CREATE INDEX usage_hours_hour ON usage_hours(hour COLLATE "C");
+CREATE TABLE edits (
+    host       text    NOT NULL REFERENCES hosts(name),
+    session_id text    NOT NULL,
+    local_id   bigint  NOT NULL,               -- the edit's line, entries.id on the host
+    ordinal    integer NOT NULL,               -- its place among the line's calls
+    timestamp  text    NOT NULL,
+    path       text    NOT NULL,               -- the file (or the files a patch names)
+    tool       text,
+    added      bigint,
+    removed    bigint,
+    PRIMARY KEY (host, session_id, local_id, ordinal)
+);
+CREATE INDEX edits_recent ON edits(timestamp COLLATE "C" DESC);
+
 -- Views for the questions people ask, as schema.sql's.
 
 CREATE VIEW messages AS
@@ -238,4 +301,4 @@ SELECT u.host, u.session_id, s.title, s.project, u.agent, string_agg(DISTINCT u.
 FROM usage u LEFT JOIN sessions s ON s.host = u.host AND s.id = u.session_id
 GROUP BY u.host, u.session_id, s.title, s.project, u.agent;
 
-INSERT INTO hub_meta (key, value) VALUES ('schema_version', '4');
+INSERT INTO hub_meta (key, value) VALUES ('schema_version', '5');

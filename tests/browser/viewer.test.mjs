@@ -1734,7 +1734,7 @@ test("46. a session of each of the eight agents: what the person typed and an an
   await server.stop();
 });
 
-test("47. a team's hub: serve --postgres lists every host's sessions with a host filter, opens one with its photos, searches all hosts, exports it, and offers nothing that would change it", { skip: !HUB && "no PostgreSQL" }, async () => {
+test("47. a team's hub: serve --postgres draws the overview of every host, lists every host's sessions with a host filter, opens one with its photos, searches all hosts, exports it, and offers nothing that would change it", { skip: !HUB && "no PostgreSQL" }, async () => {
   // Two hosts index their trees and push them to the hub.
   for (const [name, host] of [["photos40", "laptop"], ["grouped", "desk"]]) {
     const base = temp();
@@ -1749,8 +1749,16 @@ test("47. a team's hub: serve --postgres lists every host's sessions with a host
   const server = await startServer(null, { args: ["--postgres", HUB] });
   const { page, problems, context } = await newPage();
   await page.goto(`${server.url}/`);
-  // The overview says what a hub does not draw yet, and the list has both hosts' sessions.
-  await page.locator(".overview .hub-note").waitFor();
+  // The overview draws both hosts' figures, each session in its lists with its host; and the list
+  // has both hosts' sessions.
+  const stats = await (await fetch(`${server.url}/api/stats?tz=0`)).json();
+  assert.ok(stats.totals.sessions >= 2 && stats.longestSessions.length > 0, JSON.stringify(stats.totals));
+  const sessions = page.locator('.stat-card[data-stat="sessions"] .stat-value');
+  await sessions.waitFor();
+  assert.equal(Number((await sessions.textContent()).replace(/\D/g, "")), stats.totals.sessions);
+  const longest = page.locator("table.overview-table", { hasText: "Longest sessions" });
+  assert.match(await longest.textContent(), / on (laptop|desk)/);
+  await shot(page, "47-hub-overview");
   await page.locator('#sessions li[data-host="laptop"]').first().waitFor();
   await page.locator('#sessions li[data-host="desk"]').first().waitFor();
   assert.match(await page.locator('#sessions li[data-host="desk"] .meta').first().textContent(), /^desk · /);

@@ -564,7 +564,8 @@ fn index_document() -> Value {
                         "agent": { "type": "string" },
                         "messages": { "type": "integer" },
                         "firstTimestamp": { "type": "string", "nullable": true },
-                        "lastTimestamp": { "type": "string", "nullable": true }
+                        "lastTimestamp": { "type": "string", "nullable": true },
+                        "host": { "type": "string", "description": "On a team's hub (serve --postgres): the host whose session it is." }
                     } } ] },
                 "Stats": {
                     "type": "object",
@@ -605,7 +606,8 @@ fn index_document() -> Value {
                             "properties": { "timestamp": { "type": "string" }, "path": { "type": "string" }, "tool": { "type": "string" },
                                             "added": { "type": "integer" }, "removed": { "type": "integer" },
                                             "sessionId": { "type": "string" }, "title": { "type": "string", "nullable": true },
-                                            "project": { "type": "string", "nullable": true } } } },
+                                            "project": { "type": "string", "nullable": true },
+                                            "host": { "type": "string", "description": "On a team's hub: the host whose session it is." } } } },
                         "longestSessions": { "type": "array", "items": { "$ref": "#/components/schemas/StatsSession" } },
                         "costliestSessions": { "type": "array", "items": { "$ref": "#/components/schemas/StatsSession" } }
                     }

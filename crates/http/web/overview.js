@@ -4,17 +4,15 @@
 // response times per model, recent edits, and the longest and costliest sessions. Live: loaded again
 // (at most every two seconds) when lines arrive or a session is forgotten. Every string from the
 // server goes in as text; charts are chart.js's plain SVG. With nothing indexed, status.js's empty
-// state (the roots looked in, and how to add one).
+// state (the roots looked in, and how to add one). On a team's hub (serve --postgres), the figures
+// of every host, each session with its host.
 import { get, query } from "./api.js";
 import { barChart, heatmap } from "./chart.js";
 import { el } from "./dom.js";
 import { link } from "./page.js";
-import { known, onHub } from "./server.js";
+import { known } from "./server.js";
 import { noSessions } from "./status.js";
 import { cost, filterForm, tokens } from "./usage.js";
-
-const HUB_NOTE =
-  "This server reads a team's hub: every host's sessions are in the list, and search finds in all of them. The overview is drawn by each host's own server for now.";
 
 const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 
@@ -45,8 +43,10 @@ function table(caption, head, rows, nums = []) {
   return el("table", "usage-table overview-table", el("caption", null, caption), el("thead", null, th), el("tbody", null, ...body));
 }
 
+/** A session's link; on a team's hub, with the host whose session it is. */
 function sessionLink(s) {
-  return link(`/sessions/${encodeURIComponent(s.sessionId)}`, s.title || s.sessionId);
+  const a = link(`/sessions/${encodeURIComponent(s.sessionId)}`, s.title || s.sessionId);
+  return s.host ? el("span", null, a, el("span", "meta-text", ` on ${s.host}`)) : a;
 }
 
 export class OverviewPage {
@@ -95,11 +95,6 @@ export class OverviewPage {
   async load() {
     this.last = Date.now();
     await known;
-    if (onHub()) {
-      // A team's hub does not draw the overview yet: say so, and where to go instead.
-      if (!this.closed) this.body.replaceChildren(el("p", "status hub-note", HUB_NOTE));
-      return;
-    }
     try {
       const stats = await this.call(() => get(this.url()));
       if (this.closed) return;

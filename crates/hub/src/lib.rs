@@ -21,6 +21,7 @@ pub mod connection;
 pub mod follow;
 pub mod push;
 mod search;
+mod stats;
 pub mod store;
 pub mod tls;
 mod usage;
@@ -32,7 +33,7 @@ pub use tls::{SslMode, Tls};
 pub const SCHEMA: &str = include_str!("../postgres.sql");
 
 /// The version [`SCHEMA`] creates, kept in `hub_meta`'s `schema_version`.
-pub const VERSION: i64 = 4;
+pub const VERSION: i64 = 5;
 
 /// One step each, as the index's: `MIGRATIONS[i]` takes a hub from version `i + 1` to `i + 2`, in
 /// the transaction that records the new version.
@@ -64,6 +65,68 @@ const MIGRATIONS: &[&str] = &[
      CREATE INDEX entries_tsv ON entries USING gin(tsv);
      CREATE INDEX entries_recent ON entries (timestamp COLLATE \"C\" DESC NULLS LAST, host, local_id DESC);
      UPDATE files SET generation = -1;",
+    // 5: the overview's sums of each session and its edits, as its host's index keeps them. Every
+    // file's checkpoint is set apart from its host's, so that the host's next push sends each of
+    // its sessions' rows again, and their sums with them (no line is sent again).
+    "CREATE TABLE stats_hours (
+         host       text   NOT NULL REFERENCES hosts(name),
+         session_id text   NOT NULL,
+         hour       text   NOT NULL,                -- YYYY-MM-DDTHH, UTC
+         messages   bigint NOT NULL,
+         prompts    bigint NOT NULL,
+         PRIMARY KEY (host, session_id, hour)
+     );
+     CREATE INDEX stats_hours_hour ON stats_hours(hour COLLATE \"C\");
+     CREATE TABLE tool_hours (
+         host       text   NOT NULL REFERENCES hosts(name),
+         session_id text   NOT NULL,
+         hour       text   NOT NULL,
+         tool       text   NOT NULL,
+         calls      bigint NOT NULL,
+         failures   bigint NOT NULL,
+         PRIMARY KEY (host, session_id, hour, tool)
+     );
+     CREATE TABLE response_hours (
+         host       text    NOT NULL REFERENCES hosts(name),
+         session_id text    NOT NULL,
+         hour       text    NOT NULL,
+         model      text    NOT NULL,
+         bucket     integer NOT NULL,
+         responses  bigint  NOT NULL,
+         PRIMARY KEY (host, session_id, hour, model, bucket)
+     );
+     CREATE TABLE usage_hours (
+         host                  text   NOT NULL REFERENCES hosts(name),
+         session_id            text   NOT NULL,
+         hour                  text,
+         agent                 text   NOT NULL,
+         model                 text,
+         tier                  text,
+         over                  bigint NOT NULL,
+         responses             bigint NOT NULL,
+         input_tokens          bigint NOT NULL,
+         output_tokens         bigint NOT NULL,
+         cache_read_tokens     bigint NOT NULL,
+         cache_write_tokens    bigint NOT NULL,
+         cache_write_1h_tokens bigint NOT NULL,
+         reasoning_tokens      bigint NOT NULL
+     );
+     CREATE INDEX usage_hours_session ON usage_hours(host, session_id);
+     CREATE INDEX usage_hours_hour ON usage_hours(hour COLLATE \"C\");
+     CREATE TABLE edits (
+         host       text    NOT NULL REFERENCES hosts(name),
+         session_id text    NOT NULL,
+         local_id   bigint  NOT NULL,               -- the edit's line, entries.id on the host
+         ordinal    integer NOT NULL,               -- its place among the line's calls
+         timestamp  text    NOT NULL,
+         path       text    NOT NULL,               -- the file (or the files a patch names)
+         tool       text,
+         added      bigint,
+         removed    bigint,
+         PRIMARY KEY (host, session_id, local_id, ordinal)
+     );
+     CREATE INDEX edits_recent ON edits(timestamp COLLATE \"C\" DESC);
+     UPDATE files SET checkpoint = -1;",
 ];
 
 /// How long connecting may take before it fails (unless the URL or `PGCONNECT_TIMEOUT` says).

@@ -8,8 +8,8 @@
 //! and checked against their blake3 before a byte is served ([`scrollback_read::media::open`]).
 //!
 //! Read-only: every session it opens is `default_transaction_read_only`, and a role with `SELECT`
-//! alone is enough. Search is `search.rs`'s, usage reports `usage.rs`'s. What the hub
-//! does not serve (the overview, JSONL exports, status) is [`Error::NotServed`], which the API
+//! alone is enough. Search is `search.rs`'s, usage reports `usage.rs`'s, the overview
+//! `stats.rs`'s. What the hub does not serve (JSONL exports, status) is [`Error::NotServed`], which the API
 //! answers with a 4xx that says so.
 
 use std::cell::RefCell;
@@ -605,8 +605,12 @@ impl Store for HubStore {
         Ok(record)
     }
 
-    fn stats(&self, _: scrollback_read::stats::Filter<'_>, _: &Prices) -> Result<scrollback_read::stats::Stats> {
-        not_served("the overview")
+    fn stats(
+        &self,
+        filter: scrollback_read::stats::Filter<'_>,
+        prices: &Prices,
+    ) -> Result<scrollback_read::stats::Stats> {
+        scrollback_read::stats::stats_of(&crate::stats::HubStats(self), filter, prices)
     }
 
     fn usage(&self, by: By, filter: Filter<'_>, prices: &Prices) -> Result<Report> {

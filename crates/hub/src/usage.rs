@@ -29,7 +29,7 @@ fn group(by: By) -> &'static str {
 
 /// A sum of a count column that cannot overflow (PostgreSQL sums `bigint` as `numeric`), at most
 /// the largest `bigint`.
-fn sum(column: &str) -> String {
+pub(crate) fn sum(column: &str) -> String {
     format!("least(coalesce(sum({column}), 0), 9223372036854775807)::bigint")
 }
 

@@ -19,8 +19,8 @@
 //!   media rows, failed images, and every photo the hub does not hold yet, verified against its
 //!   blake3 as it is read; the files go over two connections at once, so that the hub keeps its
 //!   search indexes (most of a push's work) on two of its cores;
-//! - each session those lines belong to sends its row, its copies' and hidden entries' marks, and its
-//!   usage ledger.
+//! - each session those lines belong to sends its row, its copies' and hidden entries' marks, its
+//!   usage ledger, and the overview's sums of it (by hour, and its edits).
 //!
 //! The pusher only reads the index (a reader connection); the writer never waits for it.
 //!
@@ -258,7 +258,7 @@ impl Pusher {
         }
         let resend = recorded.is_some();
         if resend {
-            for table in ["files", "sessions", "usage"] {
+            for table in ["files", "sessions", "usage"].into_iter().chain(read::SUMS.iter().map(|t| t.table)) {
                 tx.execute(&format!("DELETE FROM {table} WHERE host = $1"), &[&self.host])?;
             }
         }
@@ -295,7 +295,7 @@ impl Pusher {
         let mut n = 0;
         for session in here.difference(&on_hub) {
             let mut tx = self.client.transaction()?;
-            for table in ["entries", "usage"] {
+            for table in ["entries", "usage"].into_iter().chain(read::SUMS.iter().map(|t| t.table)) {
                 tx.execute(
                     &format!("DELETE FROM {table} WHERE host = $1 AND session_id = $2"),
                     &[&self.host, session],

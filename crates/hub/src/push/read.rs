@@ -1,6 +1,6 @@
 //! Reading, from the local index, what a push sends: the files' rows ([`LocalFile`]), a file's next
 //! lines after its watermark with their media rows and failed images ([`Batch`]), a session's row,
-//! copies and usage ledger ([`SessionRows`]), and a photo's bytes, verified against its blake3.
+//! copies, usage ledger and the overview's sums ([`SessionRows`]), and a photo's bytes, verified against its blake3.
 //! Strings come out as the hub takes them where the rows are gathered ([`text`]).
 //!
 //! It only reads, over a reader connection: it never writes the index and never talks to the hub.
@@ -230,15 +230,106 @@ pub(super) struct SessionRows {
     pub(super) row: Option<SessionRow>,
     pub(super) copies: Copies,
     pub(super) usage: UsageRows,
+    /// Its rows of each of [`SUMS`], in its order: a JSON array of objects, one a row.
+    pub(super) sums: Vec<String>,
 }
 
-/// A session's row, copies and usage ledger in the index.
+/// A session's row, copies, usage ledger and the overview's sums in the index.
 pub(super) fn read_session(conn: &Connection, session: &str) -> Result<SessionRows> {
     Ok(SessionRows {
         row: session_row(conn, session)?,
         copies: copies(conn, session)?,
         usage: usage_rows(conn, session)?,
+        sums: SUMS.iter().map(|t| t.rows(conn, session)).collect::<Result<_>>()?,
     })
+}
+
+/// One of the overview's tables of sums, a session's rows of which the hub keeps as its host's
+/// index has them: its name on the hub, its columns with their PostgreSQL types, and the query that
+/// reads a session's rows from the index (`?1`), those columns in that order.
+pub(crate) struct SumsTable {
+    pub(crate) table: &'static str,
+    pub(super) columns: &'static [(&'static str, &'static str)],
+    select: &'static str,
+}
+
+/// The tables of sums a push sends with each session's row.
+pub(crate) const SUMS: &[SumsTable] = &[
+    SumsTable {
+        table: "stats_hours",
+        columns: &[("hour", "text"), ("messages", "bigint"), ("prompts", "bigint")],
+        select: "SELECT hour, messages, prompts FROM stats_hours WHERE session_id = ?1",
+    },
+    SumsTable {
+        table: "tool_hours",
+        columns: &[("hour", "text"), ("tool", "text"), ("calls", "bigint"), ("failures", "bigint")],
+        select: "SELECT hour, tool, calls, failures FROM tool_hours WHERE session_id = ?1",
+    },
+    SumsTable {
+        table: "response_hours",
+        columns: &[("hour", "text"), ("model", "text"), ("bucket", "integer"), ("responses", "bigint")],
+        select: "SELECT hour, model, bucket, responses FROM response_hours WHERE session_id = ?1",
+    },
+    SumsTable {
+        table: "usage_hours",
+        columns: &[
+            ("hour", "text"),
+            ("agent", "text"),
+            ("model", "text"),
+            ("tier", "text"),
+            ("over", "bigint"),
+            ("responses", "bigint"),
+            ("input_tokens", "bigint"),
+            ("output_tokens", "bigint"),
+            ("cache_read_tokens", "bigint"),
+            ("cache_write_tokens", "bigint"),
+            ("cache_write_1h_tokens", "bigint"),
+            ("reasoning_tokens", "bigint"),
+        ],
+        select: "SELECT hour, agent, model, tier, over, responses, input_tokens, output_tokens, cache_read_tokens,
+                        cache_write_tokens, cache_write_1h_tokens, reasoning_tokens
+                 FROM usage_hours WHERE session_id = ?1",
+    },
+    SumsTable {
+        table: "edits",
+        columns: &[
+            ("local_id", "bigint"),
+            ("ordinal", "integer"),
+            ("timestamp", "text"),
+            ("path", "text"),
+            ("tool", "text"),
+            ("added", "bigint"),
+            ("removed", "bigint"),
+        ],
+        // An index's overview lists the edits of lines that are not copies (`stats`).
+        select: "SELECT t.entry_id, t.ordinal, t.timestamp, t.path, t.tool, t.added, t.removed
+                 FROM tool_events t JOIN entries e ON e.id = t.entry_id
+                 WHERE t.session_id = ?1 AND t.path IS NOT NULL AND t.timestamp IS NOT NULL AND e.duplicate = 0",
+    },
+];
+
+impl SumsTable {
+    /// A session's rows, as a JSON array of objects keyed by the columns' names.
+    fn rows(&self, conn: &Connection, session: &str) -> Result<String> {
+        use rusqlite::types::ValueRef;
+        let mut stmt = conn.prepare_cached(self.select)?;
+        let mut rows = stmt.query([session])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            let mut row = serde_json::Map::new();
+            for (i, (name, _)) in self.columns.iter().enumerate() {
+                let value = match r.get_ref(i)? {
+                    ValueRef::Integer(n) => serde_json::Value::from(n),
+                    ValueRef::Real(x) => serde_json::Value::from(x),
+                    ValueRef::Text(t) => serde_json::Value::from(text(&String::from_utf8_lossy(t))),
+                    ValueRef::Null | ValueRef::Blob(_) => serde_json::Value::Null,
+                };
+                row.insert((*name).to_owned(), value);
+            }
+            out.push(serde_json::Value::Object(row));
+        }
+        Ok(serde_json::Value::Array(out).to_string())
+    }
 }
 
 /// A session's row, or `None` when the index no longer has it.

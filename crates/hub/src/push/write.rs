@@ -1,6 +1,6 @@
 //! Writing to the hub what `read.rs` gathered: a file's row (which carries its watermark), a
 //! batch's lines with their media rows and failed images, the bytes of photos the hub lacks, and a
-//! session's row, copies and usage ledger, each inside the transaction the caller opens (the one
+//! session's row, copies, usage ledger and the overview's sums, each inside the transaction the caller opens (the one
 //! that moves the watermark), and what the hub holds of a file ([`HubFile`]).
 //!
 //! It never queries the local index, and sends a photo's bytes only as `read.rs` verified them.
@@ -12,7 +12,7 @@ use crate::connection::{Hub, HubTransaction};
 use scrollback_core::error::Result;
 use scrollback_read::media;
 
-use super::read::{Batch, Copies, Entry, LocalFile, SessionRow, SessionRows, UsageRows, read_verified, text};
+use super::read::{Batch, Copies, Entry, LocalFile, SUMS, SessionRow, SessionRows, UsageRows, read_verified, text};
 
 /// What the hub holds of one file of this host.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -255,7 +255,31 @@ pub(super) fn send_session(tx: &mut HubTransaction<'_>, host: &str, session: &st
         Some(row) => upsert_session(tx, host, session, row)?,
     }
     mark_copies(tx, host, session, &rows.copies)?;
-    send_usage(tx, host, session, &rows.usage)
+    send_usage(tx, host, session, &rows.usage)?;
+    send_sums(tx, host, session, &rows.sums)
+}
+
+/// Replaces a session's rows of each table of the overview's sums ([`SUMS`]) with `sums` (its rows
+/// of each, as JSON).
+fn send_sums(tx: &mut HubTransaction<'_>, host: &str, session: &str, sums: &[String]) -> Result<()> {
+    for (table, rows) in SUMS.iter().zip(sums) {
+        let name = table.table;
+        tx.execute(&format!("DELETE FROM {name} WHERE host = $1 AND session_id = $2"), &[&host, &text(session)])?;
+        if rows != "[]" {
+            let columns: Vec<&str> = table.columns.iter().map(|(c, _)| *c).collect();
+            let typed: Vec<String> = table.columns.iter().map(|(c, t)| format!("{c} {t}")).collect();
+            tx.execute(
+                &format!(
+                    "INSERT INTO {name} (host, session_id, {columns}) SELECT $1, $2, {columns}
+                     FROM json_to_recordset($3::text::json) AS x({typed})",
+                    columns = columns.join(", "),
+                    typed = typed.join(", "),
+                ),
+                &[&host, &text(session), rows],
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// Upserts a session's row.

@@ -1,0 +1,283 @@
+//! The overview on the hub (`GET /api/stats` of `serve --postgres`): the sums each host's index
+//! keeps by session and UTC hour, which a push sends with each session's row (`stats_hours`,
+//! `tool_hours`, `response_hours`, `usage_hours` and `edits`), grouped by PostgreSQL as an index
+//! groups its own ([`StatsSource`]); the read crate makes the overview of the answers
+//! ([`scrollback_read::stats::stats_of`]), so that a day's figures on the hub are the sum of the
+//! hosts' own. A session is a host's: two hosts' sessions are two, whatever their ids.
+
+use tokio_postgres::Row;
+
+use scrollback_core::error::Result;
+use scrollback_core::format::Tokens;
+use scrollback_read::stats::{
+    Bounds, Edit, GroupSum, MessageSum, SessionFigure, SessionSpend, SpendSum, StatsSource, TOP, ToolUse, summed_over,
+};
+
+use crate::search::Args;
+use crate::store::HubStore;
+use crate::usage::sum;
+
+/// An hour as the hosts' sums name it, `YYYY-MM-DDTHH` (UTC): a sum whose hour is anything else
+/// (a line's own malformed time) is in no figure, as in an index's overview.
+const HOUR: &str = r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3])$";
+
+/// The six token columns of `h`, each summed.
+fn token_sums() -> String {
+    ["input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning"]
+        .map(|c| sum(&format!("h.{c}_tokens")))
+        .join(", ")
+}
+
+/// A count column's value.
+fn count(r: &Row, i: usize) -> u64 {
+    r.get::<_, Option<i64>>(i).unwrap_or(0).max(0) as u64
+}
+
+/// Six token sums from column `i` on.
+fn tokens_at(r: &Row, i: usize) -> Tokens {
+    Tokens {
+        input: count(r, i),
+        output: count(r, i + 1),
+        cache_read: count(r, i + 2),
+        cache_write: count(r, i + 3),
+        cache_write_1h: count(r, i + 4),
+        reasoning: count(r, i + 5),
+    }
+}
+
+/// The hub's sums, read through a connection of `serve --postgres`.
+pub(crate) struct HubStats<'a>(pub(crate) &'a HubStore);
+
+/// A query of the sums table `table` (as `h`, joined to its session `s`) within `b`: its `FROM`
+/// and `WHERE`, and their parameters, to which the caller may add.
+struct Within {
+    args: Args,
+    from: String,
+    /// The local time of `h.hour`, in `b`'s time zone.
+    local: String,
+}
+
+impl Within {
+    /// `time` is the column the bounds are on (`h.hour`, or an edit's timestamp).
+    fn new(b: &Bounds, table: &str, time: &str) -> Within {
+        let mut args = Args::default();
+        let mut from =
+            format!("{table} h JOIN sessions s ON s.host = h.host AND s.id = h.session_id WHERE {time} IS NOT NULL");
+        if time == "h.hour" {
+            from.push_str(&format!(" AND h.hour ~ '{HOUR}'"));
+        }
+        let mut cond = |sql: &str, value: &Option<String>| {
+            if let Some(v) = value {
+                from.push_str(&sql.replace('?', &args.add(v.clone())));
+            }
+        };
+        cond(&format!(r#" AND {time} COLLATE "C" >= ?"#), &b.since);
+        cond(&format!(r#" AND {time} COLLATE "C" < ?"#), &b.until);
+        cond(" AND s.agent = ?", &b.agent);
+        cond(" AND s.project = ?", &b.project);
+        // The offset is a whole number of hours from -12 to 14 (checked by `stats_of`).
+        let local = format!("((h.hour || ':00:00')::timestamp + interval '{} hours')", b.tz_hours);
+        Within { args, from, local }
+    }
+
+    /// `one` session's rows only.
+    fn of(mut self, one: &SessionFigure) -> Within {
+        let host = self.args.add(one.host.clone().unwrap_or_default());
+        let id = self.args.add(one.session_id.clone());
+        self.from.push_str(&format!(" AND h.host = {host} AND h.session_id = {id}"));
+        self
+    }
+
+    fn day(&self) -> String {
+        format!("to_char({}, 'YYYY-MM-DD')", self.local)
+    }
+
+    fn rows(&self, store: &HubStore, select: &str, rest: &str) -> Result<Vec<Row>> {
+        store.query(&format!("SELECT {select} FROM {} {rest}", self.from), &self.args.refs())
+    }
+}
+
+impl HubStats<'_> {
+    /// The ledger by session, model, tier and context size, within `w`.
+    fn session_sums(&self, b: &Bounds, w: Within) -> Result<Vec<SessionSpend>> {
+        let over = summed_over(&b.over_sizes).replace("u.over", "h.over");
+        let rows = w.rows(
+            self.0,
+            &format!(
+                "h.host, h.session_id, h.model, h.tier, ({over})::bigint, {responses}, {tokens},
+                 max(s.title), max(s.project), max(s.agent), max(s.first_timestamp), max(s.last_timestamp)",
+                responses = sum("h.responses"),
+                tokens = token_sums(),
+            ),
+            "GROUP BY 1, 2, 3, 4, 5",
+        )?;
+        Ok(rows
+            .iter()
+            .map(|r| SessionSpend {
+                session: SessionFigure {
+                    host: r.get(0),
+                    session_id: r.get(1),
+                    title: r.get(12),
+                    project: r.get(13),
+                    agent: r.get::<_, Option<String>>(14).unwrap_or_default(),
+                    first_timestamp: r.get(15),
+                    last_timestamp: r.get(16),
+                    ..SessionFigure::default()
+                },
+                model: r.get(2),
+                tier: r.get(3),
+                over: r.get(4),
+                responses: count(r, 5),
+                tokens: tokens_at(r, 6),
+            })
+            .collect())
+    }
+}
+
+impl StatsSource for HubStats<'_> {
+    fn messages(&self, b: &Bounds) -> Result<Vec<MessageSum>> {
+        let w = Within::new(b, "stats_hours", "h.hour");
+        let select = format!(
+            "{day}, extract(dow FROM {local})::bigint, extract(hour FROM {local})::bigint, {messages}, {prompts}",
+            day = w.day(),
+            local = w.local,
+            messages = sum("h.messages"),
+            prompts = sum("h.prompts"),
+        );
+        Ok(w.rows(self.0, &select, "GROUP BY 1, 2, 3")?
+            .iter()
+            .map(|r| MessageSum {
+                day: r.get(0),
+                weekday: r.get(1),
+                hour: r.get(2),
+                messages: count(r, 3),
+                prompts: count(r, 4),
+            })
+            .collect())
+    }
+
+    fn sessions_by_day(&self, b: &Bounds) -> Result<Vec<(String, u64)>> {
+        let w = Within::new(b, "stats_hours", "h.hour");
+        let select = format!("{}, count(DISTINCT (h.host, h.session_id))", w.day());
+        Ok(w.rows(self.0, &select, "GROUP BY 1")?.iter().map(|r| (r.get(0), count(r, 1))).collect())
+    }
+
+    fn projects_and_agents(&self, b: &Bounds) -> Result<Vec<GroupSum>> {
+        let w = Within::new(b, "stats_hours", "h.hour");
+        let select = format!("s.project, s.agent, count(DISTINCT (h.host, h.session_id)), {}", sum("h.messages"));
+        Ok(w.rows(self.0, &select, "GROUP BY 1, 2")?
+            .iter()
+            .map(|r| GroupSum { project: r.get(0), agent: r.get(1), sessions: count(r, 2), messages: count(r, 3) })
+            .collect())
+    }
+
+    fn spend(&self, b: &Bounds) -> Result<Vec<SpendSum>> {
+        let w = Within::new(b, "usage_hours", "h.hour");
+        let select = format!(
+            "{day}, s.project, s.agent, h.model, h.tier, ({over})::bigint, {responses}, {tokens}",
+            day = w.day(),
+            over = summed_over(&b.over_sizes).replace("u.over", "h.over"),
+            responses = sum("h.responses"),
+            tokens = token_sums(),
+        );
+        Ok(w.rows(self.0, &select, "GROUP BY 1, 2, 3, 4, 5, 6")?
+            .iter()
+            .map(|r| SpendSum {
+                day: r.get(0),
+                project: r.get(1),
+                agent: r.get(2),
+                model: r.get(3),
+                tier: r.get(4),
+                over: r.get(5),
+                responses: count(r, 6),
+                tokens: tokens_at(r, 7),
+            })
+            .collect())
+    }
+
+    fn tools(&self, b: &Bounds) -> Result<Vec<ToolUse>> {
+        let w = Within::new(b, "tool_hours", "h.hour");
+        let select = format!("h.tool, {}, {}", sum("h.calls"), sum("h.failures"));
+        Ok(w.rows(self.0, &select, r#"GROUP BY 1 ORDER BY 2 DESC, h.tool COLLATE "C""#)?
+            .iter()
+            .map(|r| {
+                let (calls, failures) = (count(r, 1), count(r, 2));
+                let failure_rate = if calls == 0 { 0.0 } else { failures as f64 / calls as f64 };
+                ToolUse { tool: r.get(0), calls, failures, failure_rate }
+            })
+            .collect())
+    }
+
+    fn response_times(&self, b: &Bounds) -> Result<Vec<(String, i64, u64)>> {
+        let w = Within::new(b, "response_hours", "h.hour");
+        let select = format!("h.model, h.bucket::bigint, {}", sum("h.responses"));
+        Ok(w.rows(self.0, &select, "GROUP BY 1, 2")?.iter().map(|r| (r.get(0), r.get(1), count(r, 2))).collect())
+    }
+
+    fn recent_edits(&self, b: &Bounds) -> Result<Vec<Edit>> {
+        let w = Within::new(b, "edits", "h.timestamp");
+        let rows = w.rows(
+            self.0,
+            "h.timestamp, h.path, h.tool, h.added, h.removed, h.session_id, s.title, s.project, h.host",
+            &format!(r#"ORDER BY h.timestamp COLLATE "C" DESC, h.local_id DESC, h.ordinal DESC, h.host LIMIT {TOP}"#),
+        )?;
+        Ok(rows
+            .iter()
+            .map(|r| Edit {
+                timestamp: r.get(0),
+                path: r.get(1),
+                tool: r.get::<_, Option<String>>(2).unwrap_or_default(),
+                added: count(r, 3),
+                removed: count(r, 4),
+                session_id: r.get(5),
+                title: r.get(6),
+                project: r.get(7),
+                host: r.get(8),
+            })
+            .collect())
+    }
+
+    fn longest(&self, b: &Bounds) -> Result<Vec<SessionFigure>> {
+        let w = Within::new(b, "stats_hours", "h.hour");
+        let select = format!(
+            "h.host, h.session_id, {}, max(s.title), max(s.project), max(s.agent), max(s.first_timestamp),
+             max(s.last_timestamp)",
+            sum("h.messages")
+        );
+        let rows = w.rows(
+            self.0,
+            &select,
+            &format!(r#"GROUP BY 1, 2 ORDER BY 3 DESC, h.session_id COLLATE "C", h.host LIMIT {TOP}"#),
+        )?;
+        Ok(rows
+            .iter()
+            .map(|r| SessionFigure {
+                host: r.get(0),
+                session_id: r.get(1),
+                messages: count(r, 2),
+                title: r.get(3),
+                project: r.get(4),
+                agent: r.get::<_, Option<String>>(5).unwrap_or_default(),
+                first_timestamp: r.get(6),
+                last_timestamp: r.get(7),
+                ..SessionFigure::default()
+            })
+            .collect())
+    }
+
+    fn session_spend(&self, b: &Bounds, one: Option<&SessionFigure>) -> Result<Vec<SessionSpend>> {
+        let w = Within::new(b, "usage_hours", "h.hour");
+        self.session_sums(
+            b,
+            match one {
+                Some(one) => w.of(one),
+                None => w,
+            },
+        )
+    }
+
+    fn session_messages(&self, b: &Bounds, one: &SessionFigure) -> Result<u64> {
+        let w = Within::new(b, "stats_hours", "h.hour").of(one);
+        Ok(w.rows(self.0, &sum("h.messages"), "")?.first().map_or(0, |r| count(r, 0)))
+    }
+}
