@@ -1734,7 +1734,7 @@ test("46. a session of each of the eight agents: what the person typed and an an
   await server.stop();
 });
 
-test("47. a team's hub: serve --postgres draws the overview of every host, lists every host's sessions with a host filter, opens one with its photos, searches all hosts, exports it, and offers nothing that would change it", { skip: !HUB && "no PostgreSQL" }, async () => {
+test("47. a team's hub: serve --postgres draws the overview of every host, lists every host's sessions with a host filter, opens one with its photos, searches all hosts, exports it in every format, and offers nothing that would change it", { skip: !HUB && "no PostgreSQL" }, async () => {
   // Two hosts index their trees and push them to the hub.
   for (const [name, host] of [["photos40", "laptop"], ["grouped", "desk"]]) {
     const base = temp();
@@ -1777,7 +1777,7 @@ test("47. a team's hub: serve --postgres draws the overview of every host, lists
   await page.locator(".details-toggle").click();
   await until("the host in the details", async () => (await page.locator(".facts").textContent()).includes("Hostlaptop"));
   assert.equal(await page.locator(".conv-actions button").count(), 0, "no rename or pin");
-  assert.deepEqual(await page.locator(".facts a.export").allTextContents(), ["HTML", "Markdown"], "exports but the transcript's own lines");
+  assert.deepEqual(await page.locator(".facts a.export").allTextContents(), ["HTML", "Markdown", "JSONL"], "every export");
   await shot(page, "47-hub-session");
   // Search finds in every host's sessions, and its hit opens the session at that entry.
   await page.locator("#search-input").fill("kestrel");

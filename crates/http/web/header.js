@@ -187,7 +187,7 @@ export class Header {
     }
     const exports = render.el("span", "exports");
     // A team's hub holds no transcript's own lines: HTML and Markdown only.
-    const formats = [["html", "HTML"], ["markdown", "Markdown"], ...(onHub() ? [] : [["jsonl", "JSONL"]])];
+    const formats = [["html", "HTML"], ["markdown", "Markdown"], ["jsonl", "JSONL"]];
     for (const [format, label] of formats) {
       const a = render.el("a", "export", label);
       a.href = `/api/sessions/${encodeURIComponent(about.id)}/export${query({ format })}`;

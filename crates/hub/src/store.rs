@@ -9,7 +9,8 @@
 //!
 //! Read-only: every session it opens is `default_transaction_read_only`, and a role with `SELECT`
 //! alone is enough. Search is `search.rs`'s, usage reports `usage.rs`'s, the overview
-//! `stats.rs`'s. What the hub does not serve (JSONL exports, status) is [`Error::NotServed`], which the API
+//! `stats.rs`'s; a JSONL export gives each line as its host stored it, its photos put back from
+//! `blobs`. What the hub does not serve (status) is [`Error::NotServed`], which the API
 //! answers with a 4xx that says so.
 
 use std::cell::RefCell;
@@ -27,7 +28,7 @@ use scrollback_core::error::{Error, Result};
 use scrollback_core::format::{self, Columns};
 use scrollback_core::query::Query;
 use scrollback_read::Store;
-use scrollback_read::export::{Kind, Written};
+use scrollback_read::export::{ExportFile, Kind, Line, Written};
 use scrollback_read::history::{
     EntryBody, HistoryEntry, HistoryPage, MAX_LIMIT, Position, Scope, SearchHit, SearchPage, SessionHitsPage,
     SessionPage, SessionQuery, SessionSummary, Sort, SpawnedBy, Subagent,
@@ -623,6 +624,48 @@ impl Store for HubStore {
 
     fn root_counts(&self, _: &[(&str, &Path)]) -> Result<Vec<RootCount>> {
         not_served("transcript roots")
+    }
+
+    fn export_files(&self, session_id: &str) -> Result<Vec<ExportFile>> {
+        let Some(host) = self.host_of(session_id)? else { return Ok(Vec::new()) };
+        let rows = self.query(
+            "SELECT f.file_id FROM files f
+             WHERE f.host = $1 AND f.file_id IN (SELECT file_id FROM entries WHERE host = $1 AND session_id = $2)
+             ORDER BY (SELECT min(sort_file) FROM entries e WHERE e.host = $1 AND e.file_id = f.file_id AND e.session_id = $2),
+                      f.file_id",
+            &[&host, &session_id],
+        )?;
+        Ok(rows.iter().map(|r| ExportFile { id: r.get(0), host: Some(host.clone()), transcript: None }).collect())
+    }
+
+    fn export_lines(&self, file: &ExportFile, session_id: &str, after: i64) -> Result<Vec<Line>> {
+        let host = file.host.as_deref().unwrap_or_default();
+        let rows = self.query(
+            "SELECT off, length, stripped FROM entries
+             WHERE host = $1 AND file_id = $2 AND session_id = $3 AND off > $4 ORDER BY off LIMIT $5",
+            &[&host, &file.id, &session_id, &after, &scrollback_read::export::LINES],
+        )?;
+        let mut lines: Vec<Line> = rows
+            .iter()
+            .map(|r| Line { offset: r.get(0), length: r.get(1), stored: r.get(2), media: Vec::new() })
+            .collect();
+        let Some(last) = lines.last().map(|l| l.offset) else { return Ok(lines) };
+        let at: std::collections::HashMap<i64, usize> = lines.iter().enumerate().map(|(i, l)| (l.offset, i)).collect();
+        let media = self.query(
+            &format!(
+                "SELECT {MEDIA_COLUMNS} FROM {MEDIA_JOIN}
+                 WHERE m.host = $1 AND m.file_id = $2 AND e.session_id = $3 AND m.entry_off > $4 AND m.entry_off <= $5
+                 ORDER BY m.off"
+            ),
+            &[&host, &file.id, &session_id, &after, &last],
+        )?;
+        for r in &media {
+            let m = media_record(r)?;
+            if let Some(&i) = at.get(&(m.line_offset as i64)) {
+                lines[i].media.push(m);
+            }
+        }
+        Ok(lines)
     }
 
     fn with_bytes(&self, record: &MediaRecord) -> Result<MediaRecord> {

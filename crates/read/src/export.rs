@@ -11,7 +11,10 @@
 //! time (the session, one page of entries, the list of a transcript's lines), so that a server's
 //! pooled reader is given back before what it read is written ([`crate::pool::Readers::lent`]).
 //! HTML and Markdown are made of the read interface's answers alone, so a team's hub exports them
-//! too, its photos' bytes its own ([`Store::with_bytes`]); JSONL is an index's transcripts' lines.
+//! too, its photos' bytes its own ([`Store::with_bytes`]). JSONL is the transcripts' lines, read
+//! from the transcripts where the store has them (an index); a store that holds no transcript (a
+//! team's hub) gives each line as its host stored it, its payloads put back from the bytes the store
+//! holds ([`Store::export_lines`]).
 //!
 //! The HTML is the viewer's rendering ([`markdown`], tool calls at a glance, diffs, the viewer's
 //! style sheet), with a Content-Security-Policy that lets it load nothing: `img-src data:` only.
@@ -211,26 +214,53 @@ fn for_each_entry(lender: &dyn Lend, session_id: &str, mut f: impl FnMut(&Histor
 
 /// Lines of a transcript read a chunk at a time: where they are, their stored copies and their
 /// payloads' rows.
-const LINES: i64 = 256;
+pub const LINES: i64 = 256;
 
-/// One line of a session's transcript, as the index has it.
-struct Line {
-    offset: i64,
-    length: i64,
+/// One line of a session's transcript, as the store has it.
+#[derive(Debug, Clone)]
+pub struct Line {
+    /// Its byte offset in its file.
+    pub offset: i64,
+    /// Its length, its terminator left out.
+    pub length: i64,
     /// The stored line (each payload replaced by the marker); `None` for a line not indexed.
-    stored: Option<String>,
+    pub stored: Option<String>,
     /// Its payloads, in file order.
-    media: Vec<MediaRecord>,
+    pub media: Vec<MediaRecord>,
+}
+
+/// One file of a session, as a JSONL export reads it.
+#[derive(Debug, Clone)]
+pub struct ExportFile {
+    /// The file's row id in its index.
+    pub id: i64,
+    /// On a team's hub: the host whose file it is.
+    pub host: Option<String>,
+    /// Where its lines are read from; `None` for a store that holds no transcript (a team's hub).
+    pub transcript: Option<Transcript>,
+}
+
+/// A transcript a JSONL export reads: the file the index read, by its device and inode.
+#[derive(Debug, Clone)]
+pub struct Transcript {
+    /// The transcript (its vault link, where it is gone).
+    pub path: String,
+    /// Its vault link, to read where the transcript was replaced under its name.
+    pub link: Option<String>,
+    /// The device the index read it on.
+    pub dev: i64,
+    /// Its inode.
+    pub inode: i64,
 }
 
 /// The lines of every file of the session, as they are in the file (or its vault link): each file
 /// in turn, its lines of this session in their order. Each line read from the file is verified
 /// before it is written: its bytes outside its payloads equal the stored line's, and each payload's
 /// bytes their blake3. A line the file can no longer give (deleted with the vault off, replaced,
-/// changed) is written as the index stored it: byte for byte the line, but for its payloads, where
-/// the stored line holds the marker ([`Written::from_index`], [`Written::without_payloads`]). The
-/// index is asked a chunk of lines at a time, on a connection given back before a byte of a
-/// transcript is read.
+/// changed), or one of a store that holds no transcript (a team's hub), is written as the store
+/// holds it: byte for byte the line, each payload put back where the store holds its bytes
+/// ([`restored`]), else the marker ([`Written::from_index`], [`Written::without_payloads`]). The
+/// store is asked a chunk of lines at a time, and given back before a byte of a transcript is read.
 fn jsonl(
     lender: &dyn Lend,
     session_id: &str,
@@ -238,53 +268,36 @@ fn jsonl(
     out: &mut dyn Write,
     written: &mut Written,
 ) -> Result<()> {
-    type FileRow = (i64, String, Option<String>, String, i64, i64);
-    let files: Vec<FileRow> = ask(lender, |store| {
-        let conn = store.index().ok_or_else(|| {
-            Error::NotServed(
-                "a JSONL export is the transcript's own lines, which a team's hub does not hold: export it on its host"
-                    .into(),
-            )
-        })?;
-        let mut files = conn.prepare(
-            "SELECT f.id, f.path, f.vault, f.state, f.dev, f.inode FROM files f
-             WHERE f.id IN (SELECT file_id FROM entries WHERE session_id = ?1)
-             ORDER BY (SELECT min(sort_file) FROM entries WHERE file_id = f.id AND session_id = ?1), f.id",
-        )?;
-        let rows = files
-            .query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(rows)
-    })?;
-    for (file_id, path, vault, state, dev, inode) in files {
+    let files = ask(lender, |store| store.export_files(session_id))?;
+    for file in files {
         // The transcript, else its vault link (the same inode: a transcript replaced under its
-        // name is still there whole).
-        let (path, link) = match (vault, state.as_str()) {
-            (Some(vault), "gone") => (vault, None),
-            (vault, _) => (path, vault),
-        };
-        let path = Path::new(&path);
-        let mut source = Source::open(path, dev, inode)
-            .or_else(|e| link.as_deref().map_or(Err(e), |l| Source::open(Path::new(l), dev, inode)));
+        // name is still there whole); none for a store that holds no transcript.
+        let mut source = file.transcript.as_ref().map(|t| {
+            Source::open(Path::new(&t.path), t.dev, t.inode)
+                .or_else(|e| t.link.as_deref().map_or(Err(e), |l| Source::open(Path::new(l), t.dev, t.inode)))
+        });
+        let path = file.transcript.as_ref().map_or_else(|| Path::new("-"), |t| Path::new(&t.path));
         let mut after = -1i64;
         loop {
-            let lines = ask(lender, |store| match store.index() {
-                Some(conn) => lines_after(conn, file_id, session_id, after),
-                None => Ok(Vec::new()),
-            })?;
+            let lines = ask(lender, |store| store.export_lines(&file, session_id, after))?;
             let Some(last) = lines.last() else { break };
             after = last.offset;
             for line in &lines {
                 let verified = match &mut source {
-                    Ok(s) => s.verified(line),
-                    Err(_) => None,
+                    Some(Ok(s)) => s.verified(line),
+                    _ => None,
                 };
                 let bytes: std::borrow::Cow<'_, [u8]> = match (verified, &line.stored) {
                     (Some(raw), _) => raw.into(),
                     (None, Some(stored)) => {
                         written.from_index += 1;
-                        written.without_payloads += !line.media.is_empty() as u64;
-                        stored.as_bytes().into()
+                        match ask(lender, |store| restored(store, line))? {
+                            Some(whole) => whole.into(),
+                            None => {
+                                written.without_payloads += !line.media.is_empty() as u64;
+                                stored.as_bytes().into()
+                            }
+                        }
                     }
                     (None, None) => {
                         written.lost += 1;
@@ -306,8 +319,58 @@ fn jsonl(
     Ok(())
 }
 
-/// Up to [`LINES`] lines of `session_id` in file `file_id` past byte `after`, with their payloads.
-fn lines_after(conn: &Connection, file_id: i64, session_id: &str, after: i64) -> Result<Vec<Line>> {
+/// `line`'s stored copy with each payload put back: the bytes `store` holds of it (a team's hub's
+/// blobs; [`Store::with_bytes`]), checked against their blake3 as they are read, written again as
+/// the line had them (standard base64, padded or not, or a data URL of its media type). `None` when
+/// the line has no payload, a payload's bytes are not held (an index's are in its transcript), or
+/// one was written otherwise (JSON escapes inside, another header): its encoding does not come out
+/// the length the line's had.
+fn restored(store: &dyn Store, line: &Line) -> Result<Option<Vec<u8>>> {
+    use scrollback_core::codec::scan::{Encoding, STRIPPED_MEDIA_MARKER, marker_offsets};
+    let Some(stored) = &line.stored else { return Ok(None) };
+    if line.media.is_empty() {
+        return Ok(None);
+    }
+    let (stored, marker) = (stored.as_bytes(), STRIPPED_MEDIA_MARKER.as_bytes());
+    let mut out = Vec::with_capacity(stored.len());
+    let mut at = 0usize;
+    for (m, start) in line.media.iter().zip(marker_offsets(line.media.iter().map(MediaRecord::extent))) {
+        let held = match &m.held {
+            Some(_) => m.clone(),
+            None => store.with_bytes(m)?,
+        };
+        if held.held.is_none() {
+            return Ok(None);
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(held.decoded_length).unwrap_or(0));
+        media::open(&held)?.read_to_end(&mut bytes).map_err(|e| media::into_error(e, &held))?;
+        let wanted = usize::try_from(m.length).unwrap_or(usize::MAX);
+        let header = match m.encoding {
+            Encoding::Base64 => String::new(),
+            Encoding::DataUrl => format!("data:{};base64,", m.media_type.as_deref().unwrap_or("")),
+            Encoding::Base64Escaped | Encoding::DataUrlEscaped => return Ok(None),
+        };
+        let padded = header.clone() + &base64_simd::STANDARD.encode_to_string(&bytes);
+        let written = if padded.len() == wanted {
+            padded
+        } else {
+            header + &base64_simd::STANDARD_NO_PAD.encode_to_string(&bytes)
+        };
+        let start = start as usize;
+        if written.len() != wanted || start < at || stored.get(start..start + marker.len()) != Some(marker) {
+            return Ok(None);
+        }
+        out.extend_from_slice(&stored[at..start]);
+        out.extend_from_slice(written.as_bytes());
+        at = start + marker.len();
+    }
+    out.extend_from_slice(&stored[at..]);
+    Ok(Some(out))
+}
+
+/// Up to [`LINES`] lines of `session_id` in an index's file `file_id` past byte `after`, with their
+/// payloads ([`Store::export_lines`] of an index).
+pub(crate) fn lines_after(conn: &Connection, file_id: i64, session_id: &str, after: i64) -> Result<Vec<Line>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, offset, length, stored_line(stripped) FROM entries
          WHERE file_id = ?1 AND session_id = ?2 AND offset > ?3 ORDER BY offset LIMIT ?4",
@@ -335,6 +398,31 @@ fn lines_after(conn: &Connection, file_id: i64, session_id: &str, after: i64) ->
         }
     }
     Ok(lines)
+}
+
+/// An index's files of a session, in the order a JSONL export writes them ([`Store::export_files`]
+/// of an index): each with its transcript, or its vault link where the transcript is gone.
+pub(crate) fn index_files(conn: &Connection, session_id: &str) -> Result<Vec<ExportFile>> {
+    let mut files = conn.prepare(
+        "SELECT f.id, f.path, f.vault, f.state, f.dev, f.inode FROM files f
+         WHERE f.id IN (SELECT file_id FROM entries WHERE session_id = ?1)
+         ORDER BY (SELECT min(sort_file) FROM entries WHERE file_id = f.id AND session_id = ?1), f.id",
+    )?;
+    let rows = files
+        .query_map([session_id], |r| {
+            let (path, vault, state): (String, Option<String>, String) = (r.get(1)?, r.get(2)?, r.get(3)?);
+            let (path, link) = match (vault, state.as_str()) {
+                (Some(vault), "gone") => (vault, None),
+                (vault, _) => (path, vault),
+            };
+            Ok(ExportFile {
+                id: r.get(0)?,
+                host: None,
+                transcript: Some(Transcript { path, link, dev: r.get(4)?, inode: r.get(5)? }),
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(rows)
 }
 
 /// A transcript being read for its lines (the file, or the stream it decompresses to, read
@@ -836,4 +924,79 @@ fn md_entry(
     }
     written.entries += 1;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scrollback_core::codec::scan::{Encoding, STRIPPED_MEDIA_MARKER};
+
+    /// A payload of `bytes` held by the store, written in `line` at `offset` as `length` bytes.
+    fn held(bytes: &[u8], encoding: Encoding, offset: u64, length: usize) -> MediaRecord {
+        MediaRecord {
+            id: 0,
+            path: "hub".into(),
+            file_live: true,
+            from_vault: false,
+            offset,
+            length: length as u64,
+            encoding,
+            media_type: Some("image/png".into()),
+            decoded_length: bytes.len() as u64,
+            blake3: blake3::hash(bytes).to_hex().to_string(),
+            kind: MediaKind::Image,
+            ordinal: Some(1),
+            session_id: "s".into(),
+            entry_uuid: None,
+            entry_id: 1,
+            line_offset: 0,
+            held: Some(bytes.into()),
+        }
+    }
+
+    /// The line `{"a":"<payload>","b":1}` with its payload as the marker, and where the payload is.
+    fn stored_line(payload: &str) -> (Line, u64) {
+        let head = r#"{"a":""#;
+        let stored = format!("{head}{STRIPPED_MEDIA_MARKER}\",\"b\":1}}");
+        let line =
+            Line { offset: 0, length: (head.len() + payload.len() + 8) as i64, stored: Some(stored), media: vec![] };
+        (line, head.len() as u64)
+    }
+
+    #[test]
+    fn a_stored_line_gets_its_payloads_back_as_it_wrote_them_or_keeps_the_marker() {
+        let store = Connection::open_in_memory().unwrap();
+        let bytes = b"\x89PNG photo bytes!";
+        for (written, encoding) in [
+            (base64_simd::STANDARD.encode_to_string(bytes), Encoding::Base64),
+            (base64_simd::STANDARD_NO_PAD.encode_to_string(bytes), Encoding::Base64),
+            (format!("data:image/png;base64,{}", base64_simd::STANDARD.encode_to_string(bytes)), Encoding::DataUrl),
+        ] {
+            let (mut line, at) = stored_line(&written);
+            line.media.push(held(bytes, encoding, at, written.len()));
+            let whole = restored(&store, &line).unwrap().unwrap();
+            assert_eq!(String::from_utf8(whole).unwrap(), format!(r#"{{"a":"{written}","b":1}}"#));
+        }
+        // Written with escapes inside, or in a way this does not write again: the marker stays.
+        let escaped = base64_simd::STANDARD.encode_to_string(bytes).replace('/', "\\/");
+        for (written, encoding) in
+            [(escaped.clone(), Encoding::Base64Escaped), (format!("{escaped}=="), Encoding::Base64)]
+        {
+            let (mut line, at) = stored_line(&written);
+            line.media.push(held(bytes, encoding, at, written.len()));
+            assert_eq!(restored(&store, &line).unwrap(), None, "{written}");
+        }
+        // Bytes that are not the payload's (another blake3) fail, and are never written.
+        let written = base64_simd::STANDARD.encode_to_string(bytes);
+        let (mut line, at) = stored_line(&written);
+        line.media.push(MediaRecord {
+            held: Some(b"\x89PNG other bytes!".as_slice().into()),
+            ..held(bytes, Encoding::Base64, at, written.len())
+        });
+        assert!(restored(&store, &line).is_err());
+        // An index holds no payload's bytes: its lines come from their transcripts.
+        let (mut line, at) = stored_line(&written);
+        line.media.push(MediaRecord { held: None, ..held(bytes, Encoding::Base64, at, written.len()) });
+        assert_eq!(restored(&store, &line).unwrap(), None);
+    }
 }

@@ -105,11 +105,23 @@ pub trait Store {
         Ok(record.clone())
     }
 
-    /// The index's own connection, for the read crate's work on its transcripts (a JSONL export);
+    /// The index's own connection, for the read crate's work on its transcripts;
     /// `None` for a store that is no index.
     fn index(&self) -> Option<&Connection> {
         None
     }
+
+    /// A session's files, in the order a JSONL export writes them.
+    fn export_files(&self, session_id: &str) -> Result<Vec<crate::export::ExportFile>>;
+
+    /// Up to [`crate::export::LINES`] lines of session `session_id` in `file` past byte `after`,
+    /// in their order, with their payloads' rows.
+    fn export_lines(
+        &self,
+        file: &crate::export::ExportFile,
+        session_id: &str,
+        after: i64,
+    ) -> Result<Vec<crate::export::Line>>;
 
     /// A session written out as `kind` to `out` (photos into `photos` for Markdown), secrets taken
     /// out by `redactor` if given; `None` if the store has no such session.
@@ -126,6 +138,19 @@ pub trait Store {
 impl Store for Connection {
     fn index(&self) -> Option<&Connection> {
         Some(self)
+    }
+
+    fn export_files(&self, session_id: &str) -> Result<Vec<crate::export::ExportFile>> {
+        crate::export::index_files(self, session_id)
+    }
+
+    fn export_lines(
+        &self,
+        file: &crate::export::ExportFile,
+        session_id: &str,
+        after: i64,
+    ) -> Result<Vec<crate::export::Line>> {
+        crate::export::lines_after(self, file.id, session_id, after)
     }
 
     fn search_text(&self, hit: &crate::history::SearchHit) -> Result<Option<String>> {
