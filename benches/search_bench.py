@@ -27,7 +27,8 @@ scrollback against agentsview, side by side in one run.
    With --hub URL (an empty PostgreSQL database; benches/hub.sh makes one), the index is also pushed
    there (`scrollback push`, timed) and `scrollback serve --postgres URL` answers the same queries
    beside `serve`, the three (or two) taking turns; then a history page (the newest 100 entries of
-   a session from the middle of the list) is timed on both scrollback servers the same way. With
+   a session from the middle of the list) and the overview (`/api/stats`, whose count is the
+   messages it counts) are timed on both scrollback servers the same way. With
    --agentsview-pg URL2 too, agentsview's database is pushed to another empty database (`agentsview
    pg push --no-vectors`, timed) and `agentsview pg serve` answers the queries beside them.
 5. A Markdown table on stdout, and every figure (each run's time included) in WORK_DIR/search.json
@@ -321,7 +322,7 @@ def main():
     ap.add_argument("--no-agentsview", action="store_true", help="scrollback alone")
     ap.add_argument("--agentsview", default=os.environ.get("AGENTSVIEW", "agentsview"), help="the agentsview command")
     ap.add_argument("--hub", help="also push the index to this empty PostgreSQL database (a postgres:// URL) and time "
-                    "`serve --postgres` on it beside `serve`, with a history page from each")
+                    "`serve --postgres` on it beside `serve`, with a history page and the overview from each")
     ap.add_argument("--agentsview-pg", help="also push agentsview's database to this empty PostgreSQL database "
                     "(`agentsview pg push`) and time `agentsview pg serve` on it")
     args = ap.parse_args()
@@ -415,20 +416,24 @@ def main():
             status, body, _ = servers[0][1].get("/api/sessions?limit=500")
             listed = json.loads(body)["sessions"]
             sid = urllib.parse.quote(listed[len(listed) // 2]["id"], safe="")
-            path = f"/api/sessions/{sid}/history?limit=100"
-            times = {name: [] for name, _, _ in servers if name in ("scrollback", "hub")}
-            last = {}
-            for n in range(args.warmup + args.runs):
-                for name, client, _ in servers:
-                    if name in times:
-                        last[name] = client.get(path)
-                        if n >= args.warmup:
-                            times[name].append(last[name][2])
-            row = {"kind": "history page", "q": "(100 entries)"}
-            for name in times:
-                row[name] = summary(times[name], last[name][0], last[name][1])
-                row[name]["results"] = len(json.loads(last[name][1]).get("entries", [])) if last[name][0] == 200 else 0
-            rows.append(row)
+            # And the overview (all of it, UTC), whose result is the messages it counts.
+            pages = [("history page", "(100 entries)", f"/api/sessions/{sid}/history?limit=100",
+                      lambda b: len(b.get("entries", []))),
+                     ("overview", "(/api/stats)", "/api/stats?tz=0", lambda b: b["totals"]["messages"])]
+            for kind, q, path, results in pages:
+                times = {name: [] for name, _, _ in servers if name in ("scrollback", "hub")}
+                last = {}
+                for n in range(args.warmup + args.runs):
+                    for name, client, _ in servers:
+                        if name in times:
+                            last[name] = client.get(path)
+                            if n >= args.warmup:
+                                times[name].append(last[name][2])
+                row = {"kind": kind, "q": q}
+                for name in times:
+                    row[name] = summary(times[name], last[name][0], last[name][1])
+                    row[name]["results"] = results(json.loads(last[name][1])) if last[name][0] == 200 else 0
+                rows.append(row)
     finally:
         for p in procs:
             p.terminate()

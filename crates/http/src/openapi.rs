@@ -173,7 +173,7 @@ fn chat_schemas() -> Value {
             "type": "object", "required": ["version", "limits", "agents", "engine", "store"],
             "properties": {
                 "version": { "type": "string" },
-                "store": { "type": "string", "enum": ["index", "hub"], "description": "What this server reads: this machine's index, or a team's hub (serve --postgres), which is read-only: every request but GET, HEAD and OPTIONS is refused (400 not-served), and the overview, status and JSONL exports are not served from it (400 not-served)." },
+                "store": { "type": "string", "enum": ["index", "hub"], "description": "What this server reads: this machine's index, or a team's hub (serve --postgres), which is read-only: every request but GET, HEAD and OPTIONS is refused (400 not-served), and its status is not served (400 not-served)." },
                 "engine": { "type": "boolean", "description": "Whether an engine runs sent messages (serve --engine or --demo). Without one, POST /api/chat/send is refused (409 no-engine)." },
                 "agents": { "type": "array", "description": "The agents whose transcripts this server reads, as each is named in the API and shown to people.",
                     "items": { "type": "object", "required": ["name", "displayName"], "properties": {
