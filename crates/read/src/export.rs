@@ -291,7 +291,11 @@ fn jsonl(
                     (Some(raw), _) => raw.into(),
                     (None, Some(stored)) => {
                         written.from_index += 1;
-                        match ask(lender, |store| restored(store, line))? {
+                        let whole = match line.media.is_empty() {
+                            true => None,
+                            false => ask(lender, |store| restored(store, line))?,
+                        };
+                        match whole {
                             Some(whole) => whole.into(),
                             None => {
                                 written.without_payloads += !line.media.is_empty() as u64;

@@ -105,12 +105,6 @@ pub trait Store {
         Ok(record.clone())
     }
 
-    /// The index's own connection, for the read crate's work on its transcripts;
-    /// `None` for a store that is no index.
-    fn index(&self) -> Option<&Connection> {
-        None
-    }
-
     /// A session's files, in the order a JSONL export writes them.
     fn export_files(&self, session_id: &str) -> Result<Vec<crate::export::ExportFile>>;
 
@@ -136,10 +130,6 @@ pub trait Store {
 }
 
 impl Store for Connection {
-    fn index(&self) -> Option<&Connection> {
-        Some(self)
-    }
-
     fn export_files(&self, session_id: &str) -> Result<Vec<crate::export::ExportFile>> {
         crate::export::index_files(self, session_id)
     }
