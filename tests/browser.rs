@@ -11,6 +11,9 @@ use serde_json::{Value, json};
 
 use crate::util::b64;
 
+/// How many scenarios of `viewer.test.mjs` run again over a team's hub (its `readScenario`s).
+const HUB_SCENARIOS: usize = 5;
+
 const SESSION: &str = "5e55a000-0000-4000-8000-000000000001";
 
 fn line(n: usize, kind: &str, content: Value, extra: Value) -> String {
@@ -535,11 +538,17 @@ fn the_viewer_in_headless_chromium() {
     let mut args = vec!["--test".to_owned(), "--test-concurrency=1".to_owned()];
     args.extend(only.iter().map(|p| format!("--test-name-pattern={p}")));
     args.push("tests/browser/viewer.test.mjs".to_owned());
-    // A team's hub for scenario 47 (skipped without PostgreSQL, outside CI).
+    // A team's hub for scenario 47 and the scenarios run again over one (skipped without
+    // PostgreSQL, outside CI).
     let hub = crate::util::postgres::Cluster::start();
     let mut node = Command::new("node");
     if let Some(cluster) = &hub {
         node.env("SCROLLBACK_HUB", cluster.url("team"));
+        // A database each for the scenarios that run again over a hub (readScenario).
+        for i in 1..=HUB_SCENARIOS {
+            cluster.create_database(&format!("view{i}"));
+        }
+        node.env("SCROLLBACK_HUB_DATABASES", cluster.url(""));
     }
     let out = node
         .args(&args)
@@ -571,5 +580,10 @@ fn the_viewer_in_headless_chromium() {
         .find_map(|l| l.strip_prefix("# pass "))
         .and_then(|n| n.trim().parse().ok())
         .expect("node --test reports how many passed");
-    assert!(passed >= if only.is_some() { 1 } else { 34 }, "only {passed} browser scenarios passed:\n{stdout}");
+    let wanted = match (&only, &hub) {
+        (Some(_), _) => 1,
+        (None, Some(_)) => 35 + HUB_SCENARIOS,
+        (None, None) => 34,
+    };
+    assert!(passed >= wanted, "only {passed} browser scenarios passed:\n{stdout}");
 }

@@ -17,8 +17,10 @@ const FIXTURES = process.env.SCROLLBACK_FIXTURES;
 const SHOTS = process.env.SCROLLBACK_SHOTS;
 const SESSION = process.env.SCROLLBACK_SESSION;
 const CHROMIUM = process.env.SCROLLBACK_CHROMIUM || "/usr/bin/chromium";
-// A team's hub (an empty PostgreSQL database) for scenario 47, when tests/browser.rs could start one.
+// A team's hub (an empty PostgreSQL database) for scenario 47, when tests/browser.rs could start one;
+// and the URL its databases' names follow, for the scenarios run again over a hub (view1, view2, ...).
 const HUB = process.env.SCROLLBACK_HUB;
+const HUB_DATABASES = process.env.SCROLLBACK_HUB_DATABASES;
 assert.ok(BIN && FIXTURES && SHOTS && SESSION, "run by tests/browser.rs (cargo test)");
 
 const temps = [];
@@ -81,6 +83,37 @@ async function startServer(name, { args = [], engine = null, port = 0, dirs = nu
     await sleep(50);
   }
   return server;
+}
+
+let hubDatabases = 0;
+
+/**
+ * Starts `scrollback serve --postgres` over a team's hub that holds fixture `name` alone: the fixture
+ * indexed by a host and pushed into a database of its own.
+ */
+async function startHubServer(name) {
+  const base = temp();
+  const transcripts = join(base, "projects");
+  cpSync(join(FIXTURES, name), transcripts, { recursive: true });
+  const data = join(base, "data");
+  const hub = `${HUB_DATABASES}view${++hubDatabases}`;
+  for (const args of [["index", "--transcripts", transcripts, "--data-dir", data], ["push", "--data-dir", data, "--postgres", hub, "--host", "laptop"]]) {
+    const run = spawnSync(BIN, args, { env: { ...process.env, HOME: base, RUST_LOG: "scrollback=warn" }, encoding: "utf8" });
+    assert.equal(run.status, 0, `${args[0]}: ${run.stderr}`);
+  }
+  const server = await startServer(null, { args: ["--postgres", hub] });
+  return { ...server, host: "laptop" };
+}
+
+/**
+ * A scenario that only reads, run twice: over `serve` on fixture `name`, and again (numbered `Nh.`)
+ * over `serve --postgres` on a team's hub that holds the same fixture.
+ */
+function readScenario(title, name, body) {
+  test(title, async () => body(await startServer(name)));
+  test(`${title.replace(/^(\d+)\./, "$1h.")} (over a team's hub)`, { skip: !HUB_DATABASES && "no PostgreSQL" }, async () =>
+    body(await startHubServer(name)),
+  );
 }
 
 /** An engine that waits `delayMs` before the demo engine writes the transcript. */
@@ -177,8 +210,7 @@ async function scrollToStart(page) {
   throw new Error("never reached the start of the session");
 }
 
-test("1. photos load lazily, one request each, 304 or cache after a reload, at their stored size", async () => {
-  const server = await startServer("photos40");
+readScenario("1. photos load lazily, one request each, 304 or cache after a reload, at their stored size", "photos40", async (server) => {
   const sizes = JSON.parse(readFileSync(join(FIXTURES, "photos40", "sizes.json"), "utf8"));
   const expected = new Map(sizes.map((s) => [s.ordinalOf, s]));
   const { page, problems, requests, context } = await newPage();
@@ -237,8 +269,7 @@ test("1. photos load lazily, one request each, 304 or cache after a reload, at t
   await server.stop();
 });
 
-test("2. scrolling up loads older pages to the first entry, none twice, the view held", async () => {
-  const server = await startServer("history");
+readScenario("2. scrolling up loads older pages to the first entry, none twice, the view held", "history", async (server) => {
   const { page, problems, context } = await newPage();
   await page.goto(`${server.url}/sessions/${SESSION}`);
   await until("the newest page", async () => (await countEntries(page)) >= 50);
@@ -437,8 +468,7 @@ test("7. live: appended lines appear, a deleted transcript stays, a restarted se
   await server.stop();
 });
 
-test("8. search finds a word, and its hit opens the session at that entry", async () => {
-  const server = await startServer("search");
+readScenario("8. search finds a word, and its hit opens the session at that entry", "search", async (server) => {
   const { page, problems, context } = await newPage();
   await page.goto(`${server.url}/`);
   await page.locator("#search-input").fill("zebrafinch");
@@ -904,8 +934,7 @@ const targetInView = (page) =>
     return r.bottom > s.top && r.top < s.bottom;
   });
 
-test("19. search results as conversations: a card per session with its hit count, the others on demand, a tool's hit on one line, the query as read, more by cursor", async () => {
-  const server = await startServer("grouped");
+readScenario("19. search results as conversations: a card per session with its hit count, the others on demand, a tool's hit on one line, the query as read, more by cursor", "grouped", async (server) => {
   const { page, problems, context, requests } = await newPage();
   await page.goto(`${server.url}/search?q=kestrel`);
   await until("the cards", async () => (await page.locator("li.result").count()) === 4);
@@ -924,7 +953,9 @@ test("19. search results as conversations: a card per session with its hit count
   // A card: the session's title, agent, project's last folder and time; its best hit's words.
   const long = page.locator(`li.result[data-session="${LONG}"]`);
   assert.equal(await long.locator(".hit-title").textContent(), "Long bird log");
-  assert.equal(await long.locator(".card-link > .meta").textContent(), "Claude Code · birds · 2026-09-15 08:05");
+  // (Over a hub, the card names its host first.)
+  const host = server.host ? `${server.host} · ` : "";
+  assert.equal(await long.locator(".card-link > .meta").textContent(), `${host}Claude Code · birds · 2026-09-15 08:05`);
   assert.equal(await long.locator(".hit.best mark").textContent(), "kestrel");
   // A tool's hit: "Bash · …" on one line.
   const tool = page.locator(`li.result[data-session="${TOOL}"]`);
@@ -1020,8 +1051,7 @@ test("20. search results newest first: the order in the URL, sessions by their l
   await server.stop();
 });
 
-test("21. find in a session: opened from a hit, n and N and the buttons step through its hits in order, each entry opened and in view; Ctrl-F and f open it, Esc closes it", async () => {
-  const server = await startServer("grouped");
+readScenario("21. find in a session: opened from a hit, n and N and the buttons step through its hits in order, each entry opened and in view; Ctrl-F and f open it, Esc closes it", "grouped", async (server) => {
   const { page, problems, context } = await newPage();
   await page.goto(`${server.url}/search?q=kestrel`);
   await page.locator(`li.result[data-session="${LONG}"] a.card-link`).click();

@@ -7,7 +7,8 @@
 //! into spaces (so `gpt-5`, `C++` and a Chinese phrase are read by the same parser as the lines
 //! were), a prefix its last word `:*`. `tsv` weighs what was said A, tool text B and the tools'
 //! names C: `role:` and `tool:` keep to those (`ts_filter`), and the score is `ts_rank_cd` with
-//! the index's weights. Ranking differs from an index's in its score (`ts_rank_cd`, not BM25) and
+//! the index's weights, divided by one plus the log of the line's length (so that, as with BM25, a
+//! short line that holds the words ranks over a long one). Ranking differs from an index's in its score (`ts_rank_cd`, not BM25) and
 //! in having no "near" tier: the words together come first, then the score, which counts how close
 //! they are, then the newer.
 
@@ -163,7 +164,9 @@ fn snippet(text: &str, marks: &[(String, bool)]) -> (Snippet, bool) {
     };
     let hits: Vec<bool> = words.iter().map(|(_, w)| matched(w)).collect();
     let first = hits.iter().position(|&h| h);
-    let start = first.map_or(0, |f| f.saturating_sub(SNIPPET_WORDS / 4));
+    // A few words before the first match, the window kept full to the end as FTS5's is (a text that
+    // fits is shown whole).
+    let start = first.map_or(0, |f| f.saturating_sub(SNIPPET_WORDS / 4)).min(words.len().saturating_sub(SNIPPET_WORDS));
     let end = (start + SNIPPET_WORDS).min(words.len());
     let mut out = String::new();
     if start > 0 {
@@ -274,7 +277,7 @@ impl<'q> Run<'q> {
     /// The newest [`CANDIDATES`] matches within the scope, and whether they are every match.
     fn candidates(&mut self, store: &HubStore) -> Result<(Vec<Candidate>, bool)> {
         let score = match &self.compiled.words {
-            Some(w) => format!("ts_rank_cd({WEIGHTS}, e.tsv, {w})"),
+            Some(w) => format!("ts_rank_cd({WEIGHTS}, e.tsv, {w}, 1)"),
             None => "0::real".to_owned(),
         };
         let literal = match self.literal.clone() {
@@ -506,7 +509,14 @@ mod tests {
         assert_eq!(s.marked("[", "]"), "The [Harbour] at dusk, with [photos].");
         let long = (0..40).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ") + " harbour end";
         let (s, _) = snippet(&long, &marks);
-        assert_eq!(s.marked("[", "]"), "…w36 w37 w38 w39 [harbour] end");
+        // (The window is kept full, as FTS5's: sixteen words, the match near its end.)
+        assert_eq!(s.marked("[", "]"), "…w26 w27 w28 w29 w30 w31 w32 w33 w34 w35 w36 w37 w38 w39 [harbour] end");
+        let (s, _) = snippet("field-notes/may.md:3: kestrel pair at the quarry", &[("kestrel".to_owned(), false)]);
+        assert_eq!(
+            s.marked("[", "]"),
+            "field-notes/may.md:3: [kestrel] pair at the quarry",
+            "a text that fits is whole"
+        );
         let (s, found) = snippet("nothing here", &marks);
         assert!(!found);
         assert_eq!(s.marked("[", "]"), "nothing here");
