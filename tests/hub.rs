@@ -298,15 +298,25 @@ fn three_hosts_push_to_one_hub_and_it_holds_the_union_of_their_answers() {
             .collect();
         assert!(!local.is_empty(), "{query} finds something");
         assert_eq!(found, local, "{query}");
-        // pg_trgm finds it as a substring too, in any script.
-        let like: i64 = hub
-            .query_one(
-                "SELECT count(*) FROM entries WHERE text ILIKE '%' || $1 || '%' AND NOT duplicate",
-                &[&scrollback::codec::words::mark(query).as_ref()],
-            )
-            .unwrap()
-            .get(0);
+        // A substring match finds it too, in any script; in Chinese and Japanese through pg_trgm's
+        // index of the lines with their words marked, which a query naming that predicate uses.
+        let marked = scrollback::codec::words::mark(query);
+        let cjk = marked.contains('\u{200B}') || !query.is_ascii();
+        let sql = match cjk {
+            true => {
+                "SELECT count(*) FROM entries WHERE strpos(text, U&'\\200B') > 0 AND text ILIKE '%' || $1 || '%' AND NOT duplicate"
+            }
+            false => "SELECT count(*) FROM entries WHERE text ILIKE '%' || $1 || '%' AND NOT duplicate",
+        };
+        let like: i64 = hub.query_one(sql, &[&marked.as_ref()]).unwrap().get(0);
         assert!(like as usize >= local.len(), "{query}: {like} substring matches");
+        if cjk {
+            let mut tx = hub.transaction().unwrap();
+            tx.batch_execute("SET LOCAL enable_seqscan = off").unwrap();
+            let plan: Vec<String> =
+                tx.query(&format!("EXPLAIN {sql}"), &[&marked.as_ref()]).unwrap().iter().map(|r| r.get(0)).collect();
+            assert!(plan.iter().any(|l| l.contains("entries_text_trgm")), "{query}: {plan:?}");
+        }
     }
 
     // The usage ledger is the hosts' own.
@@ -1154,8 +1164,9 @@ fn two_data_directories_under_one_host_name_are_refused_until_one_takes_the_name
     push(&second, &cluster.url("fresh"), "other");
     let columns = |hub: &mut postgres::Client| -> Vec<String> {
         hub.query(
-            "SELECT table_name || '.' || column_name || ' ' || data_type FROM information_schema.columns
-             WHERE table_schema = 'public' ORDER BY table_name, ordinal_position",
+            "SELECT * FROM (SELECT table_name || '.' || column_name || ' ' || data_type FROM information_schema.columns
+                            WHERE table_schema = 'public' ORDER BY table_name, ordinal_position) c
+             UNION ALL SELECT * FROM (SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY indexname) i",
             &[],
         )
         .unwrap()
@@ -1165,7 +1176,7 @@ fn two_data_directories_under_one_host_name_are_refused_until_one_takes_the_name
     };
     assert_eq!(columns(&mut hub), columns(&mut cluster.client("fresh")), "migrated as a fresh hub");
     let version: String = hub.query_one("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[]).unwrap().get(0);
-    assert_eq!(version, "5");
+    assert_eq!(version, "6");
     let out = second.run(&["push", "--postgres", &url, "--host", "clone"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "a second data directory pushing as clone is refused: {stderr}");

@@ -1,4 +1,4 @@
--- scrollback hub schema, version 5 (hub_meta 'schema_version' = 5).
+-- scrollback hub schema, version 6 (hub_meta 'schema_version' = 6).
 --
 -- The hub is a PostgreSQL database that many hosts push their index to (`scrollback push`,
 -- `serve --push`). Each host's own SQLite index stays the system of record: everything here is
@@ -13,9 +13,11 @@
 -- `tool:` do. Each is read with the 'simple' configuration (words as written, lower-cased, not
 -- stemmed), after the zero-width spaces (U+200B) the indexer writes at each word boundary of Chinese
 -- and Japanese text are turned into spaces, so that each of those words is a lexeme.
--- `entries_text_trgm` (pg_trgm) serves substring matches (`ILIKE '%…%'`) of what was said, in any
--- script; it needs a database whose ctype classifies those letters (C.UTF-8 or a language's UTF-8
--- locale).
+-- `entries_text_trgm` (pg_trgm) serves substring matches (`ILIKE '%…%'`) of what was said in the
+-- lines that hold Chinese or Japanese words (those with a word mark, U+200B: a query names the
+-- predicate to use it), where words have no spaces to find them by; it needs a database whose ctype
+-- classifies those letters (C.UTF-8 or a language's UTF-8 locale). Over every line it would cost a
+-- push about 40% more (docs/benchmarks.md), for `psql` users alone: the hub's search reads `tsv`.
 
 CREATE EXTENSION IF NOT EXISTS pg_trgm;
 
@@ -112,7 +114,7 @@ CREATE INDEX entries_tsv ON entries USING gin(tsv);
 -- The newest lines first, as a search takes its candidates: a common word's newest matches are
 -- found by walking this, not by sorting every match.
 CREATE INDEX entries_recent ON entries (timestamp COLLATE "C" DESC NULLS LAST, host, local_id DESC);
-CREATE INDEX entries_text_trgm ON entries USING gin(text gin_trgm_ops);
+CREATE INDEX entries_text_trgm ON entries USING gin(text gin_trgm_ops) WHERE strpos(text, U&'\200B') > 0;
 
 -- Each decoded payload once, by the blake3 (hex) of its bytes.
 CREATE TABLE blobs (
@@ -301,4 +303,4 @@ SELECT u.host, u.session_id, s.title, s.project, u.agent, string_agg(DISTINCT u.
 FROM usage u LEFT JOIN sessions s ON s.host = u.host AND s.id = u.session_id
 GROUP BY u.host, u.session_id, s.title, s.project, u.agent;
 
-INSERT INTO hub_meta (key, value) VALUES ('schema_version', '5');
+INSERT INTO hub_meta (key, value) VALUES ('schema_version', '6');
