@@ -17,7 +17,7 @@
 -- lines that hold Chinese or Japanese words (those with a word mark, U+200B: a query names the
 -- predicate to use it), where words have no spaces to find them by; it needs a database whose ctype
 -- classifies those letters (C.UTF-8 or a language's UTF-8 locale). Over every line it would cost a
--- push about 40% more (docs/benchmarks.md), for `psql` users alone: the hub's search reads `tsv`.
+-- push about 50% more (docs/benchmarks.md), for `psql` users alone: the hub's search reads `tsv`.
 
 CREATE EXTENSION IF NOT EXISTS pg_trgm;
 

@@ -128,8 +128,8 @@ const MIGRATIONS: &[&str] = &[
      CREATE INDEX edits_recent ON edits(timestamp COLLATE \"C\" DESC);
      UPDATE files SET checkpoint = -1;",
     // 6: the trigram index on the lines with Chinese or Japanese words alone (those the indexer
-    // marked), for `psql` users' substring matches there: over every line it was about 40% of a
-    // push, and the hub's search does not read it.
+    // marked), for `psql` users' substring matches there: over every line it made a push about 50%
+    // longer, and the hub's search does not read it.
     "DROP INDEX entries_text_trgm;
      CREATE INDEX entries_text_trgm ON entries USING gin(text gin_trgm_ops) WHERE strpos(text, U&'\\200B') > 0;",
 ];
