@@ -699,23 +699,58 @@ struct Schema {
 
 impl Schema {
     /// Brings a database at version `found` to this version, one step per transaction.
+    /// Creates the schema or takes it from version `found` to the current one, a step per
+    /// transaction. Each step reads the version again under its write lock: another connection
+    /// opening the same file at the same moment (a server and a push opening the acceptance record)
+    /// may have taken the step while this one waited, and it is not taken twice.
     fn migrate(&self, conn: &Connection, found: i64) -> Result<(), Unusable> {
-        let Schema { what, sql, version, migrations } = self;
-        if found == 0 {
+        let Schema { what, version, .. } = self;
+        let mut at = found;
+        while at < *version {
+            conn.execute_batch("BEGIN IMMEDIATE")?;
+            let step = self.step(conn, at);
+            match step {
+                Ok(Some(now)) => {
+                    conn.execute_batch("COMMIT")?;
+                    if at == 0 {
+                        tracing::info!(version, "created {what} schema");
+                    } else {
+                        tracing::info!(from = at, to = now, "migrated {what} schema");
+                    }
+                    at = now;
+                }
+                Ok(None) => {
+                    // Taken by another connection meanwhile: go on from where it left it.
+                    conn.execute_batch("COMMIT")?;
+                    at = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+                }
+                Err(e) => {
+                    let _ = conn.execute_batch("ROLLBACK");
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Inside a write transaction: the step from version `at` (the whole schema from 0), and the
+    /// version it leads to; `None` when the file is no longer at `at`.
+    fn step(&self, conn: &Connection, at: i64) -> Result<Option<i64>, Unusable> {
+        let now: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if now != at {
+            return Ok(None);
+        }
+        if at == 0 {
             let empty: bool = conn.query_row("SELECT count(*) = 0 FROM sqlite_master", [], |r| r.get(0))?;
             if !empty {
                 return Err(Unusable::Corrupt("tables present but no schema version".into()));
             }
-            conn.execute_batch(&format!("BEGIN IMMEDIATE; {sql}\nPRAGMA user_version = {version}; COMMIT;"))?;
-            tracing::info!(version, "created {what} schema");
-            return Ok(());
+            conn.execute_batch(&format!("{}\nPRAGMA user_version = {};", self.sql, self.version))?;
+            return Ok(Some(self.version));
         }
-        for from in found..*version {
-            let step = migrations[(from - 1) as usize];
-            conn.execute_batch(&format!("BEGIN IMMEDIATE; {step}\nPRAGMA user_version = {}; COMMIT;", from + 1))?;
-            tracing::info!(from, to = from + 1, "migrated {what} schema");
-        }
-        Ok(())
+        let step = self.migrations[(at - 1) as usize];
+        conn.execute_batch(&format!("{step}\nPRAGMA user_version = {};", at + 1))?;
+        Ok(Some(at + 1))
     }
 }
 
@@ -986,6 +1021,28 @@ mod tests {
         let rows: i64 = writer.query_row("SELECT count(*) FROM scrollback_meta", [], |r| r.get(0))?;
         assert_eq!(rows, 0);
         Ok(())
+    }
+
+    #[test]
+    fn connections_opening_a_new_acceptance_record_at_once_make_its_schema_once() {
+        // A server and a push may both open a data directory's acceptance record as it is made:
+        // the second used to find the tables there and fail ("table acceptances already exists").
+        for _ in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join(ACCEPT_FILE);
+            let opened: Vec<_> = (0..6)
+                .map(|_| {
+                    let path = path.clone();
+                    std::thread::spawn(move || ConnectionKind::Acceptances.open(&path).map(|_| ()))
+                })
+                .collect();
+            for t in opened {
+                t.join().unwrap().unwrap();
+            }
+            let conn = ConnectionKind::Acceptances.open(&path).unwrap();
+            let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+            assert_eq!(version, ACCEPT_VERSION);
+        }
     }
 
     #[test]
