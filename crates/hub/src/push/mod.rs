@@ -398,12 +398,17 @@ impl Pusher {
         pushed.photo_bytes += sent.pushed.photo_bytes;
         pushed.photos_unreadable += sent.pushed.photos_unreadable;
         self.files.extend(sent.files);
-        for session in &sent.touched {
-            self.push_session(conn, session)?;
-            synced.insert(session.clone());
+        let touched: Vec<&String> = sent.touched.iter().collect();
+        for group in touched.chunks(SESSIONS_PER_TRANSACTION) {
+            let mut tx = self.client.transaction()?;
+            for session in group {
+                write::send_session(&mut tx, &self.host, session, &read::read_session(conn, session)?)?;
+            }
+            tx.commit()?;
+            synced.extend(group.iter().map(|s| (*s).clone()));
         }
+        write::files_sent(&mut self.client, &self.host, changed)?;
         for file in changed {
-            write::file_sent(&mut self.client, &self.host, file)?;
             if let Some(hub) = self.files.get_mut(&file.id) {
                 hub.lines = file.lines;
                 hub.checkpoint = file.checkpoint;
@@ -447,6 +452,10 @@ impl Pusher {
 
 /// A session's marks as the hub holds them: its title, whether it is pinned, when one was set.
 type MarkRow = (Option<String>, bool, String);
+
+/// How many sessions' rows a transaction sends at most: a heavy user's pass touches tens of
+/// thousands of sessions, and a commit each was most of its time on the hub.
+const SESSIONS_PER_TRANSACTION: usize = 200;
 
 /// How many connections a pass sends files' lines over at most.
 const CONNECTIONS: usize = 2;

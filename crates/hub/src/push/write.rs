@@ -76,11 +76,20 @@ pub(super) fn file_row(tx: &mut HubTransaction<'_>, host: &str, file: &LocalFile
     Ok(())
 }
 
-/// Records a file as sent: its line count, checkpoint and indexing time, as the index has them.
-pub(super) fn file_sent(client: &mut Hub, host: &str, file: &LocalFile) -> Result<()> {
+/// Records files as sent, in one statement: each one's line count, checkpoint and indexing time, as
+/// the index has them.
+pub(super) fn files_sent(client: &mut Hub, host: &str, files: &[&LocalFile]) -> Result<()> {
     client.execute(
-        "UPDATE files SET lines = $3, checkpoint = $4, indexed_at = $5 WHERE host = $1 AND file_id = $2",
-        &[&host, &file.id, &file.lines, &file.checkpoint, &file.indexed_at],
+        "UPDATE files f SET lines = d.lines, checkpoint = d.checkpoint, indexed_at = d.indexed_at
+         FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::text[]) AS d(file_id, lines, checkpoint, indexed_at)
+         WHERE f.host = $1 AND f.file_id = d.file_id",
+        &[
+            &host,
+            &files.iter().map(|f| f.id).collect::<Vec<_>>(),
+            &files.iter().map(|f| f.lines).collect::<Vec<_>>(),
+            &files.iter().map(|f| f.checkpoint).collect::<Vec<_>>(),
+            &files.iter().map(|f| f.indexed_at.clone()).collect::<Vec<_>>(),
+        ],
     )?;
     Ok(())
 }
