@@ -8,42 +8,17 @@
 use tokio_postgres::Row;
 
 use scrollback_core::error::Result;
-use scrollback_core::format::Tokens;
 use scrollback_read::stats::{
-    Bounds, Edit, GroupSum, MessageSum, SessionFigure, SessionSpend, SpendSum, StatsSource, TOP, ToolUse, summed_over,
+    Bounds, Edit, GroupSum, MessageSum, SessionFigure, SessionSpend, SpendSum, StatsSource, TOP, ToolUse,
 };
 
 use crate::search::Args;
 use crate::store::HubStore;
-use crate::usage::sum;
+use crate::usage::{count, sum, token_sums, tokens_at};
 
 /// An hour as the hosts' sums name it, `YYYY-MM-DDTHH` (UTC): a sum whose hour is anything else
 /// (a line's own malformed time) is in no figure, as in an index's overview.
 const HOUR: &str = r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3])$";
-
-/// The six token columns of `h`, each summed.
-fn token_sums() -> String {
-    ["input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning"]
-        .map(|c| sum(&format!("h.{c}_tokens")))
-        .join(", ")
-}
-
-/// A count column's value.
-fn count(r: &Row, i: usize) -> u64 {
-    r.get::<_, Option<i64>>(i).unwrap_or(0).max(0) as u64
-}
-
-/// Six token sums from column `i` on.
-fn tokens_at(r: &Row, i: usize) -> Tokens {
-    Tokens {
-        input: count(r, i),
-        output: count(r, i + 1),
-        cache_read: count(r, i + 2),
-        cache_write: count(r, i + 3),
-        cache_write_1h: count(r, i + 4),
-        reasoning: count(r, i + 5),
-    }
-}
 
 /// The hub's sums, read through a connection of `serve --postgres`.
 pub(crate) struct HubStats<'a>(pub(crate) &'a HubStore);
@@ -100,14 +75,14 @@ impl Within {
 impl HubStats<'_> {
     /// The ledger by session, model, tier and context size, within `w`.
     fn session_sums(&self, b: &Bounds, w: Within) -> Result<Vec<SessionSpend>> {
-        let over = summed_over(&b.over_sizes).replace("u.over", "h.over");
+        let over = b.over("h.over");
         let rows = w.rows(
             self.0,
             &format!(
                 "h.host, h.session_id, h.model, h.tier, ({over})::bigint, {responses}, {tokens},
                  max(s.title), max(s.project), max(s.agent), max(s.first_timestamp), max(s.last_timestamp)",
                 responses = sum("h.responses"),
-                tokens = token_sums(),
+                tokens = token_sums("h"),
             ),
             "GROUP BY 1, 2, 3, 4, 5",
         )?;
@@ -176,9 +151,9 @@ impl StatsSource for HubStats<'_> {
         let select = format!(
             "{day}, s.project, s.agent, h.model, h.tier, ({over})::bigint, {responses}, {tokens}",
             day = w.day(),
-            over = summed_over(&b.over_sizes).replace("u.over", "h.over"),
+            over = b.over("h.over"),
             responses = sum("h.responses"),
-            tokens = token_sums(),
+            tokens = token_sums("h"),
         );
         Ok(w.rows(self.0, &select, "GROUP BY 1, 2, 3, 4, 5, 6")?
             .iter()

@@ -3,6 +3,8 @@
 //! each sum priced by the read crate ([`report_of`]), so that a day's cost on the hub is the sum of
 //! the hosts' own.
 
+use tokio_postgres::Row;
+
 use scrollback_core::error::Result;
 use scrollback_core::format::{Tokens, usage};
 use scrollback_read::prices::Prices;
@@ -24,6 +26,30 @@ fn group(by: By) -> &'static str {
         By::Project => "s.project",
         By::Model => "u.model",
         By::Agent => "u.agent",
+    }
+}
+
+/// The six token columns of `alias`, each summed ([`sum`]).
+pub(crate) fn token_sums(alias: &str) -> String {
+    ["input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning"]
+        .map(|c| sum(&format!("{alias}.{c}_tokens")))
+        .join(", ")
+}
+
+/// A count column's value (none, or less than none, is 0).
+pub(crate) fn count(r: &Row, i: usize) -> u64 {
+    r.get::<_, Option<i64>>(i).unwrap_or(0).max(0) as u64
+}
+
+/// The six token sums of [`token_sums`], from column `i` on.
+pub(crate) fn tokens_at(r: &Row, i: usize) -> Tokens {
+    Tokens {
+        input: count(r, i),
+        output: count(r, i + 1),
+        cache_read: count(r, i + 2),
+        cache_write: count(r, i + 3),
+        cache_write_1h: count(r, i + 4),
+        reasoning: count(r, i + 5),
     }
 }
 
@@ -52,10 +78,6 @@ pub(crate) fn report(store: &HubStore, by: By, filter: Filter<'_>, prices: &Pric
     cond(" AND u.model = ?", filter.model);
     cond(r#" AND u.timestamp COLLATE "C" >= ?"#, bounds.since_at.as_deref());
     cond(r#" AND u.timestamp COLLATE "C" < ?"#, bounds.until_at.as_deref());
-    let tokens: Vec<String> = ["input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning"]
-        .iter()
-        .map(|c| sum(&format!("u.{c}_tokens")))
-        .collect();
     let names = if by == By::Session { "max(s.title), max(s.project)" } else { "NULL::text, NULL::text" };
     let sql = format!(
         r#"SELECT {group}, u.agent, u.model, u.tier, ({over})::bigint AS over, count(*), {tokens},
@@ -65,25 +87,17 @@ pub(crate) fn report(store: &HubStore, by: By, filter: Filter<'_>, prices: &Pric
            GROUP BY 1, 2, 3, 4, 5"#,
         group = group(by),
         over = usage::over_sql(&prices.long_context_sizes()),
-        tokens = tokens.join(", "),
+        tokens = token_sums("u"),
     );
     let rows = store.query(&sql, &args.refs())?;
-    let n = |r: &tokio_postgres::Row, i: usize| r.get::<_, i64>(i).max(0) as u64;
     let sums = rows.iter().map(|r| LedgerSum {
         key: r.get(0),
         agent: r.get(1),
         model: r.get(2),
         tier: r.get(3),
         over: r.get(4),
-        responses: n(r, 5),
-        tokens: Tokens {
-            input: n(r, 6),
-            output: n(r, 7),
-            cache_read: n(r, 8),
-            cache_write: n(r, 9),
-            cache_write_1h: n(r, 10),
-            reasoning: n(r, 11),
-        },
+        responses: count(r, 5),
+        tokens: tokens_at(r, 6),
         first: r.get(12),
         last: r.get(13),
         title: r.get(14),

@@ -15,8 +15,7 @@ use rusqlite::{Connection, params};
 use serde::Serialize;
 
 use crate::prices::Prices;
-use crate::usage::cost;
-pub use crate::usage::summed_over;
+use crate::usage::{cost, summed_over};
 use scrollback_core::db::RESPONSE_BUCKETS;
 use scrollback_core::error::{Error, Result};
 use scrollback_core::format::{Tokens, usage};
@@ -265,9 +264,16 @@ pub struct Bounds {
     pub project: Option<String>,
     /// The time zone's offset from UTC, in whole hours: days, weekdays and hours are its.
     pub tz_hours: i32,
-    /// The pricing table's long-context sizes, which a sum's `over` is read against
-    /// ([`summed_over`]).
+    /// The pricing table's long-context sizes, which a sum's `over` is read against ([`Self::over`]).
     pub over_sizes: Vec<u64>,
+}
+
+impl Bounds {
+    /// SQL of the context size a sum's responses were over, its `column` (`h.over`) read against
+    /// the pricing table's sizes: the largest of them it is not under, else 0.
+    pub fn over(&self, column: &str) -> String {
+        summed_over(&self.over_sizes, column)
+    }
 }
 
 /// Messages and prompts of one day, weekday (0 Sunday) and hour of the time zone.
@@ -311,7 +317,7 @@ pub struct SpendSum {
     pub model: Option<String>,
     /// Their price tier.
     pub tier: Option<String>,
-    /// The context size they were over ([`summed_over`]).
+    /// The context size they were over ([`Bounds::over`]).
     pub over: i64,
     /// API responses.
     pub responses: u64,
@@ -580,7 +586,7 @@ impl IndexStats<'_> {
             "SELECT h.session_id, h.model, h.tier, {over}, sum(h.responses), {tokens}, s.title, s.project, s.agent,
                     s.first_timestamp, s.last_timestamp
              FROM usage_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE} AND {and} GROUP BY 1, 2, 3, 4",
-            over = summed_over(&b.over_sizes).replace("u.over", "h.over"),
+            over = b.over("h.over"),
             tokens = usage::token_sums_sql("h"),
         );
         self.query(b, &sql, one, |r| {
@@ -649,7 +655,7 @@ impl StatsSource for IndexStats<'_> {
              FROM usage_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE} GROUP BY 1, 2, 3, 4, 5, 6",
             tokens = usage::token_sums_sql("h"),
             day = local("%Y-%m-%d"),
-            over = summed_over(&b.over_sizes).replace("u.over", "h.over"),
+            over = b.over("h.over"),
         );
         self.query(b, &sql, None, |r| {
             Ok(SpendSum {

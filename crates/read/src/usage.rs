@@ -343,7 +343,13 @@ impl Bounds {
 /// by the group, the agent, the model, the price tier and the largest of `sizes` each sum is over.
 fn report_sql(by: By, project_filter: bool, summed: bool, sizes: &[u64]) -> String {
     let (table, responses, first, last, over) = if summed {
-        ("usage_sums", "sum(u.responses)", "min(u.first_timestamp)", "max(u.last_timestamp)", summed_over(sizes))
+        (
+            "usage_sums",
+            "sum(u.responses)",
+            "min(u.first_timestamp)",
+            "max(u.last_timestamp)",
+            summed_over(sizes, "u.over"),
+        )
     } else {
         ("usage", "count(*)", "min(u.timestamp)", "max(u.timestamp)", usage::over_sql(sizes))
     };
@@ -373,10 +379,10 @@ fn report_sql(by: By, project_filter: bool, summed: bool, sizes: &[u64]) -> Stri
     )
 }
 
-/// The context size a sum's responses were over (`u.over`, one of the sizes the writer's sums keep)
+/// The context size a sum's responses were over (`column`, one of the sizes the writer's sums keep)
 /// as the largest of the pricing table's `sizes` that is not over it.
-pub fn summed_over(sizes: &[u64]) -> String {
-    let arms: String = sizes.iter().rev().map(|n| format!(" WHEN u.over >= {n} THEN {n}")).collect();
+pub(crate) fn summed_over(sizes: &[u64], column: &str) -> String {
+    let arms: String = sizes.iter().rev().map(|n| format!(" WHEN {column} >= {n} THEN {n}")).collect();
     if sizes.is_empty() { "0".to_owned() } else { format!("CASE{arms} ELSE 0 END") }
 }
 

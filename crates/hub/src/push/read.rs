@@ -247,14 +247,14 @@ pub(super) fn read_session(conn: &Connection, session: &str) -> Result<SessionRo
 /// One of the overview's tables of sums, a session's rows of which the hub keeps as its host's
 /// index has them: its name on the hub, its columns with their PostgreSQL types, and the query that
 /// reads a session's rows from the index (`?1`), those columns in that order.
-pub(crate) struct SumsTable {
-    pub(crate) table: &'static str,
+pub(super) struct SumsTable {
+    pub(super) table: &'static str,
     pub(super) columns: &'static [(&'static str, &'static str)],
     select: &'static str,
 }
 
 /// The tables of sums a push sends with each session's row.
-pub(crate) const SUMS: &[SumsTable] = &[
+pub(super) const SUMS: &[SumsTable] = &[
     SumsTable {
         table: "stats_hours",
         columns: &[("hour", "text"), ("messages", "bigint"), ("prompts", "bigint")],
