@@ -127,6 +127,16 @@ fn local_entries(env: &Env) -> Vec<Line> {
 }
 
 fn hub_entries(hub: &mut postgres::Client, host: &str) -> Vec<Line> {
+    // No foreign key holds a line to its file's row (schema 7): the pusher deletes them together.
+    let orphans: i64 = hub
+        .query_one(
+            "SELECT count(*) FROM entries e WHERE host = $1
+               AND NOT EXISTS (SELECT 1 FROM files f WHERE f.host = e.host AND f.file_id = e.file_id)",
+            &[&host],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(orphans, 0, "every line on the hub has its file's row");
     hub.query(
         "SELECT file_id, off, session_id, stripped, text, tool_text, tools, duplicate FROM entries WHERE host = $1
          ORDER BY file_id, off",
@@ -1155,6 +1165,8 @@ fn two_data_directories_under_one_host_name_are_refused_until_one_takes_the_name
          ALTER TABLE entries ADD COLUMN tsv tsvector GENERATED ALWAYS AS
              (to_tsvector('simple', replace(coalesce(text, ''), U&'\\200B', ' '))) STORED;
          CREATE INDEX entries_tsv ON entries USING gin(tsv);
+         ALTER TABLE entries ADD FOREIGN KEY (host, file_id) REFERENCES files(host, file_id) ON DELETE CASCADE,
+             ALTER COLUMN stripped SET COMPRESSION pglz, ALTER COLUMN text SET COMPRESSION pglz;
          UPDATE hub_meta SET value = '1'",
     )
     .unwrap();
@@ -1166,7 +1178,13 @@ fn two_data_directories_under_one_host_name_are_refused_until_one_takes_the_name
         hub.query(
             "SELECT * FROM (SELECT table_name || '.' || column_name || ' ' || data_type FROM information_schema.columns
                             WHERE table_schema = 'public' ORDER BY table_name, ordinal_position) c
-             UNION ALL SELECT * FROM (SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY indexname) i",
+             UNION ALL SELECT * FROM (SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY indexname) i
+             UNION ALL SELECT * FROM (SELECT conrelid::regclass || ' ' || pg_get_constraintdef(oid) FROM pg_constraint
+                                      WHERE connamespace = 'public'::regnamespace ORDER BY 1) k
+             UNION ALL SELECT * FROM (SELECT attrelid::regclass || '.' || attname || ' ' || attcompression::text FROM pg_attribute
+                                      WHERE attcompression <> '' AND NOT attisdropped AND attrelid IN
+                                          (SELECT oid FROM pg_class WHERE relnamespace = 'public'::regnamespace)
+                                      ORDER BY 1) z",
             &[],
         )
         .unwrap()
@@ -1176,7 +1194,7 @@ fn two_data_directories_under_one_host_name_are_refused_until_one_takes_the_name
     };
     assert_eq!(columns(&mut hub), columns(&mut cluster.client("fresh")), "migrated as a fresh hub");
     let version: String = hub.query_one("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[]).unwrap().get(0);
-    assert_eq!(version, "6");
+    assert_eq!(version, "7");
     let out = second.run(&["push", "--postgres", &url, "--host", "clone"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "a second data directory pushing as clone is refused: {stderr}");

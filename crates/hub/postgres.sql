@@ -1,4 +1,4 @@
--- scrollback hub schema, version 6 (hub_meta 'schema_version' = 6).
+-- scrollback hub schema, version 7 (hub_meta 'schema_version' = 7).
 --
 -- The hub is a PostgreSQL database that many hosts push their index to (`scrollback push`,
 -- `serve --push`). Each host's own SQLite index stays the system of record: everything here is
@@ -106,8 +106,10 @@ CREATE TABLE entries (
                   (setweight(to_tsvector('simple', replace(coalesce(text, ''), U&'\200B', ' ')), 'A')
                    || setweight(to_tsvector('simple', replace(coalesce(tool_text, ''), U&'\200B', ' ')), 'B')
                    || setweight(to_tsvector('simple', coalesce(tools, '')), 'C')) STORED,
-    PRIMARY KEY (host, file_id, off),
-    FOREIGN KEY (host, file_id) REFERENCES files(host, file_id) ON DELETE CASCADE
+    -- No foreign key to `files`: its check was a query for each line sent (about 5% of the hub's
+    -- work in a push). A push writes a file's row in the transaction of its lines, and deletes the
+    -- lines with the row.
+    PRIMARY KEY (host, file_id, off)
 );
 CREATE INDEX entries_order ON entries(host, session_id, sort_at, sort_file, line);
 CREATE INDEX entries_tsv ON entries USING gin(tsv);
@@ -303,4 +305,8 @@ SELECT u.host, u.session_id, s.title, s.project, u.agent, string_agg(DISTINCT u.
 FROM usage u LEFT JOIN sessions s ON s.host = u.host AND s.id = u.session_id
 GROUP BY u.host, u.session_id, s.title, s.project, u.agent;
 
-INSERT INTO hub_meta (key, value) VALUES ('schema_version', '6');
+-- A line's texts are compressed with LZ4 where the server has it (PostgreSQL 14 and later, built
+-- with lz4, as Debian's and the official images are), elsewhere with pglz: `LZ4` in
+-- crates/hub/src/lib.rs, run after this.
+
+INSERT INTO hub_meta (key, value) VALUES ('schema_version', '7');

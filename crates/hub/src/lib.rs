@@ -33,7 +33,7 @@ pub use tls::{SslMode, Tls};
 pub const SCHEMA: &str = include_str!("../postgres.sql");
 
 /// The version [`SCHEMA`] creates, kept in `hub_meta`'s `schema_version`.
-pub const VERSION: i64 = 6;
+pub const VERSION: i64 = 7;
 
 /// One step each, as the index's: `MIGRATIONS[i]` takes a hub from version `i + 1` to `i + 2`, in
 /// the transaction that records the new version.
@@ -132,7 +132,25 @@ const MIGRATIONS: &[&str] = &[
     // longer, and the hub's search does not read it.
     "DROP INDEX entries_text_trgm;
      CREATE INDEX entries_text_trgm ON entries USING gin(text gin_trgm_ops) WHERE strpos(text, U&'\\200B') > 0;",
+    // 7: no foreign key from a line to its file's row (its check, a query for each line sent, was
+    // about 5% of the hub's work in a push; a push deletes the lines with the row), and the lines'
+    // texts in LZ4 ([`LZ4`], run after).
+    "DO $$ DECLARE c text; BEGIN
+         FOR c IN SELECT conname FROM pg_constraint
+                  WHERE conrelid = 'entries'::regclass AND confrelid = 'files'::regclass AND contype = 'f' LOOP
+             EXECUTE format('ALTER TABLE entries DROP CONSTRAINT %I', c);
+         END LOOP;
+     END $$;",
 ];
+
+/// Has a line's texts compressed with LZ4 where the server can (PostgreSQL 14 and later, built with
+/// lz4, as Debian's and the official images are; elsewhere they stay pglz): pglz was about 9% of
+/// the hub's work in a push. Run after [`SCHEMA`], and by the migration to 7.
+const LZ4: &str = "DO $$ BEGIN
+    EXECUTE 'ALTER TABLE entries ALTER COLUMN stripped SET COMPRESSION lz4, ALTER COLUMN text SET COMPRESSION lz4,
+                 ALTER COLUMN tool_text SET COMPRESSION lz4, ALTER COLUMN tsv SET COMPRESSION lz4';
+EXCEPTION WHEN feature_not_supported OR syntax_error THEN NULL;
+END $$;";
 
 /// How long connecting may take before it fails (unless the URL or `PGCONNECT_TIMEOUT` says).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -328,6 +346,7 @@ pub fn migrate(client: &mut Hub) -> Result<i64> {
     let exists: bool = tx.query_one("SELECT to_regclass('hub_meta') IS NOT NULL", &[])?.get(0);
     if !exists {
         tx.batch_execute(SCHEMA)?;
+        tx.batch_execute(LZ4)?;
         tx.commit()?;
         return Ok(VERSION);
     }
@@ -342,6 +361,9 @@ pub fn migrate(client: &mut Hub) -> Result<i64> {
     for (step, sql) in MIGRATIONS.iter().enumerate().skip(found as usize - 1) {
         tx.batch_execute(sql)?;
         tx.execute("UPDATE hub_meta SET value = $1 WHERE key = 'schema_version'", &[&(step as i64 + 2).to_string()])?;
+    }
+    if found < 7 {
+        tx.batch_execute(LZ4)?;
     }
     tx.commit()?;
     Ok(VERSION)

@@ -97,7 +97,7 @@ pub(super) fn claim(hub: &mut Hub, host: &str, identity: &str, take_over: bool) 
         }
         Some(_) => {
             let sums = super::read::SUMS.iter().map(|t| t.table);
-            for table in ["files", "sessions", "usage", "forgotten", "marks"].into_iter().chain(sums) {
+            for table in ["entries", "files", "sessions", "usage", "forgotten", "marks"].into_iter().chain(sums) {
                 tx.execute(&format!("DELETE FROM {table} WHERE host = $1"), &[&host])?;
             }
             tx.execute("UPDATE hosts SET index_id = NULL WHERE name = $1", &[&host])?;

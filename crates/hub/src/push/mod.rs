@@ -20,7 +20,9 @@
 //!   blake3 as it is read; the files go over two connections at once, so that the hub keeps its
 //!   search indexes (most of a push's work) on two of its cores;
 //! - each session those lines belong to sends its row, its copies' and hidden entries' marks, its
-//!   usage ledger, and the overview's sums of it (by hour, and its edits).
+//!   usage ledger, and the overview's sums of it (by hour, and its edits);
+//! - the pass's commits do not wait for the hub's disk but its last one, which then holds them all
+//!   ([`unflushed_commits`]).
 //!
 //! The pusher only reads the index (a reader connection); the writer never waits for it.
 //!
@@ -132,6 +134,7 @@ impl Pusher {
             client.stop_on(stop.clone());
         }
         migrate(&mut client)?;
+        unflushed_commits(&mut client)?;
         if !client.advisory_lock(PUSH_LOCK, host, config.timeout())? {
             return Err(Error::Hub(format!(
                 "another push of host {host:?} is running against this hub (it held the lock for {} s)",
@@ -219,10 +222,13 @@ impl Pusher {
         let dropped: Vec<i64> = self.files.keys().filter(|id| !local_ids.contains(id)).copied().collect();
         let mut synced = BTreeSet::new();
         if !dropped.is_empty() {
-            let sessions = self.client.query(
+            let mut tx = self.client.transaction()?;
+            tx.execute("DELETE FROM entries WHERE host = $1 AND file_id = ANY($2)", &[&self.host, &dropped])?;
+            let sessions = tx.query(
                 "DELETE FROM files WHERE host = $1 AND file_id = ANY($2) RETURNING session_id",
                 &[&self.host, &dropped],
             )?;
+            tx.commit()?;
             for id in &dropped {
                 self.files.remove(id);
             }
@@ -238,8 +244,13 @@ impl Pusher {
             self.push_files(&conn, &changed, &mut pushed, &mut synced)?;
         }
         pushed.sessions = synced.len() as u64;
-        if !pushed.is_empty() {
-            self.client.execute("UPDATE hosts SET last_push_at = now() WHERE name = $1", &[&self.host])?;
+        if !pushed.is_empty() || !dropped.is_empty() {
+            // The pass's last commit waits for the hub's disk, and with it every commit before it
+            // (the write-ahead log is flushed in order): a push that returns has its rows durable.
+            let mut tx = self.client.transaction()?;
+            tx.batch_execute("SET LOCAL synchronous_commit = on")?;
+            tx.execute("UPDATE hosts SET last_push_at = now() WHERE name = $1", &[&self.host])?;
+            tx.commit()?;
         }
         Ok(pushed)
     }
@@ -258,7 +269,8 @@ impl Pusher {
         }
         let resend = recorded.is_some();
         if resend {
-            for table in ["files", "sessions", "usage"].into_iter().chain(read::SUMS.iter().map(|t| t.table)) {
+            for table in ["entries", "files", "sessions", "usage"].into_iter().chain(read::SUMS.iter().map(|t| t.table))
+            {
                 tx.execute(&format!("DELETE FROM {table} WHERE host = $1"), &[&self.host])?;
             }
         }
@@ -435,6 +447,7 @@ impl Pusher {
             if let Some(stop) = &self.stop {
                 client.stop_on(stop.clone());
             }
+            unflushed_commits(&mut client)?;
             extras.push((client, scrollback_read::index::open(&self.data_dir)?));
         }
         Ok(extras)
@@ -448,6 +461,16 @@ impl Pusher {
         tx.commit()?;
         Ok(())
     }
+}
+
+/// Has a pusher's connection commit without waiting for the hub to flush each commit to disk (a
+/// pass commits a transaction per batch of a file's lines; docs/benchmarks.md measures the gain).
+/// It is safe here: each transaction moves the file's watermark with
+/// its rows, so a hub that crashes loses whole transactions, newest first, and the pusher reads the
+/// watermarks again on its next connection (a crash ends this one) and sends what was lost; and a
+/// pass ends with a commit that does wait ([`Pusher::push`]).
+fn unflushed_commits(client: &mut Hub) -> Result<()> {
+    client.batch_execute("SET synchronous_commit = off")
 }
 
 /// A session's marks as the hub holds them: its title, whether it is pinned, when one was set.
