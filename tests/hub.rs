@@ -194,8 +194,8 @@ fn three_hosts() -> (Env, Env, Env, Vec<u8>) {
     (laptop, desk, others, shared)
 }
 
-/// A Claude Code session of `n` turns, each editing a file: turn `j` at hour `2j + odd` of a day.
-/// Each prompt holds an API key, for a redacted export to take out.
+/// A Claude Code session of `n` turns, each editing a file: turn `j` at hour `2j + odd` of a day,
+/// on git branch `topic/ID`. Each prompt holds an API key, for a redacted export to take out.
 fn edits_session(id: &str, odd: usize, n: usize) -> String {
     let key = |j: usize| format!("sk-ant-api03-{}{j}AA", "Zq8-rT_4".repeat(12).chars().take(92).collect::<String>());
     let mut lines = String::new();
@@ -205,7 +205,7 @@ fn edits_session(id: &str, odd: usize, n: usize) -> String {
         let file = format!("/work/{id}/src/f{j}.rs");
         for line in [
             serde_json::json!({"type": "user", "sessionId": id, "uuid": asked, "timestamp": at(0), "cwd": "/work",
-                "message": {"role": "user", "content": format!("Refactor file {j} with the key {}", key(j))}}),
+                "gitBranch": format!("topic/{id}"), "message": {"role": "user", "content": format!("Refactor file {j} with the key {}", key(j))}}),
             serde_json::json!({"type": "assistant", "sessionId": id, "uuid": answered, "parentUuid": asked,
                 "timestamp": at(1), "cwd": "/work", "requestId": format!("req-{id}-{j}"),
                 "message": {"id": format!("msg-{id}-{j}"), "role": "assistant", "model": "claude-sonnet-4-5",
@@ -434,6 +434,17 @@ fn serve_postgres_answers_as_the_union_of_the_hosts_own_servers_and_refuses_writ
         }
         let filtered = hub.json(&format!("/api/sessions?limit=500&host={host}"))["sessions"].clone();
         assert_eq!(filtered, Value::from(local.clone()), "{host}'s sessions");
+        // The hub's status: the host, its last push, and what its sessions hold.
+        let status = hub.json("/api/status");
+        assert_eq!((&status["store"], &status["schemaVersion"]), (&Value::from("hub"), &Value::from(7)));
+        let row = status["hosts"].as_array().unwrap().iter().find(|h| h["name"] == host).unwrap().clone();
+        let sum = |key: &str| local.iter().map(|s| s[key].as_i64().unwrap()).sum::<i64>();
+        assert_eq!(
+            [&row["sessions"], &row["entries"], &row["photos"]],
+            [&Value::from(local.len()), &Value::from(sum("entries")), &Value::from(sum("images"))],
+            "{host}'s status"
+        );
+        assert!(row["lastPushAt"].as_str().is_some_and(|t| t.ends_with('Z')), "{row}");
 
         // Every page of every session's history, both ways, side chains or not; every photo.
         for s in &local {
@@ -451,6 +462,13 @@ fn serve_postgres_answers_as_the_union_of_the_hosts_own_servers_and_refuses_writ
                     assert_eq!(from_hub.status(), 200, "{path} from the hub");
                     assert_eq!(from_hub.bytes().unwrap(), own.get(&path).bytes().unwrap(), "{path}");
                 }
+            }
+            // The session as the host's server has it, its git branch included.
+            let mut about = own.json(&format!("/api/sessions/{id}/about"));
+            about["host"] = host.into();
+            assert_eq!(hub.json(&format!("/api/sessions/{id}/about")), about, "{host} {id}");
+            if id.starts_with('e') {
+                assert_eq!(about["gitBranch"], format!("topic/{id}"));
             }
             // Its HTML, Markdown and JSONL exports are the host's, byte for byte, photos and all (the
             // hub's JSONL lines are the stored lines, each photo put back from its blob).
@@ -574,7 +592,7 @@ fn serve_postgres_answers_as_the_union_of_the_hosts_own_servers_and_refuses_writ
         first["hits"].as_array().unwrap().iter().chain(second["hits"].as_array().unwrap()).collect();
     assert_eq!(paged, all["hits"].as_array().unwrap().iter().collect::<Vec<_>>());
 
-    // Read-only: what would change something is refused, saying so; what is not served yet says so.
+    // Read-only: what would change something is refused, saying so.
     let a1 = "a1";
     let forget =
         hub.client.delete(format!("{}/api/sessions/{a1}", hub.base)).header("origin", hub.base.clone()).send().unwrap();
@@ -1160,7 +1178,7 @@ fn two_data_directories_under_one_host_name_are_refused_until_one_takes_the_name
     // first data directory's.
     hub.batch_execute(
         "DROP TABLE marks, stats_hours, tool_hours, response_hours, usage_hours, edits;
-         ALTER TABLE hosts DROP COLUMN identity;
+         ALTER TABLE hosts DROP COLUMN identity; ALTER TABLE sessions DROP COLUMN git_branch;
          DROP INDEX entries_recent; ALTER TABLE entries DROP COLUMN tsv, DROP COLUMN tool_text, DROP COLUMN tools;
          ALTER TABLE entries ADD COLUMN tsv tsvector GENERATED ALWAYS AS
              (to_tsvector('simple', replace(coalesce(text, ''), U&'\\200B', ' '))) STORED;
@@ -1210,7 +1228,8 @@ fn two_data_directories_under_one_host_name_are_refused_until_one_takes_the_name
     assert!(local_sums > 0);
     assert_eq!(sums(&mut hub), local_sums);
     hub.batch_execute(
-        "DROP TABLE stats_hours, tool_hours, response_hours, usage_hours, edits; UPDATE hub_meta SET value = '4'",
+        "DROP TABLE stats_hours, tool_hours, response_hours, usage_hours, edits;
+         ALTER TABLE sessions DROP COLUMN git_branch; UPDATE hub_meta SET value = '4'",
     )
     .unwrap();
     let said = push(&first, &url, "clone");

@@ -70,6 +70,7 @@ CREATE TABLE sessions (
     sidechain_entries bigint  NOT NULL DEFAULT 0,
     agent             text    NOT NULL,
     forked_from       text,
+    git_branch        text,                -- the git branch its transcript names last, as written
     PRIMARY KEY (host, id)
 );
 CREATE INDEX sessions_last ON sessions(last_timestamp);

@@ -1764,7 +1764,7 @@ test("46. a session of each of the eight agents: what the person typed and an an
   await server.stop();
 });
 
-test("47. a team's hub: serve --postgres draws the overview of every host, lists every host's sessions with a host filter, opens one with its photos, searches all hosts, exports it in every format, and offers nothing that would change it", { skip: !HUB && "no PostgreSQL" }, async () => {
+test("47. a team's hub: serve --postgres draws the overview of every host, lists every host's sessions with a host filter, opens one with its photos, searches all hosts, exports it in every format, shows each host's last push on the status page, and offers nothing that would change it", { skip: !HUB && "no PostgreSQL" }, async () => {
   // Two hosts index their trees and push them to the hub.
   for (const [name, host] of [["photos40", "laptop"], ["grouped", "desk"]]) {
     const base = temp();
@@ -1821,9 +1821,21 @@ test("47. a team's hub: serve --postgres draws the overview of every host, lists
   await hit.click();
   await page.locator("li.target").waitFor();
   assert.match(await page.locator("li.target").textContent(), /kestrel/i);
-  // The status page says a hub has none of its own, and asks for none.
+  // The status page says a hub has no index of its own, and shows each host with its last push and
+  // what its sessions hold, as the API says.
   await goElsewhere(page, `${server.url}/status`);
   await page.locator(".status-page .hub-note").waitFor();
+  const status = await (await fetch(`${server.url}/api/status`)).json();
+  assert.deepEqual(status.hosts.map((h) => h.name), ["desk", "laptop"]);
+  const rows = page.locator("table.hub-hosts tbody tr");
+  await until("both hosts", async () => (await rows.count()) === 2);
+  for (const [i, h] of status.hosts.entries()) {
+    const cells = await rows.nth(i).locator("td").allTextContents();
+    assert.deepEqual(cells.slice(0, 4), [h.name, String(h.sessions), h.entries.toLocaleString("en-US"), String(h.photos)]);
+    assert.equal(cells[5], h.lastPushAt);
+  }
+  assert.ok(status.hosts.find((h) => h.name === "laptop").photos > 0 && status.blobs > 0, JSON.stringify(status));
+  await shot(page, "47-hub-status");
   await page.waitForLoadState("networkidle");
   assert.deepEqual(problems, []);
   await context.close();

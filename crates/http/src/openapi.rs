@@ -173,7 +173,7 @@ fn chat_schemas() -> Value {
             "type": "object", "required": ["version", "limits", "agents", "engine", "store"],
             "properties": {
                 "version": { "type": "string" },
-                "store": { "type": "string", "enum": ["index", "hub"], "description": "What this server reads: this machine's index, or a team's hub (serve --postgres), which is read-only: every request but GET, HEAD and OPTIONS is refused (400 not-served), and its status is not served (400 not-served)." },
+                "store": { "type": "string", "enum": ["index", "hub"], "description": "What this server reads: this machine's index, or a team's hub (serve --postgres), which is read-only: every request but GET, HEAD and OPTIONS is refused (400 not-served); its status is a HubStatus." },
                 "engine": { "type": "boolean", "description": "Whether an engine runs sent messages (serve --engine or --demo). Without one, POST /api/chat/send is refused (409 no-engine)." },
                 "agents": { "type": "array", "description": "The agents whose transcripts this server reads, as each is named in the API and shown to people.",
                     "items": { "type": "object", "required": ["name", "displayName"], "properties": {
@@ -183,6 +183,23 @@ fn chat_schemas() -> Value {
                         "maxImages": { "type": "integer" }, "maxImageBytes": { "type": "integer" },
                         "maxText": { "type": "integer" }, "maxBody": { "type": "integer" }
                     } }
+            }
+        },
+        "HubStatus": {
+            "type": "object",
+            "description": "A team's hub (serve --postgres): it has no index, writer or vault of its own; each host's own server shows those.",
+            "required": ["store", "version", "schemaVersion", "hosts", "blobs", "blobBytes"],
+            "properties": {
+                "store": { "type": "string", "enum": ["hub"] },
+                "version": { "type": "string" },
+                "schemaVersion": { "type": "integer", "description": "The hub's schema version." },
+                "hosts": { "type": "array", "description": "The hosts that pushed, by name: when each first pushed and last sent something (UTC), and its sessions with their entries and photos as each session counts them.",
+                    "items": { "type": "object", "required": ["name", "firstPushAt", "lastPushAt", "sessions", "entries", "photos"], "properties": {
+                        "name": { "type": "string" }, "firstPushAt": { "type": "string" },
+                        "lastPushAt": { "type": "string", "nullable": true },
+                        "sessions": { "type": "integer" }, "entries": { "type": "integer" }, "photos": { "type": "integer" } } } },
+                "blobs": { "type": "integer", "description": "Payloads whose bytes the hub holds, each once." },
+                "blobBytes": { "type": "integer", "description": "Their decoded bytes." }
             }
         },
         "Status": {
@@ -281,7 +298,9 @@ fn chat_paths() -> Value {
         } },
         "/api/status": { "get": {
             "summary": "What the index holds and how the server stands: the writer (running, or failed and why), the watcher, the roots and what each holds, transcripts live and gone, sessions, entries, invalid lines, photos, the index's size, the data directory and its free space, the vault, sends pending, the push, whether an engine runs, the version.",
-            "responses": merge(common_errors(), json!({ "200": json_response("The status.", "Status") }))
+            "responses": merge(common_errors(), json!({ "200": { "description": "The status: an index's, or a team's hub's (serve --postgres).",
+                "content": { "application/json": { "schema": { "oneOf": [
+                    { "$ref": "#/components/schemas/Status" }, { "$ref": "#/components/schemas/HubStatus" } ] } } } } }))
         } },
         "/api/info": { "get": {
             "summary": "The server's version, the limits of a send, the agents it reads, and whether an engine runs sent messages.",

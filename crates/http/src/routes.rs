@@ -226,6 +226,10 @@ fn about_routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
         .map(|api: Api| json(&wire::info(api.chats().has_engine(), api.store_kind())));
     let status = warp::path!("status").and(warp::get()).and(warp::query::<NoParams>()).and(with_api.clone()).and_then(
         |_: NoParams, api: Api| async move {
+            // A team's hub: its hosts and their pushes (it has no index, writer or vault of its own).
+            if let Some(hub) = api.db(|store| store.hub_status()).await.map_err(ApiError::reject)? {
+                return Ok(json(&wire::hub_status(&hub)));
+            }
             let data_dir = api.inner.data_dir.clone();
             let root_list = api.inner.roots.clone();
             // A damaged index is what status must still report: its counts are then unknown.

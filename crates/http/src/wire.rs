@@ -253,7 +253,27 @@ pub struct SpawnedBy<'a> {
     cursor: Option<i64>,
 }
 
-/// `GET /api/status`.
+/// `GET /api/status` of a team's hub (`serve --postgres`): its hosts, when each pushed and what its
+/// sessions hold, and the photos' bytes it holds.
+pub fn hub_status(hub: &scrollback_read::status::HubStatus) -> serde_json::Value {
+    serde_json::json!({
+        "store": "hub",
+        "version": env!("CARGO_PKG_VERSION"),
+        "schemaVersion": hub.schema_version,
+        "hosts": hub.hosts.iter().map(|h| serde_json::json!({
+            "name": h.name,
+            "firstPushAt": h.first_push_at,
+            "lastPushAt": h.last_push_at,
+            "sessions": h.sessions,
+            "entries": h.entries,
+            "photos": h.photos,
+        })).collect::<Vec<_>>(),
+        "blobs": hub.blobs,
+        "blobBytes": hub.blob_bytes,
+    })
+}
+
+/// `GET /api/status` of an index: what it holds and how the server stands.
 pub fn status(status: &Status, push: Option<&scrollback_hub::follow::PushStatus>) -> serde_json::Value {
     let s = status.index.as_ref();
     let writer = match &status.writer {

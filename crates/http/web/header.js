@@ -186,7 +186,7 @@ export class Header {
       rows.push(["Resume", render.el("span", "resume-row", cmd, " ", copy, " ", said)]);
     }
     const exports = render.el("span", "exports");
-    // A team's hub holds no transcript's own lines: HTML and Markdown only.
+    // Every format, on a team's hub too (its JSONL is the lines its hosts stored).
     const formats = [["html", "HTML"], ["markdown", "Markdown"], ["jsonl", "JSONL"]];
     for (const [format, label] of formats) {
       const a = render.el("a", "export", label);

@@ -68,6 +68,37 @@ function row(term, ...value) {
   return [el("dt", null, term), el("dd", null, ...value)];
 }
 
+/** A team's hub's status: its hosts, when each pushed and what its sessions hold. A hub has no
+ * index, writer or vault of its own: each host's server shows those. */
+function hubStatus(s) {
+  const count = (n) => Number(n).toLocaleString("en-US");
+  const cell = (text, cls) => el("td", cls || null, text);
+  const hosts = el(
+    "table",
+    "usage-table hub-hosts",
+    el("caption", null, "Hosts"),
+    el("thead", null, el("tr", null, ...["Host", "Sessions", "Entries", "Photos", "First push", "Last push"].map((h) => el("th", null, h)))),
+    el(
+      "tbody",
+      null,
+      ...s.hosts.map((h) =>
+        el("tr", null, cell(h.name), cell(count(h.sessions), "num"), cell(count(h.entries), "num"), cell(count(h.photos), "num"), cell(h.firstPushAt), cell(h.lastPushAt || "not yet ended")),
+      ),
+    ),
+  );
+  return [
+    el("p", "status hub-note", "This server reads a team's hub, read-only: each host's own server shows how its index, writer, vault and push stand."),
+    el(
+      "dl",
+      "status-list",
+      ...row("Version", s.version),
+      ...row("Hub schema", String(s.schemaVersion)),
+      ...row("Photos held", `${many(s.blobs, "photo")}, ${formatBytes(s.blobBytes)}`),
+    ),
+    s.hosts.length ? hosts : el("p", null, "No host has pushed to it yet: ", code("scrollback push --postgres URL"), " on a host sends its sessions."),
+  ];
+}
+
 /** The status page at /status. `openKeys()` opens the keyboard's help. */
 export class StatusPage {
   constructor(main, { openKeys }) {
@@ -86,15 +117,6 @@ export class StatusPage {
 
   async load() {
     await known;
-    if (onHub()) {
-      // A team's hub has no index, writer or vault of its own: each host's server shows those.
-      if (!this.closed) {
-        this.body.replaceChildren(
-          el("p", "status hub-note", "This server reads a team's hub, read-only: each host's own server shows how its index, writer, vault and push stand. The hub's hosts table says when each host last pushed."),
-        );
-      }
-      return;
-    }
     let s;
     try {
       [s] = await Promise.all([call(() => get("/api/status")), known]);
@@ -103,6 +125,10 @@ export class StatusPage {
       return;
     }
     if (this.closed) return;
+    if (onHub() || s.store === "hub") {
+      this.body.replaceChildren(...hubStatus(s));
+      return;
+    }
     const count = (n) => (n === null || n === undefined ? "unknown" : Number(n).toLocaleString("en-US"));
     const writer = s.writer.state === "failed" ? `stopped: ${s.writer.error}` : s.writer.state === "running" ? `running (${s.watcher || "no watcher"})` : "none";
     const vault = !s.vault

@@ -133,14 +133,17 @@ const MIGRATIONS: &[&str] = &[
     "DROP INDEX entries_text_trgm;
      CREATE INDEX entries_text_trgm ON entries USING gin(text gin_trgm_ops) WHERE strpos(text, U&'\\200B') > 0;",
     // 7: no foreign key from a line to its file's row (its check, a query for each line sent, was
-    // about 5% of the hub's work in a push; a push deletes the lines with the row), and the lines'
-    // texts in LZ4 ([`LZ4`], run after).
+    // about 5% of the hub's work in a push; a push deletes the lines with the row), the lines'
+    // texts in LZ4 ([`LZ4`], run after), and a session's git branch, which each host sends with its
+    // sessions' rows at its next push (as for the sums of 5: every file's checkpoint set apart).
     "DO $$ DECLARE c text; BEGIN
          FOR c IN SELECT conname FROM pg_constraint
                   WHERE conrelid = 'entries'::regclass AND confrelid = 'files'::regclass AND contype = 'f' LOOP
              EXECUTE format('ALTER TABLE entries DROP CONSTRAINT %I', c);
          END LOOP;
-     END $$;",
+     END $$;
+     ALTER TABLE sessions ADD COLUMN git_branch text;
+     UPDATE files SET checkpoint = -1;",
 ];
 
 /// Has a line's texts compressed with LZ4 where the server can (PostgreSQL 14 and later, built with

@@ -10,8 +10,9 @@
 //! Read-only: every session it opens is `default_transaction_read_only`, and a role with `SELECT`
 //! alone is enough. Search is `search.rs`'s, usage reports `usage.rs`'s, the overview
 //! `stats.rs`'s; a JSONL export gives each line as its host stored it, its photos put back from
-//! `blobs`. What the hub does not serve (status) is [`Error::NotServed`], which the API
-//! answers with a 4xx that says so.
+//! `blobs`; its status is its hosts' and their last pushes (`hub_status`). What the hub does not
+//! serve (an index's status, transcript roots) is [`Error::NotServed`], which the API answers with a
+//! 4xx that says so.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -37,7 +38,7 @@ use scrollback_read::media::MediaRecord;
 use scrollback_read::pool::Backend;
 use scrollback_read::prices::Prices;
 use scrollback_read::redact::Redactor;
-use scrollback_read::status::{IndexStatus, RootCount};
+use scrollback_read::status::{HostStatus, HubStatus, IndexStatus, RootCount};
 use scrollback_read::usage::{By, Filter, Report};
 
 use crate::connection::Hub;
@@ -529,9 +530,11 @@ impl Store for HubStore {
         scrollback_read::history::names::pick(given, ids.iter().map(|r| r.get::<_, String>(0)))
     }
 
-    fn git_branch(&self, _session_id: &str) -> Result<Option<String>> {
-        // A push does not carry the branch (the hub's `sessions` has no column for it).
-        Ok(None)
+    fn git_branch(&self, session_id: &str) -> Result<Option<String>> {
+        let Some(host) = self.host_of(session_id)? else { return Ok(None) };
+        let row =
+            self.query_opt("SELECT git_branch FROM sessions WHERE host = $1 AND id = $2", &[&host, &session_id])?;
+        Ok(row.and_then(|r| r.get(0)))
     }
 
     fn history(&self, session_id: &str, at: Position, limit: u32, sidechains: bool) -> Result<Option<HistoryPage>> {
@@ -620,6 +623,40 @@ impl Store for HubStore {
 
     fn status(&self, _: &Path) -> Result<IndexStatus> {
         not_served("an index's status")
+    }
+
+    fn hub_status(&self) -> Result<Option<HubStatus>> {
+        let version: String = self
+            .query_opt("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[])?
+            .map_or_else(String::new, |r| r.get(0));
+        let hosts = self.query(
+            r#"SELECT h.name,
+                      to_char(h.first_push_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+                      to_char(h.last_push_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+                      count(s.id), coalesce(sum(s.entries), 0)::bigint, coalesce(sum(s.images), 0)::bigint
+               FROM hosts h LEFT JOIN sessions s ON s.host = h.name
+               GROUP BY h.name, h.first_push_at, h.last_push_at ORDER BY h.name COLLATE "C""#,
+            &[],
+        )?;
+        let blobs = self
+            .query_opt("SELECT count(*), coalesce(sum(length), 0)::bigint FROM blobs", &[])?
+            .ok_or_else(|| Error::Internal("an aggregate without its row".into()))?;
+        Ok(Some(HubStatus {
+            schema_version: version.parse().unwrap_or(0),
+            hosts: hosts
+                .iter()
+                .map(|r| HostStatus {
+                    name: r.get(0),
+                    first_push_at: r.get(1),
+                    last_push_at: r.get(2),
+                    sessions: r.get(3),
+                    entries: r.get(4),
+                    photos: r.get(5),
+                })
+                .collect(),
+            blobs: blobs.get(0),
+            blob_bytes: blobs.get(1),
+        }))
     }
 
     fn root_counts(&self, _: &[(&str, &Path)]) -> Result<Vec<RootCount>> {

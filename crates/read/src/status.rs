@@ -7,6 +7,36 @@ use rusqlite::{Connection, OptionalExtension};
 use scrollback_core::db;
 use scrollback_core::error::{Error, Result};
 
+/// What a team's hub holds (`serve --postgres`): its hosts, and the photos' bytes pushed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HubStatus {
+    /// The hub's schema version.
+    pub schema_version: i64,
+    /// The hosts that pushed to it, by name.
+    pub hosts: Vec<HostStatus>,
+    /// Payloads whose bytes it holds (each once, whichever hosts hold it).
+    pub blobs: i64,
+    /// Their decoded bytes.
+    pub blob_bytes: i64,
+}
+
+/// One host of a team's hub: when it pushed, and what its sessions' rows say they hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostStatus {
+    /// Its name (`push --host`).
+    pub name: String,
+    /// When it first pushed (RFC 3339, UTC).
+    pub first_push_at: String,
+    /// When a push of it last sent something; `None` before its first push ended.
+    pub last_push_at: Option<String>,
+    /// Its sessions on the hub.
+    pub sessions: i64,
+    /// Their entries, as each session counts them (`sessions.entries`: those history shows).
+    pub entries: i64,
+    /// Their photos, as each session counts them (`sessions.images`).
+    pub photos: i64,
+}
+
 /// Counts of what the index holds.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IndexStatus {

@@ -24,7 +24,7 @@ use crate::history::{
 use crate::media::MediaRecord;
 use crate::prices::Prices;
 use crate::redact::Redactor;
-use crate::status::{IndexStatus, RootCount};
+use crate::status::{HubStatus, IndexStatus, RootCount};
 use crate::usage::{By, Filter, Report};
 use scrollback_core::query::Query;
 
@@ -95,6 +95,12 @@ pub trait Store {
 
     /// What the index holds, for `status` (its data directory's vault and room included).
     fn status(&self, data_dir: &Path) -> Result<IndexStatus>;
+
+    /// What a team's hub holds, its hosts and their last pushes; `None` for an index (a machine's
+    /// own, which [`Self::status`] describes).
+    fn hub_status(&self) -> Result<Option<HubStatus>> {
+        Ok(None)
+    }
 
     /// What the index holds from each root (a format's name and a directory), in their order.
     fn root_counts(&self, roots: &[(&str, &Path)]) -> Result<Vec<RootCount>>;

@@ -22,7 +22,7 @@
 //! - each session those lines belong to sends its row, its copies' and hidden entries' marks, its
 //!   usage ledger, and the overview's sums of it (by hour, and its edits);
 //! - the pass's commits do not wait for the hub's disk but its last one, which then holds them all
-//!   ([`unflushed_commits`]).
+//!   (`unflushed_commits`).
 //!
 //! The pusher only reads the index (a reader connection); the writer never waits for it.
 //!

@@ -212,6 +212,8 @@ pub(super) struct SessionRow {
     pub(super) sidechain_entries: i64,
     pub(super) agent: String,
     pub(super) forked_from: Option<String>,
+    /// The git branch its transcript names last.
+    pub(super) git_branch: Option<String>,
 }
 
 /// A session's entries that are copies of a line elsewhere, column by column: each one's file and
@@ -337,7 +339,7 @@ fn session_row(conn: &Connection, session: &str) -> Result<Option<SessionRow>> {
     let row = conn
         .prepare_cached(
             "SELECT project, title, title_rank, first_timestamp, last_timestamp, entries, images,
-                    sidechain_entries, agent, forked_from
+                    sidechain_entries, agent, forked_from, git_branch
              FROM sessions WHERE id = ?1",
         )?
         .query_row([session], |r| {
@@ -353,6 +355,7 @@ fn session_row(conn: &Connection, session: &str) -> Result<Option<SessionRow>> {
                 sidechain_entries: r.get(7)?,
                 agent: text(&r.get::<_, String>(8)?),
                 forked_from: opt(r.get(9)?),
+                git_branch: opt(r.get(10)?),
             })
         });
     match row {

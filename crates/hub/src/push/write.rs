@@ -295,14 +295,14 @@ fn send_sums(tx: &mut HubTransaction<'_>, host: &str, session: &str, sums: &[Str
 fn upsert_session(tx: &mut HubTransaction<'_>, host: &str, session: &str, row: &SessionRow) -> Result<()> {
     tx.execute(
         "INSERT INTO sessions (host, id, project, title, title_rank, first_timestamp, last_timestamp,
-                               entries, images, sidechain_entries, agent, forked_from)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                               entries, images, sidechain_entries, agent, forked_from, git_branch)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
          ON CONFLICT (host, id) DO UPDATE SET
             project = excluded.project, title = excluded.title, title_rank = excluded.title_rank,
             first_timestamp = excluded.first_timestamp, last_timestamp = excluded.last_timestamp,
             entries = excluded.entries, images = excluded.images,
             sidechain_entries = excluded.sidechain_entries, agent = excluded.agent,
-            forked_from = excluded.forked_from",
+            forked_from = excluded.forked_from, git_branch = excluded.git_branch",
         &[
             &host,
             &text(session),
@@ -316,6 +316,7 @@ fn upsert_session(tx: &mut HubTransaction<'_>, host: &str, session: &str, row: &
             &row.sidechain_entries,
             &row.agent,
             &row.forked_from.as_deref().map(text),
+            &row.git_branch,
         ],
     )?;
     Ok(())
