@@ -4,7 +4,7 @@
 // server goes in as text.
 
 import { get } from "./api.js";
-import { el, formatBytes } from "./dom.js";
+import { el, formatBytes, time } from "./dom.js";
 import { link } from "./page.js";
 import { agentName, agentNames, call, known, onHub } from "./server.js";
 
@@ -77,12 +77,12 @@ function hubStatus(s) {
     "table",
     "usage-table hub-hosts",
     el("caption", null, "Hosts"),
-    el("thead", null, el("tr", null, ...["Host", "Sessions", "Entries", "Photos", "First push", "Last push"].map((h) => el("th", null, h)))),
+    el("thead", null, el("tr", null, ...["Host", "Sessions", "Entries", "Photos", "First push (UTC)", "Last push (UTC)"].map((h) => el("th", null, h)))),
     el(
       "tbody",
       null,
       ...s.hosts.map((h) =>
-        el("tr", null, cell(h.name), cell(count(h.sessions), "num"), cell(count(h.entries), "num"), cell(count(h.photos), "num"), cell(h.firstPushAt), cell(h.lastPushAt || "not yet ended")),
+        el("tr", null, cell(h.name), cell(count(h.sessions), "num"), cell(count(h.entries), "num"), cell(count(h.photos), "num"), cell(time(h.firstPushAt)), cell(time(h.lastPushAt) || "not yet ended")),
       ),
     ),
   );

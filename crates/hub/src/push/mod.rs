@@ -232,10 +232,9 @@ impl Pusher {
             for id in &dropped {
                 self.files.remove(id);
             }
-            for session in sessions.iter().map(|r| r.get::<_, String>(0)) {
-                self.push_session(&conn, &session)?;
-                synced.insert(session);
-            }
+            let sessions: BTreeSet<String> = sessions.iter().map(|r| r.get(0)).collect();
+            self.send_sessions(&conn, &sessions.iter().collect::<Vec<_>>())?;
+            synced.extend(sessions);
         }
         let changed: Vec<&LocalFile> =
             local.iter().filter(|f| !self.files.get(&f.id).is_some_and(|hub| hub.same_as(f))).collect();
@@ -410,15 +409,8 @@ impl Pusher {
         pushed.photo_bytes += sent.pushed.photo_bytes;
         pushed.photos_unreadable += sent.pushed.photos_unreadable;
         self.files.extend(sent.files);
-        let touched: Vec<&String> = sent.touched.iter().collect();
-        for group in touched.chunks(SESSIONS_PER_TRANSACTION) {
-            let mut tx = self.client.transaction()?;
-            for session in group {
-                write::send_session(&mut tx, &self.host, session, &read::read_session(conn, session)?)?;
-            }
-            tx.commit()?;
-            synced.extend(group.iter().map(|s| (*s).clone()));
-        }
+        self.send_sessions(conn, &sent.touched.iter().collect::<Vec<_>>())?;
+        synced.extend(sent.touched);
         write::files_sent(&mut self.client, &self.host, changed)?;
         for file in changed {
             if let Some(hub) = self.files.get_mut(&file.id) {
@@ -453,12 +445,18 @@ impl Pusher {
         Ok(extras)
     }
 
-    /// Sends a session's row, which of its entries are copies or hidden, and its usage ledger.
-    fn push_session(&mut self, conn: &Connection, session: &str) -> Result<()> {
-        let rows = read::read_session(conn, session)?;
-        let mut tx = self.client.transaction()?;
-        write::send_session(&mut tx, &self.host, session, &rows)?;
-        tx.commit()?;
+    /// Sends sessions' rows, which of their entries are copies or hidden, their usage ledgers and
+    /// their sums, [`SESSIONS_PER_TRANSACTION`] to a transaction.
+    fn send_sessions(&mut self, conn: &Connection, sessions: &[&String]) -> Result<()> {
+        for group in sessions.chunks(SESSIONS_PER_TRANSACTION) {
+            let mut rows = read::SessionRows::default();
+            for session in group {
+                rows.read(conn, session)?;
+            }
+            let mut tx = self.client.transaction()?;
+            write::send_sessions(&mut tx, &self.host, &rows)?;
+            tx.commit()?;
+        }
         Ok(())
     }
 }
@@ -476,8 +474,9 @@ fn unflushed_commits(client: &mut Hub) -> Result<()> {
 /// A session's marks as the hub holds them: its title, whether it is pinned, when one was set.
 type MarkRow = (Option<String>, bool, String);
 
-/// How many sessions' rows a transaction sends at most: a heavy user's pass touches tens of
-/// thousands of sessions, and a commit each was most of its time on the hub.
+/// How many sessions' rows a transaction sends at most, in a few statements for them all: a heavy
+/// user's pass touches tens of thousands of sessions, and a commit each, then a dozen statements
+/// each, were most of its time on the hub.
 const SESSIONS_PER_TRANSACTION: usize = 200;
 
 /// How many connections a pass sends files' lines over at most.

@@ -1,6 +1,6 @@
 //! Reading, from the local index, what a push sends: the files' rows ([`LocalFile`]), a file's next
-//! lines after its watermark with their media rows and failed images ([`Batch`]), a session's row,
-//! copies, usage ledger and the overview's sums ([`SessionRows`]), and a photo's bytes, verified against its blake3.
+//! lines after its watermark with their media rows and failed images ([`Batch`]), sessions' rows,
+//! copies, usage ledgers and the overview's sums ([`SessionRows`]), and a photo's bytes, verified against its blake3.
 //! Strings come out as the hub takes them where the rows are gathered ([`text`]).
 //!
 //! It only reads, over a reader connection: it never writes the index and never talks to the hub.
@@ -225,25 +225,41 @@ pub(super) struct Copies {
     pub(super) hidden: Vec<Option<String>>,
 }
 
-/// What a push sends of one session.
-#[derive(Debug)]
+/// What a push sends of some sessions, gathered a session after another: each one's row, the
+/// copies among their entries, their usage ledger and their rows of the overview's sums, so that
+/// the hub takes them all in a few statements.
+#[derive(Debug, Default)]
 pub(super) struct SessionRows {
-    /// Its row; `None` when the index no longer has the session.
-    pub(super) row: Option<SessionRow>,
+    /// The sessions, as the hub names them.
+    pub(super) ids: Vec<String>,
+    /// Each one's row; `None` when the index no longer has the session.
+    pub(super) rows: Vec<(String, Option<SessionRow>)>,
     pub(super) copies: Copies,
     pub(super) usage: UsageRows,
-    /// Its rows of each of [`SUMS`], in its order: a JSON array of objects, one a row.
-    pub(super) sums: Vec<String>,
+    /// Their rows of each of [`SUMS`], in its order: JSON objects, one a row, each with its
+    /// `session_id`.
+    pub(super) sums: Vec<Vec<serde_json::Value>>,
 }
 
-/// A session's row, copies, usage ledger and the overview's sums in the index.
-pub(super) fn read_session(conn: &Connection, session: &str) -> Result<SessionRows> {
-    Ok(SessionRows {
-        row: session_row(conn, session)?,
-        copies: copies(conn, session)?,
-        usage: usage_rows(conn, session)?,
-        sums: SUMS.iter().map(|t| t.rows(conn, session)).collect::<Result<_>>()?,
-    })
+impl SessionRows {
+    /// Adds a session's row, copies, usage ledger and the overview's sums in the index.
+    pub(super) fn read(&mut self, conn: &Connection, session: &str) -> Result<()> {
+        let id = text(session);
+        if self.ids.contains(&id) {
+            // Two ids the hub cannot tell apart (one with a NUL, one with U+FFFD where it was):
+            // the hub holds the first's.
+            return Ok(());
+        }
+        self.rows.push((id.clone(), session_row(conn, session)?));
+        copies(conn, session, &mut self.copies)?;
+        usage_rows(conn, session, &mut self.usage)?;
+        self.sums.resize_with(SUMS.len(), Vec::new);
+        for (table, rows) in SUMS.iter().zip(&mut self.sums) {
+            table.rows(conn, session, &id, rows)?;
+        }
+        self.ids.push(id);
+        Ok(())
+    }
 }
 
 /// One of the overview's tables of sums, a session's rows of which the hub keeps as its host's
@@ -311,14 +327,15 @@ pub(super) const SUMS: &[SumsTable] = &[
 ];
 
 impl SumsTable {
-    /// A session's rows, as a JSON array of objects keyed by the columns' names.
-    fn rows(&self, conn: &Connection, session: &str) -> Result<String> {
+    /// A session's rows into `out`, each a JSON object keyed by the columns' names, with the
+    /// session's id as the hub names it, `id`.
+    fn rows(&self, conn: &Connection, session: &str, id: &str, out: &mut Vec<serde_json::Value>) -> Result<()> {
         use rusqlite::types::ValueRef;
         let mut stmt = conn.prepare_cached(self.select)?;
         let mut rows = stmt.query([session])?;
-        let mut out = Vec::new();
         while let Some(r) = rows.next()? {
             let mut row = serde_json::Map::new();
+            row.insert("session_id".to_owned(), serde_json::Value::from(id));
             for (i, (name, _)) in self.columns.iter().enumerate() {
                 let value = match r.get_ref(i)? {
                     ValueRef::Integer(n) => serde_json::Value::from(n),
@@ -330,7 +347,7 @@ impl SumsTable {
             }
             out.push(serde_json::Value::Object(row));
         }
-        Ok(serde_json::Value::Array(out).to_string())
+        Ok(())
     }
 }
 
@@ -365,9 +382,8 @@ fn session_row(conn: &Connection, session: &str) -> Result<Option<SessionRow>> {
     }
 }
 
-/// Which of a session's entries are copies, and why each is hidden, if it is.
-fn copies(conn: &Connection, session: &str) -> Result<Copies> {
-    let mut copies = Copies::default();
+/// Which of a session's entries are copies, and why each is hidden, if it is, into `copies`.
+fn copies(conn: &Connection, session: &str, copies: &mut Copies) -> Result<()> {
     let mut stmt =
         conn.prepare_cached("SELECT file_id, offset, hidden FROM entries WHERE session_id = ?1 AND duplicate = 1")?;
     let mut rows = stmt.query([session])?;
@@ -376,10 +392,10 @@ fn copies(conn: &Connection, session: &str) -> Result<Copies> {
         copies.off.push(r.get(1)?);
         copies.hidden.push(r.get::<_, Option<String>>(2)?.map(|h| text(&h)));
     }
-    Ok(copies)
+    Ok(())
 }
 
-/// A session's usage ledger, column by column.
+/// Sessions' usage ledgers, column by column.
 #[derive(Debug, Default)]
 pub(super) struct UsageRows {
     pub(super) key: Vec<String>,
@@ -394,9 +410,8 @@ pub(super) struct UsageRows {
     pub(super) lines: Vec<i64>,
 }
 
-/// A session's usage ledger in the index.
-fn usage_rows(conn: &Connection, session: &str) -> Result<UsageRows> {
-    let mut out = UsageRows::default();
+/// A session's usage ledger in the index, into `out`.
+fn usage_rows(conn: &Connection, session: &str, out: &mut UsageRows) -> Result<()> {
     let mut stmt = conn.prepare_cached(
         "SELECT key, session_id, agent, model, request_id, timestamp, day, tier, input_tokens, output_tokens,
                 cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens, lines
@@ -418,7 +433,7 @@ fn usage_rows(conn: &Connection, session: &str) -> Result<UsageRows> {
         }
         out.lines.push(r.get(14)?);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A payload's decoded bytes, checked against its blake3 before they are handed out.

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 use crate::connection::{Hub, HubTransaction};
 
-use scrollback_core::error::Result;
+use scrollback_core::error::{Error, Result};
 use scrollback_read::media;
 
 use super::read::{Batch, Copies, Entry, LocalFile, SUMS, SessionRow, SessionRows, UsageRows, read_verified, text};
@@ -254,49 +254,59 @@ fn send_failed(tx: &mut HubTransaction<'_>, host: &str, file_id: i64, f: &[(i64,
     Ok(())
 }
 
-/// Sends a session's row (or deletes it, when the index no longer has the session), which of its
-/// entries are copies or hidden, and its usage ledger.
-pub(super) fn send_session(tx: &mut HubTransaction<'_>, host: &str, session: &str, rows: &SessionRows) -> Result<()> {
-    match &rows.row {
-        None => {
-            tx.execute("DELETE FROM sessions WHERE host = $1 AND id = $2", &[&host, &session])?;
-        }
-        Some(row) => upsert_session(tx, host, session, row)?,
+/// Sends sessions' rows (or deletes them, when the index no longer has them), which of their
+/// entries are copies or hidden, their usage ledgers and their sums: a few statements for all of
+/// them, whatever their number.
+pub(super) fn send_sessions(tx: &mut HubTransaction<'_>, host: &str, rows: &SessionRows) -> Result<()> {
+    if rows.ids.is_empty() {
+        return Ok(());
     }
-    mark_copies(tx, host, session, &rows.copies)?;
-    send_usage(tx, host, session, &rows.usage)?;
-    send_sums(tx, host, session, &rows.sums)
+    let gone: Vec<&String> = rows.rows.iter().filter(|(_, row)| row.is_none()).map(|(id, _)| id).collect();
+    if !gone.is_empty() {
+        tx.execute("DELETE FROM sessions WHERE host = $1 AND id = ANY($2)", &[&host, &gone])?;
+    }
+    let present: Vec<(&String, &SessionRow)> =
+        rows.rows.iter().filter_map(|(id, row)| row.as_ref().map(|row| (id, row))).collect();
+    if !present.is_empty() {
+        upsert_sessions(tx, host, &present)?;
+    }
+    mark_copies(tx, host, &rows.ids, &rows.copies)?;
+    send_usage(tx, host, &rows.ids, &rows.usage)?;
+    send_sums(tx, host, &rows.ids, &rows.sums)
 }
 
-/// Replaces a session's rows of each table of the overview's sums ([`SUMS`]) with `sums` (its rows
-/// of each, as JSON).
-fn send_sums(tx: &mut HubTransaction<'_>, host: &str, session: &str, sums: &[String]) -> Result<()> {
+/// Replaces the sessions' rows of each table of the overview's sums ([`SUMS`]) with `sums` (their
+/// rows of each, JSON objects with their `session_id`).
+fn send_sums(tx: &mut HubTransaction<'_>, host: &str, ids: &[String], sums: &[Vec<serde_json::Value>]) -> Result<()> {
     for (table, rows) in SUMS.iter().zip(sums) {
         let name = table.table;
-        tx.execute(&format!("DELETE FROM {name} WHERE host = $1 AND session_id = $2"), &[&host, &text(session)])?;
-        if rows != "[]" {
+        tx.execute(&format!("DELETE FROM {name} WHERE host = $1 AND session_id = ANY($2)"), &[&host, &ids])?;
+        if !rows.is_empty() {
             let columns: Vec<&str> = table.columns.iter().map(|(c, _)| *c).collect();
             let typed: Vec<String> = table.columns.iter().map(|(c, t)| format!("{c} {t}")).collect();
             tx.execute(
                 &format!(
-                    "INSERT INTO {name} (host, session_id, {columns}) SELECT $1, $2, {columns}
-                     FROM json_to_recordset($3::text::json) AS x({typed})",
+                    "INSERT INTO {name} (host, session_id, {columns}) SELECT $1, session_id, {columns}
+                     FROM json_to_recordset($2::text::json) AS x(session_id text, {typed})",
                     columns = columns.join(", "),
                     typed = typed.join(", "),
                 ),
-                &[&host, &text(session), rows],
+                &[&host, &serde_json::to_string(rows).map_err(|e| Error::Internal(e.to_string()))?],
             )?;
         }
     }
     Ok(())
 }
 
-/// Upserts a session's row.
-fn upsert_session(tx: &mut HubTransaction<'_>, host: &str, session: &str, row: &SessionRow) -> Result<()> {
+/// Upserts sessions' rows, column by column.
+fn upsert_sessions(tx: &mut HubTransaction<'_>, host: &str, rows: &[(&String, &SessionRow)]) -> Result<()> {
+    let col = |f: &dyn Fn(&SessionRow) -> Option<String>| rows.iter().map(|(_, r)| f(r)).collect::<Vec<_>>();
+    let num = |f: &dyn Fn(&SessionRow) -> i64| rows.iter().map(|(_, r)| f(r)).collect::<Vec<_>>();
     tx.execute(
         "INSERT INTO sessions (host, id, project, title, title_rank, first_timestamp, last_timestamp,
                                entries, images, sidechain_entries, agent, forked_from, git_branch)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+         SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::text[],
+                                  $8::bigint[], $9::bigint[], $10::bigint[], $11::text[], $12::text[], $13::text[])
          ON CONFLICT (host, id) DO UPDATE SET
             project = excluded.project, title = excluded.title, title_rank = excluded.title_rank,
             first_timestamp = excluded.first_timestamp, last_timestamp = excluded.last_timestamp,
@@ -305,30 +315,30 @@ fn upsert_session(tx: &mut HubTransaction<'_>, host: &str, session: &str, row: &
             forked_from = excluded.forked_from, git_branch = excluded.git_branch",
         &[
             &host,
-            &text(session),
-            &row.project.as_deref().map(text),
-            &row.title.as_deref().map(text),
-            &(row.title_rank as i32),
-            &row.first_timestamp,
-            &row.last_timestamp,
-            &row.entries,
-            &row.images,
-            &row.sidechain_entries,
-            &row.agent,
-            &row.forked_from.as_deref().map(text),
-            &row.git_branch,
+            &rows.iter().map(|(id, _)| (*id).clone()).collect::<Vec<_>>(),
+            &col(&|r| r.project.clone()),
+            &col(&|r| r.title.clone()),
+            &rows.iter().map(|(_, r)| r.title_rank as i32).collect::<Vec<_>>(),
+            &col(&|r| r.first_timestamp.clone()),
+            &col(&|r| r.last_timestamp.clone()),
+            &num(&|r| r.entries),
+            &num(&|r| r.images),
+            &num(&|r| r.sidechain_entries),
+            &rows.iter().map(|(_, r)| r.agent.clone()).collect::<Vec<_>>(),
+            &col(&|r| r.forked_from.clone()),
+            &col(&|r| r.git_branch.clone()),
         ],
     )?;
     Ok(())
 }
 
-/// Marks which of a session's lines are copies (and why each is hidden), and unmarks the others.
-fn mark_copies(tx: &mut HubTransaction<'_>, host: &str, session: &str, copies: &Copies) -> Result<()> {
+/// Marks which of the sessions' lines are copies (and why each is hidden), and unmarks the others.
+fn mark_copies(tx: &mut HubTransaction<'_>, host: &str, ids: &[String], copies: &Copies) -> Result<()> {
     tx.execute(
         "UPDATE entries SET duplicate = false, hidden = NULL
-         WHERE host = $1 AND session_id = $2 AND duplicate
+         WHERE host = $1 AND session_id = ANY($2) AND duplicate
            AND (file_id, off) NOT IN (SELECT * FROM unnest($3::bigint[], $4::bigint[]))",
-        &[&host, &text(session), &copies.file_id, &copies.off],
+        &[&host, &ids, &copies.file_id, &copies.off],
     )?;
     // Without copies there is nothing to mark; and the join, planned on a table whose statistics
     // predate a big push, can scan all of `entries` (8 s over 100 sessions of 200,000 lines).
@@ -345,9 +355,9 @@ fn mark_copies(tx: &mut HubTransaction<'_>, host: &str, session: &str, copies: &
     Ok(())
 }
 
-/// Replaces a session's usage ledger.
-fn send_usage(tx: &mut HubTransaction<'_>, host: &str, session: &str, usage: &UsageRows) -> Result<()> {
-    tx.execute("DELETE FROM usage WHERE host = $1 AND session_id = $2", &[&host, &text(session)])?;
+/// Replaces the sessions' usage ledgers.
+fn send_usage(tx: &mut HubTransaction<'_>, host: &str, ids: &[String], usage: &UsageRows) -> Result<()> {
+    tx.execute("DELETE FROM usage WHERE host = $1 AND session_id = ANY($2)", &[&host, &ids])?;
     if !usage.key.is_empty() {
         tx.execute(
             "INSERT INTO usage (host, key, session_id, agent, model, request_id, timestamp, day, tier,
