@@ -227,7 +227,9 @@ fn about_routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
     let status = warp::path!("status").and(warp::get()).and(warp::query::<NoParams>()).and(with_api.clone()).and_then(
         |_: NoParams, api: Api| async move {
             // A team's hub: its hosts and their pushes (it has no index, writer or vault of its own).
-            if let Some(hub) = api.db(|store| store.hub_status()).await.map_err(ApiError::reject)? {
+            if api.store_kind() == "hub"
+                && let Some(hub) = api.db(|store| store.hub_status()).await.map_err(ApiError::reject)?
+            {
                 return Ok(json(&wire::hub_status(&hub)));
             }
             let data_dir = api.inner.data_dir.clone();
