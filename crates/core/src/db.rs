@@ -6,7 +6,7 @@
 //! and a fresh index is built beside it.
 
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 
@@ -631,7 +631,7 @@ fn open_acceptances(path: &Path) -> Result<Connection> {
     }
     crate::files::create_private(path).map_err(|e| Error::io(path, e))?;
     let conn = Connection::open_with_flags(path, ConnectionKind::Acceptances.flags())?;
-    ConnectionKind::Acceptances.configure(&conn)?;
+    configure_acceptances(&conn)?;
     let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if found > ACCEPT_VERSION {
         return Err(Error::Schema { path: path.to_owned(), found, supported: ACCEPT_VERSION });
@@ -648,6 +648,27 @@ fn open_acceptances(path: &Path) -> Result<Connection> {
     })?;
     Ok(conn)
 }
+
+/// Configures a connection to the acceptance record, again while another connection holds the
+/// lock it needs, for at most the busy timeout: the first connections to a new record each switch
+/// it to WAL, and SQLite answers all but one `SQLITE_BUSY` at once rather than wait (its busy handler
+/// is not called where waiting could deadlock). A server and a push do open one at once.
+fn configure_acceptances(conn: &Connection) -> rusqlite::Result<()> {
+    let start = Instant::now();
+    loop {
+        match ConnectionKind::Acceptances.configure(conn) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy && start.elapsed() < ACCEPT_BUSY_WAIT =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// How long [`configure_acceptances`] tries again: the busy timeout it sets.
+const ACCEPT_BUSY_WAIT: Duration = Duration::from_secs(5);
 
 enum Unusable {
     Corrupt(String),
