@@ -111,10 +111,19 @@ async function startHubServer(name) {
  */
 function readScenario(title, name, body) {
   test(title, async () => body(await startServer(name)));
-  test(`${title.replace(/^(\d+)\./, "$1h.")} (over a team's hub)`, { skip: !HUB_DATABASES && "no PostgreSQL" }, async () =>
-    body(await startHubServer(name)),
-  );
+  test(`${title.replace(/^(\d+)\./, "$1h.")} (over a team's hub)`, { skip: !HUB_DATABASES && "no PostgreSQL" }, async () => {
+    // Its screenshots beside the index's, not over them (the scenarios run one at a time).
+    shotSuffix = "-hub";
+    try {
+      await body(await startHubServer(name));
+    } finally {
+      shotSuffix = "";
+    }
+  });
 }
+
+/** What a screenshot's name ends with: "-hub" while a scenario runs again over a team's hub. */
+let shotSuffix = "";
 
 /** An engine that waits `delayMs` before the demo engine writes the transcript. */
 function delayedEngine(delayMs) {
@@ -177,7 +186,7 @@ async function goElsewhere(page, url) {
 }
 
 async function shot(page, name) {
-  await page.screenshot({ path: join(SHOTS, `${name}.png`) });
+  await page.screenshot({ path: join(SHOTS, `${name}${shotSuffix}.png`) });
 }
 
 /** The same view at a phone's width: nothing wider than the screen, and a screenshot of it. The
