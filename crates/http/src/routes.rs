@@ -110,7 +110,7 @@ pub fn routes(api: Api) -> impl Filter<Extract = (impl Reply,), Error = Infallib
 }
 
 /// On a read-only store (a team's hub), a request that would change something (a send, a mark, a
-/// forget, an export) is refused before any route sees it, saying why.
+/// forget) is refused before any route sees it, saying why.
 fn read_only(api: Api) -> impl Filter<Extract = (), Error = Rejection> + Clone {
     warp::method()
         .and_then(move |method: warp::http::Method| {
@@ -121,7 +121,7 @@ fn read_only(api: Api) -> impl Filter<Extract = (), Error = Rejection> + Clone {
                     return Ok(());
                 }
                 Err(ApiError::from(scrollback_core::Error::NotServed(format!(
-                    "this server reads a team's {store}, which is read-only: send, mark, forget and export on \
+                    "this server reads a team's {store}, which is read-only: send, mark and forget on \
                      the host's own server"
                 )))
                 .reject())
