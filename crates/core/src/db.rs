@@ -719,7 +719,6 @@ struct Schema {
 }
 
 impl Schema {
-    /// Brings a database at version `found` to this version, one step per transaction.
     /// Creates the schema or takes it from version `found` to the current one, a step per
     /// transaction. Each step reads the version again under its write lock: another connection
     /// opening the same file at the same moment (a server and a push opening the acceptance record)

@@ -125,7 +125,7 @@ export class StatusPage {
       return;
     }
     if (this.closed) return;
-    if (onHub() || s.store === "hub") {
+    if (s.store === "hub") {
       this.body.replaceChildren(...hubStatus(s));
       return;
     }

@@ -463,10 +463,10 @@ impl Pusher {
 
 /// Has a pusher's connection commit without waiting for the hub to flush each commit to disk (a
 /// pass commits a transaction per batch of a file's lines; docs/benchmarks.md measures the gain).
-/// It is safe here: each transaction moves the file's watermark with
-/// its rows, so a hub that crashes loses whole transactions, newest first, and the pusher reads the
-/// watermarks again on its next connection (a crash ends this one) and sends what was lost; and a
-/// pass ends with a commit that does wait ([`Pusher::push`]).
+/// It is safe here: each transaction moves the file's watermark with its rows, so a hub that
+/// crashes loses whole transactions, newest first, and the pusher reads the watermarks again on its
+/// next connection (a crash ends this one) and sends what was lost; and a pass ends with a commit
+/// that does wait ([`Pusher::push`]).
 fn unflushed_commits(client: &mut Hub) -> Result<()> {
     client.batch_execute("SET synchronous_commit = off")
 }

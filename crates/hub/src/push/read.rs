@@ -230,9 +230,7 @@ pub(super) struct Copies {
 /// the hub takes them all in a few statements.
 #[derive(Debug, Default)]
 pub(super) struct SessionRows {
-    /// The sessions, as the hub names them.
-    pub(super) ids: Vec<String>,
-    /// Each one's row; `None` when the index no longer has the session.
+    /// Each session as the hub names it, with its row; `None` when the index no longer has it.
     pub(super) rows: Vec<(String, Option<SessionRow>)>,
     pub(super) copies: Copies,
     pub(super) usage: UsageRows,
@@ -245,19 +243,19 @@ impl SessionRows {
     /// Adds a session's row, copies, usage ledger and the overview's sums in the index.
     pub(super) fn read(&mut self, conn: &Connection, session: &str) -> Result<()> {
         let id = text(session);
-        if self.ids.contains(&id) {
+        if self.rows.iter().any(|(held, _)| *held == id) {
             // Two ids the hub cannot tell apart (one with a NUL, one with U+FFFD where it was):
             // the hub holds the first's.
             return Ok(());
         }
-        self.rows.push((id.clone(), session_row(conn, session)?));
+        let row = session_row(conn, session)?;
         copies(conn, session, &mut self.copies)?;
         usage_rows(conn, session, &mut self.usage)?;
         self.sums.resize_with(SUMS.len(), Vec::new);
         for (table, rows) in SUMS.iter().zip(&mut self.sums) {
             table.rows(conn, session, &id, rows)?;
         }
-        self.ids.push(id);
+        self.rows.push((id, row));
         Ok(())
     }
 }

@@ -258,9 +258,10 @@ fn send_failed(tx: &mut HubTransaction<'_>, host: &str, file_id: i64, f: &[(i64,
 /// entries are copies or hidden, their usage ledgers and their sums: a few statements for all of
 /// them, whatever their number.
 pub(super) fn send_sessions(tx: &mut HubTransaction<'_>, host: &str, rows: &SessionRows) -> Result<()> {
-    if rows.ids.is_empty() {
+    if rows.rows.is_empty() {
         return Ok(());
     }
+    let ids: Vec<&String> = rows.rows.iter().map(|(id, _)| id).collect();
     let gone: Vec<&String> = rows.rows.iter().filter(|(_, row)| row.is_none()).map(|(id, _)| id).collect();
     if !gone.is_empty() {
         tx.execute("DELETE FROM sessions WHERE host = $1 AND id = ANY($2)", &[&host, &gone])?;
@@ -270,14 +271,14 @@ pub(super) fn send_sessions(tx: &mut HubTransaction<'_>, host: &str, rows: &Sess
     if !present.is_empty() {
         upsert_sessions(tx, host, &present)?;
     }
-    mark_copies(tx, host, &rows.ids, &rows.copies)?;
-    send_usage(tx, host, &rows.ids, &rows.usage)?;
-    send_sums(tx, host, &rows.ids, &rows.sums)
+    mark_copies(tx, host, &ids, &rows.copies)?;
+    send_usage(tx, host, &ids, &rows.usage)?;
+    send_sums(tx, host, &ids, &rows.sums)
 }
 
 /// Replaces the sessions' rows of each table of the overview's sums ([`SUMS`]) with `sums` (their
 /// rows of each, JSON objects with their `session_id`).
-fn send_sums(tx: &mut HubTransaction<'_>, host: &str, ids: &[String], sums: &[Vec<serde_json::Value>]) -> Result<()> {
+fn send_sums(tx: &mut HubTransaction<'_>, host: &str, ids: &[&String], sums: &[Vec<serde_json::Value>]) -> Result<()> {
     for (table, rows) in SUMS.iter().zip(sums) {
         let name = table.table;
         tx.execute(&format!("DELETE FROM {name} WHERE host = $1 AND session_id = ANY($2)"), &[&host, &ids])?;
@@ -333,7 +334,7 @@ fn upsert_sessions(tx: &mut HubTransaction<'_>, host: &str, rows: &[(&String, &S
 }
 
 /// Marks which of the sessions' lines are copies (and why each is hidden), and unmarks the others.
-fn mark_copies(tx: &mut HubTransaction<'_>, host: &str, ids: &[String], copies: &Copies) -> Result<()> {
+fn mark_copies(tx: &mut HubTransaction<'_>, host: &str, ids: &[&String], copies: &Copies) -> Result<()> {
     tx.execute(
         "UPDATE entries SET duplicate = false, hidden = NULL
          WHERE host = $1 AND session_id = ANY($2) AND duplicate
@@ -356,7 +357,7 @@ fn mark_copies(tx: &mut HubTransaction<'_>, host: &str, ids: &[String], copies: 
 }
 
 /// Replaces the sessions' usage ledgers.
-fn send_usage(tx: &mut HubTransaction<'_>, host: &str, ids: &[String], usage: &UsageRows) -> Result<()> {
+fn send_usage(tx: &mut HubTransaction<'_>, host: &str, ids: &[&String], usage: &UsageRows) -> Result<()> {
     tx.execute("DELETE FROM usage WHERE host = $1 AND session_id = ANY($2)", &[&host, &ids])?;
     if !usage.key.is_empty() {
         tx.execute(
