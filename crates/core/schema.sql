@@ -1,4 +1,4 @@
--- scrollback index schema, version 16 (PRAGMA user_version = 16).
+-- scrollback index schema, version 17 (PRAGMA user_version = 17).
 --
 -- The one source of truth for the database: every table, index, view and trigger. The offsets below
 -- are a frozen format, documented byte for byte in docs/schema.md ("Offsets are a frozen format"):
@@ -33,6 +33,8 @@ CREATE TABLE files (
 );
 CREATE UNIQUE INDEX files_live_path ON files(path) WHERE state = 'live';
 CREATE INDEX files_identity ON files(dev, inode); -- a new path's file known under another name
+CREATE INDEX files_gone_path ON files(path) WHERE state = 'gone'; -- a new path's transcript seen gone there
+CREATE INDEX files_vault ON files(vault) WHERE vault IS NOT NULL; -- whether a vault link is still needed
 
 -- One row per conversation, kept up to date by the indexer.
 CREATE TABLE sessions (

@@ -339,6 +339,58 @@ mod tests {
         count.load(Ordering::Relaxed) / body.lines().count() as u64
     }
 
+    /// Indexes `files` one-line Claude Code transcripts one by one, with the vault on, then one
+    /// more; the SQLite virtual-machine steps the writer took for that last one.
+    fn steps_for_a_new_file(files: usize) -> u64 {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("projects");
+        std::fs::create_dir_all(root.join("p")).unwrap();
+        let write = |i: usize| {
+            let path = root.join(format!("p/s{i}.jsonl"));
+            let line = serde_json::json!({
+                "type": "user", "sessionId": format!("s{i}"), "uuid": format!("u{i}"),
+                "timestamp": "2026-12-01T10:00:00.000Z", "message": { "role": "user", "content": "hello" },
+            });
+            std::fs::write(&path, line.to_string() + "\n").unwrap();
+            path
+        };
+        let mut indexer = Indexer::open(&dir.path().join("data")).unwrap();
+        indexer.set_roots(&[Root::new(format::DEFAULT, &root)]).unwrap();
+        for i in 0..files {
+            indexer.index_path(&write(i)).unwrap();
+        }
+        let last = write(files);
+        let vault_links: i64 = indexer.conn.query_row("SELECT count(vault) FROM files", [], |r| r.get(0)).unwrap();
+        assert_eq!(vault_links as usize, files, "the vault is on");
+        let count = Arc::new(AtomicU64::new(0));
+        let c = count.clone();
+        indexer
+            .conn
+            .progress_handler(
+                10,
+                Some(move || {
+                    c.fetch_add(10, Ordering::Relaxed);
+                    false
+                }),
+            )
+            .unwrap();
+        indexer.index_path(&last).unwrap();
+        indexer.conn.progress_handler(10, None::<fn() -> bool>).unwrap();
+        count.load(Ordering::Relaxed)
+    }
+
+    /// #36: each file new to the index was looked up among every file's row twice (its compressed
+    /// twin's or its own row seen gone; whether its new vault link was needed), so a cold index took
+    /// time in the square of its files. A new file must cost the same in an index of four times as
+    /// many files.
+    #[test]
+    fn a_new_file_takes_as_many_steps_however_many_files_the_index_holds() {
+        let small = steps_for_a_new_file(100);
+        let large = steps_for_a_new_file(400);
+        eprintln!("steps for a new file: {small} beside 100 files, {large} beside 400");
+        assert!(large < small + small / 5, "steps for a new file: {small} beside 100 files, {large} beside 400");
+    }
+
     /// #39.16: a rewind hid the messages it undoes by scanning every entry of the file, so a chat
     /// with rewinds took time in the square of its length. Four times the chat must cost about four
     /// times the steps, not sixteen.

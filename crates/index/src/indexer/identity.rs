@@ -114,9 +114,15 @@ impl Indexer {
         };
         // The twin's row; or this name's own row marked gone, when the transcript went to its twin
         // and came back before the row could follow it (the server was down meanwhile).
+        // Three lookups of an index each (`files_live_path`, `files_gone_path`): asked for every
+        // file new to the index, a scan of `files` here made a cold index quadratic in its files.
         let mut stmt = self.conn.prepare_cached(
-            "SELECT id, fingerprint, fingerprint_len, tail_hash, checkpoint FROM files
-             WHERE path = ?1 OR (path = ?2 AND state = 'gone') ORDER BY state = 'live' DESC, id DESC",
+            "SELECT id, fingerprint, fingerprint_len, tail_hash, checkpoint, 1 AS live FROM files
+             WHERE path = ?1 AND state = 'live'
+             UNION ALL
+             SELECT id, fingerprint, fingerprint_len, tail_hash, checkpoint, 0 FROM files
+             WHERE (path = ?1 OR path = ?2) AND state = 'gone'
+             ORDER BY live DESC, id DESC",
         )?;
         let candidates: Vec<(i64, String, i64, String, i64)> = stmt
             .query_map(params![twin, opened.path_str], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?
