@@ -23,7 +23,7 @@ use crate::fingerprint::Hashes;
 use crate::lines::{End, LineReader};
 use crate::packing::Shared;
 use scrollback_core::error::{Error, Result};
-use scrollback_core::format::Format;
+use scrollback_core::format::{FileContext, Format};
 
 /// Worker threads at most, whatever the core count: the writer is the limit beyond that.
 pub const MAX_WORKERS: usize = 4;
@@ -32,8 +32,9 @@ const DEPTH: usize = 2;
 
 /// What a worker sends about one file, in this order.
 pub(crate) enum Msg {
-    /// The file the worker opened.
-    Opened { dev: u64, inode: u64 },
+    /// The file the worker opened, and what its first line (or a document's header) said of its
+    /// lines when the worker read it.
+    Opened { dev: u64, inode: u64, context: Box<FileContext> },
     /// Lines read, in file order.
     Batch(Batch),
     /// Where reading stopped and the hashes of what was read, or why it failed.
@@ -125,10 +126,13 @@ impl Work {
                     send.send(Msg::Done(Err(Error::io(path, std::io::Error::other("compressed: read by the writer")))));
                 continue;
             }
-            if send.send(Msg::Opened { dev: meta.dev(), inode: meta.ino() }).is_err() {
+            let context = crate::lines::file_context(*format, &file, path);
+            if send
+                .send(Msg::Opened { dev: meta.dev(), inode: meta.ino(), context: Box::new(context.clone()) })
+                .is_err()
+            {
                 continue;
             }
-            let context = crate::lines::file_context(*format, &file, path);
             let dictionary = self.packing.current();
             let reading = Reading { format: *format, context: &context, dictionary: dictionary.as_ref() };
             let end = produce(&mut reader, &file, path, reading, 0, 0, |batch| {

@@ -121,6 +121,10 @@ pub struct Indexer {
     scratch_limit: scrollback_core::files::ScratchLimit,
     /// How stored lines are packed, and when a dictionary is trained.
     packing: crate::packing::Packing,
+    /// Tests: run once by the next pass between reading the file's first line (its context) and its
+    /// lines, as a write by the agent at that instant would.
+    #[cfg(test)]
+    between_context_and_lines: Option<Box<dyn FnOnce() + Send>>,
 }
 
 impl std::fmt::Debug for Indexer {
@@ -214,6 +218,8 @@ impl Indexer {
             forgotten_sessions: HashSet::new(),
             scratch_limit: scrollback_core::files::ScratchLimit::from_env(),
             packing,
+            #[cfg(test)]
+            between_context_and_lines: None,
         })
     }
 
@@ -389,6 +395,55 @@ mod tests {
         let large = steps_for_a_new_file(400);
         eprintln!("steps for a new file: {small} beside 100 files, {large} beside 400");
         assert!(large < small + small / 5, "steps for a new file: {small} beside 100 files, {large} beside 400");
+    }
+
+    /// A legacy Gemini chat (a JSON document its CLI writes again whole, in place) of `messages`
+    /// messages.
+    fn legacy_chat(messages: usize) -> String {
+        let messages: Vec<_> = (0..messages)
+            .map(|i| {
+                serde_json::json!({ "id": format!("m{i}"), "timestamp": "2026-03-01T08:00:00.000Z",
+                "type": if i % 2 == 0 { "user" } else { "gemini" }, "content": format!("message {i}") })
+            })
+            .collect();
+        serde_json::to_string_pretty(&serde_json::json!({ "sessionId": "5e55a0dd-legacy", "projectHash": "0f",
+            "startTime": "2026-03-01T08:00:00.000Z", "messages": messages, "summary": "Read a logo" }))
+        .unwrap()
+    }
+
+    /// A chat written again while a pass read it (truncated when the pass read its header, whole
+    /// again when it read its messages) was committed with the header of the empty file: its
+    /// messages went to a session named after the file, and the chat's own session showed none
+    /// until the next write. Such a pass now commits nothing, and the next reads the chat whole.
+    #[test]
+    fn a_document_written_again_while_a_pass_reads_it_keeps_its_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("tmp");
+        let chat = root.join("demo/chats/session-2026-03-01T08-00-5e55a0dd.json");
+        std::fs::create_dir_all(chat.parent().unwrap()).unwrap();
+        std::fs::write(&chat, legacy_chat(2)).unwrap();
+        let mut indexer = Indexer::open(&dir.path().join("data")).unwrap();
+        indexer.set_roots(&[Root::new(format::by_name("gemini").unwrap(), &root)]).unwrap();
+        indexer.index_path(&chat).unwrap();
+        let sessions = |indexer: &Indexer| -> Vec<(String, i64)> {
+            indexer
+                .conn
+                .prepare("SELECT session_id, count(*) FROM entries GROUP BY session_id")
+                .unwrap()
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap()
+        };
+        assert_eq!(sessions(&indexer), [("5e55a0dd-legacy".to_owned(), 2)]);
+        // The CLI truncates the file, and writes it whole again while the pass reads.
+        std::fs::write(&chat, "").unwrap();
+        let again = chat.clone();
+        indexer.between_context_and_lines = Some(Box::new(move || std::fs::write(again, legacy_chat(4)).unwrap()));
+        indexer.index_path(&chat).unwrap();
+        assert_eq!(sessions(&indexer), [("5e55a0dd-legacy".to_owned(), 2)], "nothing committed");
+        indexer.index_path(&chat).unwrap();
+        assert_eq!(sessions(&indexer), [("5e55a0dd-legacy".to_owned(), 4)], "read again whole, in its session");
     }
 
     /// #39.16: a rewind hid the messages it undoes by scanning every entry of the file, so a chat

@@ -49,12 +49,18 @@ impl Indexer {
             // Rows are about to be deleted, which the scratch full-text build does not follow.
             tracing::info!("a file is re-indexed during the bulk load: the full-text index is built at the end");
         }
-        // What was read ahead is of use if it is this file, read from its start.
-        let ahead = ahead.filter(|_| matches!(plan, Plan::New)).filter(|receive| {
-            matches!(receive.recv(), Ok(ahead::Msg::Opened { dev, inode }) if (dev, inode) == (opened.dev, opened.inode))
-        });
         let format = self.format_of(path);
         let context = crate::lines::file_context(format, &opened.file, path);
+        #[cfg(test)]
+        if let Some(write) = self.between_context_and_lines.take() {
+            write();
+        }
+        // What was read ahead is of use if it is this file, read from its start, and its first line
+        // said what it says now.
+        let ahead = ahead.filter(|_| matches!(plan, Plan::New)).filter(|receive| {
+            matches!(receive.recv(), Ok(ahead::Msg::Opened { dev, inode, context: theirs })
+                if (dev, inode) == (opened.dev, opened.inode) && *theirs == context)
+        });
         let file_session = context.session.as_str();
         let dictionary = self.packing.current();
         let Indexer { conn, reader, fts, bulk, vault, forgotten_sessions, .. } = self;
@@ -107,6 +113,14 @@ impl Indexer {
             dictionary: dictionary.as_ref(),
         };
         let (end, read_hashes) = source.read(&mut write)?;
+        if crate::lines::file_context(format, &opened.file, path) != context {
+            // Written again while it was read (a document's header, or the first line, is not what
+            // it was when the pass began): the lines read may be the new file's, described with the
+            // old one's session and title. Nothing is committed; the write's own event brings the
+            // next pass, which reads it again.
+            tracing::info!(path = %path.display(), "written again while it was read: left for its next pass");
+            return Ok(Summary { bytes: summary.bytes, ..Summary::default() });
+        }
         let document = format.document_records(path).is_some();
         if end.checkpoint == start && (matches!(plan, Plan::Append(_)) || document) {
             // Nothing complete was added (or a document is being written): leave the file as it is.
