@@ -493,7 +493,9 @@ const FIRST_LINE_MAX: usize = 1 << 20;
 /// and at most 1 MiB: what a format reads of a whole file ([`scrollback_core::format::Format::file_context`]).
 pub fn first_line(file: &File) -> Option<String> {
     use std::os::unix::fs::FileExt;
-    let mut buf = vec![0u8; 64 << 10];
+    // Most first lines are short, and a pass reads its file's first line twice (before and after
+    // its lines): start small.
+    let mut buf = vec![0u8; 8 << 10];
     let mut have = 0usize;
     loop {
         let n = file.read_at(&mut buf[have..], have as u64).ok()?;
