@@ -125,6 +125,9 @@ pub struct Indexer {
     /// lines, as a write by the agent at that instant would.
     #[cfg(test)]
     between_context_and_lines: Option<Box<dyn FnOnce() + Send>>,
+    /// Tests: a first catch-up of at least this many bytes is a bulk load (else `BULK_BYTES`).
+    #[cfg(test)]
+    bulk_from: Option<u64>,
 }
 
 impl std::fmt::Debug for Indexer {
@@ -220,6 +223,8 @@ impl Indexer {
             packing,
             #[cfg(test)]
             between_context_and_lines: None,
+            #[cfg(test)]
+            bulk_from: None,
         })
     }
 
@@ -398,8 +403,8 @@ mod tests {
     }
 
     /// A legacy Gemini chat (a JSON document its CLI writes again whole, in place) of `messages`
-    /// messages.
-    fn legacy_chat(messages: usize) -> String {
+    /// messages, summed up as `summary`.
+    fn legacy_chat(messages: usize, summary: &str) -> String {
         let messages: Vec<_> = (0..messages)
             .map(|i| {
                 serde_json::json!({ "id": format!("m{i}"), "timestamp": "2026-03-01T08:00:00.000Z",
@@ -407,7 +412,7 @@ mod tests {
             })
             .collect();
         serde_json::to_string_pretty(&serde_json::json!({ "sessionId": "5e55a0dd-legacy", "projectHash": "0f",
-            "startTime": "2026-03-01T08:00:00.000Z", "messages": messages, "summary": "Read a logo" }))
+            "startTime": "2026-03-01T08:00:00.000Z", "messages": messages, "summary": summary }))
         .unwrap()
     }
 
@@ -421,7 +426,7 @@ mod tests {
         let root = dir.path().join("tmp");
         let chat = root.join("demo/chats/session-2026-03-01T08-00-5e55a0dd.json");
         std::fs::create_dir_all(chat.parent().unwrap()).unwrap();
-        std::fs::write(&chat, legacy_chat(2)).unwrap();
+        std::fs::write(&chat, legacy_chat(2, "Read a logo")).unwrap();
         let mut indexer = Indexer::open(&dir.path().join("data")).unwrap();
         indexer.set_roots(&[Root::new(format::by_name("gemini").unwrap(), &root)]).unwrap();
         indexer.index_path(&chat).unwrap();
@@ -439,11 +444,41 @@ mod tests {
         // The CLI truncates the file, and writes it whole again while the pass reads.
         std::fs::write(&chat, "").unwrap();
         let again = chat.clone();
-        indexer.between_context_and_lines = Some(Box::new(move || std::fs::write(again, legacy_chat(4)).unwrap()));
+        indexer.between_context_and_lines =
+            Some(Box::new(move || std::fs::write(again, legacy_chat(4, "Read a logo")).unwrap()));
         indexer.index_path(&chat).unwrap();
         assert_eq!(sessions(&indexer), [("5e55a0dd-legacy".to_owned(), 2)], "nothing committed");
         indexer.index_path(&chat).unwrap();
         assert_eq!(sessions(&indexer), [("5e55a0dd-legacy".to_owned(), 4)], "read again whole, in its session");
+    }
+
+    /// A pass of a bulk load sends its lines to the full-text build as it writes them; one that then
+    /// committed none (here a chat written again, with a new header, while it was read) left their
+    /// words in the full-text index under row ids no entry had, until the next rows took them: the
+    /// index no longer matched `entries`. The load now builds it again from `entries`.
+    #[test]
+    fn a_bulk_load_s_pass_that_commits_nothing_leaves_no_word_in_the_full_text_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("tmp");
+        let chat = root.join("demo/chats/session-2026-03-01T08-00-5e55a0dd.json");
+        std::fs::create_dir_all(chat.parent().unwrap()).unwrap();
+        std::fs::write(&chat, legacy_chat(2, "Read a logo")).unwrap();
+        let mut indexer = Indexer::open(&dir.path().join("data")).unwrap();
+        indexer.set_roots(&[Root::new(format::by_name("gemini").unwrap(), &root)]).unwrap();
+        indexer.bulk_from = Some(0);
+        let again = chat.clone();
+        indexer.between_context_and_lines =
+            Some(Box::new(move || std::fs::write(again, legacy_chat(4, "Read two logos")).unwrap()));
+        indexer.catch_up(&root, &mut NoProgress).unwrap();
+        let count = |indexer: &Indexer, sql: &str| -> i64 { indexer.conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+        assert_eq!(count(&indexer, "SELECT count(*) FROM entries"), 0, "nothing committed");
+        indexer.index_path(&chat).unwrap();
+        assert_eq!(count(&indexer, "SELECT count(*) FROM entries"), 4, "read again whole");
+        indexer
+            .conn
+            .execute("INSERT INTO entries_fts (entries_fts, rank) VALUES ('integrity-check', 1)", [])
+            .expect("the full-text index matches entries");
+        assert_eq!(count(&indexer, "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'message'"), 4);
     }
 
     /// #39.16: a rewind hid the messages it undoes by scanning every entry of the file, so a chat

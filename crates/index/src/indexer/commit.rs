@@ -1,7 +1,9 @@
 //! A pass's one transaction: the file's row opened (new, or its old rows deleted for a re-index) with
 //! its vault link, the batches written as they are read (forgotten sessions' lines passed over), the
 //! checkpoint and its hashes moved, then the commit and the events that announce it. Nothing is
-//! written outside that transaction, and a pass that added no complete line changes nothing.
+//! written outside that transaction but a bulk load's full-text build, which a pass that sent it
+//! lines and committed none stops (the load then rebuilds it); a pass that added no complete line
+//! changes nothing.
 
 use std::collections::HashMap;
 use std::sync::mpsc::Receiver;
@@ -22,6 +24,15 @@ use crate::vault::{Linked, Vault};
 use scrollback_core::error::Result;
 use scrollback_core::format::Format;
 
+/// What a pass did with the full-text build of a bulk load.
+#[derive(Debug, Default)]
+struct Fed {
+    /// It sent the build lines.
+    sent: bool,
+    /// Its rows were committed.
+    committed: bool,
+}
+
 /// The lines one pass committed for a session, for the event that announces them.
 #[derive(Debug, Clone, Copy)]
 struct LineRange {
@@ -39,6 +50,26 @@ impl Indexer {
         plan: Plan,
         progress: &mut dyn Progress,
         ahead: Option<Receiver<ahead::Msg>>,
+    ) -> Result<Summary> {
+        let mut fed = Fed::default();
+        let result = self.pass(opened, plan, progress, ahead, &mut fed);
+        // The full-text build of a bulk load indexes lines as they are written, and cannot take
+        // them back: a pass that sent it lines and then committed none (rolled back by an error, or
+        // left for its next pass) would leave their words there under row ids that name no entry,
+        // or another's once the ids are taken again. The load ends with a rebuild from `entries`.
+        if fed.sent && !fed.committed && self.fts.take().is_some() {
+            tracing::info!(path = %opened.path.display(), "a pass the full-text build followed committed nothing: the full-text index is built at the end");
+        }
+        result
+    }
+
+    fn pass(
+        &mut self,
+        opened: &Opened,
+        plan: Plan,
+        progress: &mut dyn Progress,
+        ahead: Option<Receiver<ahead::Msg>>,
+        fed: &mut Fed,
     ) -> Result<Summary> {
         let path = &opened.path;
         let (start, lines_before) = match &plan {
@@ -99,6 +130,7 @@ impl Indexer {
                 // The lines go to the full-text thread, which also frees them, off this one. A
                 // stopped build is noticed, and replaced by a rebuild, at the end of the load.
                 fts.add(written.ids, batch.lines);
+                fed.sent = true;
             }
             Ok(())
         };
@@ -134,6 +166,7 @@ impl Indexer {
         };
         record_checkpoint(&tx, file_id, opened, &end, &hashes)?;
         tx.commit()?;
+        fed.committed = true;
         self.packing.stored(&self.conn, summary.lines)?;
         self.remember_partial(opened, &end)?;
         let reset = matches!(plan, Plan::Reindex(..));

@@ -49,6 +49,9 @@ impl Indexer {
         let total = found.iter().map(|f| f.size.saturating_sub(known.get(&f.path).map_or(0, |r| r.checkpoint))).sum();
         progress.start(total);
         let empty: bool = self.conn.query_row("SELECT NOT EXISTS (SELECT 1 FROM entries)", [], |r| r.get(0))?;
+        #[cfg(test)]
+        let bulk = empty && total >= self.bulk_from.unwrap_or(BULK_BYTES);
+        #[cfg(not(test))]
         let bulk = empty && total >= BULK_BYTES;
         if bulk {
             bulk::begin(&self.conn)?;
