@@ -652,7 +652,9 @@ test("14. the usage page: totals, cost per day, the split by model, filters; it 
   appendFileSync(server.file, usageLine(1, "01", "claude-sonnet-4-5-20250929", 300) + usageLine(2, "02", "claude-sonnet-4-5-20250929", 200) + usageLine(3, "03", "claude-opus-4-6", 100));
   const { page, problems, context } = await newPage();
   const responses = () => page.locator(".usage-totals dd").nth(2).textContent();
-  const dollars = (c) => `$${c.toFixed(c < 1 ? 4 : 2)}`;
+  // The viewer's money (docs/usage.md): cents from a dollar up, two significant digits below.
+  const dollars = (c) =>
+    c >= 1 ? `$${c.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })}` : `$${Number(c.toPrecision(2))}`;
   await page.goto(`${server.url}/usage`);
   await until("three responses", async () => (await responses()) === "3");
   assert.equal(await page.locator(".usage-chart rect.bar").count(), 3, "a bar per day");
@@ -1691,6 +1693,7 @@ test("27. the overview at /: cards, charts on labelled axes, heatmap, tops, tool
   const first = await until("the page's figures equal /api/stats", same);
   assert.equal(first.totals.sessions, 4);
   assert.equal(first.totals.messages, 300 + 4 + 3 + 4);
+  assert.equal(await card("cost").textContent(), "$0", "no response yet: a cost of nothing");
   // Labelled axes: four charts per day, the hours, and the heatmap's weekdays.
   assert.equal(await page.locator("svg.chart:not(.heatmap)").count(), 5);
   const dayLabels = await page.locator("svg.chart").first().locator("text.axis").allTextContents();
@@ -1729,6 +1732,15 @@ test("27. the overview at /: cards, charts on labelled axes, heatmap, tops, tool
   await goElsewhere(page, `${server.url}/usage`);
   await until("the usage chart", async () => (await page.locator("svg.usage-chart").count()) === 1);
   assert.ok((await page.locator("svg.usage-chart text.axis").allTextContents()).includes("11-21"), "the day on the usage chart");
+  // Its y axis names three different sums, however small: one response of 30 tokens costs a
+  // fraction of a cent, which read $0.00 at its top and its middle.
+  const sums = await page.locator('svg.usage-chart text.axis[text-anchor="end"]').allTextContents();
+  assert.equal(new Set(sums).size, 3, `the usage chart's y axis: ${sums}`);
+  assert.ok(sums.every((t) => /^\$(0|0\.0*[1-9]\d?)$/.test(t)), `the usage chart's y axis: ${sums}`);
+  const cut = await page.locator("svg.usage-chart").evaluate((chart) =>
+    [...chart.querySelectorAll('text.axis[text-anchor="end"]')].filter((t) => t.getBBox().x < 0).map((t) => t.textContent),
+  );
+  assert.deepEqual(cut, [], "no label of the y axis starts left of the chart");
   await shot(page, "27-usage");
   await phoneShot(page, "27-usage-phone");
   assert.deepEqual(problems, []);

@@ -30,11 +30,14 @@ function titled(node, value) {
  */
 export function barChart({ title, labels, values, format = String, short = (l) => l, width = 640, height = 180, className = "" }) {
   const w = Math.max(240, Math.round(width));
-  const left = 56;
+  const max = Math.max(0, ...values);
+  // The y axis's labels, at 0, half and the largest value; the plot starts right of the longest
+  // (11 px digits are at most 7 px wide).
+  const ticks = [0, 0.5, 1].map((f) => [f, max > 0 || f === 0 ? format(max * f) : ""]);
+  const left = Math.max(56, 12 + 7 * Math.max(...ticks.map(([, label]) => label.length)));
   const bottom = 24;
   const top = 10;
   const plot = height - bottom - top;
-  const max = Math.max(0, ...values);
   const root = svg("svg", {
     viewBox: `0 0 ${w} ${height}`,
     width: w,
@@ -45,10 +48,10 @@ export function barChart({ title, labels, values, format = String, short = (l) =
   });
   titled(root, title);
   // The y axis: gridlines at 0, half and the largest value.
-  for (const f of [0, 0.5, 1]) {
+  for (const [f, label] of ticks) {
     const y = top + plot - f * plot;
     root.append(svg("line", { x1: left, x2: w - 4, y1: y, y2: y, class: "grid" }));
-    root.append(text(left - 6, y + 4, max > 0 || f === 0 ? format(max * f) : "", { class: "axis", "text-anchor": "end" }));
+    root.append(text(left - 6, y + 4, label, { class: "axis", "text-anchor": "end" }));
   }
   const n = labels.length;
   const step = n ? (w - left - 4) / n : 0;

@@ -12,7 +12,7 @@ import { el } from "./dom.js";
 import { link } from "./page.js";
 import { known } from "./server.js";
 import { noSessions } from "./status.js";
-import { cost, filterForm, tokens } from "./usage.js";
+import { cost, filterForm, tokens, usd } from "./usage.js";
 
 const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 
@@ -24,10 +24,6 @@ export function tzHours() {
 /** `n` compactly: 1.2k, 3.4M. */
 function compact(n) {
   return Number(n || 0).toLocaleString("en-US", { notation: "compact", maximumFractionDigits: 1 });
-}
-
-function dollars(n) {
-  return `$${Number(n || 0).toFixed(n && n < 10 ? 2 : 0)}`;
 }
 
 function percent(x) {
@@ -149,7 +145,7 @@ export class OverviewPage {
         perDay("Sessions", "sessions", compact),
         perDay("Messages", "messages", compact),
         perDay("Tokens", "tokens", compact),
-        perDay("Cost", "cost", dollars),
+        perDay("Cost", "cost", usd),
       ),
       el(
         "figure",

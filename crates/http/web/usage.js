@@ -57,11 +57,23 @@ export function tokens(n) {
   return Number(n || 0).toLocaleString("en-US");
 }
 
+/**
+ * A sum in US dollars, the viewer's one way of writing money: cents from a dollar up ($12.34,
+ * $1,234.50), two significant digits below ($0.45, $0.0031, so that a chart's axis never reads
+ * $0.00 twice), and $0 for nothing.
+ */
+export function usd(v) {
+  const n = Number(v || 0);
+  if (n === 0) return "$0";
+  const small = Number(n.toPrecision(2));
+  if (Math.abs(small) < 1) return `$${small.toLocaleString("en-US", { maximumSignificantDigits: 2 })}`;
+  return `$${n.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+}
+
 /** A cost in USD, or "unpriced" when no response of it has a price. */
 export function cost(row) {
   if (row.responses > 0 && row.unpricedResponses === row.responses) return "unpriced";
-  const dollars = `$${row.cost.toFixed(row.cost < 1 ? 4 : 2)}`;
-  return row.unpricedResponses ? `${dollars} + ${row.unpricedResponses} unpriced` : dollars;
+  return row.unpricedResponses ? `${usd(row.cost)} + ${row.unpricedResponses} unpriced` : usd(row.cost);
 }
 
 /** One line for a session's header: its responses, tokens and cost; null when it has none. */
@@ -82,7 +94,7 @@ function chart(rows, width) {
     title: "Cost per day",
     labels: rows.map((r) => r.key),
     values: rows.map((r) => r.cost),
-    format: (v) => `$${v.toFixed(v > 0 && v < 10 ? 2 : 0)}`,
+    format: usd,
     short: (d) => (d ? d.slice(5) : "(none)"),
     width,
     className: "usage-chart",
