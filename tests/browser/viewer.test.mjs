@@ -1313,6 +1313,10 @@ test("24. an empty viewer names the roots it looked in and how to add one; usage
   assert.match(await row("Vault"), /^(on|off)/);
   assert.equal(await row("Push"), "none");
   assert.match(await row("Index"), /0 sessions, 0 entries/);
+  // Sizes in the largest unit that keeps them at 1 or more (a disk's free space read 74712.2 MB).
+  const free = await row("Free space");
+  assert.match(free, /^(unknown|\d+ B|\d{1,4}\.\d [KMGTP]B)$/, free);
+  assert.ok(free === "unknown" || / B$/.test(free) || Number(free.split(" ")[0]) < 1024, free);
   assert.equal(await page.locator(".status-page .roots li").count(), 2);
   await shot(page, "24-status");
   await phoneShot(page, "24-status-phone");

@@ -206,11 +206,19 @@ export function toolResult(value, { error = false, label = "Result", extra = [] 
   return box;
 }
 
+/** `n` bytes in the largest unit that keeps it at 1 or more: 512 B, 1.4 MB, 73.0 GB. */
 export function formatBytes(n) {
   if (typeof n !== "number") return "?";
   if (n < 1024) return `${n} B`;
-  if (n < 1 << 20) return `${(n / 1024).toFixed(1)} KB`;
-  return `${(n / (1 << 20)).toFixed(1)} MB`;
+  const units = ["KB", "MB", "GB", "TB", "PB"];
+  let v = n / 1024;
+  let u = 0;
+  // (1,023.96 KB would round to 1024.0 KB: it is 1.0 MB.)
+  while (v >= 1023.95 && u < units.length - 1) {
+    v /= 1024;
+    u += 1;
+  }
+  return `${v.toFixed(1)} ${units[u]}`;
 }
 
 export function time(timestamp) {
