@@ -1702,6 +1702,11 @@ test("27. the overview at /: cards, charts on labelled axes, heatmap, tops, tool
   assert.equal(await page.locator("svg.chart:not(.heatmap)").count(), 5);
   const dayLabels = await page.locator("svg.chart").first().locator("text.axis").allTextContents();
   assert.ok(dayLabels.includes("09-15") && dayLabels.some((t) => /^\d\d-\d\d$/.test(t) && t !== "09-15"), `days on the axis: ${dayLabels}`);
+  // Counts on whole numbers: an axis up to one session a day has no half a session.
+  for (const chart of await page.locator("svg.chart:not(.heatmap):not(.usage-chart)").all()) {
+    const ys = await chart.locator('text.axis[text-anchor="end"]').allTextContents();
+    assert.ok(ys.every((t) => !/^\d+\.\d+$/.test(t)), `a count's axis: ${ys}`);
+  }
   const heat = await page.locator("svg.heatmap text.axis").allTextContents();
   for (const d of ["Sun", "Wed", "Sat", "00", "12"]) assert.ok(heat.includes(d), `${d} on the heatmap: ${heat}`);
   assert.ok(await page.locator("table.overview-table caption", { hasText: "Response time" }).count());

@@ -26,6 +26,12 @@ function compact(n) {
   return Number(n || 0).toLocaleString("en-US", { notation: "compact", maximumFractionDigits: 1 });
 }
 
+/** A count on a chart's axis: a whole number (an axis up to 1 session has no half a session). */
+function count(v) {
+  if (Number.isInteger(v)) return compact(v);
+  return v < 10 ? "" : compact(Math.round(v));
+}
+
 function percent(x) {
   return `${(100 * (x || 0)).toFixed(1)}%`;
 }
@@ -142,9 +148,9 @@ export class OverviewPage {
     this.body.replaceChildren(
       cards,
       el("div", "overview-charts",
-        perDay("Sessions", "sessions", compact),
-        perDay("Messages", "messages", compact),
-        perDay("Tokens", "tokens", compact),
+        perDay("Sessions", "sessions", count),
+        perDay("Messages", "messages", count),
+        perDay("Tokens", "tokens", count),
         perDay("Cost", "cost", usd),
       ),
       el(
@@ -156,7 +162,7 @@ export class OverviewPage {
       el(
         "figure",
         "usage-figure",
-        barChart({ title: "Messages by hour of the day", labels: hours, values: s.hours, format: compact, width }),
+        barChart({ title: "Messages by hour of the day", labels: hours, values: s.hours, format: count, width }),
         el("figcaption", null, "Messages by hour of the day"),
       ),
       table("Top projects", ["Project", "Sessions", "Messages", "Tokens", "Cost"], top(s.projects), [1, 2, 3, 4]),
