@@ -1,4 +1,4 @@
--- scrollback index schema, version 17 (PRAGMA user_version = 17).
+-- scrollback index schema, version 18 (PRAGMA user_version = 18).
 --
 -- The one source of truth for the database: every table, index, view and trigger. The offsets below
 -- are a frozen format, documented byte for byte in docs/schema.md ("Offsets are a frozen format"):
@@ -40,7 +40,7 @@ CREATE INDEX files_vault ON files(vault) WHERE vault IS NOT NULL; -- whether a v
 CREATE TABLE sessions (
     id              TEXT    PRIMARY KEY,
     project         TEXT,                       -- cwd of the first entry that names one
-    title           TEXT,                       -- custom title > AI title > summary > first user text
+    title           TEXT,                       -- custom title > AI title > summary > first user text (without Markdown's marks)
     title_rank      INTEGER NOT NULL DEFAULT 0, -- which of those the title is (4 .. 1; 0 none)
     first_timestamp TEXT,
     last_timestamp  TEXT,

@@ -704,6 +704,10 @@ test("15. Markdown renders with every construct, hostile Markdown runs and loads
     const { page, problems, context, requests } = await newPage(viewport);
     await page.goto(`${server.url}/sessions/${SESSION}`);
     await until("the rendered Markdown", async () => (await page.locator(".markdown h2", { hasText: "A heading" }).count()) === 1);
+    // The session's title, made of the person's first words, reads without Markdown's marks.
+    const plain = (t) => t.startsWith("A heading Some emphasis, strong and inline code. one two first second a quotation fn main()") && !/[*#`|]/.test(t);
+    await until("the plain title", async () => plain(await page.locator(".view-title").textContent()));
+    if (!phone) assert.ok((await page.locator("#sessions .title").allTextContents()).some(plain), "the sidebar's title");
     const md = page.locator(".markdown").first();
     for (const selector of ["em", "strong", "code", "ul li", "ol li", "blockquote", "table td", ".code-block .code-lang", "pre.code code span[class*='hl-']"]) {
       assert.ok((await md.locator(selector).count()) > 0, `Markdown has ${selector}`);

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 pub const SCHEMA: &str = include_str!("../schema.sql");
 
 /// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
-pub const VERSION: i64 = 17;
+pub const VERSION: i64 = 18;
 
 /// One step each: `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`. A step is run in
 /// the same transaction as the `user_version` bump. When you add one, bump `VERSION`, update
@@ -355,6 +355,9 @@ WHERE e.invalid IS NULL AND e.duplicate = 0 AND (e.type IN ('user', 'assistant')
     // transcripts spent a sixth of its time scanning.
     "CREATE INDEX files_gone_path ON files(path) WHERE state = 'gone';
      CREATE INDEX files_vault ON files(vault) WHERE vault IS NOT NULL;",
+    // 17 -> 18: a title made of a person's first words reads without Markdown's marks
+    // (`plain_title`, the SQL function the writer's connection has: format::plain_title).
+    "UPDATE sessions SET title = plain_title(title) WHERE title_rank = 1 AND title IS NOT NULL;",
 ];
 
 /// The `scrollback_meta` key that says rows written before version 12 still need their search text
@@ -561,6 +564,18 @@ pub fn register_stored_line(conn: &Connection) -> rusqlite::Result<()> {
     )
 }
 
+/// Gives `conn` the SQL function `plain_title(words)`: [`crate::format::plain_title`], which the
+/// step to version 18 writes the titles made of a person's first words with.
+fn register_plain_title(conn: &Connection) -> rusqlite::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    conn.create_scalar_function(
+        "plain_title",
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| Ok(ctx.get::<Option<String>>(0)?.map(|words| crate::format::plain_title(&words))),
+    )
+}
+
 /// The dictionary `id` of the index at `path`, read on a connection of its own.
 fn load_dictionary(path: Option<&Path>, id: u32) -> Result<Option<pack::Dictionary>, pack::PackError> {
     let Some(path) = path else { return Ok(None) };
@@ -707,6 +722,7 @@ impl From<rusqlite::Error> for Unusable {
 fn try_open_writer(path: &Path) -> Result<Connection, Unusable> {
     let conn = Connection::open_with_flags(path, ConnectionKind::Writer.flags())?;
     ConnectionKind::Writer.configure(&conn)?;
+    register_plain_title(&conn)?;
     let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if found > VERSION {
         return Err(Unusable::Newer(found));
@@ -875,6 +891,10 @@ mod tests {
                  INSERT INTO entries (file_id, session_id, line, offset, length, text)
                  VALUES (1, 's', 1, 0, 10, 'two photos of the harbour');",
             )?;
+            // A session titled by its first words, marked up, and one a summary named.
+            old.execute_batch(
+                "INSERT INTO sessions (id, title, title_rank) VALUES ('s', 'Fix the **parser**', 1), ('t', 'A **bold** summary', 2);",
+            )?;
             if version >= 13 {
                 // A tool call and an edit, with the line's time on both as versions before 16 kept,
                 // and on the edit alone from 16 on.
@@ -900,6 +920,11 @@ mod tests {
                     "v{version}'s tool events"
                 );
             }
+            let titles: Vec<String> = migrated
+                .prepare("SELECT title FROM sessions ORDER BY id")?
+                .query_map([], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            assert_eq!(titles, ["Fix the parser", "A **bold** summary"], "v{version}'s titles");
             let hits: i64 = migrated.query_row(
                 "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'harbour photo*'",
                 [],

@@ -785,7 +785,7 @@ fn describe_again(tx: &Connection) -> Result<(Titles, Branches)> {
             // Each row by its own format: a rebuild describes the rows of every format here (those
             // written before version 4 are the default's, and say so in `agent`).
             let own = format::by_name(&agent).unwrap_or(format::DEFAULT);
-            let Ok(meta) = own.describe(&stripped, line as u64, &format::FileContext::default()) else {
+            let Ok(meta) = crate::entry::meta_of(own, &stripped, line as u64, &format::FileContext::default()) else {
                 continue;
             };
             let order = Order { at, file, line };

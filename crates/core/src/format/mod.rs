@@ -620,6 +620,42 @@ pub(crate) fn line_id(line: u64) -> String {
 }
 
 /// The first `n` characters of `s`.
+/// A title made of a person's first words, as a reader takes it in: Markdown's marks taken off
+/// (`## Fix the **parser**` reads "Fix the parser"; a link its text, code its code) and its blocks
+/// and lines joined by single spaces. Words with no mark Markdown could mean are kept as they are;
+/// so are words that are nothing but marks (`---`).
+pub fn plain_title(words: &str) -> String {
+    use pulldown_cmark::{Event, Options, Parser, TagEnd};
+    let marked =
+        |c: char| matches!(c, '*' | '_' | '`' | '#' | '>' | '[' | ']' | '<' | '~' | '\\' | '-' | '+' | '=' | '|');
+    let numbered = words.lines().any(|l| {
+        let l = l.trim_start();
+        let digits = l.bytes().take_while(u8::is_ascii_digit).count();
+        digits > 0 && matches!(l.as_bytes().get(digits), Some(b'.' | b')'))
+    });
+    if !words.contains(marked) && !numbered {
+        return words.to_owned();
+    }
+    let mut plain = String::with_capacity(words.len());
+    for event in Parser::new_ext(words, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH) {
+        match event {
+            Event::Text(t) | Event::Code(t) | Event::InlineHtml(t) | Event::Html(t) => plain.push_str(&t),
+            Event::SoftBreak | Event::HardBreak | Event::Rule => plain.push(' '),
+            Event::End(
+                TagEnd::Paragraph
+                | TagEnd::Heading(_)
+                | TagEnd::Item
+                | TagEnd::CodeBlock
+                | TagEnd::BlockQuote(_)
+                | TagEnd::TableCell,
+            ) => plain.push(' '),
+            _ => {}
+        }
+    }
+    let joined = plain.split_whitespace().collect::<Vec<_>>().join(" ");
+    if joined.is_empty() { words.to_owned() } else { joined }
+}
+
 pub(crate) fn first_chars(s: String, n: usize) -> String {
     match s.char_indices().nth(n) {
         Some((at, _)) => s[..at].to_owned(),
@@ -630,6 +666,32 @@ pub(crate) fn first_chars(s: String, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_title_reads_without_markdown_s_marks() {
+        for (words, title) in [
+            ("Fix the **parser**", "Fix the parser"),
+            (
+                "## A heading\n\nSome *emphasis*, **strong** and `inline code`.\n\n- one\n- two\n\n1. first\n2. second\n\n> a quotation",
+                "A heading Some emphasis, strong and inline code. one two first second a quotation",
+            ),
+            ("Read [the docs](https://example.com/docs) and ![a logo](logo.png)", "Read the docs and a logo"),
+            ("Why does `a*b*c` fail?", "Why does a*b*c fail?"),
+            ("```rust\nfn main() {}\n```\nwhy?", "fn main() {} why?"),
+            ("<div> is not centred", "<div> is not centred"),
+            ("| name | value |\n|---|---|\n| a | 1 |\n\n~~old~~ new", "name value a 1 old new"),
+            // Marks Markdown does not take as marks stay.
+            ("rename foo_bar_baz in claude-code", "rename foo_bar_baz in claude-code"),
+            ("2 * 3 * 4 is 24", "2 * 3 * 4 is 24"),
+            ("use *args and **kwargs", "use *args and **kwargs"),
+            // No mark at all: kept as written, its lines too.
+            ("What is in\nthis photo?", "What is in\nthis photo?"),
+            ("---", "---"),
+            ("", ""),
+        ] {
+            assert_eq!(plain_title(words), title, "{words:?}");
+        }
+    }
 
     #[test]
     fn a_harness_block_is_taken_off_and_html_a_person_typed_stays() {
