@@ -7,7 +7,7 @@
 
 use crate::lines::{self, Line};
 use scrollback_core::codec::scan::{self, FailedImage, STRIPPED_MEDIA_MARKER, ScanOutput, Span};
-use scrollback_core::format::{FileContext, Format, Meta, MetaError, plain_title, title_rank};
+use scrollback_core::format::{FileContext, Format, Meta, MetaError};
 
 /// The longest stored line (the line without its payloads) that is indexed; a longer one is recorded
 /// as invalid, its bytes left in the transcript.
@@ -111,7 +111,7 @@ pub fn describe(mut line: Line<'_>, format: &dyn Format, context: &FileContext) 
             return Described::invalid(&line, format!("not UTF-8: invalid byte at {}", e.utf8_error().valid_up_to()));
         }
     };
-    let meta = match meta_of(format, &stripped, line.number, context) {
+    let meta = match format.describe(&stripped, line.number, context) {
         Ok(meta) => meta,
         Err(MetaError::NotJson(e)) => return Described::invalid(&line, format!("not JSON: {e}")),
         Err(MetaError::NotObject) => return Described::invalid(&line, "not a JSON object".into()),
@@ -142,22 +142,6 @@ pub fn describe(mut line: Line<'_>, format: &dyn Format, context: &FileContext) 
             events: None,
         }),
     }
-}
-
-/// What `format` says of the stored line `stripped`, the `line`-th of a file whose context is
-/// `context`, as the index keeps it: a title made of a person's first words reads as they do, not
-/// as they were marked up ([`plain_title`]).
-pub(crate) fn meta_of(
-    format: &dyn Format,
-    stripped: &str,
-    line: u64,
-    context: &FileContext,
-) -> Result<Meta, MetaError> {
-    let mut meta = format.describe(stripped, line, context)?;
-    if let Some((title_rank::FIRST_USER_TEXT, words)) = &mut meta.title {
-        *words = plain_title(words);
-    }
-    Ok(meta)
 }
 
 /// Reads a long line's bytes between its payloads back from the file.

@@ -627,6 +627,13 @@ impl SessionDelta {
     }
 }
 
+/// A title of rank `rank` as a session's row keeps it: one made of a person's first words reads as
+/// they do, not as they were marked up ([`format::plain_title`]). (Made once for the title a batch
+/// or a rebuild keeps, not for every line that could title its session.)
+fn kept_title(rank: u8, title: String) -> String {
+    if rank == title_rank::FIRST_USER_TEXT { format::plain_title(&title) } else { title }
+}
+
 /// Adds each session's delta to its row, creating the row if it is new.
 fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>, agent: &str) -> Result<()> {
     let mut upsert = tx.prepare_cached(&format!(
@@ -670,7 +677,7 @@ fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>, agent
             continue;
         }
         let (rank, order, title) = match d.title {
-            Some((rank, order, title)) => (rank, Some(order.key()), Some(title)),
+            Some((rank, order, title)) => (rank, Some(order.key()), Some(kept_title(rank, title))),
             None => (0, None, None),
         };
         let (branch_order, branch) = match d.git_branch {
@@ -785,7 +792,7 @@ fn describe_again(tx: &Connection) -> Result<(Titles, Branches)> {
             // Each row by its own format: a rebuild describes the rows of every format here (those
             // written before version 4 are the default's, and say so in `agent`).
             let own = format::by_name(&agent).unwrap_or(format::DEFAULT);
-            let Ok(meta) = crate::entry::meta_of(own, &stripped, line as u64, &format::FileContext::default()) else {
+            let Ok(meta) = own.describe(&stripped, line as u64, &format::FileContext::default()) else {
                 continue;
             };
             let order = Order { at, file, line };
@@ -865,7 +872,7 @@ fn retitle_sessions(tx: &Connection, mut titles: Titles, mut branches: Branches)
     for session in sessions {
         recount_session(tx, &session)?;
         let (rank, order, title) = match titles.remove(&session) {
-            Some((rank, order, title)) => (rank, Some(order.key()), Some(title)),
+            Some((rank, order, title)) => (rank, Some(order.key()), Some(kept_title(rank, title))),
             None => (0, None, None),
         };
         let (branch_order, branch) = match branches.remove(&session) {
