@@ -619,7 +619,6 @@ pub(crate) fn line_id(line: u64) -> String {
     format!("L{line}")
 }
 
-/// The first `n` characters of `s`.
 /// A title made of a person's first words, as a reader takes it in: Markdown's marks taken off
 /// (`## Fix the **parser**` reads "Fix the parser"; a link its text, code its code) and its blocks
 /// and lines joined by single spaces. Words with no mark Markdown could mean are kept as they are;
@@ -656,6 +655,7 @@ pub fn plain_title(words: &str) -> String {
     if joined.is_empty() { words.to_owned() } else { joined }
 }
 
+/// The first `n` characters of `s`.
 pub(crate) fn first_chars(s: String, n: usize) -> String {
     match s.char_indices().nth(n) {
         Some((at, _)) => s[..at].to_owned(),
