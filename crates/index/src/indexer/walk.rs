@@ -49,10 +49,7 @@ impl Indexer {
         let total = found.iter().map(|f| f.size.saturating_sub(known.get(&f.path).map_or(0, |r| r.checkpoint))).sum();
         progress.start(total);
         let empty: bool = self.conn.query_row("SELECT NOT EXISTS (SELECT 1 FROM entries)", [], |r| r.get(0))?;
-        #[cfg(test)]
-        let bulk = empty && total >= self.bulk_from.unwrap_or(BULK_BYTES);
-        #[cfg(not(test))]
-        let bulk = empty && total >= BULK_BYTES;
+        let bulk = empty && total >= self.bulk_bytes();
         if bulk {
             bulk::begin(&self.conn)?;
             self.bulk = true;
@@ -240,6 +237,16 @@ impl Indexer {
             }
             plan => self.read_and_commit(&opened, plan, progress, ahead),
         }
+    }
+
+    /// A first catch-up of at least this many bytes is a bulk load: [`BULK_BYTES`], which a test
+    /// may lower.
+    fn bulk_bytes(&self) -> u64 {
+        #[cfg(test)]
+        if let Some(bytes) = self.bulk_from {
+            return bytes;
+        }
+        BULK_BYTES
     }
 
     /// Whether the compressed file `opened` was refused as it is now (its output passed the bound).
