@@ -21,6 +21,7 @@ mod hub;
 mod mcp;
 mod memory;
 mod model;
+mod opencode;
 mod packing;
 mod pi;
 mod prop;

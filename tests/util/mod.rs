@@ -277,6 +277,16 @@ pub fn check_invariants(data: &Path) -> u64 {
 
 /// A transcript's bytes: decompressed, for a zstd-compressed one (Codex's `.jsonl.zst`).
 pub fn read_transcript(path: &Path) -> Vec<u8> {
+    // `<database>/<session>`: a session of an agent's database, as its format renders it.
+    if let Some(db) = path.parent().filter(|db| db.is_file()) {
+        use scrollback::format::Format;
+        let rows = scrollback::format::opencode::OpenCode.database().unwrap();
+        let conn = scrollback::db::open_agent_database(db).unwrap();
+        let session = path.file_name().unwrap().to_str().unwrap();
+        let mut out = Vec::new();
+        rows.render(&conn, session, &mut out).unwrap();
+        return out;
+    }
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     if bytes.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
         return zstd::stream::decode_all(&bytes[..]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

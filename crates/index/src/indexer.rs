@@ -14,9 +14,10 @@
 //! pass opens it, and its row; `identity` what a path new to the index is (a hard link, a renamed or
 //! returned transcript, a compressed twin); `plan` what a pass reads; `commit` the pass's one
 //! transaction; `source` where its batches come from; `forgetting` the writer's part of `forget`
-//! and `unforget`.
+//! and `unforget`; `database` an agent's database, whose sessions it renders and reads as files.
 
 mod commit;
+mod database;
 mod file;
 mod forgetting;
 mod identity;

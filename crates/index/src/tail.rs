@@ -173,8 +173,9 @@ pub struct Tail {
 /// The watcher and the roots: those watched, and those that did not exist when last looked at.
 struct Watched {
     watcher: Box<dyn Watcher + Send>,
-    /// Every root (absolute).
-    roots: Vec<PathBuf>,
+    /// Every root (absolute), and whether its format keeps a database there (watched without its
+    /// subdirectories: OpenCode's data directory also holds its logs and git snapshots).
+    roots: Vec<(PathBuf, bool)>,
     /// The roots being watched, each with its directory's identity (device, inode) when its watch
     /// was made.
     watching: Vec<(PathBuf, (u64, u64))>,
@@ -191,7 +192,7 @@ impl Watched {
     /// the start, and logged (and tried again) after it.
     fn watch_new(&mut self, start: bool) -> Result<Vec<PathBuf>> {
         let mut appeared = Vec::new();
-        for root in &self.roots {
+        for (root, database) in &self.roots {
             if self.watches(root) {
                 continue;
             }
@@ -201,7 +202,8 @@ impl Watched {
                 }
                 continue;
             };
-            match self.watcher.watch(root, notify::RecursiveMode::Recursive).map_err(watch_error(root)) {
+            let mode = if *database { notify::RecursiveMode::NonRecursive } else { notify::RecursiveMode::Recursive };
+            match self.watcher.watch(root, mode).map_err(watch_error(root)) {
                 Ok(()) => {
                     if !start {
                         tracing::info!(root = %root.display(), "a transcript root appeared: now followed");
@@ -290,7 +292,8 @@ impl Tail {
     /// stopped. Fails if no root can be made absolute or a watcher cannot start.
     pub fn start(mut indexer: Indexer, config: TailConfig) -> Result<Tail> {
         indexer.set_roots(&config.roots)?;
-        let roots: Vec<PathBuf> = indexer.roots().iter().map(|r| r.dir.clone()).collect();
+        let roots: Vec<(PathBuf, bool)> =
+            indexer.roots().iter().map(|r| (r.dir.clone(), r.format.database().is_some())).collect();
         let (hints, receive) = mpsc::channel();
         let sender = hints.clone();
         let handler = move |event: notify::Result<notify::Event>| {
@@ -300,7 +303,7 @@ impl Tail {
             }
         };
         let notify_config = notify::Config::default().with_follow_symlinks(true);
-        let first = roots.first().cloned().unwrap_or_default();
+        let first = roots.first().map(|r| r.0.clone()).unwrap_or_default();
         let watcher: Box<dyn Watcher + Send> = match config.poll {
             Some(interval) => Box::new(
                 notify::PollWatcher::new(handler, notify_config.with_poll_interval(interval))
@@ -426,6 +429,9 @@ fn hints_of(event: notify::Result<notify::Event>) -> Vec<Hint> {
         .filter_map(|path| {
             if is_transcript(&path) {
                 Some(Hint::File(path))
+            } else if let Some(db) = crate::tree::database_of(&path) {
+                // A database's write-ahead log: the agent wrote rows.
+                Some(Hint::File(db))
             } else if dir_event || path.is_dir() {
                 // A directory renamed into place, or created: its files may predate any watch on it.
                 Some(Hint::Dir(path))

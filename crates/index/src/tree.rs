@@ -34,6 +34,11 @@ pub fn is_transcript(path: &Path) -> bool {
     scrollback_core::format::FORMATS.iter().any(|f| f.is_transcript(path))
 }
 
+/// The agent's database a file beside it belongs to (its write-ahead log), for a file watcher.
+pub fn database_of(path: &Path) -> Option<PathBuf> {
+    scrollback_core::format::FORMATS.iter().find_map(|f| f.database()?.database_of(path))
+}
+
 /// Whether `path` is a compressed transcript of `format` whose plain twin ([`Format::twin`]) is
 /// beside it: the plain one is the one read, as its agent does (it writes the new name whole before
 /// it deletes the old one).
@@ -71,7 +76,11 @@ pub fn discover(root: &Path, format: &dyn Format) -> Vec<Found> {
                 continue;
             };
             if meta.is_dir() {
-                stack.push(path);
+                // An agent's database is at the top of its root (whose other directories hold its
+                // logs and snapshots, no sessions).
+                if format.database().is_none() {
+                    stack.push(path);
+                }
             } else if meta.is_file() && format.is_transcript(&path) && !hidden_by_plain_twin(format, &path) {
                 found.push(Found {
                     path,

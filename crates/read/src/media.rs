@@ -8,6 +8,8 @@
 //! wrong byte call [`PayloadReader::verify`] first (or write to a temporary file and rename).
 //! A compressed transcript (`.jsonl.zst`) cannot be sought in: its stream is decoded from the start
 //! and dropped up to the offset ([`scrollback_core::files::decompressed_from`]), in bounded memory.
+//! A session of an agent's database (`<database>/<session>`) has its payloads in a row's value,
+//! read with SQLite's incremental blob I/O from the offset its format says ([`scrollback_core::format::Rows::payload_row`]).
 //! Never turns a ref or a hash into a path: records come from the index.
 
 use std::fs::File;
@@ -19,6 +21,7 @@ use scrollback_core::codec::b64::Base64Stream;
 use scrollback_core::codec::refs::MediaRef;
 use scrollback_core::codec::scan::{self, Encoding, Extent, MediaKind, PayloadChar};
 use scrollback_core::error::{Error, Result};
+use scrollback_core::format::{Cell, FORMATS};
 
 const CHUNK: usize = 64 * 1024;
 
@@ -107,15 +110,22 @@ pub fn open(record: &MediaRecord) -> Result<PayloadReader> {
     if !record.file_live {
         return Err(Error::Gone { path: record.path.clone(), offset: record.offset });
     }
-    let file = scrollback_core::files::open_regular(&record.path).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => Error::Gone { path: record.path.clone(), offset: record.offset },
-        _ => Error::io(&record.path, e),
-    })?;
     let expected = blake3::Hash::from_hex(&record.blake3).map_err(|_| Error::Changed {
         path: record.path.clone(),
         offset: record.offset,
         expected: record.blake3.clone(),
     })?;
+    let file = match scrollback_core::files::open_regular(&record.path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(Error::Gone { path: record.path.clone(), offset: record.offset });
+        }
+        // `<database>/<session>`: a session of an agent's database, its payload in a row.
+        Err(e) if e.kind() == io::ErrorKind::NotADirectory => {
+            return Ok(reader(record, expected, Bytes::Cell(Box::new(open_cell(record)?))));
+        }
+        Err(e) => return Err(Error::io(&record.path, e)),
+    };
     let compressed = scrollback_core::files::is_compressed(&file).map_err(|e| Error::io(&record.path, e))?;
     let bytes = if compressed {
         match scrollback_core::files::decompressed_from(&file, record.offset) {
@@ -133,7 +143,12 @@ pub fn open(record: &MediaRecord) -> Result<PayloadReader> {
     } else {
         Bytes::File(file)
     };
-    Ok(PayloadReader {
+    Ok(reader(record, expected, bytes))
+}
+
+/// A reader of `record`'s payload from `bytes`.
+fn reader(record: &MediaRecord, expected: blake3::Hash, bytes: Bytes) -> PayloadReader {
+    PayloadReader {
         bytes,
         record: record.clone(),
         at: record.offset,
@@ -147,7 +162,51 @@ pub fn open(record: &MediaRecord) -> Result<PayloadReader> {
         hasher: blake3::Hasher::new(),
         expected,
         done: false,
-    })
+    }
+}
+
+/// The row that holds the payload of `record`, a session of an agent's database: found by its
+/// entry's id and its offset in the entry's line ([`scrollback_core::format::Rows::payload_row`]), read with SQLite's blob
+/// I/O on a read-only connection.
+fn open_cell(record: &MediaRecord) -> Result<DatabaseCell> {
+    let changed =
+        || Error::Changed { path: record.path.clone(), offset: record.offset, expected: record.blake3.clone() };
+    let gone = || Error::Gone { path: record.path.clone(), offset: record.offset };
+    let db = record.path.parent().ok_or_else(gone)?;
+    let rows = FORMATS
+        .iter()
+        .find_map(|f| f.database().filter(|_| f.is_transcript(db)))
+        .ok_or_else(|| Error::io(&record.path, io::Error::from(io::ErrorKind::NotADirectory)))?;
+    let conn = match scrollback_core::db::open_agent_database(db) {
+        Ok(conn) => conn,
+        Err(Error::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => return Err(gone()),
+        Err(e) => return Err(e),
+    };
+    let uuid = record.entry_uuid.as_deref().ok_or_else(changed)?;
+    let cell = rows.payload_row(&conn, uuid, record.offset - record.line_offset)?.ok_or_else(changed)?;
+    Ok(DatabaseCell { conn, cell, from: record.offset })
+}
+
+/// A payload in a database's row: the byte at `from` of the transcript is the one at `cell.offset`
+/// of the value.
+struct DatabaseCell {
+    conn: rusqlite::Connection,
+    cell: Cell,
+    from: u64,
+}
+
+impl DatabaseCell {
+    /// Reads from the transcript's byte `at`, by opening the value again each time (a changed row is
+    /// then a short or wrong read, which the hash catches).
+    fn read_at(&self, buf: &mut [u8], at: u64) -> io::Result<usize> {
+        let Cell { table, column, rowid, offset } = &self.cell;
+        let blob = self.conn.blob_open(rusqlite::MAIN_DB, *table, *column, *rowid, true).map_err(io::Error::other)?;
+        let pos = (offset + (at - self.from)) as usize;
+        if pos >= blob.len() {
+            return Ok(0);
+        }
+        blob.read_at(buf, pos).map_err(io::Error::other)
+    }
 }
 
 /// A reader of bytes the store holds: checked whole before the first is given.
@@ -183,6 +242,8 @@ enum Bytes {
     Stream(Box<scrollback_core::files::Decompressed>),
     /// None: the store's own bytes, checked and given whole ([`open_held`]).
     Held,
+    /// A value in a row of an agent's database.
+    Cell(Box<DatabaseCell>),
 }
 
 impl Bytes {
@@ -192,6 +253,7 @@ impl Bytes {
             // Read in order: `at` is where the stream is.
             Bytes::Stream(stream) => stream.read(buf),
             Bytes::Held => Ok(0),
+            Bytes::Cell(cell) => cell.read_at(buf, at),
         }
     }
 }

@@ -23,6 +23,7 @@ pub mod droid;
 pub mod gemini;
 pub(crate) mod gemini_parts;
 pub(crate) mod loose;
+pub mod opencode;
 pub mod parts;
 pub mod pi;
 pub mod qwen;
@@ -69,6 +70,13 @@ pub trait Format: Send + Sync + std::fmt::Debug {
     /// that object is its header (what `file_context`'s `first_line` reads, as one JSON line).
     /// `None`, the default: a transcript of lines.
     fn document_records(&self, _path: &Path) -> Option<&'static str> {
+        None
+    }
+
+    /// `Some` for an agent that keeps its sessions as rows of a SQLite database rather than as files
+    /// (OpenCode): [`Format::is_transcript`] then names the database, and each of its sessions is
+    /// read as a document the format renders from its rows, at the path `<database>/<session id>`.
+    fn database(&self) -> Option<&'static dyn Rows> {
         None
     }
 
@@ -129,7 +137,46 @@ pub static FORMATS: &[&dyn Format] = &[
     &cursor::Cursor,
     &pi::Pi,
     &copilot::Copilot,
+    &opencode::OpenCode,
 ];
+
+/// What an agent that keeps its sessions as rows of a SQLite database tells the indexer and the
+/// media reader ([`Format::database`]). Every query runs on a read-only connection the caller opened
+/// (and in its transaction, where it began one); none writes.
+pub trait Rows: Send + Sync + std::fmt::Debug {
+    /// The database a file beside it belongs to, for a file watcher: the database itself, or its
+    /// write-ahead log (`-wal`). `None` for anything else (the `-shm` index changes on every read).
+    fn database_of(&self, path: &Path) -> Option<PathBuf>;
+
+    /// Every session and its stamp ([`Rows::stamp`]), in one statement (one snapshot).
+    fn sessions(&self, conn: &rusqlite::Connection) -> rusqlite::Result<Vec<(String, i64)>>;
+
+    /// A number that changes whenever one of the session's rows is written, added or deleted; `None`
+    /// if the session is not there. Never 0.
+    fn stamp(&self, conn: &rusqlite::Connection, session: &str) -> rusqlite::Result<Option<i64>>;
+
+    /// Writes the session's document, a line each row (see the module documentation), to `out`:
+    /// its payloads are streamed from the database, never held whole.
+    fn render(&self, conn: &rusqlite::Connection, session: &str, out: &mut dyn std::io::Write) -> std::io::Result<()>;
+
+    /// Where the payload `offset` bytes into the line of entry `uuid` is in the database: the table,
+    /// the column, the row and the offset in that column's value. `None` if the entry holds none
+    /// (or is gone).
+    fn payload_row(&self, conn: &rusqlite::Connection, uuid: &str, offset: u64) -> rusqlite::Result<Option<Cell>>;
+}
+
+/// A place in a database: the value of `column` in row `rowid` of `table`, from byte `offset`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cell {
+    /// The table.
+    pub table: &'static str,
+    /// The column.
+    pub column: &'static str,
+    /// The row.
+    pub rowid: i64,
+    /// Bytes into the value.
+    pub offset: u64,
+}
 
 /// Claude Code's format (and the Claude Agent SDK's, which writes the same).
 pub static CLAUDE: &dyn Format = &claude::Claude;

@@ -17,7 +17,7 @@ use super::{Indexer, Progress, Summary};
 use crate::ahead;
 use crate::batch::Batch;
 use crate::events::Event;
-use crate::fingerprint::{Hashes, settled_mtime};
+use crate::fingerprint::Hashes;
 use crate::lines::End;
 use crate::rows;
 use crate::vault::{Linked, Vault};
@@ -153,7 +153,7 @@ impl Indexer {
             tracing::info!(path = %path.display(), "written again while it was read: left for its next pass");
             return Ok(Summary { bytes: summary.bytes, ..Summary::default() });
         }
-        let document = format.document_records(path).is_some();
+        let document = format.document_records(path).is_some() || opened.rendered;
         if end.checkpoint == start && (matches!(plan, Plan::Append(_)) || document) {
             // Nothing complete was added (or a document is being written): leave the file as it is.
             return Ok(Summary { bytes: summary.bytes, ..Summary::default() });
@@ -208,7 +208,8 @@ fn start_pass(
         Plan::Append(row) => row.id,
         Plan::Skip | Plan::SettleMtime(..) => unreachable!("a skipped file is not read"),
     };
-    if matches!(plan, Plan::New | Plan::Reindex(..)) {
+    // A session of a database has no file to link (see `crate::vault`).
+    if matches!(plan, Plan::New | Plan::Reindex(..)) && !opened.rendered {
         vault.link(tx, file_id, &Linked { path: &opened.path, dev: opened.dev, inode: opened.inode })?;
     }
     Ok(file_id)
@@ -242,7 +243,7 @@ fn record_checkpoint(tx: &Transaction<'_>, file_id: i64, opened: &Opened, end: &
             opened.recorded_size(end) as i64,
             end.checkpoint as i64,
             end.lines as i64,
-            settled_mtime(opened.mtime_ns),
+            opened.settled_mtime(),
         ],
     )?;
     Ok(())

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::OptionalExtension;
 
 use super::Indexer;
+use crate::fingerprint::settled_mtime;
 use crate::lines::End;
 use scrollback_core::error::{Error, Result};
 use scrollback_core::files::ScratchLimit;
@@ -47,6 +48,9 @@ pub(super) struct Opened {
     pub(super) compressed: bool,
     /// `file` holds the decompressed bytes.
     pub(super) materialized: bool,
+    /// A session of an agent's database, rendered from its rows (see `database`): `mtime_ns` is
+    /// its stamp, trusted at once, and it is read whole each time its rows change.
+    pub(super) rendered: bool,
 }
 
 impl Opened {
@@ -70,7 +74,37 @@ impl Opened {
             mtime_ns,
             compressed,
             materialized: !compressed,
+            rendered: false,
         })
+    }
+
+    /// A session of the database of identity `dev`, `inode`, rendered into `file`, whose rows have
+    /// the stamp `stamp`.
+    pub(super) fn rendered(path: &Path, file: File, dev: u64, inode: u64, stamp: i64) -> Result<Opened> {
+        let path_str = path
+            .to_str()
+            .ok_or_else(|| Error::io(path, std::io::Error::new(std::io::ErrorKind::InvalidData, "path is not UTF-8")))?
+            .to_owned();
+        let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        Ok(Opened {
+            path: path.to_owned(),
+            path_str,
+            file,
+            dev,
+            inode,
+            size,
+            disk_size: size,
+            mtime_ns: stamp,
+            compressed: false,
+            materialized: true,
+            rendered: true,
+        })
+    }
+
+    /// The modification time its row may record: a settled one ([`settled_mtime`]), or a rendered
+    /// session's stamp.
+    pub(super) fn settled_mtime(&self) -> i64 {
+        if self.rendered { self.mtime_ns } else { settled_mtime(self.mtime_ns) }
     }
 
     /// For a compressed file, decompresses it (once) into an unlinked scratch file in `scratch_dir`,

@@ -6,7 +6,7 @@
 
 use super::Indexer;
 use super::file::{FileRow, Opened};
-use crate::fingerprint::{self, hash_range, partial_window, settled_mtime, tail_hash};
+use crate::fingerprint::{self, hash_range, partial_window, tail_hash};
 use crate::lines::End;
 use scrollback_core::error::Result;
 
@@ -76,8 +76,8 @@ impl Indexer {
     /// Decides what a pass over `opened` reads (it writes nothing; a long incomplete last line is
     /// remembered, in memory, on the way).
     pub(super) fn plan(&mut self, opened: &Opened, row: Option<FileRow>) -> Result<Plan> {
-        let Opened { path, file, dev, inode, size, mtime_ns, .. } = opened;
-        let (dev, inode, size, mtime_ns) = (*dev, *inode, *size, *mtime_ns);
+        let Opened { path, file, dev, inode, size, .. } = opened;
+        let (dev, inode, size) = (*dev, *inode, *size);
         let Some(row) = row else { return Ok(Plan::New) };
         if opened.unchanged_since(&row) && !self.changed.contains(path) {
             // Not touched since it was last read: nothing to hash, nothing to read.
@@ -96,7 +96,7 @@ impl Indexer {
         } else {
             None
         };
-        let document = self.format_of(path).document_records(path).is_some();
+        let document = self.format_of(path).document_records(path).is_some() || opened.rendered;
         let reset = reset.or((document && size != row.checkpoint).then_some(Reset::Rewritten));
         if let Some(reset) = reset {
             tracing::info!(path = %path.display(), "re-indexing from the start: {reset}");
@@ -105,7 +105,7 @@ impl Indexer {
         if size == row.checkpoint {
             // Unchanged, as its bytes show. Once its mtime has settled, record it, so that later
             // rescans can trust the mtime instead of reading the file.
-            let settled = settled_mtime(mtime_ns);
+            let settled = opened.settled_mtime();
             if (row.mtime_ns != settled || row.size != opened.disk_size) && settled != 0 {
                 return Ok(Plan::SettleMtime(row.id, settled, opened.disk_size));
             }

@@ -65,7 +65,7 @@ impl Indexer {
         // Files new to the index are read from their start whatever happens: read them ahead.
         let new_files = found
             .iter()
-            .filter(|f| !known.contains_key(&f.path))
+            .filter(|f| !known.contains_key(&f.path) && self.format_of(&f.path).database().is_none())
             .map(|f| (f.path.clone(), self.format_of(&f.path)))
             .collect();
         // Rows change only by this connection's writes (it is the only writer): while it has written
@@ -122,6 +122,14 @@ impl Indexer {
                 self.index_found(&found, &mut NoProgress, None)
             }
             Ok(_) => Ok(Summary::default()),
+            // `<database>/<session>`: the database's pass reads it (again from its start, if a
+            // reader asked: `reindex_path`).
+            Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => match path.parent() {
+                Some(db) if self.format_of(db).database().is_some() && self.format_of(db).is_transcript(db) => {
+                    self.index_path(db)
+                }
+                _ => Ok(Summary::default()),
+            },
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 // One name of a file with several (hard links) went: the file is not gone, and its
                 // row moves to a name it still has.
@@ -193,8 +201,22 @@ impl Indexer {
         progress: &mut dyn Progress,
         ahead: Option<Receiver<ahead::Msg>>,
     ) -> Result<Summary> {
-        let mut opened = Opened::open(&found.path)?;
-        let mut row = self.file_row(&opened.path_str)?;
+        if let Some(rows) = self.format_of(&found.path).database() {
+            return self.index_database(found, rows, progress);
+        }
+        let opened = Opened::open(&found.path)?;
+        let row = self.file_row(&opened.path_str)?;
+        self.index_opened(opened, row, progress, ahead)
+    }
+
+    /// A pass over a transcript opened (or a database's session rendered), whose row is `row`.
+    pub(super) fn index_opened(
+        &mut self,
+        mut opened: Opened,
+        mut row: Option<FileRow>,
+        progress: &mut dyn Progress,
+        ahead: Option<Receiver<ahead::Msg>>,
+    ) -> Result<Summary> {
         if opened.compressed
             && row.as_ref().is_some_and(|r| opened.unchanged_since(r))
             && !self.changed.contains(&opened.path)
@@ -216,7 +238,8 @@ impl Indexer {
             }
             return Err(e);
         }
-        if row.is_none() {
+        // A rendered session is no file another name could be, nor anything's twin.
+        if row.is_none() && !opened.rendered {
             match self.identify(&opened)? {
                 Identified::Row(known) => row = known,
                 Identified::HardLink(other) => return self.index_path(Path::new(&other)),
@@ -265,7 +288,9 @@ impl Indexer {
         let mut gone = 0;
         for path in live {
             let path = PathBuf::from(path);
-            if path.starts_with(root) && !seen.contains(path.as_path()) && !path.is_file() {
+            // A database's sessions are its own pass's to mark gone, while the database is there.
+            let of_database = path.parent().is_some_and(|db| seen.contains(db) || db.is_file());
+            if path.starts_with(root) && !seen.contains(path.as_path()) && !of_database && !path.is_file() {
                 gone += self.mark_gone(&path)? as u64;
             }
         }

@@ -74,7 +74,8 @@ enum StrRole {
 ///   item of its array, as Codex's `user_message` event writes it, or its value).
 ///
 /// An *image block* is an object whose `type` is `image`, `image_url` or `input_image`, or that has
-/// a `data` key and a `mimeType` that starts with `image/` (Gemini's `inlineData`); those at or
+/// a `data` key and a `mimeType` that starts with `image/` (Gemini's `inlineData`), or whose `type`
+/// is `file` and that holds a `data:image/...` URL (OpenCode's file part); those at or
 /// under the format's [`BlockPlaces`] (Claude Code's `message.content`, tool results included) get
 /// ordinals, 0-based, in the order they begin in the line. One without a payload (a failed upload)
 /// keeps its ordinal and is reported as failed.

@@ -1,0 +1,618 @@
+//! OpenCode's sessions (1.2 and later): rows of a SQLite database,
+//! `$XDG_DATA_HOME/opencode/opencode.db` (`~/.local/share/opencode/opencode.db`; a build of another
+//! channel than `latest` or `beta` writes `opencode-<channel>.db` beside it).
+//!
+//! Read from OpenCode's own source (anomalyco/opencode, MIT; docs/formats.md names each file):
+//! `storage/db.ts` (where the file is, WAL), the migrations and `session/session.sql.ts` (the
+//! tables), `session/message-v2.ts` (what a message's and a part's `data` hold), `session/index.ts`
+//! (how rows are written: upserts in place) and `id/id.ts` (ids).
+//!
+//! The tables: `session` (`id`, `title`, `directory`, `parent_id`, `time_created`, `time_updated`,
+//! ...), `message` (`id`, `session_id`, `time_created`, `data`) and `part` (`id`, `message_id`,
+//! `session_id`, `data`), where `data` is the object as JSON text without its ids. A message's data
+//! has its `role`, its `time`, and on an answer `modelID`, `providerID` and `tokens`; a part's has
+//! its `type`: `text`, `reasoning`, `file` (a pasted image is one, its `url` a `data:` URL), `tool`
+//! (`tool`, `callID`, and `state` with `status`, `input`, `output` or `error`, and `attachments`),
+//! `step-start`, `step-finish` (`tokens`, `cost`: one model call), `subtask`, `agent`, `retry`,
+//! `compaction`, `snapshot`, `patch`. Rows change in place: a tool part goes from `pending` to
+//! `completed`, a text part is written empty and then whole.
+//!
+//! A database is not a file of lines, so scrollback reads each session as a document it renders
+//! from the rows ([`Rows::render`]), one JSON line a row, in OpenCode's own order (messages by
+//! time and id, each message's parts by id after it):
+//! - the session: `{"session":{...its columns...}}`;
+//! - a message: `{"message":DATA,"id":ID,"time":MS,"steps":N}`, `N` its `step-finish` parts;
+//! - a part: `{"part":DATA,"id":ID,"messageID":ID,"role":ROLE,"model":MODEL,"time":MS}`, with
+//!   its message's role, model and time.
+//!
+//! `DATA` is the row's `data` column byte for byte, so a part's payload is [`PART_PREFIX`] bytes
+//! less into the column than into the line: a photo is read back from the column itself with
+//! SQLite's incremental blob I/O ([`Rows::payload_row`]), never copied. The JSON tree older builds
+//! kept under `storage/` (imported into the database by 1.2) and the tables of OpenCode 2
+//! (`session_v2`, `session_message`) are not read.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OptionalExtension};
+use serde_json::Value;
+
+use super::usage::count;
+use super::{
+    BlockPlaces, Cell, Columns, FileContext, Format, Media, Meta, MetaError, Part, Rows, SearchText, Side, Tokens,
+    Typed, Usage, Who, first_chars, parse_object, str_at, title_rank,
+};
+use crate::codec::scan::STRIPPED_MEDIA_MARKER;
+
+/// OpenCode's format.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenCode;
+
+/// Image blocks are numbered under a part (a `file` part is one; a tool's attachments are below it).
+static BLOCK_PLACES: BlockPlaces = BlockPlaces::new(&[&["part"]]);
+
+/// What a part's line begins with: its `data` column follows.
+pub const PART_PREFIX: &str = r#"{"part":"#;
+
+/// The titles a session has before OpenCode names it.
+const PLACEHOLDER_TITLES: [&str; 2] = ["New session - ", "Child session - "];
+
+impl Format for OpenCode {
+    fn name(&self) -> &'static str {
+        "opencode"
+    }
+
+    fn display_name(&self) -> &'static str {
+        "OpenCode"
+    }
+
+    /// The database: `opencode.db`, or a channel's `opencode-<channel>.db`.
+    fn is_transcript(&self, path: &Path) -> bool {
+        path.file_name().and_then(|n| n.to_str()).is_some_and(is_database_name)
+    }
+
+    fn not_read(&self, path: &Path) -> Option<&'static str> {
+        let in_tree = path.components().any(|c| c.as_os_str() == "storage");
+        (in_tree && path.extension().is_some_and(|e| e == "json")).then_some(
+            "OpenCode's JSON tree from before 1.2, which OpenCode 1.2 imported into opencode.db (the database is read)",
+        )
+    }
+
+    fn database(&self) -> Option<&'static dyn Rows> {
+        Some(&OpenCode)
+    }
+
+    fn block_places(&self) -> &'static BlockPlaces {
+        &BLOCK_PLACES
+    }
+
+    /// The session and its directory, from the rendered document's first line; else the path's last
+    /// component (a session's path is `<database>/<session id>`).
+    fn file_context(&self, path: &Path, first_line: &mut dyn FnMut() -> Option<String>) -> FileContext {
+        let name = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let session = first_line()
+            .and_then(|l| serde_json::from_str::<Value>(&l).ok())
+            .and_then(|v| v.get("session").cloned())
+            .unwrap_or(Value::Null);
+        let nonempty = |key: &str| str_at(&session, key).filter(|s| !s.trim().is_empty()).map(str::to_owned);
+        FileContext {
+            session: nonempty("id").unwrap_or(name),
+            project: nonempty("directory"),
+            ..FileContext::default()
+        }
+    }
+
+    /// 0: a session is one document (a sub-agent's child session is a session of its own).
+    fn file_key(&self, _path: &Path, _session: &str) -> i64 {
+        0
+    }
+
+    fn describe(&self, stripped: &str, _line: u64, file: &FileContext) -> Result<Meta, MetaError> {
+        let top = parse_object(stripped)?;
+        Ok(describe(&Value::Object(top), file))
+    }
+
+    /// A person's text part: a user message's, not one OpenCode wrote for them (`synthetic`).
+    fn typed_input(&self, _kind: Option<&str>, _is_sidechain: bool, line: &Value) -> Option<Typed> {
+        let part = line.get("part")?;
+        if str_at(line, "role") != Some("user") || str_at(part, "type") != Some("text") || is_synthetic(part) {
+            return None;
+        }
+        let text = str_at(part, "text")?;
+        (!text.trim().is_empty()).then(|| Typed { text: text.to_owned(), images: Vec::new() })
+    }
+
+    /// A `step-finish` part (one model call's counts), or a message that has none (`"steps":0`).
+    fn usage_markers(&self) -> &'static [&'static str] {
+        &["step-finish", r#""steps":0"#]
+    }
+
+    fn parts(&self, line: &Value) -> Vec<Part> {
+        line.get("part").map(parts).unwrap_or_default()
+    }
+
+    fn who(&self, line: &Value, _is_sidechain: bool) -> Option<Who> {
+        let part = line.get("part")?;
+        let shown = match str_at(part, "type")? {
+            "text" | "reasoning" | "file" | "tool" | "subtask" | "agent" | "compaction" | "retry" => true,
+            _ => false,
+        };
+        if !shown {
+            return None;
+        }
+        Some(match (str_at(line, "role"), str_at(part, "type")) {
+            (_, Some("compaction" | "retry")) => Who::new("OpenCode", Side::Note),
+            (Some("user"), _) if is_synthetic(part) => Who::new("OpenCode", Side::Note),
+            (Some("user"), _) => Who::new("You", Side::User),
+            _ => Who::new("OpenCode", Side::Assistant),
+        })
+    }
+
+    /// `opencode --session ID` (run in the session's directory).
+    fn resume_command(&self, id: &str) -> Option<String> {
+        Some(format!("opencode --session {}", super::shell_word(id)))
+    }
+
+    /// `$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode` (OpenCode takes its data directory
+    /// from `xdg-basedir` on every system).
+    fn default_roots(&self, var: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
+        let nonempty = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        nonempty("XDG_DATA_HOME")
+            .filter(|p| p.is_absolute())
+            .or_else(|| nonempty("HOME").map(|home| home.join(".local/share")))
+            .map(|data| data.join("opencode"))
+            .into_iter()
+            .collect()
+    }
+}
+
+/// Whether a file's name is one of OpenCode's databases: `opencode.db`, `opencode-<channel>.db`.
+fn is_database_name(name: &str) -> bool {
+    name == "opencode.db"
+        || name.strip_prefix("opencode-").and_then(|n| n.strip_suffix(".db")).is_some_and(|channel| {
+            !channel.is_empty() && channel.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        })
+}
+
+/// Each count of a session's rows that changes when one of them is written (`time_updated` moves
+/// on every upsert), added or removed.
+const STAMP_COLUMNS: &str = "s.time_updated,
+       (SELECT count(*) FROM message WHERE session_id = s.id),
+       (SELECT total(time_updated) FROM message WHERE session_id = s.id),
+       (SELECT count(*) FROM part WHERE session_id = s.id),
+       (SELECT total(time_updated) FROM part WHERE session_id = s.id)";
+
+fn stamp_of(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<i64> {
+    let mut hasher = blake3::Hasher::new();
+    for i in at..at + 5 {
+        let v: rusqlite::types::Value = r.get(i)?;
+        hasher.update(format!("{v:?};").as_bytes());
+    }
+    let first = u64::from_le_bytes(hasher.finalize().as_bytes()[..8].try_into().expect("8 bytes"));
+    Ok(((first >> 2) | 1) as i64)
+}
+
+impl Rows for OpenCode {
+    fn database_of(&self, path: &Path) -> Option<PathBuf> {
+        let name = path.file_name()?.to_str()?;
+        let main = name.strip_suffix("-wal").unwrap_or(name);
+        is_database_name(main).then(|| path.with_file_name(main))
+    }
+
+    fn sessions(&self, conn: &Connection) -> rusqlite::Result<Vec<(String, i64)>> {
+        let mut stmt = conn.prepare(&format!("SELECT s.id, {STAMP_COLUMNS} FROM session s ORDER BY s.time_created"))?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, stamp_of(r, 1)?)))?;
+        rows.collect()
+    }
+
+    fn stamp(&self, conn: &Connection, session: &str) -> rusqlite::Result<Option<i64>> {
+        conn.query_row(&format!("SELECT {STAMP_COLUMNS} FROM session s WHERE s.id = ?1"), [session], |r| stamp_of(r, 0))
+            .optional()
+    }
+
+    fn render(&self, conn: &Connection, session: &str, out: &mut dyn Write) -> std::io::Result<()> {
+        let sql = |e: rusqlite::Error| std::io::Error::other(format!("reading OpenCode's database: {e}"));
+        let header: Option<Value> = conn
+            .query_row(
+                "SELECT s.id, s.title, s.directory, s.parent_id, s.version, s.time_created, s.time_updated,
+                        (SELECT worktree FROM project WHERE id = s.project_id)
+                 FROM session s WHERE s.id = ?1",
+                [session],
+                |r| {
+                    Ok(serde_json::json!({
+                        "id": r.get::<_, String>(0)?,
+                        "title": r.get::<_, Option<String>>(1)?,
+                        "directory": r.get::<_, Option<String>>(2)?,
+                        "parentID": r.get::<_, Option<String>>(3)?,
+                        "version": r.get::<_, Option<String>>(4)?,
+                        "timeCreated": r.get::<_, Option<i64>>(5)?,
+                        "timeUpdated": r.get::<_, Option<i64>>(6)?,
+                        "worktree": r.get::<_, Option<String>>(7)?,
+                    }))
+                },
+            )
+            .optional()
+            .map_err(sql)?;
+        let Some(header) = header else { return Ok(()) };
+        writeln!(out, "{}", serde_json::json!({ "session": header }))?;
+        let mut messages = conn
+            .prepare(
+                "SELECT rowid, id, time_created,
+                        CASE WHEN json_valid(data) THEN json_extract(data, '$.role') END,
+                        CASE WHEN json_valid(data) THEN json_extract(data, '$.modelID') END
+                 FROM message WHERE session_id = ?1 ORDER BY time_created, id",
+            )
+            .map_err(sql)?;
+        type MessageRow = (i64, String, i64, Option<String>, Option<String>);
+        let rows: Vec<MessageRow> = messages
+            .query_map([session], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+            .map_err(sql)?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(sql)?;
+        // A part's type, read only from a small part (`octet_length` reads no photo's bytes) that is
+        // JSON (a row that is not is rendered all the same, and recorded as an invalid line).
+        let mut parts = conn
+            .prepare(
+                "SELECT rowid, id, CASE WHEN octet_length(data) < 65536 AND json_valid(data)
+                                        THEN json_extract(data, '$.type') END
+                 FROM part WHERE message_id = ?1 ORDER BY id",
+            )
+            .map_err(sql)?;
+        for (rowid, id, time, role, model) in rows {
+            let part_rows: Vec<(i64, String, Option<String>)> = parts
+                .query_map([&id], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, Option<String>>(2)?)))
+                .map_err(sql)?
+                .collect::<rusqlite::Result<_>>()
+                .map_err(sql)?;
+            let steps = part_rows.iter().filter(|p| p.2.as_deref() == Some("step-finish")).count();
+            out.write_all(br#"{"message":"#)?;
+            copy_column(conn, "message", rowid, out)?;
+            writeln!(out, r#","id":{},"time":{time},"steps":{steps}}}"#, json_string(&id))?;
+            for (part_rowid, part_id, _) in part_rows {
+                out.write_all(PART_PREFIX.as_bytes())?;
+                copy_column(conn, "part", part_rowid, out)?;
+                writeln!(
+                    out,
+                    r#","id":{},"messageID":{},"role":{},"model":{},"time":{time}}}"#,
+                    json_string(&part_id),
+                    json_string(&id),
+                    serde_json::to_string(&role).unwrap_or_default(),
+                    serde_json::to_string(&model).unwrap_or_default(),
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    fn payload_row(&self, conn: &Connection, uuid: &str, offset: u64) -> rusqlite::Result<Option<Cell>> {
+        let Some(offset) = offset.checked_sub(PART_PREFIX.len() as u64) else { return Ok(None) };
+        let rowid = conn.query_row("SELECT rowid FROM part WHERE id = ?1", [uuid], |r| r.get(0)).optional()?;
+        Ok(rowid.map(|rowid| Cell { table: "part", column: "data", rowid, offset }))
+    }
+}
+
+/// A string as JSON.
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+/// Copies the `data` column of row `rowid` of `table` to `out` in blocks, by SQLite's blob I/O (a
+/// photo's part can be megabytes), in the caller's transaction.
+fn copy_column(conn: &Connection, table: &str, rowid: i64, out: &mut dyn Write) -> std::io::Result<()> {
+    let blob = conn
+        .blob_open(rusqlite::MAIN_DB, table, "data", rowid, true)
+        .map_err(|e| std::io::Error::other(format!("reading OpenCode's {table} row {rowid}: {e}")))?;
+    let mut buf = vec![0u8; 64 << 10];
+    let mut at = 0;
+    loop {
+        let n = blob.read_at(&mut buf, at).map_err(|e| std::io::Error::other(format!("reading {table}: {e}")))?;
+        if n == 0 {
+            return Ok(());
+        }
+        out.write_all(&buf[..n])?;
+        at += n;
+    }
+}
+
+/// Whether OpenCode wrote a user message's part itself (a file's contents it read for the person).
+fn is_synthetic(part: &Value) -> bool {
+    part.get("synthetic") == Some(&Value::Bool(true))
+}
+
+/// An epoch millisecond as the index's timestamps are written (`2026-06-01T10:00:00.000Z`).
+fn iso(ms: i64) -> Option<String> {
+    let t = jiff::Timestamp::from_millisecond(ms).ok()?;
+    Some(t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+}
+
+/// Tokens of one model call (a `step-finish` part's, or an answer's): `input` is uncached input,
+/// `cache.read` and `cache.write` the cached input, `reasoning` the thinking. Builds disagree on
+/// whether `output` holds the reasoning; `total` (the provider's) says, where it is given: if it is
+/// the sum with `output` alone, `output` holds it, else the reasoning is added to `output`.
+fn tokens(t: &Value) -> Tokens {
+    let cache = t.get("cache").unwrap_or(&Value::Null);
+    let (input, output, reasoning) = (count(t, "input"), count(t, "output"), count(t, "reasoning"));
+    let (read, write) = (count(cache, "read"), count(cache, "write"));
+    let total = count(t, "total");
+    let holds_reasoning = total != 0 && total == input + output + read + write;
+    Tokens {
+        input,
+        output: if holds_reasoning { output } else { output + reasoning },
+        cache_read: read,
+        cache_write: write,
+        cache_write_1h: 0,
+        reasoning: reasoning.min(if holds_reasoning { output } else { output + reasoning }),
+    }
+}
+
+/// A line's part list, as a reader takes it in.
+fn parts(part: &Value) -> Vec<Part> {
+    let text = |k: &str| str_at(part, k).filter(|t| !t.trim().is_empty()).map(str::to_owned);
+    match str_at(part, "type") {
+        Some("text") if is_synthetic(part) => {
+            text("text").map(|t| Part::Context { label: "Context for the model".into(), text: t }).into_iter().collect()
+        }
+        Some("text") => text("text").map(Part::Text).into_iter().collect(),
+        Some("reasoning") => text("text").map(Part::Thinking).into_iter().collect(),
+        Some("file") => vec![file_part(part)],
+        Some("tool") => {
+            let state = part.get("state").unwrap_or(&Value::Null);
+            let call = super::parts::tool_call_with_id(
+                str_at(part, "tool").unwrap_or("tool"),
+                state.get("input").unwrap_or(&Value::Null),
+                str_at(part, "callID"),
+            );
+            let mut out = vec![Part::ToolCall(call)];
+            let status = str_at(state, "status");
+            if matches!(status, Some("completed" | "error")) {
+                let error = status == Some("error");
+                let said = if error { str_at(state, "error") } else { str_at(state, "output") };
+                let media = match state.get("attachments") {
+                    Some(Value::Array(files)) => files.iter().map(file_media).collect(),
+                    _ => Vec::new(),
+                };
+                out.push(Part::ToolResult {
+                    call: str_at(part, "callID").map(str::to_owned),
+                    text: said.unwrap_or("").to_owned(),
+                    error,
+                    label: None,
+                    media,
+                });
+            }
+            out
+        }
+        Some("subtask") => {
+            let what = text("description").or_else(|| text("prompt")).unwrap_or_default();
+            let agent = text("agent").unwrap_or_else(|| "sub-agent".into());
+            vec![Part::Note(format!("Sub-agent {agent}: {what}"))]
+        }
+        Some("agent") => text("name").map(|n| Part::Note(format!("Agent: {n}"))).into_iter().collect(),
+        Some("compaction") => vec![Part::Note("Context compacted".into())],
+        Some("retry") => {
+            let why = part.get("error").and_then(|e| e.get("data")).and_then(|d| str_at(d, "message"));
+            vec![Part::Note(format!("Retried: {}", why.unwrap_or("the call failed")))]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// A `file` part: a photo or a file whose bytes the line holds (its `url` a `data:` URL, which the
+/// stored line holds as a marker and the rendered one as its media URL), else a mention of a file
+/// by its path (a `file://` URL).
+fn file_part(part: &Value) -> Part {
+    let url = str_at(part, "url").unwrap_or("");
+    if !url.is_empty() && !url.starts_with("file:") {
+        return Part::Media(file_media(part));
+    }
+    let name = str_at(part, "filename").or_else(|| part.get("source").and_then(|s| str_at(s, "path"))).unwrap_or(url);
+    Part::Note(format!("File: {name}"))
+}
+
+/// A file part as media: a photo (an image block, which the rendered line annotates) or a file.
+fn file_media(part: &Value) -> Media {
+    let mime = str_at(part, "mime");
+    if mime.is_some_and(|m| m.starts_with("image/")) {
+        let mut media = Media::image(part);
+        if media.mime_type.is_none() {
+            media.mime_type = mime.map(str::to_owned);
+        }
+        // The line's own `url` (its `data:` URL, or the marker left where it was) is no link to it.
+        if media.url.as_deref().is_some_and(|u| u.starts_with("data:") || u == STRIPPED_MEDIA_MARKER) {
+            media.url = None;
+        }
+        media
+    } else {
+        let mut media = Media::file(part);
+        if media.mime_type.is_none() {
+            media.mime_type = mime.map(str::to_owned);
+        }
+        media
+    }
+}
+
+fn describe(line: &Value, file: &FileContext) -> Meta {
+    let mut meta = Meta::default();
+    let mut text = SearchText::default();
+    let ms = line.get("time").and_then(Value::as_i64);
+    if let Some(session) = line.get("session") {
+        meta.columns.kind = Some("session".into());
+        meta.columns.timestamp = session.get("timeCreated").and_then(Value::as_i64).and_then(iso);
+        meta.cwd = str_at(session, "directory").map(str::to_owned);
+        let title = str_at(session, "title").map(str::trim).filter(|t| !t.is_empty());
+        meta.title = title
+            .filter(|t| !PLACEHOLDER_TITLES.iter().any(|p| t.starts_with(p)))
+            .map(|t| (title_rank::AI, first_chars(t.to_owned(), 200)));
+        if let Some((_, t)) = &meta.title {
+            text.said(t);
+        }
+    } else if let Some(message) = line.get("message") {
+        let role = str_at(message, "role");
+        meta.columns = Columns {
+            uuid: str_at(line, "id").map(str::to_owned),
+            parent_uuid: str_at(message, "parentID").map(str::to_owned),
+            kind: Some("message".into()),
+            role: role.map(str::to_owned),
+            timestamp: ms.and_then(iso),
+            is_sidechain: false,
+        };
+        meta.cwd.clone_from(&file.project);
+        // An answer that wrote no `step-finish` part states its counts on itself.
+        let steps = line.get("steps").and_then(Value::as_u64).unwrap_or(0);
+        if role == Some("assistant")
+            && steps == 0
+            && let Some(t) = message.get("tokens").map(tokens).filter(|t| t.total() != 0)
+        {
+            meta.usage.push(Usage {
+                key: format!("opencode:{}", str_at(line, "id").unwrap_or("")),
+                model: str_at(message, "modelID").map(str::to_owned),
+                tokens: t,
+                ..Usage::default()
+            });
+        }
+    } else if let Some(part) = line.get("part") {
+        let kind = str_at(part, "type");
+        let role = str_at(line, "role");
+        meta.columns = Columns {
+            uuid: str_at(line, "id").map(str::to_owned),
+            parent_uuid: str_at(line, "messageID").map(str::to_owned),
+            kind: kind.map(str::to_owned),
+            role: role.map(str::to_owned),
+            timestamp: ms.and_then(iso),
+            is_sidechain: false,
+        };
+        meta.cwd.clone_from(&file.project);
+        match kind {
+            Some("text") if role == Some("user") && is_synthetic(part) => {
+                text.output(str_at(part, "text").unwrap_or(""));
+            }
+            Some("text") => {
+                let said = str_at(part, "text").unwrap_or("");
+                text.said(said);
+                if role == Some("user") && !said.trim().is_empty() {
+                    meta.title = Some((title_rank::FIRST_USER_TEXT, first_chars(said.trim().to_owned(), 200)));
+                }
+            }
+            Some("reasoning") => text.said(str_at(part, "text").unwrap_or("")),
+            Some("tool") => {
+                let state = part.get("state").unwrap_or(&Value::Null);
+                text.call(str_at(part, "tool"), state.get("input"));
+                for key in ["output", "error"] {
+                    if let Some(s) = str_at(state, key) {
+                        text.output(s);
+                    }
+                }
+            }
+            Some("subtask") => {
+                for key in ["description", "prompt"] {
+                    text.said(str_at(part, key).unwrap_or(""));
+                }
+            }
+            Some("step-finish") => {
+                if let Some(t) = part.get("tokens").map(tokens).filter(|t| t.total() != 0) {
+                    meta.usage.push(Usage {
+                        key: format!("opencode:{}", str_at(line, "id").unwrap_or("")),
+                        model: str_at(line, "model").map(str::to_owned),
+                        tokens: t,
+                        ..Usage::default()
+                    });
+                }
+            }
+            _ => {}
+        }
+    } else {
+        meta.columns.kind = Some("unknown".into());
+    }
+    text.finish(&mut meta);
+    meta
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(line: &str) -> Meta {
+        OpenCode.describe(line, 1, &FileContext { project: Some("/w/app".into()), ..FileContext::default() }).unwrap()
+    }
+
+    fn value(line: &str) -> Value {
+        serde_json::from_str(line).unwrap()
+    }
+
+    const HEADER: &str = r#"{"session":{"id":"ses_1","title":"Fix the red button","directory":"/w/app","parentID":null,"version":"1.2.3","timeCreated":1780000000000,"timeUpdated":1780000009000,"worktree":"/w/app"}}"#;
+    const ASKED: &str = r#"{"part":{"type":"text","text":"why is the button red?"},"id":"prt_1","messageID":"msg_1","role":"user","model":null,"time":1780000000100}"#;
+    const PHOTO: &str = r#"{"part":{"type":"file","mime":"image/png","filename":"shot.png","url":"STRIPPED_MEDIA_MARKER"},"id":"prt_2","messageID":"msg_1","role":"user","model":null,"time":1780000000100}"#;
+    const READ: &str = r#"{"part":{"type":"text","text":"Called the Read tool","synthetic":true},"id":"prt_3","messageID":"msg_1","role":"user","model":null,"time":1780000000100}"#;
+    const TOOL: &str = r#"{"part":{"type":"tool","callID":"call_1","tool":"bash","state":{"status":"completed","input":{"command":"grep -rn btn src"},"output":"src/App.css:12: .btn { color: red }","title":"grep","metadata":{},"time":{"start":1,"end":2}}},"id":"prt_4","messageID":"msg_2","role":"assistant","model":"claude-sonnet-4-5","time":1780000001000}"#;
+    const STEP: &str = r#"{"part":{"type":"step-finish","reason":"stop","cost":0.01,"tokens":{"input":1200,"output":85,"reasoning":15,"cache":{"read":3000,"write":100}}},"id":"prt_5","messageID":"msg_2","role":"assistant","model":"claude-sonnet-4-5","time":1780000001000}"#;
+    const ANSWER: &str = r#"{"message":{"role":"assistant","time":{"created":1780000001000},"parentID":"msg_1","modelID":"gpt-5","providerID":"openai","tokens":{"total":1300,"input":1000,"output":300,"reasoning":120,"cache":{"read":0,"write":0}}},"id":"msg_2","time":1780000001000,"steps":0}"#;
+
+    #[test]
+    fn the_database_and_its_log_are_found_by_name_and_the_old_json_tree_is_named_not_read() {
+        for (name, db) in [("opencode.db", true), ("opencode-local.db", true), ("opencode.db-wal", false)] {
+            assert_eq!(OpenCode.is_transcript(Path::new(name)), db, "{name}");
+        }
+        assert!(!OpenCode.is_transcript(Path::new("opencode-.db")) && !OpenCode.is_transcript(Path::new("x.db")));
+        assert_eq!(OpenCode.database_of(Path::new("/d/opencode.db-wal")), Some(PathBuf::from("/d/opencode.db")));
+        assert_eq!(OpenCode.database_of(Path::new("/d/opencode.db-shm")), None);
+        assert!(OpenCode.not_read(Path::new("/d/storage/session/p/ses_1.json")).is_some());
+        let var = |n: &str| (n == "HOME").then(|| OsString::from("/home/a"));
+        assert_eq!(OpenCode.default_roots(&var), [PathBuf::from("/home/a/.local/share/opencode")]);
+    }
+
+    #[test]
+    fn the_session_line_titles_it_and_a_placeholder_is_no_title() {
+        let m = meta(HEADER);
+        assert_eq!(m.title, Some((title_rank::AI, "Fix the red button".into())));
+        assert_eq!(
+            (m.cwd.as_deref(), m.columns.timestamp.as_deref()),
+            (Some("/w/app"), Some("2026-05-28T20:26:40.000Z"))
+        );
+        let placeholder = HEADER.replace("Fix the red button", "New session - 2026-05-28T20:26:40.000Z");
+        assert_eq!(meta(&placeholder).title, None);
+        let mut first = || Some(HEADER.to_owned());
+        let context = OpenCode.file_context(Path::new("/d/opencode.db/ses_1"), &mut first);
+        assert_eq!((context.session.as_str(), context.project.as_deref()), ("ses_1", Some("/w/app")));
+    }
+
+    #[test]
+    fn parts_are_a_persons_words_photos_context_and_the_answer_s_tool_calls_with_results() {
+        let asked = meta(ASKED);
+        assert_eq!((asked.columns.uuid.as_deref(), asked.columns.role.as_deref()), (Some("prt_1"), Some("user")));
+        assert_eq!(asked.title.unwrap().1, "why is the button red?");
+        assert_eq!(OpenCode.typed_input(None, false, &value(ASKED)).unwrap().text, "why is the button red?");
+        assert_eq!(OpenCode.who(&value(ASKED), false).unwrap().side, Side::User);
+        assert!(matches!(&OpenCode.parts(&value(PHOTO))[..], [Part::Media(m)] if m.image));
+        assert!(OpenCode.typed_input(None, false, &value(READ)).is_none(), "OpenCode wrote it");
+        assert_eq!(OpenCode.who(&value(READ), false).unwrap().side, Side::Note);
+        assert!(meta(READ).title.is_none());
+        let tool = OpenCode.parts(&value(TOOL));
+        assert!(matches!(&tool[0], Part::ToolCall(c) if c.subject == "$ grep -rn btn src"));
+        assert!(matches!(&tool[1], Part::ToolResult { call: Some(c), error: false, .. } if c == "call_1"));
+        let m = meta(TOOL);
+        assert_eq!((m.tools.as_deref(), m.columns.kind.as_deref()), (Some("bash"), Some("tool")));
+        assert!(m.tool_text.unwrap().contains("color: red"));
+        assert!(OpenCode.who(&value(STEP), false).is_none() && OpenCode.who(&value(HEADER), false).is_none());
+    }
+
+    #[test]
+    fn usage_is_each_step_s_and_an_answer_s_own_only_where_it_has_no_step() {
+        let step = meta(STEP);
+        assert_eq!(step.usage.len(), 1);
+        let u = &step.usage[0];
+        assert_eq!((u.key.as_str(), u.model.as_deref()), ("opencode:prt_5", Some("claude-sonnet-4-5")));
+        assert_eq!(
+            u.tokens,
+            Tokens { input: 1200, output: 100, cache_read: 3000, cache_write: 100, reasoning: 15, cache_write_1h: 0 }
+        );
+        // The provider's total says `output` holds the reasoning already.
+        let answer = meta(ANSWER);
+        assert_eq!(answer.usage[0].tokens.output, 300);
+        assert_eq!(answer.usage[0].tokens.reasoning, 120);
+        assert_eq!(answer.usage[0].model.as_deref(), Some("gpt-5"));
+        assert!(meta(&ANSWER.replace(r#""steps":0"#, r#""steps":1"#)).usage.is_empty(), "its steps count");
+        for marker in OpenCode.usage_markers() {
+            assert!(STEP.contains(marker) || ANSWER.contains(marker));
+        }
+    }
+}

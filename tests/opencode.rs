@@ -1,0 +1,221 @@
+//! OpenCode's sessions: rows of its SQLite database, generated as OpenCode 1.2 writes them (see
+//! `util::fixtures::opencode`): every part kind, a person's photo and a tool's 3 MB one, usage per
+//! step, a row that is not JSON and one that is not UTF-8, rows written again in place, a session
+//! deleted, and the database written while it is read. Every photo served by ref byte-exact from
+//! its row, no payload byte in SQLite, every line of the rendered sessions restored byte for byte,
+//! and the session as OpenCode shows it, over the API, live.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+use serde_json::{Value, json};
+
+use crate::util::fixtures::opencode::{self as oc, T0};
+use crate::util::server::Server;
+use crate::util::{Env, check_invariants, fake_png};
+
+const A: &str = "ses_7f3c2a1b0e9dAbCdEfGhIjKlMn";
+const B: &str = "ses_7f3c2a1b0e9cZyXwVuTsRqPoNm";
+
+fn root(env: &Env) -> String {
+    format!("opencode:{}", env.path("opencode").display())
+}
+
+fn index(env: &Env) -> String {
+    env.index_roots(&["--root".into(), root(env)])
+}
+
+/// Session A: a question with a photo and a file OpenCode read for the person; an answer with its
+/// thinking, a tool call whose result has a 3 MB photo, its text and two steps' counts.
+fn write_a(conn: &Connection, photos: &[Vec<u8>]) {
+    oc::session(conn, A, "Fix the red button", T0);
+    oc::message(conn, A, "msg_01", T0 + 100, &oc::user(T0 + 100));
+    oc::part(
+        conn,
+        A,
+        "msg_01",
+        "prt_01",
+        T0 + 100,
+        &json!({"type": "text", "text": "why is the button red?"}).to_string(),
+    );
+    oc::part(conn, A, "msg_01", "prt_02", T0 + 100, &oc::photo(&photos[0], "shot.png").to_string());
+    let read = json!({"type": "text", "synthetic": true, "text": "Called the Read tool with the following input: {\"filePath\":\"src/App.css\"}"});
+    oc::part(conn, A, "msg_01", "prt_03", T0 + 100, &read.to_string());
+    oc::message(conn, A, "msg_02", T0 + 1000, &oc::assistant(T0 + 1000, "msg_01", oc::tokens(900, 40, 0, 2000, 0)));
+    oc::part(conn, A, "msg_02", "prt_04", T0 + 1000, r#"{"type":"step-start"}"#);
+    oc::part(
+        conn,
+        A,
+        "msg_02",
+        "prt_05",
+        T0 + 1000,
+        &json!({"type": "reasoning", "text": "Check the CSS first.", "time": {"start": T0 + 1000}}).to_string(),
+    );
+    let tool = json!({"type": "tool", "callID": "toolu_01", "tool": "bash", "state": {"status": "completed",
+        "input": {"command": "grep -rn btn src"}, "output": "src/App.css:12: .btn { color: red }", "title": "grep",
+        "metadata": {}, "time": {"start": T0 + 1100, "end": T0 + 1200},
+        "attachments": [oc::photo(&photos[1], "screen.png")]}});
+    oc::part(conn, A, "msg_02", "prt_06", T0 + 1000, &tool.to_string());
+    let step = json!({"type": "step-finish", "reason": "tool-calls", "cost": 0.01, "tokens": oc::tokens(1200, 85, 15, 3000, 100)});
+    oc::part(conn, A, "msg_02", "prt_07", T0 + 1000, &step.to_string());
+    oc::part(
+        conn,
+        A,
+        "msg_02",
+        "prt_08",
+        T0 + 1000,
+        &json!({"type": "text", "text": "The rule in App.css makes it red."}).to_string(),
+    );
+    let step =
+        json!({"type": "step-finish", "reason": "stop", "cost": 0.01, "tokens": oc::tokens(900, 40, 0, 2000, 0)});
+    oc::part(conn, A, "msg_02", "prt_09", T0 + 1000, &step.to_string());
+}
+
+fn titles(env: &Env) -> Vec<(String, String, Option<String>, Option<String>)> {
+    env.conn()
+        .prepare("SELECT id, agent, title, project FROM sessions ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+}
+
+#[test]
+fn opencode_sessions_keep_every_photo_from_their_rows_and_follow_the_database() {
+    let env = Env::new();
+    let db = env.path("opencode/opencode.db");
+    let conn = oc::create(&db);
+    let photos = [fake_png(61, 300), fake_png(62, 3 << 20)];
+    write_a(&conn, &photos);
+    // Session B: a placeholder title, a row that is not JSON and one that is not UTF-8.
+    oc::session(&conn, B, "New session - 2026-06-01T11:00:00.000Z", T0 + 3_600_000);
+    oc::message(&conn, B, "msg_10", T0 + 3_600_100, &oc::user(T0 + 3_600_100));
+    oc::part(&conn, B, "msg_10", "prt_10", T0 + 3_600_100, r#"{"type":"text","text":"hello from a new session"}"#);
+    oc::part(&conn, B, "msg_10", "prt_11", T0 + 3_600_100, "{not json");
+    conn.execute(
+        "INSERT INTO part VALUES ('prt_12', 'msg_10', ?1, ?2, ?2, CAST(x'7b2274797065223a2274657874222c2274657874223a22ff227d' AS TEXT))",
+        rusqlite::params![B, T0 + 3_600_100],
+    )
+    .unwrap();
+    // OpenCode's older JSON tree beside it is not read; nor are its logs.
+    env.write("opencode/storage/session/0f1e2d/ses_old.json", "{}");
+    env.write("opencode/log/2026-06-01.log", "INFO started\n");
+
+    let summary = index(&env);
+    assert!(summary.starts_with("indexed 2 files, 17 lines, 2 payloads, 2 invalid lines"), "{summary}");
+    assert_eq!(
+        titles(&env),
+        [
+            (B.into(), "opencode".into(), Some("hello from a new session".into()), Some("/w/app".into())),
+            (A.into(), "opencode".into(), Some("Fix the red button".into()), Some("/w/app".into())),
+        ]
+    );
+    let invalid: Vec<String> = env
+        .conn()
+        .prepare("SELECT reason FROM invalid_lines ORDER BY line")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(invalid.len(), 2, "{invalid:?}");
+    assert!(invalid[0].starts_with("not JSON") && invalid[1].starts_with("not UTF-8"), "{invalid:?}");
+    assert_eq!(check_invariants(&env.data), 15, "every line but the two invalid ones restored byte for byte");
+    let session_a = db.join(A);
+    assert_eq!(env.photos_of(&session_a), photos.to_vec(), "the person's photo and the tool's, from their rows");
+    let conn_index = env.conn();
+    let longest: i64 =
+        conn_index.query_row("SELECT max(length(stored_line(stripped))) FROM entries", [], |r| r.get(0)).unwrap();
+    assert!(longest < 2000, "no payload in a stored line: the longest is {longest} bytes");
+    let usage: Vec<(String, i64, i64, i64)> = conn_index
+        .prepare("SELECT model, input_tokens, output_tokens, cache_read_tokens FROM usage ORDER BY input_tokens")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(
+        usage,
+        [("claude-sonnet-4-5".into(), 900, 40, 2000), ("claude-sonnet-4-5".into(), 1200, 100, 3000)],
+        "each step's counts, not the answer's (its last step's) again"
+    );
+    drop(conn_index);
+
+    // Unchanged rows: nothing read again.
+    let again = index(&env);
+    assert!(again.starts_with("indexed 0 files, 0 lines"), "{again}");
+
+    // A photo's row written again with other bytes: refused, never a wrong byte.
+    let other = fake_png(63, 300);
+    oc::part(&conn, A, "msg_01", "prt_02", T0 + 100, &oc::photo(&other, "shot.png").to_string());
+    let reference = format!("{A}/prt_02/0");
+    assert!(env.media(&reference).is_err(), "the row changed since it was indexed");
+    index(&env);
+    assert_eq!(env.media(&reference).unwrap(), other);
+
+    // Over HTTP, live: the parts as OpenCode shows them, photos by ref, and rows as they are written.
+    let server = Server::start(&env, &["--root", &root(&env)]);
+    server.wait_for_sessions(2);
+    let res = server.get(&format!("/api/session-media/{A}/prt_06/0"));
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.bytes().unwrap().as_ref(), photos[1].as_slice());
+    let page: Value = server.get(&format!("/api/sessions/{A}/history?view=true&limit=50")).json().unwrap();
+    let entries = page["entries"].as_array().unwrap();
+    let view =
+        |u: &str| entries.iter().find(|e| e["uuid"] == u).unwrap_or_else(|| panic!("{u}: {page}"))["view"].clone();
+    assert_eq!(view("prt_01")["who"]["side"], "user");
+    assert_eq!(
+        view("prt_02")["parts"][0]["kind"],
+        "media",
+        "{}",
+        entries.iter().find(|e| e["uuid"] == "prt_02").unwrap()
+    );
+    assert_eq!(view("prt_03")["parts"][0]["label"], "Context for the model");
+    assert_eq!(view("prt_05")["parts"][0]["kind"], "thinking");
+    let tool = view("prt_06");
+    let kinds: Vec<&str> = tool["parts"].as_array().unwrap().iter().map(|p| p["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["toolCall", "toolResult"], "{tool}");
+    assert_eq!(view("prt_08")["who"]["name"], "OpenCode");
+
+    // OpenCode writes while the server reads: an answer streamed into place, then a session deleted.
+    let writer = std::thread::spawn(move || {
+        for i in 0..40u32 {
+            let id = format!("msg_2{i:02}");
+            let at = T0 + 10_000 + i64::from(i) * 1000;
+            oc::message(&conn, A, &id, at, &oc::assistant(at, "msg_01", oc::tokens(10, 1, 0, 0, 0)));
+            let part = format!("prt_2{i:02}");
+            oc::part(&conn, A, &id, &part, at, r#"{"type":"text","text":""}"#);
+            oc::part(
+                &conn,
+                A,
+                &id,
+                &part,
+                at,
+                &json!({"type": "text", "text": format!("streamed answer {i}")}).to_string(),
+            );
+        }
+        conn.execute("DELETE FROM session WHERE id = ?1", [B]).unwrap();
+        conn
+    });
+    let _conn = writer.join().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let page: Value = server.get(&format!("/api/sessions/{A}/history?limit=200")).json().unwrap();
+        let text = page.to_string();
+        if text.contains("streamed answer 39") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the rows written live never showed: {page}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(server);
+    index(&env);
+    let gone: String =
+        env.conn().query_row("SELECT state FROM files WHERE path LIKE '%' || ?1", [B], |r| r.get(0)).unwrap();
+    assert_eq!(gone, "gone", "a deleted session is marked gone, its rows kept");
+    assert_eq!(titles(&env).len(), 2);
+    assert_eq!(check_invariants(&env.data), 12 + 80, "session A, its answers written live included");
+    assert!(!Path::new(&format!("{}-journal", db.display())).exists(), "never written");
+}
