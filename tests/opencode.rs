@@ -199,7 +199,7 @@ fn opencode_sessions_keep_every_photo_from_their_rows_and_follow_the_database() 
         conn.execute("DELETE FROM session WHERE id = ?1", [B]).unwrap();
         conn
     });
-    let _conn = writer.join().unwrap();
+    let conn = writer.join().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let page: Value = server.get(&format!("/api/sessions/{A}/history?limit=200")).json().unwrap();
@@ -218,4 +218,27 @@ fn opencode_sessions_keep_every_photo_from_their_rows_and_follow_the_database() 
     assert_eq!(titles(&env).len(), 2);
     assert_eq!(check_invariants(&env.data), 12 + 80, "session A, its answers written live included");
     assert!(!Path::new(&format!("{}-journal", db.display())).exists(), "never written");
+
+    // Its JSONL export is the rendered lines, photos restored, each verified against the index.
+    let export = |name: &str| {
+        let out = env.dir.path().join(name);
+        let run = env.run(&["export", A, "--format", "jsonl", "-o", out.to_str().unwrap()]);
+        let said = String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success() && !said.contains("index's copy"), "{said}");
+        std::fs::read(&out).unwrap()
+    };
+    let live = export("live.jsonl");
+    assert!(live.windows(20).any(|w| w == &crate::util::b64(&photos[1]).as_bytes()[..20]), "the 3 MB photo");
+    assert_eq!(live.iter().filter(|&&b| b == b'\n').count(), 92);
+
+    // OpenCode deletes session A: the vault kept the document its last pass read, so its photos and
+    // its lines are all there still.
+    conn.execute("DELETE FROM session WHERE id = ?1", [A]).unwrap();
+    let summary = index(&env);
+    assert!(summary.contains("1 gone"), "{summary}");
+    assert_eq!(env.photos_of(&session_a), [other, photos[1].clone()].to_vec(), "served from the vault");
+    assert_eq!(export("gone.jsonl"), live);
+    let status = env.run(&["status"]);
+    let said = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success() && !said.contains("broken"), "{said}");
 }

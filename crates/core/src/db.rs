@@ -827,6 +827,24 @@ pub fn integrity_problems(conn: &Connection) -> Vec<String> {
     }
 }
 
+/// How long a read of an agent's database waits while the agent holds a lock it needs (a reader of
+/// a database in WAL mode rarely waits at all).
+const AGENT_BUSY: Duration = Duration::from_secs(5);
+
+/// Opens an agent's database (OpenCode's) read-only: never written, never created, and never a FIFO
+/// or a device; its write-ahead log read as SQLite reads it (not `immutable`: the newest rows are
+/// in the log).
+pub fn open_agent_database(path: &Path) -> Result<Connection> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(Error::io(path, std::io::Error::other("not a regular file")));
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags)?;
+    conn.busy_timeout(AGENT_BUSY)?;
+    Ok(conn)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1121,22 +1139,4 @@ mod tests {
         Connection::open(&path).unwrap().execute_batch("PRAGMA user_version = 99;").unwrap();
         assert!(matches!(open_reader(&path), Err(Error::Schema { found: 99, .. })));
     }
-}
-
-/// How long a read of an agent's database waits while the agent holds a lock it needs (a reader of
-/// a database in WAL mode rarely waits at all).
-const AGENT_BUSY: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// Opens an agent's database (OpenCode's) read-only: never written, never created, and never a FIFO
-/// or a device; its write-ahead log read as SQLite reads it (not `immutable`: the newest rows are
-/// in the log).
-pub fn open_agent_database(path: &Path) -> Result<Connection> {
-    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-    if !meta.is_file() {
-        return Err(Error::io(path, std::io::Error::other("not a regular file")));
-    }
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags)?;
-    conn.busy_timeout(AGENT_BUSY)?;
-    Ok(conn)
 }

@@ -5,7 +5,9 @@
 //! may be another inode by then), and removed once no row needs it, only after the pass that
 //! replaced it has committed or rolled back. Where links cannot be made (another file system, or
 //! refused) the vault is off and says so once; no byte is ever copied. Links are never indexed as
-//! transcripts. The retention check (`scrollback_read::status::vault_status`, run by the readers)
+//! transcripts. A session of an agent's database (OpenCode's) has no file to link: the vault keeps
+//! the document a pass rendered from its rows instead ([`Vault::keep`]), a copy, since the agent
+//! deletes a session's rows with it. The retention check (`scrollback_read::status::vault_status`, run by the readers)
 //! stats every recorded link and reports, never fixes.
 
 use std::os::unix::fs::MetadataExt;
@@ -217,4 +219,48 @@ impl Vault {
             }
         }
     }
+}
+
+impl Vault {
+    /// Where a session of an agent's database is rendered for a pass (see [`Vault::keep`]): a new
+    /// file in the vault's directory while the vault is on, else `None` (an unlinked scratch file).
+    pub(crate) fn render_file(&self) -> Result<Option<tempfile::NamedTempFile>> {
+        let Vault::On(dir, ..) = self else { return Ok(None) };
+        scrollback_core::files::create_private_dir(dir).map_err(|e| Error::io(dir, e))?;
+        let file = tempfile::Builder::new().prefix(".render-").tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
+        Ok(Some(file))
+    }
+
+    /// Keeps the render `render` of the session at `path` (a session of the database of identity
+    /// `dev`, `inode`; row `file_id`) as its vault file, `<dev>-<inode>-<session>.jsonl`, in `tx`. A
+    /// database's rows cannot be linked, and the agent deletes them with its session: the vault keeps
+    /// the document the pass read, the one copy it makes, so that every recorded offset holds once
+    /// the session is gone. It replaces the previous render before the commit: a pass that then
+    /// rolls back leaves the row's stamp as it was, so the next pass renders and keeps it again.
+    pub(crate) fn keep(
+        &mut self,
+        tx: &Transaction<'_>,
+        file_id: i64,
+        path: &Path,
+        (dev, inode): (u64, u64),
+        render: tempfile::TempPath,
+    ) -> Result<()> {
+        let Vault::On(dir, touched, _) = self else { return Ok(()) };
+        let session = path.file_name().and_then(|n| n.to_str()).unwrap_or("session");
+        let kept = dir.join(render_name(dev, inode, session));
+        let previous: Option<String> =
+            tx.query_row("SELECT vault FROM files WHERE id = ?1", [file_id], |r| r.get(0)).optional()?.flatten();
+        touched.extend(previous.filter(|p| Path::new(p) != kept));
+        render.persist(&kept).map_err(|e| Error::io(&kept, e.error))?;
+        let kept = kept.to_str().ok_or_else(|| Error::io(&kept, std::io::ErrorKind::InvalidData.into()))?;
+        tx.execute("UPDATE files SET vault = ?2 WHERE id = ?1", params![file_id, kept])?;
+        Ok(())
+    }
+}
+
+/// The name of the vault's render of `session`, a session of the database of identity `dev`,
+/// `inode`: readers know a render by its name starting with the database's identity
+/// ([`scrollback_core::files::is_render_of`]).
+fn render_name(dev: u64, inode: u64, session: &str) -> String {
+    format!("{dev}-{inode}-{session}.jsonl")
 }

@@ -445,7 +445,13 @@ impl Source {
     /// The transcript at `path`, if it is still the file the index read (its device and inode) and a
     /// regular file (never a FIFO, which would block).
     fn open(path: &Path, dev: i64, inode: i64) -> Result<Source> {
-        let file = open_same(path, dev, inode)?;
+        let file = match open_same(path, dev, inode) {
+            // `<database>/<session>`: the session as its format renders it from the rows now.
+            Err(Error::Io { source, .. }) if source.kind() == io::ErrorKind::NotADirectory => {
+                crate::media::render_session(path)?
+            }
+            other => other?,
+        };
         let bytes = match scrollback_core::files::is_compressed(&file).map_err(|e| Error::io(path, e))? {
             true => Bytes::Compressed { file, stream: None },
             false => Bytes::Plain(file),
@@ -524,7 +530,9 @@ fn open_same(path: &Path, dev: i64, inode: i64) -> Result<std::fs::File> {
     use std::os::unix::fs::MetadataExt;
     let file = scrollback_core::files::open_regular(path).map_err(|e| Error::io(path, e))?;
     let meta = file.metadata().map_err(|e| Error::io(path, e))?;
-    if (meta.dev() as i64, meta.ino() as i64) != (dev, inode) {
+    // The vault's render of a database's session is a file of its own, named after the database.
+    let render = scrollback_core::files::is_render_of(path, dev, inode);
+    if (meta.dev() as i64, meta.ino() as i64) != (dev, inode) && !render {
         return Err(Error::io(path, io::Error::other("not the transcript the index read (replaced or moved)")));
     }
     Ok(file)

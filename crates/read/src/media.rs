@@ -187,6 +187,24 @@ fn open_cell(record: &MediaRecord) -> Result<DatabaseCell> {
     Ok(DatabaseCell { conn, cell, from: record.offset })
 }
 
+/// The session at `path` (`<database>/<session>`) as its format renders it from the database's rows
+/// now, in an unlinked temporary file: what a reader of its lines reads while the vault keeps none.
+pub(crate) fn render_session(path: &Path) -> Result<std::fs::File> {
+    let not = || Error::io(path, io::Error::from(io::ErrorKind::NotADirectory));
+    let db = path.parent().ok_or_else(not)?;
+    let session = path.file_name().and_then(|n| n.to_str()).ok_or_else(not)?;
+    let rows = FORMATS.iter().find_map(|f| f.database().filter(|_| f.is_transcript(db))).ok_or_else(not)?;
+    let conn = scrollback_core::db::open_agent_database(db)?;
+    let mut file = tempfile::tempfile().map_err(|e| Error::io(path, e))?;
+    let read = conn.unchecked_transaction()?;
+    {
+        let mut out = io::BufWriter::new(&mut file);
+        rows.render(&read, session, &mut out).map_err(|e| Error::io(path, e))?;
+        out.flush().map_err(|e| Error::io(path, e))?;
+    }
+    Ok(file)
+}
+
 /// A payload in a database's row: the byte at `from` of the transcript is the one at `cell.offset`
 /// of the value.
 struct DatabaseCell {

@@ -87,7 +87,7 @@ pub fn vault_status(conn: &Connection) -> Result<VaultStatus> {
     use std::os::unix::fs::MetadataExt;
     let off: Option<String> =
         conn.query_row("SELECT value FROM scrollback_meta WHERE key = 'vault:off'", [], |r| r.get(0)).optional()?;
-    let mut stmt = conn.prepare("SELECT id, vault, dev, inode, state FROM files WHERE vault IS NOT NULL")?;
+    let mut stmt = conn.prepare("SELECT id, vault, dev, inode, state, size FROM files WHERE vault IS NOT NULL")?;
     let rows = stmt.query_map([], |r| {
         Ok((
             r.get::<_, i64>(0)?,
@@ -95,14 +95,20 @@ pub fn vault_status(conn: &Connection) -> Result<VaultStatus> {
             r.get::<_, i64>(2)?,
             r.get::<_, i64>(3)?,
             r.get::<_, String>(4)?,
+            r.get::<_, i64>(5)?,
         ))
     })?;
     let mut status = VaultStatus { off, ..VaultStatus::default() };
     for row in rows {
-        let (id, link, dev, inode, state) = row?;
+        let (id, link, dev, inode, state, size) = row?;
         status.links += 1;
+        // A link is the transcript's inode; a database's session is kept as the document rendered
+        // from its rows, as long as what was read.
+        let render = scrollback_core::files::is_render_of(Path::new(&link), dev, inode);
         match std::fs::metadata(&link) {
-            Ok(meta) if (meta.dev() as i64, meta.ino() as i64) == (dev, inode) => {
+            Ok(meta)
+                if (meta.dev() as i64, meta.ino() as i64) == (dev, inode) || (render && meta.len() as i64 == size) =>
+            {
                 if state == "gone" {
                     status.only_in_vault_bytes += meta.len();
                 }

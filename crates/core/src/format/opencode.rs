@@ -134,10 +134,10 @@ impl Format for OpenCode {
 
     fn who(&self, line: &Value, _is_sidechain: bool) -> Option<Who> {
         let part = line.get("part")?;
-        let shown = match str_at(part, "type")? {
-            "text" | "reasoning" | "file" | "tool" | "subtask" | "agent" | "compaction" | "retry" => true,
-            _ => false,
-        };
+        let shown = matches!(
+            str_at(part, "type")?,
+            "text" | "reasoning" | "file" | "tool" | "subtask" | "agent" | "compaction" | "retry"
+        );
         if !shown {
             return None;
         }

@@ -208,9 +208,14 @@ fn start_pass(
         Plan::Append(row) => row.id,
         Plan::Skip | Plan::SettleMtime(..) => unreachable!("a skipped file is not read"),
     };
-    // A session of a database has no file to link (see `crate::vault`).
-    if matches!(plan, Plan::New | Plan::Reindex(..)) && !opened.rendered {
-        vault.link(tx, file_id, &Linked { path: &opened.path, dev: opened.dev, inode: opened.inode })?;
+    if matches!(plan, Plan::New | Plan::Reindex(..)) {
+        // A session of a database has no file to link: the vault keeps what was rendered.
+        let render = opened.render.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        match render {
+            Some(render) => vault.keep(tx, file_id, &opened.path, (opened.dev, opened.inode), render)?,
+            None if opened.rendered => {}
+            None => vault.link(tx, file_id, &Linked { path: &opened.path, dev: opened.dev, inode: opened.inode })?,
+        }
     }
     Ok(file_id)
 }

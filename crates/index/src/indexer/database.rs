@@ -81,7 +81,14 @@ impl Indexer {
         (dev, inode): (u64, u64),
         progress: &mut dyn Progress,
     ) -> Result<Summary> {
-        let mut scratch = tempfile::tempfile_in(&self.data_dir).map_err(|e| Error::io(&self.data_dir, e))?;
+        // Into the vault, which keeps it if the pass reads it; else into an unlinked scratch file.
+        let (mut scratch, kept) = match self.vault.render_file()? {
+            Some(named) => {
+                let (file, path) = named.into_parts();
+                (file, Some(path))
+            }
+            None => (tempfile::tempfile_in(&self.data_dir).map_err(|e| Error::io(&self.data_dir, e))?, None),
+        };
         let read = conn.unchecked_transaction()?;
         let Some(stamp) = rows.stamp(&read, session)? else {
             // Deleted since the list was read: the next pass marks it gone.
@@ -93,7 +100,7 @@ impl Indexer {
             std::io::Write::flush(&mut out).map_err(|e| Error::io(path, e))?;
         }
         drop(read);
-        let opened = Opened::rendered(path, scratch, dev, inode, stamp)?;
+        let opened = Opened::rendered(path, scratch, dev, inode, stamp, kept)?;
         let row = self.file_row(&opened.path_str)?;
         self.index_opened(opened, row, progress, None)
     }

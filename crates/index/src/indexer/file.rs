@@ -51,6 +51,9 @@ pub(super) struct Opened {
     /// A session of an agent's database, rendered from its rows (see `database`): `mtime_ns` is
     /// its stamp, trusted at once, and it is read whole each time its rows change.
     pub(super) rendered: bool,
+    /// A rendered session's file in the vault, which a pass that reads it keeps
+    /// ([`crate::vault::Vault::keep`]); removed if none does.
+    pub(super) render: std::sync::Mutex<Option<tempfile::TempPath>>,
 }
 
 impl Opened {
@@ -75,12 +78,20 @@ impl Opened {
             compressed,
             materialized: !compressed,
             rendered: false,
+            render: std::sync::Mutex::new(None),
         })
     }
 
-    /// A session of the database of identity `dev`, `inode`, rendered into `file`, whose rows have
-    /// the stamp `stamp`.
-    pub(super) fn rendered(path: &Path, file: File, dev: u64, inode: u64, stamp: i64) -> Result<Opened> {
+    /// A session of the database of identity `dev`, `inode`, rendered into `file` (at `render` in the
+    /// vault, where it is on), whose rows have the stamp `stamp`.
+    pub(super) fn rendered(
+        path: &Path,
+        file: File,
+        dev: u64,
+        inode: u64,
+        stamp: i64,
+        render: Option<tempfile::TempPath>,
+    ) -> Result<Opened> {
         let path_str = path
             .to_str()
             .ok_or_else(|| Error::io(path, std::io::Error::new(std::io::ErrorKind::InvalidData, "path is not UTF-8")))?
@@ -98,6 +109,7 @@ impl Opened {
             compressed: false,
             materialized: true,
             rendered: true,
+            render: std::sync::Mutex::new(render),
         })
     }
 
