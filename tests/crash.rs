@@ -5,7 +5,9 @@
 //! Code's transcripts, and a root of each other agent's inside it (Codex, Gemini CLI, Qwen Code,
 //! Droid, Cursor, Pi, Copilot CLI), its files where its agent keeps them and its lines in its
 //! agent's shape, photos where its agent keeps them; Codex's rollouts are also compressed to
-//! `.jsonl.zst` and decompressed again while the server runs.
+//! `.jsonl.zst` and decompressed again while the server runs; and OpenCode's database, into which
+//! messages, their parts (photos among them) and parts written again in place go as OpenCode
+//! writes them.
 //!
 //! `SCROLLBACK_CRASH_KILLS` (default 50) sets the number of kills; `SCROLLBACK_CRASH_SEED` the seed.
 
@@ -146,6 +148,35 @@ fn rollout(i: usize, compressed: bool) -> String {
     )
 }
 
+/// One write to OpenCode's database, as OpenCode makes it: a message and its parts (a photo now and
+/// then) in one of three sessions, or a part of `parts` (session, message, part) written again in
+/// place.
+fn opencode_write(conn: &Connection, rng: &mut StdRng, n: &mut u64, parts: &mut Vec<(String, String, String)>) {
+    use crate::util::fixtures::opencode as oc;
+    *n += 1;
+    let at = oc::T0 + *n as i64 * 1000;
+    if !parts.is_empty() && rng.random_ratio(1, 3) {
+        let (session, message, part) = &parts[rng.random_range(0..parts.len())];
+        let text = json!({"type": "text", "text": format!("rewritten {n} {}", "t".repeat(rng.random_range(0..500)))});
+        oc::part(conn, session, message, part, at, &text.to_string());
+        return;
+    }
+    let session = format!("ses_{}", rng.random_range(0..3));
+    oc::session(conn, &session, "New session - 2026-11-30T10:00:00.000Z", oc::T0);
+    let message = format!("msg_{n:08}");
+    oc::message(conn, &session, &message, at, &oc::user(at));
+    for k in 0..rng.random_range(1..4) {
+        let part = format!("prt_{n:08}_{k}");
+        let data = if rng.random_ratio(1, 4) {
+            oc::photo(&fake_png(*n * 4 + k, rng.random_range(1000..100_000)), "shot.png")
+        } else {
+            json!({"type": "text", "text": "t".repeat(rng.random_range(0..2000))})
+        };
+        oc::part(conn, &session, &message, &part, at, &data.to_string());
+        parts.push((session.clone(), message.clone(), part));
+    }
+}
+
 /// Everything the index says about live files, in a comparable form.
 fn snapshot(data: &std::path::Path) -> Vec<String> {
     let conn = Connection::open(data.join("index.sqlite3")).unwrap();
@@ -220,6 +251,9 @@ fn killed_at_random_moments_the_index_equals_a_fresh_one() {
     for agent in OTHERS {
         roots.extend(["--root".to_owned(), format!("{agent}:{}", env.path(agent).display())]);
     }
+    roots.extend(["--root".to_owned(), format!("opencode:{}", env.path("opencode").display())]);
+    let opencode = crate::util::fixtures::opencode::create(&env.path("opencode/opencode.db"));
+    let mut parts: Vec<(String, String, String)> = Vec::new();
     let started = Instant::now();
     for kill in 0..kills {
         let mut child = env
@@ -233,7 +267,12 @@ fn killed_at_random_moments_the_index_equals_a_fresh_one() {
         // Grow the tree while it runs: whole lines, lines in pieces, new files.
         let until = Instant::now() + Duration::from_millis(rng.random_range(0..150));
         while Instant::now() < until {
-            let (path, text) = match rng.random_range(0..15) {
+            let (path, text) = match rng.random_range(0..16) {
+                15 => {
+                    opencode_write(&opencode, &mut rng, &mut n, &mut parts);
+                    std::thread::sleep(Duration::from_millis(rng.random_range(0..4)));
+                    continue;
+                }
                 0..6 => {
                     (format!("p{}/f{}.jsonl", rng.random_range(0..3), rng.random_range(0..8)), line(&mut rng, &mut n))
                 }

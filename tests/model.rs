@@ -26,6 +26,13 @@
 //! then input tokens, over every line of the live and deleted files), and the reports read from its
 //! sums equal those summed from its rows.
 //!
+//! OpenCode keeps its sessions as rows of a SQLite database (`opencode/opencode.db`, in WAL mode),
+//! which an eighth of the actions write as OpenCode does: a message with its parts (a photo's
+//! `data:` URL among them, and a step's counts), a part written again in place (a text grown, a tool
+//! completed), a session deleted, the log checkpointed. Each session is a transcript
+//! (`opencode.db/<session>`) whose lines are the document its format renders from the rows, which
+//! the model writes down on its own: the same check holds for it.
+//!
 //! `SCROLLBACK_MODEL_CASES` (default 20) x `SCROLLBACK_MODEL_ACTIONS` (default 500) actions;
 //! `SCROLLBACK_MODEL_SEED` replays one case.
 
@@ -131,6 +138,7 @@ fn start(env: &Env) -> Tail {
     for agent in OTHERS {
         roots.push(Root::parse(&format!("{}:{}", agent.name(), env.path(&agent.root()).display())).unwrap());
     }
+    roots.push(Root::parse(&format!("opencode:{}", env.path("opencode").display())).unwrap());
     let config = TailConfig { rescan_every: Duration::from_secs(3600), ..TailConfig::of(roots) };
     Tail::start(indexer, config).unwrap()
 }
@@ -148,6 +156,167 @@ struct Model {
     written: BTreeMap<&'static str, usize>,
     /// What each file's bytes should make, as last worked out (each version is parsed once).
     read: std::cell::RefCell<BTreeMap<String, Read>>,
+    /// OpenCode's database.
+    opencode: OpenCodeModel,
+}
+
+/// OpenCode's database as the model holds it (`opencode/opencode.db`), with OpenCode's connection.
+struct OpenCodeModel {
+    conn: rusqlite::Connection,
+    /// Each session's messages in OpenCode's order: its id, time, data and parts (id, data).
+    sessions: BTreeMap<String, Vec<OpenCodeMessage>>,
+    next: u64,
+}
+
+struct OpenCodeMessage {
+    id: String,
+    time: i64,
+    data: Value,
+    parts: Vec<(String, String)>,
+}
+
+/// `opencode/opencode.db/<session>`, relative to the tree.
+fn opencode_path(session: &str) -> String {
+    format!("opencode/opencode.db/{session}")
+}
+
+impl OpenCodeModel {
+    /// The document the format renders from a session's rows (its module documentation says how),
+    /// written down here on its own: each line's offset, length and id; and the usage its steps
+    /// state.
+    fn read(&self, session: &str) -> (Vec<(i64, i64, String)>, Usage) {
+        let header = json!({ "session": {
+            "id": session, "title": "New session - 2026-01-01T00:00:00.000Z", "directory": "/w/app",
+            "parentID": null, "version": "1.2.3", "timeCreated": 1_767_225_600_000i64,
+            "timeUpdated": 1_767_225_600_000i64, "worktree": "/w/app" } })
+        .to_string();
+        let mut lines = vec![(0i64, header.len() as i64, String::new())];
+        let mut usage = Vec::new();
+        let mut at = header.len() as i64 + 1;
+        let mut push = |len: usize, id: &str, lines: &mut Vec<(i64, i64, String)>| {
+            lines.push((at, len as i64, id.to_owned()));
+            at += len as i64 + 1;
+        };
+        for m in &self.sessions[session] {
+            let steps = m.parts.iter().filter(|(_, d)| d.contains("step-finish")).count();
+            let line = format!(r#"{{"message":{},"id":"{}","time":{},"steps":{steps}}}"#, m.data, m.id, m.time);
+            push(line.len(), &m.id, &mut lines);
+            let role = m.data["role"].to_string();
+            let model = m.data.get("modelID").unwrap_or(&Value::Null).to_string();
+            for (id, data) in &m.parts {
+                let line = format!(
+                    r#"{{"part":{data},"id":"{id}","messageID":"{}","role":{role},"model":{model},"time":{}}}"#,
+                    m.id, m.time
+                );
+                push(line.len(), id, &mut lines);
+                if let Ok(v) = serde_json::from_str::<Value>(data)
+                    && v["type"] == "step-finish"
+                {
+                    let t = &v["tokens"];
+                    usage.push((
+                        format!("opencode:{id}"),
+                        (t["output"].as_i64().unwrap(), t["input"].as_i64().unwrap()),
+                    ));
+                }
+            }
+        }
+        (lines, usage)
+    }
+
+    /// One action on the database, as OpenCode writes it: a message and its parts, a part written
+    /// again in place, a session deleted, or the log checkpointed. Returns its name; a deleted
+    /// session's lines and usage go to `gone`.
+    fn act(&mut self, rng: &mut StdRng, gone: &mut (usize, Vec<Usage>)) -> &'static str {
+        use crate::util::fixtures::opencode as oc;
+        self.next += 1;
+        let n = self.next;
+        let at = 1_767_225_600_000i64 + n as i64 * 1000;
+        let choice = rng.random_range(0..20);
+        let has_parts = self.sessions.values().flatten().any(|m| !m.parts.is_empty());
+        match choice {
+            0..5 if has_parts => {
+                // A part written again in place: a text grown, a tool completed.
+                let all: Vec<(String, usize, usize)> = self
+                    .sessions
+                    .iter()
+                    .flat_map(|(s, ms)| {
+                        ms.iter().enumerate().flat_map(move |(i, m)| (0..m.parts.len()).map(move |j| (s.clone(), i, j)))
+                    })
+                    .collect();
+                let (session, i, j) = all[rng.random_range(0..all.len())].clone();
+                let message = &mut self.sessions.get_mut(&session).unwrap()[i];
+                let (id, data) = &mut message.parts[j];
+                if data.contains("step-finish") || data.contains("\"file\"") {
+                    return "opencode-unchanged";
+                }
+                *data = json!({"type": "tool", "callID": format!("call_{n}"), "tool": "bash", "state": {
+                    "status": "completed", "input": {"command": format!("echo {n}")}, "output": format!("{n}\n"),
+                    "title": "echo", "metadata": {}, "time": {"start": at, "end": at + 5}}})
+                .to_string();
+                oc::part(&self.conn, &session, &message.id, id, at, data);
+                "opencode-update"
+            }
+            5 if !self.sessions.is_empty() => {
+                let keys: Vec<&String> = self.sessions.keys().collect();
+                let session = keys[rng.random_range(0..keys.len())].clone();
+                let (lines, usage) = self.read(&session);
+                self.conn.execute("DELETE FROM session WHERE id = ?1", [&session]).unwrap();
+                self.sessions.remove(&session);
+                gone.0 += lines.len();
+                gone.1.push(usage);
+                "opencode-delete"
+            }
+            6 => {
+                self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).unwrap();
+                "opencode-checkpoint"
+            }
+            _ => {
+                // A message and its parts, in a session of its own now and then.
+                let session = match self.sessions.keys().nth(rng.random_range(0..4)) {
+                    Some(s) if !rng.random_ratio(1, 6) => s.clone(),
+                    _ => {
+                        let s = format!("ses_{n:06}");
+                        oc::session(&self.conn, &s, "New session - 2026-01-01T00:00:00.000Z", 1_767_225_600_000);
+                        self.sessions.insert(s.clone(), Vec::new());
+                        s
+                    }
+                };
+                let user = rng.random_bool(0.5);
+                let id = format!("msg_{n:06}");
+                let data = if user {
+                    oc::user(at)
+                } else {
+                    json!({"role": "assistant", "time": {"created": at},
+                    "modelID": "claude-sonnet-4-5", "providerID": "anthropic"})
+                };
+                oc::message(&self.conn, &session, &id, at, &data);
+                let stored: String =
+                    self.conn.query_row("SELECT data FROM message WHERE id = ?1", [&id], |r| r.get(0)).unwrap();
+                let mut message = OpenCodeMessage {
+                    id: id.clone(),
+                    time: at,
+                    data: serde_json::from_str(&stored).unwrap(),
+                    parts: Vec::new(),
+                };
+                for k in 0..rng.random_range(1..4) {
+                    let part = format!("prt_{n:06}_{k}");
+                    let data = match rng.random_range(0..6) {
+                        0 => oc::photo(&fake_png(n * 4 + k, 200), "shot.png").to_string(),
+                        1 if !user => json!({"type": "step-finish", "reason": "stop", "cost": 0,
+                            "tokens": oc::tokens(n % 97 + 1, k + 1, 0, 0, 0)})
+                        .to_string(),
+                        _ => json!({"type": "text", "text": format!("words {n} {k}")}).to_string(),
+                    };
+                    oc::part(&self.conn, &session, &id, &part, at, &data);
+                    message.parts.push((part, data));
+                }
+                // The message's data as OpenCode stored it (its text is what is rendered).
+                message.data = serde_json::from_str(&stored).unwrap();
+                self.sessions.get_mut(&session).unwrap().push(message);
+                "opencode-message"
+            }
+        }
+    }
 }
 
 /// Of a usage line: the response it states, and its (output, input) tokens.
@@ -250,8 +419,17 @@ impl Model {
                 read.insert(path.clone(), read_of(path, bytes));
             }
         }
-        let usage = read.values().flat_map(|r| &r.usage).chain(self.gone.iter().flatten());
-        (read.iter().map(|(p, r)| (p.clone(), r.lines.clone())).collect(), self.gone_entries, expected_ledger(usage))
+        let mut files: BTreeMap<String, Vec<(i64, i64, String)>> =
+            read.iter().map(|(p, r)| (p.clone(), r.lines.clone())).collect();
+        let mut usage: Vec<&(String, (i64, i64))> =
+            read.values().flat_map(|r| &r.usage).chain(self.gone.iter().flatten()).collect();
+        let opencode: Vec<(String, (Vec<(i64, i64, String)>, Usage))> =
+            self.opencode.sessions.keys().map(|s| (s.clone(), self.opencode.read(s))).collect();
+        for (session, (lines, _)) in &opencode {
+            files.insert(opencode_path(session), lines.clone());
+        }
+        usage.extend(opencode.iter().flat_map(|(_, (_, u))| u));
+        (files, self.gone_entries, expected_ledger(usage.into_iter()))
     }
 
     fn line(&mut self, rng: &mut StdRng, path: &str) -> Vec<u8> {
@@ -419,6 +597,13 @@ impl Model {
 
 /// Applies one random action to the files and the model; returns its name.
 fn act(env: &Env, model: &mut Model, rng: &mut StdRng) -> &'static str {
+    if rng.random_ratio(1, 8) {
+        let mut gone = (0, Vec::new());
+        let action = model.opencode.act(rng, &mut gone);
+        model.gone_entries += gone.0;
+        model.gone.extend(gone.1);
+        return action;
+    }
     let choice = rng.random_range(0..100);
     let existing = model.pick_existing(rng);
     match (choice, existing) {
@@ -542,6 +727,11 @@ fn run_case(seed: u64, actions: usize) -> (Vec<&'static str>, BTreeMap<&'static 
         next_uuid: 0,
         written: BTreeMap::new(),
         read: Default::default(),
+        opencode: OpenCodeModel {
+            conn: crate::util::fixtures::opencode::create(&env.path("opencode/opencode.db")),
+            sessions: BTreeMap::new(),
+            next: 0,
+        },
     };
     for agent in OTHERS {
         std::fs::create_dir_all(env.path(&agent.root())).unwrap();
@@ -654,8 +844,10 @@ fn vault_problem(env: &Env, conn: &rusqlite::Connection) -> Option<String> {
     let rows: Vec<(String, i64, i64)> =
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect();
     for (link, dev, inode) in &rows {
+        // A session of OpenCode's database is kept as its render, named after the database.
+        let render = scrollback::files::is_render_of(std::path::Path::new(link), *dev, *inode);
         match std::fs::metadata(link) {
-            Ok(meta) if (meta.dev() as i64, meta.ino() as i64) == (*dev, *inode) => {}
+            Ok(meta) if (meta.dev() as i64, meta.ino() as i64) == (*dev, *inode) || render => {}
             Ok(_) => return Some(format!("{link} is another inode than its row's")),
             Err(e) => return Some(format!("{link}: {e}")),
         }
@@ -701,7 +893,18 @@ fn the_index_follows_a_model_through_random_file_actions() {
         started.elapsed().as_secs_f64()
     );
     if log.len() >= 1000 {
-        for action in ["compress", "decompress", "delete", "rename-replace", "truncate", "restart"] {
+        for action in [
+            "compress",
+            "decompress",
+            "delete",
+            "rename-replace",
+            "truncate",
+            "restart",
+            "opencode-message",
+            "opencode-update",
+            "opencode-delete",
+            "opencode-checkpoint",
+        ] {
             assert!(counts.contains_key(action), "no {action} in {} actions", log.len());
         }
         for agent in [Claude].into_iter().chain(OTHERS) {

@@ -119,7 +119,7 @@ fn shuffled(fields: Vec<(&'static str, J)>) -> impl Strategy<Value = J> {
 
 /// A block or object that may carry a payload, in one of the known shapes (each agent's).
 fn arb_media() -> impl Strategy<Value = J> {
-    (arb_payload(), media_type(), any::<bool>(), 0..17u8).prop_flat_map(|(data, mt, escape, shape)| {
+    (arb_payload(), media_type(), any::<bool>(), 0..18u8).prop_flat_map(|(data, mt, escape, shape)| {
         let data_str = J::Str(data.clone(), escape);
         let data_url = J::Str(format!("data:{mt};base64,{data}"), escape);
         match shape {
@@ -193,9 +193,51 @@ fn arb_media() -> impl Strategy<Value = J> {
                 obj(vec![("mimeType", s(&mt)), ("fileUri", s("https://example.com/a.png"))]),
             )])
             .boxed(),
+            // OpenCode's file part: a data URL, an image by the URL's type (else a file).
+            16 => shuffled(vec![("type", s("file")), ("mime", s(&mt)), ("filename", s("shot.png")), ("url", data_url)])
+                .boxed(),
             _ => shuffled(vec![("type", s("image")), ("source", obj(vec![("type", s("base64"))]))]).boxed(),
         }
     })
+}
+
+/// A line of an OpenCode session as its format renders it: a part (a file part, or a tool's whose
+/// result has attachments, or filler) under `part`, its ids and its message's role beside it; and
+/// a payload outside the part now and then.
+fn arb_opencode_line() -> impl Strategy<Value = String> {
+    (arb_media(), arb_blocks(0..4), 0..3u8, proptest::option::of(arb_media()))
+        .prop_flat_map(|(file, attachments, kind, extra)| {
+            let part = match kind {
+                0 | 1 => file,
+                _ => obj(vec![
+                    ("type", s("tool")),
+                    ("callID", s("toolu_01")),
+                    ("tool", s("read")),
+                    (
+                        "state",
+                        obj(vec![
+                            ("status", s("completed")),
+                            ("output", s("Image read successfully")),
+                            ("attachments", J::Arr(attachments)),
+                        ]),
+                    ),
+                ]),
+            };
+            let mut fields = vec![
+                ("part", part),
+                ("id", s("prt_0a1b2c3d4e5fAbCdEfGhIjKlMn")),
+                ("messageID", s("msg_0a1b2c3d4e5eAbCdEfGhIjKlMn")),
+                ("role", s("user")),
+                ("model", J::Null),
+                ("time", J::Num(1_780_308_000_100)),
+            ];
+            if let Some(extra) = extra {
+                fields.push(("extra", extra));
+            }
+            // (The format writes the part first; the scanner takes keys in any order.)
+            shuffled(fields)
+        })
+        .prop_map(write)
 }
 
 /// Filler: text (sometimes quoting an image block: a decoy), numbers, nesting.
@@ -237,6 +279,7 @@ fn arb_line() -> impl Strategy<Value = (String, &'static str)> {
         1 => arb_cursor_line().prop_map(|l| (l, "cursor")),
         1 => arb_pi_line().prop_map(|l| (l, "pi")),
         1 => arb_copilot_line().prop_map(|l| (l, "copilot")),
+        1 => arb_opencode_line().prop_map(|l| (l, "opencode")),
     ]
 }
 

@@ -137,7 +137,11 @@ impl Oracle {
                 let mime = small(map, "mimeType");
                 let image = matches!(ty, Some("image" | "image_url" | "input_image"))
                     || (map.contains_key("data") && mime.is_some_and(|t| t.starts_with("image/")));
-                let block_slot = (image && place == Place::In).then(|| {
+                // A `file` object (OpenCode's file part) is an image block if it holds a data URL of
+                // an image's type, which only its payloads say: its slot is taken where it begins,
+                // and given back if it is none.
+                let file = ty == Some("file");
+                let block_slot = ((image || file) && place == Place::In).then(|| {
                     self.blocks.push(None);
                     self.blocks.len() - 1
                 });
@@ -175,6 +179,18 @@ impl Oracle {
                         pending.extend(self.walk(child, &pointer(at, k), place, k == "images"));
                     }
                 }
+                let image_url = |e: &Expected| {
+                    unwrapped(&e.value).starts_with("data:")
+                        && e.media_type.as_deref().is_some_and(|t| t.starts_with("image/"))
+                };
+                let image = image || (file && pending.iter().any(|&i| image_url(&self.found[i].0)));
+                let block_slot = match block_slot {
+                    Some(slot) if !image => {
+                        self.blocks.remove(slot);
+                        None
+                    }
+                    slot => slot,
+                };
                 if image || ty == Some("document") {
                     pending.sort();
                     for (n, &i) in pending.iter().enumerate() {

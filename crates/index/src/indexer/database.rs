@@ -36,10 +36,11 @@ impl Indexer {
         let (dev, inode) = (meta.dev(), meta.ino());
         let sessions = match rows.sessions(&conn) {
             Ok(sessions) => sessions,
-            // Not (yet) a database of this agent's: an empty file OpenCode has just created, or
-            // tables of a build it does not know.
+            // Not (yet) a database of this agent's: an empty file the agent has just created, or
+            // tables of a build its format does not know.
             Err(e) => {
-                tracing::info!(path = %db.display(), "not read as OpenCode's database: {e}");
+                let agent = self.format_of(db).display_name();
+                tracing::info!(path = %db.display(), "not read as {agent}'s database: {e}");
                 return Ok(Summary::default());
             }
         };
