@@ -70,6 +70,19 @@ fn write_a(conn: &Connection, photos: &[Vec<u8>]) {
     let step =
         json!({"type": "step-finish", "reason": "stop", "cost": 0.01, "tokens": oc::tokens(900, 40, 0, 2000, 0)});
     oc::part(conn, A, "msg_02", "prt_09", T0 + 1000, &step.to_string());
+    // The other kinds: a compaction, a sub-agent's task and an agent named by the person; a retry,
+    // a snapshot and a patch in the answer.
+    oc::message(conn, A, "msg_03", T0 + 5000, &oc::user(T0 + 5000));
+    oc::part(conn, A, "msg_03", "prt_10", T0 + 5000, r#"{"type":"compaction","auto":true}"#);
+    let task =
+        json!({"type": "subtask", "prompt": "Find every red rule", "description": "red rules", "agent": "general"});
+    oc::part(conn, A, "msg_03", "prt_11", T0 + 5000, &task.to_string());
+    oc::part(conn, A, "msg_03", "prt_12", T0 + 5000, r#"{"type":"agent","name":"build"}"#);
+    oc::message(conn, A, "msg_04", T0 + 6000, &oc::assistant(T0 + 6000, "msg_03", oc::tokens(0, 0, 0, 0, 0)));
+    let retry = json!({"type": "retry", "attempt": 1, "error": {"name": "APIError", "data": {"message": "Overloaded"}}, "time": {"created": T0 + 6100}});
+    oc::part(conn, A, "msg_04", "prt_13", T0 + 6000, &retry.to_string());
+    oc::part(conn, A, "msg_04", "prt_14", T0 + 6000, r#"{"type":"snapshot","snapshot":"4b825dc6"}"#);
+    oc::part(conn, A, "msg_04", "prt_15", T0 + 6000, r#"{"type":"patch","hash":"4b825dc6","files":["src/App.css"]}"#);
 }
 
 fn titles(env: &Env) -> Vec<(String, String, Option<String>, Option<String>)> {
@@ -92,10 +105,10 @@ fn opencode_sessions_keep_every_photo_from_their_rows_and_follow_the_database() 
     // Session B: a placeholder title, a row that is not JSON and one that is not UTF-8.
     oc::session(&conn, B, "New session - 2026-06-01T11:00:00.000Z", T0 + 3_600_000);
     oc::message(&conn, B, "msg_10", T0 + 3_600_100, &oc::user(T0 + 3_600_100));
-    oc::part(&conn, B, "msg_10", "prt_10", T0 + 3_600_100, r#"{"type":"text","text":"hello from a new session"}"#);
-    oc::part(&conn, B, "msg_10", "prt_11", T0 + 3_600_100, "{not json");
+    oc::part(&conn, B, "msg_10", "prt_20", T0 + 3_600_100, r#"{"type":"text","text":"hello from a new session"}"#);
+    oc::part(&conn, B, "msg_10", "prt_21", T0 + 3_600_100, "{not json");
     conn.execute(
-        "INSERT INTO part VALUES ('prt_12', 'msg_10', ?1, ?2, ?2, CAST(x'7b2274797065223a2274657874222c2274657874223a22ff227d' AS TEXT))",
+        "INSERT INTO part VALUES ('prt_22', 'msg_10', ?1, ?2, ?2, CAST(x'7b2274797065223a2274657874222c2274657874223a22ff227d' AS TEXT))",
         rusqlite::params![B, T0 + 3_600_100],
     )
     .unwrap();
@@ -104,7 +117,7 @@ fn opencode_sessions_keep_every_photo_from_their_rows_and_follow_the_database() 
     env.write("opencode/log/2026-06-01.log", "INFO started\n");
 
     let summary = index(&env);
-    assert!(summary.starts_with("indexed 2 files, 17 lines, 2 payloads, 2 invalid lines"), "{summary}");
+    assert!(summary.starts_with("indexed 2 files, 25 lines, 2 payloads, 2 invalid lines"), "{summary}");
     assert_eq!(
         titles(&env),
         [
@@ -122,7 +135,7 @@ fn opencode_sessions_keep_every_photo_from_their_rows_and_follow_the_database() 
         .unwrap();
     assert_eq!(invalid.len(), 2, "{invalid:?}");
     assert!(invalid[0].starts_with("not JSON") && invalid[1].starts_with("not UTF-8"), "{invalid:?}");
-    assert_eq!(check_invariants(&env.data), 15, "every line but the two invalid ones restored byte for byte");
+    assert_eq!(check_invariants(&env.data), 23, "every line but the two invalid ones restored byte for byte");
     let session_a = db.join(A);
     assert_eq!(env.photos_of(&session_a), photos.to_vec(), "the person's photo and the tool's, from their rows");
     let conn_index = env.conn();
@@ -178,6 +191,14 @@ fn opencode_sessions_keep_every_photo_from_their_rows_and_follow_the_database() 
     let kinds: Vec<&str> = tool["parts"].as_array().unwrap().iter().map(|p| p["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["toolCall", "toolResult"], "{tool}");
     assert_eq!(view("prt_08")["who"]["name"], "OpenCode");
+    for (part, says) in
+        [("prt_10", "Context compacted"), ("prt_11", "red rules"), ("prt_12", "build"), ("prt_13", "Overloaded")]
+    {
+        assert!(view(part).to_string().contains(says), "{part}: {}", view(part));
+    }
+    for bookkeeping in ["prt_04", "prt_07", "prt_14", "prt_15", "msg_01"] {
+        assert!(view(bookkeeping)["who"].is_null(), "{bookkeeping} is not shown: {}", view(bookkeeping));
+    }
 
     // OpenCode writes while the server reads: an answer streamed into place, then a session deleted.
     let writer = std::thread::spawn(move || {
@@ -216,7 +237,7 @@ fn opencode_sessions_keep_every_photo_from_their_rows_and_follow_the_database() 
         env.conn().query_row("SELECT state FROM files WHERE path LIKE '%' || ?1", [B], |r| r.get(0)).unwrap();
     assert_eq!(gone, "gone", "a deleted session is marked gone, its rows kept");
     assert_eq!(titles(&env).len(), 2);
-    assert_eq!(check_invariants(&env.data), 12 + 80, "session A, its answers written live included");
+    assert_eq!(check_invariants(&env.data), 20 + 80, "session A, its answers written live included");
     assert!(!Path::new(&format!("{}-journal", db.display())).exists(), "never written");
 
     // Its JSONL export is the rendered lines, photos restored, each verified against the index.
@@ -229,7 +250,7 @@ fn opencode_sessions_keep_every_photo_from_their_rows_and_follow_the_database() 
     };
     let live = export("live.jsonl");
     assert!(live.windows(20).any(|w| w == &crate::util::b64(&photos[1]).as_bytes()[..20]), "the 3 MB photo");
-    assert_eq!(live.iter().filter(|&&b| b == b'\n').count(), 92);
+    assert_eq!(live.iter().filter(|&&b| b == b'\n').count(), 100);
 
     // OpenCode deletes session A: the vault kept the document its last pass read, so its photos and
     // its lines are all there still.

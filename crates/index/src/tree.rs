@@ -114,7 +114,7 @@ pub(crate) fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
 }
 
 /// Logs that the file at `path` is skipped, and why, the first time this process sees it.
-fn say_skipped_once(path: &Path, why: &str) {
+pub(crate) fn say_skipped_once(path: &Path, why: &str) {
     use std::sync::{Mutex, OnceLock};
     static SAID: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
     let mut said = SAID.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());

@@ -163,6 +163,12 @@ pub trait Rows: Send + Sync + std::fmt::Debug {
     /// the column, the row and the offset in that column's value. `None` if the entry holds none
     /// (or is gone).
     fn payload_row(&self, conn: &rusqlite::Connection, uuid: &str, offset: u64) -> rusqlite::Result<Option<Cell>>;
+
+    /// What of the database is not read, if something is (tables of a later version of the agent):
+    /// said once, so that nobody wonders where those sessions went.
+    fn tables_not_read(&self, _conn: &rusqlite::Connection) -> rusqlite::Result<Option<&'static str>> {
+        Ok(None)
+    }
 }
 
 /// A place in a database: the value of `column` in row `rowid` of `table`, from byte `offset`.

@@ -285,6 +285,18 @@ impl Rows for OpenCode {
         Ok(())
     }
 
+    fn tables_not_read(&self, conn: &Connection) -> rusqlite::Result<Option<&'static str>> {
+        let v2: bool = conn.query_row(
+            "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name IN ('session_v2', 'session_message')",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(v2.then_some(
+            "OpenCode 2's tables (session_v2, session_message) are not read: sessions since the upgrade to \
+             OpenCode 2 are missing; those from before it are read from the 1.x tables",
+        ))
+    }
+
     fn payload_row(&self, conn: &Connection, uuid: &str, offset: u64) -> rusqlite::Result<Option<Cell>> {
         let Some(offset) = offset.checked_sub(PART_PREFIX.len() as u64) else { return Ok(None) };
         let rowid = conn.query_row("SELECT rowid FROM part WHERE id = ?1", [uuid], |r| r.get(0)).optional()?;
@@ -358,11 +370,13 @@ fn parts(part: &Value) -> Vec<Part> {
         Some("file") => vec![file_part(part)],
         Some("tool") => {
             let state = part.get("state").unwrap_or(&Value::Null);
-            let call = super::parts::tool_call_with_id(
+            let input = state.get("input").unwrap_or(&Value::Null);
+            let mut call = super::parts::tool_call_with_id(
                 str_at(part, "tool").unwrap_or("tool"),
-                state.get("input").unwrap_or(&Value::Null),
+                &shared_names(input),
                 str_at(part, "callID"),
             );
+            call.input = input.clone();
             let mut out = vec![Part::ToolCall(call)];
             let status = str_at(state, "status");
             if matches!(status, Some("completed" | "error")) {
@@ -395,6 +409,22 @@ fn parts(part: &Value) -> Vec<Part> {
         }
         _ => Vec::new(),
     }
+}
+
+/// OpenCode's tools name their inputs in camel case (`filePath`, `oldString`, `newString`): the
+/// names the shared rule of a tool call's subject and diff reads (`file_path`, `old_string`,
+/// `new_string`) are added beside them.
+fn shared_names(input: &Value) -> Value {
+    let Value::Object(map) = input else { return input.clone() };
+    let mut out = map.clone();
+    for (theirs, shared) in [("filePath", "file_path"), ("oldString", "old_string"), ("newString", "new_string")] {
+        if let Some(v) = map.get(theirs)
+            && !map.contains_key(shared)
+        {
+            out.insert(shared.to_owned(), v.clone());
+        }
+    }
+    Value::Object(out)
 }
 
 /// A `file` part: a photo or a file whose bytes the line holds (its `url` a `data:` URL, which the
@@ -593,6 +623,21 @@ mod tests {
         assert_eq!((m.tools.as_deref(), m.columns.kind.as_deref()), (Some("bash"), Some("tool")));
         assert!(m.tool_text.unwrap().contains("color: red"));
         assert!(OpenCode.who(&value(STEP), false).is_none() && OpenCode.who(&value(HEADER), false).is_none());
+        let edit = r#"{"part":{"type":"tool","callID":"c2","tool":"edit","state":{"status":"completed","input":{"filePath":"src/App.css","oldString":"red","newString":"blue"},"output":"","title":"src/App.css","metadata":{},"time":{"start":1,"end":2}}},"id":"prt_6","messageID":"msg_2","role":"assistant","model":null,"time":1}"#;
+        let parts = OpenCode.parts(&value(edit));
+        assert!(
+            matches!(&parts[0], Part::ToolCall(c) if c.subject == "src/App.css" && c.lines == Some((1, 1)) && c.input.get("file_path").is_none()),
+            "{parts:?}"
+        );
+    }
+
+    #[test]
+    fn opencode_2_s_tables_are_said_not_read() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE session (id text PRIMARY KEY);").unwrap();
+        assert_eq!(OpenCode.tables_not_read(&conn).unwrap(), None);
+        conn.execute_batch("CREATE TABLE session_v2 (id text PRIMARY KEY);").unwrap();
+        assert!(OpenCode.tables_not_read(&conn).unwrap().unwrap().contains("session_v2"));
     }
 
     #[test]

@@ -44,6 +44,9 @@ impl Indexer {
                 return Ok(Summary::default());
             }
         };
+        if let Ok(Some(why)) = rows.tables_not_read(&conn) {
+            crate::tree::say_skipped_once(db, why);
+        }
         let known = self.sessions_of(db)?;
         let mut summary = Summary::default();
         let mut seen = HashSet::new();
