@@ -174,6 +174,23 @@ fn opencode_sessions_keep_every_photo_from_their_rows_and_follow_the_database() 
     let res = server.get(&format!("/api/session-media/{A}/prt_06/0"));
     assert_eq!(res.status(), 200);
     assert_eq!(res.bytes().unwrap().as_ref(), photos[1].as_slice());
+    // A photo's row written again while the server runs: a 409 (and the session read again), or the
+    // new bytes once it is; never a byte that is not the row's.
+    let third = fake_png(64, 500);
+    oc::part(&conn, A, "msg_01", "prt_02", T0 + 100, &oc::photo(&third, "shot.png").to_string());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let res = server.get(&format!("/api/session-media/{A}/prt_02/0"));
+        match res.status().as_u16() {
+            200 => {
+                assert_eq!(res.bytes().unwrap().as_ref(), third.as_slice());
+                break;
+            }
+            409 => assert!(Instant::now() < deadline, "never read again"),
+            other => panic!("{other}: {}", res.text().unwrap()),
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let page: Value = server.get(&format!("/api/sessions/{A}/history?view=true&limit=50")).json().unwrap();
     let entries = page["entries"].as_array().unwrap();
     let view =
@@ -257,7 +274,7 @@ fn opencode_sessions_keep_every_photo_from_their_rows_and_follow_the_database() 
     conn.execute("DELETE FROM session WHERE id = ?1", [A]).unwrap();
     let summary = index(&env);
     assert!(summary.contains("1 gone"), "{summary}");
-    assert_eq!(env.photos_of(&session_a), [other, photos[1].clone()].to_vec(), "served from the vault");
+    assert_eq!(env.photos_of(&session_a), [third, photos[1].clone()].to_vec(), "served from the vault");
     assert_eq!(export("gone.jsonl"), live);
     let status = env.run(&["status"]);
     let said = String::from_utf8_lossy(&status.stdout);

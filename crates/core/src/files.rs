@@ -228,7 +228,7 @@ pub fn decompress_to_scratch(file: &File, dir: &Path, limit: ScratchLimit) -> io
 
 /// Whether the vault file `link` is its render of a session of the database of identity `dev`,
 /// `inode` (the vault keeps a database's session as the document it rendered from the rows, named
-/// `<dev>-<inode>-<session>.jsonl`, where a transcript's link is the transcript itself).
+/// `<dev>-<inode>-<session>.<n>.jsonl`, where a transcript's link is the transcript itself).
 pub fn is_render_of(link: &Path, dev: i64, inode: i64) -> bool {
     link.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(&format!("{dev}-{inode}-")))
 }

@@ -206,6 +206,8 @@ impl Indexer {
     fn with(conn: Connection, data_dir: &Path, lock: WriterLock) -> Result<Indexer> {
         let vault_off = VaultOff::default();
         let packing = crate::packing::Packing::open(&conn)?;
+        let vault = Vault::open(vault_dir(data_dir), vault_off.clone());
+        vault.sweep_renders(&conn);
         Ok(Indexer {
             conn,
             data_dir: data_dir.to_owned(),
@@ -215,7 +217,7 @@ impl Indexer {
             partial: HashMap::new(),
             fts: None,
             bulk: false,
-            vault: Vault::open(vault_dir(data_dir), vault_off.clone()),
+            vault,
             vault_off,
             changed: HashSet::new(),
             roots: Vec::new(),
@@ -491,5 +493,24 @@ mod tests {
         let large = steps_per_line(1200);
         eprintln!("steps per line: {small} for 300 turns, {large} for 1200");
         assert!(large < small + small / 2, "steps per line: {small} for 300 turns, {large} for 1200");
+    }
+
+    #[test]
+    fn a_writer_that_opens_removes_the_renders_a_killed_one_left_and_no_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        drop(Indexer::open(&data).unwrap());
+        let vault = data.join("vault");
+        std::fs::create_dir_all(&vault).unwrap();
+        let being_written = vault.join(".render-a1b2c3");
+        let unnamed = vault.join("2049-77-ses_1.18f0a.jsonl");
+        let link = vault.join("2049-78.jsonl");
+        for file in [&being_written, &unnamed, &link] {
+            std::fs::write(file, "{}\n").unwrap();
+        }
+        let indexer = Indexer::open(&data).unwrap();
+        assert!(!being_written.exists() && !unnamed.exists(), "renders no row names");
+        assert!(link.exists(), "a link is never removed by a sweep");
+        drop(indexer);
     }
 }

@@ -227,16 +227,17 @@ impl Vault {
     pub(crate) fn render_file(&self) -> Result<Option<tempfile::NamedTempFile>> {
         let Vault::On(dir, ..) = self else { return Ok(None) };
         scrollback_core::files::create_private_dir(dir).map_err(|e| Error::io(dir, e))?;
-        let file = tempfile::Builder::new().prefix(".render-").tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
+        let file = tempfile::Builder::new().prefix(RENDERING).tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
         Ok(Some(file))
     }
 
     /// Keeps the render `render` of the session at `path` (a session of the database of identity
-    /// `dev`, `inode`; row `file_id`) as its vault file, `<dev>-<inode>-<session>.jsonl`, in `tx`. A
-    /// database's rows cannot be linked, and the agent deletes them with its session: the vault keeps
-    /// the document the pass read, the one copy it makes, so that every recorded offset holds once
-    /// the session is gone. It replaces the previous render before the commit: a pass that then
-    /// rolls back leaves the row's stamp as it was, so the next pass renders and keeps it again.
+    /// `dev`, `inode`; row `file_id`) as its vault file, `<dev>-<inode>-<session>.<n>.jsonl`, in
+    /// `tx`. A database's rows cannot be linked, and the agent deletes them with its session: the
+    /// vault keeps the document the pass read, the one copy it makes, so that every recorded offset
+    /// holds once the session is gone. Each pass's render has a name of its own, so that the row
+    /// always names the render its rows were read from: the previous one goes once no row needs it,
+    /// after the pass has committed or rolled back (`settle`), as a replaced transcript's link does.
     pub(crate) fn keep(
         &mut self,
         tx: &Transaction<'_>,
@@ -247,20 +248,55 @@ impl Vault {
     ) -> Result<()> {
         let Vault::On(dir, touched, _) = self else { return Ok(()) };
         let session = path.file_name().and_then(|n| n.to_str()).unwrap_or("session");
-        let kept = dir.join(render_name(dev, inode, session));
+        let pass = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let kept = dir.join(render_name(dev, inode, session, pass));
         let previous: Option<String> =
             tx.query_row("SELECT vault FROM files WHERE id = ?1", [file_id], |r| r.get(0)).optional()?.flatten();
         touched.extend(previous.filter(|p| Path::new(p) != kept));
-        render.persist(&kept).map_err(|e| Error::io(&kept, e.error))?;
+        render.persist_noclobber(&kept).map_err(|e| Error::io(&kept, e.error))?;
         let kept = kept.to_str().ok_or_else(|| Error::io(&kept, std::io::ErrorKind::InvalidData.into()))?;
+        // Removed after the pass if it rolls back.
+        touched.push(kept.to_owned());
         tx.execute("UPDATE files SET vault = ?2 WHERE id = ?1", params![file_id, kept])?;
         Ok(())
     }
 }
 
 /// The name of the vault's render of `session`, a session of the database of identity `dev`,
-/// `inode`: readers know a render by its name starting with the database's identity
-/// ([`scrollback_core::files::is_render_of`]).
-fn render_name(dev: u64, inode: u64, session: &str) -> String {
-    format!("{dev}-{inode}-{session}.jsonl")
+/// `inode`, made by the pass `pass`: readers know a render by its name starting with the database's
+/// identity ([`scrollback_core::files::is_render_of`]).
+fn render_name(dev: u64, inode: u64, session: &str, pass: u128) -> String {
+    format!("{dev}-{inode}-{session}.{pass:x}.jsonl")
+}
+
+/// The prefix of a render being written ([`Vault::render_file`]).
+const RENDERING: &str = ".render-";
+
+impl Vault {
+    /// Removes what a writer killed while it rendered left in the vault: renders being written, and
+    /// renders no row names (kept by a pass that never committed). Called by the one writer when it
+    /// opens, before any pass. Links are never touched.
+    pub(crate) fn sweep_renders(&self, conn: &Connection) {
+        let Vault::On(dir, ..) = self else { return };
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Some(name) = path.file_name().and_then(|n| n.to_str()) else { continue };
+            // A render is `<dev>-<inode>-<session>.<n>.jsonl`; a link `<dev>-<inode>.jsonl[.zst]`.
+            let render = name.splitn(3, '-').count() == 3 && name.ends_with(".jsonl");
+            let unneeded = name.starts_with(RENDERING)
+                || (render
+                    && !conn
+                        .query_row("SELECT EXISTS (SELECT 1 FROM files WHERE vault = ?1)", [path.to_str()], |r| {
+                            r.get::<_, bool>(0)
+                        })
+                        .unwrap_or(true));
+            if unneeded {
+                tracing::info!(path = %path.display(), "vault: removing a render no row needs (left by a writer that stopped)");
+                if let Err(e) = std::fs::remove_file(&path) {
+                    tracing::warn!(path = %path.display(), "vault: cannot remove it: {e}");
+                }
+            }
+        }
+    }
 }
