@@ -423,12 +423,19 @@ impl Model {
             read.iter().map(|(p, r)| (p.clone(), r.lines.clone())).collect();
         let mut usage: Vec<&(String, (i64, i64))> =
             read.values().flat_map(|r| &r.usage).chain(self.gone.iter().flatten()).collect();
-        let opencode: Vec<(String, (Vec<(i64, i64, String)>, Usage))> =
-            self.opencode.sessions.keys().map(|s| (s.clone(), self.opencode.read(s))).collect();
-        for (session, (lines, _)) in &opencode {
+        let opencode: Vec<(&String, Read)> = self
+            .opencode
+            .sessions
+            .keys()
+            .map(|s| {
+                let (lines, usage) = self.opencode.read(s);
+                (s, Read { bytes: Vec::new(), lines, usage })
+            })
+            .collect();
+        for (session, Read { lines, .. }) in &opencode {
             files.insert(opencode_path(session), lines.clone());
         }
-        usage.extend(opencode.iter().flat_map(|(_, (_, u))| u));
+        usage.extend(opencode.iter().flat_map(|(_, r)| &r.usage));
         (files, self.gone_entries, expected_ledger(usage.into_iter()))
     }
 

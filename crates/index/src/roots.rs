@@ -101,7 +101,8 @@ mod tests {
                 "droid:/h/.factory/sessions",
                 "cursor:/h/.cursor/projects",
                 "pi:/h/.pi/agent/sessions",
-                "copilot:/h/.copilot/session-state"
+                "copilot:/h/.copilot/session-state",
+                "opencode:/h/.local/share/opencode"
             ]
         );
         assert_eq!(
@@ -114,7 +115,8 @@ mod tests {
                 ("QWEN_RUNTIME_DIR", "/r"),
                 ("FACTORY_HOME_OVERRIDE", "/f"),
                 ("PI_CODING_AGENT_DIR", "/p"),
-                ("COPILOT_HOME", "/o")
+                ("COPILOT_HOME", "/o"),
+                ("XDG_DATA_HOME", "/d")
             ]))),
             [
                 "claude:/c/projects",
@@ -126,7 +128,8 @@ mod tests {
                 "droid:/f/.factory/sessions",
                 "cursor:/h/.cursor/projects",
                 "pi:/p/sessions",
-                "copilot:/o/session-state"
+                "copilot:/o/session-state",
+                "opencode:/d/opencode"
             ]
         );
         assert!(Root::defaults(&env(&[])).is_empty());

@@ -6,7 +6,7 @@
 //! replaced it has committed or rolled back. Where links cannot be made (another file system, or
 //! refused) the vault is off and says so once; no byte is ever copied. Links are never indexed as
 //! transcripts. A session of an agent's database (OpenCode's) has no file to link: the vault keeps
-//! the document a pass rendered from its rows instead ([`Vault::keep`]), a copy, since the agent
+//! the document a pass rendered from its rows instead (`Vault::keep`), a copy, since the agent
 //! deletes a session's rows with it. The retention check (`scrollback_read::status::vault_status`, run by the readers)
 //! stats every recorded link and reports, never fixes.
 
