@@ -649,4 +649,13 @@ mod tests {
             .add_path(PathBuf::from("/t/p/notes.txt"));
         assert_eq!(kinds(&hints_of(Ok(event))), ["File(\"/t/p/s.jsonl\")"]);
     }
+
+    #[test]
+    fn a_write_to_a_database_s_log_is_a_hint_for_the_database_and_its_index_file_is_not() {
+        let event = Event::new(EventKind::Modify(ModifyKind::Any))
+            .add_path(PathBuf::from("/o/opencode.db-wal"))
+            .add_path(PathBuf::from("/o/opencode.db-shm"))
+            .add_path(PathBuf::from("/o/opencode.db"));
+        assert_eq!(kinds(&hints_of(Ok(event))), ["File(\"/o/opencode.db\")", "File(\"/o/opencode.db\")"]);
+    }
 }

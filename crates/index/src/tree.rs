@@ -77,9 +77,11 @@ pub fn discover(root: &Path, format: &dyn Format) -> Vec<Found> {
             };
             if meta.is_dir() {
                 // An agent's database is at the top of its root (whose other directories hold its
-                // logs and snapshots, no sessions).
+                // logs and snapshots, no sessions; one its format names is said once).
                 if format.database().is_none() {
                     stack.push(path);
+                } else if let Some(why) = format.not_read(&path) {
+                    say_skipped_once(&path, why);
                 }
             } else if meta.is_file() && format.is_transcript(&path) && !hidden_by_plain_twin(format, &path) {
                 found.push(Found {

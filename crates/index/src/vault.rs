@@ -4,8 +4,8 @@
 //! A link is made before a file's first commit, made again when the file is read from its start (it
 //! may be another inode by then), and removed once no row needs it, only after the pass that
 //! replaced it has committed or rolled back. Where links cannot be made (another file system, or
-//! refused) the vault is off and says so once; no byte is ever copied. Links are never indexed as
-//! transcripts. A session of an agent's database (OpenCode's) has no file to link: the vault keeps
+//! refused) the vault is off and says so once; no transcript's byte is ever copied. Links are never
+//! indexed as transcripts. A session of an agent's database (OpenCode's) has no file to link: the vault keeps
 //! the document a pass rendered from its rows instead (`Vault::keep`), a copy, since the agent
 //! deletes a session's rows with it. The retention check (`scrollback_read::status::vault_status`, run by the readers)
 //! stats every recorded link and reports, never fixes.
@@ -63,8 +63,9 @@ pub(crate) fn record_off(conn: &Connection, why: &str) -> Result<()> {
 /// name no other file can take while the link keeps that inode alive, and the same for every row
 /// of the same file, in this index or a rebuilt one). While
 /// the transcript exists it costs no disk (the same inode); once its path is deleted, the bytes stay
-/// and every recorded offset stays valid, so its photos are still served. No byte is ever copied:
-/// where links cannot be made (another file system, or refused), the vault is off, and says so.
+/// and every recorded offset stays valid, so its photos are still served. No transcript's byte is
+/// ever copied: where links cannot be made (another file system, or refused), the vault is off, and
+/// says so. (A database's session, which has no inode, is kept as its render: [`Vault::keep`].)
 #[derive(Debug)]
 pub(crate) enum Vault {
     /// Its directory, the links a pass made or replaced, to be removed if, once the pass has

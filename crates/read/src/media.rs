@@ -183,8 +183,11 @@ fn open_cell(record: &MediaRecord) -> Result<DatabaseCell> {
         Err(e) => return Err(e),
     };
     let uuid = record.entry_uuid.as_deref().ok_or_else(changed)?;
-    let cell = rows.payload_row(&conn, uuid, record.offset - record.line_offset)?.ok_or_else(changed)?;
-    Ok(DatabaseCell { conn, cell, from: record.offset })
+    let in_line = record.offset.checked_sub(record.line_offset).ok_or_else(changed)?;
+    // A database that is no longer the agent's (another file in its place, a table gone) is one
+    // that cannot be read, as a transcript that cannot be: the session is read again.
+    let cell = rows.payload_row(&conn, uuid, in_line).map_err(|e| Error::io(db, io::Error::other(e)))?;
+    Ok(DatabaseCell { conn, cell: cell.ok_or_else(changed)?, from: record.offset })
 }
 
 /// The session at `path` (`<database>/<session>`) as its format renders it from the database's rows

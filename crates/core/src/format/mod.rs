@@ -52,7 +52,8 @@ pub trait Format: Send + Sync + std::fmt::Debug {
     fn is_transcript(&self, path: &Path) -> bool;
 
     /// Why the file at `path`, which is not a transcript scrollback reads, is one of this agent's
-    /// all the same (a legacy format): logged once, so that nobody wonders where it went.
+    /// all the same (a legacy format): logged once, so that nobody wonders where it went. (For a
+    /// database format, whose root is looked at only at its top: a directory there.)
     fn not_read(&self, _path: &Path) -> Option<&'static str> {
         None
     }

@@ -72,9 +72,10 @@ impl Format for OpenCode {
         path.file_name().and_then(|n| n.to_str()).is_some_and(is_database_name)
     }
 
+    /// The directory `storage` beside the database: the JSON tree of builds before 1.2, which 1.2
+    /// imported into the database and left in place.
     fn not_read(&self, path: &Path) -> Option<&'static str> {
-        let in_tree = path.components().any(|c| c.as_os_str() == "storage");
-        (in_tree && path.extension().is_some_and(|e| e == "json")).then_some(
+        (path.file_name().is_some_and(|n| n == "storage")).then_some(
             "OpenCode's JSON tree from before 1.2, which OpenCode 1.2 imported into opencode.db (the database is read)",
         )
     }
@@ -285,15 +286,25 @@ impl Rows for OpenCode {
         Ok(())
     }
 
+    /// OpenCode 2 writes its sessions to other tables of the same database (`session_v2`, and
+    /// `session_message` ordered by `seq`) and stops writing the 1.x ones; later 1.x builds may
+    /// have an empty `session_message` already. Said when either holds a row.
     fn tables_not_read(&self, conn: &Connection) -> rusqlite::Result<Option<&'static str>> {
-        let v2: bool = conn.query_row(
-            "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name IN ('session_v2', 'session_message')",
-            [],
-            |r| r.get(0),
-        )?;
-        Ok(v2.then_some(
-            "OpenCode 2's tables (session_v2, session_message) are not read: sessions since the upgrade to \
-             OpenCode 2 are missing; those from before it are read from the 1.x tables",
+        let mut rows = false;
+        for table in ["session_v2", "session_message"] {
+            let exists: bool = conn.query_row(
+                "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                [table],
+                |r| r.get(0),
+            )?;
+            if exists {
+                rows |=
+                    conn.query_row(&format!("SELECT EXISTS (SELECT 1 FROM {table})"), [], |r| r.get::<_, bool>(0))?;
+            }
+        }
+        Ok(rows.then_some(
+            "OpenCode 2's tables (session_v2, session_message) hold rows, which are not read: sessions \
+             written only there (since the upgrade to OpenCode 2) are missing; the 1.x tables are read",
         ))
     }
 
@@ -585,7 +596,9 @@ mod tests {
         assert!(!OpenCode.is_transcript(Path::new("opencode-.db")) && !OpenCode.is_transcript(Path::new("x.db")));
         assert_eq!(OpenCode.database_of(Path::new("/d/opencode.db-wal")), Some(PathBuf::from("/d/opencode.db")));
         assert_eq!(OpenCode.database_of(Path::new("/d/opencode.db-shm")), None);
-        assert!(OpenCode.not_read(Path::new("/d/storage/session/p/ses_1.json")).is_some());
+        assert!(
+            OpenCode.not_read(Path::new("/d/storage")).is_some() && OpenCode.not_read(Path::new("/d/log")).is_none()
+        );
         let var = |n: &str| (n == "HOME").then(|| OsString::from("/home/a"));
         assert_eq!(OpenCode.default_roots(&var), [PathBuf::from("/home/a/.local/share/opencode")]);
     }
@@ -636,7 +649,10 @@ mod tests {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch("CREATE TABLE session (id text PRIMARY KEY);").unwrap();
         assert_eq!(OpenCode.tables_not_read(&conn).unwrap(), None);
-        conn.execute_batch("CREATE TABLE session_v2 (id text PRIMARY KEY);").unwrap();
+        conn.execute_batch("CREATE TABLE session_message (id text PRIMARY KEY, seq integer);").unwrap();
+        assert_eq!(OpenCode.tables_not_read(&conn).unwrap(), None, "a later 1.x build's empty table");
+        conn.execute_batch("CREATE TABLE session_v2 (id text PRIMARY KEY); INSERT INTO session_v2 VALUES ('ses_1');")
+            .unwrap();
         assert!(OpenCode.tables_not_read(&conn).unwrap().unwrap().contains("session_v2"));
     }
 

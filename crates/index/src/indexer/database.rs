@@ -1,7 +1,8 @@
 //! A pass over an agent's database (OpenCode's): each of its sessions is a transcript at
 //! `<database>/<session id>`, a document its format renders from the session's rows
-//! ([`scrollback_core::format::Rows`]) into an unlinked scratch file, which the pass then reads as it
-//! reads any file (plan, lines, commit). The database is opened read-only, never written, and each
+//! ([`scrollback_core::format::Rows`]) into a file (the vault's, which keeps it if the pass reads
+//! it, or an unlinked scratch file), which the pass then reads as it reads any file (plan, lines,
+//! commit). The database is opened read-only, never written, and each
 //! session is rendered in one read transaction, so what a pass reads is one state of its rows however
 //! the agent writes meanwhile (the write-ahead log keeps that state for the reader). A session is
 //! rendered only when its stamp moved: a number its format derives from its rows' counts and times.
