@@ -280,3 +280,22 @@ fn opencode_sessions_keep_every_photo_from_their_rows_and_follow_the_database() 
     let said = String::from_utf8_lossy(&status.stdout);
     assert!(status.status.success() && !said.contains("broken"), "{said}");
 }
+
+#[test]
+fn a_database_that_is_no_longer_one_answers_photos_with_a_4xx() {
+    let env = Env::new();
+    let db = env.path("opencode/opencode.db");
+    let photos = [fake_png(71, 300), fake_png(72, 900)];
+    oc::sample(&db, &photos);
+    let server = Server::start(&env, &["--root", &root(&env)]);
+    server.wait_for_sessions(1);
+    let url = format!("/api/session-media/{}/prt_s2/0", oc::SESSION);
+    assert_eq!(server.get(&url).bytes().unwrap().as_ref(), photos[0].as_slice());
+    // Another file in its place, and then none.
+    std::fs::write(&db, vec![b'x'; 8192]).unwrap();
+    let status = server.get(&url).status().as_u16();
+    assert!((400..500).contains(&status), "{status}");
+    std::fs::remove_file(&db).unwrap();
+    let status = server.get(&url).status().as_u16();
+    assert!((400..500).contains(&status), "{status}");
+}
