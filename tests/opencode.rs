@@ -299,3 +299,29 @@ fn a_database_that_is_no_longer_one_answers_photos_with_a_4xx() {
     let status = server.get(&url).status().as_u16();
     assert!((400..500).contains(&status), "{status}");
 }
+
+#[test]
+fn a_session_asked_for_again_once_its_database_moved_away_is_gone_not_moved() {
+    let env = Env::new();
+    let dir = env.path("opencode");
+    let db = dir.join("opencode.db");
+    oc::sample(&db, &[fake_png(81, 300), fake_png(82, 400)]);
+    let mut indexer = scrollback::Indexer::open(&env.data).unwrap();
+    indexer.set_roots(&[scrollback::Root::parse(&root(&env)).unwrap()]).unwrap();
+    assert_eq!(indexer.catch_up(&dir, &mut scrollback::NoProgress).unwrap().lines, 8);
+    // Moved to another name of the root's (its identity kept), and a reader asks for the session
+    // again (a payload that no longer matched, say).
+    std::fs::rename(&db, dir.join("opencode-old.db")).unwrap();
+    let session = db.join(oc::SESSION);
+    indexer.reindex_path(&session).unwrap();
+    drop(indexer);
+    let rows: Vec<(String, String)> = env
+        .conn()
+        .prepare("SELECT path, state FROM files ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(rows, [(session.display().to_string(), "gone".to_owned())], "never moved to another file's path");
+}

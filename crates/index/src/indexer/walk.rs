@@ -130,6 +130,16 @@ impl Indexer {
                 }
                 _ => Ok(Summary::default()),
             },
+            // A session of a database that is gone: no other name of it can hold it (its siblings
+            // share the database's identity), so it is gone with it.
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    && path.parent().is_some_and(|db| {
+                        self.format_of(db).database().is_some() && self.format_of(db).is_transcript(db)
+                    }) =>
+            {
+                Ok(Summary { gone: self.mark_gone(path)? as u64, ..Summary::default() })
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 // One name of a file with several (hard links) went: the file is not gone, and its
                 // row moves to a name it still has.
