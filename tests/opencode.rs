@@ -325,3 +325,31 @@ fn a_session_asked_for_again_once_its_database_moved_away_is_gone_not_moved() {
         .unwrap();
     assert_eq!(rows, [(session.display().to_string(), "gone".to_owned())], "never moved to another file's path");
 }
+
+#[test]
+fn a_forgotten_opencode_session_stays_forgotten_as_opencode_writes_to_it() {
+    let env = Env::new();
+    let db = env.path("opencode/opencode.db");
+    oc::sample(&db, &[fake_png(91, 300), fake_png(92, 400)]);
+    index(&env);
+    let kept = |env: &Env| -> Vec<String> {
+        std::fs::read_dir(env.data.join("vault"))
+            .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+            .unwrap_or_default()
+    };
+    assert!(kept(&env).iter().any(|n| n.contains(oc::SESSION)), "the vault keeps its render: {:?}", kept(&env));
+    let out = env.run(&["forget", oc::SESSION]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!kept(&env).iter().any(|n| n.contains(oc::SESSION)), "its render went with it: {:?}", kept(&env));
+    // OpenCode goes on with the session: its rows change, and its stamp with them.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    oc::message(&conn, oc::SESSION, "msg_s3", T0 + 9000, &oc::user(T0 + 9000));
+    oc::part(&conn, oc::SESSION, "msg_s3", "prt_s6", T0 + 9000, r#"{"type":"text","text":"one more thing"}"#);
+    index(&env);
+    let entries: i64 = env
+        .conn()
+        .query_row("SELECT count(*) FROM entries WHERE session_id = ?1", [oc::SESSION], |r| r.get(0))
+        .unwrap();
+    assert_eq!(entries, 0, "forgotten for good");
+    assert!(env.photos_of(&db.join(oc::SESSION)).is_empty());
+}
