@@ -353,3 +353,32 @@ fn a_forgotten_opencode_session_stays_forgotten_as_opencode_writes_to_it() {
     assert_eq!(entries, 0, "forgotten for good");
     assert!(env.photos_of(&db.join(oc::SESSION)).is_empty());
 }
+
+#[test]
+fn an_opencode_session_gone_from_its_database_keeps_its_photos_through_a_rebuild() {
+    let env = Env::new();
+    let db = env.path("opencode/opencode.db");
+    let photos = [fake_png(101, 300), fake_png(102, 400)];
+    oc::sample(&db, &photos);
+    let other = "ses_7f3c2a1b0e99ZzYyXxWwVvUu";
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        oc::session(&conn, other, "Another", T0);
+        oc::message(&conn, other, "msg_o1", T0 + 100, &oc::user(T0 + 100));
+        oc::part(&conn, other, "msg_o1", "prt_o1", T0 + 100, &oc::photo(&fake_png(103, 500), "o.png").to_string());
+    }
+    index(&env);
+    // OpenCode deletes the sample's session; the other stays.
+    rusqlite::Connection::open(&db).unwrap().execute("DELETE FROM session WHERE id = ?1", [oc::SESSION]).unwrap();
+    assert!(index(&env).contains("1 gone"));
+    let gone = db.join(oc::SESSION);
+    assert_eq!(env.photos_of(&gone), photos.to_vec(), "from the vault");
+    let out = env.run(&["rebuild", "--root", &root(&env)]);
+    assert!(out.status.success(), "rebuild failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 gone transcripts carried over"), "{out:?}");
+    assert_eq!(env.photos_of(&gone), photos.to_vec(), "still from the vault, after the rebuild");
+    assert_eq!(env.photos_of(&db.join(other)), [fake_png(103, 500)].to_vec(), "the live one, from its row");
+    // The vault holds a render for each session and no other: the old index's for the live one went.
+    let renders = std::fs::read_dir(env.data.join("vault")).unwrap().count();
+    assert_eq!(renders, 2);
+}

@@ -167,6 +167,8 @@ impl Indexer {
         conn.execute("DELETE FROM scrollback_meta WHERE key = ?1", [VAULT_OFF_KEY])?;
         let mut indexer = Indexer::with(conn, data_dir, lock)?;
         indexer.vault.probe(&indexer.conn)?;
+        // (Not on a rebuild's new index, which names no render yet: `carry_over` sweeps.)
+        indexer.vault.sweep_renders(&indexer.conn);
         Ok(indexer)
     }
 
@@ -200,14 +202,17 @@ impl Indexer {
     /// Copies from the index at `old` the history of every transcript this index has no row for
     /// (see [`crate::rebuild`]).
     pub fn carry_over(&mut self, old: &Path) -> Result<crate::rebuild::CarriedOver> {
-        crate::rebuild::carry_over(&self.conn, old)
+        let carried = crate::rebuild::carry_over(&self.conn, old)?;
+        // Now the new index names every render it needs: the gone sessions' it carried over, and
+        // its own for the sessions still there (the old index's for those are no row's now).
+        self.vault.sweep_renders(&self.conn);
+        Ok(carried)
     }
 
     fn with(conn: Connection, data_dir: &Path, lock: WriterLock) -> Result<Indexer> {
         let vault_off = VaultOff::default();
         let packing = crate::packing::Packing::open(&conn)?;
         let vault = Vault::open(vault_dir(data_dir), vault_off.clone());
-        vault.sweep_renders(&conn);
         Ok(Indexer {
             conn,
             data_dir: data_dir.to_owned(),

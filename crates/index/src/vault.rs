@@ -276,7 +276,9 @@ const RENDERING: &str = ".render-";
 impl Vault {
     /// Removes what a writer killed while it rendered left in the vault: renders being written, and
     /// renders no row names (kept by a pass that never committed). Called by the one writer when it
-    /// opens, before any pass. Links are never touched.
+    /// opens, before any pass, and at the end of a rebuild's carry-over (never on a rebuild's new
+    /// index before it: the gone sessions' renders are named only once carried over). Links are
+    /// never touched.
     pub(crate) fn sweep_renders(&self, conn: &Connection) {
         let Vault::On(dir, ..) = self else { return };
         let Ok(entries) = std::fs::read_dir(dir) else { return };
