@@ -115,12 +115,13 @@ pub(crate) fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
     meta.mtime().saturating_mul(1_000_000_000).saturating_add(meta.mtime_nsec())
 }
 
-/// Logs that the file at `path` is skipped, and why, the first time this process sees it.
+/// Logs that the file at `path` is skipped, and why, the first time this process sees it skipped for
+/// that reason.
 pub(crate) fn say_skipped_once(path: &Path, why: &str) {
     use std::sync::{Mutex, OnceLock};
-    static SAID: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
+    static SAID: OnceLock<Mutex<HashSet<(PathBuf, String)>>> = OnceLock::new();
     let mut said = SAID.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
-    if said.insert(path.to_owned()) {
+    if said.insert((path.to_owned(), why.to_owned())) {
         tracing::warn!(path = %path.display(), "skipped: {why}");
     }
 }

@@ -39,9 +39,10 @@ impl Indexer {
             Ok(sessions) => sessions,
             // Not (yet) a database of this agent's: an empty file the agent has just created, or
             // tables of a build its format does not know.
+            // Said once: every write of the agent's brings a pass.
             Err(e) => {
                 let agent = self.format_of(db).display_name();
-                tracing::info!(path = %db.display(), "not read as {agent}'s database: {e}");
+                crate::tree::say_skipped_once(db, &format!("not read as {agent}'s database: {e}"));
                 return Ok(Summary::default());
             }
         };
