@@ -278,14 +278,14 @@ pub fn check_invariants(data: &Path) -> u64 {
 /// A transcript's bytes: decompressed, for a zstd-compressed one (Codex's `.jsonl.zst`).
 pub fn read_transcript(path: &Path) -> Vec<u8> {
     // `<database>/<session>`: a session of an agent's database, as its format renders it.
-    if let Some(db) = path.parent().filter(|db| db.is_file()) {
-        use scrollback::format::Format;
-        let rows = scrollback::format::opencode::OpenCode.database().unwrap();
+    if let Some((rows, db, session)) = scrollback::format::session_of_database(path).filter(|(_, db, _)| db.is_file()) {
         let conn = scrollback::db::open_agent_database(db).unwrap();
-        let session = path.file_name().unwrap().to_str().unwrap();
-        let mut out = Vec::new();
-        rows.render(&conn, session, &mut out).unwrap();
-        return out;
+        let mut out = tempfile::tempfile().unwrap();
+        scrollback::db::render_session(rows, &conn, session, path, &mut out).unwrap();
+        let mut bytes = Vec::new();
+        std::io::Seek::rewind(&mut out).unwrap();
+        std::io::Read::read_to_end(&mut out, &mut bytes).unwrap();
+        return bytes;
     }
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     if bytes.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {

@@ -845,6 +845,25 @@ pub fn open_agent_database(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
+/// Writes `session` of the agent's database `conn` (whose format's rows are `rows`) to `out`, as
+/// its format renders it, in one read transaction: one state of its rows whatever the agent writes
+/// meanwhile. Returns the session's stamp in that state, or `None` (and nothing written) if the
+/// session is not there. `path` names the session in errors.
+pub fn render_session(
+    rows: &dyn crate::format::Rows,
+    conn: &Connection,
+    session: &str,
+    path: &Path,
+    out: &mut std::fs::File,
+) -> Result<Option<i64>> {
+    let read = conn.unchecked_transaction()?;
+    let Some(stamp) = rows.stamp(&read, session)? else { return Ok(None) };
+    let mut out = std::io::BufWriter::with_capacity(64 << 10, out);
+    rows.render(&read, session, &mut out).map_err(|e| Error::io(path, e))?;
+    std::io::Write::flush(&mut out).map_err(|e| Error::io(path, e))?;
+    Ok(Some(stamp))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,7 +21,7 @@ use scrollback_core::codec::b64::Base64Stream;
 use scrollback_core::codec::refs::MediaRef;
 use scrollback_core::codec::scan::{self, Encoding, Extent, MediaKind, PayloadChar};
 use scrollback_core::error::{Error, Result};
-use scrollback_core::format::{Cell, FORMATS};
+use scrollback_core::format::{Cell, session_of_database};
 
 const CHUNK: usize = 64 * 1024;
 
@@ -172,10 +172,7 @@ fn open_cell(record: &MediaRecord) -> Result<DatabaseCell> {
     let changed =
         || Error::Changed { path: record.path.clone(), offset: record.offset, expected: record.blake3.clone() };
     let gone = || Error::Gone { path: record.path.clone(), offset: record.offset };
-    let db = record.path.parent().ok_or_else(gone)?;
-    let rows = FORMATS
-        .iter()
-        .find_map(|f| f.database().filter(|_| f.is_transcript(db)))
+    let (rows, db, _) = session_of_database(&record.path)
         .ok_or_else(|| Error::io(&record.path, io::Error::from(io::ErrorKind::NotADirectory)))?;
     let conn = match scrollback_core::db::open_agent_database(db) {
         Ok(conn) => conn,
@@ -193,18 +190,11 @@ fn open_cell(record: &MediaRecord) -> Result<DatabaseCell> {
 /// The session at `path` (`<database>/<session>`) as its format renders it from the database's rows
 /// now, in an unlinked temporary file: what a reader of its lines reads while the vault keeps none.
 pub(crate) fn render_session(path: &Path) -> Result<std::fs::File> {
-    let not = || Error::io(path, io::Error::from(io::ErrorKind::NotADirectory));
-    let db = path.parent().ok_or_else(not)?;
-    let session = path.file_name().and_then(|n| n.to_str()).ok_or_else(not)?;
-    let rows = FORMATS.iter().find_map(|f| f.database().filter(|_| f.is_transcript(db))).ok_or_else(not)?;
+    let (rows, db, session) =
+        session_of_database(path).ok_or_else(|| Error::io(path, io::Error::from(io::ErrorKind::NotADirectory)))?;
     let conn = scrollback_core::db::open_agent_database(db)?;
     let mut file = tempfile::tempfile().map_err(|e| Error::io(path, e))?;
-    let read = conn.unchecked_transaction()?;
-    {
-        let mut out = io::BufWriter::new(&mut file);
-        rows.render(&read, session, &mut out).map_err(|e| Error::io(path, e))?;
-        out.flush().map_err(|e| Error::io(path, e))?;
-    }
+    scrollback_core::db::render_session(rows, &conn, session, path, &mut file)?;
     Ok(file)
 }
 

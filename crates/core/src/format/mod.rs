@@ -172,6 +172,15 @@ pub trait Rows: Send + Sync + std::fmt::Debug {
     }
 }
 
+/// The session a transcript path names when it is `<database>/<session id>` (the parent a file some
+/// format's [`Format::database`] names by its name): that format's rows, the database and the id.
+pub fn session_of_database(path: &Path) -> Option<(&'static dyn Rows, &Path, &str)> {
+    let db = path.parent()?;
+    let session = path.file_name()?.to_str()?;
+    let rows = FORMATS.iter().find_map(|f| f.database().filter(|_| f.is_transcript(db)))?;
+    Some((rows, db, session))
+}
+
 /// A place in a database: the value of `column` in row `rowid` of `table`, from byte `offset`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cell {

@@ -153,7 +153,7 @@ impl Indexer {
             tracing::info!(path = %path.display(), "written again while it was read: left for its next pass");
             return Ok(Summary { bytes: summary.bytes, ..Summary::default() });
         }
-        let document = format.document_records(path).is_some() || opened.rendered;
+        let document = opened.read_whole(format);
         if end.checkpoint == start && (matches!(plan, Plan::Append(_)) || document) {
             // Nothing complete was added (or a document is being written): leave the file as it is.
             return Ok(Summary { bytes: summary.bytes, ..Summary::default() });

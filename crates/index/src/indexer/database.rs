@@ -9,7 +9,6 @@
 //! A session no longer in the database is marked gone, its rows kept.
 
 use std::collections::{HashMap, HashSet};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
@@ -18,7 +17,7 @@ use super::file::Opened;
 use super::{Indexer, Progress, Summary};
 use crate::tree::Found;
 use scrollback_core::codec::refs::is_id;
-use scrollback_core::db::open_agent_database;
+use scrollback_core::db::{open_agent_database, render_session};
 use scrollback_core::error::{Error, Result};
 use scrollback_core::format::Rows;
 
@@ -33,8 +32,7 @@ impl Indexer {
     ) -> Result<Summary> {
         let db = &found.path;
         let conn = open_agent_database(db)?;
-        let meta = std::fs::metadata(db).map_err(|e| Error::io(db, e))?;
-        let (dev, inode) = (meta.dev(), meta.ino());
+        let (dev, inode) = (found.dev, found.inode);
         let sessions = match rows.sessions(&conn) {
             Ok(sessions) => sessions,
             // Not (yet) a database of this agent's: an empty file the agent has just created, or
@@ -95,17 +93,10 @@ impl Indexer {
             }
             None => (tempfile::tempfile_in(&self.data_dir).map_err(|e| Error::io(&self.data_dir, e))?, None),
         };
-        let read = conn.unchecked_transaction()?;
-        let Some(stamp) = rows.stamp(&read, session)? else {
+        let Some(stamp) = render_session(rows, conn, session, path, &mut scratch)? else {
             // Deleted since the list was read: the next pass marks it gone.
             return Ok(Summary::default());
         };
-        {
-            let mut out = std::io::BufWriter::with_capacity(64 << 10, &mut scratch);
-            rows.render(&read, session, &mut out).map_err(|e| Error::io(path, e))?;
-            std::io::Write::flush(&mut out).map_err(|e| Error::io(path, e))?;
-        }
-        drop(read);
         let opened = Opened::rendered(path, scratch, dev, inode, stamp, kept)?;
         let row = self.file_row(&opened.path_str)?;
         self.index_opened(opened, row, progress, None)

@@ -15,6 +15,7 @@ use crate::fingerprint::settled_mtime;
 use crate::lines::End;
 use scrollback_core::error::{Error, Result};
 use scrollback_core::files::ScratchLimit;
+use scrollback_core::format::Format;
 
 /// What the index knows of one live file.
 #[derive(Debug, Clone)]
@@ -111,6 +112,12 @@ impl Opened {
             rendered: true,
             render: std::sync::Mutex::new(render),
         })
+    }
+
+    /// Whether it is read whole each time it changed, never appended to: a JSON document its agent
+    /// writes whole (`format`'s [`Format::document_records`]), or a rendered session.
+    pub(super) fn read_whole(&self, format: &dyn Format) -> bool {
+        self.rendered || format.document_records(&self.path).is_some()
     }
 
     /// The modification time its row may record: a settled one ([`settled_mtime`]), or a rendered

@@ -96,7 +96,7 @@ impl Indexer {
         } else {
             None
         };
-        let document = self.format_of(path).document_records(path).is_some() || opened.rendered;
+        let document = opened.read_whole(self.format_of(path));
         let reset = reset.or((document && size != row.checkpoint).then_some(Reset::Rewritten));
         if let Some(reset) = reset {
             tracing::info!(path = %path.display(), "re-indexing from the start: {reset}");

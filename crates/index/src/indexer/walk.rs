@@ -124,20 +124,13 @@ impl Indexer {
             Ok(_) => Ok(Summary::default()),
             // `<database>/<session>`: the database's pass reads it (again from its start, if a
             // reader asked: `reindex_path`).
-            Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => match path.parent() {
-                Some(db) if self.format_of(db).database().is_some() && self.format_of(db).is_transcript(db) => {
-                    self.index_path(db)
-                }
-                _ => Ok(Summary::default()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => match self.database_of_session(path) {
+                Some(db) => self.index_path(&db),
+                None => Ok(Summary::default()),
             },
             // A session of a database that is gone: no other name of it can hold it (its siblings
             // share the database's identity), so it is gone with it.
-            Err(e)
-                if e.kind() == std::io::ErrorKind::NotFound
-                    && path.parent().is_some_and(|db| {
-                        self.format_of(db).database().is_some() && self.format_of(db).is_transcript(db)
-                    }) =>
-            {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && self.database_of_session(path).is_some() => {
                 Ok(Summary { gone: self.mark_gone(path)? as u64, ..Summary::default() })
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -165,6 +158,14 @@ impl Indexer {
             }
             Err(e) => Err(Error::io(path, e)),
         }
+    }
+
+    /// The database `path` is a session of (`<database>/<session id>`, the database one of its
+    /// root's format names), if it is one.
+    fn database_of_session(&self, path: &Path) -> Option<PathBuf> {
+        let db = path.parent()?;
+        let format = self.format_of(db);
+        (format.database().is_some() && format.is_transcript(db)).then(|| db.to_owned())
     }
 
     /// Re-indexes one file from the start: a reader found that a payload recorded in it no longer
@@ -298,9 +299,10 @@ impl Indexer {
         let mut gone = 0;
         for path in live {
             let path = PathBuf::from(path);
-            // A database's sessions are its own pass's to mark gone, while the database is there.
-            let of_database = path.parent().is_some_and(|db| seen.contains(db) || db.is_file());
-            if path.starts_with(root) && !seen.contains(path.as_path()) && !of_database && !path.is_file() {
+            // A database's sessions are its own pass's to mark gone, while the database is there
+            // (asked last: it may stat the database, for paths not seen alone).
+            let of_database = || path.parent().is_some_and(|db| seen.contains(db) || db.is_file());
+            if path.starts_with(root) && !seen.contains(path.as_path()) && !path.is_file() && !of_database() {
                 gone += self.mark_gone(&path)? as u64;
             }
         }
