@@ -7,7 +7,8 @@
                                        qwen, droid, pi or copilot; the same sessions, texts and photos in
                                        each, laid out as that agent's root holds them (cursor keeps no
                                        photos in its transcripts, so it has no image corpus)
-  gen_corpus.py text  OUT_DIR [LINES]  text: user/assistant/tool lines, no photos (default 200000 lines)
+  gen_corpus.py text  OUT_DIR [LINES]  text: user/assistant/tool lines, no photos (default 200000 lines:
+                                       100 sessions of 2,000), every answer with its usage and requestId
   gen_corpus.py cjk   OUT_DIR [LINES]  the same lines in Chinese and Japanese, written without spaces
                                        and as UTF-8, as Claude Code writes them (default 50000 lines)
   gen_corpus.py codex OUT_DIR [MB]     Codex CLI rollouts (sessions/YYYY/MM/DD/rollout-*.jsonl) with
@@ -21,7 +22,7 @@
                                        (default 3000: about 2.3 MB), each answer written twice as it
                                        grows, and after every fourth turn a rewind that undoes two
 
-  gen_corpus.py --profile text [--seed N] [--sessions N] [--lines-per-session N] OUT_DIR
+  gen_corpus.py --profile text [--seed N] [--sessions N] [--lines-per-session N] [--no-usage] OUT_DIR
                                        a heavy user's year of Claude Code sessions (defaults: seed 11,
                                        20000 sessions of 60 lines: 1.2M lines, 875 MB): 30-60 projects as
                                        `-home-user-src-<name>/<session>.jsonl` (each file's mtime its
@@ -54,6 +55,61 @@ CJK_WORDS = ("数据库 索引 性能 问题 修复 函数 返回 错误 检查 
 
 # The words and how they are joined, per corpus kind (set by main).
 LANGUAGE = {"words": WORDS, "joiner": " "}
+
+
+
+BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+class Usage:
+    """What Claude Code writes on every assistant line: the message's `type`, `stop_reason`,
+    `stop_sequence` and `usage` (input, cache creation with its 5-minute and 1-hour split, cache
+    read, output, service tier), and the line's `requestId`. Every line of one API response (a
+    thinking block, the text, each tool call: Claude Code writes one line per content block) carries
+    the same message id, request id and usage, as the real files do. The context grows through a
+    session (cache reads), new turns write the cache, and output varies with the answer.
+
+    Drawn from an RNG of its own, so the texts and times of a tree are the same with or without usage
+    (`--no-usage` writes the lighter tree of the older benchmarks)."""
+
+    def __init__(self, seed, enabled=True):
+        self.rng = random.Random(seed * 7919 + 17)
+        self.enabled = enabled
+        self.context = 0
+
+    def start_session(self):
+        self.context = 8000 + self.rng.randint(0, 12000)
+
+    def response(self):
+        """The request id and usage of one new API response."""
+        rng = self.rng
+        created = rng.randint(200, 9000) if rng.random() < 0.6 else 0
+        read = self.context
+        self.context += created + rng.randint(50, 900)
+        request = "req_011C" + "".join(rng.choice(BASE58) for _ in range(20))
+        usage = {"input_tokens": rng.randint(1, 12), "cache_creation_input_tokens": created, "cache_read_input_tokens": read,
+                 "cache_creation": {"ephemeral_5m_input_tokens": created, "ephemeral_1h_input_tokens": 0},
+                 "output_tokens": rng.randint(1, 40) if rng.random() < 0.7 else rng.randint(100, 3000),
+                 "service_tier": "standard"}
+        return request, usage
+
+    def message_id(self, session, n):
+        """A message id unique in the tree (`msg_%d` alone, as the lighter tree has it, repeats in
+        every session)."""
+        return "msg_%d" % n if not self.enabled else "msg_01%s%06d" % (session.replace("-", "")[:16], n)
+
+    def stamp(self, line, message, response):
+        """Gives one assistant line its response's fields, in the order Claude Code writes them."""
+        if not self.enabled:
+            line["message"] = message
+            return
+        request, usage = response
+        ordered = {"model": message.get("model"), "id": message.get("id"), "type": "message", "role": "assistant",
+                   "content": message["content"], "stop_reason": None, "stop_sequence": None, "usage": usage}
+        line["message"] = ordered
+        line["requestId"] = request
+        if "type" in line:  # after the message and its request id, where Claude Code writes it
+            line["type"] = line.pop("type")
 
 
 def sentence(rng, n):
@@ -234,8 +290,9 @@ FORMATS = {"claude": claude_session, "codex": codex_session, "gemini": gemini_se
            "droid": droid_session, "pi": pi_session, "copilot": copilot_session}
 
 
-def text_corpus(out, lines):
+def text_corpus(out, lines, usage=True):
     rng = random.Random(11)
+    usage = Usage(11, usage)
     written = 0
     files = 0
     while written < lines:
@@ -243,6 +300,7 @@ def text_corpus(out, lines):
         project = os.path.join(out, "-home-user-project-%d" % (files % 5))
         os.makedirs(project, exist_ok=True)
         parent = None
+        usage.start_session()
         with open(os.path.join(project, session + ".jsonl"), "w", encoding="utf-8") as f:
             for n in range(2000):
                 kind = ("user", "assistant", "assistant", "user")[n % 4]
@@ -250,13 +308,14 @@ def text_corpus(out, lines):
                 if n % 4 == 0:
                     line["message"] = {"role": "user", "content": sentence(rng, rng.randint(5, 40))}
                 elif n % 4 == 1:
-                    line["message"] = {"role": "assistant", "id": "msg_%d" % n, "model": "claude", "content": [
+                    response = usage.response()
+                    usage.stamp(line, {"role": "assistant", "id": usage.message_id(session, n), "model": "claude", "content": [
                         {"type": "thinking", "thinking": sentence(rng, 30), "signature": "sig"},
-                        {"type": "text", "text": sentence(rng, rng.randint(20, 120))}]}
+                        {"type": "text", "text": sentence(rng, rng.randint(20, 120))}]}, response)
                 elif n % 4 == 2:
-                    line["message"] = {"role": "assistant", "id": "msg_%d" % n, "model": "claude", "content": [
+                    usage.stamp(line, {"role": "assistant", "id": usage.message_id(session, n - 1) if usage.enabled else "msg_%d" % n, "model": "claude", "content": [
                         {"type": "tool_use", "id": "toolu_%d" % n, "name": "Bash",
-                         "input": {"command": "grep -rn " + rng.choice(LANGUAGE["words"]) + " src/"}}]}
+                         "input": {"command": "grep -rn " + rng.choice(LANGUAGE["words"]) + " src/"}}]}, response)
                 else:
                     out_text = "\n".join(sentence(rng, 12) for _ in range(rng.randint(1, 12)))
                     line["message"] = {"role": "user", "content": [
@@ -497,9 +556,10 @@ def heavy_vocabulary():
 class Heavy:
     """One heavy user's year of Claude Code sessions (`--profile text`)."""
 
-    def __init__(self, seed):
+    def __init__(self, seed, usage=True):
         self.rng = rng = random.Random(seed)
         self.r = rng.random
+        self.usage = Usage(seed, usage)
         vocab, self.rare_pool, idents = heavy_vocabulary()
         self.vocab = vocab
         cum, total = [], 0.0
@@ -770,6 +830,8 @@ class Heavy:
         parent = None
         pending = None  # (tool_use id, name, result, toolUseResult, is_error)
         msg = None
+        response = None  # (message id, request id, usage): the API response a line belongs to
+        self.usage.start_session()
         state = "prompt"
         for n in range(n_lines):
             line = dict(base)
@@ -786,15 +848,18 @@ class Heavy:
                     content.append({"type": "thinking", "thinking": self.prose(3, 12), "signature": "Eq%016x" % rng.getrandbits(64)})
                 content.append({"type": "text", "text": self.markdown(3, 18)})
                 line["type"] = "assistant"
-                line["message"] = {"role": "assistant", "id": msg, "model": model, "content": content}
+                response = (msg,) + self.usage.response()
+                self.usage.stamp(line, {"role": "assistant", "id": msg, "model": model, "content": content}, response[1:])
                 state = "tool" if r() < 0.85 else "prompt"
                 t += 2 + r() * 25
             elif state == "tool":
                 name, inp, result, extra, err = self.tool()
                 tid = "toolu_01%022x" % rng.getrandbits(88)
                 line["type"] = "assistant"
-                line["message"] = {"role": "assistant", "id": msg, "model": model,
-                                   "content": [{"type": "tool_use", "id": tid, "name": name, "input": inp}]}
+                if response is None or response[0] != msg:
+                    response = (msg,) + self.usage.response()  # a tool call in a response of its own
+                self.usage.stamp(line, {"role": "assistant", "id": msg, "model": model,
+                                        "content": [{"type": "tool_use", "id": tid, "name": name, "input": inp}]}, response[1:])
                 pending = (tid, result, extra, err)
                 state = "result"
                 t += 0.5 + r() * 8
@@ -820,11 +885,11 @@ class Heavy:
         return p, session, "\n".join(out) + "\n", t
 
 
-def heavy_corpus(out, seed, sessions, lines_per_session):
+def heavy_corpus(out, seed, sessions, lines_per_session, usage=True):
     """`--profile text`: SESSIONS Claude Code sessions of LINES_PER_SESSION lines each, over a year
     and 30-60 projects (`<out>/-home-user-src-<name>/<session>.jsonl`, each file's mtime its last
     line's time)."""
-    gen = Heavy(seed)
+    gen = Heavy(seed, usage)
     made = set()
     for _ in range(sessions):
         project, session, text, last = gen.session(lines_per_session)
@@ -865,15 +930,17 @@ def main():
         return
     if len(sys.argv) > 1 and sys.argv[1].startswith("--"):
         import argparse
-        parser = argparse.ArgumentParser(usage="gen_corpus.py --profile text [--seed N] [--sessions N] [--lines-per-session N] OUT_DIR")
+        parser = argparse.ArgumentParser(usage="gen_corpus.py --profile text [--seed N] [--sessions N] [--lines-per-session N] [--no-usage] OUT_DIR")
         parser.add_argument("--profile", choices=["text"], required=True)
         parser.add_argument("--seed", type=int, default=11)
         parser.add_argument("--sessions", type=int, default=20000)
         parser.add_argument("--lines-per-session", type=int, default=60)
+        parser.add_argument("--no-usage", action="store_true",
+                            help="no usage or requestId on answers: the lighter tree of the benchmarks before issue 51")
         parser.add_argument("out")
         args = parser.parse_args()
         os.makedirs(args.out, exist_ok=True)
-        heavy_corpus(args.out, args.seed, args.sessions, args.lines_per_session)
+        heavy_corpus(args.out, args.seed, args.sessions, args.lines_per_session, not args.no_usage)
         return
     if len(sys.argv) < 3 or sys.argv[1] not in ("image", "text", "cjk", "codex", "zst"):
         sys.exit(__doc__)
