@@ -11,7 +11,12 @@ answer's thinking, a tool call and its output, its text and its step's counts.
 (vault off), each from an empty data directory, RUNS times taking turns (compare.py's `measure`);
 prints the median time, MB/s, peak RSS and photos indexed of each, OpenCode's rate against Claude
 Code's, the vault's size, and the median time of `scrollback media` on the last photo of the
-largest OpenCode session."""
+largest OpenCode session.
+
+`opencode.py photo BINARY MB [RUNS]`: one session whose one photo is MB megabytes of base64 in its
+row; times serving it over HTTP (`GET /api/session-media/...`, checked byte for byte), the median
+of RUNS (default 3). A payload is read from its row in one pass, so this grows with MB, not its
+square."""
 import base64
 import json
 import os
@@ -154,8 +159,57 @@ def run(binary, work, runs):
           f"{statistics.median(times):.3f} s (median of {runs}), peak RSS {rss:.1f} MB")
 
 
+def photo(binary, mb, runs):
+    import re
+    import subprocess
+    import tempfile
+    import time
+    import urllib.request
+    work = tempfile.mkdtemp()
+    db = os.path.join(work, "opencode", "opencode.db")
+    os.makedirs(os.path.dirname(db))
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.executescript(SCHEMA)
+    t0 = 1_780_308_000_000
+    sid = "ses_000000000000AbCdEfGhIjKlMn"
+    conn.execute("INSERT INTO project VALUES ('p0', '/w/app', 'git', NULL, NULL, NULL, ?, ?, NULL, '[]')", (t0, t0))
+    conn.execute("INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated) "
+                 "VALUES (?, 'p0', 'brave-otter', '/w/app', 'A large photo', '1.2.3', ?, ?)", (sid, t0, t0))
+    conn.execute("INSERT INTO message VALUES ('msg_0', ?, ?, ?, ?)",
+                 (sid, t0, t0, json.dumps({"role": "user", "time": {"created": t0}})))
+    png = b"\x89PNG\r\n\x1a\n" + os.urandom(int(mb * 1e6 * 3 / 4))
+    part = {"type": "file", "mime": "image/png", "filename": "large.png",
+            "url": "data:image/png;base64," + base64.b64encode(png).decode()}
+    conn.execute("INSERT INTO part VALUES ('prt_0', 'msg_0', ?, ?, ?, ?)", (sid, t0, t0, json.dumps(part)))
+    conn.commit()
+    conn.close()
+    data = os.path.join(work, "data")
+    subprocess.run([binary, "index", "--root", f"opencode:{os.path.dirname(db)}", "--data-dir", data],
+                   check=True, capture_output=True)
+    server = subprocess.Popen([binary, "serve", "--data-dir", data, "--listen", "127.0.0.1:0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        url = next(m.group(1) for line in server.stdout if (m := re.search(r"(http://127\.0\.0\.1:\d+)", line)))
+        history = urllib.request.urlopen(f"{url}/api/sessions/{sid}/history").read().decode()
+        ref = re.search(r'"(/api/session-media/[^"]+)"', history).group(1)
+        times = []
+        for _ in range(runs):
+            start = time.monotonic()
+            body = urllib.request.urlopen(url + ref, timeout=600).read()
+            times.append(time.monotonic() - start)
+            assert body == png, "the photo served is not the one in the row"
+        print(f"a photo of {mb:g} MB of base64 in an OpenCode row, served over HTTP: "
+              f"{statistics.median(times):.2f} s (median of {runs})")
+    finally:
+        server.terminate()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "gen":
+    if sys.argv[1] == "photo":
+        photo(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 3)
+    elif sys.argv[1] == "gen":
         gen(sys.argv[2], float(sys.argv[3]))
     else:
         run(sys.argv[2], sys.argv[3], int(sys.argv[4]))

@@ -11,6 +11,7 @@ use base64::Engine;
 const LINE_BYTES: usize = 256 << 20;
 const LIMIT_KB: u64 = 64 * 1024;
 const CHILD_ENV: &str = "SCROLLBACK_TEST_MEMORY_CHILD";
+const ROOTS_ENV: &str = "SCROLLBACK_TEST_MEMORY_ROOTS";
 
 /// The photo's bytes, made in pieces so that the parent stays small too.
 fn photo_piece(i: u64) -> Vec<u8> {
@@ -47,9 +48,15 @@ fn peak_rss_kb() -> u64 {
 
 /// Runs `test` in a child process with `dir` passed along; returns the child's peak RSS in kB.
 fn in_child(test: &str, dir: &Path) -> u64 {
+    in_child_with(test, dir, "")
+}
+
+/// [`in_child`], with `roots` (`FORMAT:DIR` lines) passed along too.
+fn in_child_with(test: &str, dir: &Path, roots: &str) -> u64 {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([test, "--exact", "--nocapture", "--include-ignored", "--test-threads", "1"])
         .env(CHILD_ENV, dir)
+        .env(ROOTS_ENV, roots)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -167,5 +174,25 @@ fn child_tail() {
         std::thread::sleep(Duration::from_millis(20));
     }
     drop(tail);
+    println!("peak-rss-kb {}", peak_rss_kb());
+}
+
+/// Indexes `roots` (`FORMAT:DIR`) into the data directory `data` in a child process; returns the
+/// child's peak RSS in kB.
+pub fn peak_of_index(data: &Path, roots: &[String]) -> u64 {
+    in_child_with("memory::child_index_roots", data, &roots.join("\n"))
+}
+
+#[test]
+#[ignore = "run by peak_of_index in a child process"]
+fn child_index_roots() {
+    let data = child_dir();
+    let roots: Vec<scrollback::Root> =
+        std::env::var(ROOTS_ENV).unwrap().lines().map(|r| scrollback::Root::parse(r).unwrap()).collect();
+    let mut indexer = scrollback::Indexer::open(&data).unwrap();
+    indexer.set_roots(&roots).unwrap();
+    for root in &roots {
+        indexer.catch_up(&root.dir, &mut scrollback::NoProgress).unwrap();
+    }
     println!("peak-rss-kb {}", peak_rss_kb());
 }

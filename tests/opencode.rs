@@ -382,3 +382,76 @@ fn an_opencode_session_gone_from_its_database_keeps_its_photos_through_a_rebuild
     let renders = std::fs::read_dir(env.data.join("vault")).unwrap().count();
     assert_eq!(renders, 2);
 }
+
+/// The stored lines of the index that hold `word`.
+fn lines_with(env: &Env, word: &str) -> i64 {
+    env.conn()
+        .query_row("SELECT count(*) FROM entries WHERE instr(stored_line(stripped), ?1) > 0", [word], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn a_part_of_a_long_session_written_again_a_millisecond_later_is_read_again() {
+    // 20,000 parts at one time: their times add up past 2^54, where a float's step is 4 ms, so a
+    // sum of floats could not see a row written again 1 ms later.
+    let env = Env::new();
+    let conn = oc::create(&env.path("opencode/opencode.db"));
+    oc::session(&conn, A, "A long session", T0);
+    oc::message(&conn, A, "msg_01", T0, &oc::user(T0));
+    conn.execute_batch("BEGIN").unwrap();
+    for i in 0..20_000 {
+        oc::part(&conn, A, "msg_01", &format!("prt_{i:05}"), T0, r#"{"type":"text","text":"the first word"}"#);
+    }
+    conn.execute_batch("COMMIT").unwrap();
+    index(&env);
+    assert_eq!(lines_with(&env, "kestrel"), 0);
+    conn.execute(
+        "UPDATE part SET data = '{\"type\":\"text\",\"text\":\"a kestrel\"}', time_updated = time_updated + 1
+         WHERE id = 'prt_12345'",
+        [],
+    )
+    .unwrap();
+    let again = index(&env);
+    assert!(again.starts_with("indexed 1 files"), "{again}");
+    assert_eq!(lines_with(&env, "kestrel"), 1, "the part written again is read again");
+}
+
+#[test]
+fn a_row_of_an_odd_type_is_read_as_what_it_says_and_the_rest_of_its_session_is_indexed() {
+    let env = Env::new();
+    let conn = oc::create(&env.path("opencode/opencode.db"));
+    write_a(&conn, &[fake_png(91, 300), fake_png(92, 400)]);
+    // A message whose time is text, and one whose id is a number with a role that is a number.
+    conn.execute(
+        "INSERT INTO message (id, session_id, time_created, time_updated, data)
+         VALUES ('msg_09', ?1, '1 failed', '1 failed', '{\"role\":\"user\"}')",
+        [A],
+    )
+    .unwrap();
+    oc::part(&conn, A, "msg_09", "prt_90", T0, r#"{"type":"text","text":"an odd row's words"}"#);
+    conn.execute(
+        "INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (42, ?1, ?2, ?2, '{\"role\":7}')",
+        rusqlite::params![A, T0 + 7000],
+    )
+    .unwrap();
+    let summary = index(&env);
+    assert!(summary.starts_with("indexed 1 files"), "{summary}");
+    assert_eq!(titles(&env)[0].2.as_deref(), Some("Fix the red button"), "the session is indexed");
+    assert_eq!(lines_with(&env, "an odd row's words"), 1, "the odd message's part too");
+    assert_eq!(lines_with(&env, "why is the button red?"), 1, "and the rest");
+}
+
+#[test]
+fn a_title_of_100_mb_is_read_by_its_head_and_cut() {
+    let env = Env::new();
+    let conn = oc::create(&env.path("opencode/opencode.db"));
+    write_a(&conn, &[fake_png(93, 300), fake_png(94, 400)]);
+    let title = format!("Fix {}", "x".repeat(100 << 20));
+    conn.execute("UPDATE session SET title = ?2 WHERE id = ?1", [A, &title]).unwrap();
+    drop(title);
+    drop(conn);
+    let kb = crate::memory::peak_of_index(&env.data, &[root(&env)]);
+    let title = titles(&env)[0].2.clone().unwrap();
+    assert!(title.starts_with("Fix xxx") && title.chars().count() <= 300, "{title:?}");
+    assert!(kb < 64 * 1024, "indexing a session with a 100 MB title peaked at {kb} kB");
+}

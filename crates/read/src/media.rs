@@ -184,7 +184,7 @@ fn open_cell(record: &MediaRecord) -> Result<DatabaseCell> {
     // A database that is no longer the agent's (another file in its place, a table gone) is one
     // that cannot be read, as a transcript that cannot be: the session is read again.
     let cell = rows.payload_row(&conn, uuid, in_line).map_err(|e| Error::io(db, io::Error::other(e)))?;
-    Ok(DatabaseCell { conn, cell: cell.ok_or_else(changed)?, from: record.offset })
+    DatabaseCell::spawn(conn, cell.ok_or_else(changed)?, record.length, &record.path)
 }
 
 /// The session at `path` (`<database>/<session>`) as its format renders it from the database's rows
@@ -198,25 +198,63 @@ pub(crate) fn render_session(path: &Path) -> Result<std::fs::File> {
     Ok(file)
 }
 
-/// A payload in a database's row: the byte at `from` of the transcript is the one at `cell.offset`
-/// of the value.
+/// A payload in a database's row, read in one pass: a thread of its own opens the value once with
+/// SQLite's blob I/O and hands its blocks over a channel of two, so memory stays bounded. (Opening
+/// the value again for each block made SQLite walk the row's overflow pages from the value's start
+/// each time: quadratic in the payload's size, 91 s for 60 MB.) A row written again meanwhile is a
+/// short or wrong read, which the hash catches.
 struct DatabaseCell {
-    conn: rusqlite::Connection,
-    cell: Cell,
-    from: u64,
+    blocks: std::sync::mpsc::Receiver<io::Result<Vec<u8>>>,
+    block: Vec<u8>,
+    at: usize,
 }
 
 impl DatabaseCell {
-    /// Reads from the transcript's byte `at`, by opening the value again each time (a changed row is
-    /// then a short or wrong read, which the hash catches).
-    fn read_at(&self, buf: &mut [u8], at: u64) -> io::Result<usize> {
-        let Cell { table, column, rowid, offset } = &self.cell;
-        let blob = self.conn.blob_open(rusqlite::MAIN_DB, *table, *column, *rowid, true).map_err(io::Error::other)?;
-        let pos = (offset + (at - self.from)) as usize;
-        if pos >= blob.len() {
-            return Ok(0);
+    /// Reads the `len` bytes from `cell.offset` of the value in `cell`, on `conn`, in a thread
+    /// that ends with the reader (a send to a reader gone fails).
+    fn spawn(conn: rusqlite::Connection, cell: Cell, len: u64, path: &Path) -> Result<DatabaseCell> {
+        let (tx, blocks) = std::sync::mpsc::sync_channel(2);
+        std::thread::Builder::new()
+            .name("database-payload".into())
+            .spawn(move || {
+                let Cell { table, column, rowid, offset } = cell;
+                let blob = match conn.blob_open(rusqlite::MAIN_DB, table, column, rowid, true) {
+                    Ok(blob) => blob,
+                    Err(e) => return drop(tx.send(Err(io::Error::other(e)))),
+                };
+                let end = (offset.saturating_add(len)).min(blob.len() as u64) as usize;
+                let mut pos = offset as usize;
+                while pos < end {
+                    let mut buf = vec![0u8; CHUNK.min(end - pos)];
+                    match blob.read_at(&mut buf, pos) {
+                        Ok(0) => return,
+                        Ok(n) => {
+                            buf.truncate(n);
+                            pos += n;
+                            if tx.send(Ok(buf)).is_err() {
+                                return;
+                            }
+                        }
+                        Err(e) => return drop(tx.send(Err(io::Error::other(e)))),
+                    }
+                }
+            })
+            .map_err(|e| Error::io(path, e))?;
+        Ok(DatabaseCell { blocks, block: Vec::new(), at: 0 })
+    }
+
+    /// Reads the next bytes of the payload, in order; 0 at its end.
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.at == self.block.len() {
+            match self.blocks.recv() {
+                Ok(block) => (self.block, self.at) = (block?, 0),
+                Err(_) => return Ok(0),
+            }
         }
-        blob.read_at(buf, pos).map_err(io::Error::other)
+        let n = buf.len().min(self.block.len() - self.at);
+        buf[..n].copy_from_slice(&self.block[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
     }
 }
 
@@ -264,7 +302,8 @@ impl Bytes {
             // Read in order: `at` is where the stream is.
             Bytes::Stream(stream) => stream.read(buf),
             Bytes::Held => Ok(0),
-            Bytes::Cell(cell) => cell.read_at(buf, at),
+            // Read in order, as a stream.
+            Bytes::Cell(cell) => cell.read(buf),
         }
     }
 }

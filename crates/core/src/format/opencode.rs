@@ -177,12 +177,61 @@ fn is_database_name(name: &str) -> bool {
 }
 
 /// Each count of a session's rows that changes when one of them is written (`time_updated` moves
-/// on every upsert), added or removed.
+/// on every upsert), added or removed. The times are summed as integers modulo 2^32, exactly: a
+/// floating sum (`total`) of epoch milliseconds passes 2^53 at about 5,000 rows, past which a
+/// row written again 1 ms later left the sum unchanged. Each term is below 2^32, so the sum of
+/// 2^31 rows cannot overflow, and a value of another type (text, a real) counts as its integer.
 const STAMP_COLUMNS: &str = "s.time_updated,
        (SELECT count(*) FROM message WHERE session_id = s.id),
-       (SELECT total(time_updated) FROM message WHERE session_id = s.id),
+       (SELECT sum(CAST(time_updated AS INTEGER) % 4294967296) FROM message WHERE session_id = s.id),
        (SELECT count(*) FROM part WHERE session_id = s.id),
-       (SELECT total(time_updated) FROM part WHERE session_id = s.id)";
+       (SELECT sum(CAST(time_updated AS INTEGER) % 4294967296) FROM part WHERE session_id = s.id)";
+
+/// The most bytes of a session's column (its directory, version, ids) read whole: a longer value is
+/// no path or id OpenCode wrote, and is read as absent.
+const COLUMN_BYTES: i64 = 4096;
+
+/// The bytes of a longer title that are read (by blob I/O, never the whole value): a title is cut
+/// to far fewer characters where it is made.
+const TITLE_BYTES: usize = 1024;
+
+/// The most bytes of a message's `data` read as JSON for its role and model (a larger one is
+/// rendered all the same, without them).
+const MESSAGE_JSON_BYTES: i64 = 8 << 20;
+
+/// A column as text, whatever SQLite type a row gave it (an id or role written as a number is its
+/// digits); a blob or NULL is none.
+fn text_of(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<String>> {
+    use rusqlite::types::ValueRef;
+    Ok(match r.get_ref(i)? {
+        ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Integer(n) => Some(n.to_string()),
+        ValueRef::Real(f) => Some(f.to_string()),
+        ValueRef::Null | ValueRef::Blob(_) => None,
+    })
+}
+
+/// A column as epoch milliseconds, whatever type a row gave it: an integer, a finite real, or text
+/// of digits; anything else (`"1 failed"`) is none, and that row is rendered without its time.
+fn millis_of(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<i64>> {
+    use rusqlite::types::ValueRef;
+    Ok(match r.get_ref(i)? {
+        ValueRef::Integer(n) => Some(n),
+        ValueRef::Real(f) if f.is_finite() && f.abs() < 9.0e18 => Some(f as i64),
+        ValueRef::Text(t) => std::str::from_utf8(t).ok().and_then(|t| t.trim().parse().ok()),
+        _ => None,
+    })
+}
+
+/// The first [`TITLE_BYTES`] of a long text value, by blob I/O, cut at a character's boundary.
+fn head_of(conn: &Connection, table: &str, column: &str, rowid: i64) -> Option<String> {
+    let blob = conn.blob_open(rusqlite::MAIN_DB, table, column, rowid, true).ok()?;
+    let mut buf = vec![0u8; TITLE_BYTES.min(blob.len())];
+    let n = blob.read_at(&mut buf, 0).ok()?;
+    buf.truncate(n);
+    let text = String::from_utf8_lossy(&buf);
+    Some(text.trim_end_matches('\u{FFFD}').to_owned())
+}
 
 fn stamp_of(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<i64> {
     let mut hasher = blake3::Hasher::new();
@@ -203,8 +252,14 @@ impl Rows for OpenCode {
 
     fn sessions(&self, conn: &Connection) -> rusqlite::Result<Vec<(String, i64)>> {
         let mut stmt = conn.prepare(&format!("SELECT s.id, {STAMP_COLUMNS} FROM session s ORDER BY s.time_created"))?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, stamp_of(r, 1)?)))?;
-        rows.collect()
+        let mut sessions = Vec::new();
+        for row in stmt.query_map([], |r| Ok((text_of(r, 0)?, stamp_of(r, 1)?)))? {
+            // A session with no id (a blob, NULL) is none OpenCode wrote, and cannot be named.
+            if let (Some(id), stamp) = row? {
+                sessions.push((id, stamp));
+            }
+        }
+        Ok(sessions)
     }
 
     fn stamp(&self, conn: &Connection, session: &str) -> rusqlite::Result<Option<i64>> {
@@ -214,40 +269,66 @@ impl Rows for OpenCode {
 
     fn render(&self, conn: &Connection, session: &str, out: &mut dyn Write) -> std::io::Result<()> {
         let sql = |e: rusqlite::Error| std::io::Error::other(format!("reading OpenCode's database: {e}"));
-        let header: Option<Value> = conn
+        // Every column's length is looked at before its value is read (`octet_length` reads none of
+        // it): a value no bigger than a path is read whole, a longer title only its head, anything
+        // else longer not at all.
+        let header: Option<(Value, Option<i64>)> = conn
             .query_row(
-                "SELECT s.id, s.title, s.directory, s.parent_id, s.version, s.time_created, s.time_updated,
-                        (SELECT worktree FROM project WHERE id = s.project_id)
-                 FROM session s WHERE s.id = ?1",
+                &format!(
+                    "SELECT s.id,
+                            CASE WHEN octet_length(s.title) <= {COLUMN_BYTES} THEN s.title END,
+                            CASE WHEN octet_length(s.directory) <= {COLUMN_BYTES} THEN s.directory END,
+                            CASE WHEN octet_length(s.parent_id) <= {COLUMN_BYTES} THEN s.parent_id END,
+                            CASE WHEN octet_length(s.version) <= {COLUMN_BYTES} THEN s.version END,
+                            s.time_created, s.time_updated,
+                            (SELECT CASE WHEN octet_length(worktree) <= {COLUMN_BYTES} THEN worktree END
+                             FROM project WHERE id = s.project_id),
+                            CASE WHEN typeof(s.title) = 'text' AND octet_length(s.title) > {COLUMN_BYTES}
+                                 THEN s.rowid END
+                     FROM session s WHERE s.id = ?1"
+                ),
                 [session],
                 |r| {
-                    Ok(serde_json::json!({
-                        "id": r.get::<_, String>(0)?,
-                        "title": r.get::<_, Option<String>>(1)?,
-                        "directory": r.get::<_, Option<String>>(2)?,
-                        "parentID": r.get::<_, Option<String>>(3)?,
-                        "version": r.get::<_, Option<String>>(4)?,
-                        "timeCreated": r.get::<_, Option<i64>>(5)?,
-                        "timeUpdated": r.get::<_, Option<i64>>(6)?,
-                        "worktree": r.get::<_, Option<String>>(7)?,
-                    }))
+                    Ok((
+                        serde_json::json!({
+                            "id": text_of(r, 0)?,
+                            "title": text_of(r, 1)?,
+                            "directory": text_of(r, 2)?,
+                            "parentID": text_of(r, 3)?,
+                            "version": text_of(r, 4)?,
+                            "timeCreated": millis_of(r, 5)?,
+                            "timeUpdated": millis_of(r, 6)?,
+                            "worktree": text_of(r, 7)?,
+                        }),
+                        r.get::<_, Option<i64>>(8)?,
+                    ))
                 },
             )
             .optional()
             .map_err(sql)?;
-        let Some(header) = header else { return Ok(()) };
+        let Some((mut header, long_title)) = header else { return Ok(()) };
+        if let Some(rowid) = long_title {
+            header["title"] = head_of(conn, "session", "title", rowid).map_or(Value::Null, Value::String);
+        }
         writeln!(out, "{}", serde_json::json!({ "session": header }))?;
+        // A row of any type in any column is rendered: a value that is not what OpenCode writes
+        // (a time as text, an id as a number) is read as what it says or as absent, so one odd row
+        // is at most one invalid line, never a session left out.
         let mut messages = conn
-            .prepare(
+            .prepare(&format!(
                 "SELECT rowid, id, time_created,
-                        CASE WHEN json_valid(data) THEN json_extract(data, '$.role') END,
-                        CASE WHEN json_valid(data) THEN json_extract(data, '$.modelID') END
-                 FROM message WHERE session_id = ?1 ORDER BY time_created, id",
-            )
+                        CASE WHEN octet_length(data) < {MESSAGE_JSON_BYTES} AND json_valid(data)
+                             THEN json_extract(data, '$.role') END,
+                        CASE WHEN octet_length(data) < {MESSAGE_JSON_BYTES} AND json_valid(data)
+                             THEN json_extract(data, '$.modelID') END
+                 FROM message WHERE session_id = ?1 ORDER BY time_created, id"
+            ))
             .map_err(sql)?;
-        type MessageRow = (i64, String, i64, Option<String>, Option<String>);
+        type MessageRow = (i64, String, Option<i64>, Option<String>, Option<String>);
         let rows: Vec<MessageRow> = messages
-            .query_map([session], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+            .query_map([session], |r| {
+                Ok((r.get(0)?, text_of(r, 1)?.unwrap_or_default(), millis_of(r, 2)?, text_of(r, 3)?, text_of(r, 4)?))
+            })
             .map_err(sql)?
             .collect::<rusqlite::Result<_>>()
             .map_err(sql)?;
@@ -261,8 +342,9 @@ impl Rows for OpenCode {
             )
             .map_err(sql)?;
         for (rowid, id, time, role, model) in rows {
+            let time = time.map_or_else(|| "null".to_owned(), |t| t.to_string());
             let part_rows: Vec<(i64, String, Option<String>)> = parts
-                .query_map([&id], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, Option<String>>(2)?)))
+                .query_map([&id], |r| Ok((r.get(0)?, text_of(r, 1)?.unwrap_or_default(), text_of(r, 2)?)))
                 .map_err(sql)?
                 .collect::<rusqlite::Result<_>>()
                 .map_err(sql)?;
