@@ -422,3 +422,132 @@ fn no_agent_is_named_outside_format() {
         .collect();
     assert!(stale.is_empty(), "AGENT_NAMED_ANYWAY lets through what no code names any more; take it off: {stale:?}");
 }
+
+/// The files each package's Rust embeds (`include_str!`, `include_bytes!`, `include!`), with the
+/// file and line that embeds them: (package folder, embedding file:line, embedded path, or `None`
+/// for an argument [`embedded`] cannot read).
+fn embeds() -> Vec<(PathBuf, String, Option<PathBuf>)> {
+    let mut out = Vec::new();
+    for krate in CRATES {
+        let dir = root().join(krate.0);
+        let mut files = Vec::new();
+        package_rust_files(&dir, &dir, &mut files);
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let at = format!("{}:{}", file.strip_prefix(root()).unwrap().display(), n + 1);
+                for path in embedded(line) {
+                    let path = path.map(|(from_package, p)| match from_package {
+                        true => dir.join(p.trim_start_matches('/')),
+                        false => file.parent().unwrap().join(p),
+                    });
+                    out.push((dir.clone(), at.clone(), path.map(|p| lexical(&p))));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The paths one line of code embeds: a string literal, relative to the file (`(false, path)`), or
+/// `concat!(env!("CARGO_MANIFEST_DIR"), "...")`, relative to the package (`(true, path)`); `None` for
+/// any other argument. A comment, or the macro's name inside a string, embeds nothing.
+fn embedded(line: &str) -> Vec<Option<(bool, String)>> {
+    let code = line.trim_start();
+    if code.starts_with("//") {
+        return Vec::new();
+    }
+    let code = code.split(" // ").next().unwrap_or(code);
+    let mut out = Vec::new();
+    for mac in ["include_str!(", "include_bytes!(", "include!("] {
+        for (i, _) in code.match_indices(mac) {
+            let before = &code[..i];
+            let in_string = before.replace("\\\\", "").replace("\\\"", "").matches('"').count() % 2 == 1;
+            if in_string || before.ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            let literal = |rest: &str| rest.trim_start().strip_prefix('"')?.split('"').next().map(str::to_owned);
+            let arg = code[i + mac.len()..].trim_start();
+            out.push(match arg.strip_prefix("concat!(env!(\"CARGO_MANIFEST_DIR\"),") {
+                Some(rest) => literal(rest).map(|p| (true, p)),
+                None => literal(arg).map(|p| (false, p)),
+            });
+        }
+    }
+    out
+}
+
+/// The Rust files of the package in `dir`: its folder, less the folders of other packages (a
+/// folder with a `Cargo.toml`: `cargo package` leaves them out) and build output.
+fn package_rust_files(package: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            let other_package = path != package && path.join("Cargo.toml").exists();
+            if !other_package && !matches!(name.as_str(), "target" | "node_modules" | ".git") {
+                package_rust_files(package, &path, out);
+            }
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// `path` with its `.` and `..` taken out, without asking the file system.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The package whose folder holds `path`: the nearest folder above it with a `Cargo.toml`.
+fn package_of(path: &Path) -> Option<&Path> {
+    path.ancestors().skip(1).find(|dir| dir.join("Cargo.toml").exists())
+}
+
+/// `cargo package` packs a package's own folder (less any other package's inside it) and refuses
+/// one whose code embeds a file from elsewhere, so `cargo install scrollback` needs each crate to
+/// embed only its own files: the export's style sheet once came from the viewer's crate.
+#[test]
+fn every_crate_embeds_only_files_of_its_own_folder() {
+    let embeds = embeds();
+    assert!(embeds.len() >= 20, "the embedded files were not found: {embeds:?}");
+    let mut wrong = Vec::new();
+    for (package, at, path) in &embeds {
+        match path {
+            None => wrong.push(format!("{at}: a path this test cannot read; write it as a string literal")),
+            Some(path) if package_of(path) != Some(package.as_path()) => {
+                wrong.push(format!("{at}: {} is outside {}", path.display(), package.display()))
+            }
+            Some(path) if !path.is_file() => wrong.push(format!("{at}: {} is no file", path.display())),
+            Some(_) => {}
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "a crate embeds a file outside its own folder, which `cargo package` refuses; move the file into the \
+         crate that embeds it (or the lower one, and hand it up):\n{}",
+        wrong.join("\n")
+    );
+    // The readers of a line and of a path. The samples are put together at run time, so that this
+    // file's own lines embed nothing.
+    let [text, bytes, code] = ["include_str!", "include_bytes!", "include!"];
+    let line = format!(r#"const STYLE: &str = {text}("../../http/web/style.css"); // {text}("x")"#);
+    assert_eq!(embedded(&line), [Some((false, "../../http/web/style.css".to_owned()))]);
+    let line = format!(r#"{bytes}(concat!(env!("CARGO_MANIFEST_DIR"), "/a.png")), {code}(name), "{code}(""#);
+    assert_eq!(embedded(&line), [Some((true, "/a.png".to_owned())), None]);
+    assert!(embedded(&format!(r#"/// {text}("../x")"#)).is_empty());
+    let outside = lexical(&root().join("crates/read/src/../../http/web/style.css"));
+    assert_eq!(outside, root().join("crates/http/web/style.css"));
+    assert_eq!(package_of(&outside), Some(root().join("crates/http").as_path()));
+    assert_eq!(package_of(&root().join("src/lib.rs")), Some(root().as_path()));
+}

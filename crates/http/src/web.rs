@@ -1,4 +1,5 @@
-//! The viewer: the files of `crates/http/web/`, embedded at build time. The page is served at `/`
+//! The viewer: the files of `crates/http/web/`, and the style sheet it shares with the HTML export
+//! (`crates/read/style.css`), embedded at build time. The page is served at `/`
 //! (the overview) and at every view's own URL (`/sessions/...`, `/chats/...`, `/search`, `/usage`,
 //! `/status`) with a strict Content-Security-Policy; its modules and style sheet under `/web/`. Static code and no
 //! data, so no token is needed to fetch them: the page asks for one when the API does.
@@ -35,7 +36,8 @@ const FILES: &[(&str, &str, &str)] = &[
     ("sidebar.js", "text/javascript; charset=utf-8", include_str!("../web/sidebar.js")),
     ("status.js", "text/javascript; charset=utf-8", include_str!("../web/status.js")),
     ("keys.js", "text/javascript; charset=utf-8", include_str!("../web/keys.js")),
-    ("style.css", "text/css; charset=utf-8", include_str!("../web/style.css")),
+    // The one style sheet of the viewer and the HTML export, kept by the export's crate.
+    ("style.css", "text/css; charset=utf-8", scrollback_read::export::STYLE),
 ];
 
 /// Scripts, styles and connections only from this server; images also from `data:` and `blob:` (a

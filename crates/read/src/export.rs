@@ -100,8 +100,10 @@ pub struct Written {
     pub lost: u64,
 }
 
-/// The viewer's style sheet, which the HTML export carries.
-const STYLE: &str = include_str!("../../http/web/style.css");
+/// The viewer's style sheet, which the HTML export carries. Its one copy is `crates/read/style.css`,
+/// in this crate so that the export (and `cargo package`) finds it; the viewer serves it as
+/// `/web/style.css` from here.
+pub const STYLE: &str = include_str!("../style.css");
 
 /// What the HTML export adds to it: a page, not an app.
 const EXPORT_STYLE: &str = "body { display: block; height: auto; } .export { max-width: 52rem; margin: 0 auto; padding: 1rem; }
