@@ -503,7 +503,7 @@ fn a_gone_transcript_keeps_its_agent_through_a_rebuild() {
     all.extend(args.iter().map(String::as_str));
     let out = env.run(&all);
     assert!(out.status.success(), "rebuild failed: {}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("1 gone transcripts carried over"), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 gone transcript carried over"), "{out:?}");
     assert_eq!(derived(&env), before, "after a rebuild");
 }
 

@@ -476,3 +476,19 @@ fn a_closed_pipe_on_stdout_is_success_not_a_panic() {
         assert!(out.status.success(), "{args:?}: {:?} {stderr}", out.status);
     }
 }
+
+#[test]
+fn export_takes_markdown_as_md_does_and_its_help_says_a_prefix_names_the_session() {
+    let env = Env::new();
+    write_session(&env, A, "apples");
+    env.index();
+    let md = env.dir.path().join("a.md");
+    let markdown = env.dir.path().join("b.md");
+    ok(env.run(&["export", A, "--format", "md", "-o", md.to_str().unwrap()]));
+    ok(env.run(&["export", A, "--format", "markdown", "-o", markdown.to_str().unwrap()]));
+    let text = std::fs::read_to_string(&markdown).unwrap();
+    assert!(text.contains("apples"), "{text}");
+    assert_eq!(text, std::fs::read_to_string(&md).unwrap().replace("a_files/", "b_files/"));
+    let (help, _) = ok(env.run(&["export", "--help"]));
+    assert!(help.contains("any unique prefix of it (at least 4 characters)"), "{help}");
+}
