@@ -196,7 +196,7 @@ fn a_rollout_compressed_and_decompressed_again_is_one_transcript_read_once_with_
     let photos = [fake_png(21, 300), fake_png(22, 400), fake_png(23, 500), fake_png(24, 3 << 20)];
     let thread = "01a0c0de-0000-7000-8000-0000000000f3";
     let plain = env.write(&codex::rollout(thread), codex::with_photos(thread, &photos));
-    assert!(index_roots(&env).starts_with("indexed 1 files, 10 lines"));
+    assert!(index_roots(&env).starts_with("indexed 1 file, 10 lines"));
     let before = file_rows(&env);
     let ids: Vec<i64> = env
         .conn()
@@ -264,7 +264,7 @@ fn a_rollout_compressed_and_decompressed_again_is_one_transcript_read_once_with_
     std::fs::remove_file(&packed).unwrap();
     bytes.extend_from_slice(line.as_bytes());
     std::fs::write(&plain, &bytes).unwrap();
-    assert!(index_roots(&env).starts_with("indexed 1 files, 1 lines"), "only the new line is read");
+    assert!(index_roots(&env).starts_with("indexed 1 file, 1 line"), "only the new line is read");
     let back = file_rows(&env);
     assert_eq!(back, [(before[0].0, plain.to_str().unwrap().to_owned(), "live".to_owned(), 11)]);
     assert_eq!(check_invariants(&env.data), 11);
@@ -294,7 +294,7 @@ fn a_rollout_compressed_and_decompressed_again_is_one_transcript_read_once_with_
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("cannot decompress (zstd): incomplete frame"), "{stderr}");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.starts_with("indexed 1 files, 10 lines") && stdout.contains("1 failed"), "{stdout}");
+    assert!(stdout.starts_with("indexed 1 file, 10 lines") && stdout.contains("1 failed"), "{stdout}");
 }
 
 #[test]
@@ -503,7 +503,7 @@ fn a_gone_transcript_keeps_its_agent_through_a_rebuild() {
     all.extend(args.iter().map(String::as_str));
     let out = env.run(&all);
     assert!(out.status.success(), "rebuild failed: {}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("1 gone transcripts carried over"), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 gone transcript carried over"), "{out:?}");
     assert_eq!(derived(&env), before, "after a rebuild");
 }
 
@@ -601,7 +601,7 @@ fn a_legacy_gemini_json_chat_is_indexed_with_photos_tokens_and_title_and_read_ag
     let session = "5e55a0dd-0000-4000-8000-000000000035";
     let chat = env.write(rel, gemini_legacy(session, &photos, false));
     let summary = index_roots(&env);
-    assert!(summary.starts_with("indexed 1 files, 2 lines, 2 payloads, 0 invalid lines"), "{summary}");
+    assert!(summary.starts_with("indexed 1 file, 2 lines, 2 payloads, 0 invalid lines"), "{summary}");
     assert_eq!(check_invariants(&env.data), 2, "each message restored byte for byte from its offsets");
     assert_eq!(env.photos_of(&chat), photos.to_vec());
     let conn = env.conn();

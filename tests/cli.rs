@@ -92,7 +92,8 @@ fn serve_demo_keeps_its_index_record_and_vault_in_its_own_directory_and_never_to
         for want in ["accepted.sqlite3", "index.sqlite3", "projects", "vault"] {
             assert!(held.contains(&want.to_owned()), "{want} in the demo's directory: {held:?}");
         }
-        assert!(server.first_line.contains(&format!("index in {}", demo.display())), "{}", server.first_line);
+        let own = format!("in a data directory of its own: {}", demo.display());
+        assert!(server.start.contains(&own), "{}", server.start);
         drop(server);
         if person == env.data {
             assert_eq!(
@@ -113,8 +114,7 @@ fn serve_demo_keeps_its_index_record_and_vault_in_its_own_directory_and_never_to
 fn serve_prints_the_viewers_url() {
     let env = Env::new();
     let server = Server::start(&env, &[]);
-    let url = format!("serving {}/,", server.base);
-    assert!(server.first_line.contains(&url), "{url} in {}", server.first_line);
+    assert_eq!(server.start.lines().last(), Some(format!("{}/", server.base).as_str()), "{}", server.start);
 }
 
 #[test]
@@ -188,7 +188,7 @@ fn the_data_directory_remembers_its_roots_for_status_index_rebuild_and_serve() {
     write_session(&env, A, "apples");
     let root = format!("claude:{}", env.root.display());
     let (stdout, stderr) = ok(bare(&env).args(["index", "--root", &root]).output().unwrap());
-    assert!(stdout.starts_with("indexed 1 files"), "{stdout}");
+    assert!(stdout.starts_with("indexed 1 file"), "{stdout}");
     assert!(stderr.contains("given") && stderr.contains("roots.json"), "{stderr}");
     let remembered = env.data.join("roots.json");
     assert_eq!(std::fs::metadata(&remembered).unwrap().permissions().mode() & 0o777, 0o600);
@@ -198,13 +198,13 @@ fn the_data_directory_remembers_its_roots_for_status_index_rebuild_and_serve() {
     assert!(!stdout.contains("does not exist"), "{stdout}");
     write_session(&env, B, "bananas");
     let (stdout, stderr) = ok(bare(&env).arg("index").output().unwrap());
-    assert!(stdout.starts_with("indexed 1 files"), "only the new transcript is read: {stdout}");
+    assert!(stdout.starts_with("indexed 1 file"), "only the new transcript is read: {stdout}");
     assert!(stderr.contains("remembered in"), "{stderr}");
     let (stdout, _) = ok(bare(&env).arg("rebuild").output().unwrap());
     assert!(stdout.starts_with("rebuilt: 2 transcripts indexed"), "{stdout}");
     let server = Server::start_cmd(bare(&env), &[]);
     server.wait_for_sessions(2);
-    assert!(server.first_line.contains(&root), "{}", server.first_line);
+    assert!(server.start.contains("Claude Code (2 sessions)"), "the remembered root is followed: {}", server.start);
     drop(server);
     // Roots given on the command line win for that command, and are remembered for the next.
     let other = env.dir.path().join("other");
@@ -250,7 +250,7 @@ fn index_and_status_count_the_same_things_in_the_same_words() {
     let entries = status.lines().find_map(|l| l.strip_prefix("entries         ")).unwrap();
     let photos = status.lines().find_map(|l| l.strip_prefix("photos          ")).unwrap();
     // `index` says what the index holds in `status`'s words, with its numbers.
-    assert_eq!(holds, format!("the index holds 1 sessions; entries {entries}; photos {photos}"), "{index}\n{status}");
+    assert_eq!(holds, format!("the index holds 1 session; entries {entries}; photos {photos}"), "{index}\n{status}");
     let [shown, invalid, hidden] = numbers_after(&status, "entries         ")[..] else { panic!("{status}") };
     let [photos, payloads] = numbers_after(&status, "photos          ")[..] else { panic!("{status}") };
     assert_eq!((pass[0], pass[1], pass[3]), (1, shown + hidden, invalid), "every line read is shown or hidden");
@@ -475,4 +475,20 @@ fn a_closed_pipe_on_stdout_is_success_not_a_panic() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
         assert!(out.status.success(), "{args:?}: {:?} {stderr}", out.status);
     }
+}
+
+#[test]
+fn export_takes_markdown_as_md_does_and_its_help_says_a_prefix_names_the_session() {
+    let env = Env::new();
+    write_session(&env, A, "apples");
+    env.index();
+    let md = env.dir.path().join("a.md");
+    let markdown = env.dir.path().join("b.md");
+    ok(env.run(&["export", A, "--format", "md", "-o", md.to_str().unwrap()]));
+    ok(env.run(&["export", A, "--format", "markdown", "-o", markdown.to_str().unwrap()]));
+    let text = std::fs::read_to_string(&markdown).unwrap();
+    assert!(text.contains("apples"), "{text}");
+    assert_eq!(text, std::fs::read_to_string(&md).unwrap().replace("a_files/", "b_files/"));
+    let (help, _) = ok(env.run(&["export", "--help"]));
+    assert!(help.contains("any unique prefix of it (at least 4 characters)"), "{help}");
 }

@@ -110,7 +110,7 @@ fn cursor_transcripts_read_as_cursor_shows_them() {
         "ne.\"}]}}\n".to_owned() + &asked("thanks", "Monday, Nov 30, 2026, 9:31 AM (UTC+1)", None),
     );
     let summary = index(&env);
-    assert!(summary.starts_with("indexed 1 files, 2 lines"), "{summary}");
+    assert!(summary.starts_with("indexed 1 file, 2 lines"), "{summary}");
     let last: String =
         env.conn().query_row("SELECT last_timestamp FROM sessions WHERE id = ?1", [NESTED], |r| r.get(0)).unwrap();
     assert_eq!(last, "2026-11-30T08:31:00.000Z");

@@ -114,6 +114,6 @@ fn droid_sessions_keep_every_photo_and_read_as_droid_shows_them() {
             "message": {"role": "user", "content": "thanks"}, "parentId": "m6"}));
     env.append(&format!("factory/sessions/-w-app/{SESSION}.jsonl"), more);
     let summary = index(&env);
-    assert!(summary.starts_with("indexed 1 files, 2 lines"), "{summary}");
+    assert!(summary.starts_with("indexed 1 file, 2 lines"), "{summary}");
     assert_eq!(check_invariants(&env.data), 12);
 }

@@ -171,7 +171,7 @@ fn every_payload_shape_gets_exact_refs_bytes_and_ordinals() {
     let path = env.write(&format!("-work-demo/{S}.jsonl"), &file);
 
     let summary = env.index();
-    assert!(summary.starts_with("indexed 1 files, 12 lines, 12 payloads, 2 invalid lines"), "{summary}");
+    assert!(summary.starts_with("indexed 1 file, 12 lines, 12 payloads, 2 invalid lines"), "{summary}");
 
     let conn = env.conn();
     let expected = vec![
@@ -271,7 +271,7 @@ fn every_payload_shape_gets_exact_refs_bytes_and_ordinals() {
     assert_eq!(counts(&conn), before, "a second run changes nothing");
 
     env.append(&format!("-work-demo/{S}.jsonl"), "\"}}]}}\n");
-    assert!(env.index().starts_with("indexed 1 files, 1 lines, 1 payloads, 0 invalid lines"));
+    assert!(env.index().starts_with("indexed 1 file, 1 line, 1 payload, 0 invalid lines"));
     assert_eq!(env.media("sess-gen/u13/0").unwrap(), vec![0u8, 0, 0]);
     assert_eq!(check_invariants(&env.data), 11);
 }
@@ -289,7 +289,7 @@ fn crlf_lines_and_a_byte_order_mark() {
         file.extend_from_slice(b"\r\n");
     }
     env.write("p/crlf.jsonl", &file);
-    assert!(env.index().starts_with("indexed 1 files, 2 lines, 1 payloads, 0 invalid lines"));
+    assert!(env.index().starts_with("indexed 1 file, 2 lines, 1 payload, 0 invalid lines"));
     assert_eq!(env.media("crlf/c2/0").unwrap(), photo);
     let conn = env.conn();
     let (offset, stripped): (i64, String) = conn

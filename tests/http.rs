@@ -809,7 +809,7 @@ fn a_damaged_index_answers_503_and_check_and_rebuild_recover_it() {
     let out = env.run(&["rebuild"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(
-        String::from_utf8_lossy(&out.stdout).contains("1 gone transcripts carried over"),
+        String::from_utf8_lossy(&out.stdout).contains("1 gone transcript carried over"),
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );

@@ -1233,7 +1233,7 @@ fn two_data_directories_under_one_host_name_are_refused_until_one_takes_the_name
     )
     .unwrap();
     let said = push(&first, &url, "clone");
-    assert!(said.contains(": 0 lines of 1 files"), "no line is sent again: {said}");
+    assert!(said.contains(": 0 lines of 1 file"), "no line is sent again: {said}");
     assert_eq!(sums(&mut hub), local_sums, "the sums are sent");
     assert_eq!(columns(&mut hub), columns(&mut cluster.client("fresh")), "migrated as a fresh hub");
     // Each data directory's identity is a private file of its own, kept out of the index.

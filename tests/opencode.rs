@@ -375,7 +375,7 @@ fn an_opencode_session_gone_from_its_database_keeps_its_photos_through_a_rebuild
     assert_eq!(env.photos_of(&gone), photos.to_vec(), "from the vault");
     let out = env.run(&["rebuild", "--root", &root(&env)]);
     assert!(out.status.success(), "rebuild failed: {}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("1 gone transcripts carried over"), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 gone transcript carried over"), "{out:?}");
     assert_eq!(env.photos_of(&gone), photos.to_vec(), "still from the vault, after the rebuild");
     assert_eq!(env.photos_of(&db.join(other)), [fake_png(103, 500)].to_vec(), "the live one, from its row");
     // The vault holds a render for each session and no other: the old index's for the live one went.

@@ -151,7 +151,7 @@ fn generated_pi_sessions_index_with_their_photos_usage_forks_sub_agents_and_live
     );
     let summary = index(&env);
     // Main 20 complete lines (the torn one waits), fork 7, sub-agent 3, v1 3.
-    assert!(summary.starts_with("indexed 4 files, 33 lines, 4 payloads, 1 invalid lines"), "{summary}");
+    assert!(summary.starts_with("indexed 4 files, 33 lines, 4 payloads, 1 invalid line"), "{summary}");
     assert_eq!(check_invariants(&env.data), 32, "every valid line restored byte for byte");
     let conn = env.conn();
     let invalid: Vec<(String, i64)> = conn
@@ -241,7 +241,7 @@ fn generated_pi_sessions_index_with_their_photos_usage_forks_sub_agents_and_live
     // Live: the torn line completed and one more appended; only they are read.
     env.append(MAIN, torn_rest());
     let summary = index(&env);
-    assert!(summary.starts_with("indexed 1 files, 2 lines"), "{summary}");
+    assert!(summary.starts_with("indexed 1 file, 2 lines"), "{summary}");
     assert_eq!(check_invariants(&env.data), 34);
     let rows = usage_by_session(&env);
     assert_eq!(total(&rows), [expected[0] + 10, expected[1] + 13, expected[2] + 10100, expected[3]], "{rows:?}");

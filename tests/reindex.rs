@@ -278,7 +278,7 @@ fn status_counts_what_the_index_holds_and_creates_nothing() {
     for want in [
         "1 followed, 1 gone",
         "sessions        2",
-        "entries         4 (1 invalid lines), and 0 more lines hidden as copies or replays",
+        "entries         4 (1 invalid line), and 0 more lines hidden as copies or replays",
         "sends pending   0",
     ] {
         assert!(text.contains(want), "{want:?} in\n{text}");

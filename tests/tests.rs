@@ -31,6 +31,7 @@ mod redact;
 mod reindex;
 mod search;
 mod sessions;
+mod start;
 mod stats;
 mod status;
 mod tail;

@@ -8,6 +8,7 @@
 
 use std::fs::OpenOptions;
 use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -76,7 +77,7 @@ impl DemoEngine {
             }
         };
         let dir = self.transcripts.join(&self.project);
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        crate::files::create_private_dir(&dir).map_err(|e| Error::io(&dir, e))?;
         let path = dir.join(format!("{session}.jsonl"));
         let user_uuid = fresh_id(&format!("{}/user", input.client_message_id));
         let mut content = Vec::new();
@@ -137,6 +138,7 @@ impl DemoEngine {
 
 /// Appends one whole line in one write.
 fn append(path: &Path, line: &str) -> Result<()> {
-    let mut file = OpenOptions::new().create(true).append(true).open(path).map_err(|e| Error::io(path, e))?;
+    let mut file =
+        OpenOptions::new().create(true).append(true).mode(0o600).open(path).map_err(|e| Error::io(path, e))?;
     file.write_all(line.as_bytes()).map_err(|e| Error::io(path, e))
 }

@@ -83,17 +83,29 @@ pub fn data_dir(data_dir: &Path) -> PathBuf {
 pub fn write(demo_dir: &Path) -> Result<PathBuf> {
     let root = demo_dir.join("projects");
     let project = root.join(engine::DEMO_PROJECT);
-    std::fs::create_dir_all(&project).map_err(|e| Error::io(&project, e))?;
-
-    let photos_path = project.join(format!("{PHOTO_SESSION}.jsonl"));
-    if !photos_path.exists() {
-        std::fs::write(&photos_path, photo_session()).map_err(|e| Error::io(&photos_path, e))?;
-    }
-    let text_path = project.join(format!("{TEXT_SESSION}.jsonl"));
-    if !text_path.exists() {
-        std::fs::write(&text_path, text_session()).map_err(|e| Error::io(&text_path, e))?;
+    // Inside a data directory, which is its owner's alone: made so, not tightened afterwards.
+    crate::files::create_private_dir(&project).map_err(|e| Error::io(&project, e))?;
+    for (name, text) in [(PHOTO_SESSION, photo_session as fn() -> String), (TEXT_SESSION, text_session)] {
+        let path = project.join(format!("{name}.jsonl"));
+        if !path.exists() {
+            write_private(&path, text().as_bytes())?;
+        }
     }
     Ok(root)
+}
+
+/// Writes a new file `path`, 0600.
+fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .and_then(|mut file| file.write_all(bytes))
+        .map_err(|e| Error::io(path, e))
 }
 
 /// Writes the demo tree (as [`write()`] does) and returns it as the root `serve --demo` follows: its

@@ -57,7 +57,8 @@ async function startServer(name, { args = [], engine = null, port = 0, dirs = nu
     let err = "";
     proc.stderr.on("data", (chunk) => {
       err += chunk;
-      const m = err.match(/serving (http:\/\/[0-9.:]+)\//);
+      // The start ends with the viewer's address, alone on its line.
+      const m = err.match(/^(http:\/\/[0-9.:]+)\/$/m);
       if (m) resolve(m[1]);
     });
     proc.on("exit", (code) => reject(new Error(`serve exited (${code}): ${err}`)));

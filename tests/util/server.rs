@@ -23,8 +23,8 @@ pub struct Server {
     pub client: Client,
     /// Everything it wrote to standard error after it started listening.
     pub log: std::sync::Arc<std::sync::Mutex<String>>,
-    /// The line that says where it listens.
-    pub first_line: String,
+    /// What it said as it started, up to and with its address (alone on the last line).
+    pub start: String,
 }
 
 impl Drop for Server {
@@ -57,12 +57,14 @@ impl Server {
             .spawn()
             .unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
+        let mut said = String::new();
+        // The start ends with the viewer's address, alone on its line.
         let base = loop {
-            line.clear();
-            assert!(stderr.read_line(&mut line).unwrap() > 0, "serve exited before listening");
-            if let Some(rest) = line.split("serving http://").nth(1) {
-                break format!("http://{}", rest.split('/').next().unwrap());
+            let mut line = String::new();
+            assert!(stderr.read_line(&mut line).unwrap() > 0, "serve exited before listening: {said}");
+            said.push_str(&line);
+            if let Some(base) = line.trim_end().strip_prefix("http://").and_then(|rest| rest.strip_suffix('/')) {
+                break format!("http://{base}");
             }
         };
         // Keep draining stderr so the server never blocks on it.
@@ -76,7 +78,7 @@ impl Server {
             }
         });
         let client = Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
-        Server { child, base, client, log, first_line: line }
+        Server { child, base, client, log, start: said }
     }
 
     pub fn get(&self, path: &str) -> reqwest::blocking::Response {

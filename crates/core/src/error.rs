@@ -69,11 +69,14 @@ pub enum Error {
         /// What this build knows.
         supported: i64,
     },
-    /// Another scrollback process holds the data directory.
-    #[error("{path} is locked by another scrollback process; stop it first")]
+    /// Another scrollback process holds the data directory: said with who holds it (and, for a
+    /// server, where it listens) when its lock file names it.
+    #[error("{}", locked_message(path, holder.as_ref()))]
     Locked {
         /// The lock file.
         path: PathBuf,
+        /// The process that holds it, as it named itself in the lock file.
+        holder: Option<Holder>,
     },
     /// A media ref is malformed.
     #[error("bad media ref {0:?}: expected <sessionId>/<entryUuid>/<ordinal>")]
@@ -138,6 +141,40 @@ pub enum Error {
         /// The recorded hash.
         expected: String,
     },
+}
+
+/// The process holding a data directory's writer lock, as the lock file names it: read only while
+/// the lock is held, so never a process that has gone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    /// How it named itself (`serve`, `index`, `mcp`).
+    pub command: String,
+    /// Its process id.
+    pub pid: Option<u32>,
+    /// Where it serves the viewer (`http://127.0.0.1:7878/`), once a server listens.
+    pub serving: Option<String>,
+}
+
+fn locked_message(path: &std::path::Path, holder: Option<&Holder>) -> String {
+    let pid = |h: &Holder| h.pid.map(|p| format!(", pid {p}")).unwrap_or_default();
+    match holder {
+        Some(h @ Holder { serving: Some(url), .. }) => {
+            let dir = path.parent().unwrap_or(path);
+            format!(
+                "scrollback is already serving this data directory ({}) at {url} ({}{}): open that, or stop it first",
+                dir.display(),
+                h.command,
+                pid(h)
+            )
+        }
+        Some(h) => format!(
+            "{} is locked by another scrollback process (scrollback {}{}); stop it first",
+            path.display(),
+            h.command,
+            pid(h)
+        ),
+        None => format!("{} is locked by another scrollback process; stop it first", path.display()),
+    }
 }
 
 /// Why a run failed. The messages are what the acceptance record keeps as `engineError`.

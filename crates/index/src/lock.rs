@@ -3,7 +3,10 @@
 //!
 //! - `scrollback.lock` is held (an advisory `flock`) by the one process that writes; it holds one
 //!   line naming that process (`serve 1234`, `mcp 987`), so that a process that waits can say for
-//!   whom.
+//!   whom, and, once a server listens, a second line with the viewer's address
+//!   ([`record_serving`]), so that a second server can say where the first one is. What it says is
+//!   believed only while its lock is held: a server that crashed left its lines behind, but not
+//!   the lock, and the next process to take it writes its own.
 //! - `scrollback.lock.wait` is held by a front end that must write (`serve`, `index`, `forget`,
 //!   `rebuild`) from the moment it asks until it exits. An `mcp` server writes only while nobody
 //!   holds it, and hands the lock over when somebody does (`scrollback_ops::election`).
@@ -13,12 +16,12 @@
 
 use std::fs::File;
 use std::io::{Read as _, Write as _};
-use std::os::unix::fs::OpenOptionsExt as _;
+use std::os::unix::fs::{FileExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use scrollback_core::db;
-use scrollback_core::error::{Error, Result};
+use scrollback_core::error::{Error, Holder, Result};
 
 /// The writer lock's file in the data directory.
 pub const LOCK_FILE: &str = "scrollback.lock";
@@ -78,7 +81,7 @@ impl WriterLock {
     pub fn take(data_dir: &Path, who: &str) -> Result<WriterLock> {
         let (file, path) = open_lock_file(data_dir, LOCK_FILE)?;
         if !try_until(&file, &path, Some(Instant::now() + LOCK_WAIT))? {
-            return Err(Error::Locked { path });
+            return Err(locked(data_dir, path));
         }
         name_holder(&file, &path, who)?;
         Ok(WriterLock { _file: file, _claim: None })
@@ -119,7 +122,7 @@ impl WriterLock {
                     }
                     deadline = Instant::now() + Duration::from_millis(100);
                 }
-                _ => return Err(Error::Locked { path }),
+                _ => return Err(locked(data_dir, path)),
             }
         }
     }
@@ -134,6 +137,41 @@ pub fn holder(data_dir: &Path) -> Option<String> {
     (!line.is_empty()).then(|| line.to_owned())
 }
 
+/// The process that holds the writer lock, as its lock file names it: its command, its process id
+/// and, for a server, where it serves. Only for a lock known to be held (see the module's doc).
+pub fn held_by(data_dir: &Path) -> Option<Holder> {
+    let mut text = String::new();
+    File::open(data_dir.join(LOCK_FILE)).ok()?.take(1000).read_to_string(&mut text).ok()?;
+    let mut lines = text.lines();
+    let mut first = lines.next()?.split_whitespace();
+    let command = first.next()?.to_owned();
+    let pid = first.next().and_then(|p| p.parse().ok());
+    let serving = lines.next().map(str::trim).filter(|url| url.starts_with("http")).map(str::to_owned);
+    Some(Holder { command, pid, serving })
+}
+
+/// [`Error::Locked`] for `path`, naming the holder of `data_dir`'s writer lock.
+fn locked(data_dir: &Path, path: PathBuf) -> Error {
+    Error::Locked { path, holder: held_by(data_dir) }
+}
+
+/// Records that this process, which holds `data_dir`'s writer lock, serves the viewer at `url`: the
+/// lock file's second line. A lock file that names another process is left as it is.
+pub fn record_serving(data_dir: &Path, url: &str) -> Result<()> {
+    let path = data_dir.join(LOCK_FILE);
+    let io = |e: std::io::Error| Error::io(&path, e);
+    let mut file = File::options().read(true).write(true).open(&path).map_err(io)?;
+    let mut text = String::new();
+    (&mut file).take(1000).read_to_string(&mut text).map_err(io)?;
+    let first = text.lines().next().unwrap_or_default();
+    if first.split_whitespace().nth(1) != Some(std::process::id().to_string().as_str()) {
+        return Ok(());
+    }
+    let record = format!("{first}\n{url}\n");
+    file.set_len(0).map_err(io)?;
+    file.write_all_at(record.as_bytes(), 0).map_err(io)
+}
+
 /// A front end's place in the queue for the writer lock. Dropping it leaves the queue.
 #[derive(Debug)]
 pub struct WaitClaim {
@@ -145,7 +183,7 @@ impl WaitClaim {
     pub fn take(data_dir: &Path) -> Result<WaitClaim> {
         let (file, path) = open_lock_file(data_dir, WAIT_FILE)?;
         if !try_until(&file, &path, Some(Instant::now() + LOCK_WAIT))? {
-            return Err(Error::Locked { path });
+            return Err(locked(data_dir, path));
         }
         Ok(WaitClaim { _file: file })
     }

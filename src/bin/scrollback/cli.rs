@@ -98,7 +98,7 @@ pub(crate) enum Command {
         query: String,
         #[command(flatten)]
         data: DataDir,
-        /// Only this session.
+        /// Only this session: its id, or any unique prefix of it (at least 4 characters).
         #[arg(long)]
         session: Option<String>,
         /// Only this agent's entries.
@@ -136,7 +136,7 @@ pub(crate) enum Command {
         /// Only this project's (its working directory, as the sessions list names it).
         #[arg(long)]
         project: Option<String>,
-        /// Only this session's.
+        /// Only this session's: its id, or any unique prefix of it (at least 4 characters).
         #[arg(long)]
         session: Option<String>,
         /// Print the report as JSON (the same as GET /api/usage).
@@ -175,12 +175,16 @@ pub(crate) enum Command {
     /// Take a session away: one HTML file that opens offline (photos inline), Markdown with its
     /// photos in a folder beside it, or the transcript's own lines (JSONL), byte for byte.
     Export {
-        /// The session's id.
+        /// The session: its id, or any unique prefix of it (at least 4 characters).
         session: String,
         #[command(flatten)]
         data: DataDir,
-        /// What to write.
-        #[arg(long, default_value = "html", value_parser = clap::builder::PossibleValuesParser::new(["html", "md", "jsonl"]))]
+        /// What to write: html, md (Markdown; `markdown` is taken too) or jsonl.
+        #[arg(long, default_value = "html", value_parser = clap::builder::PossibleValuesParser::new([
+            clap::builder::PossibleValue::new("html"),
+            clap::builder::PossibleValue::new("md").alias("markdown"),
+            clap::builder::PossibleValue::new("jsonl"),
+        ]))]
         format: String,
         /// Replace secrets (API keys, tokens, private keys, passwords in URLs…) by gitleaks' rules.
         #[arg(long)]
@@ -212,7 +216,7 @@ pub(crate) enum Command {
     /// and their transcripts are not indexed again until `unforget`. It needs the data directory to
     /// itself: while `serve` runs, use its `DELETE /api/sessions/{id}` instead.
     Forget {
-        /// The sessions to forget.
+        /// The sessions to forget, each by its id, or any unique prefix of it (at least 4 characters).
         sessions: Vec<String>,
         /// Also every session of this project (its working directory, as listed).
         #[arg(long)]
@@ -232,7 +236,7 @@ pub(crate) enum Command {
     },
     /// Let forgotten sessions' transcripts be indexed again (at the next `index` or rescan).
     Unforget {
-        /// The sessions.
+        /// The sessions, each by its id, or any unique prefix of it (at least 4 characters).
         #[arg(required = true)]
         sessions: Vec<String>,
         #[command(flatten)]

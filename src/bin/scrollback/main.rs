@@ -2,10 +2,11 @@
 //! SQL, store or watch of its own.
 //!
 //! Layout: `cli` (every command and flag, as clap types; bad usage), `serve` (the commands that run
-//! until stopped: `serve`, `mcp`, `demo-engine`), `read` (the commands that read the index and
-//! print: `search`, `export`, `usage`, `stats`, `media`, `status`), `maintain` (`index`, `rebuild`, `check`,
-//! `forget`, `unforget`, `push`), `table` (columns of text), `visible` (text printed with its
-//! control characters shown, not obeyed). This file: the tracing subscriber, the
+//! until stopped: `serve`, `mcp`, `demo-engine`), `start` (what `serve` says as it starts), `read`
+//! (the commands that read the index and print: `search`, `export`, `usage`, `stats`, `media`,
+//! `status`), `maintain` (`index`, `rebuild`, `check`, `forget`, `unforget`, `push`), `table`
+//! (columns of text), `visible` (text printed with its control characters shown, not obeyed),
+//! `words` (counts in words: `1 session`, `2 sessions`). This file: the tracing subscriber, the
 //! dispatch, and the exit codes (0, 1 on failure, 2 on bad usage; a broken pipe is success).
 
 /// `println!`, but giving back the error where `println!` panics: a reader gone from a pipe
@@ -21,8 +22,10 @@ mod cli;
 mod maintain;
 mod read;
 mod serve;
+mod start;
 mod table;
 mod visible;
+mod words;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;

@@ -13,6 +13,7 @@ use scrollback::{Progress, Root};
 
 use crate::cli::{Dirs, Usage, bad_name, remember_roots, say_missing};
 use crate::visible::one_line;
+use crate::words::count;
 
 /// A progress bar on a terminal, nothing otherwise.
 struct Bar(Option<indicatif::ProgressBar>);
@@ -64,11 +65,11 @@ pub(crate) fn index(dirs: &Dirs) -> anyhow::Result<()> {
     drop(indexer);
     // What this pass read: every line and every payload, copies and replays included.
     out!(
-        "indexed {} files, {} lines, {} payloads, {} invalid lines, {:.1} MB in {:.2} s ({} re-indexed, {} gone, {} failed)",
-        s.files,
-        s.lines,
-        s.media,
-        s.invalid,
+        "indexed {}, {}, {}, {}, {:.1} MB in {:.2} s ({} re-indexed, {} gone, {} failed)",
+        count(s.files, "file"),
+        count(s.lines, "line"),
+        count(s.media, "payload"),
+        count(s.invalid, "invalid line"),
         s.bytes as f64 / 1e6,
         s.seconds,
         s.reindexed,
@@ -78,8 +79,8 @@ pub(crate) fn index(dirs: &Dirs) -> anyhow::Result<()> {
     let conn = index::open(&data_dir)?;
     let held = (&conn as &dyn Store).status(&data_dir)?;
     out!(
-        "the index holds {} sessions; entries {}; photos {}",
-        held.sessions,
+        "the index holds {}; entries {}; photos {}",
+        count(held.sessions, "session"),
         crate::read::entries_words(&held),
         crate::read::photos_words(&held)
     )?;
@@ -126,12 +127,12 @@ pub(crate) fn forget(
     let verb = if dry_run { "would forget" } else { "forgot" };
     for forgotten in scrollback::ops::forget::forget(&mut indexer, &accept, &sessions, dry_run)? {
         out!(
-            "{verb} {}: {} entries, {} payload rows, {} transcript(s), {} sent message(s); frees about {:.1} MB",
+            "{verb} {}: {}, {}, {}, {}; frees about {:.1} MB",
             one_line(&forgotten.session_id),
-            forgotten.entries,
-            forgotten.media,
-            forgotten.files,
-            forgotten.messages,
+            count(forgotten.entries, "entry"),
+            count(forgotten.media, "payload row"),
+            count(forgotten.files, "transcript"),
+            count(forgotten.messages, "sent message"),
             mb(forgotten.freed_bytes())
         )?;
     }
@@ -151,7 +152,7 @@ fn confirm_forget(store: &dyn Store, sessions: &[String]) -> anyhow::Result<bool
             Some(s) => {
                 let last = s.last_timestamp.as_deref().unwrap_or("-");
                 let title: String = s.title.unwrap_or_default().chars().take(60).collect();
-                writeln!(err, "  {}", one_line(&format!("{id}  last {last}  {} entries  {title}", s.entries)))?
+                writeln!(err, "  {}", one_line(&format!("{id}  last {last}  {}  {title}", count(s.entries, "entry"))))?
             }
             None => writeln!(err, "  {}  (not in the index)", one_line(id))?,
         }
@@ -227,13 +228,13 @@ pub(crate) fn rebuild(dirs: &Dirs) -> anyhow::Result<()> {
     let s = catch_up_all(&mut indexer, &roots)?;
     let carried = indexer.carry_over(&old)?;
     out!(
-        "rebuilt: {} transcripts indexed ({} lines, {} failed); {} gone transcripts carried over from the old index ({} entries, {} payloads)",
-        s.files,
-        s.lines,
+        "rebuilt: {} indexed ({}, {} failed); {} carried over from the old index ({}, {})",
+        count(s.files, "transcript"),
+        count(s.lines, "line"),
         s.failed,
-        carried.files,
-        carried.entries,
-        carried.media
+        count(carried.files, "gone transcript"),
+        count(carried.entries, "entry"),
+        count(carried.media, "payload")
     )?;
     for what in &carried.unreadable {
         eprintln!("scrollback: could not read from the old index: {}", one_line(what));
@@ -257,18 +258,21 @@ pub(crate) fn push(
     let p = pusher.push().with_context(|| format!("pushing to {}", config.describe()))?;
     let hub = one_line(&format!("{} as {host}", config.describe()));
     out!(
-        "pushed to {hub}: {} lines of {} files, {} sessions, {} photos ({:.1} MB), {} forgotten, {} marks, in {:.2} s{}{}",
-        p.entries,
-        p.files,
-        p.sessions,
-        p.photos,
+        "pushed to {hub}: {} of {}, {}, {} ({:.1} MB), {} forgotten, {}, in {:.2} s{}{}",
+        count(p.entries, "line"),
+        count(p.files, "file"),
+        count(p.sessions, "session"),
+        count(p.photos, "photo"),
         p.photo_bytes as f64 / 1e6,
         p.forgotten,
-        p.marks,
+        count(p.marks, "mark"),
         started.elapsed().as_secs_f64(),
         if p.resent { " (the index was made anew: its rows were sent again)" } else { "" },
         if p.photos_unreadable > 0 {
-            format!("; {} photos' bytes could not be read here (their rows were sent)", p.photos_unreadable)
+            format!(
+                "; the bytes of {} could not be read here (their rows were sent)",
+                count(p.photos_unreadable, "photo")
+            )
         } else {
             String::new()
         },

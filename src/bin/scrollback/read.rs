@@ -15,6 +15,7 @@ use scrollback::{MediaName, Root};
 use crate::cli::{Usage, bad_name};
 use crate::table::{usage_table, write_columns};
 use crate::visible::{one_line, visible};
+use crate::words::count;
 
 /// `scrollback status`: what the index holds, line by line.
 pub(crate) fn status(data_dir: &Path, roots: &[Root], origin: &Origin) -> anyhow::Result<()> {
@@ -30,19 +31,15 @@ pub(crate) fn status(data_dir: &Path, roots: &[Root], origin: &Origin) -> anyhow
     for root in &status.roots {
         let state = match (root.exists, root.count) {
             (false, _) => "does not exist".to_owned(),
-            (true, Some(c)) => format!(
-                "exists: {} transcript{}, {} session{}",
-                c.transcripts,
-                if c.transcripts == 1 { "" } else { "s" },
-                c.sessions,
-                if c.sessions == 1 { "" } else { "s" }
-            ),
+            (true, Some(c)) => {
+                format!("exists: {}, {}", count(c.transcripts, "transcript"), count(c.sessions, "session"))
+            }
             (true, None) => "exists".to_owned(),
         };
         writeln!(out, "root            {} ({state})", one_line(&root.root.spec()))?;
     }
     for (agent, sessions) in &s.agents {
-        writeln!(out, "agent           {}: {sessions} sessions", one_line(agent))?;
+        writeln!(out, "agent           {}: {}", one_line(agent), count(*sessions, "session"))?;
     }
     writeln!(out, "sessions        {}", s.sessions)?;
     writeln!(out, "entries         {}", entries_words(&s))?;
@@ -72,15 +69,17 @@ pub(crate) fn status(data_dir: &Path, roots: &[Root], origin: &Origin) -> anyhow
 /// (invalid lines among them), and the lines it leaves out.
 pub(crate) fn entries_words(s: &IndexStatus) -> String {
     format!(
-        "{} ({} invalid lines), and {} more lines hidden as copies or replays",
-        s.entries, s.invalid_lines, s.hidden_lines
+        "{} ({}), and {} hidden as copies or replays",
+        s.entries,
+        count(s.invalid_lines, "invalid line"),
+        count(s.hidden_lines, "more line")
     )
 }
 
 /// The photos the index holds, in the words `status` and `index` both use: the photos history
 /// shows, and every payload (photos, their copies, documents, files), which `index` counts as it reads.
 pub(crate) fn photos_words(s: &IndexStatus) -> String {
-    format!("{}, of {} payloads in all", s.photos, s.payloads)
+    format!("{}, of {} in all", s.photos, count(s.payloads, "payload"))
 }
 
 /// How `scrollback search` shows its results.
@@ -146,10 +145,7 @@ pub(crate) fn search(query: &str, data_dir: &Path, scope: history::Scope<'_>, sh
     }
     for g in &page.sessions {
         let title = marks.iter().find(|m| m.session_id == g.session_id).and_then(|m| m.title.as_deref());
-        let others = match g.hits {
-            1 => "1 hit".to_owned(),
-            n => format!("{n} hits"),
-        };
+        let others = count(g.hits, "hit");
         writeln!(out, "{}  ({others})", one_line(title.or(g.title.as_deref()).unwrap_or("(untitled)")))?;
         let place = format!(
             "{} · {} · {} · last {}",
@@ -178,6 +174,11 @@ fn hit_line(h: &history::SearchHit) -> String {
         (None, false) => who.to_owned(),
     };
     format!("{} line {} ({what})", h.timestamp.as_deref().unwrap_or("-"), h.line)
+}
+
+/// `counted` with its verb: `1 line was`, `2 lines were`.
+fn were(counted: String, one: bool) -> String {
+    format!("{counted} {}", if one { "was" } else { "were" })
 }
 
 /// Where `export -o` writes.
@@ -304,10 +305,14 @@ pub(crate) fn export(
     // The entries the export's header (and the viewer's) counts: the session's, side chains left
     // out. A JSONL export counts the lines it wrote.
     let counted = match kind {
-        Kind::Jsonl => format!("{} lines", written.entries),
+        Kind::Jsonl => count(written.entries, "line"),
         _ => {
             let about = store.session(session)?.context("the session went while it was exported")?;
-            format!("{} entries and {} photos", about.entries - about.sidechain_entries, written.photos)
+            format!(
+                "{} and {}",
+                count(about.entries - about.sidechain_entries, "entry"),
+                count(written.photos, "photo")
+            )
         }
     };
     let redacted: u64 = written.redacted.values().sum();
@@ -319,17 +324,20 @@ pub(crate) fn export(
     eprintln!(
         "exported {counted} of {session}{}{}",
         one_line(&place),
-        if redact { format!("; {redacted} secrets redacted") } else { String::new() }
+        if redact { format!("; {} redacted", count(redacted, "secret")) } else { String::new() }
     );
     if written.from_index > 0 {
         eprintln!(
-            "{} lines were written from the index's copy: their transcript no longer holds them (deleted with \
+            "{} written from the index's copy: their transcript no longer holds them (deleted with \
              the vault off, replaced or changed); {} of them hold the marker where their photos or files were",
-            written.from_index, written.without_payloads
+            were(count(written.from_index, "line"), written.from_index == 1),
+            written.without_payloads
         );
     }
     if written.lost > 0 {
-        eprintln!("{} lines the index never stored are gone with their transcript: left out", written.lost);
+        let lost = count(written.lost, "line");
+        let (lost, are) = if written.lost == 1 { (lost, "is") } else { (lost, "are") };
+        eprintln!("{lost} the index never stored {are} gone with their transcript: left out");
     }
     Ok(())
 }
@@ -360,7 +368,12 @@ pub(crate) fn usage(
     }
     write_columns(&mut out, &usage_table(&report, by))?;
     for (model, n) in &report.unpriced_models {
-        writeln!(out, "unpriced: {} ({n} responses): no price in the table; pass --prices FILE", one_line(model))?;
+        writeln!(
+            out,
+            "unpriced: {} ({}): no price in the table; pass --prices FILE",
+            one_line(model),
+            count(*n, "response")
+        )?;
     }
     writeln!(out, "prices: {}", one_line(&format!("{}, taken {}", report.prices.source, report.prices.taken)))?;
     Ok(())

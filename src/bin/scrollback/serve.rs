@@ -13,7 +13,8 @@ use scrollback::accept::engine::Engine;
 use scrollback::ops::writer::open_writer;
 use scrollback::{Root, Tail, TailConfig};
 
-use crate::cli::{Dirs, ServeArgs, Usage, hub_config, remember_roots, say_missing};
+use crate::cli::{Dirs, ServeArgs, Usage, hub_config, remember_roots};
+use crate::start::Start;
 use crate::visible::one_line;
 
 /// `scrollback serve`, from its flags.
@@ -85,8 +86,16 @@ fn serve_hub(dirs: &Dirs, options: ServeOptions, hub: scrollback::hub::HubConfig
     };
     let api = scrollback::http::Api::new(&data_dir, scrollback::events::bus(), api_config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let reading = one_line(&format!("reading the hub {described}, read-only"));
-    runtime.block_on(run_server(api, options.listen, reading, std::future::pending()))
+    let reading =
+        one_line(&format!("scrollback {}: reading the hub {described}, read-only", env!("CARGO_PKG_VERSION")));
+    runtime.block_on(async move {
+        let (listener, url) = bind(options.listen).await?;
+        let announce = async move {
+            eprintln!("{reading}");
+            eprintln!("{url}");
+        };
+        run_server(api, listener, announce, std::future::pending()).await
+    })
 }
 
 /// `scrollback demo-engine`: one accepted message from standard input, written with its reply into
@@ -157,11 +166,6 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
             (roots, Some(origin))
         }
     };
-    if say_missing(&roots).is_empty() {
-        eprintln!(
-            "scrollback: no transcript root exists yet (try --demo, or --root FORMAT:DIR); each is looked for again at every rescan"
-        );
-    }
     let mut indexer =
         open_writer(&data_dir, &dirs.writer_options("serve")).map_err(|e| e.or_out_of_space(&data_dir))?;
     let roots_told = match &origin {
@@ -179,6 +183,7 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
     let engine = engine(&options, demo_root.as_ref().map(|r| r.dir.as_path()))?;
     // Subscribed before the writer starts, so that its death is never missed.
     let writer_events = bus.subscribe();
+    let started = std::time::Instant::now();
     let tail = Tail::start(indexer, config)?;
     let api_config = scrollback::http::Config {
         token,
@@ -205,8 +210,17 @@ fn serve(dirs: &Dirs, options: ServeOptions) -> anyhow::Result<()> {
     let api_config = scrollback::http::Config { push: push.as_ref().map(|p| p.status()), ..api_config };
     let api = scrollback::http::Api::new(&data_dir, bus, api_config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let following = one_line(&format!("following {roots_told}; index in {}", data_dir.display()));
-    runtime.block_on(run_server(api, listen, following, scrollback::ops::writer::writer_died(writer_events)))?;
+    // The detail, for the log; a person is told what `Start` says.
+    tracing::info!("following {}; index in {}", one_line(&roots_told), data_dir.display());
+    let start = Start { roots, origin, data_dir: data_dir.clone(), writer: tail.writer(), started };
+    runtime.block_on(async move {
+        let (listener, url) = bind(listen).await?;
+        // Where it listens, for a second `serve` on this data directory to say.
+        if let Err(e) = scrollback::ingest::lock::record_serving(&data_dir, &url) {
+            tracing::warn!("recording where this server listens: {e}");
+        }
+        run_server(api, listener, start.announce(url), scrollback::ops::writer::writer_died(writer_events)).await
+    })?;
     if let Some(push) = push {
         push.stop();
     }
@@ -282,23 +296,28 @@ pub(crate) fn mcp(
     served
 }
 
-/// Serves until SIGINT or SIGTERM, or until the writer dies (`writer_died` resolves): a supervisor
-/// restarts a process that exits with an error, and a server whose index no longer follows the
-/// transcripts must not go on answering as if it did.
+/// Listens on `listen`: the listener, and the viewer's address on it.
+async fn bind(listen: SocketAddr) -> anyhow::Result<(tokio::net::TcpListener, String)> {
+    let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("listening on {listen}"))?;
+    let url = format!("http://{}/", listener.local_addr()?);
+    Ok((listener, url))
+}
+
+/// Serves on `listener` until SIGINT or SIGTERM, or until the writer dies (`writer_died`
+/// resolves): a supervisor restarts a process that exits with an error, and a server whose index
+/// no longer follows the transcripts must not go on answering as if it did. `announce` (what the
+/// start says, the address last) runs beside the server, which answers from the first moment.
 async fn run_server(
     api: scrollback::http::Api,
-    listen: SocketAddr,
-    following: String,
+    listener: tokio::net::TcpListener,
+    announce: impl std::future::Future<Output = ()> + Send + 'static,
     writer_died: impl std::future::Future<Output = String>,
 ) -> anyhow::Result<()> {
-    let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("listening on {listen}"))?;
-    let addr = listener.local_addr()?;
-    // The viewer's address, to open in a browser.
-    eprintln!("scrollback: serving http://{addr}/, {following}");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(scrollback::http::serve(api, listener, async {
         let _ = stopped.await;
     }));
+    let announce = tokio::spawn(announce);
     let died = tokio::select! {
         signal = shutdown_signal() => {
             signal?;
@@ -306,6 +325,7 @@ async fn run_server(
         }
         error = writer_died => Some(error),
     };
+    announce.abort();
     match &died {
         Some(error) => {
             eprintln!("scrollback: the indexer died ({error}); stopping");
