@@ -714,6 +714,30 @@ fn costly_searches_are_bounded_and_never_starve_the_other_routes() {
     });
 }
 
+/// An entry of 400,000 matches (a pasted log of `"the " * 400000`): its snippet is made in one
+/// bounded pass, not by FTS5's `snippet()`, whose cost is the square of the matches (hours here;
+/// the client gives up after 30 s). Whole and grouped, the search answers with a marked snippet.
+#[test]
+fn an_entry_of_countless_matches_is_searched_with_a_bounded_snippet() {
+    let env = Env::new();
+    let huge = serde_json::to_string(&"the ".repeat(400_000)).unwrap();
+    env.write(
+        "p/s.jsonl",
+        format!("{}\n{}\n", user_line("s", "u1", &huge, ""), user_line("s", "u2", "\"the cat on the mat\"", "")),
+    );
+    let server = Server::start(&env, &[]);
+    server.wait_for_sessions(1);
+    let hits = server.json("/api/search?q=the%20the&group=none");
+    let hits = hits["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 2, "{hits:?}");
+    for hit in hits {
+        let snippet = hit["snippet"].as_str().unwrap();
+        assert!(snippet.contains("<mark>the</mark>") && snippet.len() < 1000, "{snippet}");
+    }
+    let grouped = server.json("/api/search?q=the%20the");
+    assert_eq!(grouped["sessions"][0]["hits"], 2, "{grouped}");
+}
+
 #[test]
 fn a_dead_writer_is_loud_and_serve_exits_with_an_error() {
     let env = Env::new();
