@@ -699,8 +699,13 @@ fn costly_searches_are_bounded_and_never_starve_the_other_routes() {
         let res = server.get(&format!("/api/sessions?q={}", q.replace(' ', "%20").replace('*', "%2A")));
         assert_eq!(res.status(), StatusCode::OK, "sessions?q= {q}");
     }
-    // Sixteen allowed but costly searches at once: history and sessions are answered meanwhile.
+    // A prefix stands for at most 64 of the index's words (FTS5 would merge the lists of every
+    // word it begins in one step, past the step budget), and the answer says so.
     let costly = "/api/search?q=a%2A%20b%2A%20c%2A%20d%2A&limit=500";
+    let answer = server.json(costly);
+    let notes = answer["query"]["notes"].to_string();
+    assert!(notes.contains("a* stands for more than 64 words") && notes.contains("d* stands for"), "{notes}");
+    // Sixteen allowed but costly searches at once: history and sessions are answered meanwhile.
     std::thread::scope(|scope| {
         let searches: Vec<_> = (0..16).map(|_| scope.spawn(|| server.get(costly).status())).collect();
         for _ in 0..5 {

@@ -27,6 +27,7 @@ use super::MAX_LIMIT;
 use super::budget::{fts_error, within_budget};
 use super::excerpt::{SNIPPET_FTS_MAX, Words, excerpt};
 use super::fts::{self, Compiled};
+use super::prefixes;
 use scrollback_core::codec::words;
 use scrollback_core::error::{Error, Result};
 use scrollback_core::query::{self, Query, Role};
@@ -471,6 +472,7 @@ impl<'c> Run<'c> {
             }
             query.filters.role = Some(role);
         }
+        prefixes::spell_out(conn, &mut query)?;
         let mut run = Run {
             conn,
             compiled: fts::compile(&query),
