@@ -295,7 +295,10 @@ fn mask_secrets_masks_every_get_route_of_the_openapi_document() {
         let urls: Vec<String> = match with_session.contains("{cursor}") {
             true => cursors.iter().map(|c| with_session.replace("{cursor}", &c.to_string())).collect(),
             false => match path.as_str() {
-                "/api/search" => SEARCHES.iter().map(|q| format!("{path}?q={}&group=none&limit=100", crate::mcp::urlencode(q))).collect(),
+                "/api/search" => SEARCHES
+                    .iter()
+                    .map(|q| format!("{path}?q={}&group=none&limit=100", crate::mcp::urlencode(q)))
+                    .collect(),
                 "/api/sessions/{sessionId}/history" => vec![format!("{with_session}?view=true&limit=500")],
                 _ => vec![with_session.clone()],
             },
@@ -322,7 +325,11 @@ fn mcp_read_session_masks_whole_texts_before_it_cuts_them() {
     let key = planted().into_iter().find(|p| p.rule == "private-key").unwrap();
     let lines = [
         line(1, "user", json!("Show me the key file.")),
-        line(2, "assistant", json!([{"type": "tool_use", "id": "k", "name": "Bash", "input": {"command": "cat id_rsa"}}])),
+        line(
+            2,
+            "assistant",
+            json!([{"type": "tool_use", "id": "k", "name": "Bash", "input": {"command": "cat id_rsa"}}]),
+        ),
         line(3, "user", json!([{"type": "tool_result", "tool_use_id": "k", "content": key.text}])),
     ];
     env.write(&format!("demo/{SESSION}.jsonl"), lines.join("\n") + "\n");
@@ -335,4 +342,3 @@ fn mcp_read_session_masks_whole_texts_before_it_cuts_them() {
     assert!(leaked.is_empty(), "read_session: {} of {} lines leaked:\n{text}", leaked.len(), key.secret.len());
     assert!(text.contains("[REDACTED:private-key]"), "{text}");
 }
-

@@ -144,8 +144,12 @@ impl Readers {
         &self,
         f: impl FnOnce(&dyn Store) -> Result<T> + Send + 'static,
     ) -> Result<T> {
-        let turn =
-            self.searches.clone().acquire_owned().await.map_err(|_| Error::Internal("the server is stopping".into()))?;
+        let turn = self
+            .searches
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| Error::Internal("the server is stopping".into()))?;
         let stop = Stop::default();
         let _left = StopOnDrop(stop.clone());
         self.run(move |store| {

@@ -77,7 +77,9 @@ fn words_of(conn: &Connection, term: Term, notes: &mut Vec<String>) -> Result<Ve
     }
     let whole = Term { prefix: false, ..term.clone() };
     let text = term.text.trim_end_matches(|c: char| !c.is_alphanumeric());
-    let start = text.rfind(|c: char| !c.is_alphanumeric()).map_or(0, |i| i + text[i..].chars().next().map_or(1, char::len_utf8));
+    let start = text
+        .rfind(|c: char| !c.is_alphanumeric())
+        .map_or(0, |i| i + text[i..].chars().next().map_or(1, char::len_utf8));
     let (head, last) = text.split_at(start);
     let folded = fold(last);
     if folded.is_empty() {
@@ -126,7 +128,11 @@ mod tests {
     }
 
     fn texts(query: &Query) -> Vec<Vec<String>> {
-        query.all.iter().map(|c| c.iter().map(|t| format!("{}{}", t.text, if t.prefix { "*" } else { "" })).collect()).collect()
+        query
+            .all
+            .iter()
+            .map(|c| c.iter().map(|t| format!("{}{}", t.text, if t.prefix { "*" } else { "" })).collect())
+            .collect()
     }
 
     #[test]
@@ -136,12 +142,7 @@ mod tests {
         spell_out(&conn, &mut q)?;
         assert_eq!(
             texts(&q),
-            [
-                vec!["migrate", "migrations", "migratory"],
-                vec!["cafe"],
-                vec!["foo.bar", "foo.baz"],
-                vec!["nothingsuch"],
-            ]
+            [vec!["migrate", "migrations", "migratory"], vec!["cafe"], vec!["foo.bar", "foo.baz"], vec!["nothingsuch"],]
         );
         // The reader's connection stays query-only.
         assert!(conn.execute("INSERT INTO entries (text) VALUES ('x')", []).is_err());
