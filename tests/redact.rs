@@ -258,3 +258,87 @@ fn mask_secrets_masks_search_snippets() {
         assert!(leaked.is_empty(), "MCP search {i}: {} leaked:\n{}", leaked.len(), leaked.join("\n"));
     }
 }
+
+/// Every `GET` route of the OpenAPI document, under `--mask-secrets`, over the session with every
+/// planted secret: its path's parameters filled from the session (each entry's cursor for an
+/// entry's texts), and no planted secret in any answer. The routes of bytes (media) and the events
+/// socket carry no transcript text as such, and are left out.
+#[test]
+fn mask_secrets_masks_every_get_route_of_the_openapi_document() {
+    let env = Env::new();
+    let planted = planted();
+    write_session(&env, &planted);
+    env.index();
+    let server = Server::start(&env, &["--mask-secrets"]);
+    server.wait_for_sessions(1);
+    let cursors: Vec<i64> = {
+        let mut cursors = Vec::new();
+        let mut page = server.json(&format!("/api/sessions/{SESSION}/history?limit=100"));
+        loop {
+            cursors.extend(page["entries"].as_array().unwrap().iter().filter_map(|e| e["cursor"].as_i64()));
+            let Some(before) = page["before"].as_i64() else { break };
+            page = server.json(&format!("/api/sessions/{SESSION}/history?limit=100&before={before}"));
+        }
+        cursors
+    };
+    assert!(cursors.len() > planted.len(), "{}", cursors.len());
+    let document = server.json("/api/openapi.json");
+    let mut walked = 0;
+    for (path, item) in document["paths"].as_object().unwrap() {
+        if item.get("get").is_none() || ["/api/events", "/api/media/{blake3}"].contains(&path.as_str()) {
+            continue;
+        }
+        if path.starts_with("/api/session-media/") {
+            continue;
+        }
+        let with_session = path.replace("{sessionId}", SESSION).replace("{chatId}", "none");
+        let urls: Vec<String> = match with_session.contains("{cursor}") {
+            true => cursors.iter().map(|c| with_session.replace("{cursor}", &c.to_string())).collect(),
+            false => match path.as_str() {
+                "/api/search" => SEARCHES
+                    .iter()
+                    .map(|q| format!("{path}?q={}&group=none&limit=100", crate::mcp::urlencode(q)))
+                    .collect(),
+                "/api/sessions/{sessionId}/history" => vec![format!("{with_session}?view=true&limit=500")],
+                _ => vec![with_session.clone()],
+            },
+        };
+        assert!(!urls.iter().any(|u| u.contains('{')), "a parameter left unfilled: {path}");
+        for url in urls {
+            let text = server.get(&url).text().unwrap();
+            let leaked = leaks(&text, &planted);
+            assert!(leaked.is_empty(), "GET {url}: {} leaked:\n{}", leaked.len(), leaked.join("\n"));
+            walked += 1;
+        }
+    }
+    assert!(walked > cursors.len() + 10, "{walked}");
+}
+
+/// MCP's `read_session` masks an entry's texts whole before it cuts them: a private key in a
+/// tool's output, of more lines than a result shows, is masked, not cut from its END line first.
+#[test]
+fn mcp_read_session_masks_whole_texts_before_it_cuts_them() {
+    if !sdk_available() {
+        return;
+    }
+    let env = Env::new();
+    let key = planted().into_iter().find(|p| p.rule == "private-key").unwrap();
+    let lines = [
+        line(1, "user", json!("Show me the key file.")),
+        line(
+            2,
+            "assistant",
+            json!([{"type": "tool_use", "id": "k", "name": "Bash", "input": {"command": "cat id_rsa"}}]),
+        ),
+        line(3, "user", json!([{"type": "tool_result", "tool_use_id": "k", "content": key.text}])),
+    ];
+    env.write(&format!("demo/{SESSION}.jsonl"), lines.join("\n") + "\n");
+    env.index();
+    let calls = vec![call("read_session", json!({"session": SESSION, "max_chars_per_entry": 20000}))];
+    let report = run_plan(&env, &stdio_plan(&env, &["--mask-secrets"], &calls, &[]));
+    let answer = &report["calls"][0];
+    let text = format!("{} {}", answer["text"], answer["structured"]);
+    let leaked = leaks(&text, [&key]);
+    assert!(leaked.is_empty(), "read_session: {} of {} lines leaked:\n{text}", leaked.len(), key.secret.len());
+    assert!(text.contains("[REDACTED:private-key]"), "{text}");
+}

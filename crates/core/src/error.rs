@@ -50,6 +50,9 @@ pub enum Error {
     /// A task the library ran on another thread failed (a bug: its panic is in the log).
     #[error("an internal task failed: {0}")]
     Internal(String),
+    /// A query was stopped because whoever asked for it has gone (an HTTP client that left).
+    #[error("stopped: its caller has gone")]
+    Stopped,
     /// SQLite failed.
     #[error("database: {0}")]
     Sqlite(#[from] rusqlite::Error),

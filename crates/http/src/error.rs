@@ -119,6 +119,8 @@ impl From<Error> for ApiError {
     fn from(e: Error) -> ApiError {
         match e {
             Error::BadRef(_) | Error::BadHash(_) | Error::BadQuery(_) => ApiError::bad_request(e.to_string()),
+            // Never read: its client has gone.
+            Error::Stopped => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "stopped", e.to_string()),
             Error::BadSend(_) => ApiError::new(StatusCode::BAD_REQUEST, "bad-send", e.to_string()),
             Error::TooLarge(_) => ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too-large", e.to_string()),
             Error::Conflict(_) => ApiError::new(StatusCode::CONFLICT, "conflict", e.to_string()),

@@ -63,7 +63,12 @@ async fn run(api: Api, raw: &str, method: &Method, query: &str) -> Result<warp::
             return Err(ApiError::bad_request(format!("format {:?}: expected html, markdown or jsonl", trim(other))));
         }
     };
-    let redactor = if p.redact.unwrap_or(false) { Some(Redactor::shipped().map_err(ApiError::from)?) } else { None };
+    // A server that masks secrets redacts every export: a file of the session is transcript text too.
+    let redactor = match (api.mask(), p.redact.unwrap_or(false)) {
+        (Some(mask), _) => Some(mask.clone()),
+        (None, true) => Some(std::sync::Arc::new(Redactor::shipped().map_err(ApiError::from)?)),
+        (None, false) => None,
+    };
     // Held while the export is written; given back before its file is streamed.
     let Ok(_turn) = api.inner.exports.clone().try_acquire_owned() else {
         return Err(ApiError::exports_busy());
@@ -75,7 +80,7 @@ async fn run(api: Api, raw: &str, method: &Method, query: &str) -> Result<warp::
                 .map_err(|e| scrollback_core::Error::io(std::path::Path::new("temporary file"), e))?;
             let written = {
                 let mut out = std::io::BufWriter::new(&mut file);
-                scrollback_read::export::export(lender, &sid, kind, redactor.as_ref(), &mut out, None)?
+                scrollback_read::export::export(lender, &sid, kind, redactor.as_deref(), &mut out, None)?
             };
             file.seek(SeekFrom::Start(0))
                 .map_err(|e| scrollback_core::Error::io(std::path::Path::new("temporary file"), e))?;

@@ -94,7 +94,14 @@ async fn entry_texts(api: Api, raw: &str, cursor: &str) -> Result<Value, ApiErro
         })
         .await?;
     match texts {
-        Some(texts) => Ok(serde_json::json!({ "cursor": cursor, "texts": texts })),
+        Some(texts) => {
+            let mut answer = serde_json::json!({ "cursor": cursor, "texts": texts });
+            // Each text whole, as history masks the text it cut.
+            if let Some(r) = api.mask() {
+                r.redact_value(&mut answer, &mut Default::default());
+            }
+            Ok(answer)
+        }
         None => Err(ApiError::not_found(format!("no entry {cursor} in session {}", trim(&session_id)))),
     }
 }

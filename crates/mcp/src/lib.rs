@@ -485,6 +485,7 @@ impl Tools {
             roles,
             include_tools: args.include_tools.unwrap_or(true),
             max_chars: max_chars as usize,
+            mask: self.source.mask.clone(),
         };
         Ok(self.masked(render::session(&summary, &pages, &options)))
     }

@@ -423,6 +423,8 @@ pub struct ReadOptions {
     pub include_tools: bool,
     /// The most characters of an entry's text.
     pub max_chars: usize,
+    /// Masks each of an entry's strings whole (`--mask-secrets`), before any of it is cut.
+    pub mask: Option<std::sync::Arc<scrollback_read::redact::Redactor>>,
 }
 
 /// The first lines of a tool result shown.
@@ -462,7 +464,10 @@ fn entry_block(e: &HistoryEntry, options: &ReadOptions) -> Option<Block> {
     }
     let (parts, media) = match &e.body {
         EntryBody::Stored { stripped, media } => {
-            let line: Value = serde_json::from_str(stripped).unwrap_or(Value::Null);
+            let mut line: Value = serde_json::from_str(stripped).unwrap_or(Value::Null);
+            if let Some(r) = &options.mask {
+                r.redact_value(&mut line, &mut Default::default());
+            }
             (e.format.parts(&line), media)
         }
         EntryBody::Invalid(why) => {

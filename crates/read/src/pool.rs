@@ -14,6 +14,7 @@ use scrollback_core::db::{self, ConnectionKind};
 use scrollback_core::error::{Error, Result};
 
 use crate::export::Lend;
+use crate::history::Stop;
 use crate::store::Store;
 
 /// Connections in a pool.
@@ -136,12 +137,119 @@ impl Readers {
     }
 
     /// [`Readers::run`] for a full-text query: two at a time, so that searches never hold every
-    /// connection and starve history, sessions and media.
+    /// connection and starve history, sessions and media. A search holds its turn until its work
+    /// has ended, not only while it is awaited; and when the future is dropped (its client left),
+    /// its queries stop at their next check of the step budget ([`Stop`]).
     pub async fn search<T: Send + 'static>(
         &self,
         f: impl FnOnce(&dyn Store) -> Result<T> + Send + 'static,
     ) -> Result<T> {
-        let _turn = self.searches.acquire().await.map_err(|_| Error::Internal("the server is stopping".into()))?;
-        self.run(f).await
+        let turn = self
+            .searches
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| Error::Internal("the server is stopping".into()))?;
+        let stop = Stop::default();
+        let _left = StopOnDrop(stop.clone());
+        self.run(move |store| {
+            let _turn = turn;
+            let answer = stop.watching(|| f(store));
+            if matches!(answer, Err(Error::Stopped)) {
+                tracing::info!("a search was stopped: its client left");
+            }
+            answer
+        })
+        .await
+    }
+}
+
+/// Stops a search's queries when the future waiting for them is dropped.
+struct StopOnDrop(Stop);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    /// Waits, on a search's blocking thread, until its [`Stop`] is set (or a minute passes), and
+    /// says whether it was.
+    fn until_stopped() -> bool {
+        let stop = Stop::current().expect("a search's thread has its stop flag");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !stop.stopped() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        stop.stopped()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_search_whose_caller_left_is_stopped_and_holds_its_turn_until_it_ends() -> Result<()> {
+        let dir = tempfile::tempdir().map_err(|e| Error::io(std::path::Path::new("tmp"), e))?;
+        ConnectionKind::Writer.open(&dir.path().join(db::INDEX_FILE))?;
+        let readers = Readers::open(dir.path())?;
+        // Two searches hold both turns: the first until it is stopped and let go, the second
+        // until it is let go.
+        let (said, heard) = mpsc::channel::<&'static str>();
+        let (let_go_first, first_waits) = mpsc::channel::<()>();
+        let (let_go_second, second_waits) = mpsc::channel::<()>();
+        let first = tokio::spawn({
+            let (readers, said) = (readers.clone(), said.clone());
+            async move {
+                readers
+                    .search(move |_| {
+                        said.send("first started").unwrap();
+                        let stopped = until_stopped();
+                        said.send(if stopped { "first stopped" } else { "first never stopped" }).unwrap();
+                        first_waits.recv().ok();
+                        Ok(())
+                    })
+                    .await
+            }
+        });
+        assert_eq!(heard.recv().unwrap(), "first started");
+        let second = tokio::spawn({
+            let (readers, said) = (readers.clone(), said.clone());
+            async move {
+                readers
+                    .search(move |_| {
+                        said.send("second started").unwrap();
+                        second_waits.recv().ok();
+                        Ok(())
+                    })
+                    .await
+            }
+        });
+        assert_eq!(heard.recv().unwrap(), "second started");
+        // The first's caller leaves: its work is told to stop.
+        first.abort();
+        assert_eq!(heard.recv().unwrap(), "first stopped");
+        // It still holds its turn: a third search waits until its work ends.
+        let third = tokio::spawn({
+            let (readers, said) = (readers.clone(), said.clone());
+            async move {
+                readers
+                    .search(move |_| {
+                        said.send("third started").unwrap();
+                        Ok(())
+                    })
+                    .await
+            }
+        });
+        assert!(heard.recv_timeout(Duration::from_millis(300)).is_err(), "the third ran while both turns were held");
+        let_go_first.send(()).unwrap();
+        assert_eq!(heard.recv().unwrap(), "third started");
+        third.await.unwrap()?;
+        let_go_second.send(()).unwrap();
+        second.await.unwrap()?;
+        Ok(())
     }
 }

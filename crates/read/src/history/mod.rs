@@ -9,23 +9,28 @@
 //! its git branch), `pages.rs` (a session's history a page at a time, from a [`Position`]),
 //! `entries.rs` (an entry of a page, its media rows and the sub-agent it ran), `search.rs`
 //! (full-text hits with their [`Snippet`]s, within a [`Scope`], grouped by session or not),
-//! `fts.rs` (the query language's tree compiled to FTS5), `budget.rs` (the step budget a
+//! `excerpt.rs` (the snippet of a text too long for FTS5's `snippet()`),
+//! `fts.rs` (the query language's tree compiled to FTS5), `prefixes.rs` (a query's prefixes spelled
+//! out as the index's words, so that FTS5 gets no prefix query), `budget.rs` (the step budget a
 //! full-text query runs within), `time.rs` ([`time_bound`]) and `names.rs` (a session named by a
 //! prefix of its id).
 
 mod budget;
 mod entries;
+mod excerpt;
 mod fts;
 pub mod names;
 mod pages;
+mod prefixes;
 mod search;
 pub(crate) use search::{MATCH_CLOSE, MATCH_OPEN};
 mod sessions;
 mod time;
 
-pub use budget::QUERY_STEPS;
+pub use budget::{QUERY_STEPS, Stop};
 pub use entries::{EntryBody, HistoryEntry, SpawnedBy, Subagent};
 pub use pages::{HistoryPage, Position, first_cursor, history};
+pub use prefixes::WORDS_PER_PREFIX;
 pub use scrollback_core::query::{MAX_PREFIX_TERMS, MAX_QUERY, MAX_TERMS};
 pub use search::{
     CANDIDATES, MAX_OFFSET, Scope, SearchAnswer, SearchHit, SearchPage, SessionHits, SessionHitsPage, Snippet, Sort,

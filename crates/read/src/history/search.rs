@@ -25,7 +25,9 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::MAX_LIMIT;
 use super::budget::{fts_error, within_budget};
+use super::excerpt::{SNIPPET_FTS_MAX, Words, excerpt};
 use super::fts::{self, Compiled};
+use super::prefixes;
 use scrollback_core::codec::words;
 use scrollback_core::error::{Error, Result};
 use scrollback_core::query::{self, Query, Role};
@@ -451,6 +453,8 @@ struct Run<'c> {
     sessions: bool,
     /// The rowids the scope's one session has (its entries' first and last id), to narrow the walk.
     range: Option<(i64, i64)>,
+    /// The query's words, for the excerpt of a column too long for `snippet()`.
+    words: Words,
     /// The query's first word whose punctuation the tokenizer drops (`c++`, `claude-code`),
     /// lowercased: an entry that holds it as written ranks first within its tier.
     literal: Option<String>,
@@ -468,6 +472,7 @@ impl<'c> Run<'c> {
             }
             query.filters.role = Some(role);
         }
+        prefixes::spell_out(conn, &mut query)?;
         let mut run = Run {
             conn,
             compiled: fts::compile(&query),
@@ -476,6 +481,7 @@ impl<'c> Run<'c> {
             args: Vec::new(),
             sessions: false,
             range: None,
+            words: Words::of(query.all.iter().flatten().map(|t| (t.text.as_str(), t.prefix))),
             literal: query
                 .all
                 .iter()
@@ -711,15 +717,27 @@ impl<'c> Run<'c> {
     fn hit(&self, c: &Candidate, row: &Row) -> Result<(SearchHit, Option<SessionRow>)> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT e.uuid, e.line, e.type, e.timestamp, e.agent, e.role, e.tools, s.title, s.project,
-                    snippet(entries_fts, 0, char(57344), char(57345), '…', 16),
-                    snippet(entries_fts, 1, char(57344), char(57345), '…', 16), s.agent, s.last_timestamp
+                    CASE WHEN length(e.text) <= ?3 THEN snippet(entries_fts, 0, char(57344), char(57345), '…', 16)
+                         ELSE e.text END,
+                    CASE WHEN length(e.tool_text) <= ?3 THEN snippet(entries_fts, 1, char(57344), char(57345), '…', 16)
+                         ELSE e.tool_text END,
+                    s.agent, s.last_timestamp, length(e.text) > ?3, length(e.tool_text) > ?3
              FROM entries_fts CROSS JOIN entries e ON e.id = entries_fts.rowid LEFT JOIN sessions s ON s.id = e.session_id
              WHERE entries_fts MATCH ?1 AND entries_fts.rowid = ?2",
         )?;
         let hit = stmt
-            .query_row(params![self.compiled.all, c.id], |r| {
-                let said = Snippet(words::unmark(&r.get::<_, Option<String>>(9)?.unwrap_or_default()).into_owned());
-                let tool = Snippet(words::unmark(&r.get::<_, Option<String>>(10)?.unwrap_or_default()).into_owned());
+            .query_row(params![self.compiled.all, c.id, SNIPPET_FTS_MAX as i64], |r| {
+                // A long column's snippet is an excerpt (`snippet()`'s cost is the square of its matches).
+                let snippet = |column: usize, long: usize| -> rusqlite::Result<Snippet> {
+                    let text = r.get::<_, Option<String>>(column)?.unwrap_or_default();
+                    let text = match r.get::<_, Option<bool>>(long)?.unwrap_or(false) {
+                        true => excerpt(&text, &self.words),
+                        false => text,
+                    };
+                    Ok(Snippet(words::unmark(&text).into_owned()))
+                };
+                let said = snippet(9, 13)?;
+                let tool = snippet(10, 14)?;
                 let in_tool = !said.has_match() && (tool.has_match() || said.0.is_empty());
                 let tools: Option<String> = r.get(6)?;
                 let session = r.get::<_, Option<String>>(11)?.map(|agent| (agent, r.get(12).ok().flatten()));

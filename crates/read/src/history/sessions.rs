@@ -102,7 +102,9 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
         args.push(Box::new(agent.clone()));
     }
     if let Some(text) = &q.text {
-        let matched = super::fts::compile(&scrollback_core::query::parse(text)?).all;
+        let mut parsed = scrollback_core::query::parse(text)?;
+        super::prefixes::spell_out(conn, &mut parsed)?;
+        let matched = super::fts::compile(&parsed).all;
         sql.push_str(
             " AND (instr(lower(coalesce(title, '')), lower(?)) > 0 OR id IN (
                  SELECT e.session_id FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid
