@@ -493,8 +493,10 @@ impl Store for HubStore {
                     bind(&mut entry, &mut args, clause, value.to_owned());
                 }
             }
+            // A title is no one's words and no tool's: a `role:` or `tool:` query looks at entries only.
+            let titled = if f.role.is_some() || f.tool.is_some() { "false AND " } else { "" };
             sql.push_str(&format!(
-                " AND (strpos(lower(coalesce(s.title, '')), lower({title})) > 0 OR EXISTS (
+                " AND ({titled}strpos(lower(coalesce(s.title, '')), lower({title})) > 0 OR EXISTS (
                      SELECT 1 FROM entries e WHERE e.host = s.host AND e.session_id = s.id AND NOT e.duplicate
                      AND {}{entry}))",
                 compiled.matches

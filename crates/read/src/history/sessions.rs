@@ -127,8 +127,10 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
         on_entry(" AND e.timestamp >= ?", f.after.as_deref());
         on_entry(" AND e.timestamp < ?", f.before.as_deref());
         let words: Vec<&str> = query.all.iter().flatten().map(|t| t.text.as_str()).collect();
+        // A title is no one's words and no tool's: a `role:` or `tool:` query looks at entries only.
+        let titled = if f.role.is_some() || f.tool.is_some() { "0 AND " } else { "" };
         sql.push_str(&format!(
-            " AND (instr(lower(coalesce(title, '')), lower(?)) > 0 OR id IN (
+            " AND ({titled}instr(lower(coalesce(title, '')), lower(?)) > 0 OR id IN (
                  SELECT e.session_id FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid
                  WHERE entries_fts MATCH ? AND e.duplicate = 0{entry}))"
         ));
