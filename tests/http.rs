@@ -1154,7 +1154,6 @@ pub(crate) const LISTED_QUERIES: &[&str] = &[
     "deploy before:2026-01-15",
     "deploy after:2026-01-15",
     "deploy role:assistant",
-    "deploy -eviction",
 ];
 
 /// The session list applies every field of its query, as a search does; a NUL anywhere in a query
