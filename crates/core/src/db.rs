@@ -1012,7 +1012,9 @@ mod tests {
                 .prepare("SELECT title FROM sessions ORDER BY id")?
                 .query_map([], |r| r.get(0))?
                 .collect::<rusqlite::Result<_>>()?;
-            assert_eq!(titles, ["Fix the parser", "A **bold** summary"], "v{version}'s titles");
+            // (From version 18 on, a writer stored first words plain: the step to 18 made them so.)
+            let first = if version < 18 { "Fix the parser" } else { "Fix the **parser**" };
+            assert_eq!(titles, [first, "A **bold** summary"], "v{version}'s titles");
             let hits: i64 = migrated.query_row(
                 "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'harbour photo*'",
                 [],
