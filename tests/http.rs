@@ -1122,3 +1122,89 @@ fn nothing_is_listed_that_cannot_be_opened() {
     let hits = server.json("/api/search?group=none&q=hello");
     assert_eq!(hits["hits"].as_array().unwrap().len(), 0, "nothing of the refused ids is searchable: {hits}");
 }
+
+/// A title is cut where it is made: sessions whose custom titles are 12 MB each are listed, and
+/// found, in a few kilobytes.
+#[test]
+fn a_twelve_megabyte_title_is_listed_in_two_hundred_characters() {
+    let env = Env::new();
+    let title = "cache ".repeat(2_000_000);
+    for n in 0..2 {
+        let id = format!("7e000000-0000-4000-8000-{n:012}");
+        let custom = serde_json::json!({"type": "custom-title", "customTitle": title, "sessionId": id});
+        let prompt = user_line(&id, &format!("u{n}"), "\"a prompt to find\"", "");
+        env.write(&format!("p/{id}.jsonl"), format!("{custom}\n{prompt}\n"));
+    }
+    env.index();
+    let server = Server::start(&env, &[]);
+    for path in ["/api/sessions", "/api/search?q=prompt"] {
+        let body = server.get(path).bytes().unwrap();
+        assert!(body.len() < 16_384, "{path}: {} bytes", body.len());
+    }
+    let list = server.json("/api/sessions");
+    let titles: Vec<&str> = list["sessions"].as_array().unwrap().iter().map(|s| s["title"].as_str().unwrap()).collect();
+    assert_eq!(titles.len(), 2, "{list}");
+    for listed in titles {
+        assert_eq!(listed.chars().count(), scrollback::format::TITLE_MAX_CHARS);
+        assert!(title.starts_with(listed));
+    }
+}
+
+/// The sessions `/api/search` finds for a query, by id.
+pub(crate) fn searched_sessions(server: &Server, q: &str) -> std::collections::BTreeSet<String> {
+    let answer = server.json(&format!("/api/search?q={}&limit=500", crate::mcp::urlencode(q)));
+    answer["sessions"].as_array().unwrap().iter().map(|s| s["sessionId"].as_str().unwrap().to_owned()).collect()
+}
+
+/// The sessions `/api/sessions` lists for a query, by id.
+pub(crate) fn listed_sessions(server: &Server, q: &str) -> std::collections::BTreeSet<String> {
+    let answer = server.json(&format!("/api/sessions?q={}&limit=500", crate::mcp::urlencode(q)));
+    answer["sessions"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap().to_owned()).collect()
+}
+
+/// Two sessions that talk of deploying, one of them at a later day, in another project.
+pub(crate) fn deploy_sessions(env: &Env) {
+    for (id, day, cwd) in [("d1a0", "2026-01-01", "/work/alpha"), ("d2b0", "2026-02-01", "/work/beta")] {
+        let line = user_line(id, &format!("{id}-u"), "\"deploy the cache eviction fix\"", "")
+            .replace("2026-01-01T00:00:00.000Z", &format!("{day}T10:00:00.000Z"))
+            .replace("/work/demo", cwd);
+        env.write(&format!("p/{id}.jsonl"), line + "\n");
+    }
+}
+
+/// The queries whose sessions the session list must give as a search does: two words, and each
+/// field.
+pub(crate) const LISTED_QUERIES: &[&str] = &[
+    "cache eviction",
+    "deploy agent:codex",
+    "deploy agent:claude",
+    "deploy project:beta",
+    "deploy session:d1",
+    "deploy before:2026-01-15",
+    "deploy after:2026-01-15",
+    "deploy role:assistant",
+    "deploy -eviction",
+];
+
+/// The session list applies every field of its query, as a search does; a NUL anywhere in a query
+/// string is a 400, never a full-text engine's error.
+#[test]
+fn the_session_list_applies_every_field_of_its_query_as_a_search_does() {
+    let env = Env::new();
+    deploy_sessions(&env);
+    env.index();
+    let server = Server::start(&env, &[]);
+    for q in LISTED_QUERIES {
+        let searched = searched_sessions(&server, q);
+        assert_eq!(listed_sessions(&server, q), searched, "{q}");
+    }
+    assert_eq!(searched_sessions(&server, "deploy before:2026-01-15"), ["d1a0".to_owned()].into());
+    for path in
+        ["/api/sessions?q=dep%00loy", "/api/search?q=dep%00loy", "/api/sessions?project=%00", "/api/stats?project=a%00"]
+    {
+        let res = server.get(path);
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{path}");
+        let body: Value = res.json().unwrap();
+        assert!(body["error"]["message"].as_str().unwrap().contains("NUL"), "{path}: {body}");
+    }
+}

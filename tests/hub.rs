@@ -1656,3 +1656,29 @@ fn a_reader_cannot_push_and_says_why_and_the_documented_pusher_grants_are_enough
     let photos: i64 = hub.query_one("SELECT count(*) FROM media WHERE host = 'laptop'", &[]).unwrap().get(0);
     assert_eq!(photos, 2);
 }
+
+/// A hub's session list answers every query its search answers (two words and more, every field),
+/// as a host's own server does; a NUL in a query string (`q`, `host`, `project`, `model`) is a 400,
+/// never a 503.
+#[test]
+fn a_hub_s_session_list_answers_every_query_as_a_host_s_own_server_does() {
+    let Some(cluster) = Cluster::start() else { return };
+    let url = cluster.url("team");
+    let env = Env::new();
+    crate::http::deploy_sessions(&env);
+    index_with(&env, &[]);
+    push(&env, &url, "laptop");
+    let own = Server::start(&env, &[]);
+    let reader = Env::new();
+    let hub = Server::start(&reader, &["--postgres", &url]);
+    for q in crate::http::LISTED_QUERIES {
+        let listed = crate::http::listed_sessions(&hub, q);
+        assert_eq!(listed, crate::http::listed_sessions(&own, q), "{q}");
+        assert_eq!(listed, crate::http::searched_sessions(&hub, q), "{q}");
+    }
+    for path in
+        ["/api/sessions?q=dep%00loy", "/api/search?q=dep%00loy", "/api/sessions?host=%00", "/api/usage?model=%00"]
+    {
+        assert_eq!(hub.get(path).status(), 400, "{path}");
+    }
+}

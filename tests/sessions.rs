@@ -433,6 +433,24 @@ fn titles_skip_injected_blocks_and_never_come_from_a_side_chain() {
     assert_eq!(session_row(&env.conn(), S).0.as_deref(), Some("Make the build faster"));
 }
 
+/// A transcript not named for its lines' session (renamed, copied, or one session's lines in a file
+/// named for another) titles it with the person's first words; where the session's own transcript
+/// is indexed too, its first words win, in either indexing order.
+#[test]
+fn a_transcript_named_for_another_session_titles_its_lines_session_with_the_first_words() {
+    let copy = line(user("c1", &ts(1), json!("Why is the cache slow?"), json!({})));
+    let renamed = Env::new();
+    index_in_order(&renamed, &[("proj/renamed.jsonl", copy.clone())]);
+    assert_eq!(session_row(&renamed.conn(), S).0.as_deref(), Some("Why is the cache slow?"));
+    let own = line(user("o1", &ts(5), json!("Make the build faster"), json!({})));
+    for order in [[0, 1], [1, 0]] {
+        let env = Env::new();
+        let files = [("proj/renamed.jsonl", copy.clone()), (MAIN, own.clone())];
+        index_in_order(&env, &[files[order[0]].clone(), files[order[1]].clone()]);
+        assert_eq!(session_row(&env.conn(), S).0.as_deref(), Some("Make the build faster"), "{order:?}");
+    }
+}
+
 #[test]
 fn every_kind_of_line_that_carries_text_is_searchable() {
     let env = Env::new();

@@ -528,3 +528,34 @@ fn the_overview_follows_appends_and_forgets_and_a_migrated_index_equals_a_fresh_
     assert!(env.run(&args.iter().map(String::as_str).collect::<Vec<_>>()).status.success());
     assert_eq!(cli(&env, &Want::default()), live, "made again from the stored lines");
 }
+
+/// One usage line's timestamp that does not parse (an hour 25, a word, a seven-digit year) breaks no
+/// report: the overview answers for every filter, in the API and the CLI, and counts the tokens of
+/// the lines whose time parses.
+#[test]
+fn a_usage_line_whose_time_does_not_parse_breaks_no_report() {
+    let env = Env::new();
+    let session = "bad7e000-0000-4000-8000-000000000001";
+    let mut lines = String::new();
+    for (n, at) in ["2026-03-01T10:00:00.000Z", "2026-01-01T25:00:00Z", "garbage", "1000000-01-01T00:00:00Z"]
+        .into_iter()
+        .enumerate()
+    {
+        lines += &(json!({"type": "assistant", "sessionId": session, "uuid": format!("a{n}"), "timestamp": at,
+            "cwd": "/work/p1", "requestId": format!("req-{n}"),
+            "message": {"id": format!("msg-{n}"), "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                        "content": [{"type": "text", "text": format!("answer {n}")}],
+                        "usage": {"input_tokens": 10, "output_tokens": 100, "service_tier": "standard"}}})
+        .to_string()
+            + "\n");
+    }
+    env.write(&format!("p/{session}.jsonl"), lines);
+    env.index();
+    let server = Server::start(&env, &[]);
+    for w in filters() {
+        let query = w.query();
+        let stats = server.json(&format!("/api/stats?{query}"));
+        assert!(stats["totals"].is_object(), "{query}: {stats}");
+        cli(&env, &w);
+    }
+}

@@ -533,3 +533,52 @@ fn a_transcript_with_two_names_is_not_gone_when_one_is_removed() {
         assert!(path.ends_with("p/two.jsonl"), "{path}");
     }
 }
+
+#[test]
+fn a_relative_data_dir_keeps_links_that_every_directory_can_read() {
+    // Indexed with `--data-dir data` from the temporary directory; read from elsewhere with its
+    // absolute path, once the transcripts are deleted.
+    let env = Env::new();
+    let photos = photo_tree(&env);
+    let relative = |args: &[&str]| {
+        let mut cmd = env.cmd();
+        cmd.current_dir(env.dir.path()).args(args).arg("--data-dir").arg("data");
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    relative(&["index"]);
+    for s in 0..3 {
+        std::fs::remove_file(env.path(&format!("p/s{s}.jsonl"))).unwrap();
+    }
+    relative(&["index"]);
+    let links: Vec<String> = env
+        .conn()
+        .prepare("SELECT vault FROM files ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(links.len(), 3);
+    for link in &links {
+        assert!(std::path::Path::new(link).is_absolute(), "{link}: a link any directory can read");
+    }
+    let elsewhere = |args: &[&str]| {
+        let out = env.cmd().current_dir(env.path("p")).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let status = elsewhere(&["status"]);
+    assert!(status.contains("vault           on: 3 links"), "{status}");
+    assert!(!status.contains("vault problem"), "{status}");
+    let out = env.dir.path().join("photo.out");
+    elsewhere(&["media", &photos[0].0, "-o", out.to_str().unwrap()]);
+    assert_eq!(std::fs::read(&out).unwrap(), photos[0].2, "a gone transcript's photo, from another directory");
+    let export = env.dir.path().join("s1.jsonl");
+    elsewhere(&["export", "s1", "--format", "jsonl", "-o", export.to_str().unwrap()]);
+    assert_eq!(
+        std::fs::read_to_string(&export).unwrap().lines().count(),
+        2,
+        "a gone transcript's lines, from another directory"
+    );
+}

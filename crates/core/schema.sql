@@ -1,4 +1,4 @@
--- scrollback index schema, version 18 (PRAGMA user_version = 18).
+-- scrollback index schema, version 19 (PRAGMA user_version = 19).
 --
 -- The one source of truth for the database: every table, index, view and trigger. The offsets below
 -- are a frozen format, documented byte for byte in docs/schema.md ("Offsets are a frozen format"):
@@ -27,6 +27,7 @@ CREATE TABLE files (
     indexed_at      TEXT    NOT NULL,           -- UTC, RFC 3339
     gone_at         TEXT,                       -- UTC, RFC 3339, when it was seen gone
     vault           TEXT,                       -- absolute path of its hard link in <data dir>/vault, or NULL
+                                                -- (absolute whatever directory the writer ran in)
     agent           TEXT    NOT NULL DEFAULT 'claude', -- its format: claude, codex, gemini
     generation      INTEGER NOT NULL DEFAULT 0  -- how many times it was read again from its start (its
                                                 -- rows replaced): a push's watermark holds within one
@@ -40,7 +41,8 @@ CREATE INDEX files_vault ON files(vault) WHERE vault IS NOT NULL; -- whether a v
 CREATE TABLE sessions (
     id              TEXT    PRIMARY KEY,
     project         TEXT,                       -- cwd of the first entry that names one
-    title           TEXT,                       -- custom title > AI title > summary > first user text (without Markdown's marks)
+    title           TEXT,                       -- custom title > AI title > summary > first user text (without Markdown's marks),
+                                                -- at most 200 characters (format::TITLE_MAX_CHARS)
     title_rank      INTEGER NOT NULL DEFAULT 0, -- which of those the title is (4 .. 1; 0 none)
     first_timestamp TEXT,
     last_timestamp  TEXT,

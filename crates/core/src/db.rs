@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 pub const SCHEMA: &str = include_str!("../schema.sql");
 
 /// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
-pub const VERSION: i64 = 18;
+pub const VERSION: i64 = 19;
 
 /// One step each: `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`. A step is run in
 /// the same transaction as the `user_version` bump. When you add one, bump `VERSION`, update
@@ -358,6 +358,12 @@ WHERE e.invalid IS NULL AND e.duplicate = 0 AND (e.type IN ('user', 'assistant')
     // 17 -> 18: a title made of a person's first words reads without Markdown's marks
     // (`plain_title`, the SQL function the writer's connection has: format::plain_title).
     "UPDATE sessions SET title = plain_title(title) WHERE title_rank = 1 AND title IS NOT NULL;",
+    // 18 -> 19: a vault link recorded relative to the directory its writer ran in (a relative
+    // `--data-dir`) is recorded by its absolute path in this data directory, where every link is
+    // (`vault_link`, the SQL function the writer's connection has); and a title longer than
+    // `format::TITLE_MAX_CHARS` is cut (`bounded_title`, likewise).
+    "UPDATE files SET vault = vault_link(vault) WHERE vault IS NOT NULL AND vault NOT LIKE '/%';
+     UPDATE sessions SET title = bounded_title(title) WHERE length(title) > bounded_title_max();",
 ];
 
 /// The `scrollback_meta` key that says rows written before version 12 still need their search text
@@ -576,6 +582,50 @@ fn register_plain_title(conn: &Connection) -> rusqlite::Result<()> {
     )
 }
 
+/// The directory the data directory keeps its vault in (the index crate's `vault::VAULT_DIR`).
+const VAULT_DIR: &str = "vault";
+
+/// Where the vault link recorded as `stored` is, for the index in `data_dir`: `stored` itself where
+/// it is absolute; else the file of that name in the data directory's vault, made absolute (a
+/// relative link was relative to the directory its writer ran in, which is not known; every link
+/// is in the vault's directory).
+pub fn vault_link(data_dir: &Path, stored: &str) -> String {
+    let stored_path = Path::new(stored);
+    if stored_path.is_absolute() {
+        return stored.to_owned();
+    }
+    match stored_path.file_name() {
+        Some(name) => crate::files::absolute(data_dir).join(VAULT_DIR).join(name).to_string_lossy().into_owned(),
+        None => stored.to_owned(),
+    }
+}
+
+/// Gives `conn`, a writer's connection to the index at `path`, the SQL functions the step to
+/// version 19 mends rows with: `vault_link(stored)` ([`vault_link`] in the index's directory),
+/// `bounded_title(title)` ([`crate::format::bounded_title`]) and `bounded_title_max()`.
+fn register_mending(conn: &Connection, path: &Path) -> rusqlite::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    let data_dir = path.parent().unwrap_or(Path::new(".")).to_owned();
+    conn.create_scalar_function(
+        "vault_link",
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        move |ctx| Ok(ctx.get::<Option<String>>(0)?.map(|stored| vault_link(&data_dir, &stored))),
+    )?;
+    conn.create_scalar_function(
+        "bounded_title",
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| Ok(ctx.get::<Option<String>>(0)?.map(|title| crate::format::bounded_title(&title))),
+    )?;
+    conn.create_scalar_function(
+        "bounded_title_max",
+        0,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |_| Ok(crate::format::TITLE_MAX_CHARS as i64),
+    )
+}
+
 /// The dictionary `id` of the index at `path`, read on a connection of its own.
 fn load_dictionary(path: Option<&Path>, id: u32) -> Result<Option<pack::Dictionary>, pack::PackError> {
     let Some(path) = path else { return Ok(None) };
@@ -723,6 +773,7 @@ fn try_open_writer(path: &Path) -> Result<Connection, Unusable> {
     let conn = Connection::open_with_flags(path, ConnectionKind::Writer.flags())?;
     ConnectionKind::Writer.configure(&conn)?;
     register_plain_title(&conn)?;
+    register_mending(&conn, path)?;
     let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if found > VERSION {
         return Err(Unusable::Newer(found));
@@ -961,7 +1012,9 @@ mod tests {
                 .prepare("SELECT title FROM sessions ORDER BY id")?
                 .query_map([], |r| r.get(0))?
                 .collect::<rusqlite::Result<_>>()?;
-            assert_eq!(titles, ["Fix the parser", "A **bold** summary"], "v{version}'s titles");
+            // (From version 18 on, a writer stored first words plain: the step to 18 made them so.)
+            let first = if version < 18 { "Fix the parser" } else { "Fix the **parser**" };
+            assert_eq!(titles, [first, "A **bold** summary"], "v{version}'s titles");
             let hits: i64 = migrated.query_row(
                 "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'harbour photo*'",
                 [],
@@ -971,6 +1024,41 @@ mod tests {
         }
         let version: i64 = fresh.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         assert_eq!(version, VERSION);
+        Ok(())
+    }
+
+    #[test]
+    fn a_version_18_index_gets_absolute_vault_links_and_bounded_titles() -> Result<()> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(INDEX_FILE);
+        let old = Connection::open(&path)?;
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/schema-v18.sql");
+        old.execute_batch(&std::fs::read_to_string(fixture).expect("the version 18 schema"))?;
+        old.execute_batch("PRAGMA user_version = 18;")?;
+        let absolute = dir.path().join("vault/2-3.jsonl").to_string_lossy().into_owned();
+        for (id, vault) in [(1, Some("rel-data/vault/1-2.jsonl")), (2, Some(absolute.as_str())), (3, None)] {
+            old.execute(
+                "INSERT INTO files (id, path, session_id, dev, inode, fingerprint, fingerprint_len, tail_hash, size,
+                                    mtime_ns, checkpoint, lines, state, indexed_at, vault)
+                 VALUES (?1, '/t/' || ?1 || '.jsonl', 's', 0, 0, '', 0, '', 0, 0, 0, 0, 'gone', '', ?2)",
+                rusqlite::params![id, vault],
+            )?;
+        }
+        let long = "é".repeat(crate::format::TITLE_MAX_CHARS * 100);
+        old.execute("INSERT INTO sessions (id, title, title_rank) VALUES ('s', ?1, 4), ('t', 'short', 4)", [&long])?;
+        drop(old);
+        let migrated = ConnectionKind::Writer.open(&path)?;
+        let links: Vec<Option<String>> = migrated
+            .prepare("SELECT vault FROM files ORDER BY id")?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mended = dir.path().join("vault/1-2.jsonl").to_string_lossy().into_owned();
+        assert_eq!(links, [Some(mended), Some(absolute), None]);
+        let titles: Vec<String> = migrated
+            .prepare("SELECT title FROM sessions ORDER BY id")?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        assert_eq!(titles, ["é".repeat(crate::format::TITLE_MAX_CHARS), "short".to_owned()]);
         Ok(())
     }
 

@@ -226,6 +226,13 @@ pub fn decompress_to_scratch(file: &File, dir: &Path, limit: ScratchLimit) -> io
     Ok(scratch)
 }
 
+/// `path` made absolute against the current directory (without resolving links or `..`): how a
+/// path is recorded that another process, run from another directory, must read. A current
+/// directory that cannot be read leaves `path` as it is.
+pub fn absolute(path: &Path) -> std::path::PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
+}
+
 /// Whether the vault file `link` is its render of a session of the database of identity `dev`,
 /// `inode` (the vault keeps a database's session as the document it rendered from the rows, named
 /// `<dev>-<inode>-<session>.<n>.jsonl`, where a transcript's link is the transcript itself).

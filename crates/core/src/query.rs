@@ -201,6 +201,12 @@ pub fn parse(input: &str) -> Result<Query> {
         text = &text[..end];
         query.notes.push(format!("only the first {MAX_QUERY} bytes of the query were read"));
     }
+    // A NUL is no character a person types, and FTS5 and PostgreSQL refuse it: a space.
+    let spaced;
+    if text.contains('\0') {
+        spaced = text.replace('\0', " ");
+        text = &spaced;
+    }
     let tokens = lex(text)?;
     // Operators in a place where they mean nothing are words.
     let mut clause: Option<Vec<Term>> = None;

@@ -19,7 +19,7 @@ pub(crate) const MAX_SMALL_BODY: u64 = 256 << 10;
 #[serde(deny_unknown_fields)]
 pub(crate) struct NoParams {}
 
-/// Refuses a query string longer than [`MAX_QUERY`] (414).
+/// Refuses a query string longer than [`MAX_QUERY`] (414), or one that holds a NUL (400).
 pub(crate) fn query_cap() -> impl Filter<Extract = (), Error = Rejection> + Clone {
     raw_query()
         .and_then(|q: String| async move {
@@ -30,6 +30,10 @@ pub(crate) fn query_cap() -> impl Filter<Extract = (), Error = Rejection> + Clon
                     format!("the query string is {} bytes; at most {MAX_QUERY}", q.len()),
                 )
                 .reject())
+            } else if q.contains("%00") {
+                // SQLite's full-text engine and PostgreSQL refuse a NUL in text (in `q`, `project`,
+                // `host`, `model`, …): no parameter may hold one.
+                Err(ApiError::bad_request("a query parameter holds a NUL character (%00)").reject())
             } else {
                 Ok(())
             }

@@ -87,8 +87,10 @@ pub(crate) struct Compiled {
     marks: Vec<(String, bool)>,
 }
 
-/// `query` compiled, its parameters added to `args`.
-pub(crate) fn compile(query: &Query, args: &mut Args) -> Compiled {
+/// `query` compiled, its parameters added to `args`; with its first tier (`together`) only where
+/// it is `ranked` (PostgreSQL cannot prepare a statement with a parameter it never names, so a
+/// statement that only matches, such as the session list's, must not have that tier's).
+pub(crate) fn compile(query: &Query, args: &mut Args, ranked: bool) -> Compiled {
     let clauses: Vec<String> = query
         .all
         .iter()
@@ -114,7 +116,7 @@ pub(crate) fn compile(query: &Query, args: &mut Args) -> Compiled {
     for excluded in &query.none {
         conditions.push(format!("NOT e.tsv @@ {}", tsquery(excluded, args)));
     }
-    let plain = query.all.iter().all(|c| c.len() == 1) && query.all.len() >= 2;
+    let plain = ranked && query.all.iter().all(|c| c.len() == 1) && query.all.len() >= 2;
     let together = plain.then(|| {
         let text: Vec<&str> = query.all.iter().map(|c| c[0].text.as_str()).collect();
         let last_prefix = query.all.last().is_some_and(|c| c[0].prefix);
@@ -240,7 +242,7 @@ impl<'q> Run<'q> {
             }
             scoped.filters.role = Some(role);
         }
-        let compiled = compile(&scoped, &mut args);
+        let compiled = compile(&scoped, &mut args, true);
         let f = &scoped.filters;
         let mut conditions = String::new();
         let mut cond = |sql: &str, value: Option<&str>| {

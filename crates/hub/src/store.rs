@@ -27,7 +27,7 @@ use scrollback_core::codec::refs::{ContentHash, MediaName, MediaRef};
 use scrollback_core::codec::scan::{Encoding, MediaKind};
 use scrollback_core::error::{Error, Result};
 use scrollback_core::format::{self, Columns};
-use scrollback_core::query::Query;
+use scrollback_core::query::{Query, Role};
 use scrollback_read::Store;
 use scrollback_read::export::{ExportFile, Kind, Line, Written};
 use scrollback_read::history::{
@@ -464,20 +464,61 @@ impl Store for HubStore {
         let cursor = q.cursor.as_deref().map(parse_session_cursor).transpose()?;
         let mut sql = format!("SELECT {SESSION_COLUMNS} FROM sessions s WHERE true");
         let mut args = crate::search::Args::default();
-        if let Some(text) = &q.text {
-            // Its title holds the text, or one of its entries matches it as a query.
-            let compiled = crate::search::compile(&scrollback_core::query::parse(text)?, &mut args);
-            sql.push_str(&format!(
-                " AND (strpos(lower(coalesce(s.title, '')), lower({})) > 0 OR EXISTS (
-                     SELECT 1 FROM entries e WHERE e.host = s.host AND e.session_id = s.id AND NOT e.duplicate
-                     AND {}))",
-                args.add(text.clone()),
-                compiled.matches
-            ));
-        }
-        let mut bind = |sql: &mut String, clause: &str, value: String| {
+        let bind = |sql: &mut String, args: &mut crate::search::Args, clause: &str, value: String| {
             sql.push_str(&clause.replace('?', &args.add(value)));
         };
+        if let Some(text) = &q.text {
+            // Its title holds the query's words, or one of its entries matches the query as a search
+            // finds it: every field of the query applies, on the session or on the entry, as there.
+            let query = scrollback_core::query::parse(text)?;
+            let words: Vec<&str> = query.all.iter().flatten().map(|t| t.text.as_str()).collect();
+            let title = args.add(if words.is_empty() { text.clone() } else { words.join(" ") });
+            let compiled = crate::search::compile(&query, &mut args, false);
+            let f = &query.filters;
+            let mut entry = String::new();
+            for (value, clause) in [
+                (f.agent.as_deref(), " AND e.agent = ?"),
+                (
+                    match f.role {
+                        Some(Role::User) => Some("user"),
+                        Some(Role::Assistant) => Some("assistant"),
+                        _ => None,
+                    },
+                    " AND e.role = ?",
+                ),
+                (f.after.as_deref(), r#" AND e.timestamp COLLATE "C" >= ?"#),
+                (f.before.as_deref(), r#" AND e.timestamp COLLATE "C" < ?"#),
+            ] {
+                if let Some(value) = value {
+                    bind(&mut entry, &mut args, clause, value.to_owned());
+                }
+            }
+            // A title is no one's words and no tool's: a `role:` or `tool:` query looks at entries only.
+            let titled = if f.role.is_some() || f.tool.is_some() { "false AND " } else { "" };
+            // A title holding a word the query excludes does not list its session.
+            let unless: String = query
+                .none
+                .iter()
+                .map(|t| format!(" AND strpos(lower(coalesce(s.title, '')), lower({})) = 0", args.add(t.text.clone())))
+                .collect();
+            sql.push_str(&format!(
+                " AND ({titled}strpos(lower(coalesce(s.title, '')), lower({title})) > 0{unless} OR EXISTS (
+                     SELECT 1 FROM entries e WHERE e.host = s.host AND e.session_id = s.id AND NOT e.duplicate
+                     AND {}{entry}))",
+                compiled.matches
+            ));
+            for (value, clause) in [
+                (f.agent.as_deref(), " AND s.agent = ?"),
+                (f.project.as_deref(), " AND strpos(s.project, ?) > 0"),
+                (f.session.as_deref(), " AND starts_with(s.id, ?)"),
+                (f.after.as_deref(), r#" AND coalesce(s.last_timestamp, '') COLLATE "C" >= ?"#),
+                (f.before.as_deref(), r#" AND s.first_timestamp COLLATE "C" < ?"#),
+            ] {
+                if let Some(value) = value {
+                    bind(&mut sql, &mut args, clause, value.to_owned());
+                }
+            }
+        }
         for (value, clause) in [
             (&q.project, " AND s.project = ?"),
             (&q.agent, " AND s.agent = ?"),
@@ -487,17 +528,18 @@ impl Store for HubStore {
             (&q.active_since, r#" AND coalesce(s.last_timestamp, '') COLLATE "C" < ?"#),
         ] {
             if let Some(value) = value {
-                bind(&mut sql, clause, value.clone());
+                bind(&mut sql, &mut args, clause, value.clone());
             }
         }
         if let Some((ts, host, id)) = cursor {
             bind(
                 &mut sql,
+                &mut args,
                 r#" AND (coalesce(s.last_timestamp, '') COLLATE "C", s.host COLLATE "C", s.id COLLATE "C") < (?"#,
                 ts,
             );
-            bind(&mut sql, ", ?", host);
-            bind(&mut sql, ", ?)", id);
+            bind(&mut sql, &mut args, ", ?", host);
+            bind(&mut sql, &mut args, ", ?)", id);
         }
         sql.push_str(&format!(
             r#" ORDER BY coalesce(s.last_timestamp, '') COLLATE "C" DESC, s.host COLLATE "C" DESC, s.id COLLATE "C" DESC LIMIT {}"#,

@@ -606,9 +606,7 @@ impl SessionDelta {
         {
             self.git_branch = Some((order.clone(), branch.clone()));
         }
-        // The person's first words count only from the main transcript.
-        let title = meta.title.as_ref().filter(|(rank, _)| *rank != title_rank::FIRST_USER_TEXT || order.file == 0);
-        if let Some((rank, title)) = title
+        if let Some((rank, title)) = &meta.title
             && self
                 .title
                 .as_ref()
@@ -631,7 +629,9 @@ impl SessionDelta {
 /// they do, not as they were marked up ([`format::plain_title`]). (Made once for the title a batch
 /// or a rebuild keeps, not for every line that could title its session.)
 fn kept_title(rank: u8, title: String) -> String {
-    if rank == title_rank::FIRST_USER_TEXT { format::plain_title(&title) } else { title }
+    // Whatever a format made, a row's title is never longer than `TITLE_MAX_CHARS`.
+    let title = if rank == title_rank::FIRST_USER_TEXT { format::plain_title(&title) } else { title };
+    if title.len() > format::TITLE_MAX_CHARS { format::bounded_title(&title) } else { title }
 }
 
 /// Adds each session's delta to its row, creating the row if it is new.
@@ -659,12 +659,18 @@ fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>, agent
         // Whether the batch's title replaces the session's: `title_rank::replaces`, in SQL. (SQLite
         // evaluates every assignment against the row as it was, so the order of the assignments is
         // free.)
+        // Below `latest` a title from the main transcript wins first: `main(o)` reads an order key's
+        // file (`Order::key`: `<at>\x01<file, 16 digits>\x01<line, 12 digits>`) at its fixed place from
+        // the end.
         replaces = format!(
             "(excluded.title IS NOT NULL AND (excluded.title_rank > sessions.title_rank
                OR (excluded.title_rank = sessions.title_rank AND (sessions.title_order IS NULL
                    OR CASE WHEN excluded.title_rank >= {latest} THEN excluded.title_order >= sessions.title_order
+                           WHEN {main_new} <> {main_old} THEN {main_new}
                            ELSE excluded.title_order < sessions.title_order END))))",
-            latest = title_rank::LATEST_WINS_FROM
+            latest = title_rank::LATEST_WINS_FROM,
+            main_new = "(substr(excluded.title_order, -29, 16) = '0000000000000000')",
+            main_old = "(substr(sessions.title_order, -29, 16) = '0000000000000000')",
         ),
         // Whether the batch's git branch replaces the session's: its entry is not earlier in order.
         later_branch = "(excluded.git_branch_order IS NOT NULL
@@ -806,8 +812,7 @@ fn describe_again(tx: &Connection) -> Result<(Titles, Branches)> {
                 tx.prepare_cached("UPDATE entries SET agent_id = ?1, spawned_agent = ?2 WHERE id = ?3")?
                     .execute(params![meta.agent_id, meta.spawned_agent, id])?;
             }
-            let title =
-                meta.title.filter(|(rank, _)| !duplicate && (*rank != title_rank::FIRST_USER_TEXT || file == 0));
+            let title = meta.title.filter(|_| !duplicate);
             if let Some((rank, title)) = title {
                 let best = titles.get(&session);
                 if best.is_none_or(|(old, old_order, _)| title_rank::replaces(rank, &order, *old, old_order)) {

@@ -214,19 +214,32 @@ pub(crate) fn settle(tx: &Connection, keys: &BTreeSet<String>) -> Result<()> {
     }
     let mut delete = tx.prepare_cached("DELETE FROM usage_sums WHERE session_id = ?1 AND day IS ?2")?;
     let mut insert = tx.prepare_cached(&sums("WHERE u.session_id = ?1 AND u.day IS ?2"))?;
-    // (An hour's first ten characters are its day: both are the timestamp's, in UTC, else as written.)
-    let mut delete_hours = tx.prepare_cached(
-        "DELETE FROM usage_hours WHERE session_id = ?1 AND (hour IS NULL AND ?2 IS NULL OR substr(hour, 1, 10) = ?2)",
-    )?;
-    let mut insert_hours = tx.prepare_cached(&hour_sums("WHERE u.session_id = ?1 AND u.day IS ?2"))?;
+    // An hour is written only from a time that parses (`HOUR`), and its first ten characters are
+    // then its day; the rows of times that do not parse (no hour) are summed again by session.
+    let mut delete_hours =
+        tx.prepare_cached("DELETE FROM usage_hours WHERE session_id = ?1 AND substr(hour, 1, 10) = ?2")?;
+    let mut insert_hours =
+        tx.prepare_cached(&hour_sums(&format!("WHERE u.session_id = ?1 AND u.day IS ?2 AND {HOUR} IS NOT NULL")))?;
+    let mut delete_unhoured = tx.prepare_cached("DELETE FROM usage_hours WHERE session_id = ?1 AND hour IS NULL")?;
+    let mut insert_unhoured = tx.prepare_cached(&hour_sums(&format!("WHERE u.session_id = ?1 AND {HOUR} IS NULL")))?;
+    let mut sessions = BTreeSet::new();
     for (session, day) in &groups {
         delete.execute(params![session, day])?;
         insert.execute(params![session, day])?;
         delete_hours.execute(params![session, day])?;
         insert_hours.execute(params![session, day])?;
+        sessions.insert(session);
+    }
+    for session in sessions {
+        delete_unhoured.execute([session])?;
+        insert_unhoured.execute([session])?;
     }
     Ok(())
 }
+
+/// A ledger row's UTC hour (`YYYY-MM-DDTHH`), in SQL: NULL for a time that does not parse (an hour
+/// 25, a word, a seven-digit year), which is then in no hour's figure.
+const HOUR: &str = "strftime('%Y-%m-%dT%H', u.timestamp)";
 
 /// One line of a response as the rule compares them, with what its ledger row takes from it.
 struct Line {
@@ -376,7 +389,7 @@ fn hour_sums(filter: &str) -> String {
     format!(
         "INSERT INTO usage_hours (session_id, hour, agent, model, tier, over, responses, input_tokens, output_tokens,
                                   cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens)
-         SELECT u.session_id, coalesce(strftime('%Y-%m-%dT%H', u.timestamp), substr(u.timestamp, 1, 13)), u.agent,
+         SELECT u.session_id, {HOUR}, u.agent,
                 u.model, u.tier, {over}, count(*), {tokens}
          FROM usage u {filter}
          GROUP BY 1, 2, 3, 4, 5, 6",

@@ -22,8 +22,10 @@ pub const VAULT_DIR: &str = "vault";
 /// The `scrollback_meta` key that says why the vault is off (absent while it is on).
 pub const VAULT_OFF_KEY: &str = "vault:off";
 
+/// The vault's directory, absolute: each link is recorded by this path, which must name the same
+/// file from whichever directory a reader runs in (a relative `--data-dir` would not).
 pub(crate) fn vault_dir(data_dir: &Path) -> PathBuf {
-    data_dir.join(VAULT_DIR)
+    scrollback_core::files::absolute(data_dir).join(VAULT_DIR)
 }
 
 /// The environment variable that makes every vault link fail as across file systems (EXDEV):
@@ -100,7 +102,7 @@ impl Vault {
 
     /// Whether `path` is one of the vault's links.
     pub(crate) fn holds(&self, path: &Path) -> bool {
-        matches!(self, Vault::On(dir, ..) if path.starts_with(dir))
+        matches!(self, Vault::On(dir, ..) if scrollback_core::files::absolute(path).starts_with(dir))
     }
 
     /// Removes the links the last pass made or replaced that no row refers to (a replaced file's

@@ -536,7 +536,10 @@ struct IndexStats<'a>(&'a Connection);
 
 /// The common conditions on a table of sums `h` joined to its session `s`, with [`IndexStats::p`]'s
 /// parameters.
-const WHERE: &str = "h.hour IS NOT NULL AND (?1 IS NULL OR h.hour >= ?1) AND (?2 IS NULL OR h.hour < ?2)
+/// An hour that is not one (written by an older writer from a line's malformed time: `2026-01-01T25`,
+/// `garbage`) is in no figure, as on a hub: a report never fails on a row's value.
+const WHERE: &str = "h.hour IS NOT NULL AND strftime('%Y-%m-%dT%H', h.hour || ':00:00') IS h.hour
+                     AND (?1 IS NULL OR h.hour >= ?1) AND (?2 IS NULL OR h.hour < ?2)
                      AND (?3 IS NULL OR s.agent = ?3) AND (?4 IS NULL OR s.project = ?4) AND ?5 IS NOT NULL";
 
 /// A local figure of the hour `h.hour`: `strftime`'s `f` after SQLite's modifier `?5`.

@@ -450,9 +450,9 @@ impl<'a> Fields<'a> {
         let [summary, custom, ai, _] = &self.titles;
         let role = self.message.role.as_deref();
         let title = match kind {
-            Some("custom-title") => custom.as_deref().map(|t| (title_rank::CUSTOM, t.to_owned())),
-            Some("ai-title") => ai.as_deref().map(|t| (title_rank::AI, t.to_owned())),
-            Some("summary") => summary.as_deref().map(|t| (title_rank::SUMMARY, t.to_owned())),
+            Some("custom-title") => custom.as_deref().map(|t| (title_rank::CUSTOM, super::bounded_title(t))),
+            Some("ai-title") => ai.as_deref().map(|t| (title_rank::AI, super::bounded_title(t))),
+            Some("summary") => summary.as_deref().map(|t| (title_rank::SUMMARY, super::bounded_title(t))),
             Some("user") if role == Some("user") && !self.is_meta && !self.is_sidechain => {
                 first_user_text(&self.message.content).map(|t| (title_rank::FIRST_USER_TEXT, t))
             }

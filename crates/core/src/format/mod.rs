@@ -223,7 +223,8 @@ pub mod title_rank {
     pub const AI: u8 = 3;
     /// A summary line.
     pub const SUMMARY: u8 = 2;
-    /// The first words the person wrote in the main transcript.
+    /// The first words the person wrote: in the session's main transcript (the file named for it)
+    /// where it has one indexed, else in any file of its lines (a renamed or copied transcript).
     pub const FIRST_USER_TEXT: u8 = 1;
     /// From this rank up the latest title (in conversation order) wins over an earlier one of the
     /// same rank; below it (the person's first words) the earliest stays. The sessions upsert
@@ -231,10 +232,18 @@ pub mod title_rank {
     pub const LATEST_WINS_FROM: u8 = SUMMARY;
 
     /// Whether a title of rank `new` from the entry at `new_order` replaces one of rank `old` from
-    /// `old_order`.
+    /// `old_order`. Below [`LATEST_WINS_FROM`] a title from the main transcript (`file` 0) wins over
+    /// one from another file, whatever their orders: the earliest of the other files titles a
+    /// session only while its own transcript gives none.
     pub fn replaces(new: u8, new_order: &Order, old: u8, old_order: &Order) -> bool {
+        let main = |o: &Order| o.file == 0;
         new > old
-            || (new == old && if new >= LATEST_WINS_FROM { new_order >= old_order } else { new_order < old_order })
+            || (new == old
+                && if new >= LATEST_WINS_FROM {
+                    new_order >= old_order
+                } else {
+                    (main(new_order), std::cmp::Reverse(new_order)) > (main(old_order), std::cmp::Reverse(old_order))
+                })
     }
 }
 
@@ -716,6 +725,16 @@ pub fn plain_title(words: &str) -> String {
     }
     let joined = plain.split_whitespace().collect::<Vec<_>>().join(" ");
     if joined.is_empty() { words.to_owned() } else { joined }
+}
+
+/// The most characters a session's title has, whatever made it (a person's first words, a custom
+/// or agent's title, a summary): a title is listed with every session, so one transcript's 12 MB
+/// title must not make every list that large. The same as the most a person may give.
+pub const TITLE_MAX_CHARS: usize = 200;
+
+/// `title` cut to [`TITLE_MAX_CHARS`] characters (at a character boundary).
+pub fn bounded_title(title: &str) -> String {
+    first_chars(title.to_owned(), TITLE_MAX_CHARS)
 }
 
 /// The first `n` characters of `s`.

@@ -11,6 +11,7 @@ use rusqlite::{Connection, OptionalExtension};
 use super::MAX_LIMIT;
 use super::budget::{fts_error, within_budget};
 use scrollback_core::error::{Error, Result};
+use scrollback_core::query::Role;
 
 /// One session, as listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,16 +103,60 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
         args.push(Box::new(agent.clone()));
     }
     if let Some(text) = &q.text {
-        let mut parsed = scrollback_core::query::parse(text)?;
-        super::prefixes::spell_out(conn, &mut parsed)?;
-        let matched = super::fts::compile(&parsed).all;
-        sql.push_str(
-            " AND (instr(lower(coalesce(title, '')), lower(?)) > 0 OR id IN (
-                 SELECT e.session_id FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid
-                 WHERE entries_fts MATCH ? AND e.duplicate = 0))",
+        // Its title holds the query's words, or one of its entries matches the query as a search
+        // finds it: every field of the query applies, on the session or on the entry, as there.
+        let mut query = scrollback_core::query::parse(text)?;
+        // The words as written, before a prefix is spelled out as the index's words it stands for.
+        let words: Vec<String> = query.all.iter().flatten().map(|t| t.text.clone()).collect();
+        super::prefixes::spell_out(conn, &mut query)?;
+        let f = &query.filters;
+        let mut entry = String::new();
+        let mut entry_args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
+        let mut on_entry = |clause: &str, value: Option<&str>| {
+            if let Some(v) = value {
+                entry.push_str(clause);
+                entry_args.push(Box::new(v.to_owned()));
+            }
+        };
+        on_entry(" AND e.agent = ?", f.agent.as_deref());
+        on_entry(
+            " AND e.role = ?",
+            match f.role {
+                Some(Role::User) => Some("user"),
+                Some(Role::Assistant) => Some("assistant"),
+                _ => None,
+            },
         );
-        args.push(Box::new(text.clone()));
-        args.push(Box::new(matched));
+        on_entry(" AND e.timestamp >= ?", f.after.as_deref());
+        on_entry(" AND e.timestamp < ?", f.before.as_deref());
+        // A title is no one's words and no tool's: a `role:` or `tool:` query looks at entries only.
+        let titled = if f.role.is_some() || f.tool.is_some() { "0 AND " } else { "" };
+        // A title holding a word the query excludes does not list its session.
+        let unless = " AND instr(lower(coalesce(title, '')), lower(?)) = 0".repeat(query.none.len());
+        sql.push_str(&format!(
+            " AND ({titled}instr(lower(coalesce(title, '')), lower(?)) > 0{unless} OR id IN (
+                 SELECT e.session_id FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid
+                 WHERE entries_fts MATCH ? AND e.duplicate = 0{entry}))"
+        ));
+        args.push(Box::new(if words.is_empty() { text.clone() } else { words.join(" ") }));
+        args.extend(query.none.iter().map(|t| Box::new(t.text.clone()) as Box<dyn rusqlite::ToSql>));
+        args.push(Box::new(super::fts::compile(&query).all));
+        args.extend(entry_args);
+        let mut on_session = |clause: &str, value: Option<&str>| {
+            if let Some(v) = value {
+                sql.push_str(clause);
+                args.push(Box::new(v.to_owned()));
+            }
+        };
+        on_session(" AND agent = ?", f.agent.as_deref());
+        on_session(" AND instr(project, ?) > 0", f.project.as_deref());
+        on_session(" AND coalesce(last_timestamp, '') >= ?", f.after.as_deref());
+        on_session(" AND first_timestamp < ?", f.before.as_deref());
+        if let Some(prefix) = f.session.as_deref() {
+            sql.push_str(" AND id >= ? AND id < ? || char(1114111)");
+            args.push(Box::new(prefix.to_owned()));
+            args.push(Box::new(prefix.to_owned()));
+        }
     }
     for (bound, clause) in [
         (&q.since, " AND coalesce(last_timestamp, '') >= ?"),
