@@ -655,10 +655,16 @@ fn a_legacy_gemini_json_chat_is_indexed_with_photos_tokens_and_title_and_read_ag
 fn a_gemini_session_s_project_is_the_directory_its_project_root_file_records() {
     let env = Env::new();
     let photos = [fake_png(51, 300), fake_png(52, 300)];
-    env.write("gemini/tmp/lighthouse/chats/session-2026-11-30T09-00-5e55a0d1.jsonl", gemini::with_rewind("5e55a0d1-1", &photos));
+    env.write(
+        "gemini/tmp/lighthouse/chats/session-2026-11-30T09-00-5e55a0d1.jsonl",
+        gemini::with_rewind("5e55a0d1-1", &photos),
+    );
     env.write("gemini/tmp/lighthouse/.project_root", "/home/me/work/lighthouse\n");
     let hash = "3f2a9c1e".repeat(8);
-    env.write(&format!("gemini/tmp/{hash}/chats/session-2026-11-30T09-00-5e55a0d2.jsonl"), gemini::with_rewind("5e55a0d2-1", &photos));
+    env.write(
+        &format!("gemini/tmp/{hash}/chats/session-2026-11-30T09-00-5e55a0d2.jsonl"),
+        gemini::with_rewind("5e55a0d2-1", &photos),
+    );
     index_roots(&env);
     let conn = env.conn();
     let project = |id: &str| -> Option<String> {

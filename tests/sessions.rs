@@ -738,7 +738,12 @@ fn an_untitled_session_is_named_by_its_first_words_or_its_project_and_day_never_
         &format!("p/{silent}.jsonl"),
         as_session(
             silent,
-            assistant("b1", &ts(2), json!([{"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "ls"}}]), json!({})),
+            assistant(
+                "b1",
+                &ts(2),
+                json!([{"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "ls"}}]),
+                json!({}),
+            ),
         ),
     );
     env.index();

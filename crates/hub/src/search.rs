@@ -371,7 +371,8 @@ impl<'q> Run<'q> {
         let tools: Option<String> = row.get(6);
         let project: Option<String> = row.get(8);
         let first: Option<String> = row.get(13);
-        let title = scrollback_read::history::shown_title(row.get(7), row.get(14), project.as_deref(), first.as_deref());
+        let title =
+            scrollback_read::history::shown_title(row.get(7), row.get(14), project.as_deref(), first.as_deref());
         let session = row.get::<_, Option<String>>(11).map(|agent| (agent, row.get(12)));
         let hit = SearchHit {
             session_id: c.session_id.clone(),

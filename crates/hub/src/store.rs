@@ -226,7 +226,6 @@ const SESSION_COLUMNS: &str = concat!(
     first_said!()
 );
 
-
 fn listed(r: &Row) -> SessionSummary {
     let (project, first): (Option<String>, Option<String>) = (r.get(2), r.get(4));
     SessionSummary {

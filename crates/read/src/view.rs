@@ -346,13 +346,19 @@ mod tests {
         )
         .unwrap();
         let view = of(scrollback_core::format::CLAUDE, &line, false);
-        assert!(matches!(&view.parts[..], [ViewPart::ToolResult { text, .. }] if text == "error: opusplan"), "{view:?}");
+        assert!(
+            matches!(&view.parts[..], [ViewPart::ToolResult { text, .. }] if text == "error: opusplan"),
+            "{view:?}"
+        );
         let line: Value = serde_json::from_str(
             r#"{"type":"user","message":{"role":"user","content":"<local-command-stdout>Set model to \u001b[1mopusplan\u001b[22m</local-command-stdout>"}}"#,
         )
         .unwrap();
         let view = of(scrollback_core::format::CLAUDE, &line, false);
-        assert!(matches!(&view.parts[..], [ViewPart::Output { text, .. }] if text == "Set model to opusplan"), "{view:?}");
+        assert!(
+            matches!(&view.parts[..], [ViewPart::Output { text, .. }] if text == "Set model to opusplan"),
+            "{view:?}"
+        );
     }
 
     /// A long text is cut for the page, and says how long it is whole and which of the entry's

@@ -190,9 +190,13 @@ impl SessionSummary {
 macro_rules! first_said {
     ($s:literal) => {
         concat!(
-            "CASE WHEN ", $s, ".title IS NULL THEN
+            "CASE WHEN ",
+            $s,
+            ".title IS NULL THEN
                 (SELECT substr(e.text, 1, 400) FROM entries e
-                 WHERE e.session_id = ", $s, ".id AND e.duplicate = 0 AND e.role IN ('user', 'assistant')
+                 WHERE e.session_id = ",
+            $s,
+            ".id AND e.duplicate = 0 AND e.role IN ('user', 'assistant')
                    AND trim(coalesce(e.text, '')) <> ''
                  ORDER BY e.sort_at, e.sort_file, e.line LIMIT 1) END"
         )
@@ -206,7 +210,12 @@ const FIRST_SAID: &str = first_said!("sessions");
 /// The words a session is named by where a title is expected, never its id: its title; else the
 /// first words said in it ([`FIRST_SAID`]); else its project's name and its first day
 /// (`lighthouse · 2026-11-30`). `None` only for a session with none of these.
-pub fn shown_title(title: Option<String>, said: Option<String>, project: Option<&str>, first: Option<&str>) -> Option<String> {
+pub fn shown_title(
+    title: Option<String>,
+    said: Option<String>,
+    project: Option<&str>,
+    first: Option<&str>,
+) -> Option<String> {
     if let Some(title) = title.filter(|t| !t.trim().is_empty()) {
         return Some(title);
     }
@@ -244,7 +253,13 @@ pub fn project_name(project: &str) -> String {
     if project.len() == 64 && project.bytes().all(|b| b.is_ascii_hexdigit()) {
         return format!("gemini project {}", &project[..8]);
     }
-    project.trim_end_matches(['/', '\\']).rsplit(['/', '\\']).next().filter(|n| !n.is_empty()).unwrap_or(project).to_owned()
+    project
+        .trim_end_matches(['/', '\\'])
+        .rsplit(['/', '\\'])
+        .next()
+        .filter(|n| !n.is_empty())
+        .unwrap_or(project)
+        .to_owned()
 }
 
 /// One session as listed, by its id; `None` if the index has no such session.
