@@ -647,3 +647,29 @@ fn a_legacy_gemini_json_chat_is_indexed_with_photos_tokens_and_title_and_read_ag
     let keys: i64 = env.conn().query_row("SELECT count(*) FROM usage", [], |r| r.get(0)).unwrap();
     assert_eq!(keys, 2, "each response once");
 }
+
+/// Gemini CLI names a project's folder by a slug of its name (and, before, by the SHA-256 of its
+/// directory), and records the directory in `.project_root` beside `chats`: a session's project
+/// is that directory, not the folder's name; where no file records it, the folder's name stays.
+#[test]
+fn a_gemini_session_s_project_is_the_directory_its_project_root_file_records() {
+    let env = Env::new();
+    let photos = [fake_png(51, 300), fake_png(52, 300)];
+    env.write(
+        "gemini/tmp/lighthouse/chats/session-2026-11-30T09-00-5e55a0d1.jsonl",
+        gemini::with_rewind("5e55a0d1-1", &photos),
+    );
+    env.write("gemini/tmp/lighthouse/.project_root", "/home/me/work/lighthouse\n");
+    let hash = "3f2a9c1e".repeat(8);
+    env.write(
+        &format!("gemini/tmp/{hash}/chats/session-2026-11-30T09-00-5e55a0d2.jsonl"),
+        gemini::with_rewind("5e55a0d2-1", &photos),
+    );
+    index_roots(&env);
+    let conn = env.conn();
+    let project = |id: &str| -> Option<String> {
+        conn.query_row("SELECT project FROM sessions WHERE id = ?1", [id], |r| r.get(0)).unwrap()
+    };
+    assert_eq!(project("5e55a0d1-1").as_deref(), Some("/home/me/work/lighthouse"));
+    assert_eq!(project("5e55a0d2-1"), Some(hash), "nothing records it: the folder's name");
+}

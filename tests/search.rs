@@ -155,6 +155,42 @@ fn tree(env: &Env) {
     env.write("p/5e55a000-0000-4000-8000-000000000002.jsonl", plain);
 }
 
+/// A word whose punctuation names something (`C++`, `C#`, `.NET`) finds the entries that hold it
+/// as written, not every one with its bare letter or word (`a checksum in C`, `the net`).
+#[test]
+fn a_punctuated_name_finds_what_was_written_not_its_bare_letter() {
+    let env = Env::new();
+    tree(&env);
+    let line = |uuid: &str, text: &str| {
+        json!({
+            "parentUuid": null, "isSidechain": false, "userType": "external", "cwd": "/home/u/gamma",
+            "sessionId": "5e55a000-0000-4000-8000-000000000003", "type": "user", "uuid": uuid,
+            "timestamp": "2026-02-01T11:00:00.000Z", "message": { "role": "user", "content": text },
+        })
+        .to_string()
+            + "\n"
+    };
+    env.write(
+        "p/5e55a000-0000-4000-8000-000000000003.jsonl",
+        line("w1", "Port it from C# to F# on .NET 8") + &line("w2", "the net result, plan c and f sharp notes"),
+    );
+    env.index();
+    let server = Server::start(&env, &[]);
+    server.wait_for_sessions(3);
+    let found = |q: &str| -> Vec<String> {
+        let answer = server.json(&format!("/api/search?group=none&q={}", urlencode(q)));
+        answer["hits"].as_array().unwrap().iter().map(|h| h["entryUuid"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(found("C++"), ["u1"], "not the session with a lone \"C\"");
+    assert_eq!(found("c++"), ["u1"]);
+    assert_eq!(found("C#"), ["w1"]);
+    assert_eq!(found("F#"), ["w1"]);
+    assert_eq!(found(".NET"), ["w1"]);
+    assert_eq!(found("C++ checksum"), ["u1"]);
+    // A word with its punctuation inside still finds its pieces as a phrase.
+    assert_eq!(found("claude-code"), ["u1", "v1"], "as written first, then \"claude code\"");
+}
+
 /// What no answer may carry: the store's own words.
 fn leaks_the_store(text: &str) -> bool {
     ["fts5", "syntax error", "no such column", "sqlite", "unterminated string", "malformed MATCH"]

@@ -732,3 +732,46 @@ fn a_page_costs_the_same_wherever_it_starts_even_when_every_timestamp_is_equal()
     let (before, from) = (steps(Position::Before(middle)), steps(Position::From(middle)));
     assert!(before < 3 * newest && from < 3 * newest, "newest {newest} steps, before {before}, from {from}");
 }
+
+/// Where a title is expected (the list, one session, a search hit), a session with no title is
+/// named by the first words said in it (an answer; a sub-agent's prompt), else by its project and
+/// day: never by its id.
+#[test]
+fn an_untitled_session_is_named_by_its_first_words_or_its_project_and_day_never_its_id() {
+    let env = Env::new();
+    let answered = "5e55a0e0-0000-4000-8000-0000000000a1";
+    let silent = "5e55a0e0-0000-4000-8000-0000000000a2";
+    let as_session = |id: &str, v: Value| {
+        let mut v = v;
+        merge(&mut v, json!({"sessionId": id, "cwd": "/work/lighthouse"}));
+        line(v)
+    };
+    let answer = "The build fails because the linker cannot find libssl.\n\nInstall libssl-dev and run it again; \
+                  the rest of this answer is long enough that a title would be cut well before its end.";
+    env.write(
+        &format!("p/{answered}.jsonl"),
+        as_session(answered, assistant("a1", &ts(1), json!([{"type": "text", "text": answer}]), json!({}))),
+    );
+    env.write(
+        &format!("p/{silent}.jsonl"),
+        as_session(
+            silent,
+            assistant(
+                "b1",
+                &ts(2),
+                json!([{"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "ls"}}]),
+                json!({}),
+            ),
+        ),
+    );
+    env.index();
+    let conn = env.conn();
+    let page = history::sessions(&conn, &SessionQuery { limit: 10, ..Default::default() }).unwrap();
+    let title_of = |id: &str| page.sessions.iter().find(|s| s.id == id).and_then(|s| s.title.clone());
+    let first_words = "The build fails because the linker cannot find libssl.";
+    assert_eq!(title_of(answered).as_deref(), Some(first_words), "the first words of the answer");
+    assert_eq!(title_of(silent).as_deref(), Some("lighthouse · 2026-03-01"), "nothing said: its project and day");
+    assert_eq!(history::session(&conn, answered).unwrap().unwrap().title.as_deref(), Some(first_words));
+    let hits = history::search(&conn, "linker", None, 10).unwrap();
+    assert_eq!(hits[0].title.as_deref(), Some(first_words), "a search hit's session named the same way");
+}

@@ -1586,7 +1586,7 @@ test("43. the header is one line with its details on demand: id, resume command 
     await toggle.click();
     assert.equal(await toggle.getAttribute("aria-expanded"), "true");
     const details = page.locator(".head-details");
-    assert.match(await details.locator(".about-line").textContent(), /Claude Code · \/home\/test\/project · branch feature\/harness · .* · 117 entries · 1 photos/);
+    assert.match(await details.locator(".about-line").textContent(), /Claude Code · \/home\/test\/project · branch feature\/harness · .* · 117 entries · 1 photo$/);
     assert.equal(await details.locator(".session-id").textContent(), SESSION);
     assert.equal(await details.locator("code.resume").textContent(), `claude --resume ${SESSION}`);
     await details.locator("button.copy").click();
@@ -1874,5 +1874,118 @@ test("47. a team's hub: serve --postgres draws the overview of every host, lists
   await page.waitForLoadState("networkidle");
   assert.deepEqual(problems, []);
   await context.close();
+  await server.stop();
+});
+
+const NAMES_UNTITLED = "5e55a061-0000-4000-8000-000000000001";
+const NAMES_HASHED = "5e55a062-0000-4000-8000-000000000001";
+const NAMES_SLUG = "5e55a063-0000-4000-8000-000000000001";
+const HASH = "3f2a9c1e".repeat(8);
+
+/** Whether `selector`'s elements all end within their sidebar, card or screen (nothing overflows). */
+const fitsIn = (page, selector, within) =>
+  page.locator(selector).evaluateAll((els, within) => els.every((el) => {
+    const box = (el.closest(within) || document.documentElement).getBoundingClientRect();
+    return el.getBoundingClientRect().right <= box.right + 1;
+  }), within);
+
+test("60. the harness's caveat is folded as context, a command's colours read as words, a result of one photo says \"1 photo\", and one of anything is counted as one", async () => {
+  const server = await startServer("names", { roots: ["gemini:gemini"] });
+  for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
+    const phone = viewport.width < 600;
+    const { page, problems, context } = await newPage(viewport);
+    await page.goto(`${server.url}/sessions/${SESSION}`);
+    await until("the command's output", async () => (await page.locator(".command-output").count()) === 1);
+    // The caveat: folded under its name, not the person's words.
+    const caveat = page.locator("details.context", { has: page.locator("summary", { hasText: /^Caveat$/ }) });
+    assert.equal(await caveat.count(), 1);
+    assert.equal(await caveat.evaluate((d) => d.open), false);
+    assert.equal(await page.locator("li.entry.user", { hasText: "Caveat: The messages below" }).locator(".markdown").count(), 0, "not as something typed");
+    // Colours: the words, no escape.
+    assert.equal(await page.locator(".command-output pre").textContent(), "Set model to opusplan (default)");
+    const text = await page.locator("ol.entries:not(.pending-list)").textContent();
+    assert.ok(!text.includes("\u001b") && !text.includes("[22m"), "no terminal escape shown");
+    // A result that is one photo.
+    const result = page.locator("details.tool.result", { has: page.locator("img") });
+    assert.equal(await result.locator("summary .meta-text").textContent(), "1 photo");
+    // One of a thing is one: in the header's details and in the list.
+    assert.match(await page.locator(".about-line").textContent(), /· 7 entries · 1 photo$/);
+    assert.equal(await page.locator(`#sessions li[data-session="${SESSION}"] .counts`).textContent(), "7 entries · 1 photo");
+    await result.scrollIntoViewIfNeeded();
+    if (phone) await phoneShot(page, "60-harness-leftovers-phone");
+    else await shot(page, "60-harness-leftovers-laptop");
+    assert.deepEqual(problems, []);
+    await context.close();
+  }
+  await server.stop();
+});
+
+test("61. names a person recognises: an untitled session by its first words in the list, the header and the palette; a Gemini project by its recorded directory or as \"gemini project 3f2a9c1e\", never its hash; nothing overflows a phone", async () => {
+  const server = await startServer("names", { roots: ["gemini:gemini"] });
+  await until("every session listed", async () => (await (await fetch(`${server.url}/api/sessions?limit=100`)).json()).sessions.length === 44);
+  const answer = "Tidied the harbour charts and left the buoys as they were.";
+  for (const viewport of [{ width: 1280, height: 900 }, { width: 390, height: 844 }]) {
+    const phone = viewport.width < 600;
+    const { page, problems, context } = await newPage(viewport);
+    await page.goto(`${server.url}/sessions/${NAMES_UNTITLED}`);
+    await until("the header's title", async () => (await page.locator(".view-title").textContent()) === answer);
+    assert.equal(await page.locator(`#sessions li[data-session="${NAMES_UNTITLED}"] .title`).textContent(), answer);
+    // The Gemini projects: the directory .project_root records; a hash as a short, labelled name.
+    const meta = (id) => page.locator(`#sessions li[data-session="${id}"] .meta`).textContent();
+    assert.match(await meta(NAMES_HASHED), /gemini project 3f2a9c1e/);
+    assert.match(await meta(NAMES_SLUG), /the-lighthouse-keepers-logbook-of-every-storm/);
+    const listed = await page.locator("#sessions").textContent();
+    assert.ok(!listed.includes(HASH) && !listed.includes(NAMES_UNTITLED), "no hash or id in the list");
+    if (phone) await page.locator("#toggle-sidebar").click();
+    assert.ok(await fitsIn(page, "#sessions li a, #sessions .meta, #sessions .title", "#sidebar"), "the list's names fit its width");
+    if (phone) await phoneShot(page, "61-names-sidebar-phone");
+    else await shot(page, "61-names-sidebar-laptop");
+    if (phone) await page.locator("#toggle-sidebar").click();
+    // The header of the hashed project's session.
+    await goElsewhere(page, `${server.url}/sessions/${NAMES_HASHED}`);
+    await until("the header", async () => (await page.locator(".head-meta").textContent()).includes("gemini project 3f2a9c1e"));
+    assert.ok(!(await page.locator(".head-meta").textContent()).includes(HASH));
+    // The palette finds the untitled session by its words, and names it so.
+    await page.keyboard.press("Control+k");
+    await page.keyboard.type("harbour charts");
+    const titles = page.locator("#palette .palette-title");
+    await until("the palette's sessions", async () => (await titles.count()) >= 1);
+    assert.ok((await titles.allTextContents()).includes(answer), "the palette names it by its first words");
+    await page.keyboard.press("Escape");
+    // The search cards: the short name, and a long directory's name within its card.
+    await goElsewhere(page, `${server.url}/search?q=${encodeURIComponent("gulls OR lens")}`);
+    const cards = page.locator("section.search .result");
+    await until("the cards", async () => (await cards.count()) === 2);
+    const metas = await cards.locator(".meta").allTextContents();
+    assert.ok(metas.some((m) => m.includes("gemini project 3f2a9c1e")) && metas.every((m) => !m.includes(HASH)), JSON.stringify(metas));
+    assert.ok(await fitsIn(page, "section.search .result .meta", ".result"), "the cards' names fit them");
+    if (phone) await phoneShot(page, "61-names-search-phone");
+    else await shot(page, "61-names-search-laptop");
+    assert.deepEqual(problems, []);
+    await context.close();
+  }
+  await server.stop();
+});
+
+test("62. the list brings the open session into view: the oldest of 44, at its bottom, on a laptop and when a phone opens the list", async () => {
+  const server = await startServer("names", { roots: ["gemini:gemini"] });
+  for (const viewport of [{ width: 1280, height: 700 }, { width: 390, height: 844 }]) {
+    const phone = viewport.width < 600;
+    const { page, problems, context } = await newPage(viewport);
+    await page.goto(`${server.url}/sessions/${SESSION}`);
+    await until("the list marks it", async () => (await page.locator("#sessions li.current").count()) === 1);
+    if (phone) await page.locator("#toggle-sidebar").click();
+    const inView = () => page.evaluate(() => {
+      const li = document.querySelector("#sessions li.current").getBoundingClientRect();
+      const list = document.querySelector("#sidebar").getBoundingClientRect();
+      return li.top >= list.top - 1 && li.bottom <= list.bottom + 1;
+    });
+    await until("the open session in the list's view", inView);
+    assert.ok(await page.locator("#sidebar").evaluate((s) => s.scrollTop > 0), "the list scrolled to it");
+    if (phone) await phoneShot(page, "62-sidebar-current-phone");
+    else await shot(page, "62-sidebar-current-laptop");
+    assert.deepEqual(problems, []);
+    await context.close();
+  }
   await server.stop();
 });

@@ -190,12 +190,14 @@ export function toolResult(value, { error = false, label = "Result", extra = [] 
   const body = typeof value === "string" ? value : pretty(value);
   const lines = body === "" ? 0 : body.split("\n").length;
   const size = new TextEncoder().encode(body).length;
+  // A result of photos alone is said as its photos, not as "0 lines, 0 B".
+  const said = [lines || !extra.length ? `${many(lines, "line")}, ${formatBytes(size)}` : null, extra.length ? many(extra.length, "photo") : null];
   const summary = el(
     "summary",
     null,
     el("span", error ? "result-label error" : "result-label", error ? `${label}: error` : label),
     " ",
-    el("span", "meta-text", `${lines} ${lines === 1 ? "line" : "lines"}, ${formatBytes(size)}`),
+    el("span", "meta-text", said.filter(Boolean).join(", ")),
   );
   const head = body.split("\n").slice(0, RESULT_PREVIEW_LINES).join("\n");
   if (head) summary.append(el("pre", "result-head", lines > RESULT_PREVIEW_LINES ? `${head}\n…` : head));
@@ -204,6 +206,30 @@ export function toolResult(value, { error = false, label = "Result", extra = [] 
   box.append(...extra);
   if (extra.length) box.open = true;
   return box;
+}
+
+/** A project as a person names it: its directory's last name; a folder Gemini CLI named by the
+ * SHA-256 of the directory (nothing recorded the directory) as "gemini project" and its first eight
+ * hex digits. (The server names untitled sessions by the same rule: history::project_name.) */
+export function projectName(project) {
+  if (!project) return null;
+  const p = String(project);
+  if (/^[0-9a-f]{64}$/i.test(p)) return `gemini project ${p.slice(0, 8)}`;
+  const parts = p.split(/[\\/]/).filter(Boolean);
+  return parts.length ? parts[parts.length - 1] : p;
+}
+
+/** What names a session where its title is expected: its title (the server names an untitled one by
+ * its first words, or its project and day), never its id. */
+export function sessionTitle(s) {
+  return (s && s.title) || "Untitled session";
+}
+
+/** `n` things, counted as one says it: "1 photo", "2 photos", "1,024 entries"; "unknown sessions"
+ * when nothing could say. `plural` where adding "s" does not make it ("entry", "entries"). */
+export function many(n, thing, plural = `${thing}s`) {
+  if (n === null || n === undefined) return `unknown ${plural}`;
+  return `${Number(n).toLocaleString("en-US")} ${n === 1 ? thing : plural}`;
 }
 
 /** `n` bytes in the largest unit that keeps it at 1 or more: 512 B, 1.4 MB, 73.0 GB. */

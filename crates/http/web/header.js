@@ -12,12 +12,8 @@ import { sessionLine } from "./usage.js";
 
 let detailsIds = 0;
 
-/** A project's short name: the last part of its path. */
-function shortProject(project) {
-  if (!project) return null;
-  const parts = String(project).split(/[\\/]/).filter(Boolean);
-  return parts.length ? parts[parts.length - 1] : String(project);
-}
+/** A project's short name (render.projectName). */
+const shortProject = render.projectName;
 
 /** A timestamp to the minute: `2026-11-01 10:00`. */
 function minute(t) {
@@ -109,7 +105,7 @@ export class Header {
   }
 
   showAbout(about) {
-    this.title.textContent = about.title || about.id;
+    this.title.textContent = render.sessionTitle(about);
     this.title.title = about.transcriptTitle ? `The transcript's title: ${about.transcriptTitle}` : "";
     const span = (a, b) => {
       const t = (x) => (x ? x.slice(0, 16).replace("T", " ") : null);
@@ -121,8 +117,8 @@ export class Header {
       about.project,
       about.gitBranch ? `branch ${about.gitBranch}` : null,
       span(about.firstTimestamp, about.lastTimestamp),
-      `${main} entries`,
-      `${about.images} photos`,
+      render.many(main, "entry", "entries"),
+      render.many(about.images, "photo"),
     ]
       .filter(Boolean)
       .join(" · ");

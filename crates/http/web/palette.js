@@ -122,12 +122,12 @@ export const palette = {
     const groups = [];
     if (titled.length) {
       groups.push(group("Sessions", titled.map((s) =>
-        option(`/sessions/${encodeURIComponent(s.id)}`, render.el("span", "palette-title", s.title || s.id), meta(s.agent, s.project, s.lastTimestamp)),
+        option(`/sessions/${encodeURIComponent(s.id)}`, render.el("span", "palette-title", render.sessionTitle(s)), meta(s.agent, s.project, s.lastTimestamp)),
       )));
     }
     if (hits.length) {
       groups.push(group("In the text", hits.map((s) =>
-        option(hitHref(s.best, q), render.el("span", "palette-title", s.title || s.sessionId), meta(s.agent, s.project, s.lastTimestamp), hitLine(s.best)),
+        option(hitHref(s.best, q), render.el("span", "palette-title", render.sessionTitle(s)), meta(s.agent, s.project, s.lastTimestamp), hitLine(s.best)),
       )));
     }
     list.replaceChildren(...groups);

@@ -6,7 +6,7 @@
 import { get } from "./api.js";
 import { collapsed, command, context, el, failed, media, mediaUrl, output, photo, text, time, toolCard, toolResult } from "./dom.js";
 
-export { NOT_DISPLAYED, el, formatBytes, photo, text } from "./dom.js";
+export { NOT_DISPLAYED, el, formatBytes, many, photo, projectName, sessionTitle, text } from "./dom.js";
 
 /** The sides an entry stands on, each a class of its list item. */
 const SIDES = new Set(["user", "assistant", "note"]);

@@ -22,10 +22,8 @@ export function when(timestamp) {
   return timestamp ? timestamp.slice(0, 16).replace("T", " ") : null;
 }
 
-/** A project's last folder. */
-export function folder(project) {
-  return project ? project.split("/").filter(Boolean).pop() : null;
-}
+/** A project's short name (render.projectName). */
+export const folder = render.projectName;
 
 /** A hit's words: its snippet (the server's escaped HTML, matches in <mark>: render.snippet), after
  * the tool's name where it is in a tool's input or output ("Bash · …", one line). */
@@ -148,7 +146,7 @@ export class Search {
       this.next = page.next || null;
       this.more.hidden = !this.next;
       const n = this.shown;
-      this.status.textContent = n === 0 ? "No hits." : `${n === 1 ? "1 session" : `${n} sessions`}${this.next ? " so far" : ""} with hits`;
+      this.status.textContent = n === 0 ? "No hits." : `${render.many(n, "session")}${this.next ? " so far" : ""} with hits`;
     } catch (e) {
       if (this.closed) return;
       this.status.textContent = e instanceof ApiError ? e.message : String(e);
@@ -175,7 +173,7 @@ export class Search {
     const meta = [s.best && s.best.host, agentName(s.agent), folder(s.project), when(s.lastTimestamp)].filter(Boolean).join(" · ");
     const best = link(
       hitHref(s.best, this.q),
-      render.el("span", "hit-title", s.pinned ? render.el("span", "pin", "📌 ") : null, s.title || s.sessionId),
+      render.el("span", "hit-title", s.pinned ? render.el("span", "pin", "📌 ") : null, render.sessionTitle(s)),
       render.el("span", "meta", meta),
       render.el("span", "hit best", hitLine(s.best), hitMeta(s.best)),
     );
@@ -192,7 +190,7 @@ export class Search {
   /** "N more hits in this session": a button that lists them, in conversation order. */
   others(s) {
     const n = s.hits - 1;
-    const label = `${n} more ${n === 1 ? "hit" : "hits"} in this session`;
+    const label = `${render.many(n, "more hit", "more hits")} in this session`;
     const button = render.el("button", "more-hits", label);
     button.type = "button";
     button.setAttribute("aria-expanded", "false");

@@ -58,7 +58,7 @@ export const sidebar = {
     this.sessions.set(s.id, s);
     if (s.project && !this.projects.has(s.project)) {
       this.projects.add(s.project);
-      const option = render.el("option", null, s.project);
+      const option = render.el("option", null, /^[0-9a-f]{64}$/i.test(s.project) ? render.projectName(s.project) : s.project);
       option.value = s.project;
       $("filter-project").append(option);
     }
@@ -70,17 +70,17 @@ export const sidebar = {
       $("filter-host").append(option);
       $("filter-host").hidden = false;
     }
-    const title = render.el("span", "title", s.pinned ? render.el("span", "pin", "📌 ") : null, s.title || s.id);
+    const title = render.el("span", "title", s.pinned ? render.el("span", "pin", "📌 ") : null, render.sessionTitle(s));
     const meta = render.el(
       "span",
       "meta",
-      [s.host, agentName(s.agent), s.project ? s.project.split("/").filter(Boolean).pop() : null, s.lastTimestamp ? s.lastTimestamp.slice(0, 16).replace("T", " ") : null]
+      [s.host, agentName(s.agent), render.projectName(s.project), s.lastTimestamp ? s.lastTimestamp.slice(0, 16).replace("T", " ") : null]
         .filter(Boolean)
         .join(" · "),
     );
     const main = s.entries - (s.sidechainEntries || 0);
     const side = s.sidechainEntries ? ` (+${s.sidechainEntries} in side chains)` : "";
-    const counts = render.el("span", "counts", `${main} entries${side} · ${s.images} photos`, s.gone ? render.el("span", "gone", "transcript gone") : null);
+    const counts = render.el("span", "counts", `${render.many(main, "entry", "entries")}${side} · ${render.many(s.images, "photo")}`, s.gone ? render.el("span", "gone", "transcript gone") : null);
     const li = render.el("li", null, link(`/sessions/${encodeURIComponent(s.id)}`, title, meta, counts));
     li.dataset.session = s.id;
     if (s.host) li.dataset.host = s.host;
@@ -89,9 +89,18 @@ export const sidebar = {
     return li;
   },
 
+  /** Marks the session on screen, and brings it into the list's view once each time another opens
+   * (not at each reload, which would undo the person's scrolling). */
   highlight() {
     const current = view && view.sessionId;
-    for (const li of $("sessions").children) li.classList.toggle("current", li.dataset.session === current);
+    for (const li of $("sessions").children) {
+      li.classList.toggle("current", li.dataset.session === current);
+      if (li.dataset.session === current && this.scrolledTo !== current) {
+        this.scrolledTo = current;
+        li.scrollIntoView({ block: "nearest" });
+      }
+    }
+    if (!current) this.scrolledTo = null;
   },
 
   /** Reloads the first page soon (many events come in bursts). */
@@ -115,6 +124,9 @@ $("more-sessions").addEventListener("click", () => sidebar.load(true));
 $("toggle-sidebar").addEventListener("click", () => {
   const open = document.body.classList.toggle("sidebar-open");
   $("toggle-sidebar").setAttribute("aria-expanded", String(open));
+  // Hidden, the list could not bring the open session into view: it does as it opens.
+  const current = open && $("sessions").querySelector("li.current");
+  if (current) current.scrollIntoView({ block: "nearest" });
 });
 export function closeSidebar() {
   document.body.classList.remove("sidebar-open");

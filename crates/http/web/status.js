@@ -4,18 +4,12 @@
 // server goes in as text.
 
 import { get } from "./api.js";
-import { el, formatBytes, time } from "./dom.js";
+import { el, formatBytes, many, time } from "./dom.js";
 import { link } from "./page.js";
 import { agentName, agentNames, call, known, onHub } from "./server.js";
 
 /** How a root is added, for the empty states and the status page. */
 const ADD_ROOT = "scrollback serve --root FORMAT:DIR";
-
-/** `n` things: "1 session", "2 sessions"; "unknown" when the index could not say. */
-function many(n, thing) {
-  if (n === null || n === undefined) return `unknown ${thing}s`;
-  return `${Number(n).toLocaleString("en-US")} ${thing}${n === 1 ? "" : "s"}`;
-}
 
 /** A command, shown as code. */
 const code = (text) => el("code", null, text);

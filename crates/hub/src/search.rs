@@ -351,12 +351,15 @@ impl<'q> Run<'q> {
     fn hit(&self, store: &HubStore, c: &Candidate) -> Result<(SearchHit, Option<SessionRow>)> {
         let row: Row = store
             .query(
-                "SELECT e.uuid, e.line, e.type, e.timestamp, e.agent, e.role, e.tools,
+                concat!(
+                    "SELECT e.uuid, e.line, e.type, e.timestamp, e.agent, e.role, e.tools,
                         coalesce((SELECT m.title FROM marks m WHERE m.session_id = e.session_id
                                   ORDER BY m.set_at DESC LIMIT 1), s.title), s.project,
-                        e.text, e.tool_text, s.agent, s.last_timestamp
-                 FROM entries e LEFT JOIN sessions s ON s.host = e.host AND s.id = e.session_id
-                 WHERE e.host = $1 AND e.session_id = $2 AND e.local_id = $3",
+                        e.text, e.tool_text, s.agent, s.last_timestamp, s.first_timestamp, ",
+                    crate::store::first_said!(),
+                    " FROM entries e LEFT JOIN sessions s ON s.host = e.host AND s.id = e.session_id
+                 WHERE e.host = $1 AND e.session_id = $2 AND e.local_id = $3"
+                ),
                 &[&c.host, &c.session_id, &c.id],
             )?
             .into_iter()
@@ -368,6 +371,10 @@ impl<'q> Run<'q> {
         let (tool, tool_match) = snippet(tool_text.as_deref().unwrap_or(""), &self.compiled.marks);
         let in_tool = !said_match && (tool_match || text.as_deref().unwrap_or("").is_empty());
         let tools: Option<String> = row.get(6);
+        let project: Option<String> = row.get(8);
+        let first: Option<String> = row.get(13);
+        let title =
+            scrollback_read::history::shown_title(row.get(7), row.get(14), project.as_deref(), first.as_deref());
         let session = row.get::<_, Option<String>>(11).map(|agent| (agent, row.get(12)));
         let hit = SearchHit {
             session_id: c.session_id.clone(),
@@ -379,8 +386,8 @@ impl<'q> Run<'q> {
             agent: row.get(4),
             role: row.get(5),
             tool: tools.and_then(|t| t.lines().next().map(str::to_owned)),
-            title: row.get(7),
-            project: row.get(8),
+            title,
+            project,
             in_tool,
             snippet: if in_tool { tool } else { said },
             host: Some(c.host.clone()),

@@ -197,25 +197,44 @@ const NEWEST_FIRST: &str = r#"ORDER BY sort_at COLLATE "C" DESC, sort_file DESC,
 const BEFORE_PLACE: &str = r#"(sort_at COLLATE "C", sort_file, line, local_id) < ($3, $4, $5, $6)"#;
 const FROM_PLACE: &str = r#"(sort_at COLLATE "C", sort_file, line, local_id) >= ($3, $4, $5, $6)"#;
 
+/// The first words said in the session `s` when it has no title, else `NULL`: as an index says
+/// them (`scrollback_read::history`'s `first_said`), for [`shown_title`].
+///
+/// [`shown_title`]: scrollback_read::history::shown_title
+macro_rules! first_said {
+    () => {
+        r#"CASE WHEN s.title IS NULL THEN
+            (SELECT substr(e.text, 1, 400) FROM entries e
+             WHERE e.host = s.host AND e.session_id = s.id AND NOT e.duplicate AND e.role IN ('user', 'assistant')
+               AND btrim(coalesce(e.text, '')) <> ''
+             ORDER BY e.sort_at COLLATE "C", e.sort_file, e.line LIMIT 1) END"#
+    };
+}
+pub(crate) use first_said;
+
 /// The columns a session is listed with ([`listed`]), over `sessions s`. Its title is the one a
 /// person gave it last on any host (their marks, pushed: the latest `set_at` wins), else the
 /// transcript's; it is pinned if their latest mark pins it.
-const SESSION_COLUMNS: &str =
+const SESSION_COLUMNS: &str = concat!(
     "s.host, s.id, s.project, coalesce((SELECT m.title FROM marks m WHERE m.session_id = s.id \
      ORDER BY m.set_at DESC LIMIT 1), s.title), s.first_timestamp, s.last_timestamp, s.entries, \
      s.images, s.sidechain_entries, \
      NOT EXISTS (SELECT 1 FROM entries e JOIN files f ON f.host = e.host AND f.file_id = e.file_id
                  WHERE e.host = s.host AND e.session_id = s.id AND f.state = 'live'), \
      s.agent, s.forked_from, coalesce((SELECT m.pinned FROM marks m WHERE m.session_id = s.id \
-     ORDER BY m.set_at DESC LIMIT 1), false)";
+     ORDER BY m.set_at DESC LIMIT 1), false), ",
+    first_said!()
+);
 
 fn listed(r: &Row) -> SessionSummary {
+    let (project, first): (Option<String>, Option<String>) = (r.get(2), r.get(4));
     SessionSummary {
         host: Some(r.get(0)),
         id: r.get(1),
-        project: r.get(2),
-        title: r.get(3),
-        first_timestamp: r.get(4),
+        // Named as an index names it where it has no title ([`scrollback_read::history::shown_title`]).
+        title: scrollback_read::history::shown_title(r.get(3), r.get(13), project.as_deref(), first.as_deref()),
+        project,
+        first_timestamp: first,
         last_timestamp: r.get(5),
         entries: r.get(6),
         images: r.get(7),

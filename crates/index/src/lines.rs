@@ -10,6 +10,7 @@
 //! left alone: it is not a state of error, only not yet complete.
 
 use std::fs::File;
+use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
@@ -525,10 +526,26 @@ pub fn file_context(
     file: &File,
     path: &Path,
 ) -> scrollback_core::format::FileContext {
-    match format.document_records(path) {
+    let mut context = match format.document_records(path) {
         Some(key) => format.file_context(path, &mut || document_header(file, key)),
         None => format.file_context(path, &mut || first_line(file)),
+    };
+    if let Some(project) = format.project_file(path).and_then(|p| recorded_project(&p)) {
+        context.project = Some(project);
     }
+    context
+}
+
+/// The directory a project file ([`Format::project_file`]) records: its text, trimmed, if it is
+/// there, small and not empty.
+///
+/// [`Format::project_file`]: scrollback_core::format::Format::project_file
+fn recorded_project(path: &Path) -> Option<String> {
+    const MAX: u64 = 4096;
+    let mut text = String::new();
+    File::open(path).ok()?.take(MAX).read_to_string(&mut text).ok()?;
+    let project = text.trim();
+    (!project.is_empty() && !project.contains('\n')).then(|| project.to_owned())
 }
 
 /// Reads `len` bytes of `file` at `offset` into `out`; a short file is an error.

@@ -186,10 +186,10 @@ impl ViewPart {
             Part::Thinking(text) => ViewPart::Thinking { text },
             Part::ToolCall(call) => ViewPart::ToolCall(call.into()),
             Part::ToolResult { call, text, error, label, media } => {
-                ViewPart::ToolResult { call_id: call, text, error, label, media }
+                ViewPart::ToolResult { call_id: call, text: without_escapes(text), error, label, media }
             }
             Part::Command { name, args } => ViewPart::Command { name, args },
-            Part::Output { text, error } => ViewPart::Output { text, error },
+            Part::Output { text, error } => ViewPart::Output { text: without_escapes(text), error },
             Part::Context { label, text } => ViewPart::Context { label, text },
             Part::Media(media) => ViewPart::Media(media),
             Part::Note(text) => ViewPart::Note { text },
@@ -296,6 +296,12 @@ fn image_chips(html: &str) -> String {
     out
 }
 
+/// A command's or a tool's output without the terminal's escape sequences (colours, bold, cursor
+/// moves) it was printed with, which read as `\x1b[1m` noise on a page (`anstream`'s stripper).
+fn without_escapes(text: String) -> String {
+    if text.contains('\x1b') { anstream::adapter::strip_str(&text).to_string() } else { text }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,6 +334,31 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// What a command or a tool printed in colour reads as its words: `\x1b[1mopusplan\x1b[22m`
+    /// is `opusplan`.
+    #[test]
+    fn a_command_s_and_a_tool_s_colours_are_not_shown_as_escapes() {
+        let line: Value = serde_json::from_str(
+            r#"{"type":"user","message":{"role":"user","content":[
+                {"type":"tool_result","tool_use_id":"t","content":"\u001b[31merror\u001b[0m: \u001b[1mopusplan\u001b[22m"}]}}"#,
+        )
+        .unwrap();
+        let view = of(scrollback_core::format::CLAUDE, &line, false);
+        assert!(
+            matches!(&view.parts[..], [ViewPart::ToolResult { text, .. }] if text == "error: opusplan"),
+            "{view:?}"
+        );
+        let line: Value = serde_json::from_str(
+            r#"{"type":"user","message":{"role":"user","content":"<local-command-stdout>Set model to \u001b[1mopusplan\u001b[22m</local-command-stdout>"}}"#,
+        )
+        .unwrap();
+        let view = of(scrollback_core::format::CLAUDE, &line, false);
+        assert!(
+            matches!(&view.parts[..], [ViewPart::Output { text, .. }] if text == "Set model to opusplan"),
+            "{view:?}"
+        );
     }
 
     /// A long text is cut for the page, and says how long it is whole and which of the entry's

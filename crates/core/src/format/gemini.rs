@@ -72,8 +72,9 @@ impl Format for Gemini {
     }
 
     /// The `sessionId` of the metadata line, else the file's name without `.jsonl`; the project is
-    /// the folder that holds the `chats` directory (the CLI's slug of the project's name), for
-    /// sessions whose lines name no directory.
+    /// the folder that holds the `chats` directory (the CLI's slug of the project's name, or the
+    /// SHA-256 of its directory before), for sessions whose lines name no directory, where no
+    /// `.project_root` ([`Format::project_file`]) names it.
     fn file_context(&self, path: &Path, first_line: &mut dyn FnMut() -> Option<String>) -> FileContext {
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let header =
@@ -101,6 +102,15 @@ impl Format for Gemini {
                 .map(|s| first_chars(s.to_owned(), 200)),
             ..FileContext::default()
         }
+    }
+
+    /// `.project_root` in the project's folder (beside `chats`), which Gemini CLI writes with the
+    /// project's directory since it names folders by a slug of the project's name
+    /// (`packages/core/src/config/projectRegistry.ts`, `ensureOwnershipMarkers`). A folder named by
+    /// the older SHA-256 of the directory has none.
+    fn project_file(&self, path: &Path) -> Option<PathBuf> {
+        let chats = path.ancestors().find(|a| a.ends_with("chats"))?;
+        Some(chats.parent()?.join(".project_root"))
     }
 
     /// 0: a chat is its session's one transcript (a sub-agent's chat is a session of its own).

@@ -89,6 +89,13 @@ pub trait Format: Send + Sync + std::fmt::Debug {
     /// nothing; `None` while it is incomplete); a format that needs only the path never calls it.
     fn file_context(&self, path: &Path, first_line: &mut dyn FnMut() -> Option<String>) -> FileContext;
 
+    /// A small file beside the transcript at `path` in which the agent records its project's
+    /// directory (Gemini CLI's `.project_root`). The indexer reads it (the format does no I/O); what
+    /// it holds, trimmed, is [`FileContext::project`] in place of what the path and first line say.
+    fn project_file(&self, _path: &Path) -> Option<PathBuf> {
+        None
+    }
+
     /// The `file` part of the [`Order`](crate::codec::order::Order) of an entry of `session` in the file at `path`: 0 for the
     /// session's main transcript, else a number that depends on the file's name only.
     fn file_key(&self, path: &Path, session: &str) -> i64;

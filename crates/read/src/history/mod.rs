@@ -36,7 +36,9 @@ pub use search::{
     CANDIDATES, MAX_OFFSET, Scope, SearchAnswer, SearchHit, SearchPage, SessionHits, SessionHitsPage, Snippet, Sort,
     notes_of, scope_role, search, search_in, search_page, search_sessions,
 };
-pub use sessions::{SessionPage, SessionQuery, SessionSummary, git_branch, session, sessions};
+pub use sessions::{
+    SessionPage, SessionQuery, SessionSummary, git_branch, project_name, session, sessions, shown_title,
+};
 pub use time::time_bound;
 
 /// The longest page a caller may ask for.

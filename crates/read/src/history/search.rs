@@ -28,6 +28,7 @@ use super::budget::{fts_error, within_budget};
 use super::excerpt::{SNIPPET_FTS_MAX, Words, excerpt};
 use super::fts::{self, Compiled};
 use super::prefixes;
+use super::sessions::{first_said, shown_title};
 use scrollback_core::codec::words;
 use scrollback_core::error::{Error, Result};
 use scrollback_core::query::{self, Query, Role};
@@ -358,6 +359,16 @@ fn punctuated(word: &str) -> bool {
     word.chars().any(|c| !c.is_alphanumeric())
 }
 
+/// Whether a word's punctuation is part of the name it writes, at an end the tokenizer drops it
+/// from (`C++`, `C#`, `F#`, `g++`, `.NET`, `.env`): its pieces alone (`c`, `net`) would find every
+/// entry with the bare letter or word, so an entry must hold it as written.
+fn written_as_is(word: &str) -> bool {
+    let named = |w: &str| w.chars().any(char::is_alphanumeric);
+    let ends_in_mark = word.ends_with(['+', '#']) && named(word.trim_end_matches(['+', '#']));
+    let begins_with_dot = word.strip_prefix('.').is_some_and(|w| w.starts_with(char::is_alphanumeric));
+    ends_in_mark || begins_with_dot
+}
+
 /// A search up to its ranking: the offset checked, then, within the step budget, the first stage
 /// and the order; `page` makes the answer of the ranked candidates, whether they are every match,
 /// and the search (`None`: the scope holds nothing).
@@ -496,6 +507,17 @@ impl<'c> Run<'c> {
                 run.args.push(Value::Text(v.to_owned()));
             }
         };
+        // A word whose punctuation names something (`C++`), alone in its clause: found as written.
+        for clause in &query.all {
+            if let [term] = &clause[..]
+                && written_as_is(&term.text)
+            {
+                // SQLite's `lower` folds ASCII only: so does the word.
+                let written = term.text.to_ascii_lowercase();
+                let sql = " AND instr(lower(coalesce(e.text, '') || ' ' || coalesce(e.tool_text, '')), ?X) > 0";
+                cond(&mut run, sql, Some(&written));
+            }
+        }
         cond(&mut run, " AND e.agent = ?X", scope.agent);
         cond(&mut run, " AND e.agent = ?X", f.agent.as_deref());
         match f.role {
@@ -715,16 +737,18 @@ impl<'c> Run<'c> {
     /// was said where the words are there, else of tool text); with its session's agent and last
     /// time (none when the session has no row).
     fn hit(&self, c: &Candidate, row: &Row) -> Result<(SearchHit, Option<SessionRow>)> {
-        let mut stmt = self.conn.prepare_cached(
+        let mut stmt = self.conn.prepare_cached(concat!(
             "SELECT e.uuid, e.line, e.type, e.timestamp, e.agent, e.role, e.tools, s.title, s.project,
                     CASE WHEN length(e.text) <= ?3 THEN snippet(entries_fts, 0, char(57344), char(57345), '…', 16)
                          ELSE e.text END,
                     CASE WHEN length(e.tool_text) <= ?3 THEN snippet(entries_fts, 1, char(57344), char(57345), '…', 16)
                          ELSE e.tool_text END,
-                    s.agent, s.last_timestamp, length(e.text) > ?3, length(e.tool_text) > ?3
-             FROM entries_fts CROSS JOIN entries e ON e.id = entries_fts.rowid LEFT JOIN sessions s ON s.id = e.session_id
-             WHERE entries_fts MATCH ?1 AND entries_fts.rowid = ?2",
-        )?;
+                    s.agent, s.last_timestamp, length(e.text) > ?3, length(e.tool_text) > ?3,
+                    s.first_timestamp, ",
+            first_said!("s"),
+            " FROM entries_fts CROSS JOIN entries e ON e.id = entries_fts.rowid LEFT JOIN sessions s ON s.id = e.session_id
+             WHERE entries_fts MATCH ?1 AND entries_fts.rowid = ?2"
+        ))?;
         let hit = stmt
             .query_row(params![self.compiled.all, c.id, SNIPPET_FTS_MAX as i64], |r| {
                 // A long column's snippet is an excerpt (`snippet()`'s cost is the square of its matches).
@@ -740,6 +764,9 @@ impl<'c> Run<'c> {
                 let tool = snippet(10, 14)?;
                 let in_tool = !said.has_match() && (tool.has_match() || said.0.is_empty());
                 let tools: Option<String> = r.get(6)?;
+                let project: Option<String> = r.get(8)?;
+                let first: Option<String> = r.get(15)?;
+                let title = shown_title(r.get(7)?, r.get(16)?, project.as_deref(), first.as_deref());
                 let session = r.get::<_, Option<String>>(11)?.map(|agent| (agent, r.get(12).ok().flatten()));
                 let hit = SearchHit {
                     session_id: row.session_id.clone(),
@@ -751,8 +778,8 @@ impl<'c> Run<'c> {
                     agent: r.get(4)?,
                     role: r.get(5)?,
                     tool: tools.and_then(|t| t.lines().next().map(str::to_owned)),
-                    title: r.get(7)?,
-                    project: r.get(8)?,
+                    title,
+                    project,
                     in_tool,
                     snippet: if in_tool { tool } else { said },
                     host: None,

@@ -20,7 +20,7 @@ pub struct SessionSummary {
     pub id: String,
     /// Its working directory.
     pub project: Option<String>,
-    /// Its title.
+    /// Its title, or what names it in its place ([`shown_title`]).
     pub title: Option<String>,
     /// Earliest entry timestamp.
     pub first_timestamp: Option<String>,
@@ -90,9 +90,10 @@ pub fn sessions(conn: &Connection, q: &SessionQuery) -> Result<SessionPage> {
         "SELECT rowid, id, project, title, first_timestamp, last_timestamp, entries, images, sidechain_entries,
                 NOT EXISTS (SELECT 1 FROM entries e JOIN files f ON f.id = e.file_id
                             WHERE e.session_id = sessions.id AND f.state = 'live'),
-                agent, forked_from
-         FROM sessions WHERE 1",
+                agent, forked_from, ",
     );
+    sql.push_str(FIRST_SAID);
+    sql.push_str(" FROM sessions WHERE 1");
     let mut args: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
     if let Some(project) = &q.project {
         sql.push_str(" AND project = ?");
@@ -199,12 +200,13 @@ fn parse_cursor(c: &str) -> Result<(String, i64)> {
 
 /// One row of the session list: its `rowid` (the cursor's second half) and the session.
 fn listed(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, SessionSummary)> {
+    let said: Option<String> = r.get(12)?;
     Ok((
         r.get::<_, i64>(0)?,
         SessionSummary {
             id: r.get(1)?,
-            project: r.get(2)?,
             title: r.get(3)?,
+            project: r.get(2)?,
             first_timestamp: r.get(4)?,
             last_timestamp: r.get(5)?,
             entries: r.get(6)?,
@@ -215,25 +217,113 @@ fn listed(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, SessionSummary)> {
             forked_from: r.get(11)?,
             host: None,
             pinned: None,
-        },
+        }
+        .titled(said),
     ))
+}
+
+impl SessionSummary {
+    /// The session with what names it where it has no title ([`shown_title`]).
+    fn titled(mut self, said: Option<String>) -> SessionSummary {
+        self.title = shown_title(self.title.take(), said, self.project.as_deref(), self.first_timestamp.as_deref());
+        self
+    }
+}
+
+/// The SQL of the first words said in the session `$s` names (its alias in the query) when it has
+/// no title, else `NULL`: the start of the first entry, in conversation order, in which someone
+/// said something (a sub-agent's prompt, an answer: a session with a person's words has them as
+/// its title).
+macro_rules! first_said {
+    ($s:literal) => {
+        concat!(
+            "CASE WHEN ",
+            $s,
+            ".title IS NULL THEN
+                (SELECT substr(e.text, 1, 400) FROM entries e
+                 WHERE e.session_id = ",
+            $s,
+            ".id AND e.duplicate = 0 AND e.role IN ('user', 'assistant')
+                   AND trim(coalesce(e.text, '')) <> ''
+                 ORDER BY e.sort_at, e.sort_file, e.line LIMIT 1) END"
+        )
+    };
+}
+pub(super) use first_said;
+
+/// [`first_said`] of the `sessions` table unaliased.
+const FIRST_SAID: &str = first_said!("sessions");
+
+/// The words a session is named by where a title is expected, never its id: its title; else the
+/// first words said in it ([`FIRST_SAID`]); else its project's name and its first day
+/// (`lighthouse · 2026-11-30`). `None` only for a session with none of these.
+pub fn shown_title(
+    title: Option<String>,
+    said: Option<String>,
+    project: Option<&str>,
+    first: Option<&str>,
+) -> Option<String> {
+    if let Some(title) = title.filter(|t| !t.trim().is_empty()) {
+        return Some(title);
+    }
+    if let Some(said) = said.as_deref().and_then(first_words) {
+        return Some(said);
+    }
+    let day = first.and_then(|t| t.get(..10));
+    let name = project.map(project_name);
+    match (name, day) {
+        (Some(name), Some(day)) => Some(format!("{name} · {day}")),
+        (Some(name), None) => Some(name),
+        (None, Some(day)) => Some(format!("Session of {day}")),
+        (None, None) => None,
+    }
+}
+
+/// At most the first 80 characters of `text`'s first line, cut at a word, its whitespace one
+/// space (and without the word marks the index puts in text written without spaces).
+fn first_words(text: &str) -> Option<String> {
+    const MAX: usize = 80;
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let words: String = line.replace('\u{200B}', "").split_whitespace().collect::<Vec<_>>().join(" ");
+    if words.chars().count() <= MAX {
+        return Some(words);
+    }
+    let cut: String = words.chars().take(MAX).collect();
+    let at = cut.rfind(' ').filter(|&at| at > MAX / 2).unwrap_or(cut.len());
+    Some(format!("{}…", cut[..at].trim_end()))
+}
+
+/// A project as a person names it: its directory's last name; a folder Gemini CLI named by the
+/// SHA-256 of the directory (nothing recorded the directory) as `gemini project` and its first
+/// eight hex digits.
+pub fn project_name(project: &str) -> String {
+    if project.len() == 64 && project.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return format!("gemini project {}", &project[..8]);
+    }
+    project
+        .trim_end_matches(['/', '\\'])
+        .rsplit(['/', '\\'])
+        .next()
+        .filter(|n| !n.is_empty())
+        .unwrap_or(project)
+        .to_owned()
 }
 
 /// One session as listed, by its id; `None` if the index has no such session.
 pub fn session(conn: &Connection, id: &str) -> Result<Option<SessionSummary>> {
     Ok(conn
-        .prepare_cached(
+        .prepare_cached(&format!(
             "SELECT id, project, title, first_timestamp, last_timestamp, entries, images, sidechain_entries,
                     NOT EXISTS (SELECT 1 FROM entries e JOIN files f ON f.id = e.file_id
                                 WHERE e.session_id = sessions.id AND f.state = 'live'),
-                    agent, forked_from
-             FROM sessions WHERE id = ?1",
-        )?
+                    agent, forked_from, {FIRST_SAID}
+             FROM sessions WHERE id = ?1"
+        ))?
         .query_row([id], |r| {
             Ok(SessionSummary {
                 id: r.get(0)?,
-                project: r.get(1)?,
                 title: r.get(2)?,
+                project: r.get(1)?,
                 first_timestamp: r.get(3)?,
                 last_timestamp: r.get(4)?,
                 entries: r.get(5)?,
@@ -244,7 +334,8 @@ pub fn session(conn: &Connection, id: &str) -> Result<Option<SessionSummary>> {
                 forked_from: r.get(10)?,
                 host: None,
                 pinned: None,
-            })
+            }
+            .titled(r.get(11)?))
         })
         .optional()?)
 }
