@@ -194,7 +194,10 @@ impl StatsSource for HubStats<'_> {
         let rows = w.rows(
             self.0,
             "h.timestamp, h.path, h.tool, h.added, h.removed, h.session_id, s.title, s.project, h.host",
-            &format!(r#"ORDER BY h.timestamp COLLATE "C" DESC, h.local_id DESC, h.ordinal DESC, h.host LIMIT {}"#, b.limit),
+            &format!(
+                r#"ORDER BY h.timestamp COLLATE "C" DESC, h.local_id DESC, h.ordinal DESC, h.host LIMIT {}"#,
+                b.limit
+            ),
         )?;
         Ok(rows
             .iter()
