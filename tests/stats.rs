@@ -446,7 +446,16 @@ fn the_overview_equals_the_figures_of_the_tree_in_the_api_and_the_cli() {
     let shell = all["tools"].as_array().unwrap().iter().find(|t| t["tool"] == "shell").unwrap().clone();
     assert_eq!((shell["calls"].as_u64(), shell["failureRate"].as_f64()), (Some(1), Some(1.0)));
     // Bad requests are refused with the API's error.
-    for bad in ["tz=15", "tz=x", "since=yesterday", "agent=nobody", "colour=blue"] {
+    // `limit`: how many of each list (the viewer's tables show ten and the rest on demand).
+    let three = server.json("/api/stats?limit=3");
+    assert_eq!(three["longestSessions"].as_array().unwrap().len(), 3);
+    assert_eq!(three["recentEdits"].as_array().unwrap().len(), 3);
+    let every = server.json("/api/stats?limit=1000");
+    let sessions = every["totals"]["sessions"].as_u64().unwrap() as usize;
+    assert!(sessions > 10, "{sessions}");
+    assert_eq!(every["longestSessions"].as_array().unwrap().len(), sessions);
+    assert_eq!(all["longestSessions"].as_array().unwrap().len(), 10, "ten by default");
+    for bad in ["tz=15", "tz=x", "since=yesterday", "agent=nobody", "colour=blue", "limit=0", "limit=1001", "limit=x"] {
         let res = server.get(&format!("/api/stats?{bad}"));
         assert_eq!(res.status(), 400, "{bad}");
     }

@@ -1673,7 +1673,8 @@ test("27. the overview at /: cards, charts on labelled axes, heatmap, tops, tool
   const server = await startServer("grouped");
   const axe = readFileSync(join(dirname(new URL(import.meta.url).pathname), "node_modules/axe-core/axe.min.js"), "utf8");
   const { page, problems, context } = await newPage();
-  await page.goto(`${server.url}/`);
+  // All of the history (the default is the last 30 days of today, past the fixture's).
+  await page.goto(`${server.url}/?range=all`);
   const card = (name) => page.locator(`.stat-card[data-stat=${name}] .stat-value`);
   await until("the cards", async () => (await card("messages").count()) === 1);
   // The page's figures are those of /api/stats in the page's time zone.
@@ -1684,14 +1685,12 @@ test("27. the overview at /: cards, charts on labelled axes, heatmap, tops, tool
   const same = async () => {
     const s = await stats();
     const n = (v) => Number(v).toLocaleString("en-US");
-    const shown = {
-      sessions: await card("sessions").textContent(),
-      messages: await card("messages").textContent(),
-      tokens: await card("tokens").textContent(),
-      tools: await card("tools").textContent(),
-    };
+    // Each figure as its title has it: exact (the text is compact).
+    const exact = (name) => card(name).locator("span").getAttribute("title");
+    const shown = { sessions: await exact("sessions"), messages: await exact("messages"), tokens: await exact("tokens"), tools: await exact("tools") };
     const want = { sessions: n(s.totals.sessions), messages: n(s.totals.messages), tokens: n(s.totals.tokens), tools: n(s.totals.toolCalls) };
-    const rows = async (caption) => page.locator("table.overview-table", { has: page.locator(`caption:text-is("${caption}")`) }).locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+    // A cell as its title has it (a cut name, a compact number), else its text.
+    const rows = async (caption) => page.locator("table.overview-table", { has: page.locator(`caption:text-is("${caption}")`) }).locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.querySelector("[title]")?.title ?? c.textContent)));
     const tools = (await rows("Tool use")).map((r) => [r[0], r[1], r[2]]);
     const wantTools = s.tools.map((t) => [t.tool, n(t.calls), n(t.failures)]);
     const longest = (await rows("Longest sessions")).map((r) => [r[0], r[2]]);
@@ -1813,14 +1812,14 @@ test("47. a team's hub: serve --postgres draws the overview of every host, lists
   }
   const server = await startServer(null, { args: ["--postgres", HUB] });
   const { page, problems, context } = await newPage();
-  await page.goto(`${server.url}/`);
+  await page.goto(`${server.url}/?range=all`);
   // The overview draws both hosts' figures, each session in its lists with its host; and the list
   // has both hosts' sessions.
   const stats = await (await fetch(`${server.url}/api/stats?tz=0`)).json();
   assert.ok(stats.totals.sessions >= 2 && stats.longestSessions.length > 0, JSON.stringify(stats.totals));
-  const sessions = page.locator('.stat-card[data-stat="sessions"] .stat-value');
+  const sessions = page.locator('.stat-card[data-stat="sessions"] .stat-value > span');
   await sessions.waitFor();
-  assert.equal(Number((await sessions.textContent()).replace(/\D/g, "")), stats.totals.sessions);
+  assert.equal(Number((await sessions.getAttribute("title")).replace(/\D/g, "")), stats.totals.sessions);
   const longest = page.locator("table.overview-table", { hasText: "Longest sessions" });
   assert.match(await longest.textContent(), / on (laptop|desk)/);
   await shot(page, "47-hub-overview");
@@ -1987,5 +1986,175 @@ test("62. the list brings the open session into view: the oldest of 44, at its b
     assert.deepEqual(problems, []);
     await context.close();
   }
+  await server.stop();
+});
+
+/** A tree of Claude Code sessions dated from today back: twelve projects with a session each in the
+ * last two weeks (one of them calling thirteen tools and stating a million tokens), and a session
+ * 60, 200 and 400 days ago; so that each range preset has its own figures. */
+function dashboardTree(transcripts) {
+  const dayAgo = (n) => new Date(Date.now() - n * 86400000).toISOString().slice(0, 10);
+  const session = (project, id, daysAgo, { tools = 0, tokens = 0 } = {}) => {
+    const at = (s) => `${dayAgo(daysAgo)}T12:00:${String(s).padStart(2, "0")}.000Z`;
+    const cwd = `/home/test/${project}`;
+    const line = (type, n, content, extra = {}) =>
+      JSON.stringify({ type, sessionId: id, uuid: `${id}-${n}`, timestamp: at(n), cwd, message: { role: type, content, ...extra } });
+    const lines = [line("user", 0, `Work on ${project}`)];
+    const calls = [...Array(tools).keys()].map((i) => ({ type: "tool_use", id: `${id}-t${i}`, name: `Tool${String(i + 1).padStart(2, "0")}`, input: {} }));
+    lines.push(
+      line("assistant", 1, [{ type: "text", text: "On it." }, ...calls], {
+        id: `${id}-msg`,
+        model: "claude-sonnet-4-5-20250929",
+        usage: { input_tokens: tokens || 10, output_tokens: 20, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+      }),
+    );
+    calls.forEach((c, i) => lines.push(line("user", 2 + i, [{ type: "tool_result", tool_use_id: c.id, content: "done" }])));
+    lines.push(line("user", 2 + tools, "Thanks"));
+    const dir = join(transcripts, `-home-test-${project}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `${id}.jsonl`), lines.join("\n") + "\n");
+  };
+  const id = (n) => `da5b0a4d-0000-4000-8000-${String(n).padStart(12, "0")}`;
+  for (let i = 0; i < 12; i++) {
+    session(`project-with-a-rather-long-name-${String(i + 1).padStart(2, "0")}`, id(i), 2 + i, i === 0 ? { tools: 13, tokens: 1234567 } : {});
+  }
+  session("old-work", id(60), 60);
+  session("old-work", id(200), 200);
+  session("ancient", id(400), 400);
+}
+
+test("48. the overview is a dashboard: range presets in the URL, compact numbers with the exact figure on hover, a calendar of the year, top-10 tables with more, display names, nothing overflowing its card on a laptop or a phone", async () => {
+  const base = temp();
+  dashboardTree(join(base, "projects"));
+  const server = await startServer("dashboard", { dirs: { base } });
+  const axe = readFileSync(join(dirname(new URL(import.meta.url).pathname), "node_modules/axe-core/axe.min.js"), "utf8");
+  const { page, problems, context } = await newPage({ width: 1440, height: 900 });
+  // /api/stats as the page asks it (its time zone), for the last `days` days (none: all).
+  const api = (days) =>
+    page.evaluate(async (days) => {
+      const tz = Math.max(-12, Math.min(14, Math.round(-new Date().getTimezoneOffset() / 60)));
+      const day = (n) => new Date(Date.now() + tz * 3600000 - n * 86400000).toISOString().slice(0, 10);
+      const range = days ? `&since=${day(days - 1)}&until=${day(0)}` : "";
+      return (await fetch(`/api/stats?tz=${tz}&limit=100${range}`)).json();
+    }, days);
+  const card = (name) => page.locator(`.stat-card[data-stat=${name}] .stat-value > span`);
+  const shown = async () => ({
+    sessions: await card("sessions").getAttribute("title"),
+    messages: await card("messages").getAttribute("title"),
+    tokens: await card("tokens").getAttribute("title"),
+  });
+  const want = (s) => ({ sessions: s.totals.sessions.toLocaleString("en-US"), messages: s.totals.messages.toLocaleString("en-US"), tokens: s.totals.tokens.toLocaleString("en-US") });
+  const current = () => page.locator('.range-presets a[aria-current="true"]').getAttribute("data-range");
+  const calendarReady = async () => (await page.locator(".calendar-day[data-day]").count()) > 0;
+
+  // By default the last 30 days: the history is longer.
+  await page.goto(`${server.url}/`);
+  await until("the cards and the calendar", async () => (await card("messages").count()) === 1 && calendarReady());
+  assert.equal(await current(), "30d");
+  const month = await api(30);
+  assert.deepEqual(await shown(), want(month));
+  // Each preset, in the URL, draws the figures of /api/stats over its days; they differ.
+  const seen = new Set();
+  for (const [range, days] of [["7d", 7], ["30d", 30], ["90d", 90], ["1y", 365], ["all", null]]) {
+    await page.locator(`.range-presets a[data-range="${range}"]`).click();
+    await until(`the URL says ${range}`, async () => new URL(page.url()).searchParams.get("range") === range);
+    const s = await api(days);
+    await until(`the figures of ${range}`, async () => (await current()) === range && JSON.stringify(await shown()) === JSON.stringify(want(s)));
+    seen.add(s.totals.messages);
+  }
+  assert.equal(seen.size, 5, "each range its own figures");
+  // A range in the URL is kept through a reload.
+  await page.goto(`${server.url}/?range=90d`);
+  await until("90 days from the URL", async () => (await card("messages").count()) === 1 && (await current()) === "90d");
+  assert.deepEqual(await shown(), want(await api(90)));
+
+  // Compact numbers, the exact figure as the title.
+  await page.goto(`${server.url}/?range=all`);
+  await until("all", async () => (await card("tokens").count()) === 1 && (await current()) === "all" && calendarReady());
+  const all = await api(null);
+  assert.ok(all.totals.tokens > 1000000, `tokens: ${all.totals.tokens}`);
+  assert.match(await card("tokens").textContent(), /^\d+(\.\d)?M$/);
+  assert.equal(await card("tokens").getAttribute("title"), all.totals.tokens.toLocaleString("en-US"));
+
+  // The calendar: one cell per day of the last 365, each titled with its day and count, summing to the API's year.
+  const year = await api(365);
+  const cells = await page.locator(".calendar-day[data-day]").evaluateAll((cs) => cs.map((c) => [c.dataset.day, Number(c.dataset.count), c.title]));
+  assert.equal(cells.length, 365);
+  assert.deepEqual(cells.map(([d]) => d), year.days.map((d) => d.day));
+  assert.equal(cells.reduce((n, [, c]) => n + c, 0), year.days.reduce((n, d) => n + d.messages, 0));
+  assert.ok(cells.every(([d, c, t]) => t === `${d}: ${c.toLocaleString("en-US")} messages`), "each cell titled");
+  assert.ok(cells.some(([, c]) => c > 0));
+  assert.ok(await page.locator(".calendar-legend").isVisible(), "the calendar's legend");
+  assert.match(await page.locator(".calendar").getAttribute("aria-label"), /messages on \d+ days/);
+
+  // Titles above their charts.
+  for (const panel of await page.locator(".chart-panel").all()) {
+    const [title, chart] = await Promise.all([panel.locator(".panel-title").boundingBox(), panel.locator("svg").boundingBox()]);
+    assert.ok(title.y + title.height <= chart.y + 1, "a chart's title above it");
+  }
+
+  // Top ten and more: thirteen tools and twelve projects.
+  const table = (caption) => page.locator(".table-panel", { has: page.locator(`caption:text-is("${caption}")`) });
+  for (const [caption, n] of [["Tool use", all.tools.length], ["Top projects", all.projects.length]]) {
+    assert.ok(n > 10, `${caption}: ${n}`);
+    const rows = table(caption).locator("tbody tr");
+    assert.equal(await rows.count(), n);
+    assert.equal(await table(caption).locator("tbody tr:visible").count(), 10);
+    const more = table(caption).locator("button.more");
+    assert.equal(await more.textContent(), `Show all ${n}`);
+    await more.click();
+    assert.equal(await table(caption).locator("tbody tr:visible").count(), n);
+    await more.click();
+    assert.equal(await table(caption).locator("tbody tr:visible").count(), 10);
+  }
+  assert.equal(await table("Agents").locator("button.more").count(), 0, "no more under a short table");
+
+  // Display names: the agents' table and the sessions' say Claude Code, never claude.
+  assert.equal(await table("Agents").locator("tbody tr td").first().textContent(), "Claude Code");
+  const agentCells = await page.locator(".table-panel td").allTextContents();
+  assert.ok(!agentCells.includes("claude"), "no agent by its short name");
+  assert.ok((await table("Longest sessions").locator("tbody td:nth-child(2)").allTextContents()).every((t) => t === "Claude Code"));
+
+  // Nothing wider than its card, no number on two lines, no header broken; at a laptop's width and a phone's.
+  const fits = () =>
+    page.evaluate(() => {
+      const bad = [];
+      const lines = (node) => {
+        const r = document.createRange();
+        r.selectNodeContents(node);
+        return new Set([...r.getClientRects()].filter((x) => x.width > 0).map((x) => Math.round(x.top))).size;
+      };
+      for (const box of document.querySelectorAll(".overview .panel, .overview .stat-card")) {
+        if (box.scrollWidth > box.clientWidth + 1) bad.push(`${box.className} ${box.querySelector("h2, caption, dt")?.textContent}: ${box.scrollWidth} > ${box.clientWidth}`);
+        const edge = box.getBoundingClientRect();
+        for (const child of box.querySelectorAll("*")) {
+          const r = child.getBoundingClientRect();
+          if (r.width && (r.right > edge.right + 1 || r.left < edge.left - 1)) bad.push(`${child.tagName}.${child.className} past its card`);
+        }
+      }
+      for (const v of document.querySelectorAll(".overview .stat-value")) {
+        if (v.scrollWidth > v.clientWidth || lines(v) > 1) bad.push(`the number ${v.textContent} does not fit`);
+      }
+      for (const th of document.querySelectorAll(".overview th")) {
+        if (th.scrollWidth > th.clientWidth || lines(th) > 1) bad.push(`the header ${th.textContent} breaks`);
+      }
+      return bad;
+    });
+  assert.deepEqual(await fits(), [], "at 1440 px");
+  for (const theme of ["dark", "light"]) {
+    await page.evaluate((t) => (document.documentElement.dataset.theme = t), theme);
+    await noSeriousViolation(page, axe, `the dashboard (${theme})`);
+  }
+  await shot(page, "48-dashboard");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await until("drawn at a phone's width", async () => (await page.locator(".chart-panel svg").first().evaluate((s) => s.getBoundingClientRect().width)) < 390);
+  assert.deepEqual(await fits(), [], "at 390 px");
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `nothing wider than a phone (${overflow} px over)`);
+  await shot(page, "48-dashboard-phone");
+  await page.locator(".calendar").scrollIntoViewIfNeeded();
+  await shot(page, "48-dashboard-phone-calendar");
+  assert.deepEqual(problems, []);
+  await context.close();
   await server.stop();
 });

@@ -839,7 +839,9 @@ fn index_document() -> Value {
                     { "name": "tz", "in": "query", "required": false, "schema": { "type": "string" },
                       "description": "The time zone's offset from UTC in whole hours, -12 to 14 (0 when empty)." },
                     { "name": "agent", "in": "query", "required": false, "schema": { "type": "string", "enum": agents(true) } },
-                    { "name": "project", "in": "query", "required": false, "schema": { "type": "string" } }
+                    { "name": "project", "in": "query", "required": false, "schema": { "type": "string" } },
+                    { "name": "limit", "in": "query", "required": false, "schema": { "type": "integer", "minimum": 1, "maximum": scrollback_read::stats::MAX_LIMIT },
+                      "description": "How many of each list (projects, agents, models, recent edits, longest and costliest sessions): 10 when empty. Tools are all listed." }
                 ],
                 "responses": merge(common_errors(), json!({ "200": json_response("The overview's figures.", "Stats") }))
             } },

@@ -8,7 +8,7 @@ use warp::http::Method;
 
 use super::filters::{agent_param, get_params, raw_query};
 use super::{Api, ApiError};
-use scrollback_read::stats::Filter;
+use scrollback_read::stats::{Filter, MAX_LIMIT};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -18,6 +18,7 @@ struct Params {
     tz: Option<String>,
     agent: Option<String>,
     project: Option<String>,
+    limit: Option<String>,
 }
 
 /// `/api/stats`, for the route table.
@@ -53,6 +54,16 @@ async fn run(api: Api, p: Params) -> Result<warp::reply::Response, ApiError> {
             .filter(|h| (-12..=14).contains(h))
             .ok_or_else(|| ApiError::bad_request("tz: an offset from UTC in whole hours, -12 to 14"))?,
     };
+    let limit = match nonempty(p.limit) {
+        None => None,
+        Some(n) => Some(
+            n.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=MAX_LIMIT).contains(n))
+                .ok_or_else(|| ApiError::bad_request(format!("limit: how many of each list, 1 to {MAX_LIMIT}")))?,
+        ),
+    };
     let (since, until, project) = (nonempty(p.since), nonempty(p.until), nonempty(p.project));
     let prices = api.inner.prices.clone();
     let stats = api
@@ -63,6 +74,7 @@ async fn run(api: Api, p: Params) -> Result<warp::reply::Response, ApiError> {
                 tz_hours,
                 project: project.as_deref(),
                 agent: agent.as_deref(),
+                limit,
             };
             store.stats(filter, &prices)
         })

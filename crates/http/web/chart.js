@@ -1,6 +1,6 @@
 // Charts as plain SVG built with DOM calls, drawn at the width they are shown at (so that their text
 // is of the page's size on a phone too): bars with labelled axes, and a grid of cells for a heatmap.
-// Every label goes in as text.
+// A calendar of days is a CSS grid of cells. Every label goes in as text.
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -118,4 +118,70 @@ export function heatmap({ title, rows, columns, counts, width = 640, className =
     });
   });
   return root;
+}
+
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/** The level (0 … 4) of `n` against the largest, `max`: 0 for nothing, else its quarter. */
+function level(n, max) {
+  return max > 0 && n > 0 ? Math.ceil((n / max) * 4) : 0;
+}
+
+/**
+ * A calendar: `days` (`[{ day: "YYYY-MM-DD", count }]`, consecutive) as a CSS grid of cells, a
+ * column per week (Sunday on top), each cell shaded by its share of the largest and titled with its
+ * day and count (`unit`); the months above, Mon, Wed and Fri on the left, and a legend below. The
+ * grid is an image named `label` for a screen reader.
+ */
+export function calendar({ days, label, unit }) {
+  const max = Math.max(0, ...days.map((d) => d.count));
+  const first = days.length ? new Date(`${days[0].day}T00:00:00Z`).getUTCDay() : 0;
+  const weeks = Math.ceil((first + days.length) / 7);
+  const grid = document.createElement("div");
+  grid.className = "calendar";
+  grid.setAttribute("role", "img");
+  grid.setAttribute("aria-label", label);
+  grid.style.setProperty("--weeks", String(weeks));
+  const at = (node, row, column, span = 1) => {
+    node.style.gridRow = String(row);
+    node.style.gridColumn = `${column} / span ${span}`;
+    return node;
+  };
+  ["Mon", "Wed", "Fri"].forEach((name, i) => {
+    const t = document.createElement("span");
+    t.className = "calendar-weekday";
+    t.textContent = name;
+    grid.append(at(t, 3 + 2 * i, 1));
+  });
+  days.forEach((d, i) => {
+    const week = Math.floor((first + i) / 7);
+    const weekday = (first + i) % 7;
+    // A month is named above the week of its first day, where the grid has room for it.
+    if (d.day.endsWith("-01") && week + 3 <= weeks) {
+      const t = document.createElement("span");
+      t.className = "calendar-month";
+      t.textContent = MONTHS[Number(d.day.slice(5, 7)) - 1];
+      grid.append(at(t, 1, week + 2, 3));
+    }
+    const cell = document.createElement("span");
+    cell.className = `calendar-day level-${level(d.count, max)}`;
+    cell.title = `${d.day}: ${d.count.toLocaleString("en-US")} ${unit}`;
+    cell.dataset.day = d.day;
+    cell.dataset.count = String(d.count);
+    grid.append(at(cell, weekday + 2, week + 2));
+  });
+  const legend = document.createElement("div");
+  legend.className = "calendar-legend";
+  legend.setAttribute("aria-hidden", "true");
+  legend.append("Less");
+  for (let l = 0; l <= 4; l++) {
+    const swatch = document.createElement("span");
+    swatch.className = `calendar-day level-${l}`;
+    legend.append(swatch);
+  }
+  legend.append("More");
+  const box = document.createElement("div");
+  box.className = "calendar-box";
+  box.append(grid, legend);
+  return box;
 }

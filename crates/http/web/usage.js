@@ -33,6 +33,11 @@ export function filterForm(filters, path, { navigate, projects, fillAgents }) {
   project.value = filters.project;
   const apply = el("button", null, "Apply");
   apply.type = "submit";
+  // The overview's range preset (`range`), kept through Apply unless dates are given.
+  const range = el("input");
+  range.type = "hidden";
+  range.name = "range";
+  range.value = filters.range || "";
   const form = el(
     "form",
     "usage-filters",
@@ -40,6 +45,7 @@ export function filterForm(filters, path, { navigate, projects, fillAgents }) {
     input("until", "To"),
     el("label", null, "Agent ", agent),
     el("label", "wide", "Project ", project),
+    filters.range ? range : null,
     apply,
   );
   form.addEventListener("submit", (e) => {
@@ -47,6 +53,7 @@ export function filterForm(filters, path, { navigate, projects, fillAgents }) {
     const data = new FormData(form);
     const next = {};
     for (const key of ["since", "until", "agent", "project"]) if (data.get(key)) next[key] = data.get(key);
+    if (data.get("range") && !next.since && !next.until) next.range = data.get("range");
     navigate(`${path}${query(next)}`);
   });
   return form;

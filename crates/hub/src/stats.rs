@@ -9,7 +9,7 @@ use tokio_postgres::Row;
 
 use scrollback_core::error::Result;
 use scrollback_read::stats::{
-    Bounds, Edit, GroupSum, MessageSum, SessionFigure, SessionSpend, SpendSum, StatsSource, TOP, ToolUse,
+    Bounds, Edit, GroupSum, MessageSum, SessionFigure, SessionSpend, SpendSum, StatsSource, ToolUse,
 };
 
 use crate::search::Args;
@@ -194,7 +194,10 @@ impl StatsSource for HubStats<'_> {
         let rows = w.rows(
             self.0,
             "h.timestamp, h.path, h.tool, h.added, h.removed, h.session_id, s.title, s.project, h.host",
-            &format!(r#"ORDER BY h.timestamp COLLATE "C" DESC, h.local_id DESC, h.ordinal DESC, h.host LIMIT {TOP}"#),
+            &format!(
+                r#"ORDER BY h.timestamp COLLATE "C" DESC, h.local_id DESC, h.ordinal DESC, h.host LIMIT {}"#,
+                b.limit
+            ),
         )?;
         Ok(rows
             .iter()
@@ -222,7 +225,7 @@ impl StatsSource for HubStats<'_> {
         let rows = w.rows(
             self.0,
             &select,
-            &format!(r#"GROUP BY 1, 2 ORDER BY 3 DESC, h.session_id COLLATE "C", h.host LIMIT {TOP}"#),
+            &format!(r#"GROUP BY 1, 2 ORDER BY 3 DESC, h.session_id COLLATE "C", h.host LIMIT {}"#, b.limit),
         )?;
         Ok(rows
             .iter()

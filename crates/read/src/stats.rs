@@ -20,8 +20,12 @@ use scrollback_core::db::RESPONSE_BUCKETS;
 use scrollback_core::error::{Error, Result};
 use scrollback_core::format::{Tokens, usage};
 
-/// How many of each list the overview holds (projects, sessions, edits…).
+/// How many of each list the overview holds (projects, agents, models, edits, sessions) unless
+/// its filter asks for another number ([`Filter::limit`]).
 pub const TOP: usize = 10;
+
+/// The most of each list a filter may ask for.
+pub const MAX_LIMIT: usize = 1000;
 
 /// Which activity the overview covers.
 #[derive(Debug, Clone, Copy, Default)]
@@ -36,6 +40,8 @@ pub struct Filter<'a> {
     pub project: Option<&'a str>,
     /// Only this agent's sessions.
     pub agent: Option<&'a str>,
+    /// How many of each list (1 to [`MAX_LIMIT`]); [`TOP`] when not given.
+    pub limit: Option<usize>,
 }
 
 /// The filter as the overview applied it.
@@ -266,6 +272,8 @@ pub struct Bounds {
     pub tz_hours: i32,
     /// The pricing table's long-context sizes, which a sum's `over` is read against ([`Self::over`]).
     pub over_sizes: Vec<u64>,
+    /// How many of each list ([`Filter::limit`]).
+    pub limit: usize,
 }
 
 impl Bounds {
@@ -360,9 +368,9 @@ pub trait StatsSource {
     fn tools(&self, b: &Bounds) -> Result<Vec<ToolUse>>;
     /// Responses by model (`""`: none named) and bucket of [`RESPONSE_BUCKETS`].
     fn response_times(&self, b: &Bounds) -> Result<Vec<(String, i64, u64)>>;
-    /// The [`TOP`] edits latest first.
+    /// The `b.limit` edits latest first.
     fn recent_edits(&self, b: &Bounds) -> Result<Vec<Edit>>;
-    /// The [`TOP`] sessions with the most messages (their `spend` not filled).
+    /// The `b.limit` sessions with the most messages (their `spend` not filled).
     fn longest(&self, b: &Bounds) -> Result<Vec<SessionFigure>>;
     /// The ledger by session, model, tier and context size: of every session, or of `one`.
     fn session_spend(&self, b: &Bounds, one: Option<&SessionFigure>) -> Result<Vec<SessionSpend>>;
@@ -392,6 +400,10 @@ pub fn stats_of(source: &dyn StatsSource, filter: Filter<'_>, prices: &Prices) -
     if !(-12..=14).contains(&filter.tz_hours) {
         return Err(Error::BadQuery(format!("tz: {} is not an offset from -12 to 14 hours", filter.tz_hours)));
     }
+    let limit = filter.limit.unwrap_or(TOP);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(Error::BadQuery(format!("limit: {limit} is not from 1 to {MAX_LIMIT}")));
+    }
     let b = Bounds {
         since: filter.since.map(|d| utc_hour("since", d, filter.tz_hours, 0)).transpose()?,
         until: filter.until.map(|d| utc_hour("until", d, filter.tz_hours, 1)).transpose()?,
@@ -399,6 +411,7 @@ pub fn stats_of(source: &dyn StatsSource, filter: Filter<'_>, prices: &Prices) -
         project: filter.project.map(str::to_owned),
         tz_hours: filter.tz_hours,
         over_sizes: prices.long_context_sizes(),
+        limit,
     };
     let mut out = Stats {
         filter: Applied {
@@ -463,9 +476,9 @@ pub fn stats_of(source: &dyn StatsSource, filter: Filter<'_>, prices: &Prices) -
         out.totals.spend.add(s.responses, &s.tokens, c);
     }
     out.days = fill_days(days, filter)?;
-    out.projects = top(projects, |t| (t.messages, t.spend.tokens));
-    out.agents = top(agents, |t| (t.messages, t.spend.tokens));
-    out.models = top(models, |t| (t.spend.tokens, t.spend.responses));
+    out.projects = top(projects, limit, |t| (t.messages, t.spend.tokens));
+    out.agents = top(agents, limit, |t| (t.messages, t.spend.tokens));
+    out.models = top(models, limit, |t| (t.spend.tokens, t.spend.responses));
 
     out.tools = source.tools(&b)?;
     out.totals.tool_calls = out.tools.iter().map(|t| t.calls).sum();
@@ -496,10 +509,10 @@ pub fn stats_of(source: &dyn StatsSource, filter: Filter<'_>, prices: &Prices) -
 
     out.recent_edits = source.recent_edits(&b)?;
     out.longest_sessions = source.longest(&b)?;
-    out.costliest_sessions = costliest(source.session_spend(&b, None)?, prices);
+    out.costliest_sessions = costliest(source.session_spend(&b, None)?, prices, limit);
     // Each list's sessions with the other's figures.
     for s in &mut out.longest_sessions {
-        if let Some(found) = costliest(source.session_spend(&b, Some(s))?, prices).pop() {
+        if let Some(found) = costliest(source.session_spend(&b, Some(s))?, prices, 1).pop() {
             s.spend = found.spend;
         }
     }
@@ -509,9 +522,9 @@ pub fn stats_of(source: &dyn StatsSource, filter: Filter<'_>, prices: &Prices) -
     Ok(out)
 }
 
-/// The [`TOP`] sessions of `rows` that cost the most (then by tokens), each row's spend added to
+/// The `limit` sessions of `rows` that cost the most (then by tokens), each row's spend added to
 /// its session's.
-fn costliest(rows: Vec<SessionSpend>, prices: &Prices) -> Vec<SessionFigure> {
+fn costliest(rows: Vec<SessionSpend>, prices: &Prices, limit: usize) -> Vec<SessionFigure> {
     let mut sessions: BTreeMap<(Option<String>, String), SessionFigure> = BTreeMap::new();
     for row in rows {
         let c = cost(prices, row.model.as_deref(), row.tier.as_deref(), row.over, row.tokens);
@@ -527,7 +540,7 @@ fn costliest(rows: Vec<SessionSpend>, prices: &Prices) -> Vec<SessionFigure> {
             .then(a.session_id.cmp(&b.session_id))
             .then(a.host.cmp(&b.host))
     });
-    v.truncate(TOP);
+    v.truncate(limit);
     v
 }
 
@@ -704,7 +717,7 @@ impl StatsSource for IndexStats<'_> {
              ORDER BY t.timestamp DESC, t.entry_id DESC, t.ordinal DESC LIMIT ?5",
         )?;
         let edits = stmt
-            .query_map(params![b.since, b.until, b.agent, b.project, TOP as i64], |r| {
+            .query_map(params![b.since, b.until, b.agent, b.project, b.limit as i64], |r| {
                 Ok(Edit {
                     timestamp: r.get(0)?,
                     path: r.get(1)?,
@@ -725,7 +738,8 @@ impl StatsSource for IndexStats<'_> {
         let sql = format!(
             "SELECT h.session_id, sum(h.messages), s.title, s.project, s.agent, s.first_timestamp, s.last_timestamp
              FROM stats_hours h JOIN sessions s ON s.id = h.session_id WHERE {WHERE}
-             GROUP BY h.session_id ORDER BY 2 DESC, 1 LIMIT {TOP}"
+             GROUP BY h.session_id ORDER BY 2 DESC, 1 LIMIT {limit}",
+            limit = b.limit
         );
         self.query(b, &sql, None, |r| {
             Ok(SessionFigure {
@@ -781,11 +795,11 @@ pub fn percentile(histogram: &[u64], q: f64) -> Option<u32> {
     None
 }
 
-/// The first [`TOP`] of `map` by `key`, largest first (then by name).
-fn top(map: BTreeMap<Option<String>, Top>, key: impl Fn(&Top) -> (u64, u64)) -> Vec<Top> {
+/// The first `limit` of `map` by `key`, largest first (then by name).
+fn top(map: BTreeMap<Option<String>, Top>, limit: usize, key: impl Fn(&Top) -> (u64, u64)) -> Vec<Top> {
     let mut v: Vec<Top> = map.into_values().collect();
     v.sort_by(|a, b| key(b).cmp(&key(a)).then(a.name.cmp(&b.name)));
-    v.truncate(TOP);
+    v.truncate(limit);
     v
 }
 

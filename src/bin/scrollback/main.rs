@@ -118,6 +118,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 tz_hours: tz,
                 agent: agent.as_deref(),
                 project: project.as_deref(),
+                limit: None,
             };
             read::stats(&data.resolve()?, filter, &prices.load()?, json)
         }
