@@ -1384,7 +1384,7 @@ test("26. ? shows every key, the keyboard goes into it, Esc closes it and gives 
   await until("the keys open", isOpen);
   assert.equal(await page.evaluate(() => document.activeElement.id), "keys-close", "the keyboard is in the dialog");
   const text = await dialog.textContent();
-  for (const what of ["Show these keys", "Go to a session", "Search every session", "Next message", "Previous message", "Find in this session", "Next hit", "Previous hit", "send"]) {
+  for (const what of ["Show these keys", "Go to a session", "Search every session", "Next message", "Previous message", "Find in this session", "Next hit", "Previous hit", "send", "The start of the session", "The end of the session", "Focused mode", "The outline"]) {
     assert.ok(text.includes(what), `the help names: ${what}`);
   }
   assert.ok((await dialog.locator("kbd").count()) >= 12);

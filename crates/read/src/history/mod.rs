@@ -7,7 +7,8 @@
 //!
 //! A file per job, each re-exported here: `sessions.rs` (the session list, one session as listed,
 //! its git branch), `pages.rs` (a session's history a page at a time, from a [`Position`]),
-//! `entries.rs` (an entry of a page, its media rows and the sub-agent it ran), `search.rs`
+//! `entries.rs` (an entry of a page, its media rows and the sub-agent it ran), `outline.rs` (a
+//! session's prompts with their turns' tool calls, tokens and times), `search.rs`
 //! (full-text hits with their [`Snippet`]s, within a [`Scope`], grouped by session or not),
 //! `fts.rs` (the query language's tree compiled to FTS5), `budget.rs` (the step budget a
 //! full-text query runs within), `time.rs` ([`time_bound`]) and `names.rs` (a session named by a
@@ -17,6 +18,7 @@ mod budget;
 mod entries;
 mod fts;
 pub mod names;
+mod outline;
 mod pages;
 mod search;
 pub(crate) use search::{MATCH_CLOSE, MATCH_OPEN};
@@ -25,6 +27,7 @@ mod time;
 
 pub use budget::QUERY_STEPS;
 pub use entries::{EntryBody, HistoryEntry, SpawnedBy, Subagent};
+pub use outline::{OUTLINE_TEXT, Outline, Turn, outline};
 pub use pages::{HistoryPage, Position, first_cursor, history};
 pub use scrollback_core::query::{MAX_PREFIX_TERMS, MAX_QUERY, MAX_TERMS};
 pub use search::{
