@@ -1106,7 +1106,9 @@ fn from_start_reads_the_oldest_page_and_pages_forward_to_the_newest() {
     server.wait_for_sessions(1);
     let everything: Vec<i64> = all_pages(&server, session, 100)
         .iter()
-        .flat_map(|p| p["entries"].as_array().unwrap().iter().map(|e| e["cursor"].as_i64().unwrap()).collect::<Vec<_>>())
+        .flat_map(|p| {
+            p["entries"].as_array().unwrap().iter().map(|e| e["cursor"].as_i64().unwrap()).collect::<Vec<_>>()
+        })
         .collect();
     assert_eq!(everything.len(), 300);
     let first = server.json(&format!("/api/sessions/{session}/history?from=start&limit=40&view=true"));

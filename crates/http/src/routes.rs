@@ -338,9 +338,10 @@ async fn session_history(raw_session: String, p: HistoryParams, api: Api) -> Res
     let from = match p.from.as_deref() {
         None => None,
         Some("start") => Some(None),
-        Some(c) => Some(Some(c.parse::<i64>().map_err(|_| {
-            ApiError::bad_request(format!("from: a cursor or start, not {:?}", trim(c))).reject()
-        })?)),
+        Some(c) => Some(Some(
+            c.parse::<i64>()
+                .map_err(|_| ApiError::bad_request(format!("from: a cursor or start, not {:?}", trim(c))).reject())?,
+        )),
     };
     let at = match (p.before, from, p.after) {
         (None, None, None) => Position::Newest,

@@ -18,8 +18,8 @@ use scrollback_core::error::Result;
 
 use crate::export::{Kind, Written};
 use crate::history::{
-    HistoryPage, Outline, Position, Scope, SearchAnswer, SearchPage, SessionHitsPage, SessionPage, SessionQuery, SessionSummary,
-    Sort,
+    HistoryPage, Outline, Position, Scope, SearchAnswer, SearchPage, SessionHitsPage, SessionPage, SessionQuery,
+    SessionSummary, Sort,
 };
 use crate::media::MediaRecord;
 use crate::prices::Prices;
