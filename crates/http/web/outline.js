@@ -7,7 +7,7 @@
 import { el } from "./dom.js";
 
 /** The parts of an entry's bubble the focused mode folds. */
-const FOLDED = ":scope > .tool-card, :scope > details.result, :scope > details.thinking, :scope > details.tool";
+const FOLDED = ":scope > .tool-card, :scope > details.result, :scope > details.thinking, :scope > details.tool:not(.result):not(.call)";
 
 /** A count and its noun: `1 tool call`, `3 tool calls`. */
 function count(n, one, many) {
@@ -35,7 +35,7 @@ export function fold(item) {
   const results = parts.filter((p) => p.matches("details.result")).length;
   if (results) said.push(count(results, "result", "results"));
   if (parts.some((p) => p.matches("details.thinking"))) said.push("thinking");
-  const groups = parts.filter((p) => p.matches("details.tool")).length;
+  const groups = parts.filter((p) => p.matches("details.tool:not(.result):not(.call)")).length;
   if (groups) said.push(count(groups, "step", "steps"));
   const button = el("button", "fold-line", said.join(" · "));
   button.type = "button";
