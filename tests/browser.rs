@@ -252,6 +252,19 @@ fn fixtures(root: &Path) {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("session-2026-11-30T09-00-5e55a0de.jsonl"), body).unwrap();
     reading(root);
+
+    // 49-51: a long session to walk (400 turns, 2,000 entries, tool calls and usage), and what
+    // its outline must list.
+    let (body, turns) = crate::util::fixtures::long::long_session(SESSION, LONG_TURNS);
+    write(root, "long", &body);
+    let expect: Vec<Value> = turns
+        .iter()
+        .map(|t| {
+            json!({ "text": t.text, "toolCalls": t.tool_calls, "contextTokens": t.context_tokens,
+                "outputTokens": t.output_tokens, "seconds": t.seconds, "answer": t.answer })
+        })
+        .collect();
+    std::fs::write(root.join("long/turns.json"), Value::Array(expect).to_string()).unwrap();
     names(root);
 }
 
@@ -350,6 +363,9 @@ fn names(root: &Path) {
     )
     .unwrap();
 }
+
+/// The turns of the long session of scenarios 49-51: 2,000 entries.
+const LONG_TURNS: usize = 400;
 
 /// A Claude Code line of `session` in `cwd`, at `timestamp`.
 fn said(session: &str, cwd: &str, n: usize, timestamp: &str, kind: &str, content: Value) -> String {

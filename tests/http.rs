@@ -1208,3 +1208,82 @@ fn the_session_list_applies_every_field_of_its_query_as_a_search_does() {
         assert!(body["error"]["message"].as_str().unwrap().contains("NUL"), "{path}: {body}");
     }
 }
+
+#[test]
+fn from_start_reads_the_oldest_page_and_pages_forward_to_the_newest() {
+    // A session of 60 turns (300 entries): `from=start` is its first page, read at once, and each
+    // `next` reads on to the newest entry, every entry once, in the order history gives them.
+    let env = Env::new();
+    let session = "10a90000-0000-4000-8000-000000000001";
+    let (body, turns) = crate::util::fixtures::long::long_session(session, 60);
+    env.write(&format!("p/{session}.jsonl"), body);
+    let server = Server::start(&env, &[]);
+    server.wait_for_sessions(1);
+    let everything: Vec<i64> = all_pages(&server, session, 100)
+        .iter()
+        .flat_map(|p| {
+            p["entries"].as_array().unwrap().iter().map(|e| e["cursor"].as_i64().unwrap()).collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(everything.len(), 300);
+    let first = server.json(&format!("/api/sessions/{session}/history?from=start&limit=40&view=true"));
+    let entries = first["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 40);
+    assert_eq!(entries[0]["view"]["parts"][0]["text"], turns[0].text.as_str(), "the first prompt comes first");
+    assert_eq!(first["before"], Value::Null, "nothing before the start");
+    let mut read: Vec<i64> = Vec::new();
+    let mut page = first;
+    loop {
+        read.extend(page["entries"].as_array().unwrap().iter().map(|e| e["cursor"].as_i64().unwrap()));
+        match page["next"].as_i64() {
+            Some(next) => page = server.json(&format!("/api/sessions/{session}/history?from={next}&limit=40")),
+            None => break,
+        }
+    }
+    assert_eq!(read, everything, "forward from the start, every entry once, to the newest");
+    for bad in ["begin", "-1", "1.5", ""] {
+        let res = server.get(&format!("/api/sessions/{session}/history?from={bad}"));
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST, "from={bad}");
+        let body: Value = res.json().unwrap();
+        assert_eq!(body["error"]["code"], "bad-request", "from={bad}: {body}");
+    }
+    let res = server.get(&format!("/api/sessions/{session}/history?from=start&before=3"));
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(server.get("/api/sessions/nope/history?from=start").status(), StatusCode::NOT_FOUND);
+}
+
+#[test]
+fn the_outline_lists_every_prompt_with_its_turn_s_tool_calls_tokens_and_time() {
+    let env = Env::new();
+    let session = "10a90000-0000-4000-8000-000000000002";
+    let (body, turns) = crate::util::fixtures::long::long_session(session, 30);
+    env.write(&format!("p/{session}.jsonl"), body);
+    let server = Server::start(&env, &[]);
+    server.wait_for_sessions(1);
+    let outline = server.json(&format!("/api/sessions/{session}/outline"));
+    assert_eq!(outline["sessionId"], session);
+    let listed = outline["turns"].as_array().unwrap();
+    assert_eq!(listed.len(), turns.len(), "one line per prompt: {outline}");
+    let history = all_pages(&server, session, 100);
+    let entries: Vec<&Value> = history.iter().flat_map(|p| p["entries"].as_array().unwrap()).collect();
+    for (got, want) in listed.iter().zip(&turns) {
+        assert_eq!(got["text"], want.text.as_str());
+        assert_eq!(got["timestamp"], want.timestamp.as_str());
+        assert_eq!(got["toolCalls"], want.tool_calls, "{}", want.text);
+        assert_eq!(got["contextTokens"], want.context_tokens, "{}", want.text);
+        assert_eq!(got["outputTokens"], want.output_tokens, "{}", want.text);
+        assert_eq!(got["responses"], want.tool_calls + 1, "{}", want.text);
+        // The prompt's cursor is its entry's, and the answer's the turn's last answer.
+        let prompt = entries.iter().find(|e| e["cursor"] == got["cursor"]).expect("the prompt's entry");
+        assert_eq!(prompt["entry"]["message"]["content"], want.text.as_str());
+        let answer = entries.iter().find(|e| e["cursor"] == got["answerCursor"]).expect("the answer's entry");
+        assert_eq!(answer["entry"]["message"]["content"][0]["text"], want.answer.as_str());
+        let time = |v: &Value| v.as_str().unwrap().parse::<jiff::Timestamp>().unwrap();
+        let took = time(&got["answeredAt"]).duration_since(time(&got["timestamp"]));
+        assert_eq!(took.as_secs(), want.seconds, "{}", want.text);
+    }
+    let none = server.get("/api/sessions/nope/outline");
+    assert_eq!(none.status(), StatusCode::NOT_FOUND);
+    let refused = server.client.post(format!("{}/api/sessions/{session}/outline", server.base)).send().unwrap();
+    assert_eq!(refused.status(), StatusCode::METHOD_NOT_ALLOWED);
+}

@@ -1385,7 +1385,7 @@ test("26. ? shows every key, the keyboard goes into it, Esc closes it and gives 
   await until("the keys open", isOpen);
   assert.equal(await page.evaluate(() => document.activeElement.id), "keys-close", "the keyboard is in the dialog");
   const text = await dialog.textContent();
-  for (const what of ["Show these keys", "Go to a session", "Search every session", "Next message", "Previous message", "Find in this session", "Next hit", "Previous hit", "send"]) {
+  for (const what of ["Show these keys", "Go to a session", "Search every session", "Next message", "Previous message", "Find in this session", "Next hit", "Previous hit", "send", "The start of the session", "The end of the session", "Focused mode", "The outline"]) {
     assert.ok(text.includes(what), `the help names: ${what}`);
   }
   assert.ok((await dialog.locator("kbd").count()) >= 12);
@@ -2156,5 +2156,217 @@ test("48. the overview is a dashboard: range presets in the URL, compact numbers
   await shot(page, "48-dashboard-phone-calendar");
   assert.deepEqual(problems, []);
   await context.close();
+  await server.stop();
+});
+
+// Long sessions to walk (#50): a session of 400 turns (2,000 entries, tool calls, usage), at a
+// laptop's width and a phone's. Each opens at its newest entry.
+
+const LONG_TURNS = () => JSON.parse(readFileSync(join(FIXTURES, "long", "turns.json"), "utf8"));
+const historyRequests = (requests) => requests.filter((u) => /^\/api\/sessions\/[^/]+\/history$/.test(new URL(u).pathname));
+const WIDTHS = [["laptop", { width: 1280, height: 800 }], ["phone", { width: 390, height: 844 }]];
+
+/** The cursor of the first entry at the top of the conversation's view. */
+const topCursor = (page) =>
+  page.evaluate(() => {
+    const top = document.querySelector(".scroller").getBoundingClientRect().top;
+    const li = [...document.querySelectorAll("ol.entries:not(.pending-list) > li.entry:not([hidden])")].find((l) => l.getBoundingClientRect().bottom > top + 1);
+    return li ? Number(li.dataset.cursor) : null;
+  });
+
+/** Whether the text `text` is on screen in the conversation (loaded and in the view). */
+const inView = (page, text) =>
+  page.evaluate((text) => {
+    const s = document.querySelector(".scroller").getBoundingClientRect();
+    return [...document.querySelectorAll("ol.entries > li.entry:not([hidden])")].some((li) => {
+      const r = li.getBoundingClientRect();
+      return li.textContent.includes(text) && r.bottom > s.top && r.top < s.bottom;
+    });
+  }, text);
+
+test("49. Start and End go to the first prompt and the newest entry at once (g, Home, G, End or a button), newer pages load as it scrolls down, a line indexed meanwhile is not lost, and the place is kept across a reload", async () => {
+  const server = await startServer("long");
+  const turns = LONG_TURNS();
+  for (const [tag, viewport] of WIDTHS) {
+    const { page, problems, requests, context } = await newPage(viewport);
+    await page.goto(`${server.url}/sessions/${SESSION}`);
+    await until("the newest answer", () => inView(page, turns[turns.length - 1].answer));
+    const asked = historyRequests(requests).length;
+    // Start: the first prompt, with one history request (not the 39 pages in between).
+    if (tag === "laptop") {
+      await page.locator(".scroller").focus();
+      await page.keyboard.press("Home");
+    } else {
+      await page.getByRole("button", { name: "⤒ Start" }).click();
+    }
+    await until("the first prompt", () => inView(page, turns[0].text));
+    await until("the start is said", async () => (await page.locator(".scroller .status").textContent()).includes("start of this session"));
+    const startRequests = historyRequests(requests).slice(asked);
+    assert.equal(startRequests.length, 1, `one history request for the start: ${startRequests.join(", ")}`);
+    assert.match(startRequests[0], /from=start/);
+    assert.match(await page.locator("ol.entries > li.entry").first().textContent(), /Prompt 0:/);
+    await shot(page, `49-start-${tag}`);
+    // Scrolling down reads the next pages forward, each entry once.
+    for (let i = 0; i < 3; i++) {
+      const before = await countEntries(page);
+      await page.evaluate(() => {
+        const s = document.querySelector(".scroller");
+        s.scrollTop = s.scrollHeight;
+      });
+      await until("a newer page", async () => (await countEntries(page)) > before, 5000);
+    }
+    const cursors = await page.$$eval("ol.entries:not(.pending-list) > li", (lis) => lis.map((li) => Number(li.dataset.cursor)));
+    assert.equal(new Set(cursors).size, cursors.length, "no entry twice");
+    assert.ok(cursors.length >= 150, `newer pages were read forward (${cursors.length} entries)`);
+    assert.ok(await page.locator("ol.entries > li", { hasText: "Prompt 30:" }).count(), "turn 30 was reached forward");
+    // A line indexed while the person reads the start: not shown out of place, and not lost.
+    const appended = `a line appended while reading the start (${tag})`;
+    const caughtUp = historyRequests(requests).length;
+    appendFileSync(server.file, JSON.stringify({
+      parentUuid: null, isSidechain: false, cwd: "/home/test/long", sessionId: SESSION, type: "assistant",
+      uuid: `walk-${tag}`, timestamp: "2026-11-02T09:00:00.000Z", message: { role: "assistant", content: [{ type: "text", text: appended }] },
+    }) + "\n");
+    await until("the catch-up", () => historyRequests(requests).slice(caughtUp).some((u) => u.includes("after=")), 10000);
+    await sleep(300);
+    assert.equal(await page.locator("ol.entries > li", { hasText: appended }).count(), 0, "the new line is not put after turn 30");
+    if (tag === "laptop") await page.keyboard.press("Shift+G");
+    else await page.getByRole("button", { name: "⤓ End" }).click();
+    await until("the appended line at the end", () => inView(page, appended));
+    assert.ok(await inView(page, turns[turns.length - 1].answer), "the newest answer, at the end");
+    await shot(page, `49-end-${tag}`);
+    // The place: go to the start, scroll to turn 12's prompt, reload: it opens there again.
+    await page.keyboard.press("g");
+    await until("the first prompt", () => inView(page, turns[0].text));
+    await page.locator("ol.entries > li", { hasText: turns[12].text }).evaluate((li) => li.scrollIntoView({ block: "start" }));
+    const kept = await topCursor(page);
+    await until("the place kept", () => page.evaluate((s) => localStorage.getItem(`scrollback-place:${s}`), SESSION).then((v) => Number(v) === kept));
+    await reload(page);
+    await until("the page again, at its place", async () => (await countEntries(page)) > 0 && (await topCursor(page)) === kept);
+    assert.ok(await inView(page, turns[12].text), "turn 12's prompt is in view after the reload");
+    assert.ok(!(await inView(page, turns[turns.length - 1].answer)), "not at the newest");
+    await shot(page, `49-kept-${tag}`);
+    // At the end, the place is forgotten: the session opens at its newest again.
+    await page.keyboard.press("End");
+    await until("the newest answer", () => inView(page, appended));
+    await until("the place forgotten", () => page.evaluate((s) => localStorage.getItem(`scrollback-place:${s}`) === null, SESSION));
+    await reload(page);
+    await until("the newest answer after a reload", () => inView(page, appended));
+    assert.deepEqual(problems, []);
+    await context.close();
+  }
+  await server.stop();
+});
+
+test("50. the focused mode (t, or the header's toggle) folds tool calls, results and thinking to one line each that opens them, and is kept in the URL", async () => {
+  const server = await startServer("long");
+  const turns = LONG_TURNS();
+  for (const [tag, viewport] of WIDTHS) {
+    const { page, problems, context } = await newPage(viewport);
+    await page.goto(`${server.url}/sessions/${SESSION}`);
+    await until("the newest answer", () => inView(page, turns[turns.length - 1].answer));
+    const visibleCards = () => page.locator(".tool-card").evaluateAll((cards) => cards.filter((c) => c.getClientRects().length > 0).length);
+    assert.ok((await visibleCards()) > 0, "tool calls show as cards");
+    const toggle = page.getByRole("button", { name: "Focused" });
+    assert.equal(await toggle.getAttribute("aria-pressed"), "false");
+    if (tag === "laptop") {
+      await page.locator(".scroller").focus();
+      await page.keyboard.press("t");
+    } else {
+      await toggle.click();
+    }
+    await until("focused", async () => (await toggle.getAttribute("aria-pressed")) === "true");
+    assert.equal(new URL(page.url()).searchParams.get("focus"), "1", "the mode is in the URL");
+    assert.equal(await visibleCards(), 0, "no tool card shows");
+    const lines = page.locator(".fold-line");
+    assert.ok((await lines.count()) > 0);
+    const said = await lines.evaluateAll((ls) => ls.filter((l) => l.getClientRects().length > 0).map((l) => l.textContent));
+    assert.ok(said.length > 0 && said.every((t) => /^(\d+ tool calls? \(Bash\)|1 result)$/.test(t)), `each fold is one line naming its calls: ${said.slice(0, 3)}`);
+    // What was said still shows: the prompts and the answers.
+    assert.ok(await inView(page, turns[turns.length - 1].answer));
+    assert.ok(await page.locator("ol.entries > li", { hasText: turns[turns.length - 1].text }).isVisible());
+    await shot(page, `50-focused-${tag}`);
+    // One line opens its calls, and closes them again.
+    const line = lines.filter({ visible: true }).last();
+    const item = line.locator("xpath=ancestor::li[1]");
+    await line.click();
+    assert.equal(await line.getAttribute("aria-expanded"), "true");
+    assert.ok((await item.locator(".tool-card").evaluateAll((cs) => cs.filter((c) => c.getClientRects().length > 0).length)) > 0, "its cards show");
+    await shot(page, `50-unfolded-${tag}`);
+    if (tag === "laptop") await auditBothThemes(page, "the focused mode");
+    await line.click();
+    assert.equal(await line.getAttribute("aria-expanded"), "false");
+    // Kept across a reload (the URL), and off again by the toggle.
+    await reload(page);
+    await until("the newest answer", () => inView(page, turns[turns.length - 1].answer));
+    assert.equal(await page.getByRole("button", { name: "Focused" }).getAttribute("aria-pressed"), "true");
+    assert.equal(await visibleCards(), 0, "still focused after the reload");
+    await page.getByRole("button", { name: "Focused" }).click();
+    assert.equal(new URL(page.url()).searchParams.get("focus"), null);
+    assert.ok((await visibleCards()) > 0, "the cards again");
+    assert.deepEqual(problems, []);
+    await context.close();
+  }
+  await server.stop();
+});
+
+test("51. the outline lists every prompt with its time and tool calls, opens a turn that is not loaded, and each turn's last answer shows its context and output tokens and how long it took", async () => {
+  const server = await startServer("long");
+  const turns = LONG_TURNS();
+  const plural = (n) => `${n} tool call${n === 1 ? "" : "s"}`;
+  for (const [tag, viewport] of WIDTHS) {
+    const { page, problems, requests, context } = await newPage(viewport);
+    await page.goto(`${server.url}/sessions/${SESSION}`);
+    await until("the newest answer", () => inView(page, turns[turns.length - 1].answer));
+    const button = page.getByRole("button", { name: "Outline", exact: true });
+    assert.equal(await button.getAttribute("aria-expanded"), "false");
+    if (tag === "laptop") {
+      await page.locator(".scroller").focus();
+      await page.keyboard.press("o");
+    } else {
+      await button.click();
+    }
+    const outline = page.locator("aside.outline");
+    await until("the outline", () => outline.isVisible());
+    assert.equal(await button.getAttribute("aria-expanded"), "true");
+    await until("every prompt listed", async () => (await outline.locator("button.turn").count()) === turns.length);
+    const listed = await outline.locator("button.turn").evaluateAll((bs) => bs.map((b) => ({ text: b.querySelector(".turn-text").textContent, meta: b.querySelector(".turn-meta").textContent })));
+    listed.forEach((l, i) => {
+      assert.equal(l.text, turns[i].text, `prompt ${i}`);
+      assert.ok(l.meta.endsWith(plural(turns[i].toolCalls)), `prompt ${i}: ${l.meta} ends with ${plural(turns[i].toolCalls)}`);
+      assert.match(l.meta, /^\d{4}-\d\d-\d\d \d\d:\d\d · /, `prompt ${i} has its time`);
+    });
+    assert.equal(await page.evaluate(() => document.activeElement.classList.contains("turn")), true, "the keyboard is in the outline");
+    await shot(page, `51-outline-${tag}`);
+    if (tag === "laptop") await auditBothThemes(page, "the outline");
+    // Turn 7 is far from the newest page: a click opens it, with two history requests at most.
+    const asked = historyRequests(requests).length;
+    await outline.locator("button.turn").nth(7).click();
+    await until("turn 7's prompt", () => inView(page, turns[7].text));
+    assert.ok(historyRequests(requests).length - asked <= 2, "turn 7 was read directly");
+    assert.equal(await page.locator("li.entry.target", { hasText: turns[7].text }).count(), 1, "its prompt is marked");
+    if (tag === "phone") assert.ok(!(await outline.isVisible()), "on a phone the drawer gives way");
+    // Its last answer's figures: context 1,722 tokens, 113 output tokens, 14 s.
+    const answer = page.locator("ol.entries > li", { hasText: turns[7].answer });
+    await answer.scrollIntoViewIfNeeded();
+    assert.equal(await answer.locator(".turn-figures").textContent(), "context 1.7k tokens · output 113 · turn 14 s");
+    // Every loaded turn's, as the fixture recorded them.
+    const shown = await page.$$eval("ol.entries > li", (lis) => lis.filter((li) => li.querySelector(".turn-figures")).map((li) => [li.querySelector(".bubble").textContent, li.querySelector(".turn-figures").textContent]));
+    assert.ok(shown.length >= 10, `figures under the answers on screen (${shown.length})`);
+    for (const [said, line] of shown) {
+      const t = turns.find((x) => said.includes(x.answer));
+      assert.ok(t, `a turn's last answer: ${said}`);
+      const k = t.contextTokens >= 1000 ? `${(t.contextTokens / 1000).toFixed(1)}k` : String(t.contextTokens);
+      assert.equal(line, `context ${k} tokens · output ${t.outputTokens} · turn ${t.seconds} s`);
+    }
+    assert.equal(await page.locator("ol.entries > li .turn-figures").evaluateAll((fs) => fs.filter((f) => !/Part \d+ of the wall/.test(f.closest("li").textContent)).length), 0, "no figures under a prompt or a tool call");
+    await shot(page, `51-turn-${tag}`);
+    // Esc closes the outline, and the keyboard goes back to its button.
+    if (!(await outline.isVisible())) await button.click();
+    await page.keyboard.press("Escape");
+    await until("the outline closed", async () => !(await outline.isVisible()));
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), "Outline");
+    assert.deepEqual(problems, []);
+    await context.close();
+  }
   await server.stop();
 });

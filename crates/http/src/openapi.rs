@@ -376,6 +376,28 @@ fn index_document() -> Value {
                                    "gitBranch": { "type": "string", "nullable": true, "description": "The git branch the transcript names last." },
                                    "resume": { "type": "string", "nullable": true, "description": "The command that resumes the session in its agent's CLI (claude --resume ID, codex resume ID, gemini --resume ID, pi --session ID), the id quoted for a POSIX shell where it needs to be; null for an agent without one." } } } ]
                 },
+                "Outline": {
+                    "type": "object", "additionalProperties": false, "required": ["sessionId", "turns"],
+                    "properties": {
+                        "sessionId": { "type": "string" },
+                        "turns": { "type": "array", "items": { "$ref": "#/components/schemas/Turn" } }
+                    }
+                },
+                "Turn": {
+                    "type": "object", "additionalProperties": false,
+                    "required": ["cursor", "timestamp", "text", "toolCalls", "answerCursor", "answeredAt", "responses", "contextTokens", "outputTokens"],
+                    "properties": {
+                        "cursor": { "type": "integer", "description": "The prompt's entry: pass as history from to open the conversation there." },
+                        "timestamp": { "type": "string", "nullable": true, "description": "The prompt's time, as written." },
+                        "text": { "type": "string", "description": "Its first words: at most 160 characters (then an ellipsis), white space made single spaces." },
+                        "toolCalls": { "type": "integer", "description": "Tool calls from this prompt until the next." },
+                        "answerCursor": { "type": "integer", "nullable": true, "description": "The turn's last answer (an assistant entry): where the viewer shows the turn's figures." },
+                        "answeredAt": { "type": "string", "nullable": true, "description": "The time of the turn's last answer (an assistant entry): minus timestamp, how long the turn took." },
+                        "responses": { "type": "integer", "description": "Responses the usage ledger holds for the turn." },
+                        "contextTokens": { "type": "integer", "nullable": true, "description": "The context of the turn's last response: input + cache read + cache write tokens; null where none is recorded." },
+                        "outputTokens": { "type": "integer", "nullable": true, "description": "The turn's output tokens, summed; null where none is recorded." }
+                    }
+                },
                 "EntryTexts": {
                     "type": "object", "additionalProperties": false, "required": ["cursor", "texts"],
                     "properties": {
@@ -507,7 +529,7 @@ fn index_document() -> Value {
                         "entries": { "type": "array", "items": { "$ref": "#/components/schemas/Entry" }, "description": "In conversation order." },
                         "before": { "type": "integer", "nullable": true, "description": "Pass as before for the page before this one; null at the start (and for a catch-up)." },
                         "after": { "type": "integer", "nullable": true, "description": "Pass as after to catch up on entries indexed since this page." },
-                        "next": { "type": "integer", "nullable": true, "description": "For a page read with from: the entry after it, to pass as from; null at the newest entry and for other pages." }
+                        "next": { "type": "integer", "nullable": true, "description": "For a page read with from (a cursor or start): the entry after it, to pass as from; null at the newest entry and for other pages." }
                     }
                 },
                 "Forgotten": {
@@ -705,13 +727,14 @@ fn index_document() -> Value {
                 }))
             } },
             "/api/sessions/{sessionId}/history": { "get": {
-                "summary": "Entries of a session in conversation order: the newest page, the page before an entry, an entry and those after it, or a catch-up.",
+                "summary": "Entries of a session in conversation order: the newest page, the oldest (from=start), the page before an entry, an entry and those after it, or a catch-up.",
                 "parameters": [
                     { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } },
                     { "name": "before", "in": "query", "required": false, "schema": { "type": "integer", "minimum": 0 },
                       "description": "The page just before this entry (a cursor of this session)." },
-                    { "name": "from", "in": "query", "required": false, "schema": { "type": "integer", "minimum": 0 },
-                      "description": "This entry (a cursor of this session) and those after it." },
+                    { "name": "from", "in": "query", "required": false,
+                      "schema": { "oneOf": [ { "type": "integer", "minimum": 0 }, { "type": "string", "enum": ["start"] } ] },
+                      "description": "This entry (a cursor of this session) and those after it; `start`: the session's oldest page, read forward (its next goes on), without the pages in between." },
                     { "name": "after", "in": "query", "required": false, "schema": { "type": "integer", "minimum": 0 },
                       "description": "Catch up: the entries indexed since the page that gave this after, each exactly once, wherever they stand in the conversation." },
                     { "name": "sidechains", "in": "query", "required": false, "schema": { "type": "boolean", "default": false } },
@@ -725,6 +748,11 @@ fn index_document() -> Value {
                 "summary": "A session as listed, with a person's marks and the git branch its transcript names.",
                 "parameters": [ { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } } ],
                 "responses": merge(common_errors(), json!({ "200": json_response("The session.", "SessionAbout") }))
+            } },
+            "/api/sessions/{sessionId}/outline": { "get": {
+                "summary": "A session's prompts (a person's words; side chains left out) in conversation order, each with its time, its first words, the tool calls until the next prompt and its turn's figures where the usage ledger records them: what the viewer's outline lists and jumps by. A team's hub does not serve it (400, code not-served).",
+                "parameters": [ { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } } ],
+                "responses": merge(common_errors(), json!({ "200": json_response("The outline.", "Outline") }))
             } },
             "/api/sessions/{sessionId}/entries/{cursor}/texts": { "get": {
                 "summary": "Every text of one entry, whole, in the order a view part's more.index counts them: what the viewer's \"show all\" fetches for a text its history page cut (a view holds at most 32768 characters of one text).",

@@ -37,7 +37,8 @@ struct SessionsParams {
 #[serde(deny_unknown_fields)]
 struct HistoryParams {
     before: Option<i64>,
-    from: Option<i64>,
+    /// A cursor, or `start`: the session's oldest page.
+    from: Option<String>,
     after: Option<i64>,
     limit: Option<u32>,
     sidechains: Option<bool>,
@@ -334,10 +335,19 @@ async fn marks_of(api: &Api, mut ids: Vec<String>) -> Result<Vec<scrollback_ops:
 async fn session_history(raw_session: String, p: HistoryParams, api: Api) -> Result<warp::reply::Response, Rejection> {
     let session_id = segment(&raw_session)?;
     let limit = check_limit(p.limit, 100)?;
-    let at = match (p.before, p.from, p.after) {
+    let from = match p.from.as_deref() {
+        None => None,
+        Some("start") => Some(None),
+        Some(c) => Some(Some(
+            c.parse::<i64>()
+                .map_err(|_| ApiError::bad_request(format!("from: a cursor or start, not {:?}", trim(c))).reject())?,
+        )),
+    };
+    let at = match (p.before, from, p.after) {
         (None, None, None) => Position::Newest,
+        (None, Some(None), None) => Position::Start,
         (Some(c), None, None) if c >= 0 => Position::Before(c),
-        (None, Some(c), None) if c >= 0 => Position::From(c),
+        (None, Some(Some(c)), None) if c >= 0 => Position::From(c),
         (None, None, Some(c)) if c >= 0 => Position::After(c),
         (None, None, Some(_)) | (None, Some(_), None) | (Some(_), None, None) => {
             return Err(ApiError::bad_request("cursors are not negative").reject());

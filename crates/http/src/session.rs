@@ -6,6 +6,8 @@
 //!   rebuild;
 //! - `GET /api/sessions/{id}/about`: the session as listed, with those marks, and the git branch
 //!   its transcript names, for the viewer's header;
+//! - `GET /api/sessions/{id}/outline`: its prompts with their turns' tool calls, tokens and times,
+//!   for the viewer's outline ([`scrollback_read::history::outline`]);
 //! - `GET /api/sessions/{id}/entries/{cursor}/texts`: an entry's texts whole, for the viewer's
 //!   "show all" of a text its history page cut ([`scrollback_read::view::VIEW_TEXT_MAX`]).
 
@@ -25,7 +27,7 @@ pub const MAX_TITLE: usize = 200;
 /// The largest body a `PUT` may have.
 const MAX_BODY: usize = 4096;
 
-/// `/api/sessions/{id}/marks`, `…/about` and `…/entries/{cursor}/texts`, for the route table.
+/// `/api/sessions/{id}/marks`, `…/about`, `…/outline` and `…/entries/{cursor}/texts`, for the route table.
 pub(crate) fn routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
     let with_api = {
         let api = api.clone();
@@ -55,6 +57,14 @@ pub(crate) fn routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
             })
         },
     );
+    let outline = warp::path!("sessions" / String / "outline").and(warp::method()).and(with_api.clone()).then(
+        |raw: String, method: Method, api: Api| async move {
+            json_answer(match method {
+                Method::GET => outline(api, &raw).await,
+                _ => Err(ApiError::method_not_allowed("GET", "get-only", "this route takes GET")),
+            })
+        },
+    );
     let texts = warp::path!("sessions" / String / "entries" / String / "texts").and(warp::method()).and(with_api).then(
         |raw: String, cursor: String, method: Method, api: Api| async move {
             json_answer(match method {
@@ -63,7 +73,28 @@ pub(crate) fn routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
             })
         },
     );
-    marks.or(about).unify().or(texts).unify().boxed()
+    marks.or(about).unify().or(outline).unify().or(texts).unify().boxed()
+}
+
+/// A session's prompts with their turns' figures, masked as its history is.
+async fn outline(api: Api, raw: &str) -> Result<Value, ApiError> {
+    let session_id = segment_id(raw)?;
+    let sid = session_id.clone();
+    let found = api
+        .db(move |store| {
+            let Some(outline) = store.outline(&sid)? else { return Ok(None) };
+            serde_json::to_value(super::wire::Outline::from(&outline))
+                .map(Some)
+                .map_err(|e| scrollback_core::Error::Internal(e.to_string()))
+        })
+        .await?;
+    let Some(mut value) = found else {
+        return Err(ApiError::not_found(format!("no session {}", trim(&session_id))));
+    };
+    if let Some(r) = api.mask() {
+        r.redact_value(&mut value, &mut Default::default());
+    }
+    Ok(value)
 }
 
 /// `{"cursor", "texts"}`: every text of one entry of the session, whole, in the order a view's

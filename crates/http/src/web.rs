@@ -36,6 +36,7 @@ const FILES: &[(&str, &str, &str)] = &[
     ("sidebar.js", "text/javascript; charset=utf-8", include_str!("../web/sidebar.js")),
     ("status.js", "text/javascript; charset=utf-8", include_str!("../web/status.js")),
     ("keys.js", "text/javascript; charset=utf-8", include_str!("../web/keys.js")),
+    ("outline.js", "text/javascript; charset=utf-8", include_str!("../web/outline.js")),
     // The one style sheet of the viewer and the HTML export, kept by the export's crate.
     ("style.css", "text/css; charset=utf-8", scrollback_read::export::STYLE),
 ];

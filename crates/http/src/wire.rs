@@ -431,6 +431,52 @@ impl<'a> History<'a> {
     }
 }
 
+/// `GET /api/sessions/{id}/outline`: a session's prompts, each with its turn's figures.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Outline<'a> {
+    session_id: &'a str,
+    turns: Vec<Turn<'a>>,
+}
+
+/// A prompt of an outline and what followed it until the next.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Turn<'a> {
+    cursor: i64,
+    timestamp: Option<&'a str>,
+    text: &'a str,
+    tool_calls: i64,
+    answer_cursor: Option<i64>,
+    answered_at: Option<&'a str>,
+    responses: i64,
+    context_tokens: Option<i64>,
+    output_tokens: Option<i64>,
+}
+
+impl<'a> From<&'a history::Outline> for Outline<'a> {
+    fn from(o: &'a history::Outline) -> Self {
+        Outline {
+            session_id: &o.session_id,
+            turns: o
+                .turns
+                .iter()
+                .map(|t| Turn {
+                    cursor: t.cursor,
+                    timestamp: t.timestamp.as_deref(),
+                    text: &t.text,
+                    tool_calls: t.tool_calls,
+                    answer_cursor: t.answer_cursor,
+                    answered_at: t.answered_at.as_deref(),
+                    responses: t.responses,
+                    context_tokens: t.context_tokens,
+                    output_tokens: t.output_tokens,
+                })
+                .collect(),
+        }
+    }
+}
+
 /// One search hit, its snippet as escaped HTML.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -152,6 +152,9 @@ document.addEventListener("keydown", (e) => {
     e.preventDefault();
   } else if ((e.key === "n" || e.key === "N") && view && view.findStep && view.findStep(e.key === "n" ? 1 : -1)) {
     e.preventDefault();
+  } else if (view && view.key && view.key(e.key)) {
+    // The view's own keys: a conversation's Start and End (g, G, Home, End), focused mode, outline.
+    e.preventDefault();
   }
 });
 

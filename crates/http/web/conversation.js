@@ -5,15 +5,23 @@
 // around it; its find bar (find.js) steps through a query's hits, opening it at each. The composer is
 // shown only where the server runs an engine (else a line says why and how); a session whose entries
 // are all on side chains says so, and offers them.
+//
+// A long session is walked: Start reads its oldest page at once (`from=start`) and pages forward as
+// it scrolls down, End its newest; what is indexed meanwhile beyond the stretch on screen is left to
+// the page that reaches it. The place a person was (the entry at the top of their view) is kept per
+// session and opened again; the focused mode (`?focus=1`) folds tool calls, results and thinking to
+// a line each; the outline lists the prompts, each a jump to its turn; a turn's figures (tokens, time)
+// stand under its last answer (outline.js).
 
 import { ApiError, get, post, query } from "./api.js";
 import { Composer, noEngine } from "./composer.js";
 import { FindBar } from "./find.js";
 import { Header } from "./header.js";
+import { OutlinePanel, figures, fold, place } from "./outline.js";
 import { link, openPhoto } from "./page.js";
 import { reconcile } from "./reconcile.js";
 import * as render from "./render.js";
-import { PAGE, call, engine, known, limits } from "./server.js";
+import { PAGE, call, engine, known, limits, onHub } from "./server.js";
 import { sidebar } from "./sidebar.js";
 
 /** Compares two entries' places in the conversation: `order` (`[at, file, line]`) element by
@@ -49,7 +57,14 @@ export class Conversation {
     this.closed = false;
     this.generation = 0; // a page asked for before the history was laid anew is not shown
     this.asked = 0; // the entries asked for by goTo
+    this.settled = false; // opened: scrolling now moves the place kept for the session
+    this.focus = new URLSearchParams(location.search).get("focus") === "1";
+    this.byAnswer = new Map(); // the cursor of a turn's last answer -> the outline's turn
 
+    this.outline = new OutlinePanel({
+      onJump: (cursor) => this.jumpToTurn(cursor),
+      onClose: () => this.showOutline(false),
+    });
     this.header = new Header({
       sessionId,
       sidechains,
@@ -57,6 +72,10 @@ export class Conversation {
         this.sidechains = checked;
         this.reload();
       },
+      focus: this.focus,
+      onFocus: () => this.toggleFocus(),
+      onOutline: () => this.showOutline(!this.outline.open),
+      outlineId: this.outline.element.id,
     });
     this.banner = render.el("p", "banner", "");
     this.banner.hidden = true;
@@ -69,6 +88,22 @@ export class Conversation {
     this.scroller.setAttribute("role", "region");
     this.scroller.setAttribute("aria-label", "Conversation");
     this.scroller.addEventListener("scroll", () => this.onScroll());
+    // Start and End, over the conversation's corner.
+    const jump = (label, name, go) => {
+      const b = render.el("button", `jump ${name}`, label);
+      b.type = "button";
+      b.addEventListener("click", go);
+      return b;
+    };
+    this.walk = render.el(
+      "div",
+      "walk",
+      jump("⤒ Start", "to-start", () => this.start()),
+      jump("⤓ End", "to-end", () => this.end()),
+    );
+    this.walk.setAttribute("role", "group");
+    this.walk.setAttribute("aria-label", "Go to the start or the end");
+    this.walk.hidden = !sessionId;
     this.composer = new Composer(
       {
         chatId: this.chatId,
@@ -88,7 +123,17 @@ export class Conversation {
       goTo: (at, q) => this.goTo(at, q),
       closed: () => this.keepInUrl({ q: null }),
     });
-    main.append(render.el("section", "conversation", this.header.element, this.findBar.element, this.banner, this.scroller, this.composer.form));
+    this.section = render.el(
+      "section",
+      "conversation",
+      this.header.element,
+      this.findBar.element,
+      this.banner,
+      render.el("div", "conv-body", render.el("div", "scroll-wrap", this.scroller, this.walk), this.outline.element),
+      this.composer.form,
+    );
+    this.section.classList.toggle("focus", this.focus);
+    main.append(this.section);
     // No composer until the server has said it runs an engine; without one, why not instead.
     this.composer.form.hidden = true;
     known.then(() => {
@@ -101,6 +146,8 @@ export class Conversation {
   close() {
     this.closed = true;
     this.header.close();
+    clearTimeout(this.outlineTimer);
+    clearTimeout(this.placeTimer);
   }
 
   /** Loads the first page (newest, or around `cursor`) and the pending sends. */
@@ -116,10 +163,15 @@ export class Conversation {
           this.show(boot, "newest");
         }
       }
+      // Where the person was, unless a link names an entry.
+      const kept = cursor === null && this.sessionId && this.entries.size === 0 ? place.get(this.sessionId) : null;
+      let restored = false;
       if (this.sessionId && this.entries.size === 0) {
         if (cursor !== null) await this.openAround(cursor);
+        else if (kept !== null) restored = await this.restore(kept);
         else await this.loadPage({}, "newest");
       }
+      this.loadOutline();
       if (!this.sessionId) {
         await known;
         this.status.textContent = engine
@@ -129,7 +181,8 @@ export class Conversation {
       this.hintSideChains();
       this.reconcile();
       this.renderPending();
-      if (cursor === null) this.scrollToBottom();
+      if (cursor === null && !restored) this.scrollToBottom();
+      this.settled = true;
       sidebar.highlight();
       if (find && this.sessionId && !this.closed) this.findBar.open(find, cursor);
     } catch (e) {
@@ -174,6 +227,165 @@ export class Conversation {
     const page = await call(() => get(this.historyUrl(params)));
     if (!this.closed && generation === this.generation) this.show(page, where);
     return page;
+  }
+
+  /** Opens where the person was: the page before entry `cursor` and the one from it, that entry at
+   * the top of the view. False where it is no entry of the session now (the newest page instead). */
+  async restore(cursor) {
+    try {
+      await this.loadPage({ before: cursor }, "newest");
+      await this.loadPage({ from: cursor }, "forward");
+    } catch (e) {
+      if (!(e instanceof ApiError && e.status === 400)) throw e;
+      place.set(this.sessionId, null);
+      this.clear();
+      await this.loadPage({}, "newest");
+      return false;
+    }
+    const item = this.itemNear(cursor);
+    if (item) item.scrollIntoView({ block: "start" });
+    return true;
+  }
+
+  /** The start of the session: its oldest page, read at once (not every page in between), newer
+   * pages as it scrolls down. */
+  async start() {
+    if (!this.sessionId) return;
+    this.keepInUrl({ cursor: null });
+    if (this.before === null && this.entries.size) {
+      this.scroller.scrollTop = 0;
+      return;
+    }
+    this.asked++;
+    this.clear();
+    try {
+      await this.loadPage({ from: "start" }, "forward");
+      this.reconcile();
+      this.renderPending();
+      this.scroller.scrollTop = 0;
+      this.remember();
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  /** The end of the session: its newest page (read anew where the newest is not on screen). */
+  async end() {
+    if (!this.sessionId) return;
+    this.keepInUrl({ cursor: null });
+    if (!this.hasMoreAfter && this.entries.size) {
+      this.scrollToBottom();
+      return;
+    }
+    this.asked++;
+    this.clear();
+    try {
+      await this.loadPage({}, "newest");
+      this.reconcile();
+      this.renderPending();
+      this.scrollToBottom();
+      this.remember();
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  /** The focused mode on or off, kept in the URL; the entry at the top of the view stays there. */
+  toggleFocus() {
+    const top = this.topItem();
+    this.focus = !this.focus;
+    this.section.classList.toggle("focus", this.focus);
+    this.header.setFocus(this.focus);
+    this.keepInUrl({ focus: this.focus ? "1" : null });
+    if (top) top.scrollIntoView({ block: "start" });
+  }
+
+  /** Opens (`open`) or closes the outline; the keyboard goes into it, and back to the conversation. */
+  showOutline(open) {
+    if (open === this.outline.open) return;
+    this.outline.show(open);
+    this.header.setOutline(open);
+    if (open) {
+      if (!this.turns) this.loadOutline();
+      this.outline.focus();
+    } else {
+      this.header.outlineButton.focus();
+    }
+  }
+
+  /** Opens the conversation at a turn's prompt; on a phone the outline's drawer gives way. */
+  jumpToTurn(cursor) {
+    this.outline.mark(cursor);
+    if (window.matchMedia("(max-width: 700px)").matches) this.showOutline(false);
+    this.goTo(cursor);
+  }
+
+  /** The outline and the turns' figures, from the index (not on a team's hub, which does not
+   * serve it). At most once a second while lines arrive. */
+  loadOutline() {
+    if (!this.sessionId || this.outlineTimer) return;
+    this.outlineTimer = setTimeout(async () => {
+      this.outlineTimer = null;
+      await known;
+      if (this.closed) return;
+      if (onHub()) {
+        this.header.noOutline();
+        return;
+      }
+      try {
+        const answer = await call(() => get(`/api/sessions/${encodeURIComponent(this.sessionId)}/outline`));
+        if (this.closed) return;
+        this.turns = answer.turns;
+        this.byAnswer = new Map(answer.turns.filter((t) => t.answerCursor !== null).map((t) => [t.answerCursor, t]));
+        this.outline.fill(answer.turns);
+        for (const { entry, item } of this.placed) this.figure(entry, item);
+      } catch {
+        this.header.noOutline();
+      }
+    }, this.outlineLoaded ? 1000 : 0);
+    this.outlineLoaded = true;
+  }
+
+  /** Puts the figures of the turn whose last answer `entry` is under its item (or takes old ones away). */
+  figure(entry, item) {
+    const old = item.querySelector(":scope > .turn-figures");
+    if (old) old.remove();
+    const turn = this.byAnswer.get(entry.cursor);
+    const line = turn ? figures(turn) : "";
+    if (line) item.append(render.el("div", "turn-figures", line));
+  }
+
+  /** The first entry at the top of the view, if any. */
+  topItem() {
+    const top = this.scroller.getBoundingClientRect().top;
+    for (const { item } of this.placed) {
+      if (!item.hidden && item.getBoundingClientRect().bottom > top + 1) return item;
+    }
+    return null;
+  }
+
+  /** Keeps where the person is in this session: the entry at the top of the view, or nothing at
+   * the end (the session opens at its newest then, as it would). */
+  remember() {
+    if (!this.sessionId || !this.settled || this.closed) return;
+    if (!this.hasMoreAfter && this.atBottom()) {
+      place.set(this.sessionId, null);
+      return;
+    }
+    const item = this.topItem();
+    if (item) place.set(this.sessionId, Number(item.dataset.cursor));
+  }
+
+  /** A key of the conversation's own (app.js asks): true where it did something with it. */
+  key(k) {
+    if (!this.sessionId) return false;
+    if (k === "g" || k === "Home") this.start();
+    else if (k === "G" || k === "End") this.end();
+    else if (k === "t") this.toggleFocus();
+    else if (k === "o") this.showOutline(!this.outline.open);
+    else if (k === "Escape" && this.outline.open) this.showOutline(false);
+    else return false;
+    return true;
   }
 
   /** Opens at an entry: the page before it, and it with the ones after it; marks it. Returns false
@@ -308,6 +520,8 @@ export class Conversation {
       if (item) {
         this.place(e, item);
         this.join(item);
+        fold(item);
+        this.figure(e, item);
       }
     }
     if (where === "older" || where === "newest") this.before = page.before;
@@ -353,6 +567,8 @@ export class Conversation {
     // A sub-agent's link stays with the result that named it.
     const link = from.querySelector(":scope > a.subagent:not(.parent)");
     if (link) card.append(link);
+    fold(from);
+    fold(to);
     const bubble = from.querySelector(":scope > .bubble");
     if (bubble && bubble.children.length === 0) {
       from.hidden = true;
@@ -395,6 +611,8 @@ export class Conversation {
   }
 
   onScroll() {
+    clearTimeout(this.placeTimer);
+    this.placeTimer = setTimeout(() => this.remember(), 250);
     if (this.scroller.scrollTop < 300 && this.before !== null && !this.loadingOlder) this.loadOlder();
     const nearBottom = this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < 300;
     if (nearBottom && this.hasMoreAfter && !this.loadingNewer) this.loadNewer();
@@ -485,6 +703,7 @@ export class Conversation {
           if (event.replaced) this.reload();
           else this.catchUp();
           this.header.showUsage(this.sessionId);
+          this.loadOutline();
         }
         break;
       case "session-gone":

@@ -1,5 +1,6 @@
 // A session's header in its conversation: one line (its title, a person's own if they gave one;
-// its agent, project and time) and a details toggle that holds the rest: the controls to rename and
+// its agent, project and time; the focused mode's toggle and the outline's button) and a details
+// toggle that holds the rest: the controls to rename and
 // pin it, the side chains toggle, what it is (agent, project, git branch, times, counts), its tokens
 // and cost from the usage ledger, its id, the command that resumes it in its agent's CLI (with a
 // copy button), and its exports (HTML, Markdown, JSONL).
@@ -22,8 +23,10 @@ function minute(t) {
 
 /** A conversation's header, `element`: for `sessionId`, or null for a new chat (named by `setTitle` once it has one). */
 export class Header {
-  /** `sidechains`: whether the toggle starts checked; `onSidechains(checked)` is told when it changes. */
-  constructor({ sessionId, sidechains, onSidechains }) {
+  /** `sidechains`: whether the toggle starts checked; `onSidechains(checked)` is told when it changes.
+   * `focus`: whether the focused mode is on, `onFocus()` toggles it; `onOutline()` opens or closes
+   * the outline, the element `outlineId`. */
+  constructor({ sessionId, sidechains, onSidechains, focus = false, onFocus = () => {}, onOutline = () => {}, outlineId = null }) {
     this.closed = false;
     this.title = render.el("h1", "view-title", sessionId ? "Session" : "New chat");
     const toggle = render.el("input");
@@ -56,7 +59,40 @@ export class Header {
     this.toggle.setAttribute("aria-controls", this.details.id);
     this.toggle.addEventListener("click", () => this.showDetails(this.details.hidden));
     this.toggle.hidden = !sessionId;
-    this.element = render.el("header", "conv-head", render.el("div", "head-line", this.title, this.meta, this.toggle), this.details);
+    // The focused mode: only what the person and the agent said, the rest folded to a line.
+    this.focusButton = render.el("button", "small focus-toggle", "Focused");
+    this.focusButton.type = "button";
+    this.focusButton.title = "Only what the person and the agent said: tool calls, results and thinking folded to a line (t)";
+    this.focusButton.addEventListener("click", () => onFocus());
+    this.setFocus(focus);
+    this.outlineButton = render.el("button", "small outline-toggle", "Outline");
+    this.outlineButton.type = "button";
+    this.outlineButton.title = "Every prompt of this session, to go to any turn (o)";
+    if (outlineId) this.outlineButton.setAttribute("aria-controls", outlineId);
+    this.outlineButton.addEventListener("click", () => onOutline());
+    this.setOutline(false);
+    this.focusButton.hidden = this.outlineButton.hidden = !sessionId;
+    this.element = render.el(
+      "header",
+      "conv-head",
+      render.el("div", "head-line", this.title, this.meta, this.focusButton, this.outlineButton, this.toggle),
+      this.details,
+    );
+  }
+
+  /** Shows the focused mode on (`on`) or off. */
+  setFocus(on) {
+    this.focusButton.setAttribute("aria-pressed", String(on));
+  }
+
+  /** Shows the outline open (`open`) or closed. */
+  setOutline(open) {
+    this.outlineButton.setAttribute("aria-expanded", String(open));
+  }
+
+  /** The outline cannot be had here (a team's hub): no button for it. */
+  noOutline() {
+    this.outlineButton.hidden = true;
   }
 
   /** Opens (`open`) or closes the details. */

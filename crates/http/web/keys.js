@@ -1,5 +1,5 @@
 // The keyboard's help, opened by `?` (and from the status page): every key the viewer answers, as
-// app.js, find.js, palette.js and composer.js handle them. A modal dialog: the keyboard goes into it,
+// app.js, conversation.js, find.js, palette.js and composer.js handle them. A modal dialog: the keyboard goes into it,
 // Esc or its button closes it, and the keyboard goes back where it was.
 
 import { el } from "./dom.js";
@@ -11,11 +11,15 @@ const KEYS = [
     [["?"], "Show these keys"],
     [["Ctrl", "K"], "Go to a session: the palette (⌘K on a Mac)"],
     [["/"], "Search every session"],
-    [["Esc"], "Close the photo, the palette, the find bar or this help"],
+    [["Esc"], "Close the photo, the palette, the find bar, the outline or this help"],
   ]],
   ["In a session", [
     [["j"], "Next message"],
     [["k"], "Previous message"],
+    [["g"], "The start of the session (also Home)"],
+    [["Shift", "G"], "The end of the session (also End)"],
+    [["t"], "Focused mode: tool calls, results and thinking folded to a line"],
+    [["o"], "The outline: every prompt, to go to its turn"],
     [["f"], "Find in this session (also Ctrl-F, ⌘F)"],
     [["n"], "Next hit of the find bar"],
     [["Shift", "N"], "Previous hit"],

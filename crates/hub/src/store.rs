@@ -11,7 +11,7 @@
 //! alone is enough. Search is `search.rs`'s, usage reports `usage.rs`'s, the overview
 //! `stats.rs`'s; a JSONL export gives each line as its host stored it, its photos put back from
 //! `blobs`; its status is its hosts' and their last pushes (`hub_status`). What the hub does not
-//! serve (an index's status, transcript roots) is [`Error::NotServed`], which the API answers with a
+//! serve (an index's status, transcript roots, a session's outline) is [`Error::NotServed`], which the API answers with a
 //! 4xx that says so.
 
 use std::cell::RefCell;
@@ -31,7 +31,7 @@ use scrollback_core::query::{Query, Role};
 use scrollback_read::Store;
 use scrollback_read::export::{ExportFile, Kind, Line, Written};
 use scrollback_read::history::{
-    EntryBody, HistoryEntry, HistoryPage, MAX_LIMIT, Position, Scope, SearchHit, SearchPage, SessionHitsPage,
+    EntryBody, HistoryEntry, HistoryPage, MAX_LIMIT, Outline, Position, Scope, SearchHit, SearchPage, SessionHitsPage,
     SessionPage, SessionQuery, SessionSummary, Sort, SpawnedBy, Subagent,
 };
 use scrollback_read::media::MediaRecord;
@@ -358,6 +358,10 @@ impl HubStore {
                 &format!("SELECT {COLUMNS} FROM entries WHERE {visible} {NEWEST_FIRST} LIMIT $3"),
                 &[&host, &session_id, &limit],
             )?,
+            (Position::Start, _) => self.query(
+                &format!("SELECT {COLUMNS} FROM entries WHERE {visible} {OLDEST_FIRST} LIMIT $3"),
+                &[&host, &session_id, &(limit + 1)],
+            )?,
             (Position::After(c), _) => self.query(
                 &format!("SELECT {COLUMNS} FROM entries WHERE {visible} AND local_id > $3 ORDER BY local_id LIMIT $4"),
                 &[&host, &session_id, &c, &limit],
@@ -624,6 +628,10 @@ impl Store for HubStore {
             .map(|r| r.get(0)))
     }
 
+    fn outline(&self, _: &str) -> Result<Option<Outline>> {
+        not_served("a session's outline")
+    }
+
     fn search(&self, query: &Query, scope: Scope<'_>, sort: Sort, offset: u32, limit: u32) -> Result<SearchPage> {
         crate::search::search_page(self, query, scope, sort, offset, limit)
     }
@@ -801,15 +809,15 @@ impl HubStore {
                 Some(place) => Some((place, c)),
                 None => return Err(Error::BadQuery(format!("cursor {c} is not an entry of this session"))),
             },
-            Position::Newest | Position::After(_) => None,
+            Position::Newest | Position::Start | Position::After(_) => None,
         };
         let mut entries = self.page_rows((host, session_id), at, place.as_ref(), side, limit)?;
         let cursor = match at {
-            Position::Newest => None,
+            Position::Newest | Position::Start => None,
             Position::Before(c) | Position::From(c) | Position::After(c) => Some(c),
         };
         let next = match at {
-            Position::From(_) if entries.len() as i64 > limit => entries.pop().map(|e| e.cursor),
+            Position::From(_) | Position::Start if entries.len() as i64 > limit => entries.pop().map(|e| e.cursor),
             _ => None,
         };
         // The catch-up mark: the session's newest row on the hub (a host's row ids only grow).

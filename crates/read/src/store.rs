@@ -18,8 +18,8 @@ use scrollback_core::error::Result;
 
 use crate::export::{Kind, Written};
 use crate::history::{
-    HistoryPage, Position, Scope, SearchAnswer, SearchPage, SessionHitsPage, SessionPage, SessionQuery, SessionSummary,
-    Sort,
+    HistoryPage, Outline, Position, Scope, SearchAnswer, SearchPage, SessionHitsPage, SessionPage, SessionQuery,
+    SessionSummary, Sort,
 };
 use crate::media::MediaRecord;
 use crate::prices::Prices;
@@ -49,6 +49,10 @@ pub trait Store {
 
     /// The cursor of a session's first entry; `None` if it has none.
     fn first_cursor(&self, session_id: &str, sidechains: bool) -> Result<Option<i64>>;
+
+    /// A session's prompts with their turns' figures ([`crate::history::outline`]); `None` if the
+    /// store has no such session.
+    fn outline(&self, session_id: &str) -> Result<Option<Outline>>;
 
     /// A page of full-text search hits within `scope`, one per entry, in `sort`'s order from
     /// `offset`.
@@ -182,6 +186,10 @@ impl Store for Connection {
 
     fn first_cursor(&self, session_id: &str, sidechains: bool) -> Result<Option<i64>> {
         crate::history::first_cursor(self, session_id, sidechains)
+    }
+
+    fn outline(&self, session_id: &str) -> Result<Option<Outline>> {
+        crate::history::outline(self, session_id)
     }
 
     fn search(&self, query: &Query, scope: Scope<'_>, sort: Sort, offset: u32, limit: u32) -> Result<SearchPage> {

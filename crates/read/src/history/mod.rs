@@ -7,7 +7,8 @@
 //!
 //! A file per job, each re-exported here: `sessions.rs` (the session list, one session as listed,
 //! its git branch), `pages.rs` (a session's history a page at a time, from a [`Position`]),
-//! `entries.rs` (an entry of a page, its media rows and the sub-agent it ran), `search.rs`
+//! `entries.rs` (an entry of a page, its media rows and the sub-agent it ran), `outline.rs` (a
+//! session's prompts with their turns' tool calls, tokens and times), `search.rs`
 //! (full-text hits with their [`Snippet`]s, within a [`Scope`], grouped by session or not),
 //! `excerpt.rs` (the snippet of a text too long for FTS5's `snippet()`),
 //! `fts.rs` (the query language's tree compiled to FTS5), `prefixes.rs` (a query's prefixes spelled
@@ -20,6 +21,7 @@ mod entries;
 mod excerpt;
 mod fts;
 pub mod names;
+mod outline;
 mod pages;
 mod prefixes;
 mod search;
@@ -29,6 +31,7 @@ mod time;
 
 pub use budget::{QUERY_STEPS, Stop};
 pub use entries::{EntryBody, HistoryEntry, SpawnedBy, Subagent};
+pub use outline::{OUTLINE_TEXT, Outline, Turn, outline};
 pub use pages::{HistoryPage, Position, first_cursor, history};
 pub use prefixes::WORDS_PER_PREFIX;
 pub use scrollback_core::query::{MAX_PREFIX_TERMS, MAX_QUERY, MAX_TERMS};

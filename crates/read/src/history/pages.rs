@@ -1,5 +1,5 @@
-//! A session's history a page at a time, in conversation order: the newest page, the page before
-//! an entry, the entries from one on, or a catch-up on what was indexed since ([`Position`]); and
+//! A session's history a page at a time, in conversation order: the newest page, the oldest (read
+//! forward), the page before an entry, the entries from one on, or a catch-up on what was indexed since ([`Position`]); and
 //! where a session starts ([`first_cursor`]).
 //!
 //! Each page is one range scan of the index `entries_order` (for a catch-up, of the rows indexed
@@ -20,6 +20,9 @@ use scrollback_core::format::{self, Columns};
 pub enum Position {
     /// The newest page.
     Newest,
+    /// The oldest page, read forward as [`Position::From`] its first entry is (its `next` goes on):
+    /// the session's start without reading every page in between.
+    Start,
     /// The page just before this entry in conversation order.
     Before(i64),
     /// This entry and the ones after it in conversation order (reading forward from a search hit).
@@ -42,7 +45,7 @@ pub struct HistoryPage {
     pub before: Option<i64>,
     /// Pass as `after` to catch up on what is indexed from now on.
     pub after: Option<i64>,
-    /// For a page read forward ([`Position::From`]): the first entry after it, to pass as `from`
+    /// For a page read forward ([`Position::From`], [`Position::Start`]): the first entry after it, to pass as `from`
     /// for the next page; `None` at the newest entry (and for other pages).
     pub next: Option<i64>,
 }
@@ -111,15 +114,15 @@ fn history_in(
             Some(place) => Some((place, c)),
             None => return Err(Error::BadQuery(format!("cursor {c} is not an entry of this session"))),
         },
-        Position::Newest | Position::After(_) => None,
+        Position::Newest | Position::Start | Position::After(_) => None,
     };
     let mut entries = page_rows(conn, session_id, at, place.as_ref(), &visible, limit)?;
     let cursor = match at {
-        Position::Newest => None,
+        Position::Newest | Position::Start => None,
         Position::Before(c) | Position::From(c) | Position::After(c) => Some(c),
     };
     let next = match at {
-        Position::From(_) if entries.len() as i64 > limit => entries.pop().map(|e| e.cursor),
+        Position::From(_) | Position::Start if entries.len() as i64 > limit => entries.pop().map(|e| e.cursor),
         _ => None,
     };
     let high_water: Option<i64> = conn.prepare_cached("SELECT max(id) FROM entries")?.query_row([], |r| r.get(0))?;
@@ -165,6 +168,10 @@ fn page_rows(
     let rows = match (at, place) {
         (Position::Newest, _) => conn
             .prepare_cached(&format!("SELECT {COLUMNS} FROM entries WHERE {visible} {NEWEST_FIRST} LIMIT ?2"))?
+            .query_map(params![session_id, limit], history_row)?
+            .collect::<rusqlite::Result<_>>()?,
+        (Position::Start, _) => conn
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM entries WHERE {visible} {OLDEST_FIRST} LIMIT ?2 + 1"))?
             .query_map(params![session_id, limit], history_row)?
             .collect::<rusqlite::Result<_>>()?,
         (Position::After(c), _) => {
