@@ -490,7 +490,9 @@ impl Drop for Mcp {
 
 /// Who holds the writer lock, as it says (`mcp 123`), once someone does.
 fn holder(env: &Env) -> String {
-    std::fs::read_to_string(env.data.join("scrollback.lock")).unwrap_or_default().trim().to_owned()
+    // The lock file's first line names its holder (a second, a serve's address).
+    let lock = std::fs::read_to_string(env.data.join("scrollback.lock")).unwrap_or_default();
+    lock.lines().next().unwrap_or_default().trim().to_owned()
 }
 
 /// Waits until `pred` holds, for up to 20 s.

@@ -412,7 +412,7 @@ fn a_part_of_a_long_session_written_again_a_millisecond_later_is_read_again() {
     )
     .unwrap();
     let again = index(&env);
-    assert!(again.starts_with("indexed 1 files"), "{again}");
+    assert!(again.starts_with("indexed 1 file,"), "{again}");
     assert_eq!(lines_with(&env, "kestrel"), 1, "the part written again is read again");
 }
 
@@ -435,7 +435,7 @@ fn a_row_of_an_odd_type_is_read_as_what_it_says_and_the_rest_of_its_session_is_i
     )
     .unwrap();
     let summary = index(&env);
-    assert!(summary.starts_with("indexed 1 files"), "{summary}");
+    assert!(summary.starts_with("indexed 1 file,"), "{summary}");
     assert_eq!(titles(&env)[0].2.as_deref(), Some("Fix the red button"), "the session is indexed");
     assert_eq!(lines_with(&env, "an odd row's words"), 1, "the odd message's part too");
     assert_eq!(lines_with(&env, "why is the button red?"), 1, "and the rest");

@@ -80,9 +80,11 @@ pub(crate) fn routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
 async fn outline(api: Api, raw: &str) -> Result<Value, ApiError> {
     let session_id = segment_id(raw)?;
     let sid = session_id.clone();
+    let mask = api.mask().cloned();
     let found = api
         .db(move |store| {
-            let Some(outline) = store.outline(&sid)? else { return Ok(None) };
+            // Each prompt masked whole, then cut to its first words.
+            let Some(outline) = store.outline(&sid, mask.as_deref())? else { return Ok(None) };
             serde_json::to_value(super::wire::Outline::from(&outline))
                 .map(Some)
                 .map_err(|e| scrollback_core::Error::Internal(e.to_string()))

@@ -628,7 +628,7 @@ impl Store for HubStore {
             .map(|r| r.get(0)))
     }
 
-    fn outline(&self, _: &str) -> Result<Option<Outline>> {
+    fn outline(&self, _: &str, _: Option<&scrollback_read::redact::Redactor>) -> Result<Option<Outline>> {
         not_served("a session's outline")
     }
 

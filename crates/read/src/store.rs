@@ -50,9 +50,9 @@ pub trait Store {
     /// The cursor of a session's first entry; `None` if it has none.
     fn first_cursor(&self, session_id: &str, sidechains: bool) -> Result<Option<i64>>;
 
-    /// A session's prompts with their turns' figures ([`crate::history::outline`]); `None` if the
-    /// store has no such session.
-    fn outline(&self, session_id: &str) -> Result<Option<Outline>>;
+    /// A session's prompts with their turns' figures ([`crate::history::outline`]), each prompt
+    /// masked by `mask` before it is cut; `None` if the store has no such session.
+    fn outline(&self, session_id: &str, mask: Option<&crate::redact::Redactor>) -> Result<Option<Outline>>;
 
     /// A page of full-text search hits within `scope`, one per entry, in `sort`'s order from
     /// `offset`.
@@ -188,8 +188,8 @@ impl Store for Connection {
         crate::history::first_cursor(self, session_id, sidechains)
     }
 
-    fn outline(&self, session_id: &str) -> Result<Option<Outline>> {
-        crate::history::outline(self, session_id)
+    fn outline(&self, session_id: &str, mask: Option<&crate::redact::Redactor>) -> Result<Option<Outline>> {
+        crate::history::outline(self, session_id, mask)
     }
 
     fn search(&self, query: &Query, scope: Scope<'_>, sort: Sort, offset: u32, limit: u32) -> Result<SearchPage> {

@@ -21,7 +21,7 @@ use scrollback_core::error::{Error, Result};
 pub const QUERY_STEPS: u64 = 50_000_000;
 
 /// Set when the caller of the searches run on this thread has gone: they stop at their next
-/// [`EVERY`] steps.
+/// `EVERY` steps.
 #[derive(Debug, Clone, Default)]
 pub struct Stop(Arc<AtomicBool>);
 

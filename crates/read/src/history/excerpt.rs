@@ -10,6 +10,8 @@
 //! Words are compared as `unicode61` folds them for ASCII (case); a word with other letters is
 //! compared lowercased, accents kept. Never reads past [`SCAN_MAX`] bytes of a text.
 
+use scrollback_core::codec::words::{self, BOUNDARY};
+
 use super::search::{MATCH_CLOSE, MATCH_OPEN};
 
 /// The longest column (in characters) whose snippet FTS5 makes: it holds at most about a thousand
@@ -38,7 +40,9 @@ impl Words {
     pub(crate) fn of<'a>(terms: impl IntoIterator<Item = (&'a str, bool)>) -> Words {
         let mut out = Vec::new();
         for (text, prefix) in terms {
-            let pieces: Vec<&str> = tokens(text).map(|(_, t)| t).collect();
+            // A word of a script written without spaces is the phrase of its pieces, as in the index.
+            let text = words::mark(text);
+            let pieces: Vec<&str> = tokens(&text).map(|(_, t)| t).collect();
             for (i, piece) in pieces.iter().enumerate() {
                 out.push((piece.to_lowercase(), prefix && i + 1 == pieces.len()));
             }
@@ -117,18 +121,25 @@ pub(crate) fn excerpt(text: &str, words: &Words) -> String {
         out.push('…');
     }
     let mut end = first;
+    let mut matched = false;
     for (i, &(at, token)) in window.iter().enumerate() {
-        if i > 0 {
-            let gap = &text[end..at];
-            out.push_str(&gap[..floor(gap, GAP_MAX)]);
-        }
-        if words.matches(token) {
-            out.push(MATCH_OPEN);
-            out.push_str(token);
-            out.push(MATCH_CLOSE);
+        let gap = if i > 0 { &text[end..at] } else { "" };
+        let hit = words.matches(token);
+        // Matches only word marks apart (the pieces of a word written without spaces) are one mark.
+        if hit && matched && !gap.is_empty() && gap.chars().all(|c| c == BOUNDARY) {
+            out.pop();
+            out.push_str(gap);
         } else {
-            out.push_str(token);
+            out.push_str(&gap[..floor(gap, GAP_MAX)]);
+            if hit {
+                out.push(MATCH_OPEN);
+            }
         }
+        out.push_str(token);
+        if hit {
+            out.push(MATCH_CLOSE);
+        }
+        matched = hit;
         end = at + token.len();
     }
     if text[end..].chars().any(char::is_alphanumeric) {
@@ -170,5 +181,12 @@ mod tests {
         assert_eq!(excerpt(&far, &Words::of([("needle", false)])), "");
         let gap = format!("a{}b", "-".repeat(1000));
         assert_eq!(excerpt(&gap, &Words::of([("b", false)])).len(), 1 + GAP_MAX + 1 + 2 * MATCH_OPEN.len_utf8());
+    }
+
+    #[test]
+    fn a_word_written_without_spaces_is_marked_whole() {
+        let text = words::mark("这是最新的版本").into_owned();
+        let e = marked(&words::unmark(&excerpt(&text, &Words::of([("最新", false)]))));
+        assert_eq!(e, "这是[最新]的版本");
     }
 }

@@ -13,8 +13,14 @@ use rusqlite::{Connection, params};
 
 use scrollback_core::error::Result;
 
+use crate::redact::{Redacted, Redactor};
+
 /// How many characters of a prompt the outline gives (its first words).
 pub const OUTLINE_TEXT: usize = 160;
+
+/// How many characters of a prompt are masked before its first words are cut from them, so that a
+/// secret that begins among those words is masked whole (a private key is about 3,300).
+pub const MASKED_HEAD: usize = 65_536;
 
 /// A session's prompts, in conversation order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,16 +54,17 @@ pub struct Turn {
     pub output_tokens: Option<i64>,
 }
 
-/// The outline of `session_id`; `None` if the store has no such session.
-pub fn outline(conn: &Connection, session_id: &str) -> Result<Option<Outline>> {
+/// The outline of `session_id`; `None` if the store has no such session. With `mask`, each prompt's
+/// head is masked before its first words are cut from it.
+pub fn outline(conn: &Connection, session_id: &str, mask: Option<&Redactor>) -> Result<Option<Outline>> {
     // One snapshot for the rows, their tool calls and their tokens.
     let tx = if conn.is_autocommit() { Some(conn.unchecked_transaction()?) } else { None };
-    let answer = outline_in(conn, session_id);
+    let answer = outline_in(conn, session_id, mask);
     drop(tx);
     answer
 }
 
-fn outline_in(conn: &Connection, session_id: &str) -> Result<Option<Outline>> {
+fn outline_in(conn: &Connection, session_id: &str, mask: Option<&Redactor>) -> Result<Option<Outline>> {
     let exists: bool = conn
         .prepare_cached(
             "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1) OR EXISTS (SELECT 1 FROM entries WHERE session_id = ?1)",
@@ -83,7 +90,7 @@ fn outline_in(conn: &Connection, session_id: &str) -> Result<Option<Outline>> {
          FROM entries e
          WHERE e.session_id = ?1 AND e.duplicate = 0 AND e.invalid IS NULL AND e.is_sidechain = 0
          ORDER BY e.sort_at, e.sort_file, e.line, e.id",
-        OUTLINE_TEXT * 4
+        if mask.is_some() { MASKED_HEAD } else { OUTLINE_TEXT * 4 }
     ))?;
     let mut rows = stmt.query(params![session_id])?;
     let mut turns: Vec<Turn> = Vec::new();
@@ -101,7 +108,10 @@ fn outline_in(conn: &Connection, session_id: &str) -> Result<Option<Outline>> {
             turns.push(Turn {
                 cursor: id,
                 timestamp,
-                text: first_words(text),
+                text: match mask {
+                    Some(r) => first_words(&r.redact(text, &mut Redacted::default())),
+                    None => first_words(text),
+                },
                 tool_calls: calls,
                 answer_cursor: None,
                 answered_at: None,

@@ -255,7 +255,7 @@ pub(super) use first_said;
 const FIRST_SAID: &str = first_said!("sessions");
 
 /// The words a session is named by where a title is expected, never its id: its title; else the
-/// first words said in it ([`FIRST_SAID`]); else its project's name and its first day
+/// first words said in it (`FIRST_SAID`); else its project's name and its first day
 /// (`lighthouse · 2026-11-30`). `None` only for a session with none of these.
 pub fn shown_title(
     title: Option<String>,
