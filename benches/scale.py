@@ -216,7 +216,7 @@ def serve_idle(binary, tree, data, env, n, idle_seconds, work):
                 sys.exit(f"scrollback serve exited ({proc.returncode}); see {log}")
             if time.perf_counter() - start > 120:
                 sys.exit(f"scrollback serve never said where it listens; see {log}")
-            m = re.search(r"serving http://127\.0\.0\.1:(\d+)/", open(log, errors="replace").read())
+            m = re.search(r"^http://127\.0\.0\.1:(\d+)/$", open(log, errors="replace").read(), re.M)
             port = int(m.group(1)) if m else None
             time.sleep(0.1)
         status = None

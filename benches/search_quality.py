@@ -27,6 +27,7 @@ import argparse
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -115,8 +116,10 @@ class Server:
                                      env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.base = None
         for line in self.proc.stderr:
-            if "serving http://" in line:
-                self.base = "http://" + line.split("serving http://", 1)[1].split("/", 1)[0].strip()
+            # The start ends with the viewer's address, alone on its line.
+            m = re.match(r"(http://127\.0\.0\.1:\d+)/\s*$", line)
+            if m:
+                self.base = m.group(1)
                 break
         if self.base is None:
             self.proc.wait()

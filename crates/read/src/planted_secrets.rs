@@ -84,6 +84,9 @@ fn samples() -> Vec<(&'static str, String, Vec<String>)> {
     bare("postman-api-token", format!("PMAK-{}-{}", r.pick(HEX, 24), r.pick(HEX, 34)));
     bare("jwt", format!("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ{}.{}", r.pick(ALNUM, 40), r.pick(WORD, 43)));
     bare("azure-ad-client-secret", format!("{}8Q~{}", r.pick(ALNUM, 3), r.pick(ALNUM, 32)));
+    bare("docker-pat", format!("dckr_pat_{}", r.pick(WORD, 27)));
+    bare("atlassian-api-token", format!("ATATT3{}", r.pick(WORD, 186)));
+    bare("age-secret-key", format!("AGE-SECRET-KEY-1{}", r.pick("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58)));
     // Rules that need their context: the secret is the value after it.
     let mut context = |rule: &'static str, before: &str, secret: String, after: &str| {
         out.push((rule, format!("{before}{secret}{after}"), vec![secret]))
@@ -108,6 +111,20 @@ fn samples() -> Vec<(&'static str, String, Vec<String>)> {
     ] {
         context("url-password", before, password.to_owned(), after);
     }
+    context(
+        "azure-storage-key",
+        "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=",
+        format!("{}==", r.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", 86)),
+        ";EndpointSuffix=core.windows.net",
+    );
+    context("curl-auth-user", "curl -u admin:", r.pick(ALNUM, 12), " https://ci.example.com/api/json");
+    context("command-line-password", "mysql -u root -p", r.pick(ALNUM, 14), " app_production");
+    context("command-line-password", "sshpass -p '", r.pick(ALNUM, 12), "' ssh deploy@db.internal");
+    context("command-line-password", "docker login -u deployer -p ", r.pick(ALNUM, 16), " registry.example.com");
+    context("url-token", "https://api.example.com/v1/items?access_token=", r.pick(WORD, 32), "&page=2");
+    context("password-value", "POSTGRES_PASSWORD=\"", format!("{}!#{}", r.pick(ALNUM, 8), r.pick(ALNUM, 4)), "\"");
+    context("password-value", "\"password\": \"", "correct-horse-battery-staple".to_owned(), "\"");
+    context("aws-secret-key", "aws configure set aws_secret_access_key ", r.pick(ALNUM, 38) + "/+", "");
     let body: Vec<String> =
         (0..5).map(|_| r.pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", 64)).collect();
     let key = format!("-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----", body.join("\n"));

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use scrollback_core::error::{Error, Result};
-use scrollback_core::format::parts::{DiffLine, Part};
+use scrollback_core::format::parts::{DiffLine, Part, tool_call};
 
 use crate::history::{SearchAnswer, SearchHit, SessionPage, Snippet};
 
@@ -148,8 +148,15 @@ impl Redactor {
                 Part::Text(t) | Part::Thinking(t) | Part::Note(t) => one(t, counts),
                 Part::ToolCall(call) => {
                     one(&mut call.tool, counts);
-                    one(&mut call.subject, counts);
+                    // A subject is the first line of the input's command, path or pattern, cut to
+                    // its length: a secret it cut in two is not a secret the rules find. Where the
+                    // subject was made from the input, it is made again from the redacted input.
+                    let made = tool_call(&call.tool, &call.input).subject == call.subject;
                     self.redact_value(&mut call.input, counts);
+                    if made {
+                        call.subject = tool_call(&call.tool, &call.input).subject;
+                    }
+                    one(&mut call.subject, counts);
                     self.redact_diff(&mut call.diff, counts);
                 }
                 Part::ToolResult { text, label, .. } => {
@@ -516,6 +523,23 @@ mod tests {
         let plain = "Run cargo test, then open src/db.rs and fix the token_count parsing.";
         assert_eq!(r.redact(plain, &mut counts), plain);
         assert!(counts.is_empty(), "{counts:?}");
+    }
+
+    #[test]
+    fn a_secret_a_tool_line_cuts_in_two_is_redacted_before_the_cut() {
+        let r = Redactor::shipped().unwrap();
+        let token = "ghp_Q8dK2mX7vN4pL9sR3tW6yB1cF5gH0jZ2aE7u";
+        // The subject is cut at 300 characters: within the token.
+        let command = format!("echo {} {token} done", "a".repeat(280));
+        let call = tool_call("Bash", &serde_json::json!({"command": command}));
+        assert!(call.subject.contains(&token[..12]) && !call.subject.contains(token), "{}", call.subject);
+        let mut parts = vec![Part::ToolCall(call)];
+        let mut counts = Redacted::new();
+        r.redact_parts(&mut parts, &mut counts);
+        let Part::ToolCall(call) = &parts[0] else { unreachable!() };
+        assert!(!call.subject.contains(&token[..8]), "{}", call.subject);
+        assert!(call.subject.contains("[REDACTED:"), "{}", call.subject);
+        assert!(!call.input.to_string().contains(token));
     }
 
     #[test]
