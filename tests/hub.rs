@@ -836,6 +836,42 @@ fn serve_postgres_answers_503_while_the_hub_is_down_and_reads_it_again_once_it_i
     assert_eq!(hub.get(&format!("/api/media/{hash}")).bytes().unwrap(), photo);
 }
 
+/// A hub whose columns are not of the types this scrollback reads (a hand-made change, another
+/// tool's schema): every read that meets one answers 503 with the API's error, and nothing panics.
+#[test]
+fn a_hub_column_of_another_type_is_a_503_never_a_panic() {
+    let Some(cluster) = Cluster::start() else { return };
+    let url = cluster.url("team");
+    let env = Env::new();
+    env.write("p/a1.jsonl", claude_session("a1", &[], &["harbour at dusk"], 6));
+    index_with(&env, &[]);
+    push(&env, &url, "laptop");
+    let reader = Env::new();
+    let hub = Server::start(&reader, &["--postgres", &url]);
+    let reads = ["/api/sessions", "/api/sessions/a1/history", "/api/search?q=harbour", "/api/sessions/a1/about"];
+    for path in reads {
+        assert_eq!(hub.get(path).status(), 200, "{path}");
+    }
+    let mut client = cluster.client("team");
+    client
+        .batch_execute(
+            "ALTER TABLE sessions ALTER COLUMN entries TYPE text USING entries::text;
+             ALTER TABLE entries RENAME COLUMN line TO line_before;
+             ALTER TABLE entries ADD COLUMN line text;
+             UPDATE entries SET line = line_before::text;",
+        )
+        .unwrap();
+    for path in reads {
+        let res = hub.get(path);
+        assert_eq!(res.status(), 503, "{path}");
+        let body: Value = res.json().unwrap();
+        assert_eq!(body["error"]["code"], "hub-unavailable", "{path}: {body}");
+    }
+    assert_eq!(hub.get("/").status(), 200, "the server goes on");
+    let log = hub.log.lock().unwrap().clone();
+    assert!(!log.contains("panicked"), "{log}");
+}
+
 #[test]
 fn a_search_with_more_matches_than_it_ranks_counts_them_on_the_hub_and_the_server_stops_cleanly() {
     let Some(cluster) = Cluster::start() else { return };

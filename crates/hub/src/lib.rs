@@ -333,7 +333,7 @@ impl HubConfig {
         config.options(options);
         let mut hub = Hub::connect(&config, self.tls.connector()?, self.timeout)?;
         // A session idle outside a transaction ends too (PostgreSQL 14 and later know how).
-        let version: String = hub.query_one("SHOW server_version_num", &[])?.get(0);
+        let version: String = hub.query_one("SHOW server_version_num", &[])?.try_get(0)?;
         if version.parse::<u32>().is_ok_and(|v| v >= 140_000) {
             hub.batch_execute(&format!("SET idle_session_timeout = {ms}"))?;
         }
@@ -346,14 +346,14 @@ impl HubConfig {
 pub fn migrate(client: &mut Hub) -> Result<i64> {
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock(7461023)", &[])?;
-    let exists: bool = tx.query_one("SELECT to_regclass('hub_meta') IS NOT NULL", &[])?.get(0);
+    let exists: bool = tx.query_one("SELECT to_regclass('hub_meta') IS NOT NULL", &[])?.try_get(0)?;
     if !exists {
         tx.batch_execute(SCHEMA)?;
         tx.batch_execute(LZ4)?;
         tx.commit()?;
         return Ok(VERSION);
     }
-    let found: String = tx.query_one("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[])?.get(0);
+    let found: String = tx.query_one("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[])?.try_get(0)?;
     let found: i64 =
         found.parse().map_err(|_| Error::Hub(format!("the hub's schema version {found:?} is not a number")))?;
     if found > VERSION {

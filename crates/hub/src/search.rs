@@ -313,17 +313,19 @@ impl<'q> Run<'q> {
         let rows = store.query(&sql, &self.args.refs())?;
         let mut out: Vec<Candidate> = rows
             .iter()
-            .map(|r| Candidate {
-                host: r.get(0),
-                id: r.get(1),
-                session_id: r.get(2),
-                timestamp: r.get(3),
-                score: r.get(4),
-                order: (r.get(5), r.get(6), r.get(7)),
-                literal: r.get(8),
-                together: r.get(9),
+            .map(|r| {
+                Ok(Candidate {
+                    host: r.try_get(0)?,
+                    id: r.try_get(1)?,
+                    session_id: r.try_get(2)?,
+                    timestamp: r.try_get(3)?,
+                    score: r.try_get(4)?,
+                    order: (r.try_get(5)?, r.try_get(6)?, r.try_get(7)?),
+                    literal: r.try_get(8)?,
+                    together: r.try_get(9)?,
+                })
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let complete = out.len() <= CANDIDATES;
         out.truncate(CANDIDATES);
         Ok((out, complete))
@@ -342,7 +344,10 @@ impl<'q> Run<'q> {
         );
         let n = store.query(&sql, &self.args.refs());
         self.args.0.truncate(kept);
-        let n: i64 = n?.first().map_or(0, |r| r.get(0));
+        let n: i64 = match n?.first() {
+            Some(r) => r.try_get(0)?,
+            None => 0,
+        };
         Ok(n as u64)
     }
 
@@ -365,26 +370,33 @@ impl<'q> Run<'q> {
             .into_iter()
             .next()
             .ok_or_else(|| Error::Hub(format!("entry {} of {} went during the search", c.id, c.host)))?;
-        let text: Option<String> = row.get(9);
-        let tool_text: Option<String> = row.get(10);
+        let text: Option<String> = row.try_get(9)?;
+        let tool_text: Option<String> = row.try_get(10)?;
         let (said, said_match) = snippet(text.as_deref().unwrap_or(""), &self.compiled.marks);
         let (tool, tool_match) = snippet(tool_text.as_deref().unwrap_or(""), &self.compiled.marks);
         let in_tool = !said_match && (tool_match || text.as_deref().unwrap_or("").is_empty());
-        let tools: Option<String> = row.get(6);
-        let project: Option<String> = row.get(8);
-        let first: Option<String> = row.get(13);
-        let title =
-            scrollback_read::history::shown_title(row.get(7), row.get(14), project.as_deref(), first.as_deref());
-        let session = row.get::<_, Option<String>>(11).map(|agent| (agent, row.get(12)));
+        let tools: Option<String> = row.try_get(6)?;
+        let project: Option<String> = row.try_get(8)?;
+        let first: Option<String> = row.try_get(13)?;
+        let title = scrollback_read::history::shown_title(
+            row.try_get(7)?,
+            row.try_get(14)?,
+            project.as_deref(),
+            first.as_deref(),
+        );
+        let session = match row.try_get::<_, Option<String>>(11)? {
+            Some(agent) => Some((agent, row.try_get(12)?)),
+            None => None,
+        };
         let hit = SearchHit {
             session_id: c.session_id.clone(),
-            entry_uuid: row.get(0),
+            entry_uuid: row.try_get(0)?,
             cursor: c.id,
-            line: row.get(1),
-            kind: row.get(2),
-            timestamp: row.get(3),
-            agent: row.get(4),
-            role: row.get(5),
+            line: row.try_get(1)?,
+            kind: row.try_get(2)?,
+            timestamp: row.try_get(3)?,
+            agent: row.try_get(4)?,
+            role: row.try_get(5)?,
             tool: tools.and_then(|t| t.lines().next().map(str::to_owned)),
             title,
             project,

@@ -86,26 +86,27 @@ impl HubStats<'_> {
             ),
             "GROUP BY 1, 2, 3, 4, 5",
         )?;
-        Ok(rows
-            .iter()
-            .map(|r| SessionSpend {
-                session: SessionFigure {
-                    host: r.get(0),
-                    session_id: r.get(1),
-                    title: r.get(12),
-                    project: r.get(13),
-                    agent: r.get::<_, Option<String>>(14).unwrap_or_default(),
-                    first_timestamp: r.get(15),
-                    last_timestamp: r.get(16),
-                    ..SessionFigure::default()
-                },
-                model: r.get(2),
-                tier: r.get(3),
-                over: r.get(4),
-                responses: count(r, 5),
-                tokens: tokens_at(r, 6),
+        rows.iter()
+            .map(|r| {
+                Ok(SessionSpend {
+                    session: SessionFigure {
+                        host: r.try_get(0)?,
+                        session_id: r.try_get(1)?,
+                        title: r.try_get(12)?,
+                        project: r.try_get(13)?,
+                        agent: r.try_get::<_, Option<String>>(14)?.unwrap_or_default(),
+                        first_timestamp: r.try_get(15)?,
+                        last_timestamp: r.try_get(16)?,
+                        ..SessionFigure::default()
+                    },
+                    model: r.try_get(2)?,
+                    tier: r.try_get(3)?,
+                    over: r.try_get(4)?,
+                    responses: count(r, 5)?,
+                    tokens: tokens_at(r, 6)?,
+                })
             })
-            .collect())
+            .collect::<Result<_>>()
     }
 }
 
@@ -119,31 +120,40 @@ impl StatsSource for HubStats<'_> {
             messages = sum("h.messages"),
             prompts = sum("h.prompts"),
         );
-        Ok(w.rows(self.0, &select, "GROUP BY 1, 2, 3")?
+        w.rows(self.0, &select, "GROUP BY 1, 2, 3")?
             .iter()
-            .map(|r| MessageSum {
-                day: r.get(0),
-                weekday: r.get(1),
-                hour: r.get(2),
-                messages: count(r, 3),
-                prompts: count(r, 4),
+            .map(|r| {
+                Ok(MessageSum {
+                    day: r.try_get(0)?,
+                    weekday: r.try_get(1)?,
+                    hour: r.try_get(2)?,
+                    messages: count(r, 3)?,
+                    prompts: count(r, 4)?,
+                })
             })
-            .collect())
+            .collect::<Result<_>>()
     }
 
     fn sessions_by_day(&self, b: &Bounds) -> Result<Vec<(String, u64)>> {
         let w = Within::new(b, "stats_hours", "h.hour");
         let select = format!("{}, count(DISTINCT (h.host, h.session_id))", w.day());
-        Ok(w.rows(self.0, &select, "GROUP BY 1")?.iter().map(|r| (r.get(0), count(r, 1))).collect())
+        w.rows(self.0, &select, "GROUP BY 1")?.iter().map(|r| Ok((r.try_get(0)?, count(r, 1)?))).collect::<Result<_>>()
     }
 
     fn projects_and_agents(&self, b: &Bounds) -> Result<Vec<GroupSum>> {
         let w = Within::new(b, "stats_hours", "h.hour");
         let select = format!("s.project, s.agent, count(DISTINCT (h.host, h.session_id)), {}", sum("h.messages"));
-        Ok(w.rows(self.0, &select, "GROUP BY 1, 2")?
+        w.rows(self.0, &select, "GROUP BY 1, 2")?
             .iter()
-            .map(|r| GroupSum { project: r.get(0), agent: r.get(1), sessions: count(r, 2), messages: count(r, 3) })
-            .collect())
+            .map(|r| {
+                Ok(GroupSum {
+                    project: r.try_get(0)?,
+                    agent: r.try_get(1)?,
+                    sessions: count(r, 2)?,
+                    messages: count(r, 3)?,
+                })
+            })
+            .collect::<Result<_>>()
     }
 
     fn spend(&self, b: &Bounds) -> Result<Vec<SpendSum>> {
@@ -155,38 +165,45 @@ impl StatsSource for HubStats<'_> {
             responses = sum("h.responses"),
             tokens = token_sums("h"),
         );
-        Ok(w.rows(self.0, &select, "GROUP BY 1, 2, 3, 4, 5, 6")?
+        w.rows(self.0, &select, "GROUP BY 1, 2, 3, 4, 5, 6")?
             .iter()
-            .map(|r| SpendSum {
-                day: r.get(0),
-                project: r.get(1),
-                agent: r.get(2),
-                model: r.get(3),
-                tier: r.get(4),
-                over: r.get(5),
-                responses: count(r, 6),
-                tokens: tokens_at(r, 7),
+            .map(|r| {
+                Ok(SpendSum {
+                    day: r.try_get(0)?,
+                    project: r.try_get(1)?,
+                    agent: r.try_get(2)?,
+                    model: r.try_get(3)?,
+                    tier: r.try_get(4)?,
+                    over: r.try_get(5)?,
+                    responses: count(r, 6)?,
+                    tokens: tokens_at(r, 7)?,
+                })
             })
-            .collect())
+            .collect::<Result<_>>()
     }
 
     fn tools(&self, b: &Bounds) -> Result<Vec<ToolUse>> {
         let w = Within::new(b, "tool_hours", "h.hour");
         let select = format!("h.tool, {}, {}", sum("h.calls"), sum("h.failures"));
-        Ok(w.rows(self.0, &select, r#"GROUP BY 1 ORDER BY 2 DESC, h.tool COLLATE "C""#)?
+        w.rows(self.0, &select, r#"GROUP BY 1 ORDER BY 2 DESC, h.tool COLLATE "C""#)?
             .iter()
             .map(|r| {
-                let (calls, failures) = (count(r, 1), count(r, 2));
-                let failure_rate = if calls == 0 { 0.0 } else { failures as f64 / calls as f64 };
-                ToolUse { tool: r.get(0), calls, failures, failure_rate }
+                Ok({
+                    let (calls, failures) = (count(r, 1)?, count(r, 2)?);
+                    let failure_rate = if calls == 0 { 0.0 } else { failures as f64 / calls as f64 };
+                    ToolUse { tool: r.try_get(0)?, calls, failures, failure_rate }
+                })
             })
-            .collect())
+            .collect::<Result<_>>()
     }
 
     fn response_times(&self, b: &Bounds) -> Result<Vec<(String, i64, u64)>> {
         let w = Within::new(b, "response_hours", "h.hour");
         let select = format!("h.model, h.bucket::bigint, {}", sum("h.responses"));
-        Ok(w.rows(self.0, &select, "GROUP BY 1, 2")?.iter().map(|r| (r.get(0), r.get(1), count(r, 2))).collect())
+        w.rows(self.0, &select, "GROUP BY 1, 2")?
+            .iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, count(r, 2)?)))
+            .collect::<Result<_>>()
     }
 
     fn recent_edits(&self, b: &Bounds) -> Result<Vec<Edit>> {
@@ -199,20 +216,21 @@ impl StatsSource for HubStats<'_> {
                 b.limit
             ),
         )?;
-        Ok(rows
-            .iter()
-            .map(|r| Edit {
-                timestamp: r.get(0),
-                path: r.get(1),
-                tool: r.get::<_, Option<String>>(2).unwrap_or_default(),
-                added: count(r, 3),
-                removed: count(r, 4),
-                session_id: r.get(5),
-                title: r.get(6),
-                project: r.get(7),
-                host: r.get(8),
+        rows.iter()
+            .map(|r| {
+                Ok(Edit {
+                    timestamp: r.try_get(0)?,
+                    path: r.try_get(1)?,
+                    tool: r.try_get::<_, Option<String>>(2)?.unwrap_or_default(),
+                    added: count(r, 3)?,
+                    removed: count(r, 4)?,
+                    session_id: r.try_get(5)?,
+                    title: r.try_get(6)?,
+                    project: r.try_get(7)?,
+                    host: r.try_get(8)?,
+                })
             })
-            .collect())
+            .collect::<Result<_>>()
     }
 
     fn longest(&self, b: &Bounds) -> Result<Vec<SessionFigure>> {
@@ -227,20 +245,21 @@ impl StatsSource for HubStats<'_> {
             &select,
             &format!(r#"GROUP BY 1, 2 ORDER BY 3 DESC, h.session_id COLLATE "C", h.host LIMIT {}"#, b.limit),
         )?;
-        Ok(rows
-            .iter()
-            .map(|r| SessionFigure {
-                host: r.get(0),
-                session_id: r.get(1),
-                messages: count(r, 2),
-                title: r.get(3),
-                project: r.get(4),
-                agent: r.get::<_, Option<String>>(5).unwrap_or_default(),
-                first_timestamp: r.get(6),
-                last_timestamp: r.get(7),
-                ..SessionFigure::default()
+        rows.iter()
+            .map(|r| {
+                Ok(SessionFigure {
+                    host: r.try_get(0)?,
+                    session_id: r.try_get(1)?,
+                    messages: count(r, 2)?,
+                    title: r.try_get(3)?,
+                    project: r.try_get(4)?,
+                    agent: r.try_get::<_, Option<String>>(5)?.unwrap_or_default(),
+                    first_timestamp: r.try_get(6)?,
+                    last_timestamp: r.try_get(7)?,
+                    ..SessionFigure::default()
+                })
             })
-            .collect())
+            .collect::<Result<_>>()
     }
 
     fn session_spend(&self, b: &Bounds, one: Option<&SessionFigure>) -> Result<Vec<SessionSpend>> {
@@ -256,6 +275,9 @@ impl StatsSource for HubStats<'_> {
 
     fn session_messages(&self, b: &Bounds, one: &SessionFigure) -> Result<u64> {
         let w = Within::new(b, "stats_hours", "h.hour").of(one);
-        Ok(w.rows(self.0, &sum("h.messages"), "")?.first().map_or(0, |r| count(r, 0)))
+        match w.rows(self.0, &sum("h.messages"), "")?.first() {
+            Some(r) => count(r, 0),
+            None => Ok(0),
+        }
     }
 }

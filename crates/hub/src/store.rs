@@ -102,7 +102,9 @@ impl HubReaders {
                     readers.config.describe()
                 ))
             })?
-            .and_then(|r| r.get::<_, String>(0).parse::<i64>().ok());
+            .map(|r| r.try_get::<_, String>(0))
+            .transpose()?
+            .and_then(|v| v.parse::<i64>().ok());
         match version {
             Some(v) if v <= VERSION => {}
             Some(v) => {
@@ -226,50 +228,55 @@ const SESSION_COLUMNS: &str = concat!(
     first_said!()
 );
 
-fn listed(r: &Row) -> SessionSummary {
-    let (project, first): (Option<String>, Option<String>) = (r.get(2), r.get(4));
-    SessionSummary {
-        host: Some(r.get(0)),
-        id: r.get(1),
+fn listed(r: &Row) -> Result<SessionSummary> {
+    let (project, first): (Option<String>, Option<String>) = (r.try_get(2)?, r.try_get(4)?);
+    Ok(SessionSummary {
+        host: Some(r.try_get(0)?),
+        id: r.try_get(1)?,
         // Named as an index names it where it has no title ([`scrollback_read::history::shown_title`]).
-        title: scrollback_read::history::shown_title(r.get(3), r.get(13), project.as_deref(), first.as_deref()),
+        title: scrollback_read::history::shown_title(
+            r.try_get(3)?,
+            r.try_get(13)?,
+            project.as_deref(),
+            first.as_deref(),
+        ),
         project,
         first_timestamp: first,
-        last_timestamp: r.get(5),
-        entries: r.get(6),
-        images: r.get(7),
-        sidechain_entries: r.get(8),
-        gone: r.get(9),
-        agent: r.get(10),
-        forked_from: r.get(11),
-        pinned: Some(r.get(12)),
-    }
+        last_timestamp: r.try_get(5)?,
+        entries: r.try_get(6)?,
+        images: r.try_get(7)?,
+        sidechain_entries: r.try_get(8)?,
+        gone: r.try_get(9)?,
+        agent: r.try_get(10)?,
+        forked_from: r.try_get(11)?,
+        pinned: Some(r.try_get(12)?),
+    })
 }
 
-fn history_row(r: &Row) -> HistoryEntry {
-    let body = match (r.get::<_, Option<String>>(8), r.get::<_, Option<String>>(9)) {
+fn history_row(r: &Row) -> Result<HistoryEntry> {
+    let body = match (r.try_get::<_, Option<String>>(8)?, r.try_get::<_, Option<String>>(9)?) {
         (Some(stripped), None) => EntryBody::Stored { stripped, media: Vec::new() },
         (_, invalid) => EntryBody::Invalid(invalid.unwrap_or_default()),
     };
-    let line: i64 = r.get(1);
-    HistoryEntry {
-        cursor: r.get(0),
-        order: Order { at: r.get(10), file: r.get(11), line },
+    let line: i64 = r.try_get(1)?;
+    Ok(HistoryEntry {
+        cursor: r.try_get(0)?,
+        order: Order { at: r.try_get(10)?, file: r.try_get(11)?, line },
         line,
         columns: Columns {
-            uuid: r.get(2),
-            parent_uuid: r.get(3),
-            kind: r.get(4),
-            role: r.get(5),
-            timestamp: r.get(6),
-            is_sidechain: r.get(7),
+            uuid: r.try_get(2)?,
+            parent_uuid: r.try_get(3)?,
+            kind: r.try_get(4)?,
+            role: r.try_get(5)?,
+            timestamp: r.try_get(6)?,
+            is_sidechain: r.try_get(7)?,
         },
-        format: format::by_name(&r.get::<_, String>(13)).unwrap_or(format::DEFAULT),
-        subagent: r.get::<_, Option<String>>(12).map(|agent_id| Subagent { agent_id, first: None, entries: 0 }),
-        agent_id: r.get(14),
+        format: format::by_name(&r.try_get::<_, String>(13)?).unwrap_or(format::DEFAULT),
+        subagent: r.try_get::<_, Option<String>>(12)?.map(|agent_id| Subagent { agent_id, first: None, entries: 0 }),
+        agent_id: r.try_get(14)?,
         spawned_by: None,
         body,
-    }
+    })
 }
 
 /// The columns a media row is read with ([`media_record`]), over `media m JOIN entries e JOIN files f`.
@@ -281,26 +288,26 @@ const MEDIA_JOIN: &str = "media m JOIN entries e ON e.host = m.host AND e.file_i
 /// A media row as the hub has it. Its bytes are the hub's, not a file's: the path is the host's,
 /// never opened here (`file_live` is false until [`HubStore::media`] gives the bytes).
 fn media_record(r: &Row) -> Result<MediaRecord> {
-    let encoding: String = r.get(3);
-    let kind: String = r.get(7);
+    let encoding: String = r.try_get(3)?;
+    let kind: String = r.try_get(7)?;
     let bad = |what: &str, value: &str| Error::Hub(format!("the hub holds a media row with {what} {value:?}"));
     Ok(MediaRecord {
         id: 0,
-        path: PathBuf::from(r.get::<_, String>(1)),
+        path: PathBuf::from(r.try_get::<_, String>(1)?),
         file_live: false,
         from_vault: false,
-        offset: r.get::<_, i64>(0) as u64,
-        length: r.get::<_, i64>(2) as u64,
+        offset: r.try_get::<_, i64>(0)? as u64,
+        length: r.try_get::<_, i64>(2)? as u64,
         encoding: Encoding::parse(&encoding).ok_or_else(|| bad("encoding", &encoding))?,
-        media_type: r.get(4),
-        decoded_length: r.get::<_, i64>(5) as u64,
-        blake3: r.get(6),
+        media_type: r.try_get(4)?,
+        decoded_length: r.try_get::<_, i64>(5)? as u64,
+        blake3: r.try_get(6)?,
         kind: MediaKind::parse(&kind).ok_or_else(|| bad("kind", &kind))?,
-        ordinal: r.get::<_, Option<i32>>(8).map(|o| o as u32),
-        session_id: r.get(9),
-        entry_uuid: r.get(10),
-        entry_id: r.get(11),
-        line_offset: r.get::<_, i64>(12) as u64,
+        ordinal: r.try_get::<_, Option<i32>>(8)?.map(|o| o as u32),
+        session_id: r.try_get(9)?,
+        entry_uuid: r.try_get(10)?,
+        entry_id: r.try_get(11)?,
+        line_offset: r.try_get::<_, i64>(12)? as u64,
         held: None,
     })
 }
@@ -331,17 +338,18 @@ impl HubStore {
                    ORDER BY coalesce(last_timestamp, '') COLLATE "C" DESC, host LIMIT 1"#,
                 &[&session_id],
             )?
-            .map(|r| r.get(0)))
+            .map(|r| r.try_get(0))
+            .transpose()?)
     }
 
     /// The place of entry `cursor` of the session, if it is one.
     fn place_of(&self, host: &str, session_id: &str, cursor: i64) -> Result<Option<Order>> {
-        Ok(self
-            .query_opt(
-                "SELECT sort_at, sort_file, line FROM entries WHERE host = $1 AND session_id = $2 AND local_id = $3",
-                &[&host, &session_id, &cursor],
-            )?
-            .map(|r| Order { at: r.get(0), file: r.get(1), line: r.get(2) }))
+        self.query_opt(
+            "SELECT sort_at, sort_file, line FROM entries WHERE host = $1 AND session_id = $2 AND local_id = $3",
+            &[&host, &session_id, &cursor],
+        )?
+        .map(|r| Ok::<_, Error>(Order { at: r.try_get(0)?, file: r.try_get(1)?, line: r.try_get(2)? }))
+        .transpose()
     }
 
     fn page_rows(
@@ -378,7 +386,7 @@ impl HubStore {
                 return Err(Error::Internal("a page from a cursor with no place".into()));
             }
         };
-        Ok(rows.iter().map(history_row).collect())
+        rows.iter().map(history_row).collect()
     }
 
     /// Each stored entry's media rows, in line order.
@@ -420,7 +428,10 @@ impl HubStore {
                 ),
                 &[&host, &session_id, &agent_id],
             )?;
-            Ok(row.map_or((None, 0), |r| (Some(r.get(0)), r.get(1))))
+            match row {
+                Some(r) => Ok((Some(r.try_get(0)?), r.try_get(1)?)),
+                None => Ok((None, 0)),
+            }
         };
         for subagent in entries.iter_mut().filter_map(|e| e.subagent.as_mut()) {
             (subagent.first, subagent.entries) = first_of(&subagent.agent_id)?;
@@ -438,7 +449,8 @@ impl HubStore {
                      ORDER BY local_id LIMIT 1",
                     &[&host, &session_id, &agent_id],
                 )?
-                .map(|r| r.get(0));
+                .map(|r| r.try_get(0))
+                .transpose()?;
             entry.spawned_by = Some(SpawnedBy { agent_id, cursor });
         }
         Ok(())
@@ -464,7 +476,7 @@ impl HubStore {
             &[&r.session_id, &r.entry_uuid, &ordinal],
         )?;
         match failed {
-            Some(row) => Err(Error::FailedUpload { what: r.to_string(), reason: row.get(0) }),
+            Some(row) => Err(Error::FailedUpload { what: r.to_string(), reason: row.try_get(0)? }),
             None => Ok(None),
         }
     }
@@ -568,7 +580,8 @@ impl Store for HubStore {
             r#" ORDER BY coalesce(s.last_timestamp, '') COLLATE "C" DESC, s.host COLLATE "C" DESC, s.id COLLATE "C" DESC LIMIT {}"#,
             limit + 1
         ));
-        let mut sessions: Vec<SessionSummary> = self.query(&sql, &args.refs())?.iter().map(listed).collect();
+        let mut sessions: Vec<SessionSummary> =
+            self.query(&sql, &args.refs())?.iter().map(listed).collect::<Result<_>>()?;
         let more = sessions.len() as i64 > limit;
         sessions.truncate(limit as usize);
         let cursors: Vec<String> = sessions.iter().map(session_cursor).collect();
@@ -578,13 +591,13 @@ impl Store for HubStore {
 
     fn session(&self, id: &str) -> Result<Option<SessionSummary>> {
         let Some(host) = self.host_of(id)? else { return Ok(None) };
-        Ok(self
-            .query_opt(
-                &format!("SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.host = $1 AND s.id = $2"),
-                &[&host, &id],
-            )?
-            .as_ref()
-            .map(listed))
+        self.query_opt(
+            &format!("SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.host = $1 AND s.id = $2"),
+            &[&host, &id],
+        )?
+        .as_ref()
+        .map(listed)
+        .transpose()
     }
 
     fn session_named(&self, given: &str) -> Result<String> {
@@ -592,14 +605,15 @@ impl Store for HubStore {
             r#"SELECT DISTINCT id COLLATE "C" FROM sessions WHERE starts_with(id, $1) ORDER BY 1 LIMIT $2"#,
             &[&given, &(scrollback_read::history::names::LISTED as i64 + 1)],
         )?;
-        scrollback_read::history::names::pick(given, ids.iter().map(|r| r.get::<_, String>(0)))
+        let ids = ids.iter().map(|r| r.try_get::<_, String>(0)).collect::<Result<Vec<_>, _>>()?;
+        scrollback_read::history::names::pick(given, ids)
     }
 
     fn git_branch(&self, session_id: &str) -> Result<Option<String>> {
         let Some(host) = self.host_of(session_id)? else { return Ok(None) };
         let row =
             self.query_opt("SELECT git_branch FROM sessions WHERE host = $1 AND id = $2", &[&host, &session_id])?;
-        Ok(row.and_then(|r| r.get(0)))
+        Ok(row.map(|r| r.try_get(0)).transpose()?.flatten())
     }
 
     fn history(&self, session_id: &str, at: Position, limit: u32, sidechains: bool) -> Result<Option<HistoryPage>> {
@@ -625,7 +639,8 @@ impl Store for HubStore {
                 ),
                 &[&host, &session_id],
             )?
-            .map(|r| r.get(0)))
+            .map(|r| r.try_get(0))
+            .transpose()?)
     }
 
     fn outline(&self, _: &str, _: Option<&scrollback_read::redact::Redactor>) -> Result<Option<Outline>> {
@@ -655,7 +670,9 @@ impl Store for HubStore {
                 &format!("SELECT {column} FROM entries WHERE host = $1 AND session_id = $2 AND local_id = $3"),
                 &[host, &hit.session_id, &hit.cursor],
             )?
-            .and_then(|r| r.get(0)))
+            .map(|r| r.try_get(0))
+            .transpose()?
+            .flatten())
     }
 
     fn media(&self, name: &MediaName) -> Result<MediaRecord> {
@@ -673,7 +690,7 @@ impl Store for HubStore {
         let Some(blob) = self.query_opt("SELECT bytes FROM blobs WHERE blake3 = $1", &[&record.blake3])? else {
             return Err(Error::NotFound(format!("{} (its host has not pushed its bytes yet)", record.blake3)));
         };
-        record.held = Some(Arc::from(blob.get::<_, Vec<u8>>(0)));
+        record.held = Some(Arc::from(blob.try_get::<_, Vec<u8>>(0)?));
         record.file_live = true;
         Ok(record)
     }
@@ -697,7 +714,9 @@ impl Store for HubStore {
     fn hub_status(&self) -> Result<Option<HubStatus>> {
         let version: String = self
             .query_opt("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[])?
-            .map_or_else(String::new, |r| r.get(0));
+            .map(|r| r.try_get(0))
+            .transpose()?
+            .unwrap_or_default();
         let hosts = self.query(
             r#"SELECT h.name,
                       to_char(h.first_push_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
@@ -714,17 +733,19 @@ impl Store for HubStore {
             schema_version: version.parse().unwrap_or(0),
             hosts: hosts
                 .iter()
-                .map(|r| HostStatus {
-                    name: r.get(0),
-                    first_push_at: r.get(1),
-                    last_push_at: r.get(2),
-                    sessions: r.get(3),
-                    entries: r.get(4),
-                    photos: r.get(5),
+                .map(|r| {
+                    Ok(HostStatus {
+                        name: r.try_get(0)?,
+                        first_push_at: r.try_get(1)?,
+                        last_push_at: r.try_get(2)?,
+                        sessions: r.try_get(3)?,
+                        entries: r.try_get(4)?,
+                        photos: r.try_get(5)?,
+                    })
                 })
-                .collect(),
-            blobs: blobs.get(0),
-            blob_bytes: blobs.get(1),
+                .collect::<Result<_>>()?,
+            blobs: blobs.try_get(0)?,
+            blob_bytes: blobs.try_get(1)?,
         }))
     }
 
@@ -741,7 +762,9 @@ impl Store for HubStore {
                       f.file_id",
             &[&host, &session_id],
         )?;
-        Ok(rows.iter().map(|r| ExportFile { id: r.get(0), host: Some(host.clone()), transcript: None }).collect())
+        rows.iter()
+            .map(|r| Ok(ExportFile { id: r.try_get(0)?, host: Some(host.clone()), transcript: None }))
+            .collect::<Result<_>>()
     }
 
     fn export_lines(&self, file: &ExportFile, session_id: &str, after: i64) -> Result<Vec<Line>> {
@@ -753,8 +776,10 @@ impl Store for HubStore {
         )?;
         let mut lines: Vec<Line> = rows
             .iter()
-            .map(|r| Line { offset: r.get(0), length: r.get(1), stored: r.get(2), media: Vec::new() })
-            .collect();
+            .map(|r| {
+                Ok(Line { offset: r.try_get(0)?, length: r.try_get(1)?, stored: r.try_get(2)?, media: Vec::new() })
+            })
+            .collect::<Result<_>>()?;
         let Some(last) = lines.last().map(|l| l.offset) else { return Ok(lines) };
         let at: std::collections::HashMap<i64, usize> = lines.iter().enumerate().map(|(i, l)| (l.offset, i)).collect();
         let media = self.query(
@@ -823,7 +848,9 @@ impl HubStore {
         // The catch-up mark: the session's newest row on the hub (a host's row ids only grow).
         let high_water: Option<i64> = self
             .query_opt("SELECT max(local_id) FROM entries WHERE host = $1 AND session_id = $2", &[&host, &session_id])?
-            .and_then(|r| r.get(0));
+            .map(|r| r.try_get(0))
+            .transpose()?
+            .flatten();
         let after = match at {
             Position::After(c) if entries.len() as i64 >= limit => entries.last().map(|e| e.cursor).or(Some(c)),
             _ => high_water.or(cursor),

@@ -37,20 +37,20 @@ pub(crate) fn token_sums(alias: &str) -> String {
 }
 
 /// A count column's value (none, or less than none, is 0).
-pub(crate) fn count(r: &Row, i: usize) -> u64 {
-    r.get::<_, Option<i64>>(i).unwrap_or(0).max(0) as u64
+pub(crate) fn count(r: &Row, i: usize) -> Result<u64> {
+    Ok(r.try_get::<_, Option<i64>>(i)?.unwrap_or(0).max(0) as u64)
 }
 
 /// The six token sums of [`token_sums`], from column `i` on.
-pub(crate) fn tokens_at(r: &Row, i: usize) -> Tokens {
-    Tokens {
-        input: count(r, i),
-        output: count(r, i + 1),
-        cache_read: count(r, i + 2),
-        cache_write: count(r, i + 3),
-        cache_write_1h: count(r, i + 4),
-        reasoning: count(r, i + 5),
-    }
+pub(crate) fn tokens_at(r: &Row, i: usize) -> Result<Tokens> {
+    Ok(Tokens {
+        input: count(r, i)?,
+        output: count(r, i + 1)?,
+        cache_read: count(r, i + 2)?,
+        cache_write: count(r, i + 3)?,
+        cache_write_1h: count(r, i + 4)?,
+        reasoning: count(r, i + 5)?,
+    })
 }
 
 /// A sum of a count column that cannot overflow (PostgreSQL sums `bigint` as `numeric`), at most
@@ -90,18 +90,20 @@ pub(crate) fn report(store: &HubStore, by: By, filter: Filter<'_>, prices: &Pric
         tokens = token_sums("u"),
     );
     let rows = store.query(&sql, &args.refs())?;
-    let sums = rows.iter().map(|r| LedgerSum {
-        key: r.get(0),
-        agent: r.get(1),
-        model: r.get(2),
-        tier: r.get(3),
-        over: r.get(4),
-        responses: count(r, 5),
-        tokens: tokens_at(r, 6),
-        first: r.get(12),
-        last: r.get(13),
-        title: r.get(14),
-        project: r.get(15),
+    let sums = rows.iter().map(|r| {
+        Ok(LedgerSum {
+            key: r.try_get(0)?,
+            agent: r.try_get(1)?,
+            model: r.try_get(2)?,
+            tier: r.try_get(3)?,
+            over: r.try_get(4)?,
+            responses: count(r, 5)?,
+            tokens: tokens_at(r, 6)?,
+            first: r.try_get(12)?,
+            last: r.try_get(13)?,
+            title: r.try_get(14)?,
+            project: r.try_get(15)?,
+        })
     });
-    Ok(report_of(by, sums.collect::<Vec<_>>(), prices))
+    Ok(report_of(by, sums.collect::<Result<Vec<_>>>()?, prices))
 }

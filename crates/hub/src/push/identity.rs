@@ -82,7 +82,7 @@ pub(super) fn claim(hub: &mut Hub, host: &str, identity: &str, take_over: bool) 
          WHERE name = $1 FOR UPDATE",
         &[&host],
     )?;
-    let (held, last): (Option<String>, Option<String>) = (row.get(0), row.get(1));
+    let (held, last): (Option<String>, Option<String>) = (row.try_get(0)?, row.try_get(1)?);
     match held {
         Some(held) if held == identity => return tx.commit(),
         None => {}

@@ -180,20 +180,20 @@ impl Pusher {
         self.files = rows
             .iter()
             .map(|r| {
-                (
-                    r.get(0),
+                Ok((
+                    r.try_get(0)?,
                     HubFile {
-                        path: r.get(1),
-                        state: r.get(2),
-                        lines: r.get(3),
-                        checkpoint: r.get(4),
-                        indexed_at: r.get(5),
-                        generation: r.get(6),
-                        last_off: r.get(7),
+                        path: r.try_get(1)?,
+                        state: r.try_get(2)?,
+                        lines: r.try_get(3)?,
+                        checkpoint: r.try_get(4)?,
+                        indexed_at: r.try_get(5)?,
+                        generation: r.try_get(6)?,
+                        last_off: r.try_get(7)?,
                     },
-                )
+                ))
             })
-            .collect();
+            .collect::<Result<_>>()?;
         Ok(())
     }
 
@@ -232,7 +232,7 @@ impl Pusher {
             for id in &dropped {
                 self.files.remove(id);
             }
-            let sessions: BTreeSet<String> = sessions.iter().map(|r| r.get(0)).collect();
+            let sessions: BTreeSet<String> = sessions.iter().map(|r| r.try_get(0)).collect::<Result<_, _>>()?;
             self.send_sessions(&conn, &sessions.iter().collect::<Vec<_>>())?;
             synced.extend(sessions);
         }
@@ -262,7 +262,7 @@ impl Pusher {
         let identity = format!("{}:{}", meta.dev(), meta.ino());
         let mut tx = self.client.transaction()?;
         let recorded: Option<String> =
-            tx.query_one("SELECT index_id FROM hosts WHERE name = $1 FOR UPDATE", &[&self.host])?.get(0);
+            tx.query_one("SELECT index_id FROM hosts WHERE name = $1 FOR UPDATE", &[&self.host])?.try_get(0)?;
         if recorded.as_deref() == Some(identity.as_str()) {
             return Ok(false);
         }
@@ -296,8 +296,8 @@ impl Pusher {
             .client
             .query("SELECT session_id FROM forgotten WHERE host = $1", &[&self.host])?
             .iter()
-            .map(|r| r.get(0))
-            .collect();
+            .map(|r| r.try_get(0))
+            .collect::<Result<_, _>>()?;
         let back: Vec<&String> = on_hub.difference(&here).collect();
         if !back.is_empty() {
             self.client
@@ -340,8 +340,8 @@ impl Pusher {
             .client
             .query("SELECT session_id, title, pinned, set_at FROM marks WHERE host = $1", &[&self.host])?
             .iter()
-            .map(|r| (r.get(0), (r.get(1), r.get(2), r.get(3))))
-            .collect();
+            .map(|r| Ok((r.try_get(0)?, (r.try_get(1)?, r.try_get(2)?, r.try_get(3)?))))
+            .collect::<Result<_>>()?;
         let gone: Vec<&String> = on_hub.keys().filter(|id| !here.contains_key(*id)).collect();
         let changed: Vec<(&String, &MarkRow)> =
             here.iter().filter(|(id, mark)| on_hub.get(*id) != Some(mark)).collect();

@@ -43,7 +43,7 @@ pub(super) fn drop_lines(tx: &mut HubTransaction<'_>, host: &str, file_id: i64) 
     let sessions =
         tx.query("SELECT DISTINCT session_id FROM entries WHERE host = $1 AND file_id = $2", &[&host, &file_id])?;
     tx.execute("DELETE FROM entries WHERE host = $1 AND file_id = $2", &[&host, &file_id])?;
-    Ok(sessions.iter().map(|r| r.get::<_, String>(0)).collect())
+    Ok(sessions.iter().map(|r| r.try_get::<_, String>(0)).collect::<Result<_, _>>()?)
 }
 
 /// Writes a file's row: what the index says of it, with the watermark, line count and checkpoint
@@ -115,8 +115,11 @@ pub(super) fn send_photos(
     if hashes.is_empty() {
         return Ok(Photos::default());
     }
-    let held: HashSet<String> =
-        tx.query("SELECT blake3 FROM blobs WHERE blake3 = ANY($1)", &[&hashes])?.iter().map(|r| r.get(0)).collect();
+    let held: HashSet<String> = tx
+        .query("SELECT blake3 FROM blobs WHERE blake3 = ANY($1)", &[&hashes])?
+        .iter()
+        .map(|r| r.try_get(0))
+        .collect::<Result<_, _>>()?;
     let mut photos = Photos::default();
     let mut sent = HashSet::new();
     for (_, record) in records {
