@@ -1,4 +1,4 @@
--- scrollback index schema, version 19 (PRAGMA user_version = 19).
+-- scrollback index schema, version 20 (PRAGMA user_version = 20).
 --
 -- The one source of truth for the database: every table, index, view and trigger. The offsets below
 -- are a frozen format, documented byte for byte in docs/schema.md ("Offsets are a frozen format"):
@@ -241,7 +241,8 @@ CREATE INDEX usage_sums_session ON usage_sums(session_id, day);
 -- The overview's figures (`GET /api/stats`), kept by the writer in the transaction that writes the
 -- rows they are made from, never read from the transcripts again. Hours are UTC, `YYYY-MM-DDTHH`; a
 -- line without a timestamp is in none. Each session's rows are made again from its entries (copies
--- and hidden entries left out) whenever a batch writes or removes entries of it, and removed with it.
+-- and hidden entries left out) whenever a batch writes or removes entries of it (a batch that only
+-- appends adds its new entries' share, from where the last walk stopped), and removed with it.
 
 -- Tool calls, and the results the format does not state beside their call: one row each, per line
 -- (copies and hidden lines too: they are left out when summed). An edit's row names its file(s).
@@ -292,6 +293,19 @@ CREATE TABLE response_hours (
     bucket     INTEGER NOT NULL,
     responses  INTEGER NOT NULL,
     PRIMARY KEY (session_id, hour, model, bucket)
+) WITHOUT ROWID;
+
+-- Where the walk that made each session's sums stopped (its last entry in conversation order), and
+-- what it carried on from there as JSON: calls still waiting for their result, the prompt not
+-- answered yet, responses no usage line had named yet. A batch that only appends to a session walks
+-- its new entries from here and adds to the sums; any other change walks the session again.
+CREATE TABLE stats_walks (
+    session_id TEXT    PRIMARY KEY,
+    sort_at    TEXT    NOT NULL,
+    sort_file  INTEGER NOT NULL,
+    line       INTEGER NOT NULL,
+    id         INTEGER NOT NULL,
+    state      TEXT    NOT NULL
 ) WITHOUT ROWID;
 
 -- The ledger summed as `usage_sums` is, by UTC hour instead of day, kept with it.

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 pub const SCHEMA: &str = include_str!("../schema.sql");
 
 /// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
-pub const VERSION: i64 = 19;
+pub const VERSION: i64 = 20;
 
 /// One step each: `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`. A step is run in
 /// the same transaction as the `user_version` bump. When you add one, bump `VERSION`, update
@@ -364,6 +364,16 @@ WHERE e.invalid IS NULL AND e.duplicate = 0 AND (e.type IN ('user', 'assistant')
     // `format::TITLE_MAX_CHARS` is cut (`bounded_title`, likewise).
     "UPDATE files SET vault = vault_link(vault) WHERE vault IS NOT NULL AND vault NOT LIKE '/%';
      UPDATE sessions SET title = bounded_title(title) WHERE length(title) > bounded_title_max();",
+    // 19 -> 20: where each session's walk of its sums stopped, so that a batch that appends to a
+    // long session walks its new entries alone. Empty: a session's next batch walks it whole once.
+    "CREATE TABLE stats_walks (
+         session_id TEXT    PRIMARY KEY,
+         sort_at    TEXT    NOT NULL,
+         sort_file  INTEGER NOT NULL,
+         line       INTEGER NOT NULL,
+         id         INTEGER NOT NULL,
+         state      TEXT    NOT NULL
+     ) WITHOUT ROWID;",
 ];
 
 /// The `scrollback_meta` key that says rows written before version 12 still need their search text

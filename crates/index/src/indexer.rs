@@ -410,6 +410,164 @@ mod tests {
         assert!(large < small + small / 5, "steps for a new file: {small} beside 100 files, {large} beside 400");
     }
 
+    /// Turn `i` of a Claude Code session `s` begun at `start` (in seconds), seven minutes after the last: a prompt, an answer with
+    /// its usage and a call, the call's result (every third one failed), and (every fifth turn) an
+    /// answer with no usage, whose response time the next usage line names.
+    fn claude_turn(start: i64, i: usize) -> String {
+        let at = |m: usize| {
+            let t = jiff::Timestamp::from_second(start + (i * 7 * 60 + m) as i64).unwrap();
+            t.strftime("%Y-%m-%dT%H:%M:%S.000Z").to_string()
+        };
+        let base = |kind: &str, n: usize, m: usize, message: serde_json::Value| {
+            serde_json::json!({ "type": kind, "sessionId": "s", "uuid": format!("u{i}-{n}"), "timestamp": at(m),
+                                "message": message })
+            .to_string()
+                + "\n"
+        };
+        let mut out = base("user", 0, 0, serde_json::json!({ "role": "user", "content": format!("question {i}") }));
+        if i % 5 == 4 {
+            out += &base(
+                "assistant",
+                1,
+                1,
+                serde_json::json!({ "role": "assistant", "content": [{ "type": "text", "text": "thinking aloud" }] }),
+            );
+        }
+        let mut answer: serde_json::Value = serde_json::from_str(&base(
+            "assistant",
+            2,
+            2,
+            serde_json::json!({ "role": "assistant", "model": if i.is_multiple_of(2) { "claude-sonnet-4-5" } else { "claude-opus-4-1" },
+                "id": format!("msg{i}"),
+                "content": [{ "type": "text", "text": format!("answer {i}") },
+                            { "type": "tool_use", "id": format!("t{i}"), "name": "Bash", "input": { "command": "ls" } }],
+                "usage": { "input_tokens": 10, "output_tokens": 5 } }),
+        ))
+        .unwrap();
+        answer["requestId"] = format!("req{i}").into();
+        out += &(answer.to_string() + "\n");
+        out += &base(
+            "user",
+            3,
+            3,
+            serde_json::json!({ "role": "user", "content": [{ "type": "tool_result", "tool_use_id": format!("t{i}"),
+                                                           "content": "done", "is_error": i.is_multiple_of(3) }] }),
+        );
+        out
+    }
+
+    /// The overview's sums of the index, each table's rows in order.
+    fn sums(conn: &Connection) -> Vec<String> {
+        let mut out = Vec::new();
+        for sql in [
+            "SELECT session_id, hour, messages, prompts FROM stats_hours ORDER BY 1, 2",
+            "SELECT session_id, hour, tool, calls, failures FROM tool_hours ORDER BY 1, 2, 3",
+            "SELECT session_id, hour, model, bucket, responses FROM response_hours ORDER BY 1, 2, 3, 4",
+        ] {
+            let mut stmt = conn.prepare(sql).unwrap();
+            let n = stmt.column_count();
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok((0..n)
+                        .map(|i| match r.get_ref(i).unwrap() {
+                            rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+                            other => format!("{other:?}"),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" "))
+                })
+                .unwrap();
+            out.extend(rows.map(Result::unwrap));
+        }
+        out
+    }
+
+    /// Indexes a session of `turns` turns, then appends one more; the SQLite virtual-machine steps
+    /// the writer took for the append. The session ends at the same time of day whatever its length
+    /// (the ledger's sums are made again by day: a day's work is the same).
+    fn steps_for_an_appended_turn(turns: usize) -> u64 {
+        let start = 1_796_083_200 + 10 * 86_400 - 3_600 - (turns * 7 * 60) as i64;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("projects");
+        std::fs::create_dir_all(root.join("p")).unwrap();
+        let path = root.join("p/s.jsonl");
+        std::fs::write(&path, (0..turns).map(|i| claude_turn(start, i)).collect::<String>()).unwrap();
+        let mut indexer = Indexer::open(&dir.path().join("data")).unwrap();
+        indexer.set_roots(&[Root::new(format::DEFAULT, &root)]).unwrap();
+        indexer.index_path(&path).unwrap();
+        let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        std::io::Write::write_all(&mut file, claude_turn(start, turns).as_bytes()).unwrap();
+        let count = Arc::new(AtomicU64::new(0));
+        let c = count.clone();
+        indexer
+            .conn
+            .progress_handler(
+                10,
+                Some(move || {
+                    c.fetch_add(10, Ordering::Relaxed);
+                    false
+                }),
+            )
+            .unwrap();
+        indexer.index_path(&path).unwrap();
+        indexer.conn.progress_handler(10, None::<fn() -> bool>).unwrap();
+        count.load(Ordering::Relaxed)
+    }
+
+    /// #55.11: each batch walked its sessions' every entry again for the overview's sums, so a line
+    /// appended to a 100,000-entry session cost 78 ms. The walk goes on from where it stopped: a turn
+    /// appended to a session of four times the turns costs about the same steps.
+    #[test]
+    fn a_turn_appended_to_a_long_session_takes_the_steps_of_one_appended_to_a_short_one() {
+        let small = steps_for_an_appended_turn(250);
+        let large = steps_for_an_appended_turn(1000);
+        eprintln!("steps for an appended turn: {small} after 250 turns, {large} after 1000");
+        assert!(large < small + small / 4, "steps for an appended turn: {small} after 250 turns, {large} after 1000");
+    }
+
+    /// The sums a walk that goes on from where it stopped adds up, batch by batch (prompts, answers
+    /// with and without usage, calls and failed results, across hours and models), are those one
+    /// walk of the whole session makes, and those a bulk load makes.
+    #[test]
+    fn sums_added_append_by_append_equal_one_walk_of_the_whole_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("projects");
+        std::fs::create_dir_all(root.join("p")).unwrap();
+        let path = root.join("p/s.jsonl");
+        std::fs::write(&path, "").unwrap();
+        let mut indexer = Indexer::open(&dir.path().join("data")).unwrap();
+        indexer.set_roots(&[Root::new(format::DEFAULT, &root)]).unwrap();
+        let mut body = String::new();
+        for i in 0..40 {
+            // A turn at a time, or a line at a time (a response whose model the next batch names,
+            // a call whose result comes later), or a prompt whose answer comes later.
+            let turn = claude_turn(1_796_083_200, i);
+            let pieces: Vec<String> = match i % 3 {
+                1 => turn.lines().map(|l| format!("{l}\n")).collect(),
+                2 => {
+                    let cut = turn.find('\n').unwrap() + 1;
+                    vec![turn[..cut].to_owned(), turn[cut..].to_owned()]
+                }
+                _ => vec![turn],
+            };
+            for piece in pieces {
+                body += &piece;
+                std::fs::write(&path, &body).unwrap();
+                indexer.index_path(&path).unwrap();
+            }
+        }
+        let walks: i64 = indexer.conn.query_row("SELECT count(*) FROM stats_walks", [], |r| r.get(0)).unwrap();
+        assert_eq!(walks, 1, "where the walk stopped is kept");
+        let appended = sums(&indexer.conn);
+        assert!(appended.iter().any(|r| r.contains("claude-opus-4-1")), "{appended:?}");
+        assert!(appended.iter().any(|r| r.contains("claude-sonnet-4-5")), "{appended:?}");
+        let tx = indexer.conn.unchecked_transaction().unwrap();
+        crate::stats::restat(&tx, ["s"]).unwrap();
+        assert_eq!(sums(&tx), appended, "one walk of the whole session");
+        crate::stats::restat_all(&tx).unwrap();
+        assert_eq!(sums(&tx), appended, "a bulk load's walk");
+    }
+
     /// A legacy Gemini chat (a JSON document its CLI writes again whole, in place) of `messages`
     /// messages, summed up as `summary`.
     fn legacy_chat(messages: usize, summary: &str) -> String {

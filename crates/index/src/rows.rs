@@ -14,7 +14,7 @@
 //! different lines that share a `uuid` are both shown: neither is a copy, and hiding one would lose
 //! it. During a bulk load (no `uuid` index) copies are marked at its end ([`mark_copies`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, Statement, params};
@@ -248,6 +248,11 @@ pub(crate) fn write_entries(
     let mut sessions: HashMap<&str, SessionDelta> = HashMap::new();
     let mut written = Written { ids: Vec::with_capacity(if want_ids { lines.len() } else { 0 }), ..Written::default() };
     let mut recorder = usage::Recorder::new(file.id, file.format.name());
+    // For the overview's sums: each session's first new row, and whether the batch changed a row it
+    // had (a copy marked, an earlier write hidden), which walks the session again whole.
+    let mut first_ids: HashMap<&str, i64> = HashMap::new();
+    let mut changed: HashSet<&str> = HashSet::new();
+    let mut hid = false;
     for d in lines {
         let session = d.session(file.session);
         let stored = match &d.body {
@@ -268,15 +273,20 @@ pub(crate) fn write_entries(
                 (false, Some(uuid)) => {
                     let copy = mark_copy(tx, session, uuid, stored.map(|s| s.stripped.as_str()), &order)?;
                     delta.recount |= copy != Copies::None;
+                    if copy != Copies::None {
+                        changed.insert(session);
+                    }
                     copy == Copies::Later
                 }
                 _ => false,
             };
         insert_row(&mut insert_entry, file, d, session, &order, duplicate)?;
         let entry_id = tx.last_insert_rowid();
+        first_ids.entry(session).or_insert(entry_id);
         let uuid = columns.and_then(|c| c.uuid.as_deref());
         if let Some(effect) = meta.and_then(|m| m.effect.as_ref()) {
             shown.apply(tx, file.id, entry_id, uuid, effect)?;
+            hid = true;
         }
         shown.written(d.line as i64, entry_id, uuid, meta.filter(|m| m.hidden.is_none()).map(|m| &m.columns));
         if want_ids {
@@ -304,7 +314,12 @@ pub(crate) fn write_entries(
     shown.uncount(tx)?;
     recorder.finish(tx, file.bulk)?;
     // (A bulk load makes every session's sums at its end.)
-    stats::restat(tx, touched.iter().map(String::as_str))?;
+    for session in &touched {
+        match first_ids.get(session.as_str()) {
+            Some(&first) if !hid && !changed.contains(session.as_str()) => stats::restat_appended(tx, session, first)?,
+            _ => stats::restat(tx, [session.as_str()])?,
+        }
+    }
     Ok(written)
 }
 

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use scrollback_core::db::{RESPONSE_BUCKETS, STATS_PENDING};
@@ -125,9 +125,9 @@ pub(crate) fn drop_events(tx: &Connection, entries: &str, param: &dyn rusqlite::
     Ok(())
 }
 
-/// Removes a session's sums (it was forgotten).
+/// Removes a session's sums (it was forgotten), and where its walk stopped.
 pub(crate) fn drop_session(tx: &Connection, session: &str) -> Result<()> {
-    for table in ["stats_hours", "tool_hours", "response_hours"] {
+    for table in ["stats_hours", "tool_hours", "response_hours", "stats_walks"] {
         tx.prepare_cached(&format!("DELETE FROM {table} WHERE session_id = ?1"))?.execute([session])?;
     }
     Ok(())
@@ -159,7 +159,11 @@ struct Walk {
     /// The last prompt not answered yet: its hour and time.
     prompt: Option<(String, jiff::Timestamp)>,
     /// Responses whose model no usage line has named yet: their hour and bucket.
-    unnamed: Vec<(String, i64)>,
+    unnamed: BTreeMap<(String, i64), i64>,
+    /// Of `unnamed`, those a walk that stopped before this one counted under no model already.
+    carried: BTreeMap<(String, i64), i64>,
+    /// Carried responses a usage line named since: to be taken from those under no model.
+    renamed: BTreeMap<(String, i64), i64>,
 }
 
 /// One entry as the walk reads it.
@@ -198,7 +202,7 @@ impl Walk {
             {
                 let seconds = answered.duration_since(*asked).as_secs_f64();
                 if seconds >= 0.0 {
-                    self.unnamed.push((hour.clone(), bucket(seconds)));
+                    *self.unnamed.entry((hour.clone(), bucket(seconds))).or_default() += 1;
                 }
                 self.prompt = None;
             }
@@ -225,36 +229,139 @@ impl Walk {
             }
         }
         if let Some(model) = model {
-            for (hour, bucket) in self.unnamed.drain(..) {
-                *self.responses.entry((hour, model.to_owned(), bucket)).or_default() += 1;
+            for ((hour, bucket), n) in std::mem::take(&mut self.unnamed) {
+                *self.responses.entry((hour, model.to_owned(), bucket)).or_default() += n;
+            }
+            for (key, n) in std::mem::take(&mut self.carried) {
+                *self.renamed.entry(key).or_default() += n;
             }
         }
     }
 
-    /// Writes the session's sums.
-    fn write(mut self, tx: &Connection, session: &str) -> Result<()> {
-        for (hour, bucket) in std::mem::take(&mut self.unnamed) {
-            *self.responses.entry((hour, String::new(), bucket)).or_default() += 1;
+    /// What the walk carries from one entry to the next (calls waiting for their result, the
+    /// prompt not answered yet, responses not named yet), as `stats_walks.state` keeps it.
+    fn state(&self) -> String {
+        serde_json::json!({
+            "waiting": self.waiting,
+            "prompt": self.prompt.as_ref().map(|(hour, at)| (hour, at.to_string())),
+            "unnamed": self.unnamed.iter().map(|((hour, bucket), n)| (hour, bucket, n)).collect::<Vec<_>>(),
+        })
+        .to_string()
+    }
+
+    /// A walk that goes on from `state` ([`Walk::state`]) with no sums of its own yet; `None` for a
+    /// state it cannot read.
+    fn resumed(state: &str) -> Option<Walk> {
+        let state: Value = serde_json::from_str(state).ok()?;
+        let pair = |v: &Value| -> Option<(String, Value)> {
+            let [a, b] = v.as_array()?.as_slice() else { return None };
+            Some((a.as_str()?.to_owned(), b.clone()))
+        };
+        let mut walk = Walk::default();
+        for w in state.get("waiting")?.as_array()? {
+            let (hour, tool) = pair(w)?;
+            walk.waiting.push_back((hour, tool.as_str()?.to_owned()));
         }
-        let mut hours =
-            tx.prepare_cached("INSERT INTO stats_hours (session_id, hour, messages, prompts) VALUES (?1, ?2, ?3, ?4)")?;
+        for u in state.get("unnamed")?.as_array()? {
+            let [hour, bucket, n] = u.as_array()?.as_slice() else { return None };
+            walk.unnamed.insert((hour.as_str()?.to_owned(), bucket.as_i64()?), n.as_i64()?);
+        }
+        walk.carried = walk.unnamed.clone();
+        walk.prompt = match state.get("prompt")? {
+            Value::Null => None,
+            p => {
+                let (hour, at) = pair(p)?;
+                Some((hour, at.as_str()?.parse().ok()?))
+            }
+        };
+        Some(walk)
+    }
+
+    /// Writes the session's sums (`add`: adds them to the sums it has, else they are its first),
+    /// and where the walk stopped: `last`, its last entry, with what it carries on from there.
+    fn write(mut self, tx: &Connection, session: &str, last: Option<&Place>, add: bool) -> Result<()> {
+        match last {
+            Some(place) => {
+                tx.prepare_cached(
+                    "INSERT OR REPLACE INTO stats_walks (session_id, sort_at, sort_file, line, id, state)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )?
+                .execute(params![
+                    session,
+                    place.at,
+                    place.file,
+                    place.line,
+                    place.id,
+                    self.state()
+                ])?;
+            }
+            None if !add => {
+                tx.prepare_cached("DELETE FROM stats_walks WHERE session_id = ?1")?.execute([session])?;
+            }
+            None => {}
+        }
+        // Responses no usage line has named by the walk's end are counted under no model; a walk
+        // that goes on later names them, and takes them from there (`unname`).
+        for ((hour, bucket), n) in std::mem::take(&mut self.unnamed) {
+            let counted = self.carried.get(&(hour.clone(), bucket)).copied().unwrap_or(0);
+            if n > counted {
+                *self.responses.entry((hour, String::new(), bucket)).or_default() += n - counted;
+            }
+        }
+        if !self.renamed.is_empty() {
+            let mut less = tx.prepare_cached(
+                "UPDATE response_hours SET responses = responses - ?4
+                 WHERE session_id = ?1 AND hour = ?2 AND model = '' AND bucket = ?3",
+            )?;
+            for ((hour, bucket), n) in &self.renamed {
+                less.execute(params![session, hour, bucket, n])?;
+            }
+            tx.prepare_cached("DELETE FROM response_hours WHERE session_id = ?1 AND model = '' AND responses <= 0")?
+                .execute([session])?;
+        }
+        let on = |keys: &str, sets: &[&str]| {
+            if !add {
+                return String::new();
+            }
+            let sets: Vec<String> = sets.iter().map(|c| format!("{c} = {c} + excluded.{c}")).collect();
+            format!(" ON CONFLICT ({keys}) DO UPDATE SET {}", sets.join(", "))
+        };
+        let mut hours = tx.prepare_cached(&format!(
+            "INSERT INTO stats_hours (session_id, hour, messages, prompts) VALUES (?1, ?2, ?3, ?4){}",
+            on("session_id, hour", &["messages", "prompts"])
+        ))?;
         for (hour, (messages, prompts)) in &self.hours {
             hours.execute(params![session, hour, messages, prompts])?;
         }
-        let mut tools = tx.prepare_cached(
-            "INSERT INTO tool_hours (session_id, hour, tool, calls, failures) VALUES (?1, ?2, ?3, ?4, ?5)",
-        )?;
+        let mut tools = tx.prepare_cached(&format!(
+            "INSERT INTO tool_hours (session_id, hour, tool, calls, failures) VALUES (?1, ?2, ?3, ?4, ?5){}",
+            on("session_id, hour, tool", &["calls", "failures"])
+        ))?;
         for ((hour, tool), (calls, failures)) in &self.tools {
             tools.execute(params![session, hour, tool, calls, failures])?;
         }
-        let mut responses = tx.prepare_cached(
-            "INSERT INTO response_hours (session_id, hour, model, bucket, responses) VALUES (?1, ?2, ?3, ?4, ?5)",
-        )?;
+        let mut responses = tx.prepare_cached(&format!(
+            "INSERT INTO response_hours (session_id, hour, model, bucket, responses) VALUES (?1, ?2, ?3, ?4, ?5){}",
+            on("session_id, hour, model, bucket", &["responses"])
+        ))?;
         for ((hour, model, bucket), n) in &self.responses {
             responses.execute(params![session, hour, model, bucket, n])?;
         }
         Ok(())
     }
+}
+
+/// An entry's place in conversation order, its id last (as the walk orders them).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Place {
+    /// `entries.sort_at`.
+    pub at: String,
+    /// `entries.sort_file`.
+    pub file: i64,
+    /// `entries.line`.
+    pub line: i64,
+    /// `entries.id`.
+    pub id: i64,
 }
 
 /// The columns of an entry the walk reads, after its session (`?1` is the session, if one).
@@ -276,21 +383,49 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, Row)> {
     ))
 }
 
+/// The place of a session's last entry in conversation order (where a walk of it stops), if it has
+/// one: one step down its index, so that the walk itself reads no more than its sums need.
+fn last_place(tx: &Connection, session: &str) -> Result<Option<Place>> {
+    Ok(tx
+        .prepare_cached(
+            "SELECT sort_at, sort_file, line, id FROM entries WHERE session_id = ?1
+             ORDER BY sort_at DESC, sort_file DESC, line DESC, id DESC LIMIT 1",
+        )?
+        .query_row([session], |r| Ok(Place { at: r.get(0)?, file: r.get(1)?, line: r.get(2)?, id: r.get(3)? }))
+        .optional()?)
+}
+
 /// Tool events by entry, and the model of each entry that stands for a response in the ledger,
 /// of the rows `filter` selects (`?1` the session, if any).
 type Events = HashMap<i64, Vec<(Option<String>, Option<bool>)>>;
 
-fn lookups(tx: &Connection, filter: &str, param: &[&dyn rusqlite::ToSql]) -> Result<(Events, HashMap<i64, String>)> {
+/// A whole session's (`from`: `None`), or its entries' from id `from` on (a walk that goes on:
+/// the ledger's rows are found from the lines that state them, not by reading the session's).
+fn lookups(tx: &Connection, session: &str, from: Option<i64>) -> Result<(Events, HashMap<i64, String>)> {
+    let (events_sql, models_sql) = match from {
+        None => (
+            "SELECT entry_id, tool, failed FROM tool_events WHERE session_id = ?1 ORDER BY entry_id, ordinal",
+            "SELECT entry_id, model FROM usage WHERE session_id = ?1 AND model IS NOT NULL",
+        ),
+        Some(_) => (
+            "SELECT entry_id, tool, failed FROM tool_events WHERE session_id = ?1 AND entry_id >= ?2
+             ORDER BY entry_id, ordinal",
+            "SELECT entry_id, model FROM usage
+             WHERE key IN (SELECT key FROM usage_lines WHERE entry_id >= ?2)
+               AND +session_id = ?1 AND entry_id >= ?2 AND model IS NOT NULL",
+        ),
+    };
+    let from = from.unwrap_or(0);
+    let param: &[&dyn rusqlite::ToSql] = &[&session, &from];
+    let param = if events_sql.contains("?2") { param } else { &param[..1] };
     let mut events: Events = HashMap::new();
-    let mut stmt = tx.prepare_cached(&format!(
-        "SELECT entry_id, tool, failed FROM tool_events {filter} ORDER BY entry_id, ordinal"
-    ))?;
+    let mut stmt = tx.prepare_cached(events_sql)?;
     let mut rows = stmt.query(param)?;
     while let Some(r) = rows.next()? {
         events.entry(r.get(0)?).or_default().push((r.get(1)?, r.get::<_, Option<bool>>(2)?));
     }
     let mut models = HashMap::new();
-    let mut stmt = tx.prepare_cached(&format!("SELECT entry_id, model FROM usage {filter} AND model IS NOT NULL"))?;
+    let mut stmt = tx.prepare_cached(models_sql)?;
     let mut rows = stmt.query(param)?;
     while let Some(r) = rows.next()? {
         models.insert(r.get(0)?, r.get(1)?);
@@ -302,7 +437,7 @@ fn lookups(tx: &Connection, filter: &str, param: &[&dyn rusqlite::ToSql]) -> Res
 pub(crate) fn restat<'a>(tx: &Connection, sessions: impl IntoIterator<Item = &'a str>) -> Result<()> {
     for session in sessions {
         drop_session(tx, session)?;
-        let (events, models) = lookups(tx, "WHERE session_id = ?1", &[&session])?;
+        let (events, models) = lookups(tx, session, None)?;
         let mut walk = Walk::default();
         let mut stmt = tx.prepare_cached(&format!(
             "SELECT {ROW} FROM entries WHERE session_id = ?1 ORDER BY sort_at, sort_file, line, id"
@@ -313,16 +448,65 @@ pub(crate) fn restat<'a>(tx: &Connection, sessions: impl IntoIterator<Item = &'a
             let none = Vec::new();
             walk.add(&row, events.get(&row.id).unwrap_or(&none), models.get(&row.id).map(String::as_str));
         }
-        walk.write(tx, session)?;
+        drop(rows);
+        drop(stmt);
+        walk.write(tx, session, last_place(tx, session)?.as_ref(), false)?;
     }
     Ok(())
+}
+
+/// Brings the sums of `session` up to date after a batch that only added entries to it, the
+/// first of them `first_id` (every entry the batch wrote has an id from there on), and changed
+/// none it had: the walk goes on from where the last one stopped (`stats_walks`) over the new
+/// entries alone, so that a line appended to a long session costs what it costs in a short one.
+/// Where it cannot go on (no walk kept, a new entry placed before where it stopped, an entry after
+/// it the batch did not write), the session is walked again whole ([`restat`]); both give the
+/// sums a fresh index makes.
+pub(crate) fn restat_appended(tx: &Connection, session: &str, first_id: i64) -> Result<()> {
+    let kept: Option<(Place, String)> = tx
+        .prepare_cached("SELECT sort_at, sort_file, line, id, state FROM stats_walks WHERE session_id = ?1")?
+        .query_row([session], |r| {
+            Ok((Place { at: r.get(0)?, file: r.get(1)?, line: r.get(2)?, id: r.get(3)? }, r.get(4)?))
+        })
+        .optional()?;
+    let Some((stopped, state)) = kept else { return restat(tx, [session]) };
+    let Some(mut walk) = Walk::resumed(&state) else { return restat(tx, [session]) };
+    let mut stmt = tx.prepare_cached(&format!(
+        "SELECT {ROW} FROM entries
+         WHERE session_id = ?1 AND (sort_at, sort_file, line, id) > (?2, ?3, ?4, ?5)
+         ORDER BY sort_at, sort_file, line, id"
+    ))?;
+    let rows: Vec<Row> = stmt
+        .query_map(params![session, stopped.at, stopped.file, stopped.line, stopped.id], row)?
+        .map(|r| r.map(|(_, row)| row))
+        .collect::<rusqlite::Result<_>>()?;
+    drop(stmt);
+    // Every entry after where the walk stopped must be one the batch wrote, and every entry the
+    // batch wrote after it: else the order changed under the walk.
+    let new: i64 = tx
+        .prepare_cached("SELECT count(*) FROM entries NOT INDEXED WHERE id >= ?2 AND session_id = ?1")?
+        .query_row(params![session, first_id], |r| r.get(0))?;
+    if rows.iter().any(|row| row.id < first_id) || new != rows.len() as i64 {
+        return restat(tx, [session]);
+    }
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let (events, models) = lookups(tx, session, Some(first_id))?;
+    for row in &rows {
+        let none = Vec::new();
+        walk.add(row, events.get(&row.id).unwrap_or(&none), models.get(&row.id).map(String::as_str));
+    }
+    walk.write(tx, session, last_place(tx, session)?.as_ref(), true)
 }
 
 /// Makes every session's sums again: one walk over every entry in conversation order, with each
 /// session's tool events and models looked up as the walk reaches it (so memory is a session's,
 /// not the index's).
 pub(crate) fn restat_all(tx: &Connection) -> Result<()> {
-    tx.execute_batch("DELETE FROM stats_hours; DELETE FROM tool_hours; DELETE FROM response_hours;")?;
+    tx.execute_batch(
+        "DELETE FROM stats_hours; DELETE FROM tool_hours; DELETE FROM response_hours; DELETE FROM stats_walks;",
+    )?;
     let mut stmt = tx.prepare(&format!(
         "SELECT {ROW} FROM entries INDEXED BY entries_order ORDER BY session_id, sort_at, sort_file, line, id"
     ))?;
@@ -332,9 +516,9 @@ pub(crate) fn restat_all(tx: &Connection) -> Result<()> {
         let (session, row) = row(r)?;
         if current.as_ref().is_none_or(|(s, ..)| *s != session) {
             if let Some((s, walk, ..)) = current.take() {
-                walk.write(tx, &s)?;
+                walk.write(tx, &s, last_place(tx, &s)?.as_ref(), false)?;
             }
-            let (events, models) = lookups(tx, "WHERE session_id = ?1", &[&session])?;
+            let (events, models) = lookups(tx, &session, None)?;
             current = Some((session, Walk::default(), events, models));
         }
         let none = Vec::new();
@@ -342,7 +526,7 @@ pub(crate) fn restat_all(tx: &Connection) -> Result<()> {
         walk.add(&row, events.get(&row.id).unwrap_or(&none), models.get(&row.id).map(String::as_str));
     }
     if let Some((s, walk, ..)) = current.take() {
-        walk.write(tx, &s)?;
+        walk.write(tx, &s, last_place(tx, &s)?.as_ref(), false)?;
     }
     Ok(())
 }

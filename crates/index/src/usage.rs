@@ -196,41 +196,47 @@ pub(crate) fn settle(tx: &Connection, keys: &BTreeSet<String>) -> Result<()> {
         return Ok(());
     }
     let mut groups: BTreeSet<(String, Option<String>)> = BTreeSet::new();
-    let mut group = tx.prepare_cached("SELECT session_id, day FROM usage WHERE key = ?1")?;
+    // The sessions with a row of a time that does not parse, before or after (their rows of no
+    // hour are summed again; the others' are not read).
+    let mut unhoured: BTreeSet<String> = BTreeSet::new();
+    let mut group =
+        tx.prepare_cached(&format!("SELECT session_id, day, {HOUR} IS NULL FROM usage u WHERE u.key = ?1"))?;
     let mut delete = tx.prepare_cached("DELETE FROM usage WHERE key = ?1")?;
     let mut insert = tx.prepare_cached(&derive("WHERE u.key = ?1"))?;
     for key in keys {
-        let mut add = |groups: &mut BTreeSet<_>| -> Result<()> {
-            let rows = group.query_map([key], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let mut add = |groups: &mut BTreeSet<_>, unhoured: &mut BTreeSet<String>| -> Result<()> {
+            let rows = group.query_map([key], |r| Ok((r.get::<_, String>(0)?, r.get(1)?, r.get::<_, bool>(2)?)))?;
             for row in rows {
-                groups.insert(row?);
+                let (session, day, no_hour) = row?;
+                if no_hour {
+                    unhoured.insert(session.clone());
+                }
+                groups.insert((session, day));
             }
             Ok(())
         };
-        add(&mut groups)?;
+        add(&mut groups, &mut unhoured)?;
         delete.execute([key])?;
         insert.execute([key])?;
-        add(&mut groups)?;
+        add(&mut groups, &mut unhoured)?;
     }
     let mut delete = tx.prepare_cached("DELETE FROM usage_sums WHERE session_id = ?1 AND day IS ?2")?;
     let mut insert = tx.prepare_cached(&sums("WHERE u.session_id = ?1 AND u.day IS ?2"))?;
     // An hour is written only from a time that parses (`HOUR`), and its first ten characters are
-    // then its day; the rows of times that do not parse (no hour) are summed again by session.
+    // then its day (its rows are a range of the session's: `<day>T00` to `<day>T23`); the rows of times that do not parse (no hour) are summed again by session.
     let mut delete_hours =
-        tx.prepare_cached("DELETE FROM usage_hours WHERE session_id = ?1 AND substr(hour, 1, 10) = ?2")?;
+        tx.prepare_cached("DELETE FROM usage_hours WHERE session_id = ?1 AND hour >= ?2 || 'T' AND hour < ?2 || 'U'")?;
     let mut insert_hours =
         tx.prepare_cached(&hour_sums(&format!("WHERE u.session_id = ?1 AND u.day IS ?2 AND {HOUR} IS NOT NULL")))?;
     let mut delete_unhoured = tx.prepare_cached("DELETE FROM usage_hours WHERE session_id = ?1 AND hour IS NULL")?;
     let mut insert_unhoured = tx.prepare_cached(&hour_sums(&format!("WHERE u.session_id = ?1 AND {HOUR} IS NULL")))?;
-    let mut sessions = BTreeSet::new();
     for (session, day) in &groups {
         delete.execute(params![session, day])?;
         insert.execute(params![session, day])?;
         delete_hours.execute(params![session, day])?;
         insert_hours.execute(params![session, day])?;
-        sessions.insert(session);
     }
-    for session in sessions {
+    for session in &unhoured {
         delete_unhoured.execute([session])?;
         insert_unhoured.execute([session])?;
     }
