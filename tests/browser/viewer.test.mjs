@@ -1992,7 +1992,7 @@ test("62. the list brings the open session into view: the oldest of 44, at its b
 /** A tree of Claude Code sessions dated from today back: twelve projects with a session each in the
  * last two weeks (one of them calling thirteen tools and stating a million tokens), and a session
  * 60, 200 and 400 days ago; so that each range preset has its own figures. */
-function dashboardTree(transcripts) {
+function dashboardTree(transcripts, { recent = true } = {}) {
   const dayAgo = (n) => new Date(Date.now() - n * 86400000).toISOString().slice(0, 10);
   const session = (project, id, daysAgo, { tools = 0, tokens = 0 } = {}) => {
     const at = (s) => `${dayAgo(daysAgo)}T12:00:${String(s).padStart(2, "0")}.000Z`;
@@ -2015,7 +2015,7 @@ function dashboardTree(transcripts) {
     writeFileSync(join(dir, `${id}.jsonl`), lines.join("\n") + "\n");
   };
   const id = (n) => `da5b0a4d-0000-4000-8000-${String(n).padStart(12, "0")}`;
-  for (let i = 0; i < 12; i++) {
+  for (let i = 0; recent && i < 12; i++) {
     session(`project-with-a-rather-long-name-${String(i + 1).padStart(2, "0")}`, id(i), 2 + i, i === 0 ? { tools: 13, tokens: 1234567 } : {});
   }
   session("old-work", id(60), 60);
@@ -2183,6 +2183,27 @@ const inView = (page, text) =>
       return li.textContent.includes(text) && r.bottom > s.top && r.top < s.bottom;
     });
   }, text);
+
+test("63. a history whose latest work is two months old opens the overview on 90 days, with that work in its cards, not on 30 days of zeros", async () => {
+  const base = temp();
+  // Sessions 60, 200 and 400 days ago: nothing in the last 30 days.
+  dashboardTree(join(base, "projects"), { recent: false });
+  const server = await startServer("dashboard-old", { dirs: { base } });
+  const { page, problems, context } = await newPage({ width: 1440, height: 900 });
+  const card = (name) => page.locator(`.stat-card[data-stat=${name}] .stat-value > span`);
+  const current = () => page.locator('.range-presets a[aria-current="true"]').getAttribute("data-range");
+  await page.goto(`${server.url}/`);
+  await until("the cards", async () => (await card("sessions").count()) === 1 && (await current()) !== null);
+  assert.equal(await current(), "90d");
+  assert.equal(await card("sessions").getAttribute("title"), "1", "the session of 60 days ago");
+  // A range asked for in the URL still wins.
+  await page.goto(`${server.url}/?range=30d`);
+  await until("30 days from the URL", async () => (await current()) === "30d" && (await card("sessions").count()) === 1);
+  assert.equal(await card("sessions").getAttribute("title"), "0");
+  assert.deepEqual(problems, []);
+  await context.close();
+  await server.stop();
+});
 
 test("49. Start and End go to the first prompt and the newest entry at once (g, Home, G, End or a button), newer pages load as it scrolls down, a line indexed meanwhile is not lost, and the place is kept across a reload", async () => {
   const server = await startServer("long");

@@ -1,6 +1,7 @@
 // The overview at `/` (/?range=&since=&until=&agent=&project=), a dashboard of /api/stats in the
 // browser's time zone (whole hours): a range preset (7, 30 or 90 days, a year, all; by default the
-// last 30 days, or all where the whole history is shorter), cards of totals in compact numbers (the
+// shortest of 30 days, 90 days and a year that holds the latest activity, or all where the whole
+// history is shorter), cards of totals in compact numbers (the
 // exact figure on hover), a calendar of the last 365 days, sessions, messages, tokens and cost per
 // day, a heatmap of weekday by hour, activity by hour, the top projects, agents and models, tool use
 // with failure rates, response times per model, recent edits, and the longest and costliest
@@ -226,6 +227,19 @@ export class OverviewPage {
     return `/api/stats${query(f)}`;
   }
 
+  /** The range the overview opens on, for a history of active `days` (YYYY-MM-DD): see `load`. */
+  static opening(days, tz) {
+    if (!days.length) return "all";
+    const sorted = [...days].sort();
+    const [first, last] = [sorted[0], sorted[sorted.length - 1]];
+    for (const range of ["30d", "90d", "1y"]) {
+      const { since } = OverviewPage.days(range, tz);
+      if (first >= since) return "all";
+      if (last >= since) return range;
+    }
+    return "all";
+  }
+
   /** The days of range preset `range` ending today: {since, until}, or none for all. */
   static days(range, tz) {
     const days = RANGES.find(([r]) => r === range)?.[2];
@@ -244,12 +258,12 @@ export class OverviewPage {
       if (this.range === null) {
         stats = await fetch({ since: this.filters.since, until: this.filters.until });
       } else if (this.range === "") {
-        // No preset asked: the last 30 days, or all where the history is shorter.
+        // No preset asked: the shortest of 30 days, 90 days and a year that holds the latest
+        // activity (a history that ended two months ago opens on its last work, not on zeros),
+        // or all where the whole history is shorter than that range, or older than a year.
         const all = await fetch({});
-        const first = all.days.length ? all.days[0].day : null;
-        const short = !first || first >= OverviewPage.days("30d", tz).since;
-        this.range = short ? "all" : "30d";
-        stats = short ? all : await fetch(OverviewPage.days("30d", tz));
+        this.range = OverviewPage.opening(all.days.map((d) => d.day), tz);
+        stats = this.range === "all" ? all : await fetch(OverviewPage.days(this.range, tz));
         this.drawPresets();
       } else {
         stats = await fetch(OverviewPage.days(this.range, tz));
