@@ -338,12 +338,27 @@ export class Conversation {
         this.turns = answer.turns;
         this.byAnswer = new Map(answer.turns.filter((t) => t.answerCursor !== null).map((t) => [t.answerCursor, t]));
         this.outline.fill(answer.turns);
-        for (const { entry, item } of this.placed) this.figure(entry, item);
+        this.keepingView(() => {
+          for (const { entry, item } of this.placed) this.figure(entry, item);
+        });
       } catch {
         this.header.noOutline();
       }
     }, this.outlineLoaded ? 1000 : 0);
     this.outlineLoaded = true;
+  }
+
+  /** Runs `change` (lines put in or taken out above what is on screen) with the view held: at the
+   * end if it was at the end, else the entry a hit or link opened (or the one at the top of the
+   * view) where it was. The scroller does no anchoring of its own (`overflow-anchor: none`). */
+  keepingView(change) {
+    const s = this.scroller;
+    const atEnd = s.scrollHeight - s.scrollTop - s.clientHeight < 2;
+    const anchor = this.list.querySelector(":scope > li.target") || this.topItem();
+    const before = anchor ? anchor.getBoundingClientRect().top : 0;
+    change();
+    if (atEnd && !this.list.querySelector(":scope > li.target")) s.scrollTop = s.scrollHeight;
+    else if (anchor && anchor.isConnected) s.scrollTop += anchor.getBoundingClientRect().top - before;
   }
 
   /** Puts the figures of the turn whose last answer `entry` is under its item (or takes old ones away). */

@@ -124,7 +124,7 @@ export class OutlinePanel {
   /** Lays out `turns` (the outline's); `current`: the cursor of the turn to mark, if any. */
   fill(turns, current = null) {
     this.status.textContent = turns.length ? `${count(turns.length, "prompt", "prompts")}` : "No prompts in this session.";
-    const items = turns.map((turn, i) => {
+    const items = turns.map((turn) => {
       const button = el(
         "button",
         "turn",
@@ -133,7 +133,6 @@ export class OutlinePanel {
       );
       button.type = "button";
       button.dataset.cursor = String(turn.cursor);
-      button.setAttribute("aria-label", `Prompt ${i + 1}: ${turn.text || "no text"}`);
       if (turn.cursor === current) button.setAttribute("aria-current", "true");
       button.addEventListener("click", () => this.onJump(turn.cursor));
       return el("li", null, button);
