@@ -300,8 +300,9 @@ impl Walk {
             }
             None => {}
         }
-        // Responses no usage line has named by the walk's end are counted under no model; a walk
-        // that goes on later names them, and takes them from there (`unname`).
+        // Responses no usage line has named by the walk's end are counted under no model (those a
+        // stopped walk counted so already, `carried`, not again); a walk that goes on later and
+        // names them takes them from there (`renamed`).
         for ((hour, bucket), n) in std::mem::take(&mut self.unnamed) {
             let counted = self.carried.get(&(hour.clone(), bucket)).copied().unwrap_or(0);
             if n > counted {
@@ -352,7 +353,7 @@ impl Walk {
 }
 
 /// An entry's place in conversation order, its id last (as the walk orders them).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug)]
 pub(crate) struct Place {
     /// `entries.sort_at`.
     pub at: String,
@@ -395,12 +396,12 @@ fn last_place(tx: &Connection, session: &str) -> Result<Option<Place>> {
         .optional()?)
 }
 
-/// Tool events by entry, and the model of each entry that stands for a response in the ledger,
-/// of the rows `filter` selects (`?1` the session, if any).
+/// Tool events by entry.
 type Events = HashMap<i64, Vec<(Option<String>, Option<bool>)>>;
 
-/// A whole session's (`from`: `None`), or its entries' from id `from` on (a walk that goes on:
-/// the ledger's rows are found from the lines that state them, not by reading the session's).
+/// The tool events of a session's entries, and the model of each that stands for a response in the
+/// ledger: the whole session's (`from`: `None`), or its entries' from id `from` on (a walk that goes
+/// on: the ledger's rows are found from the lines that state them, not by reading the session's).
 fn lookups(tx: &Connection, session: &str, from: Option<i64>) -> Result<(Events, HashMap<i64, String>)> {
     let (events_sql, models_sql) = match from {
         None => (

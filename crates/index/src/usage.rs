@@ -223,7 +223,8 @@ pub(crate) fn settle(tx: &Connection, keys: &BTreeSet<String>) -> Result<()> {
     let mut delete = tx.prepare_cached("DELETE FROM usage_sums WHERE session_id = ?1 AND day IS ?2")?;
     let mut insert = tx.prepare_cached(&sums("WHERE u.session_id = ?1 AND u.day IS ?2"))?;
     // An hour is written only from a time that parses (`HOUR`), and its first ten characters are
-    // then its day (its rows are a range of the session's: `<day>T00` to `<day>T23`); the rows of times that do not parse (no hour) are summed again by session.
+    // then its day (a day's hours are a range of the session's, `<day>T00` to `<day>T23`); the rows
+    // of times that do not parse (no hour) are summed again by session, where a key had one.
     let mut delete_hours =
         tx.prepare_cached("DELETE FROM usage_hours WHERE session_id = ?1 AND hour >= ?2 || 'T' AND hour < ?2 || 'U'")?;
     let mut insert_hours =
