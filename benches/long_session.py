@@ -25,6 +25,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -91,7 +92,6 @@ class Server:
                 break
         if self.base is None:
             sys.exit("scrollback serve exited before listening")
-        import threading
         threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
 
     def close(self):

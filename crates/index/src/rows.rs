@@ -14,7 +14,7 @@
 //! different lines that share a `uuid` are both shown: neither is a copy, and hiding one would lose
 //! it. During a bulk load (no `uuid` index) copies are marked at its end ([`mark_copies`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, Statement, params};
@@ -184,8 +184,11 @@ struct SessionDelta {
     entries: u64,
     sidechain_entries: u64,
     images: u64,
-    /// A copy was shown or hidden: the counts are recomputed from the rows instead.
+    /// A copy was shown or hidden: the counts are recomputed from the rows instead (and the
+    /// overview's sums from the session's every entry).
     recount: bool,
+    /// The id of the batch's first row of the session.
+    first_id: Option<i64>,
     /// The session it was forked from.
     forked_from: Option<String>,
     /// The git branch the batch's last entry (in order) that names one gives, and that entry's order.
@@ -248,10 +251,8 @@ pub(crate) fn write_entries(
     let mut sessions: HashMap<&str, SessionDelta> = HashMap::new();
     let mut written = Written { ids: Vec::with_capacity(if want_ids { lines.len() } else { 0 }), ..Written::default() };
     let mut recorder = usage::Recorder::new(file.id, file.format.name());
-    // For the overview's sums: each session's first new row, and whether the batch changed a row it
-    // had (a copy marked, an earlier write hidden), which walks the session again whole.
-    let mut first_ids: HashMap<&str, i64> = HashMap::new();
-    let mut changed: HashSet<&str> = HashSet::new();
+    // Whether a line hid rows written before it: the overview's sums of the batch's sessions are
+    // then made from their every entry.
     let mut hid = false;
     for d in lines {
         let session = d.session(file.session);
@@ -273,16 +274,13 @@ pub(crate) fn write_entries(
                 (false, Some(uuid)) => {
                     let copy = mark_copy(tx, session, uuid, stored.map(|s| s.stripped.as_str()), &order)?;
                     delta.recount |= copy != Copies::None;
-                    if copy != Copies::None {
-                        changed.insert(session);
-                    }
                     copy == Copies::Later
                 }
                 _ => false,
             };
         insert_row(&mut insert_entry, file, d, session, &order, duplicate)?;
         let entry_id = tx.last_insert_rowid();
-        first_ids.entry(session).or_insert(entry_id);
+        delta.first_id.get_or_insert(entry_id);
         let uuid = columns.and_then(|c| c.uuid.as_deref());
         if let Some(effect) = meta.and_then(|m| m.effect.as_ref()) {
             shown.apply(tx, file.id, entry_id, uuid, effect)?;
@@ -308,16 +306,22 @@ pub(crate) fn write_entries(
         }
         delta.add(stored, order, duplicate);
     }
-    let touched: Vec<String> = if file.bulk { Vec::new() } else { sessions.keys().map(|s| (*s).to_owned()).collect() };
+    // The sessions whose overview's sums the batch changed, each with its first new row where the
+    // batch only appended to it (its walk goes on from there). (A bulk load makes every session's
+    // sums at its end.)
+    let touched: Vec<(String, Option<i64>)> = if file.bulk {
+        Vec::new()
+    } else {
+        sessions.iter().map(|(s, d)| ((*s).to_owned(), d.first_id.filter(|_| !hid && !d.recount))).collect()
+    };
     upsert_sessions(tx, sessions, file.format.name())?;
     // (After the batch's own counts: an entry it hid may be one it wrote, of a session new with it.)
     shown.uncount(tx)?;
     recorder.finish(tx, file.bulk)?;
-    // (A bulk load makes every session's sums at its end.)
-    for session in &touched {
-        match first_ids.get(session.as_str()) {
-            Some(&first) if !hid && !changed.contains(session.as_str()) => stats::restat_appended(tx, session, first)?,
-            _ => stats::restat(tx, [session.as_str()])?,
+    for (session, appended_from) in &touched {
+        match appended_from {
+            Some(first) => stats::restat_appended(tx, session, *first)?,
+            None => stats::restat(tx, [session.as_str()])?,
         }
     }
     Ok(written)

@@ -403,10 +403,12 @@ type Events = HashMap<i64, Vec<(Option<String>, Option<bool>)>>;
 /// ledger: the whole session's (`from`: `None`), or its entries' from id `from` on (a walk that goes
 /// on: the ledger's rows are found from the lines that state them, not by reading the session's).
 fn lookups(tx: &Connection, session: &str, from: Option<i64>) -> Result<(Events, HashMap<i64, String>)> {
-    let (events_sql, models_sql) = match from {
+    let from_on: [&dyn rusqlite::ToSql; 2] = [&session, &from];
+    let (events_sql, models_sql, param): (&str, &str, &[&dyn rusqlite::ToSql]) = match from {
         None => (
             "SELECT entry_id, tool, failed FROM tool_events WHERE session_id = ?1 ORDER BY entry_id, ordinal",
             "SELECT entry_id, model FROM usage WHERE session_id = ?1 AND model IS NOT NULL",
+            &from_on[..1],
         ),
         Some(_) => (
             "SELECT entry_id, tool, failed FROM tool_events WHERE session_id = ?1 AND entry_id >= ?2
@@ -414,11 +416,9 @@ fn lookups(tx: &Connection, session: &str, from: Option<i64>) -> Result<(Events,
             "SELECT entry_id, model FROM usage
              WHERE key IN (SELECT key FROM usage_lines WHERE entry_id >= ?2)
                AND +session_id = ?1 AND entry_id >= ?2 AND model IS NOT NULL",
+            &from_on,
         ),
     };
-    let from = from.unwrap_or(0);
-    let param: &[&dyn rusqlite::ToSql] = &[&session, &from];
-    let param = if events_sql.contains("?2") { param } else { &param[..1] };
     let mut events: Events = HashMap::new();
     let mut stmt = tx.prepare_cached(events_sql)?;
     let mut rows = stmt.query(param)?;
