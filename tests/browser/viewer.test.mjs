@@ -165,6 +165,7 @@ async function newPage(viewport = { width: 1280, height: 800 }) {
   });
   page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
   page.on("request", (r) => requests.push(r.url()));
+  track(page);
   page.on("requestfailed", (r) => problems.push(`failed: ${r.url()} ${r.failure() && r.failure().errorText}`));
   page.on("response", (r) => {
     if (r.status() >= 400) problems.push(`${r.status()}: ${r.url()}`);
@@ -172,17 +173,44 @@ async function newPage(viewport = { width: 1280, height: 800 }) {
   return { page, context, problems, requests };
 }
 
+/** The requests each page has in flight. */
+const inFlight = new WeakMap();
+
+/** Keeps count of a page's requests in flight, the live stream aside (it stays open for as long as
+ * the page), for [`quiet`]. */
+function track(page) {
+  const flying = new Set();
+  inFlight.set(page, flying);
+  page.on("request", (r) => {
+    if (r.resourceType() !== "eventsource") flying.add(r);
+  });
+  page.on("requestfinished", (r) => flying.delete(r));
+  page.on("requestfailed", (r) => flying.delete(r));
+}
+
+/** Waits until a page has had no request in flight for 300 ms. Playwright's "networkidle" load
+ * state is reached once per navigation, so waiting for it later returns at once, even while the
+ * page is fetching what a scroll or a key asked for. */
+async function quiet(page) {
+  const flying = inFlight.get(page);
+  let since = Date.now();
+  await until("no request in flight", async () => {
+    if (flying.size) since = Date.now();
+    return Date.now() - since >= 300;
+  });
+}
+
 /** Reloads once the page's requests are done: a reload aborts those in flight, which is the
  * test's doing, not a failure of the page. */
 async function reload(page) {
-  await page.waitForLoadState("networkidle");
+  await quiet(page);
   await page.reload();
 }
 
 /** Opens another page once this one's requests are done, for the same reason: `/` opens the newest
  * session by itself, and its photos may still be loading when the test goes elsewhere. */
 async function goElsewhere(page, url) {
-  await page.waitForLoadState("networkidle");
+  await quiet(page);
   await page.goto(url);
 }
 
@@ -782,6 +810,7 @@ test("16. the dark theme follows the system and its toggle; the keyboard moves a
   if (!browser) await newPage().then(({ context }) => context.close());
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "dark" });
   const page = await context.newPage();
+  track(page);
   const problems = [];
   page.on("pageerror", (e) => problems.push(e.message));
   page.on("console", (m) => m.type() === "error" && problems.push(m.text()));
@@ -1870,7 +1899,7 @@ test("47. a team's hub: serve --postgres draws the overview of every host, lists
   }
   assert.ok(status.hosts.find((h) => h.name === "laptop").photos > 0 && status.blobs > 0, JSON.stringify(status));
   await shot(page, "47-hub-status");
-  await page.waitForLoadState("networkidle");
+  await quiet(page);
   assert.deepEqual(problems, []);
   await context.close();
   await server.stop();

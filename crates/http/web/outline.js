@@ -119,10 +119,15 @@ export class OutlinePanel {
 
   show(open) {
     this.element.hidden = !open;
+    if (!open) this.wantsFocus = false;
   }
 
   /** Lays out `turns` (the outline's); `current`: the cursor of the turn to mark, if any. */
   fill(turns, current = null) {
+    // The keyboard stays on the turn it was on when the list is made again (a live refresh), and
+    // goes into a list that was opened before it was loaded.
+    const active = document.activeElement;
+    const on = this.list.contains(active) ? active.dataset.cursor : null;
     this.status.textContent = turns.length ? `${count(turns.length, "prompt", "prompts")}` : "No prompts in this session.";
     const items = turns.map((turn) => {
       const button = el(
@@ -138,6 +143,13 @@ export class OutlinePanel {
       return el("li", null, button);
     });
     this.list.replaceChildren(...items);
+    if (on !== null) {
+      const again = this.list.querySelector(`button.turn[data-cursor="${CSS.escape(on)}"]`);
+      if (again) again.focus();
+      else this.focus();
+    } else if (this.wantsFocus && this.open) {
+      this.focus();
+    }
   }
 
   /** Marks the turn at `cursor` as the one read (the last jumped to). */
@@ -148,9 +160,10 @@ export class OutlinePanel {
     }
   }
 
-  /** Gives the keyboard to the marked turn, else the first. */
+  /** Gives the keyboard to the marked turn, else the first; to the first turn listed, if none is yet. */
   focus() {
     const b = this.list.querySelector("button.turn[aria-current]") || this.list.querySelector("button.turn");
+    this.wantsFocus = !b;
     if (b) b.focus();
   }
 }
