@@ -4,7 +4,12 @@
 //! `scrollback_meta`, in the same transaction that drops them) so that they are built once at the
 //! end, which is several times faster than row by row; commits skip fsync (`synchronous = OFF`:
 //! still safe if the process is killed, and a power cut can only cost the index being rebuilt, since
-//! it held nothing before).
+//! it held nothing before). The files' passes are committed in groups (`Indexer`'s `Group`), each
+//! pass in a savepoint whose journal is kept in memory (`temp_store = MEMORY` until [`end`]): a
+//! commit per file, and a journal file per savepoint, wrote the index's pages about ten times over.
+//!
+//! [`end`] builds the indexes, then makes the ledger and its sums in one pass
+//! (`usage::settle_all`) before the ledger's own indexes, then the overview's sums.
 //!
 //! The full-text index is built while the rows are written, by [`FtsBuild`]: a thread with its own
 //! connection to a scratch database (`fts-build.sqlite3` in the data directory) that gets each
@@ -61,6 +66,11 @@ pub fn begin(conn: &Connection) -> Result<()> {
     tx.commit()?;
     // The rows of a bulk load reference each other by construction: skip the per-row lookups.
     conn.execute_batch("PRAGMA synchronous = OFF; PRAGMA foreign_keys = OFF")?;
+    // A pass's savepoint (and a statement that changes many rows) keeps the pages it changes in a
+    // journal of its own, which spills to a temporary file past 64 KiB: 240 KB a file, four times
+    // the index in writes. In memory, that journal is a pass's pages at most. (Put back before the
+    // indexes are built at the end: their sorts spill to files, not to memory.)
+    conn.execute_batch("PRAGMA temp_store = MEMORY")?;
     tracing::info!(deferred = deferred.len(), "bulk load: indexes and full-text triggers set aside");
     Ok(())
 }
@@ -72,18 +82,35 @@ pub fn end(conn: &Connection, index_path: &Path, fts: Option<FtsBuild>) -> Resul
     let deferred: Vec<(String, String)> =
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
     drop(stmt);
+    conn.execute_batch("PRAGMA temp_store = DEFAULT")?;
     if !deferred.is_empty() {
         let started = Instant::now();
         let tx = conn.unchecked_transaction()?;
-        for (key, sql) in deferred.iter().filter(|(key, _)| key != FTS_PENDING) {
-            tx.execute_batch(sql)?;
-            tx.execute("DELETE FROM scrollback_meta WHERE key = ?1", [key])?;
-        }
+        let step = |what: &str, at: &mut Instant| {
+            tracing::debug!(seconds = at.elapsed().as_secs_f64(), "bulk load: {what}");
+            *at = Instant::now();
+        };
+        let mut at = Instant::now();
+        let build = |which: &dyn Fn(&str) -> bool, at: &mut Instant| -> Result<()> {
+            for (key, sql) in deferred.iter().filter(|(key, sql)| key != FTS_PENDING && which(sql)) {
+                tx.execute_batch(sql)?;
+                tx.execute("DELETE FROM scrollback_meta WHERE key = ?1", [key])?;
+                step(key, at);
+            }
+            Ok(())
+        };
+        // The ledger's own indexes once its rows are written: rows added in key order to an index
+        // by session or day land anywhere in it.
+        build(&|sql| !of_ledger(sql), &mut at)?;
         // The load wrote copies of entries unmarked (there was no `uuid` index to look them up by).
         rows::mark_copies(&tx)?;
+        step("copies marked", &mut at);
         // The load recorded usage lines without deriving the ledger from them.
         crate::usage::settle_all(&tx)?;
+        step("ledger and its sums made", &mut at);
+        build(&of_ledger, &mut at)?;
         crate::stats::restat_all(&tx)?;
+        step("overview's sums made", &mut at);
         // (A load interrupted by an older version has no FTS_PENDING row, but needs the build too.)
         tx.execute(
             "INSERT OR IGNORE INTO scrollback_meta (key, value) VALUES (?1, 'build entries_fts')",
@@ -120,6 +147,11 @@ pub fn end(conn: &Connection, index_path: &Path, fts: Option<FtsBuild>) -> Resul
     }
     conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON")?;
     Ok(())
+}
+
+/// Whether a deferred index or trigger (its SQL) is on a table the ledger's derivation writes.
+fn of_ledger(sql: &str) -> bool {
+    [" ON usage(", " ON usage_sums("].iter().any(|on| sql.contains(on))
 }
 
 /// The full-text index of a bulk load, built on its own thread into a scratch database.

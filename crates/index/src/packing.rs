@@ -131,6 +131,12 @@ impl Packing {
         self.shared.current()
     }
 
+    /// Whether [`Packing::stored`] of `lines` more lines will train a dictionary (which packs the
+    /// lines stored so far again, in transactions of its own).
+    pub(crate) fn will_train(&self, lines: u64) -> bool {
+        self.current().is_none() && self.waiting + lines >= TRAIN_AFTER
+    }
+
     /// Notes that a commit stored `lines` lines; trains the dictionary once there are enough. A
     /// dictionary that cannot be trained (too few or too alike lines) is tried again after as many
     /// lines again.

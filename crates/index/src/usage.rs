@@ -259,6 +259,9 @@ struct Line {
     tokens: [i64; 6],
     entry_id: i64,
     ordinal: i64,
+    /// The UTC day and hour of `timestamp`, as SQLite reads it (`usage.day`, `HOUR`).
+    day: Option<String>,
+    hour: Option<String>,
 }
 
 impl Line {
@@ -274,6 +277,8 @@ impl Line {
             tokens: [r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?, r.get(11)?, r.get(12)?],
             entry_id: r.get(13)?,
             ordinal: r.get(14)?,
+            day: r.get(15)?,
+            hour: r.get(16)?,
         })
     }
 
@@ -290,18 +295,24 @@ impl Line {
     }
 }
 
-/// Derives the whole ledger again from its lines, and its sums: one pass over the lines in key
-/// order (the key index gives it), the standing line of each key picked here by the same order as
-/// `STANDING` (a window over every line made SQLite sort them all, several times slower), then
-/// the sums in one statement.
+/// Derives the whole ledger again from its lines, and its sums: one pass over the lines sorted by
+/// key (a scan and SQLite's sorter: read in key order through the key index, every line was a
+/// lookup into the table), the standing line of each key picked here by the same order as
+/// `STANDING` (a window over every line made SQLite sort them all, several times slower), each
+/// ledger row added to its day's and its hour's sums as it is written (two `GROUP BY`s over the
+/// ledger afterwards took as long again). The sums are those [`sums`] and [`hour_sums`] make.
 pub(crate) fn settle_all(tx: &Connection) -> Result<()> {
+    let started = std::time::Instant::now();
     tx.execute("DELETE FROM usage", [])?;
-    let mut lines = tx.prepare(
+    // The day and hour of each line's time, as SQLite reads times (only the standing line's are
+    // used).
+    let mut lines = tx.prepare(&format!(
         "SELECT u.key, u.session_id, u.agent, u.model, u.request_id, u.timestamp, u.tier, u.input_tokens,
                 u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cache_write_1h_tokens,
-                u.reasoning_tokens, u.entry_id, u.ordinal
-         FROM usage_lines u INDEXED BY usage_lines_key ORDER BY u.key",
-    )?;
+                u.reasoning_tokens, u.entry_id, u.ordinal,
+                coalesce(date(u.timestamp), substr(u.timestamp, 1, 10)), {HOUR}
+         FROM usage_lines u NOT INDEXED ORDER BY u.key"
+    ))?;
     // The place of a line in its session, for the rare tie on everything counted (copies of one
     // line in a session's files): looked up then, not joined for every line (a lookup per line
     // into `entries`, in key order, was most of the time).
@@ -310,8 +321,9 @@ pub(crate) fn settle_all(tx: &Connection) -> Result<()> {
         "INSERT INTO usage (key, session_id, agent, model, request_id, timestamp, day, tier, input_tokens,
                             output_tokens, cache_read_tokens, cache_write_tokens, cache_write_1h_tokens,
                             reasoning_tokens, entry_id, lines)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, coalesce(date(?6), substr(?6, 1, 10)), ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
     )?;
+    let mut sums = Sums::default();
     let mut rows = lines.query([])?;
     let mut current: Option<(String, Line, i64)> = None;
     while let Some(r) = rows.next()? {
@@ -326,16 +338,159 @@ pub(crate) fn settle_all(tx: &Connection) -> Result<()> {
             }
             _ => {
                 if let Some((k, best, count)) = current.take() {
-                    insert_standing(&mut insert, &k, best, count)?;
+                    insert_standing(&mut insert, &k, &best, count)?;
+                    sums.add(best);
                 }
                 current = Some((key, line, 1));
             }
         }
     }
     if let Some((k, best, count)) = current.take() {
-        insert_standing(&mut insert, &k, best, count)?;
+        insert_standing(&mut insert, &k, &best, count)?;
+        sums.add(best);
     }
-    sum_all(tx)
+    tracing::debug!(seconds = started.elapsed().as_secs_f64(), "ledger made");
+    tx.execute("DELETE FROM usage_sums", [])?;
+    tx.execute("DELETE FROM usage_hours", [])?;
+    sums.write(tx)?;
+    tx.execute(
+        "INSERT OR REPLACE INTO scrollback_meta (key, value) VALUES (?1, ?2)",
+        [scrollback_core::db::USAGE_SUMS_SIZES, &format::usage::context_sizes_text()],
+    )?;
+    Ok(())
+}
+
+/// Strings a sum is grouped by, each kept once ([`Sums`] holds tens of thousands of groups).
+#[derive(Default)]
+struct Names {
+    ids: std::collections::HashMap<String, u32>,
+    names: Vec<String>,
+}
+
+impl Names {
+    fn id(&mut self, name: Option<&str>) -> u32 {
+        let Some(name) = name else { return 0 };
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        self.names.push(name.to_owned());
+        let id = self.names.len() as u32;
+        self.ids.insert(name.to_owned(), id);
+        id
+    }
+
+    fn name(&self, id: u32) -> Option<&str> {
+        id.checked_sub(1).map(|i| self.names[i as usize].as_str())
+    }
+}
+
+/// The group of a ledger row in `usage_sums` (by day) or `usage_hours` (by hour): session, day or
+/// hour, agent, model, tier ([`Names`]' ids, 0 for none), and the context size its input was over.
+type SumKey = (u32, u32, u32, u32, u32, i64);
+
+/// One group's sums: responses, and the six token counts, as [`format::usage::sum_sql`] gives
+/// them (exact, else the largest integer).
+#[derive(Default)]
+struct Sum {
+    responses: i64,
+    tokens: [i64; 6],
+}
+
+impl Sum {
+    fn add(&mut self, line: &Line) {
+        self.responses += 1;
+        for (sum, n) in self.tokens.iter_mut().zip(line.tokens) {
+            *sum = sum.saturating_add(n);
+        }
+    }
+}
+
+/// The ledger's sums by day (with their first and last times) and by hour, made in memory as
+/// [`settle_all`] writes the ledger: a group per session, day or hour, model and tier, tens of
+/// thousands for a year of heavy use.
+#[derive(Default)]
+struct Sums {
+    names: Names,
+    days: std::collections::HashMap<SumKey, (Sum, Option<String>, Option<String>)>,
+    hours: std::collections::HashMap<SumKey, Sum>,
+}
+
+impl Sums {
+    fn add(&mut self, line: Line) {
+        let t = &line.tokens;
+        let context = i128::from(t[0]) + i128::from(t[2]) + i128::from(t[3]);
+        let over =
+            format::usage::CONTEXT_SIZES.iter().rev().find(|&&n| context > i128::from(n)).map_or(0, |&n| n as i64);
+        let n = &mut self.names;
+        let (session, agent) = (n.id(Some(&line.session)), n.id(Some(&line.agent)));
+        let (model, tier) = (n.id(line.model.as_deref()), n.id(line.tier.as_deref()));
+        let (day, hour) = (n.id(line.day.as_deref()), n.id(line.hour.as_deref()));
+        let (sum, first, last) = self.days.entry((session, day, agent, model, tier, over)).or_default();
+        sum.add(&line);
+        if let Some(t) = &line.timestamp {
+            if first.as_ref().is_none_or(|f| t < f) {
+                *first = Some(t.clone());
+            }
+            if last.as_ref().is_none_or(|l| t > l) {
+                *last = Some(t.clone());
+            }
+        }
+        self.hours.entry((session, hour, agent, model, tier, over)).or_default().add(&line);
+    }
+
+    fn write(self, tx: &Connection) -> Result<()> {
+        let n = &self.names;
+        let mut days = tx.prepare(
+            "INSERT INTO usage_sums (session_id, day, agent, model, tier, over, responses, input_tokens, output_tokens,
+                                     cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens,
+                                     first_timestamp, last_timestamp)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+        )?;
+        for ((session, day, agent, model, tier, over), (sum, first, last)) in &self.days {
+            let t = sum.tokens;
+            days.execute(params![
+                n.name(*session),
+                n.name(*day),
+                n.name(*agent),
+                n.name(*model),
+                n.name(*tier),
+                over,
+                sum.responses,
+                t[0],
+                t[1],
+                t[2],
+                t[3],
+                t[4],
+                t[5],
+                first,
+                last
+            ])?;
+        }
+        let mut hours = tx.prepare(
+            "INSERT INTO usage_hours (session_id, hour, agent, model, tier, over, responses, input_tokens, output_tokens,
+                                      cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        )?;
+        for ((session, hour, agent, model, tier, over), sum) in &self.hours {
+            let t = sum.tokens;
+            hours.execute(params![
+                n.name(*session),
+                n.name(*hour),
+                n.name(*agent),
+                n.name(*model),
+                n.name(*tier),
+                over,
+                sum.responses,
+                t[0],
+                t[1],
+                t[2],
+                t[3],
+                t[4],
+                t[5]
+            ])?;
+        }
+        Ok(())
+    }
 }
 
 /// Whether `line` stands before `best` by [`STANDING`]: [`Line::standing`], then, on a tie on
@@ -354,7 +509,7 @@ fn stands(place: &mut Statement<'_>, line: &Line, best: &Line) -> Result<bool> {
 
 /// Writes the ledger row of `key` from its standing line `best`, one of `count` lines, with
 /// `insert` ([`settle_all`]'s statement).
-fn insert_standing(insert: &mut Statement<'_>, key: &str, best: Line, count: i64) -> Result<()> {
+fn insert_standing(insert: &mut Statement<'_>, key: &str, best: &Line, count: i64) -> Result<()> {
     let t = best.tokens;
     insert.execute(params![
         key,
@@ -363,6 +518,7 @@ fn insert_standing(insert: &mut Statement<'_>, key: &str, best: Line, count: i64
         best.model,
         best.request_id,
         best.timestamp,
+        best.day,
         best.tier,
         t[0],
         t[1],

@@ -13,7 +13,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use scrollback_core::error::{Error, Result};
 
@@ -172,7 +172,7 @@ impl Vault {
     }
 
     /// Links the file `opened` (row `file_id`) into the vault and records the link, in `tx`.
-    pub(crate) fn link(&mut self, tx: &Transaction<'_>, file_id: i64, opened: &Linked<'_>) -> Result<()> {
+    pub(crate) fn link(&mut self, tx: &Connection, file_id: i64, opened: &Linked<'_>) -> Result<()> {
         let Vault::On(dir, touched, _) = self else { return Ok(()) };
         // A compressed transcript's link says so in its name (its bytes say so too).
         let compressed = opened.path.to_str().is_some_and(|p| p.ends_with(".zst"));
@@ -243,7 +243,7 @@ impl Vault {
     /// after the pass has committed or rolled back (`settle`), as a replaced transcript's link does.
     pub(crate) fn keep(
         &mut self,
-        tx: &Transaction<'_>,
+        tx: &Connection,
         file_id: i64,
         path: &Path,
         (dev, inode): (u64, u64),

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::mpsc::Receiver;
 
-use rusqlite::{Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, Savepoint, Transaction, TransactionBehavior, params};
 
 use super::file::Opened;
 use super::plan::Plan;
@@ -82,6 +82,7 @@ impl Indexer {
         }
         let format = self.format_of(path);
         let context = crate::lines::file_context(format, &opened.file, path);
+        self.open_group()?;
         #[cfg(test)]
         if let Some(write) = self.between_context_and_lines.take() {
             write();
@@ -94,8 +95,12 @@ impl Indexer {
         });
         let file_session = context.session.as_str();
         let dictionary = self.packing.current();
-        let Indexer { conn, reader, fts, bulk, vault, forgotten_sessions, .. } = self;
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let Indexer { conn, reader, fts, bulk, vault, forgotten_sessions, group, .. } = self;
+        let tx = if group.is_some() {
+            PassTx::InGroup(conn.savepoint()?)
+        } else {
+            PassTx::Own(conn.transaction_with_behavior(TransactionBehavior::Immediate)?)
+        };
         let file_id = start_pass(&tx, &plan, opened, file_session, format, *bulk, vault)?;
         let mut summary = Summary::default();
         let mut touched: HashMap<String, LineRange> = HashMap::new();
@@ -167,6 +172,10 @@ impl Indexer {
         record_checkpoint(&tx, file_id, opened, &end, &hashes)?;
         tx.commit()?;
         fed.committed = true;
+        if self.packing.will_train(summary.lines) {
+            self.close_group()?;
+        }
+        self.grouped(summary.bytes)?;
         self.packing.stored(&self.conn, summary.lines)?;
         self.remember_partial(opened, &end)?;
         let reset = matches!(plan, Plan::Reindex(..));
@@ -186,11 +195,37 @@ impl Indexer {
     }
 }
 
+/// A pass's transaction: its own, or, in a bulk load, a savepoint in the group's ([`super::Group`]).
+enum PassTx<'c> {
+    Own(Transaction<'c>),
+    InGroup(Savepoint<'c>),
+}
+
+impl std::ops::Deref for PassTx<'_> {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        match self {
+            PassTx::Own(tx) => tx,
+            PassTx::InGroup(sp) => sp,
+        }
+    }
+}
+
+impl PassTx<'_> {
+    fn commit(self) -> rusqlite::Result<()> {
+        match self {
+            PassTx::Own(tx) => tx.commit(),
+            PassTx::InGroup(sp) => sp.commit(),
+        }
+    }
+}
+
 /// Opens a pass in `tx`: the file's row (a new one, or the old one with its rows deleted for a
 /// re-index), and its vault link, made before the rows' first commit and again whenever the file is
 /// read from its start (it may be another inode now, which the old link no longer is). The row's id.
 fn start_pass(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     plan: &Plan,
     opened: &Opened,
     file_session: &str,
@@ -221,7 +256,7 @@ fn start_pass(
 }
 
 /// A new file's row, before its lines: the checkpoint and hashes are set when they commit.
-fn insert_file_row(tx: &Transaction<'_>, opened: &Opened, file_session: &str, format: &dyn Format) -> Result<i64> {
+fn insert_file_row(tx: &Connection, opened: &Opened, file_session: &str, format: &dyn Format) -> Result<i64> {
     tx.execute(
         "INSERT INTO files (path, session_id, dev, inode, fingerprint, fingerprint_len, tail_hash,
                             size, mtime_ns, checkpoint, lines, state, indexed_at, agent)
@@ -232,7 +267,7 @@ fn insert_file_row(tx: &Transaction<'_>, opened: &Opened, file_session: &str, fo
 }
 
 /// Moves a file's checkpoint to `end`, with the hashes of the bytes read, in the rows' transaction.
-fn record_checkpoint(tx: &Transaction<'_>, file_id: i64, opened: &Opened, end: &End, hashes: &Hashes) -> Result<()> {
+fn record_checkpoint(tx: &Connection, file_id: i64, opened: &Opened, end: &End, hashes: &Hashes) -> Result<()> {
     tx.execute(
         "UPDATE files SET dev = ?2, inode = ?3, fingerprint = ?4, fingerprint_len = ?5, tail_hash = ?6,
                           size = ?7, checkpoint = ?8, lines = ?9, mtime_ns = ?10,

@@ -147,6 +147,8 @@ impl Indexer {
             }
         }
         let Some(id) = same else { return Ok(Twin::None) };
+        // (Its own transaction, which a bulk load's group must not hold open.)
+        self.close_group()?;
         let Indexer { conn, vault, partial, .. } = self;
         if let Some(twin) = &twin_path {
             partial.remove(twin.as_path());

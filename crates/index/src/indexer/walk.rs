@@ -91,7 +91,9 @@ impl Indexer {
             }
         });
         if bulk {
+            let closed = self.close_group();
             self.bulk = false;
+            closed?;
             bulk::end(&self.conn, &self.data_dir.join(db::INDEX_FILE), self.fts.take())?;
         }
         let seen: HashSet<&Path> = found.iter().map(|f| f.path.as_path()).collect();
@@ -201,8 +203,11 @@ impl Indexer {
         ahead: Option<Receiver<ahead::Msg>>,
     ) -> Result<Summary> {
         let result = self.index_found_unsettled(found, progress, ahead);
-        // Committed or rolled back, links no row refers to now go (see `Vault::settle`).
-        self.vault.settle(&self.conn);
+        // Committed or rolled back, links no row refers to now go (see `Vault::settle`); in a
+        // group, once it is ([`Indexer::close_group`]).
+        if self.group.is_none() {
+            self.vault.settle(&self.conn);
+        }
         result
     }
 
