@@ -643,7 +643,11 @@ mod tests {
     fn ledger(conn: &Connection) -> Vec<String> {
         let mut out = Vec::new();
         for sql in [
-            "SELECT * FROM usage ORDER BY key",
+            // (The standing line by its place: row ids differ between two indexes.)
+            "SELECT key, session_id, agent, model, request_id, timestamp, day, tier, input_tokens, output_tokens,
+                    cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens, lines,
+                    (SELECT f.path || ':' || e.line FROM entries e JOIN files f ON f.id = e.file_id WHERE e.id = u.entry_id)
+             FROM usage u ORDER BY key",
             "SELECT * FROM usage_sums ORDER BY session_id, day, agent, model, tier, over",
             "SELECT * FROM usage_hours ORDER BY session_id, hour, agent, model, tier, over",
         ] {
@@ -714,22 +718,104 @@ mod tests {
             let output = [5, 5, 40, 0][n % 4];
             files[file] += &line(session, n, &id, at.as_deref(), model, tier, input, output);
         }
-        for (i, body) in files.iter().enumerate() {
-            std::fs::write(root.join(format!("p/s{i}.jsonl")), body).unwrap();
+        // A long day of one session, one model: each response stated by two lines (streamed, the
+        // second with the final count and a later time), so that a third's end may split them.
+        files.push(line(
+            "d",
+            999,
+            "first",
+            Some("2026-04-02T07:59:00.000Z"),
+            Some("claude-opus-4-1"),
+            "standard",
+            10,
+            3,
+        ));
+        for n in 0..45usize {
+            for (part, output) in [(0, 1), (1, 50 + n as u64)] {
+                let at = format!("2026-04-02T{:02}:{:02}:{:02}.000Z", 8 + n / 10, n % 60, part * 30);
+                files[4] += &line(
+                    "d",
+                    2 * n + part,
+                    &format!("long{n}"),
+                    Some(&at),
+                    Some("claude-opus-4-1"),
+                    "standard",
+                    10,
+                    output,
+                );
+            }
         }
-        let live = {
-            let mut indexer = Indexer::open(&dir.path().join("live")).unwrap();
+        let opus = Some("claude-opus-4-1");
+        let d = |n: usize, id: &str, at: &str, output: u64| line("d", n, id, Some(at), opus, "standard", 10, output);
+        // Four more of the long day in a file that never changes: between its first and the next,
+        // between its later ones, and its last two.
+        let fixed = d(1002, "between-first", "2026-04-02T07:59:15.000Z", 9)
+            + &d(1003, "between-last", "2026-04-02T11:30:00.000Z", 9)
+            + &d(1004, "late", "2026-04-02T22:30:00.000Z", 9)
+            + &d(1005, "latest", "2026-04-02T23:00:00.000Z", 9);
+        // Then the day's first and last responses stated again, with more output: the first at a
+        // later time, the last at an earlier one, each past a response of the file above.
+        let (again_first, again_last) =
+            (d(1006, "first", "2026-04-02T07:59:30.000Z", 50), d(1007, "latest", "2026-04-02T22:00:00.000Z", 99));
+        // Then an earlier first and a later last, with nothing leaving.
+        let beyond =
+            d(1008, "earliest", "2026-04-02T06:00:00.000Z", 9) + &d(1009, "last", "2026-04-02T23:30:00.000Z", 9);
+        // The live writer follows the files as they grow a third at a time, then two of them
+        // rewritten in another order, then one cut short, then as they end, then the two files
+        // above: each settle moves its sums by what changed. After each step, its ledger and sums
+        // are a bulk load's of the files as they are then.
+        let bulk = |n: usize| {
+            let mut indexer = Indexer::open(&dir.path().join(format!("bulk{n}"))).unwrap();
             indexer.set_roots(&[Root::new(format::DEFAULT, &root)]).unwrap();
+            indexer.bulk_from = Some(0);
             indexer.catch_up(&root, &mut NoProgress).unwrap();
             ledger(&indexer.conn)
         };
-        assert!(live.len() > 60, "{} rows: {live:#?}", live.len());
-        assert!(live.iter().any(|r| r.contains("priority")) && live.iter().any(|r| r.contains("1000000")), "{live:?}");
-        let mut indexer = Indexer::open(&dir.path().join("bulk")).unwrap();
+        let mut indexer = Indexer::open(&dir.path().join("live")).unwrap();
         indexer.set_roots(&[Root::new(format::DEFAULT, &root)]).unwrap();
-        indexer.bulk_from = Some(0);
-        indexer.catch_up(&root, &mut NoProgress).unwrap();
-        assert_eq!(ledger(&indexer.conn), live);
+        let write = |part: &dyn Fn(usize, &str) -> String| {
+            for (i, body) in files.iter().enumerate() {
+                std::fs::write(root.join(format!("p/s{i}.jsonl")), part(i, body)).unwrap();
+            }
+        };
+        let upto = |body: &str, thirds: usize| {
+            let lines: Vec<&str> = body.lines().collect();
+            lines[..lines.len() * thirds / 3].iter().map(|l| format!("{l}\n")).collect::<String>()
+        };
+        std::fs::write(root.join("p/s8.jsonl"), &fixed).unwrap();
+        let steps: Vec<Box<dyn Fn()>> = vec![
+            Box::new(|| write(&|_, body| upto(body, 1))),
+            Box::new(|| write(&|_, body| upto(body, 2))),
+            Box::new(|| {
+                write(&|i, body| {
+                    if i == 1 || i == 4 {
+                        body.lines().rev().map(|l| format!("{l}\n")).collect()
+                    } else {
+                        upto(body, 2)
+                    }
+                })
+            }),
+            // The long day without its first and latest responses: its first and last times go, and
+            // the other file's times stand for them.
+            Box::new(|| {
+                write(&|i, body| {
+                    if i == 4 { upto(body, 2).split_inclusive('\n').skip(1).collect() } else { body.to_owned() }
+                })
+            }),
+            Box::new(|| write(&|_, body| body.to_owned())),
+            Box::new(|| std::fs::write(root.join("p/s9.jsonl"), &again_first).unwrap()),
+            Box::new(|| std::fs::write(root.join("p/s11.jsonl"), &again_last).unwrap()),
+            Box::new(|| std::fs::write(root.join("p/s10.jsonl"), &beyond).unwrap()),
+        ];
+        for (n, step) in steps.iter().enumerate() {
+            step();
+            indexer.catch_up(&root, &mut NoProgress).unwrap();
+            let live = ledger(&indexer.conn);
+            assert!(live.iter().any(|r| r.contains("priority")), "step {n}: {live:?}");
+            assert_eq!(live, bulk(n), "step {n}");
+        }
+        let live = ledger(&indexer.conn);
+        assert!(live.len() > 60 && live.iter().any(|r| r.contains("1000000")), "{} rows: {live:#?}", live.len());
     }
 
     /// A bulk load commits its passes in groups: one commit a file wrote each file's pages of a dozen

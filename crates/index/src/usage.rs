@@ -9,7 +9,9 @@
 //! builds. Keys touched by a batch are settled at its end (`settle`); a bulk load settles all at
 //! once at its end (`settle_all`). With the ledger, the writer keeps its sums by session, day,
 //! agent, model, tier and context size (`usage_sums`), and the same by hour (`usage_hours`, for the
-//! overview), made again for every session's day a batch touched, for the reports to read.
+//! overview), for the reports to read: a settle moves the groups its keys were and are in by the
+//! rows that came and went, and sums a group again from the ledger only where that cannot tell its
+//! first or last time.
 //!
 //! A format may state a thread's running total instead of each response's counts
 //! ([`format::Usage::running`]), and name the model on a line of its own ([`Meta::model`]). The
@@ -190,58 +192,257 @@ fn derive(filter: &str) -> String {
 }
 
 /// Derives the ledger rows of `keys` again from their lines (a key with no line left has none),
-/// and the sums of the sessions' days they were and are in.
+/// and moves the sums they were and are in by the difference: a response added to a session's day
+/// costs its own rows, however many the day holds. A group whose first or last time left with a
+/// row it cannot tell again is summed again from the ledger.
 pub(crate) fn settle(tx: &Connection, keys: &BTreeSet<String>) -> Result<()> {
     if keys.is_empty() {
         return Ok(());
     }
-    let mut groups: BTreeSet<(String, Option<String>)> = BTreeSet::new();
-    // The sessions with a row of a time that does not parse, before or after (their rows of no
-    // hour are summed again; the others' are not read).
-    let mut unhoured: BTreeSet<String> = BTreeSet::new();
-    let mut group =
-        tx.prepare_cached(&format!("SELECT session_id, day, {HOUR} IS NULL FROM usage u WHERE u.key = ?1"))?;
+    let mut counted = tx.prepare_cached(&format!(
+        "SELECT session_id, agent, model, tier, timestamp, input_tokens, output_tokens, cache_read_tokens,
+                cache_write_tokens, cache_write_1h_tokens, reasoning_tokens, day, {HOUR}
+         FROM usage u WHERE u.key = ?1"
+    ))?;
     let mut delete = tx.prepare_cached("DELETE FROM usage WHERE key = ?1")?;
     let mut insert = tx.prepare_cached(&derive("WHERE u.key = ?1"))?;
+    let mut moves = Moves::default();
     for key in keys {
-        let mut add = |groups: &mut BTreeSet<_>, unhoured: &mut BTreeSet<String>| -> Result<()> {
-            let rows = group.query_map([key], |r| Ok((r.get::<_, String>(0)?, r.get(1)?, r.get::<_, bool>(2)?)))?;
-            for row in rows {
-                let (session, day, no_hour) = row?;
-                if no_hour {
-                    unhoured.insert(session.clone());
-                }
-                groups.insert((session, day));
-            }
-            Ok(())
+        let mut row = || -> Result<Option<Line>> {
+            Ok(counted
+                .query_row([key], |r| {
+                    Ok(Line {
+                        session: r.get(0)?,
+                        agent: r.get(1)?,
+                        model: r.get(2)?,
+                        request_id: None,
+                        timestamp: r.get(4)?,
+                        tier: r.get(3)?,
+                        tokens: [r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?],
+                        entry_id: 0,
+                        ordinal: 0,
+                        day: r.get(11)?,
+                        hour: r.get(12)?,
+                    })
+                })
+                .optional()?)
         };
-        add(&mut groups, &mut unhoured)?;
+        let before = row()?;
         delete.execute([key])?;
         insert.execute([key])?;
-        add(&mut groups, &mut unhoured)?;
+        let after = row()?;
+        if before.as_ref().map(Line::counted) != after.as_ref().map(Line::counted) {
+            if let Some(line) = &before {
+                moves.add(line, -1);
+            }
+            if let Some(line) = &after {
+                moves.add(line, 1);
+            }
+        }
     }
-    let mut delete = tx.prepare_cached("DELETE FROM usage_sums WHERE session_id = ?1 AND day IS ?2")?;
-    let mut insert = tx.prepare_cached(&sums("WHERE u.session_id = ?1 AND u.day IS ?2"))?;
-    // An hour is written only from a time that parses (`HOUR`), and its first ten characters are
-    // then its day (a day's hours are a range of the session's, `<day>T00` to `<day>T23`); the rows
-    // of times that do not parse (no hour) are summed again by session, where a key had one.
-    let mut delete_hours =
-        tx.prepare_cached("DELETE FROM usage_hours WHERE session_id = ?1 AND hour >= ?2 || 'T' AND hour < ?2 || 'U'")?;
-    let mut insert_hours =
-        tx.prepare_cached(&hour_sums(&format!("WHERE u.session_id = ?1 AND u.day IS ?2 AND {HOUR} IS NOT NULL")))?;
-    let mut delete_unhoured = tx.prepare_cached("DELETE FROM usage_hours WHERE session_id = ?1 AND hour IS NULL")?;
-    let mut insert_unhoured = tx.prepare_cached(&hour_sums(&format!("WHERE u.session_id = ?1 AND {HOUR} IS NULL")))?;
-    for (session, day) in &groups {
-        delete.execute(params![session, day])?;
-        insert.execute(params![session, day])?;
-        delete_hours.execute(params![session, day])?;
-        insert_hours.execute(params![session, day])?;
+    moves.apply(tx)
+}
+
+/// A group of `usage_sums` or `usage_hours`: session, day or hour, agent, model, tier, and the
+/// context size the input was over.
+type Group = (String, Option<String>, String, Option<String>, Option<String>, i64);
+
+/// How a group's sums move: responses and tokens added (or taken), and the times of the rows that
+/// came and went.
+#[derive(Default)]
+struct Move {
+    responses: i64,
+    tokens: [i64; 6],
+    came: Vec<String>,
+    went: Vec<String>,
+}
+
+/// The moves of a settle's groups, by day and by hour.
+#[derive(Default)]
+struct Moves {
+    days: std::collections::BTreeMap<Group, Move>,
+    hours: std::collections::BTreeMap<Group, Move>,
+}
+
+impl Moves {
+    /// Adds (`sign` 1) or takes (-1) the ledger row `line` to or from its groups.
+    fn add(&mut self, line: &Line, sign: i64) {
+        let over = line.over();
+        let group = |at: &Option<String>| {
+            (line.session.clone(), at.clone(), line.agent.clone(), line.model.clone(), line.tier.clone(), over)
+        };
+        for (map, at) in [(&mut self.days, &line.day), (&mut self.hours, &line.hour)] {
+            let m = map.entry(group(at)).or_default();
+            m.responses += sign;
+            for (sum, n) in m.tokens.iter_mut().zip(line.tokens) {
+                *sum = sum.saturating_add(sign.saturating_mul(n));
+            }
+            if let Some(t) = &line.timestamp {
+                if sign > 0 { m.came.push(t.clone()) } else { m.went.push(t.clone()) }
+            }
+        }
     }
-    for session in &unhoured {
-        delete_unhoured.execute([session])?;
-        insert_unhoured.execute([session])?;
+
+    fn apply(self, tx: &Connection) -> Result<()> {
+        let over = format::usage::over_sql(&format::usage::CONTEXT_SIZES);
+        let of_group = "session_id = ?1 AND {at} IS ?2 AND agent = ?3 AND model IS ?4 AND tier IS ?5";
+        for (table, at, moves) in [("usage_sums", "day", &self.days), ("usage_hours", "hour", &self.hours)] {
+            let by_day = table == "usage_sums";
+            let filter = of_group.replace("{at}", at);
+            let mut find = tx.prepare_cached(&format!(
+                "SELECT rowid, responses, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+                        cache_write_1h_tokens, reasoning_tokens{times}
+                 FROM {table} WHERE {filter} AND over = ?6",
+                times = if by_day { ", first_timestamp, last_timestamp" } else { "" },
+            ))?;
+            let mut update = tx.prepare_cached(&format!(
+                "UPDATE {table} SET responses = ?2, input_tokens = ?3, output_tokens = ?4, cache_read_tokens = ?5,
+                        cache_write_tokens = ?6, cache_write_1h_tokens = ?7, reasoning_tokens = ?8{times}
+                 WHERE rowid = ?1",
+                times = if by_day { ", first_timestamp = ?9, last_timestamp = ?10" } else { "" },
+            ))?;
+            let mut remove = tx.prepare_cached(&format!("DELETE FROM {table} WHERE rowid = ?1"))?;
+            let mut clear = tx.prepare_cached(&format!("DELETE FROM {table} WHERE {filter} AND over = ?6"))?;
+            let u_filter = |at: &str| {
+                format!(
+                    "WHERE u.session_id = ?1 AND {at} AND u.agent = ?3 AND u.model IS ?4 AND u.tier IS ?5 AND {over} = ?6"
+                )
+            };
+            // An hour's rows are of its day (its first ten characters), found by the session's index.
+            let (mut resum, mut resum_unhoured) = if by_day {
+                (tx.prepare_cached(&sums(&u_filter("u.day IS ?2")))?, None)
+            } else {
+                (
+                    tx.prepare_cached(&hour_sums(&u_filter(&format!("u.day = substr(?2, 1, 10) AND {HOUR} = ?2"))))?,
+                    Some(tx.prepare_cached(&hour_sums(&u_filter(&format!("?2 IS NULL AND {HOUR} IS NULL"))))?),
+                )
+            };
+            let mut add = tx.prepare_cached(&format!(
+                "INSERT INTO {table} (session_id, {at}, agent, model, tier, over, responses, input_tokens, output_tokens,
+                                      cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens{times})
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13{values})",
+                times = if by_day { ", first_timestamp, last_timestamp" } else { "" },
+                values = if by_day { ", ?14, ?15" } else { "" },
+            ))?;
+            for ((session, at, agent, model, tier, over), m) in moves {
+                let key = params![session, at, agent, model, tier, over];
+                // (rowid, responses, tokens, first, last)
+                type Found = (i64, i64, [i64; 6], Option<String>, Option<String>);
+                let found: Option<Found> = find
+                    .query_row(key, |r| {
+                        Ok((
+                            r.get(0)?,
+                            r.get(1)?,
+                            [r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?],
+                            if by_day { r.get(8)? } else { None },
+                            if by_day { r.get(9)? } else { None },
+                        ))
+                    })
+                    .optional()?;
+                let Some((rowid, responses, tokens, first, last)) = found else {
+                    if m.went.is_empty() && m.responses > 0 && m.tokens.iter().all(|t| *t >= 0) {
+                        // A group new with this settle: its rows are the ones that came.
+                        let t = m.tokens;
+                        let (first, last) = (m.came.iter().min(), m.came.iter().max());
+                        let mut values: Vec<&dyn rusqlite::ToSql> = vec![
+                            session,
+                            at,
+                            agent,
+                            model,
+                            tier,
+                            over,
+                            &m.responses,
+                            &t[0],
+                            &t[1],
+                            &t[2],
+                            &t[3],
+                            &t[4],
+                            &t[5],
+                        ];
+                        if by_day {
+                            values.extend([&first as &dyn rusqlite::ToSql, &last]);
+                        }
+                        add.execute(&values[..])?;
+                    } else {
+                        clear.execute(key)?;
+                        match (&mut resum_unhoured, at) {
+                            (Some(unhoured), None) => unhoured.execute(key)?,
+                            _ => resum.execute(key)?,
+                        };
+                    }
+                    continue;
+                };
+                let moved = m.moved(responses, tokens, first, last, by_day);
+                match moved {
+                    Some((0, ..)) if rowid != 0 => {
+                        remove.execute([rowid])?;
+                    }
+                    Some((0, ..)) => {}
+                    Some((responses, tokens, first, last)) if rowid != 0 => {
+                        let t = tokens;
+                        if by_day {
+                            update
+                                .execute(params![rowid, responses, t[0], t[1], t[2], t[3], t[4], t[5], first, last])?;
+                        } else {
+                            update.execute(params![rowid, responses, t[0], t[1], t[2], t[3], t[4], t[5]])?;
+                        }
+                    }
+                    // A group that cannot be moved: summed from the ledger.
+                    _ => {
+                        clear.execute(key)?;
+                        match (&mut resum_unhoured, at) {
+                            (Some(unhoured), None) => unhoured.execute(key)?,
+                            _ => resum.execute(key)?,
+                        };
+                    }
+                }
+            }
+        }
+        Ok(())
     }
-    Ok(())
+}
+
+impl Move {
+    /// An existing group's sums after this move, from `responses`, `tokens` and (by day) its first
+    /// and last times; `None` when the move cannot tell them: a count that would go below zero or
+    /// past the largest integer, or a first or last time that left with nothing to stand for it.
+    #[allow(clippy::type_complexity)]
+    fn moved(
+        &self,
+        responses: i64,
+        tokens: [i64; 6],
+        first: Option<String>,
+        last: Option<String>,
+        by_day: bool,
+    ) -> Option<(i64, [i64; 6], Option<String>, Option<String>)> {
+        if responses == 0 {
+            return None;
+        }
+        let responses = responses.checked_add(self.responses).filter(|n| *n >= 0)?;
+        if responses == 0 {
+            return Some((0, [0; 6], None, None));
+        }
+        let mut sums = tokens;
+        for (sum, n) in sums.iter_mut().zip(self.tokens) {
+            *sum = sum.checked_add(n).filter(|s| *s >= 0)?;
+        }
+        if !by_day {
+            return Some((responses, sums, None, None));
+        }
+        let earliest = self.came.iter().min();
+        let latest = self.came.iter().max();
+        // A time that left as the group's first (or last) is told again only by one that came at
+        // or before (after) it: every other row of the group is at or after (before) it.
+        let first = match &first {
+            Some(f) if self.went.contains(f) => Some(earliest.filter(|e| *e <= f)?.clone()),
+            f => f.iter().chain(earliest).min().cloned(),
+        };
+        let last = match &last {
+            Some(l) if self.went.contains(l) => Some(latest.filter(|e| *e >= l)?.clone()),
+            l => l.iter().chain(latest).max().cloned(),
+        };
+        Some((responses, sums, first, last))
+    }
 }
 
 /// A ledger row's UTC hour (`YYYY-MM-DDTHH`), in SQL: NULL for a time that does not parse (an hour
@@ -265,6 +466,28 @@ struct Line {
 }
 
 impl Line {
+    /// What the ledger's sums take from a row: its groups, time and counts.
+    #[allow(clippy::type_complexity)]
+    fn counted(&self) -> (&str, &str, Option<&str>, Option<&str>, Option<&str>, Option<&str>, Option<&str>, [i64; 6]) {
+        (
+            &self.session,
+            &self.agent,
+            self.model.as_deref(),
+            self.tier.as_deref(),
+            self.timestamp.as_deref(),
+            self.day.as_deref(),
+            self.hour.as_deref(),
+            self.tokens,
+        )
+    }
+
+    /// The largest of `format::usage::CONTEXT_SIZES` its input was over, else 0 (`over_sql`).
+    fn over(&self) -> i64 {
+        let t = &self.tokens;
+        let context = i128::from(t[0]) + i128::from(t[2]) + i128::from(t[3]);
+        format::usage::CONTEXT_SIZES.iter().rev().find(|&&n| context > i128::from(n)).map_or(0, |&n| n as i64)
+    }
+
     /// The line of a row of [`settle_all`]'s query (its columns after the key).
     fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Line> {
         Ok(Line {
@@ -417,10 +640,7 @@ struct Sums {
 
 impl Sums {
     fn add(&mut self, line: Line) {
-        let t = &line.tokens;
-        let context = i128::from(t[0]) + i128::from(t[2]) + i128::from(t[3]);
-        let over =
-            format::usage::CONTEXT_SIZES.iter().rev().find(|&&n| context > i128::from(n)).map_or(0, |&n| n as i64);
+        let over = line.over();
         let n = &mut self.names;
         let (session, agent) = (n.id(Some(&line.session)), n.id(Some(&line.agent)));
         let (model, tier) = (n.id(line.model.as_deref()), n.id(line.tier.as_deref()));
