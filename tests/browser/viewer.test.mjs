@@ -166,7 +166,12 @@ async function newPage(viewport = { width: 1280, height: 800 }) {
   page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
   page.on("request", (r) => requests.push(r.url()));
   track(page);
-  page.on("requestfailed", (r) => problems.push(`failed: ${r.url()} ${r.failure() && r.failure().errorText}`));
+  page.on("requestfailed", (r) => {
+    const error = r.failure() && r.failure().errorText;
+    // A request the test's own reload or navigation cut short is not the page's failure.
+    if (navigating.has(page) && error === "net::ERR_ABORTED") return;
+    problems.push(`failed: ${r.url()} ${error}`);
+  });
   page.on("response", (r) => {
     if (r.status() >= 400) problems.push(`${r.status()}: ${r.url()}`);
   });
@@ -204,14 +209,27 @@ async function quiet(page) {
  * test's doing, not a failure of the page. */
 async function reload(page) {
   await quiet(page);
-  await page.reload();
+  navigating.add(page);
+  try {
+    await page.reload();
+  } finally {
+    navigating.delete(page);
+  }
 }
+
+/** Pages the test is reloading or sending elsewhere: a request in flight then is aborted. */
+const navigating = new WeakSet();
 
 /** Opens another page once this one's requests are done, for the same reason: `/` opens the newest
  * session by itself, and its photos may still be loading when the test goes elsewhere. */
 async function goElsewhere(page, url) {
   await quiet(page);
-  await page.goto(url);
+  navigating.add(page);
+  try {
+    await page.goto(url);
+  } finally {
+    navigating.delete(page);
+  }
 }
 
 async function shot(page, name) {
