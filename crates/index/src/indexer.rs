@@ -529,12 +529,20 @@ mod tests {
 
     /// The overview's sums of the index, each table's rows in order.
     fn sums(conn: &Connection) -> Vec<String> {
+        rows_as_text(
+            conn,
+            &[
+                "SELECT session_id, hour, messages, prompts FROM stats_hours ORDER BY 1, 2",
+                "SELECT session_id, hour, tool, calls, failures FROM tool_hours ORDER BY 1, 2, 3",
+                "SELECT session_id, hour, model, bucket, responses FROM response_hours ORDER BY 1, 2, 3, 4",
+            ],
+        )
+    }
+
+    /// The rows of each of `queries`, in turn, each as its values joined by spaces.
+    fn rows_as_text(conn: &Connection, queries: &[&str]) -> Vec<String> {
         let mut out = Vec::new();
-        for sql in [
-            "SELECT session_id, hour, messages, prompts FROM stats_hours ORDER BY 1, 2",
-            "SELECT session_id, hour, tool, calls, failures FROM tool_hours ORDER BY 1, 2, 3",
-            "SELECT session_id, hour, model, bucket, responses FROM response_hours ORDER BY 1, 2, 3, 4",
-        ] {
+        for sql in queries {
             let mut stmt = conn.prepare(sql).unwrap();
             let n = stmt.column_count();
             let rows = stmt
@@ -641,8 +649,9 @@ mod tests {
 
     /// The ledger and its sums as rows of text, in order.
     fn ledger(conn: &Connection) -> Vec<String> {
-        let mut out = Vec::new();
-        for sql in [
+        rows_as_text(
+            conn,
+            &[
             // (The standing line by its place: row ids differ between two indexes.)
             "SELECT key, session_id, agent, model, request_id, timestamp, day, tier, input_tokens, output_tokens,
                     cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens, lines,
@@ -650,23 +659,8 @@ mod tests {
              FROM usage u ORDER BY key",
             "SELECT * FROM usage_sums ORDER BY session_id, day, agent, model, tier, over",
             "SELECT * FROM usage_hours ORDER BY session_id, hour, agent, model, tier, over",
-        ] {
-            let mut stmt = conn.prepare(sql).unwrap();
-            let n = stmt.column_count();
-            let rows = stmt
-                .query_map([], |r| {
-                    Ok((0..n)
-                        .map(|i| match r.get_ref(i).unwrap() {
-                            rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-                            other => format!("{other:?}"),
-                        })
-                        .collect::<Vec<_>>()
-                        .join(" "))
-                })
-                .unwrap();
-            out.extend(rows.map(Result::unwrap));
-        }
-        out
+            ],
+        )
     }
 
     /// A bulk load derives the ledger and sums it by day and hour in one pass in memory

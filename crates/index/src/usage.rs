@@ -317,13 +317,7 @@ impl Moves {
                     Some(tx.prepare_cached(&hour_sums(&u_filter(&format!("?2 IS NULL AND {HOUR} IS NULL"))))?),
                 )
             };
-            let mut add = tx.prepare_cached(&format!(
-                "INSERT INTO {table} (session_id, {at}, agent, model, tier, over, responses, input_tokens, output_tokens,
-                                      cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens{times})
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13{values})",
-                times = if by_day { ", first_timestamp, last_timestamp" } else { "" },
-                values = if by_day { ", ?14, ?15" } else { "" },
-            ))?;
+            let mut add = tx.prepare_cached(&insert_group_sql(by_day))?;
             for ((session, at, agent, model, tier, over), m) in moves {
                 let key = params![session, at, agent, model, tier, over];
                 // (rowid, responses, tokens, first, last)
@@ -342,27 +336,8 @@ impl Moves {
                 let Some((rowid, responses, tokens, first, last)) = found else {
                     if m.went.is_empty() && m.responses > 0 && m.tokens.iter().all(|t| *t >= 0) {
                         // A group new with this settle: its rows are the ones that came.
-                        let t = m.tokens;
-                        let (first, last) = (m.came.iter().min(), m.came.iter().max());
-                        let mut values: Vec<&dyn rusqlite::ToSql> = vec![
-                            session,
-                            at,
-                            agent,
-                            model,
-                            tier,
-                            over,
-                            &m.responses,
-                            &t[0],
-                            &t[1],
-                            &t[2],
-                            &t[3],
-                            &t[4],
-                            &t[5],
-                        ];
-                        if by_day {
-                            values.extend([&first as &dyn rusqlite::ToSql, &last]);
-                        }
-                        add.execute(&values[..])?;
+                        let times = by_day.then(|| (m.came.iter().min(), m.came.iter().max()));
+                        insert_group(&mut add, key, m.responses, m.tokens, times)?;
                     } else {
                         clear.execute(key)?;
                         match (&mut resum_unhoured, at) {
@@ -583,6 +558,40 @@ pub(crate) fn settle_all(tx: &Connection) -> Result<()> {
     Ok(())
 }
 
+/// The statement that adds a group's row to `usage_sums` (`by_day`, with its first and last times)
+/// or `usage_hours`: the group's six columns, then responses and the six token sums ([`insert_group`]).
+fn insert_group_sql(by_day: bool) -> String {
+    let (table, at, times, values) = if by_day {
+        ("usage_sums", "day", ", first_timestamp, last_timestamp", ", ?14, ?15")
+    } else {
+        ("usage_hours", "hour", "", "")
+    };
+    format!(
+        "INSERT INTO {table} (session_id, {at}, agent, model, tier, over, responses, input_tokens, output_tokens,
+                              cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens{times})
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13{values})"
+    )
+}
+
+/// Adds a group's row with `insert` ([`insert_group_sql`]): `group` its six columns, and by day
+/// `times`, its first and last times.
+fn insert_group(
+    insert: &mut Statement<'_>,
+    group: &[&dyn rusqlite::ToSql],
+    responses: i64,
+    tokens: [i64; 6],
+    times: Option<(Option<&String>, Option<&String>)>,
+) -> Result<()> {
+    let mut values: Vec<&dyn rusqlite::ToSql> = group.to_vec();
+    values.push(&responses);
+    values.extend(tokens.iter().map(|t| t as &dyn rusqlite::ToSql));
+    if let Some((first, last)) = &times {
+        values.extend([first as &dyn rusqlite::ToSql, last]);
+    }
+    insert.execute(&values[..])?;
+    Ok(())
+}
+
 /// Strings a sum is grouped by, each kept once ([`Sums`] holds tens of thousands of groups).
 #[derive(Default)]
 struct Names {
@@ -660,54 +669,15 @@ impl Sums {
 
     fn write(self, tx: &Connection) -> Result<()> {
         let n = &self.names;
-        let mut days = tx.prepare(
-            "INSERT INTO usage_sums (session_id, day, agent, model, tier, over, responses, input_tokens, output_tokens,
-                                     cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens,
-                                     first_timestamp, last_timestamp)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-        )?;
+        let mut days = tx.prepare(&insert_group_sql(true))?;
         for ((session, day, agent, model, tier, over), (sum, first, last)) in &self.days {
-            let t = sum.tokens;
-            days.execute(params![
-                n.name(*session),
-                n.name(*day),
-                n.name(*agent),
-                n.name(*model),
-                n.name(*tier),
-                over,
-                sum.responses,
-                t[0],
-                t[1],
-                t[2],
-                t[3],
-                t[4],
-                t[5],
-                first,
-                last
-            ])?;
+            let group = params![n.name(*session), n.name(*day), n.name(*agent), n.name(*model), n.name(*tier), over];
+            insert_group(&mut days, group, sum.responses, sum.tokens, Some((first.as_ref(), last.as_ref())))?;
         }
-        let mut hours = tx.prepare(
-            "INSERT INTO usage_hours (session_id, hour, agent, model, tier, over, responses, input_tokens, output_tokens,
-                                      cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-        )?;
+        let mut hours = tx.prepare(&insert_group_sql(false))?;
         for ((session, hour, agent, model, tier, over), sum) in &self.hours {
-            let t = sum.tokens;
-            hours.execute(params![
-                n.name(*session),
-                n.name(*hour),
-                n.name(*agent),
-                n.name(*model),
-                n.name(*tier),
-                over,
-                sum.responses,
-                t[0],
-                t[1],
-                t[2],
-                t[3],
-                t[4],
-                t[5]
-            ])?;
+            let group = params![n.name(*session), n.name(*hour), n.name(*agent), n.name(*model), n.name(*tier), over];
+            insert_group(&mut hours, group, sum.responses, sum.tokens, None)?;
         }
         Ok(())
     }
