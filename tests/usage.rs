@@ -239,6 +239,74 @@ fn each_api_response_is_one_ledger_row_by_the_counting_rule() {
     assert_eq!(ledger_by_fixture(&env), want, "after a rebuild");
 }
 
+/// The ledger and its sums, as rows of text in order.
+fn ledger_rows(env: &Env) -> Vec<String> {
+    let conn = env.conn();
+    let mut out = Vec::new();
+    for sql in [
+        "SELECT * FROM usage ORDER BY key",
+        "SELECT * FROM usage_sums ORDER BY session_id, day, agent, model, tier, over",
+        "SELECT * FROM usage_hours ORDER BY session_id, hour, agent, model, tier, over",
+        "SELECT * FROM usage_daily",
+        "SELECT * FROM usage_by_session",
+    ] {
+        let mut stmt = conn.prepare(sql).unwrap();
+        let n = stmt.column_count();
+        let rows = stmt
+            .query_map([], |r| {
+                (0..n)
+                    .map(|i| Ok(format!("{:?}", r.get::<_, rusqlite::types::Value>(i)?)))
+                    .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .unwrap();
+        out.extend(rows.map(|r| format!("{sql}: {}", r.unwrap().join(" | "))));
+    }
+    out
+}
+
+#[test]
+fn an_index_of_version_20_keeps_its_ledger_as_the_standing_lines_a_fresh_index_picks() {
+    let env = Env::new();
+    let expected = write_fixtures(&env);
+    let mut args = vec!["index".to_owned()];
+    args.extend(roots(&env));
+    let index = |env: &Env| {
+        let out = env.run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    index(&env);
+    let fresh = ledger_rows(&env);
+    assert!(fresh.len() > expected.len(), "{fresh:#?}");
+    // Version 20 kept each response's facts in a `usage` table of their own: put the index back
+    // as it was, the table made from the same rows.
+    let conn = rusqlite::Connection::open(env.data.join("index.sqlite3")).unwrap();
+    conn.execute_batch(
+        "BEGIN;
+         CREATE TABLE usage_v20 AS SELECT * FROM usage;
+         DROP VIEW usage_daily; DROP VIEW usage_by_session; DROP VIEW usage; DROP TABLE usage_standing;
+         CREATE TABLE usage (
+             key TEXT PRIMARY KEY, session_id TEXT NOT NULL, agent TEXT NOT NULL, model TEXT, request_id TEXT,
+             timestamp TEXT, day TEXT, tier TEXT, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+             cache_read_tokens INTEGER NOT NULL, cache_write_tokens INTEGER NOT NULL,
+             cache_write_1h_tokens INTEGER NOT NULL, reasoning_tokens INTEGER NOT NULL, entry_id INTEGER NOT NULL,
+             lines INTEGER NOT NULL);
+         INSERT INTO usage SELECT * FROM usage_v20 ORDER BY random();
+         DROP TABLE usage_v20;
+         CREATE INDEX usage_day ON usage(day);
+         CREATE INDEX usage_session ON usage(session_id, day);
+         CREATE VIEW usage_daily AS SELECT day FROM usage;
+         CREATE VIEW usage_by_session AS SELECT session_id FROM usage;
+         PRAGMA user_version = 20;
+         COMMIT;",
+    )
+    .unwrap();
+    drop(conn);
+    index(&env);
+    let version: i64 = env.conn().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(version, scrollback::db::VERSION);
+    assert_eq!(ledger_rows(&env), fresh);
+}
+
 #[test]
 fn the_ledger_follows_appends_rewrites_and_forgets_live_and_equals_a_fresh_index() {
     let env = Env::new();

@@ -1,4 +1,4 @@
--- scrollback index schema, version 20 (PRAGMA user_version = 20).
+-- scrollback index schema, version 21 (PRAGMA user_version = 21).
 --
 -- The one source of truth for the database: every table, index, view and trigger. The offsets below
 -- are a frozen format, documented byte for byte in docs/schema.md ("Offsets are a frozen format"):
@@ -192,28 +192,25 @@ CREATE TABLE usage_lines (
 ) WITHOUT ROWID;
 CREATE INDEX usage_lines_key ON usage_lines(key);
 
--- The ledger: one row per API response, from the line of it that stands (the most output tokens,
--- then the latest): docs/usage.md, "The counting rule".
-CREATE TABLE usage (
-    key                   TEXT    PRIMARY KEY,
+-- The ledger: one row per API response, the line of it that stands (the most output tokens, then
+-- the latest: docs/usage.md, "The counting rule"), whose facts are read where they are kept, in
+-- that line's `usage_lines` row (the `usage` view). Kept in session order, by its key.
+CREATE TABLE usage_standing (
     session_id            TEXT    NOT NULL,
-    agent                 TEXT    NOT NULL,
-    model                 TEXT,
-    request_id            TEXT,
-    timestamp             TEXT,
-    day                   TEXT,                 -- UTC date of timestamp
-    tier                  TEXT,
-    input_tokens          INTEGER NOT NULL,
-    output_tokens         INTEGER NOT NULL,
-    cache_read_tokens     INTEGER NOT NULL,
-    cache_write_tokens    INTEGER NOT NULL,
-    cache_write_1h_tokens INTEGER NOT NULL,
-    reasoning_tokens      INTEGER NOT NULL,
-    entry_id              INTEGER NOT NULL,     -- the line that stands (usage_lines holds every line)
-    lines                 INTEGER NOT NULL      -- how many lines state it
-);
-CREATE INDEX usage_day ON usage(day);
-CREATE INDEX usage_session ON usage(session_id, day);
+    entry_id              INTEGER NOT NULL,
+    ordinal               INTEGER NOT NULL,
+    lines                 INTEGER NOT NULL,     -- how many lines state the response
+    PRIMARY KEY (session_id, entry_id, ordinal)
+) WITHOUT ROWID;
+
+-- The ledger as rows of text: one per API response, with its session, agent, UTC day and counts.
+CREATE VIEW usage AS
+SELECT u.key, s.session_id, u.agent, u.model, u.request_id, u.timestamp,
+       coalesce(date(u.timestamp), substr(u.timestamp, 1, 10)) AS day, u.tier, u.input_tokens,
+       u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cache_write_1h_tokens,
+       u.reasoning_tokens, s.entry_id, s.lines
+FROM usage_standing s
+JOIN usage_lines u ON u.entry_id = s.entry_id AND u.ordinal = s.ordinal AND u.session_id = s.session_id;
 
 -- The ledger summed by session, UTC day, agent, model, price tier and context size (`over`: the
 -- largest of `format::usage::CONTEXT_SIZES` the request's input was over, else 0), kept by the

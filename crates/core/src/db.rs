@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 pub const SCHEMA: &str = include_str!("../schema.sql");
 
 /// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
-pub const VERSION: i64 = 20;
+pub const VERSION: i64 = 21;
 
 /// One step each: `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`. A step is run in
 /// the same transaction as the `user_version` bump. When you add one, bump `VERSION`, update
@@ -374,6 +374,51 @@ WHERE e.invalid IS NULL AND e.duplicate = 0 AND (e.type IN ('user', 'assistant')
          id         INTEGER NOT NULL,
          state      TEXT    NOT NULL
      ) WITHOUT ROWID;",
+    // 20 -> 21: the ledger keeps which line of each response stands, not a copy of its facts (the
+    // `usage` table held each response's key, session, model, request id and time a second time,
+    // with three indexes: a third of the ledger's size); `usage` is a view of the same columns. The
+    // standing lines are picked from the lines by the writer's rule (`usage::STANDING`, frozen here).
+    "CREATE TABLE usage_standing (
+         session_id TEXT    NOT NULL,
+         entry_id   INTEGER NOT NULL,
+         ordinal    INTEGER NOT NULL,
+         lines      INTEGER NOT NULL,
+         PRIMARY KEY (session_id, entry_id, ordinal)
+     ) WITHOUT ROWID;
+     INSERT INTO usage_standing (session_id, entry_id, ordinal, lines)
+     SELECT session_id, entry_id, ordinal, lines
+     FROM (SELECT u.session_id, u.entry_id, u.ordinal,
+                  row_number() OVER (PARTITION BY u.key ORDER BY
+                      u.output_tokens DESC, u.input_tokens + u.cache_read_tokens + u.cache_write_tokens DESC,
+                      u.timestamp DESC, u.session_id, e.sort_file, e.line, u.ordinal) AS standing,
+                  count(*) OVER (PARTITION BY u.key) AS lines
+           FROM usage_lines u JOIN entries e ON e.id = u.entry_id)
+     WHERE standing = 1;
+     DROP VIEW usage_daily;
+     DROP VIEW usage_by_session;
+     DROP TABLE usage;
+     CREATE VIEW usage AS
+SELECT u.key, s.session_id, u.agent, u.model, u.request_id, u.timestamp,
+       coalesce(date(u.timestamp), substr(u.timestamp, 1, 10)) AS day, u.tier, u.input_tokens,
+       u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cache_write_1h_tokens,
+       u.reasoning_tokens, s.entry_id, s.lines
+FROM usage_standing s
+JOIN usage_lines u ON u.entry_id = s.entry_id AND u.ordinal = s.ordinal AND u.session_id = s.session_id;
+     CREATE VIEW usage_daily AS
+SELECT day, agent, model, count(*) AS responses,
+       sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+       sum(cache_read_tokens) AS cache_read_tokens, sum(cache_write_tokens) AS cache_write_tokens,
+       sum(cache_write_1h_tokens) AS cache_write_1h_tokens, sum(reasoning_tokens) AS reasoning_tokens,
+       sum(input_tokens + output_tokens + cache_read_tokens + cache_write_tokens) AS total_tokens
+FROM usage GROUP BY day, agent, model;
+     CREATE VIEW usage_by_session AS
+SELECT u.session_id, s.title, s.project, u.agent, group_concat(DISTINCT u.model) AS models,
+       min(u.timestamp) AS first_timestamp, max(u.timestamp) AS last_timestamp, count(*) AS responses,
+       sum(u.input_tokens) AS input_tokens, sum(u.output_tokens) AS output_tokens,
+       sum(u.cache_read_tokens) AS cache_read_tokens, sum(u.cache_write_tokens) AS cache_write_tokens,
+       sum(u.cache_write_1h_tokens) AS cache_write_1h_tokens, sum(u.reasoning_tokens) AS reasoning_tokens,
+       sum(u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens) AS total_tokens
+FROM usage u LEFT JOIN sessions s ON s.id = u.session_id GROUP BY u.session_id;",
 ];
 
 /// The `scrollback_meta` key that says rows written before version 12 still need their search text

@@ -49,7 +49,7 @@ pub fn begin(conn: &Connection) -> Result<()> {
     let tx = conn.unchecked_transaction()?;
     let mut stmt = tx.prepare(
         "SELECT type, name, sql FROM sqlite_master
-         WHERE type IN ('index', 'trigger') AND tbl_name IN ('entries', 'media', 'usage_lines', 'usage', 'usage_sums', 'tool_events')
+         WHERE type IN ('index', 'trigger') AND tbl_name IN ('entries', 'media', 'usage_lines', 'usage_sums', 'tool_events')
            AND sql IS NOT NULL",
     )?;
     let deferred: Vec<(String, String, String)> =
@@ -99,8 +99,8 @@ pub fn end(conn: &Connection, index_path: &Path, fts: Option<FtsBuild>) -> Resul
             }
             Ok(())
         };
-        // The ledger's own indexes once its rows are written: rows added in key order to an index
-        // by session or day land anywhere in it.
+        // The ledger's sums' own indexes once their rows are written: rows added in key order to
+        // an index by session or day land anywhere in it.
         build(&|sql| !of_ledger(sql), &mut at)?;
         // The load wrote copies of entries unmarked (there was no `uuid` index to look them up by).
         rows::mark_copies(&tx)?;
@@ -149,9 +149,10 @@ pub fn end(conn: &Connection, index_path: &Path, fts: Option<FtsBuild>) -> Resul
     Ok(())
 }
 
-/// Whether a deferred index or trigger (its SQL) is on a table the ledger's derivation writes.
+/// Whether a deferred index or trigger (its SQL) is on a table the ledger's derivation writes (its
+/// sums: which line stands, `usage_standing`, has no index but its key).
 fn of_ledger(sql: &str) -> bool {
-    [" ON usage(", " ON usage_sums("].iter().any(|on| sql.contains(on))
+    sql.contains(" ON usage_sums(")
 }
 
 /// The full-text index of a bulk load, built on its own thread into a scratch database.

@@ -138,7 +138,7 @@ fn delete(tx: &Connection, session_id: &str, files: &[(i64, Option<String>)], va
         "DELETE FROM failed_images WHERE entry_id IN (SELECT id FROM entries WHERE session_id = ?1)",
         [session_id],
     )?;
-    let keys = crate::usage::drop_lines(tx, "session_id = ?1", &session_id)?;
+    let dropped = crate::usage::drop_lines(tx, "session_id = ?1", &session_id, false)?;
     crate::stats::drop_events(tx, "session_id = ?1", &session_id)?;
     crate::stats::drop_session(tx, session_id)?;
     tx.execute("DELETE FROM entries WHERE session_id = ?1", [session_id])?;
@@ -147,7 +147,7 @@ fn delete(tx: &Connection, session_id: &str, files: &[(i64, Option<String>)], va
         tx.execute("DELETE FROM files WHERE id = ?1", [file_id])?;
     }
     // The same response stated in another session's lines stands there now.
-    crate::usage::settle(tx, &keys)?;
+    dropped.settle(tx)?;
     tx.execute("DELETE FROM sessions WHERE id = ?1", [session_id])?;
     // The mark holds the vault links to remove: a link no row needs is removed after the commit.
     let links = serde_json::Value::from(vault_links.to_vec()).to_string();

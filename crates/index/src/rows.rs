@@ -47,7 +47,7 @@ pub(crate) fn delete_file_rows(tx: &Connection, file_id: i64, bulk: bool) -> Res
     }
     tx.execute("DELETE FROM media WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?1)", [file_id])?;
     tx.execute("DELETE FROM failed_images WHERE entry_id IN (SELECT id FROM entries WHERE file_id = ?1)", [file_id])?;
-    let keys = usage::drop_lines(tx, "file_id = ?1", &file_id)?;
+    let dropped = usage::drop_lines(tx, "file_id = ?1", &file_id, bulk)?;
     stats::drop_events(tx, "file_id = ?1", &file_id)?;
     tx.execute("DELETE FROM usage_state WHERE file_id = ?1", [file_id])?;
     tx.execute("DELETE FROM entries WHERE file_id = ?1", [file_id])?;
@@ -57,7 +57,7 @@ pub(crate) fn delete_file_rows(tx: &Connection, file_id: i64, bulk: bool) -> Res
     }
     // (A bulk load derives the whole ledger, and the overview's sums, at its end.)
     if !bulk {
-        usage::settle(tx, &keys)?;
+        dropped.settle(tx)?;
         stats::restat(tx, sessions.iter().map(String::as_str))?;
     }
     Ok(())

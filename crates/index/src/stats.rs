@@ -401,7 +401,7 @@ type Events = HashMap<i64, Vec<(Option<String>, Option<bool>)>>;
 
 /// The tool events of a session's entries, and the model of each that stands for a response in the
 /// ledger: the whole session's (`from`: `None`), or its entries' from id `from` on (a walk that goes
-/// on: the ledger's rows are found from the lines that state them, not by reading the session's).
+/// on: the ledger's rows are kept in session order, by their key).
 fn lookups(tx: &Connection, session: &str, from: Option<i64>) -> Result<(Events, HashMap<i64, String>)> {
     let from_on: [&dyn rusqlite::ToSql; 2] = [&session, &from];
     let (events_sql, models_sql, param): (&str, &str, &[&dyn rusqlite::ToSql]) = match from {
@@ -413,9 +413,7 @@ fn lookups(tx: &Connection, session: &str, from: Option<i64>) -> Result<(Events,
         Some(_) => (
             "SELECT entry_id, tool, failed FROM tool_events WHERE session_id = ?1 AND entry_id >= ?2
              ORDER BY entry_id, ordinal",
-            "SELECT entry_id, model FROM usage
-             WHERE key IN (SELECT key FROM usage_lines WHERE entry_id >= ?2)
-               AND +session_id = ?1 AND entry_id >= ?2 AND model IS NOT NULL",
+            "SELECT entry_id, model FROM usage WHERE session_id = ?1 AND entry_id >= ?2 AND model IS NOT NULL",
             &from_on,
         ),
     };

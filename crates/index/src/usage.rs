@@ -1,8 +1,10 @@
-//! The usage ledger: one `usage` row per API response, made from the `usage_lines` that state it.
+//! The usage ledger: one row per API response (the `usage` view), made from the `usage_lines` that
+//! state it.
 //!
 //! Every line that states a response's usage ([`Meta::usage`]) is a `usage_lines` row, keyed by the
-//! response's identity. The ledger row of a key is then derived from all of its lines by one rule,
-//! `STANDING`: the line with the most output tokens stands (an agent may write a line per content
+//! response's identity. Which line of a key stands for it is then derived from all of its lines by
+//! one rule, `STANDING`, and kept in `usage_standing` (the line's session and place, and how many
+//! lines state the response: the facts are the line's, not copied): the line with the most output tokens stands (an agent may write a line per content
 //! block of a streamed response, and only the last has the final output count), ties going to the
 //! latest. The rule looks at the lines' contents only, never at the order they were indexed
 //! in, so the ledger after any sequence of appends, rewrites and deletions is the one a re-index
@@ -20,7 +22,7 @@
 //! ([`Tokens::since`]; a total that went down started again). A fork's copies of its parent's lines
 //! move that total on but are not recorded: they were counted in the parent.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rusqlite::{Connection, OptionalExtension, Statement, params};
 
@@ -175,62 +177,71 @@ fn parse_running(s: &str) -> Option<Tokens> {
     })
 }
 
-/// The statement that derives ledger rows from their lines, for the keys `filter` selects.
+/// The statement that picks the standing line of the keys `filter` selects.
 fn derive(filter: &str) -> String {
     format!(
-        "INSERT INTO usage (key, session_id, agent, model, request_id, timestamp, day, tier, input_tokens,
-                            output_tokens, cache_read_tokens, cache_write_tokens, cache_write_1h_tokens,
-                            reasoning_tokens, entry_id, lines)
-         SELECT key, session_id, agent, model, request_id, timestamp,
-                coalesce(date(timestamp), substr(timestamp, 1, 10)), tier, input_tokens, output_tokens,
-                cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens, entry_id, lines
-         FROM (SELECT u.*, row_number() OVER (PARTITION BY u.key ORDER BY {STANDING}) AS standing,
+        "INSERT INTO usage_standing (session_id, entry_id, ordinal, lines)
+         SELECT session_id, entry_id, ordinal, lines
+         FROM (SELECT u.session_id, u.entry_id, u.ordinal, row_number() OVER (PARTITION BY u.key ORDER BY {STANDING}) AS standing,
                       count(*) OVER (PARTITION BY u.key) AS lines
                FROM usage_lines u JOIN entries e ON e.id = u.entry_id {filter})
          WHERE standing = 1"
     )
 }
 
-/// Derives the ledger rows of `keys` again from their lines (a key with no line left has none),
-/// and moves the sums they were and are in by the difference: a response added to a session's day
-/// costs its own rows, however many the day holds. A group whose first or last time left with a
-/// row it cannot tell again is summed again from the ledger.
-pub(crate) fn settle(tx: &Connection, keys: &BTreeSet<String>) -> Result<()> {
-    if keys.is_empty() {
-        return Ok(());
-    }
+/// The ledger row of a key as its sums count it: `None` when it has none.
+fn ledger_row(tx: &Connection, key: &str) -> Result<Option<Line>> {
     let mut counted = tx.prepare_cached(&format!(
         "SELECT session_id, agent, model, tier, timestamp, input_tokens, output_tokens, cache_read_tokens,
                 cache_write_tokens, cache_write_1h_tokens, reasoning_tokens, day, {HOUR}
          FROM usage u WHERE u.key = ?1"
     ))?;
-    let mut delete = tx.prepare_cached("DELETE FROM usage WHERE key = ?1")?;
+    Ok(counted
+        .query_row([key], |r| {
+            Ok(Line {
+                session: r.get(0)?,
+                agent: r.get(1)?,
+                model: r.get(2)?,
+                timestamp: r.get(4)?,
+                tier: r.get(3)?,
+                tokens: [r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?],
+                entry_id: 0,
+                ordinal: 0,
+                day: r.get(11)?,
+                hour: r.get(12)?,
+            })
+        })
+        .optional()?)
+}
+
+/// Picks the standing line of `keys` again from their lines (a key with no line left has none),
+/// and moves the sums its ledger row was and is in by the difference: a response added to a
+/// session's day costs its own rows, however many the day holds. A group whose first or last time
+/// left with a row it cannot tell again is summed again from the ledger.
+pub(crate) fn settle(tx: &Connection, keys: &BTreeSet<String>) -> Result<()> {
+    settle_from(tx, keys, &BTreeMap::new())
+}
+
+/// [`settle`], where `known` holds the ledger rows some keys had before lines of theirs were
+/// dropped (their standing lines may be among them: [`drop_lines`]).
+fn settle_from(tx: &Connection, keys: &BTreeSet<String>, known: &BTreeMap<String, Option<Line>>) -> Result<()> {
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let mut delete = tx.prepare_cached(
+        "DELETE FROM usage_standing
+         WHERE (session_id, entry_id, ordinal) IN (SELECT session_id, entry_id, ordinal FROM usage_lines WHERE key = ?1)",
+    )?;
     let mut insert = tx.prepare_cached(&derive("WHERE u.key = ?1"))?;
     let mut moves = Moves::default();
     for key in keys {
-        let mut row = || -> Result<Option<Line>> {
-            Ok(counted
-                .query_row([key], |r| {
-                    Ok(Line {
-                        session: r.get(0)?,
-                        agent: r.get(1)?,
-                        model: r.get(2)?,
-                        request_id: None,
-                        timestamp: r.get(4)?,
-                        tier: r.get(3)?,
-                        tokens: [r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?],
-                        entry_id: 0,
-                        ordinal: 0,
-                        day: r.get(11)?,
-                        hour: r.get(12)?,
-                    })
-                })
-                .optional()?)
+        let before = match known.get(key) {
+            Some(before) => before.clone(),
+            None => ledger_row(tx, key)?,
         };
-        let before = row()?;
         delete.execute([key])?;
         insert.execute([key])?;
-        let after = row()?;
+        let after = ledger_row(tx, key)?;
         if before.as_ref().map(Line::counted) != after.as_ref().map(Line::counted) {
             if let Some(line) = &before {
                 moves.add(line, -1);
@@ -425,11 +436,11 @@ impl Move {
 const HOUR: &str = "strftime('%Y-%m-%dT%H', u.timestamp)";
 
 /// One line of a response as the rule compares them, with what its ledger row takes from it.
+#[derive(Clone)]
 struct Line {
     session: String,
     agent: String,
     model: Option<String>,
-    request_id: Option<String>,
     timestamp: Option<String>,
     tier: Option<String>,
     tokens: [i64; 6],
@@ -469,14 +480,13 @@ impl Line {
             session: r.get(1)?,
             agent: r.get(2)?,
             model: r.get(3)?,
-            request_id: r.get(4)?,
-            timestamp: r.get(5)?,
-            tier: r.get(6)?,
-            tokens: [r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?, r.get(11)?, r.get(12)?],
-            entry_id: r.get(13)?,
-            ordinal: r.get(14)?,
-            day: r.get(15)?,
-            hour: r.get(16)?,
+            timestamp: r.get(4)?,
+            tier: r.get(5)?,
+            tokens: [r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?, r.get(11)?],
+            entry_id: r.get(12)?,
+            ordinal: r.get(13)?,
+            day: r.get(14)?,
+            hour: r.get(15)?,
         })
     }
 
@@ -501,11 +511,11 @@ impl Line {
 /// ledger afterwards took as long again). The sums are those [`sums`] and [`hour_sums`] make.
 pub(crate) fn settle_all(tx: &Connection) -> Result<()> {
     let started = std::time::Instant::now();
-    tx.execute("DELETE FROM usage", [])?;
+    tx.execute("DELETE FROM usage_standing", [])?;
     // The day and hour of each line's time, as SQLite reads times (only the standing line's are
     // used).
     let mut lines = tx.prepare(&format!(
-        "SELECT u.key, u.session_id, u.agent, u.model, u.request_id, u.timestamp, u.tier, u.input_tokens,
+        "SELECT u.key, u.session_id, u.agent, u.model, u.timestamp, u.tier, u.input_tokens,
                 u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cache_write_1h_tokens,
                 u.reasoning_tokens, u.entry_id, u.ordinal,
                 coalesce(date(u.timestamp), substr(u.timestamp, 1, 10)), {HOUR}
@@ -515,12 +525,8 @@ pub(crate) fn settle_all(tx: &Connection) -> Result<()> {
     // line in a session's files): looked up then, not joined for every line (a lookup per line
     // into `entries`, in key order, was most of the time).
     let mut place = tx.prepare("SELECT sort_file, line FROM entries WHERE id = ?1")?;
-    let mut insert = tx.prepare(
-        "INSERT INTO usage (key, session_id, agent, model, request_id, timestamp, day, tier, input_tokens,
-                            output_tokens, cache_read_tokens, cache_write_tokens, cache_write_1h_tokens,
-                            reasoning_tokens, entry_id, lines)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-    )?;
+    let mut insert =
+        tx.prepare("INSERT INTO usage_standing (session_id, entry_id, ordinal, lines) VALUES (?1, ?2, ?3, ?4)")?;
     let mut sums = Sums::default();
     let mut rows = lines.query([])?;
     let mut current: Option<(String, Line, i64)> = None;
@@ -535,16 +541,16 @@ pub(crate) fn settle_all(tx: &Connection) -> Result<()> {
                 }
             }
             _ => {
-                if let Some((k, best, count)) = current.take() {
-                    insert_standing(&mut insert, &k, &best, count)?;
+                if let Some((_, best, count)) = current.take() {
+                    insert_standing(&mut insert, &best, count)?;
                     sums.add(best);
                 }
                 current = Some((key, line, 1));
             }
         }
     }
-    if let Some((k, best, count)) = current.take() {
-        insert_standing(&mut insert, &k, &best, count)?;
+    if let Some((_, best, count)) = current.take() {
+        insert_standing(&mut insert, &best, count)?;
         sums.add(best);
     }
     tracing::debug!(seconds = started.elapsed().as_secs_f64(), "ledger made");
@@ -697,28 +703,10 @@ fn stands(place: &mut Statement<'_>, line: &Line, best: &Line) -> Result<bool> {
     })
 }
 
-/// Writes the ledger row of `key` from its standing line `best`, one of `count` lines, with
-/// `insert` ([`settle_all`]'s statement).
-fn insert_standing(insert: &mut Statement<'_>, key: &str, best: &Line, count: i64) -> Result<()> {
-    let t = best.tokens;
-    insert.execute(params![
-        key,
-        best.session,
-        best.agent,
-        best.model,
-        best.request_id,
-        best.timestamp,
-        best.day,
-        best.tier,
-        t[0],
-        t[1],
-        t[2],
-        t[3],
-        t[4],
-        t[5],
-        best.entry_id,
-        count
-    ])?;
+/// Writes that `best` stands for its response, one of `count` lines, with `insert`
+/// ([`settle_all`]'s statement).
+fn insert_standing(insert: &mut Statement<'_>, best: &Line, count: i64) -> Result<()> {
+    insert.execute(params![best.session, best.entry_id, best.ordinal, count])?;
     Ok(())
 }
 
@@ -780,18 +768,46 @@ pub(crate) fn check_sums(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
+/// The responses whose lines [`drop_lines`] removed, with the ledger rows they had: to settle
+/// once the entries are gone.
+#[derive(Default)]
+pub(crate) struct Dropped {
+    keys: BTreeSet<String>,
+    before: BTreeMap<String, Option<Line>>,
+}
+
+impl Dropped {
+    /// Settles the responses ([`settle`]).
+    pub(crate) fn settle(self, tx: &Connection) -> Result<()> {
+        settle_from(tx, &self.keys, &self.before)
+    }
+}
+
 /// Removes the usage lines of the entries `entries` (an SQL condition on `entries`, with `?1`)
-/// selects, before those entries are deleted; returns the keys to settle once they are.
-pub(crate) fn drop_lines(tx: &Connection, entries: &str, param: &dyn rusqlite::ToSql) -> Result<BTreeSet<String>> {
+/// selects, and the ledger rows some of them stood for, before those entries are deleted; returns
+/// the responses to settle once they are, with their rows before (unless `bulk`: a bulk load
+/// settles every response at its end).
+pub(crate) fn drop_lines(tx: &Connection, entries: &str, param: &dyn rusqlite::ToSql, bulk: bool) -> Result<Dropped> {
     let select = format!("SELECT id FROM entries WHERE {entries}");
     let keys: BTreeSet<String> = tx
         .prepare(&format!("SELECT DISTINCT key FROM usage_lines WHERE entry_id IN ({select})"))?
         .query_map([param], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
-    if !keys.is_empty() {
-        tx.execute(&format!("DELETE FROM usage_lines WHERE entry_id IN ({select})"), [param])?;
+    if keys.is_empty() {
+        return Ok(Dropped::default());
     }
-    Ok(keys)
+    let mut before = BTreeMap::new();
+    if !bulk {
+        for key in &keys {
+            before.insert(key.clone(), ledger_row(tx, key)?);
+        }
+    }
+    tx.execute(
+        &format!("DELETE FROM usage_standing WHERE (session_id, entry_id) IN (SELECT session_id, id FROM entries WHERE {entries})"),
+        [param],
+    )?;
+    tx.execute(&format!("DELETE FROM usage_lines WHERE entry_id IN ({select})"), [param])?;
+    Ok(Dropped { keys, before })
 }
 
 /// The SQL condition on `stripped` that keeps the stored lines that may state usage: those with any
@@ -868,10 +884,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let conn = scrollback_core::db::ConnectionKind::Writer.open(&dir.path().join("index.sqlite3")).unwrap();
         conn.execute_batch(
-            "INSERT INTO usage (key, session_id, agent, timestamp, day, input_tokens, output_tokens, cache_read_tokens,
-                                cache_write_tokens, cache_write_1h_tokens, reasoning_tokens, entry_id, lines)
-             VALUES ('k1', 's', 'claude', '2026-03-01T10:00:00Z', '2026-03-01', 9223372036854775807, 5, 0, 0, 0, 0, 1, 1),
-                    ('k2', 's', 'claude', '2026-03-01T10:00:01Z', '2026-03-01', 9223372036854775807, 7, 0, 0, 0, 0, 2, 1);",
+            "INSERT INTO files (id, path, session_id, dev, inode, fingerprint, fingerprint_len, tail_hash, size, mtime_ns,
+                                checkpoint, lines, state, indexed_at)
+             VALUES (1, '/t/s.jsonl', 's', 1, 1, '', 0, '', 20, 0, 20, 2, 'live', '2026-03-01T10:00:02Z');
+             INSERT INTO entries (id, file_id, session_id, line, offset, length, timestamp)
+             VALUES (1, 1, 's', 1, 0, 10, '2026-03-01T10:00:00Z'), (2, 1, 's', 2, 10, 10, '2026-03-01T10:00:01Z');
+             INSERT INTO usage_lines (entry_id, ordinal, key, session_id, agent, timestamp, input_tokens, output_tokens,
+                                      cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens)
+             VALUES (1, 0, 'k1', 's', 'claude', '2026-03-01T10:00:00Z', 9223372036854775807, 5, 0, 0, 0, 0),
+                    (2, 0, 'k2', 's', 'claude', '2026-03-01T10:00:01Z', 9223372036854775807, 7, 0, 0, 0, 0);
+             INSERT INTO usage_standing (session_id, entry_id, ordinal, lines) VALUES ('s', 1, 0, 1), ('s', 2, 0, 1);",
         )
         .unwrap();
         sum_all(&conn).unwrap();
