@@ -458,7 +458,7 @@ fn usage_reports_group_filter_price_and_refuse_bad_requests() {
 }
 
 /// The ccusage binary `.ci/run` installs (`tests/ccusage/node_modules/.bin/ccusage`), if it is there.
-fn ccusage() -> Option<PathBuf> {
+pub(crate) fn ccusage() -> Option<PathBuf> {
     let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ccusage/node_modules/.bin/ccusage");
     if bin.exists() {
         return Some(bin);

@@ -158,7 +158,8 @@ impl LineReader {
 impl LineReader {
     /// Calls `on_line` for each record of the JSON document `file` (see
     /// [`scrollback_core::format::Format::document_records`]): each element of the array at `key`
-    /// of its top-level object, numbered from 1, at its offset and length in the file. The document
+    /// of its top-level object (the object itself where `key` is empty), numbered from 1, at its
+    /// offset and length in the file. The document
     /// is read whole, up to [`MAX_DOCUMENT`]; `None` (and no record) while it is not one complete
     /// JSON object (its agent is writing it), a longer one is an error.
     pub fn read_document(
@@ -171,31 +172,38 @@ impl LineReader {
     ) -> Result<Option<End>> {
         let Some(doc) = read_document(file, path)? else { return Ok(None) };
         let Some(members) = document::members(&doc) else { return Ok(None) };
+        let records: Vec<(usize, usize)> = if key.is_empty() {
+            document::object(&doc).into_iter().collect()
+        } else {
+            members
+                .iter()
+                .filter(|m| m.key == key.as_bytes())
+                .flat_map(|m| document::elements(&doc, m.value.0).unwrap_or_default())
+                .collect()
+        };
         let scanner = &mut self.scanner;
         scanner.set_places(places);
         let mut lines = 0u64;
-        for member in members.iter().filter(|m| m.key == key.as_bytes()) {
-            for (start, end) in document::elements(&doc, member.value.0).unwrap_or_default() {
-                let bytes = &doc[start..end];
-                let scan = if scan::may_hold_media(bytes) {
-                    scanner.reset();
-                    scanner.feed(bytes);
-                    scanner.finish_mut()
-                } else {
-                    scan::scan_without_media(bytes)
-                };
-                lines += 1;
-                on_line(Line {
-                    number: lines,
-                    offset: start as u64,
-                    length: (end - start) as u64,
-                    advance: (end - start) as u64,
-                    scan,
-                    bytes: Some(bytes),
-                    file,
-                    path,
-                })?;
-            }
+        for (start, end) in records {
+            let bytes = &doc[start..end];
+            let scan = if scan::may_hold_media(bytes) {
+                scanner.reset();
+                scanner.feed(bytes);
+                scanner.finish_mut()
+            } else {
+                scan::scan_without_media(bytes)
+            };
+            lines += 1;
+            on_line(Line {
+                number: lines,
+                offset: start as u64,
+                length: (end - start) as u64,
+                advance: (end - start) as u64,
+                scan,
+                bytes: Some(bytes),
+                file,
+                path,
+            })?;
         }
         let size = doc.len() as u64;
         Ok(Some(End { checkpoint: size, lines, size }))
@@ -237,8 +245,8 @@ impl std::io::Read for FromStartReader<'_> {
     }
 }
 
-/// The header of the JSON document `file`: its top-level object without the array at `key`, as
-/// one line of JSON; `None` while it is not a complete object.
+/// The header of the JSON document `file`: its top-level object without the array at `key` (all
+/// of it where `key` is empty), as one line of JSON; `None` while it is not a complete object.
 pub fn document_header(file: &File, key: &str) -> Option<String> {
     let doc = read_document(file, Path::new("")).ok()??;
     let members = document::members(&doc)?;
@@ -356,6 +364,15 @@ mod document {
         (skip_ws(doc, at) == doc.len()).then_some(members)
     }
 
+    /// The range of the document's top-level object, if it is one complete object (as [`members`]
+    /// says).
+    pub(super) fn object(doc: &[u8]) -> Option<(usize, usize)> {
+        members(doc)?;
+        let doc_start = if doc.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+        let start = skip_ws(doc, doc_start);
+        Some((start, value_end(doc, start)?))
+    }
+
     /// The elements of the array that starts at `at`, as ranges; `None` if it is not an array.
     pub(super) fn elements(doc: &[u8], at: usize) -> Option<Vec<(usize, usize)>> {
         if doc.get(at) != Some(&b'[') {
@@ -396,7 +413,14 @@ mod document {
             assert_eq!(&doc[members[1].value.0..members[1].value.1], b"12");
             for torn in [&doc[..doc.len() - 4], &doc[..40], b"", b"[]", b"{} x"] {
                 assert!(super::members(torn).is_none(), "{}", String::from_utf8_lossy(torn));
+                assert!(object(torn).is_none(), "{}", String::from_utf8_lossy(torn));
             }
+            // The object itself, without the white space and byte order mark around it.
+            let (a, b) = object(doc).unwrap();
+            assert_eq!(&doc[a..b], doc.trim_ascii());
+            let marked = b"\xEF\xBB\xBF\n {\"a\": {\"b\": 1}}\n\n";
+            let (a, b) = object(marked).unwrap();
+            assert_eq!(&marked[a..b], br#"{"a": {"b": 1}}"#);
         }
     }
 }

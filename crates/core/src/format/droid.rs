@@ -21,7 +21,14 @@
 //! - `session_end` (a sub-agent's file): its `finalText`.
 //!
 //! The transcript states no token counts: Droid keeps a session's running totals in the
-//! `<session>.settings.json` beside it, which is not read (the ledger is per response).
+//! `<session>.settings.json` beside it (the session's settings: `model`, `providerLock`,
+//! `providerLockTimestamp`, and `tokenUsage` with `inputTokens`, `outputTokens`,
+//! `cacheCreationTokens`, `cacheReadTokens` and `thinkingTokens`, which it rewrites in place as the
+//! session goes on). That file is read as one record (a JSON document, rewritten whole) whose usage
+//! is the session's totals, one ledger row keyed `droid:<session>`: thinking is billed as output,
+//! so it is counted in the output and said as reasoning (ccusage and tokscale keep it apart and
+//! price it as output: the same total and cost). `inclusiveTokenUsage` adds the sessions a session
+//! started, whose own files count them: it is not read.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -29,8 +36,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{
-    BlockPlaces, Columns, FileContext, Format, Meta, MetaError, Part, SearchText, Side, Typed, Who, first_chars,
-    parse_object, str_at, title_rank, without_injected,
+    BlockPlaces, Columns, FileContext, Format, Meta, MetaError, Part, SearchText, Side, Tokens, Typed, Usage, Who,
+    first_chars, parse_object, str_at, title_rank, usage, without_injected,
 };
 
 /// Factory Droid's format.
@@ -43,6 +50,15 @@ static BLOCK_PLACES: BlockPlaces = BlockPlaces::new(&[&["message", "content"]]);
 /// The title a session starts with before it has one.
 const PLACEHOLDER_TITLE: &str = "New Session";
 
+/// The name's end of the file that holds a session's settings and token totals.
+const SETTINGS: &str = ".settings.json";
+
+/// The session whose settings the file at `path` holds (`<session>.settings.json`), if it is one.
+fn settings_of(path: &Path) -> Option<&str> {
+    let name = path.file_name()?.to_str()?;
+    name.strip_suffix(SETTINGS).filter(|s| !s.is_empty())
+}
+
 impl Format for Droid {
     fn name(&self) -> &'static str {
         "droid"
@@ -52,9 +68,14 @@ impl Format for Droid {
         "Factory Droid"
     }
 
-    /// A `*.jsonl` file (the `.settings.json` beside each is not one).
+    /// A `*.jsonl` file, and the `<session>.settings.json` beside it (its token totals).
     fn is_transcript(&self, path: &Path) -> bool {
-        path.extension().is_some_and(|e| e == "jsonl")
+        path.extension().is_some_and(|e| e == "jsonl") || settings_of(path).is_some()
+    }
+
+    /// A session's settings file is one JSON object, rewritten in place: its one record.
+    fn document_records(&self, path: &Path) -> Option<&'static str> {
+        settings_of(path).map(|_| "")
     }
 
     fn block_places(&self) -> &'static BlockPlaces {
@@ -63,7 +84,11 @@ impl Format for Droid {
 
     /// The session is the first line's `id`, else the file's name; its `parent` is the session it
     /// was forked or compacted from; the project is its `cwd`.
+    /// A settings file's session is its name's; it says nothing of the project.
     fn file_context(&self, path: &Path, first_line: &mut dyn FnMut() -> Option<String>) -> FileContext {
+        if let Some(session) = settings_of(path) {
+            return FileContext { session: session.to_owned(), ..FileContext::default() };
+        }
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let start = first_line()
             .and_then(|l| serde_json::from_str::<Value>(&l).ok())
@@ -78,9 +103,10 @@ impl Format for Droid {
         }
     }
 
-    /// 0: a file is its session's one transcript (a sub-agent's is a session of its own).
-    fn file_key(&self, _path: &Path, _session: &str) -> i64 {
-        0
+    /// 0: a file is its session's one transcript (a sub-agent's is a session of its own); its
+    /// settings file comes after it.
+    fn file_key(&self, path: &Path, _session: &str) -> i64 {
+        if settings_of(path).is_some() { super::name_key(path) } else { 0 }
     }
 
     fn describe(&self, stripped: &str, _line: u64, file: &FileContext) -> Result<Meta, MetaError> {
@@ -97,9 +123,9 @@ impl Format for Droid {
         super::typed_from_blocks(line.get("message")?.get("content")?)
     }
 
-    /// None: the transcript states no usage.
+    /// The settings' token totals: the only usage Droid writes.
     fn usage_markers(&self) -> &'static [&'static str] {
-        &[]
+        &["tokenUsage"]
     }
 
     fn parts(&self, line: &Value) -> Vec<Part> {
@@ -247,9 +273,39 @@ fn first_user_text(content: &Value) -> Option<String> {
     (!words.is_empty() && !words.starts_with('<')).then(|| first_chars(words.to_owned(), 200))
 }
 
+/// The token totals of a session's settings (its `.settings.json`, the one record of that file),
+/// as one ledger row keyed by the session; `None` when they count nothing (no response yet).
+fn settings_usage(settings: &Value, session: &str) -> Option<Usage> {
+    let counts = settings.get("tokenUsage").filter(|t| t.is_object())?;
+    let thinking = usage::count(counts, "thinkingTokens");
+    let tokens = Tokens {
+        input: usage::count(counts, "inputTokens"),
+        output: usage::count(counts, "outputTokens").saturating_add(thinking),
+        cache_read: usage::count(counts, "cacheReadTokens"),
+        cache_write: usage::count(counts, "cacheCreationTokens"),
+        cache_write_1h: 0,
+        reasoning: thinking,
+    }
+    .clamped();
+    let nonempty = |key: &str| str_at(settings, key).map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+    (tokens.total() > 0).then(|| Usage {
+        key: format!("droid:{session}"),
+        model: nonempty("model"),
+        timestamp: nonempty("providerLockTimestamp"),
+        tokens,
+        ..Usage::default()
+    })
+}
+
 fn describe(line: &Value, file: &FileContext) -> Meta {
     let mut meta = Meta::default();
     let mut text = SearchText::default();
+    if line.get("type").is_none() && line.get("tokenUsage").is_some() {
+        // A session's settings: bookkeeping, with its token totals.
+        meta.columns.kind = Some("settings".into());
+        meta.usage.extend(settings_usage(line, &file.session));
+        return meta;
+    }
     match str_at(line, "type") {
         Some("session_start") => {
             meta.columns.kind = Some("session_start".into());
@@ -377,6 +433,52 @@ mod tests {
             .collect();
         assert_eq!(failed, [false, true]);
         assert!(meta(RESULTS).tool_text.as_deref().unwrap().contains("No such file"));
+    }
+
+    #[test]
+    fn a_sessions_settings_are_its_token_totals_thinking_counted_as_output() {
+        let path = Path::new("/r/-w-app/7d3c.settings.json");
+        assert!(Droid.is_transcript(path) && Droid.document_records(path) == Some(""));
+        assert!(!Droid.is_transcript(Path::new("/r/-w-app/.settings.json")), "no session's");
+        assert_eq!(Droid.document_records(Path::new("/r/-w-app/7d3c.jsonl")), None);
+        let context = Droid.file_context(path, &mut || panic!("a settings file's context is its name's"));
+        assert_eq!((context.session.as_str(), context.project.as_deref()), ("7d3c", None));
+        assert_ne!(Droid.file_key(path, "7d3c"), 0, "after the transcript");
+        let settings = r#"{
+  "model": "claude-sonnet-4-5-20250929",
+  "providerLock": "anthropic",
+  "providerLockTimestamp": "2026-06-01T09:59:58.000Z",
+  "tokenUsage": {"inputTokens": 4200, "outputTokens": 1800, "cacheCreationTokens": 9000,
+                 "cacheReadTokens": 150000, "thinkingTokens": 600, "factoryCredits": 3.2},
+  "inclusiveTokenUsage": {"inputTokens": 99999, "outputTokens": 1, "cacheCreationTokens": 0,
+                          "cacheReadTokens": 0, "thinkingTokens": 0}
+}"#;
+        let m = Droid.describe(settings, 1, &context).unwrap();
+        assert_eq!(m.columns.kind.as_deref(), Some("settings"));
+        let [u] = &m.usage[..] else { panic!("{:?}", m.usage) };
+        assert_eq!(u.key, "droid:7d3c");
+        assert_eq!(
+            (u.model.as_deref(), u.timestamp.as_deref()),
+            (Some("claude-sonnet-4-5-20250929"), Some("2026-06-01T09:59:58.000Z"))
+        );
+        assert_eq!(
+            u.tokens,
+            Tokens {
+                input: 4200,
+                output: 2400,
+                cache_read: 150000,
+                cache_write: 9000,
+                cache_write_1h: 0,
+                reasoning: 600
+            }
+        );
+        assert!(m.text.is_none() && m.title.is_none());
+        assert!(who(&value(settings)).is_none() && parts(&value(settings)).is_empty(), "bookkeeping, not shown");
+        assert!(settings.contains(Droid.usage_markers()[0]));
+        // Nothing counted yet (a new session), or no totals at all: no response.
+        let zero = r#"{"model":"m","tokenUsage":{"inputTokens":0,"outputTokens":0,"cacheCreationTokens":0,"cacheReadTokens":0,"thinkingTokens":0}}"#;
+        assert!(Droid.describe(zero, 1, &context).unwrap().usage.is_empty());
+        assert!(Droid.describe(r#"{"model":"m","tokenUsage":null}"#, 1, &context).unwrap().usage.is_empty());
     }
 
     #[test]

@@ -69,7 +69,8 @@ pub trait Format: Send + Sync + std::fmt::Debug {
     /// the chat grows (not lines it appends): its entries are then the elements of the array at
     /// `key` of its top-level object, each at its own offset and length in the file, and the rest of
     /// that object is its header (what `file_context`'s `first_line` reads, as one JSON line).
-    /// `None`, the default: a transcript of lines.
+    /// `Some("")`: the top-level object itself is the file's one record (a file of totals its agent
+    /// rewrites in place). `None`, the default: a transcript of lines.
     fn document_records(&self, _path: &Path) -> Option<&'static str> {
         None
     }
