@@ -73,15 +73,14 @@ pub(crate) fn produce(
         }
         Ok(())
     };
-    let end = match format.document_records(path) {
-        // A document is read whole, whatever the start; while it is incomplete, nothing is.
-        Some(key) => reader.read_document(file, path, format.block_places(), key, on_line)?.unwrap_or(End {
-            checkpoint: 0,
-            lines: 0,
-            size: 0,
-        }),
-        None => reader.read(file, path, format.block_places(), start, lines_before, on_line)?,
-    };
+    let end =
+        match format.document_records(path) {
+            // A document is read whole, whatever the start; while it is incomplete, nothing is.
+            Some(records) => reader
+                .read_document(file, path, format.block_places(), records, on_line)?
+                .unwrap_or(End { checkpoint: 0, lines: 0, size: 0 }),
+            None => reader.read(file, path, format.block_places(), start, lines_before, on_line)?,
+        };
     if !batch.lines.is_empty() {
         emit(batch)?;
     }

@@ -16,6 +16,7 @@ use std::path::Path;
 
 use scrollback_core::codec::scan::{self, BlockPlaces, ScanError, ScanOutput, Scanner};
 use scrollback_core::error::{Error, Result};
+use scrollback_core::format::Records;
 
 /// Bytes read from the file at a time.
 pub const BLOCK: usize = 128 << 10;
@@ -156,10 +157,9 @@ impl LineReader {
 }
 
 impl LineReader {
-    /// Calls `on_line` for each record of the JSON document `file` (see
-    /// [`scrollback_core::format::Format::document_records`]): each element of the array at `key`
-    /// of its top-level object (the object itself where `key` is empty), numbered from 1, at its
-    /// offset and length in the file. The document
+    /// Calls `on_line` for each of the `records` of the JSON document `file` (see
+    /// [`scrollback_core::format::Format::document_records`]), numbered from 1, at its offset and
+    /// length in the file. The document
     /// is read whole, up to [`MAX_DOCUMENT`]; `None` (and no record) while it is not one complete
     /// JSON object (its agent is writing it), a longer one is an error.
     pub fn read_document(
@@ -167,20 +167,11 @@ impl LineReader {
         file: &File,
         path: &Path,
         places: &'static BlockPlaces,
-        key: &str,
+        records: Records,
         mut on_line: impl FnMut(Line<'_>) -> Result<()>,
     ) -> Result<Option<End>> {
         let Some(doc) = read_document(file, path)? else { return Ok(None) };
-        let Some(members) = document::members(&doc) else { return Ok(None) };
-        let records: Vec<(usize, usize)> = if key.is_empty() {
-            document::object(&doc).into_iter().collect()
-        } else {
-            members
-                .iter()
-                .filter(|m| m.key == key.as_bytes())
-                .flat_map(|m| document::elements(&doc, m.value.0).unwrap_or_default())
-                .collect()
-        };
+        let Some(records) = document::records(&doc, records) else { return Ok(None) };
         let scanner = &mut self.scanner;
         scanner.set_places(places);
         let mut lines = 0u64;
@@ -245,10 +236,15 @@ impl std::io::Read for FromStartReader<'_> {
     }
 }
 
-/// The header of the JSON document `file`: its top-level object without the array at `key` (all
-/// of it where `key` is empty), as one line of JSON; `None` while it is not a complete object.
-pub fn document_header(file: &File, key: &str) -> Option<String> {
+/// The header of the JSON document `file` (see [`Records`]), as one line of JSON; `None` while it
+/// is not complete.
+pub fn document_header(file: &File, records: Records) -> Option<String> {
     let doc = read_document(file, Path::new("")).ok()??;
+    let key = match records {
+        Records::At(key) => key,
+        Records::Whole => "",
+        Records::Elements => return document::records(&doc, records).map(|_| "{}".to_owned()),
+    };
     let members = document::members(&doc)?;
     let kept: Vec<&[u8]> =
         members.iter().filter(|m| m.key != key.as_bytes()).map(|m| &doc[m.start..m.value.1]).collect();
@@ -262,6 +258,8 @@ pub fn document_header(file: &File, key: &str) -> Option<String> {
 /// The structure of a JSON document, found without parsing its values: the members of its
 /// top-level object and the elements of an array, as byte ranges.
 mod document {
+    use super::Records;
+
     /// One member of an object: its key (as written, escapes and all), where it starts (its key's
     /// opening quote), and its value's range.
     pub(super) struct Member<'a> {
@@ -364,13 +362,32 @@ mod document {
         (skip_ws(doc, at) == doc.len()).then_some(members)
     }
 
-    /// The range of the document's top-level object, if it is one complete object (as [`members`]
-    /// says).
-    pub(super) fn object(doc: &[u8]) -> Option<(usize, usize)> {
-        members(doc)?;
+    /// The range of the document's one top-level value, if it is complete (nothing but white
+    /// space after it).
+    fn top(doc: &[u8]) -> Option<(usize, usize)> {
         let doc_start = if doc.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
         let start = skip_ws(doc, doc_start);
-        Some((start, value_end(doc, start)?))
+        let end = value_end(doc, start)?;
+        (skip_ws(doc, end) == doc.len()).then_some((start, end))
+    }
+
+    /// The ranges of the document's `records`; `None` unless it is complete and of their shape (an
+    /// object, or for [`Records::Elements`] an array).
+    pub(super) fn records(doc: &[u8], records: Records) -> Option<Vec<(usize, usize)>> {
+        match records {
+            Records::At(key) => Some(
+                members(doc)?
+                    .iter()
+                    .filter(|m| m.key == key.as_bytes())
+                    .flat_map(|m| elements(doc, m.value.0).unwrap_or_default())
+                    .collect(),
+            ),
+            Records::Whole => {
+                members(doc)?;
+                Some(vec![top(doc)?])
+            }
+            Records::Elements => elements(doc, top(doc)?.0),
+        }
     }
 
     /// The elements of the array that starts at `at`, as ranges; `None` if it is not an array.
@@ -413,14 +430,26 @@ mod document {
             assert_eq!(&doc[members[1].value.0..members[1].value.1], b"12");
             for torn in [&doc[..doc.len() - 4], &doc[..40], b"", b"[]", b"{} x"] {
                 assert!(super::members(torn).is_none(), "{}", String::from_utf8_lossy(torn));
-                assert!(object(torn).is_none(), "{}", String::from_utf8_lossy(torn));
+                assert!(records(torn, Records::Whole).is_none(), "{}", String::from_utf8_lossy(torn));
             }
+            let texts = |doc: &'static [u8], r: Records| -> Vec<&'static [u8]> {
+                records(doc, r).unwrap().into_iter().map(|(a, b)| &doc[a..b]).collect()
+            };
+            assert_eq!(texts(doc, Records::At("messages")), items);
             // The object itself, without the white space and byte order mark around it.
-            let (a, b) = object(doc).unwrap();
-            assert_eq!(&doc[a..b], doc.trim_ascii());
+            assert_eq!(texts(doc, Records::Whole), [doc.trim_ascii()]);
             let marked = b"\xEF\xBB\xBF\n {\"a\": {\"b\": 1}}\n\n";
-            let (a, b) = object(marked).unwrap();
-            assert_eq!(&marked[a..b], br#"{"a": {"b": 1}}"#);
+            assert_eq!(texts(marked, Records::Whole), [&br#"{"a": {"b": 1}}"#[..]]);
+            // A top-level array's elements; torn, or an object, it has none.
+            let array = b" [ {\"role\": \"user\", \"content\": \"a]\"}, {\"role\": \"assistant\"} ]\n";
+            assert_eq!(
+                texts(array, Records::Elements),
+                [&br#"{"role": "user", "content": "a]"}"#[..], br#"{"role": "assistant"}"#]
+            );
+            assert_eq!(texts(b"[]", Records::Elements), Vec::<&[u8]>::new());
+            for not in [&array[..array.len() - 3], b"{}", b"[1] 2"] {
+                assert!(records(not, Records::Elements).is_none(), "{}", String::from_utf8_lossy(not));
+            }
         }
     }
 }
@@ -551,7 +580,7 @@ pub fn file_context(
     path: &Path,
 ) -> scrollback_core::format::FileContext {
     let mut context = match format.document_records(path) {
-        Some(key) => format.file_context(path, &mut || document_header(file, key)),
+        Some(records) => format.file_context(path, &mut || document_header(file, records)),
         None => format.file_context(path, &mut || first_line(file)),
     };
     if let Some(project) = format.project_file(path).and_then(|p| recorded_project(&p)) {

@@ -36,8 +36,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{
-    BlockPlaces, Columns, FileContext, Format, Meta, MetaError, Part, SearchText, Side, Tokens, Typed, Usage, Who,
-    first_chars, parse_object, str_at, title_rank, usage, without_injected,
+    BlockPlaces, Columns, FileContext, Format, Meta, MetaError, Part, Records, SearchText, Side, Tokens, Typed, Usage,
+    Who, first_chars, parse_object, str_at, title_rank, usage, without_injected,
 };
 
 /// Factory Droid's format.
@@ -74,8 +74,8 @@ impl Format for Droid {
     }
 
     /// A session's settings file is one JSON object, rewritten in place: its one record.
-    fn document_records(&self, path: &Path) -> Option<&'static str> {
-        settings_of(path).map(|_| "")
+    fn document_records(&self, path: &Path) -> Option<Records> {
+        settings_of(path).map(|_| Records::Whole)
     }
 
     fn block_places(&self) -> &'static BlockPlaces {
@@ -438,7 +438,7 @@ mod tests {
     #[test]
     fn a_sessions_settings_are_its_token_totals_thinking_counted_as_output() {
         let path = Path::new("/r/-w-app/7d3c.settings.json");
-        assert!(Droid.is_transcript(path) && Droid.document_records(path) == Some(""));
+        assert!(Droid.is_transcript(path) && Droid.document_records(path) == Some(Records::Whole));
         assert!(!Droid.is_transcript(Path::new("/r/-w-app/.settings.json")), "no session's");
         assert_eq!(Droid.document_records(Path::new("/r/-w-app/7d3c.jsonl")), None);
         let context = Droid.file_context(path, &mut || panic!("a settings file's context is its name's"));

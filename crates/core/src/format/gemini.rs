@@ -33,8 +33,8 @@ use serde_json::{Map, Value};
 
 use super::gemini_parts::{inline, inline_media, part_text, push_part, response_shown, response_text, typed_images};
 use super::{
-    BlockPlaces, Columns, Effect, FileContext, Format, Meta, MetaError, Part, SearchText, Side, Typed, Usage, Who,
-    first_chars, line_id, parse_object, str_at, title_rank, usage, without_injected,
+    BlockPlaces, Columns, Effect, FileContext, Format, Meta, MetaError, Part, Records, SearchText, Side, Typed, Usage,
+    Who, first_chars, line_id, parse_object, str_at, title_rank, usage, without_injected,
 };
 
 /// Gemini CLI's format.
@@ -63,8 +63,8 @@ impl Format for Gemini {
 
     /// A legacy chat (`*.json`) is one `ConversationRecord`, written whole at each change: its
     /// entries are its `messages`.
-    fn document_records(&self, path: &Path) -> Option<&'static str> {
-        path.extension().is_some_and(|e| e == "json").then_some("messages")
+    fn document_records(&self, path: &Path) -> Option<Records> {
+        path.extension().is_some_and(|e| e == "json").then_some(Records::At("messages"))
     }
 
     fn block_places(&self) -> &'static BlockPlaces {

@@ -40,6 +40,19 @@ use crate::codec::words;
 pub use parts::{Media, Part, Side, ToolCall, Who};
 pub use usage::{Tokens, Usage};
 
+/// Where the entries of a JSON document ([`Format::document_records`]) are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Records {
+    /// The elements of the array at this key of its top-level object; the rest of that object is
+    /// its header (what [`Format::file_context`]'s `first_line` reads, as one JSON line).
+    At(&'static str),
+    /// The elements of its top-level array; its header is `{}`.
+    Elements,
+    /// Its top-level object is its one entry (a file of totals its agent rewrites in place), and its
+    /// header too.
+    Whole,
+}
+
 /// What one agent writes. See the module documentation.
 pub trait Format: Send + Sync + std::fmt::Debug {
     /// The agent's name, as stored with each session and entry and given to `--root NAME:DIR`.
@@ -65,13 +78,10 @@ pub trait Format: Send + Sync + std::fmt::Debug {
         None
     }
 
-    /// `Some(key)` if the transcript at `path` is one JSON document that its agent rewrites whole as
-    /// the chat grows (not lines it appends): its entries are then the elements of the array at
-    /// `key` of its top-level object, each at its own offset and length in the file, and the rest of
-    /// that object is its header (what `file_context`'s `first_line` reads, as one JSON line).
-    /// `Some("")`: the top-level object itself is the file's one record (a file of totals its agent
-    /// rewrites in place). `None`, the default: a transcript of lines.
-    fn document_records(&self, _path: &Path) -> Option<&'static str> {
+    /// `Some` if the transcript at `path` is one JSON document that its agent rewrites whole as the
+    /// chat grows (not lines it appends), and where in it its entries are ([`Records`]), each at its
+    /// own offset and length in the file. `None`, the default: a transcript of lines.
+    fn document_records(&self, _path: &Path) -> Option<Records> {
         None
     }
 

@@ -33,8 +33,8 @@ use serde_json::{Map, Value};
 use super::gemini::Gemini;
 use super::gemini_parts::{inline_media, part_text, push_part, response_failed, response_shown, typed_images};
 use super::{
-    BlockPlaces, Columns, FileContext, Format, Meta, MetaError, Part, SearchText, Side, Typed, Usage, Who, first_chars,
-    parse_object, str_at, title_rank, usage, without_injected,
+    BlockPlaces, Columns, FileContext, Format, Meta, MetaError, Part, Records, SearchText, Side, Typed, Usage, Who,
+    first_chars, parse_object, str_at, title_rank, usage, without_injected,
 };
 
 /// Qwen Code's format.
@@ -79,7 +79,7 @@ impl Format for Qwen {
 
     /// A legacy chat (`*.json`) is one document, written whole at each change: its entries are
     /// its `messages`.
-    fn document_records(&self, path: &Path) -> Option<&'static str> {
+    fn document_records(&self, path: &Path) -> Option<Records> {
         Gemini.document_records(path)
     }
 
