@@ -280,6 +280,8 @@ fn arb_line() -> impl Strategy<Value = (String, &'static str)> {
         1 => arb_pi_line().prop_map(|l| (l, "pi")),
         1 => arb_copilot_line().prop_map(|l| (l, "copilot")),
         1 => arb_opencode_line().prop_map(|l| (l, "opencode")),
+        1 => arb_cline_line().prop_map(|l| (l, "cline")),
+        1 => arb_cline_line().prop_map(|l| (l, "roo")),
     ]
 }
 
@@ -359,6 +361,25 @@ fn arb_droid_line() -> impl Strategy<Value = String> {
             ];
             if let Some(extra) = extra {
                 fields.push(("extra", extra));
+            }
+            shuffled(fields)
+        })
+        .prop_map(write)
+}
+
+/// A message of a Cline or Roo Code task's conversation, `{role, content, ts}`: blocks (a tool's
+/// result holding more), and a payload outside the places now and then (the panel's `images`).
+fn arb_cline_line() -> impl Strategy<Value = String> {
+    (arb_blocks(0..5), arb_blocks(0..3), proptest::option::of(arb_media()))
+        .prop_flat_map(|(mut content, result, extra)| {
+            content.push(obj(vec![
+                ("type", s("tool_result")),
+                ("tool_use_id", s("toolu_01")),
+                ("content", J::Arr(result)),
+            ]));
+            let mut fields = vec![("role", s("user")), ("ts", J::Num(1_780_308_000_000)), ("content", J::Arr(content))];
+            if let Some(extra) = extra {
+                fields.push(("images", J::Arr(vec![extra])));
             }
             shuffled(fields)
         })

@@ -7,6 +7,7 @@ mod architecture;
 mod browser;
 mod bulk;
 mod cli;
+mod cline;
 mod copilot;
 mod corpus;
 mod crash;

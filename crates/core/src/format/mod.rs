@@ -16,6 +16,7 @@
 //! SQLite.
 
 pub mod claude;
+pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod cursor;
@@ -157,6 +158,8 @@ pub static FORMATS: &[&dyn Format] = &[
     &pi::Pi,
     &copilot::Copilot,
     &opencode::OpenCode,
+    &cline::CLINE,
+    &cline::ROO,
 ];
 
 /// What an agent that keeps its sessions as rows of a SQLite database tells the indexer and the
