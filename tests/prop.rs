@@ -280,6 +280,7 @@ fn arb_line() -> impl Strategy<Value = (String, &'static str)> {
         1 => arb_pi_line().prop_map(|l| (l, "pi")),
         1 => arb_copilot_line().prop_map(|l| (l, "copilot")),
         1 => arb_opencode_line().prop_map(|l| (l, "opencode")),
+        1 => arb_opencode_line().prop_map(|l| (l, "kilo")),
         1 => arb_cline_line().prop_map(|l| (l, "cline")),
         1 => arb_cline_line().prop_map(|l| (l, "roo")),
     ]

@@ -19,6 +19,7 @@ mod fuzz_corpus;
 mod generated;
 mod http;
 mod hub;
+mod kilo;
 mod mcp;
 mod memory;
 mod model;

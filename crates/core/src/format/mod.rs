@@ -23,6 +23,7 @@ pub mod cursor;
 pub mod droid;
 pub mod gemini;
 pub(crate) mod gemini_parts;
+pub mod kilo;
 pub(crate) mod loose;
 pub mod opencode;
 pub mod parts;
@@ -158,6 +159,7 @@ pub static FORMATS: &[&dyn Format] = &[
     &pi::Pi,
     &copilot::Copilot,
     &opencode::OpenCode,
+    &kilo::Kilo,
     &cline::CLINE,
     &cline::ROO,
 ];
