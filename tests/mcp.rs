@@ -856,7 +856,7 @@ fn hostile_content_cannot_pass_for_the_frame_and_every_answer_keeps_its_budget()
     assert!(read.len() >= 4 && pages[3].as_array().unwrap().len() < 10, "{read:?}");
 }
 
-/// #38: over MCP, served by `serve`, `read_session` reads a session of each of the nine agents as
+/// #38: over MCP, served by `serve`, `read_session` reads a session of each of the twelve agents as
 /// text (what the person typed and what the agent answered), and `get_photo` serves each photo
 /// written in it byte-exact, by its ref (Cursor keeps no photo in its transcripts).
 #[test]

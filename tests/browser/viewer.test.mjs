@@ -1808,7 +1808,7 @@ test("27. the overview at /: cards, charts on labelled axes, heatmap, tops, tool
   await server.stop();
 });
 
-test("46. a session of each of the nine agents: what the person typed and an answer as text, every photo loaded, the agent named in the header", async () => {
+test("46. a session of each agent: what the person typed and an answer as text, every photo loaded, the agent named in the header", async () => {
   const every = JSON.parse(readFileSync(join(FIXTURES, "every", "every.json"), "utf8"));
   const server = await startServer("every", { roots: every.roots });
   await until("every session indexed", async () => {
