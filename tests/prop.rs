@@ -281,6 +281,7 @@ fn arb_line() -> impl Strategy<Value = (String, &'static str)> {
         1 => arb_copilot_line().prop_map(|l| (l, "copilot")),
         1 => arb_opencode_line().prop_map(|l| (l, "opencode")),
         1 => arb_opencode_line().prop_map(|l| (l, "kilo")),
+        1 => arb_kiro_line().prop_map(|l| (l, "kiro")),
         1 => arb_cline_line().prop_map(|l| (l, "cline")),
         1 => arb_cline_line().prop_map(|l| (l, "roo")),
     ]
@@ -364,6 +365,24 @@ fn arb_droid_line() -> impl Strategy<Value = String> {
                 fields.push(("extra", extra));
             }
             shuffled(fields)
+        })
+        .prop_map(write)
+}
+
+/// A Kiro CLI record, `{version, kind, data: {message_id, content}}`: blocks (a tool's result
+/// holding more), and a payload outside the places now and then.
+fn arb_kiro_line() -> impl Strategy<Value = String> {
+    (arb_blocks(0..5), arb_blocks(0..3), proptest::option::of(arb_media()))
+        .prop_flat_map(|(mut content, result, extra)| {
+            content.push(obj(vec![
+                ("kind", s("toolResult")),
+                ("data", obj(vec![("toolUseId", s("tooluse_1")), ("content", J::Arr(result))])),
+            ]));
+            let mut data = vec![("message_id", s("m1")), ("content", J::Arr(content))];
+            if let Some(extra) = extra {
+                data.push(("meta", extra));
+            }
+            shuffled(vec![("version", s("v1")), ("kind", s("AssistantMessage")), ("data", obj(data))])
         })
         .prop_map(write)
 }

@@ -20,6 +20,7 @@ mod generated;
 mod http;
 mod hub;
 mod kilo;
+mod kiro;
 mod mcp;
 mod memory;
 mod model;

@@ -583,22 +583,27 @@ pub fn file_context(
         Some(records) => format.file_context(path, &mut || document_header(file, records)),
         None => format.file_context(path, &mut || first_line(file)),
     };
-    if let Some(project) = format.project_file(path).and_then(|p| recorded_project(&p)) {
+    if let Some(project) = format.project_file(path).and_then(|p| recorded_project(format, &p)) {
         context.project = Some(project);
     }
     context
 }
 
-/// The directory a project file ([`Format::project_file`]) records: its text, trimmed, if it is
-/// there, small and not empty.
+/// The directory a project file ([`Format::project_file`]) records, as its format reads it
+/// ([`Format::project_in`]): if it is there, a regular file (a FIFO put there never blocks), and
+/// no longer than 1 MiB.
 ///
 /// [`Format::project_file`]: scrollback_core::format::Format::project_file
-fn recorded_project(path: &Path) -> Option<String> {
-    const MAX: u64 = 4096;
+/// [`Format::project_in`]: scrollback_core::format::Format::project_in
+fn recorded_project(format: &dyn scrollback_core::format::Format, path: &Path) -> Option<String> {
+    const MAX: u64 = 1 << 20;
+    let file = scrollback_core::files::open_regular(path).ok()?;
+    if file.metadata().ok()?.len() > MAX {
+        return None;
+    }
     let mut text = String::new();
-    File::open(path).ok()?.take(MAX).read_to_string(&mut text).ok()?;
-    let project = text.trim();
-    (!project.is_empty() && !project.contains('\n')).then(|| project.to_owned())
+    file.take(MAX).read_to_string(&mut text).ok()?;
+    format.project_in(&text)
 }
 
 /// Reads `len` bytes of `file` at `offset` into `out`; a short file is an error.

@@ -24,6 +24,7 @@ pub mod droid;
 pub mod gemini;
 pub(crate) mod gemini_parts;
 pub mod kilo;
+pub mod kiro;
 pub(crate) mod loose;
 pub mod opencode;
 pub mod parts;
@@ -103,10 +104,19 @@ pub trait Format: Send + Sync + std::fmt::Debug {
     fn file_context(&self, path: &Path, first_line: &mut dyn FnMut() -> Option<String>) -> FileContext;
 
     /// A small file beside the transcript at `path` in which the agent records its project's
-    /// directory (Gemini CLI's `.project_root`). The indexer reads it (the format does no I/O); what
-    /// it holds, trimmed, is [`FileContext::project`] in place of what the path and first line say.
+    /// directory (Gemini CLI's `.project_root`, Kiro CLI's session metadata). The indexer reads it
+    /// (the format does no I/O, and the file is read only if it is a regular one, up to 1 MiB); the
+    /// directory [`Format::project_in`] finds in it is [`FileContext::project`] in place of what the
+    /// path and first line say.
     fn project_file(&self, _path: &Path) -> Option<PathBuf> {
         None
+    }
+
+    /// The directory the text of a project file ([`Format::project_file`]) records: by default the
+    /// text itself, trimmed, if it is one line that is not empty.
+    fn project_in(&self, text: &str) -> Option<String> {
+        let project = text.trim();
+        (!project.is_empty() && !project.contains('\n')).then(|| project.to_owned())
     }
 
     /// The `file` part of the [`Order`](crate::codec::order::Order) of an entry of `session` in the file at `path`: 0 for the
@@ -160,6 +170,7 @@ pub static FORMATS: &[&dyn Format] = &[
     &copilot::Copilot,
     &opencode::OpenCode,
     &kilo::Kilo,
+    &kiro::Kiro,
     &cline::CLINE,
     &cline::ROO,
 ];
