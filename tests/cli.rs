@@ -492,3 +492,31 @@ fn export_takes_markdown_as_md_does_and_its_help_says_a_prefix_names_the_session
     let (help, _) = ok(env.run(&["export", "--help"]));
     assert!(help.contains("any unique prefix of it (at least 4 characters)"), "{help}");
 }
+
+/// `index` on the defaults (each agent's own places, which most people lack for most agents) says
+/// the roots that are there and, in one line, the agents that have none: not a line for each of the
+/// dozens of places it looked (`status` lists them).
+#[test]
+fn index_on_the_defaults_says_what_is_there_and_the_agents_without_transcripts_in_one_line() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.dir.path().join(".codex/sessions")).unwrap();
+    let out = env.cmd().env_remove("SCROLLBACK_TRANSCRIPTS").arg("index").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let said = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = said.lines().collect();
+    assert_eq!(lines.len(), 2, "{said}");
+    assert!(
+        lines[0].starts_with("scrollback: roots: the defaults") && lines[0].ends_with("/.codex/sessions"),
+        "{said}"
+    );
+    assert!(
+        lines[1].starts_with("scrollback: no transcripts yet for Claude Code, ") && !lines[1].contains("Codex"),
+        "{said}"
+    );
+    for agent in ["Cline", "Roo Code", "Kilo Code", "Kiro CLI"] {
+        assert_eq!(lines[1].matches(agent).count(), 1, "{agent}: {said}");
+    }
+    let status = env.cmd().env_remove("SCROLLBACK_TRANSCRIPTS").arg("status").output().unwrap();
+    let listed = String::from_utf8_lossy(&status.stdout);
+    assert!(listed.contains("saoudrizwan.claude-dev/tasks (does not exist)"), "status lists where it looked: {listed}");
+}

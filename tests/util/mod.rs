@@ -84,6 +84,7 @@ impl Env {
             .env_remove("QWEN_HOME")
             .env_remove("QWEN_RUNTIME_DIR")
             .env_remove("XDG_DATA_HOME")
+            .env_remove("XDG_CONFIG_HOME")
             .env("SCROLLBACK_TRANSCRIPTS", &self.root)
             .env("SCROLLBACK_DATA_DIR", &self.data)
             .env("RUST_LOG", "scrollback=error");

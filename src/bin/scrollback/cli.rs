@@ -409,21 +409,47 @@ pub(crate) fn remember_roots(data_dir: &Path, roots: &[Root], origin: &Origin) -
     Ok(format!("{} ({told})", specs.join(", ")))
 }
 
-/// Says, once, each root that does not exist; returns those that do.
-pub(crate) fn say_missing(roots: &[Root]) -> Vec<&Root> {
-    roots
-        .iter()
-        .filter(|root| {
-            let exists = root.exists();
-            if !exists {
-                eprintln!(
-                    "scrollback: {} does not exist (yet): nothing of it is indexed",
-                    crate::visible::one_line(&root.spec())
-                );
+/// For a command that writes the index: the roots it reads and where they came from. The defaults
+/// (every agent's own places, which most people lack for most agents) are said by those that exist.
+pub(crate) fn say_roots(data_dir: &Path, roots: &[Root], origin: &Origin) -> anyhow::Result<()> {
+    let told = remember_roots(data_dir, roots, origin)?;
+    if matches!(origin, Origin::Defaults) {
+        let there: Vec<String> = roots.iter().filter(|r| r.exists()).map(Root::spec).collect();
+        let there = if there.is_empty() { "none of them there".to_owned() } else { there.join(", ") };
+        eprintln!("scrollback: roots: the defaults, each agent's own places: {}", crate::visible::one_line(&there));
+    } else {
+        eprintln!("scrollback: roots {}", crate::visible::one_line(&told));
+    }
+    Ok(())
+}
+
+/// Says, once, the roots that do not exist: each by its name, or for the defaults the agents that
+/// have none, in one line; returns those that do.
+pub(crate) fn say_missing<'r>(roots: &'r [Root], origin: &Origin) -> Vec<&'r Root> {
+    let (there, missing): (Vec<&Root>, Vec<&Root>) = roots.iter().partition(|r| r.exists());
+    if matches!(origin, Origin::Defaults) {
+        let mut agents: Vec<&str> = Vec::new();
+        for root in &missing {
+            let agent = root.format.display_name();
+            if !agents.contains(&agent) && !there.iter().any(|t| t.format.name() == root.format.name()) {
+                agents.push(agent);
             }
-            exists
-        })
-        .collect()
+        }
+        if !agents.is_empty() {
+            eprintln!(
+                "scrollback: no transcripts yet for {} (`scrollback status` lists where it looked)",
+                agents.join(", ")
+            );
+        }
+    } else {
+        for root in missing {
+            eprintln!(
+                "scrollback: {} does not exist (yet): nothing of it is indexed",
+                crate::visible::one_line(&root.spec())
+            );
+        }
+    }
+    there
 }
 
 #[derive(Debug, Args)]

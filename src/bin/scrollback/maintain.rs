@@ -7,11 +7,12 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use scrollback::ops::forget::Among;
+use scrollback::ops::roots::Origin;
 use scrollback::ops::writer::{WriterOptions, open_writer};
 use scrollback::read::{Store, history, index};
 use scrollback::{Progress, Root};
 
-use crate::cli::{Dirs, Usage, bad_name, remember_roots, say_missing};
+use crate::cli::{Dirs, Usage, bad_name, say_missing, say_roots};
 use crate::visible::one_line;
 use crate::words::count;
 
@@ -38,10 +39,14 @@ impl Progress for Bar {
 }
 
 /// Catches up on every root of `roots` that exists, saying those that do not.
-fn catch_up_all(indexer: &mut scrollback::Indexer, roots: &[Root]) -> anyhow::Result<scrollback::Summary> {
+fn catch_up_all(
+    indexer: &mut scrollback::Indexer,
+    roots: &[Root],
+    origin: &Origin,
+) -> anyhow::Result<scrollback::Summary> {
     indexer.set_roots(roots)?;
     let mut total = scrollback::Summary::default();
-    for root in say_missing(roots) {
+    for root in say_missing(roots, origin) {
         let mut bar = Bar(None);
         let s = indexer.catch_up(&root.dir, &mut bar)?;
         if let Some(bar) = bar.0 {
@@ -60,8 +65,8 @@ pub(crate) fn index(dirs: &Dirs) -> anyhow::Result<()> {
     let (roots, origin) = dirs.roots.resolve(&data_dir)?;
     let mut indexer =
         open_writer(&data_dir, &dirs.writer_options("index")).map_err(|e| e.or_out_of_space(&data_dir))?;
-    eprintln!("scrollback: roots {}", one_line(&remember_roots(&data_dir, &roots, &origin)?));
-    let s = catch_up_all(&mut indexer, &roots)?;
+    say_roots(&data_dir, &roots, &origin)?;
+    let s = catch_up_all(&mut indexer, &roots, &origin)?;
     drop(indexer);
     // What this pass read: every line and every payload, copies and replays included.
     out!(
@@ -224,8 +229,8 @@ pub(crate) fn rebuild(dirs: &Dirs) -> anyhow::Result<()> {
     let (roots, origin) = dirs.roots.resolve(&data_dir)?;
     let (mut indexer, old) = scrollback::ops::writer::open_rebuilt(&data_dir)?;
     eprintln!("scrollback: the old index is kept as {}", old.display());
-    eprintln!("scrollback: roots {}", one_line(&remember_roots(&data_dir, &roots, &origin)?));
-    let s = catch_up_all(&mut indexer, &roots)?;
+    say_roots(&data_dir, &roots, &origin)?;
+    let s = catch_up_all(&mut indexer, &roots, &origin)?;
     let carried = indexer.carry_over(&old)?;
     out!(
         "rebuilt: {} indexed ({}, {} failed); {} carried over from the old index ({}, {})",

@@ -178,18 +178,20 @@ impl Format for Tasks {
         }
     }
 
-    /// The tasks folders of the extension's global storage in each editor, on Linux
-    /// (`$XDG_CONFIG_HOME`, else `~/.config`) and macOS (`~/Library/Application Support`); Cline's
+    /// The tasks folders of the extension's global storage in each editor: under
+    /// `~/Library/Application Support` on macOS, else `$XDG_CONFIG_HOME` (else `~/.config`); Cline's
     /// command line and JetBrains builds keep theirs in `~/.cline/data`.
     fn default_roots(&self, var: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
         let nonempty = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
         let Some(home) = nonempty("HOME") else { return Vec::new() };
-        let config = nonempty("XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"));
-        let mac = home.join("Library/Application Support");
-        let mut roots: Vec<PathBuf> = [config, mac]
+        let base = if cfg!(target_os = "macos") {
+            home.join("Library/Application Support")
+        } else {
+            nonempty("XDG_CONFIG_HOME").filter(|p| p.is_absolute()).unwrap_or_else(|| home.join(".config"))
+        };
+        let mut roots: Vec<PathBuf> = EDITORS
             .iter()
-            .flat_map(|base| EDITORS.iter().map(move |e| base.join(e).join("User/globalStorage")))
-            .map(|storage| storage.join(self.extension).join("tasks"))
+            .map(|editor| base.join(editor).join("User/globalStorage").join(self.extension).join("tasks"))
             .collect();
         if self.name == CLINE.name {
             roots.push(home.join(".cline/data/tasks"));
@@ -472,10 +474,16 @@ mod tests {
         assert_eq!((m.cwd.as_deref(), m.title.map(|t| t.1)), (Some("/home/u/proj"), Some("Fix the build".into())));
         let var = |name: &str| (name == "HOME").then(|| OsString::from("/h"));
         let roots = ROO.default_roots(&var);
-        assert!(roots.contains(&PathBuf::from("/h/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks")));
-        assert!(roots.contains(&PathBuf::from(
-            "/h/Library/Application Support/VSCodium/User/globalStorage/rooveterinaryinc.roo-cline/tasks"
-        )));
+        let base = if cfg!(target_os = "macos") { "/h/Library/Application Support" } else { "/h/.config" };
+        assert!(
+            roots.contains(&PathBuf::from(format!("{base}/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks")))
+        );
+        assert!(
+            roots.contains(&PathBuf::from(format!(
+                "{base}/VSCodium/User/globalStorage/rooveterinaryinc.roo-cline/tasks"
+            )))
+        );
+        assert_eq!(roots.len(), EDITORS.len());
         assert!(CLINE.default_roots(&var).contains(&PathBuf::from("/h/.cline/data/tasks")));
         assert!(!roots.iter().any(|r| r.starts_with("/h/.cline")));
     }
