@@ -210,7 +210,7 @@ impl Tasks {
         meta.columns = Columns {
             uuid: Some(format!("ui-{line}")),
             kind: kind.map(|k| format!("ui:{k}")),
-            timestamp: ts.and_then(iso),
+            timestamp: ts.and_then(super::millis_iso),
             ..Columns::default()
         };
         meta.hidden = Some(hidden::REPEAT);
@@ -239,7 +239,7 @@ impl Tasks {
         (tokens.total() > 0).then(|| Usage {
             key: format!("{}:{task}:{}", self.name, ts.map_or_else(|| "?".to_owned(), |t| t.to_string())),
             model,
-            timestamp: ts.and_then(iso),
+            timestamp: ts.and_then(super::millis_iso),
             tokens,
             ..Usage::default()
         })
@@ -254,7 +254,7 @@ fn describe_message(message: &Value, line: u64) -> Meta {
         uuid: Some(str_at(message, "id").map_or_else(|| format!("m{line}"), str::to_owned)),
         kind: role.map(str::to_owned),
         role: role.map(str::to_owned),
-        timestamp: message.get("ts").and_then(Value::as_i64).and_then(iso),
+        timestamp: message.get("ts").and_then(Value::as_i64).and_then(super::millis_iso),
         ..Columns::default()
     };
     let mut text = SearchText::default();
@@ -352,12 +352,6 @@ fn environment_model(request: &str) -> Option<String> {
     let end = request[start..].find("</model>")? + start;
     let model = request[start..end].trim();
     (!model.is_empty() && model.len() < 200).then(|| model.to_owned())
-}
-
-/// An epoch millisecond as the index's timestamps are written (`2026-06-01T10:00:00.000Z`).
-fn iso(ms: i64) -> Option<String> {
-    let t = jiff::Timestamp::from_millisecond(ms).ok()?;
-    Some(t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
 }
 
 #[cfg(test)]

@@ -188,8 +188,7 @@ fn iso(seconds: f64) -> Option<String> {
     if !seconds.is_finite() {
         return None;
     }
-    let t = jiff::Timestamp::from_millisecond((seconds * 1000.0).round() as i64).ok()?;
-    Some(t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+    super::millis_iso((seconds * 1000.0).round() as i64)
 }
 
 fn describe(line: &Value, number: u64) -> Meta {

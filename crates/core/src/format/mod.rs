@@ -725,6 +725,13 @@ pub(crate) fn line_id(line: u64) -> String {
     format!("L{line}")
 }
 
+/// An epoch millisecond as the index's timestamps are written (`2026-06-01T10:00:00.000Z`); `None`
+/// out of the calendar's range.
+pub(crate) fn millis_iso(ms: i64) -> Option<String> {
+    let t = jiff::Timestamp::from_millisecond(ms).ok()?;
+    Some(t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+}
+
 /// A title made of a person's first words, as a reader takes it in: Markdown's marks taken off
 /// (`## Fix the **parser**` reads "Fix the parser"; a link its text, code its code) and its blocks
 /// and lines joined by single spaces. Words with no mark Markdown could mean are kept as they are;

@@ -425,12 +425,6 @@ fn is_synthetic(part: &Value) -> bool {
     part.get("synthetic") == Some(&Value::Bool(true))
 }
 
-/// An epoch millisecond as the index's timestamps are written (`2026-06-01T10:00:00.000Z`).
-fn iso(ms: i64) -> Option<String> {
-    let t = jiff::Timestamp::from_millisecond(ms).ok()?;
-    Some(t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
-}
-
 /// Tokens of one model call (a `step-finish` part's, or an answer's): `input` is uncached input,
 /// `cache.read` and `cache.write` the cached input, `reasoning` the thinking. Builds disagree on
 /// whether `output` holds the reasoning; `total` (the provider's) says, where it is given: if it is
@@ -560,7 +554,7 @@ fn describe(line: &Value, file: &FileContext) -> Meta {
     let ms = line.get("time").and_then(Value::as_i64);
     if let Some(session) = line.get("session") {
         meta.columns.kind = Some("session".into());
-        meta.columns.timestamp = session.get("timeCreated").and_then(Value::as_i64).and_then(iso);
+        meta.columns.timestamp = session.get("timeCreated").and_then(Value::as_i64).and_then(super::millis_iso);
         meta.cwd = str_at(session, "directory").map(str::to_owned);
         let title = str_at(session, "title").map(str::trim).filter(|t| !t.is_empty());
         meta.title = title
@@ -576,7 +570,7 @@ fn describe(line: &Value, file: &FileContext) -> Meta {
             parent_uuid: str_at(message, "parentID").map(str::to_owned),
             kind: Some("message".into()),
             role: role.map(str::to_owned),
-            timestamp: ms.and_then(iso),
+            timestamp: ms.and_then(super::millis_iso),
             is_sidechain: false,
         };
         meta.cwd.clone_from(&file.project);
@@ -601,7 +595,7 @@ fn describe(line: &Value, file: &FileContext) -> Meta {
             parent_uuid: str_at(line, "messageID").map(str::to_owned),
             kind: kind.map(str::to_owned),
             role: role.map(str::to_owned),
-            timestamp: ms.and_then(iso),
+            timestamp: ms.and_then(super::millis_iso),
             is_sidechain: false,
         };
         meta.cwd.clone_from(&file.project);
