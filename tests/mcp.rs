@@ -856,7 +856,7 @@ fn hostile_content_cannot_pass_for_the_frame_and_every_answer_keeps_its_budget()
     assert!(read.len() >= 4 && pages[3].as_array().unwrap().len() < 10, "{read:?}");
 }
 
-/// #38: over MCP, served by `serve`, `read_session` reads a session of each of the thirteen agents as
+/// #38: over MCP, served by `serve`, `read_session` reads a session of each of the fourteen agents as
 /// text (what the person typed and what the agent answered), and `get_photo` serves each photo
 /// written in it byte-exact, by its ref (Cursor keeps no photo in its transcripts).
 #[test]
@@ -883,7 +883,10 @@ fn read_session_and_get_photo_work_on_a_session_of_every_agent() {
             wanted.push((s.agent, r.clone(), p));
         }
     }
-    assert_eq!(samples.iter().filter(|s| s.photos.is_empty()).map(|s| s.agent).collect::<Vec<_>>(), ["cursor", "kiro"]);
+    assert_eq!(
+        samples.iter().filter(|s| s.photos.is_empty()).map(|s| s.agent).collect::<Vec<_>>(),
+        ["cursor", "kiro", "antigravity"]
+    );
     let server = Server::start(&env, &roots.iter().map(String::as_str).collect::<Vec<_>>());
     server.wait_for_sessions(samples.len());
     let report = run_plan(&env, &http_plan(&server.base, None, &calls, &[]));

@@ -282,6 +282,7 @@ fn arb_line() -> impl Strategy<Value = (String, &'static str)> {
         1 => arb_opencode_line().prop_map(|l| (l, "opencode")),
         1 => arb_opencode_line().prop_map(|l| (l, "kilo")),
         1 => arb_kiro_line().prop_map(|l| (l, "kiro")),
+        1 => arb_antigravity_line().prop_map(|l| (l, "antigravity")),
         1 => arb_cline_line().prop_map(|l| (l, "cline")),
         1 => arb_cline_line().prop_map(|l| (l, "roo")),
     ]
@@ -383,6 +384,26 @@ fn arb_kiro_line() -> impl Strategy<Value = String> {
                 data.push(("meta", extra));
             }
             shuffled(vec![("version", s("v1")), ("kind", s("AssistantMessage")), ("data", obj(data))])
+        })
+        .prop_map(write)
+}
+
+/// An Antigravity CLI step: blocks where an image would be (`content`), and a payload outside it
+/// now and then.
+fn arb_antigravity_line() -> impl Strategy<Value = String> {
+    (arb_blocks(1..5), proptest::option::of(arb_media()))
+        .prop_flat_map(|(content, extra)| {
+            let mut fields = vec![
+                ("step_index", J::Num(3)),
+                ("source", s("MODEL")),
+                ("type", s("VIEW_FILE")),
+                ("created_at", s("2026-06-26T21:16:18Z")),
+                ("content", J::Arr(content)),
+            ];
+            if let Some(extra) = extra {
+                fields.push(("extra", extra));
+            }
+            shuffled(fields)
         })
         .prop_map(write)
 }

@@ -3,6 +3,7 @@
 
 mod accept;
 mod agents;
+mod antigravity;
 mod architecture;
 mod browser;
 mod bulk;

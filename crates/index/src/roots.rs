@@ -108,6 +108,7 @@ mod tests {
                 "opencode:/h/.local/share/opencode",
                 "kilo:/h/.local/share/kilo",
                 "kiro:/h/.kiro/sessions/cli",
+                "antigravity:/h/.gemini/antigravity-cli/brain",
             ]
         );
         assert_eq!(
@@ -137,6 +138,7 @@ mod tests {
                 "opencode:/d/opencode",
                 "kilo:/d/kilo",
                 "kiro:/h/.kiro/sessions/cli",
+                "antigravity:/h/.gemini/antigravity-cli/brain",
             ]
         );
         assert!(Root::defaults(&env(&[])).is_empty());

@@ -15,6 +15,7 @@
 //! A format does no I/O beyond reading the environment for its default roots, and never touches
 //! SQLite.
 
+pub mod antigravity;
 pub mod claude;
 pub mod cline;
 pub mod codex;
@@ -171,6 +172,7 @@ pub static FORMATS: &[&dyn Format] = &[
     &opencode::OpenCode,
     &kilo::Kilo,
     &kiro::Kiro,
+    &antigravity::Antigravity,
     &cline::CLINE,
     &cline::ROO,
 ];
