@@ -161,7 +161,7 @@ impl LineReader {
     /// [`scrollback_core::format::Format::document_records`]), numbered from 1, at its offset and
     /// length in the file. The document
     /// is read whole, up to [`MAX_DOCUMENT`]; `None` (and no record) while it is not one complete
-    /// JSON object (its agent is writing it), a longer one is an error.
+    /// JSON value of the records' shape (its agent is writing it), a longer one is an error.
     pub fn read_document(
         &mut self,
         file: &File,
