@@ -35,10 +35,7 @@ fn sessions(env: &Env) -> Vec<(String, String, Option<String>, Option<String>)> 
 /// `scrollback usage --json --by session --agent AGENT`: each session's responses, input, output,
 /// cache read and cache write, and its models.
 fn usage(env: &Env, agent: &str) -> Vec<(String, [u64; 5], Value)> {
-    let out = env.run(&["usage", "--json", "--by", "session", "--agent", agent]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    report["rows"]
+    env.usage_report(&["--by", "session", "--agent", agent])["rows"]
         .as_array()
         .unwrap()
         .iter()

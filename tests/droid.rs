@@ -143,10 +143,7 @@ fn settings(model: &str, at: Option<&str>, [input, output, write, read, thinking
 /// `scrollback usage --json --agent droid --by BY`: each row's key and (responses, input, output,
 /// cache read, cache write, reasoning, total), by key.
 fn droid_usage(env: &Env, by: &str) -> Vec<(String, [u64; 7])> {
-    let out = env.run(&["usage", "--json", "--agent", "droid", "--by", by]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    report["rows"]
+    env.usage_report(&["--agent", "droid", "--by", by])["rows"]
         .as_array()
         .unwrap()
         .iter()

@@ -501,10 +501,7 @@ fn ccusage_daily(bin: &Path, home: &Path) -> BTreeMap<String, [u64; 4]> {
 
 /// scrollback's report by day of the index of `env`, as the same four counts.
 fn ours_daily(env: &Env, agent: &str) -> BTreeMap<String, [u64; 4]> {
-    let out = env.run(&["usage", "--json", "--agent", agent]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    report["rows"]
+    env.usage_report(&["--agent", agent])["rows"]
         .as_array()
         .unwrap()
         .iter()

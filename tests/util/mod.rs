@@ -102,6 +102,13 @@ impl Env {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// `scrollback usage --json ARGS`, which must succeed: its report.
+    pub fn usage_report(&self, args: &[&str]) -> serde_json::Value {
+        let out = self.run(&[&["usage", "--json"][..], args].concat());
+        assert!(out.status.success(), "usage failed: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
     /// `scrollback index` over the roots `args` (`--root FORMAT:DIR`, …), which must succeed;
     /// returns its summary line.
     pub fn index_roots(&self, args: &[String]) -> String {

@@ -4,9 +4,9 @@
 //! Every line that states a response's usage ([`Meta::usage`]) is a `usage_lines` row, keyed by the
 //! response's identity. Which line of a key stands for it is then derived from all of its lines by
 //! one rule, `STANDING`, and kept in `usage_standing` (the line's session and place, and how many
-//! lines state the response: the facts are the line's, not copied): the line with the most output tokens stands (an agent may write a line per content
-//! block of a streamed response, and only the last has the final output count), ties going to the
-//! latest. The rule looks at the lines' contents only, never at the order they were indexed
+//! lines state the response: the facts are the line's, not copied): the line with the most output
+//! tokens stands (an agent may write a line per content block of a streamed response, and only the
+//! last has the final output count), ties going to the latest. The rule looks at the lines' contents only, never at the order they were indexed
 //! in, so the ledger after any sequence of appends, rewrites and deletions is the one a re-index
 //! builds. Keys touched by a batch are settled at its end (`settle`); a bulk load settles all at
 //! once at its end (`settle_all`). With the ledger, the writer keeps its sums by session, day,

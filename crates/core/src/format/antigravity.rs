@@ -215,7 +215,7 @@ fn arguments(call: &Value) -> Value {
 /// `created_at` as the index writes times (`2026-06-26T21:16:16.000Z`); `None` if it is no time.
 fn timestamp(step: &Value) -> Option<String> {
     let t: jiff::Timestamp = str_at(step, "created_at")?.parse().ok()?;
-    Some(t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+    super::millis_iso(t.as_millisecond())
 }
 
 fn describe(step: &Value, line: u64) -> Meta {
