@@ -457,3 +457,149 @@ fn a_title_of_100_mb_is_read_by_its_head_and_cut() {
     assert!(title.starts_with("Fix xxx") && title.chars().count() <= 300, "{title:?}");
     assert!(kb < 64 * 1024, "indexing a session with a 100 MB title peaked at {kb} kB");
 }
+
+const N: &str = "ses_7f3c2a1b0e9bNeWsEsSiOnV2aa";
+const C: &str = "ses_7f3c2a1b0e9aOlDcLiEnTaFtEr";
+
+/// Session N, written by OpenCode 2 only: a question with two photos attached, an answer with its
+/// thinking, a tool whose result holds a 3 MB photo, and its text, and a `!command` the person ran.
+fn write_n(conn: &Connection, photos: &[Vec<u8>]) {
+    oc::session_v2(conn, N, None, T0 + 7_200_000);
+    let at = T0 + 7_200_100;
+    oc::row(
+        conn,
+        N,
+        "msg_n1",
+        4,
+        at,
+        &oc::user_v2(at, "why is the logo blurry?", &[(&photos[0], "a.png"), (&photos[1], "b.png")]),
+    );
+    let content = json!([
+        {"type": "reasoning", "text": "Compare the two sizes."},
+        oc::tool_v2("call_n1", "read", json!({"filePath": "/w/app/logo@1x.png"}), "Image read successfully", Some(&photos[2])),
+        {"type": "text", "text": "The logo is drawn at half its size."}
+    ]);
+    oc::row(conn, N, "msg_n2", 7, at + 1000, &oc::assistant_v2(at + 1000, content, oc::tokens(700, 25, 5, 300, 0)));
+    let shell = json!({"type": "shell", "time": {"created": at + 5000, "completed": at + 5100}, "shellID": "sh_1",
+        "command": "git status", "status": "exited", "exit": 0,
+        "output": {"output": "nothing to commit", "cursor": 0, "size": 17, "truncated": false}});
+    oc::row(conn, N, "msg_n3", 9, at + 5000, &shell);
+}
+
+#[test]
+fn opencode_2_sessions_are_read_from_their_rows_and_each_session_once() {
+    let env = Env::new();
+    let db = env.path("opencode/opencode.db");
+    let conn = oc::create(&db);
+    let old = [fake_png(111, 300), fake_png(112, 400)];
+    write_a(&conn, &old);
+    // OpenCode 2 upgrades the database and copies session A (ids kept, its parts folded into its
+    // messages); a 1.x build writes session C afterwards, which is not copied.
+    oc::upgrade(&conn);
+    conn.execute("INSERT INTO kv VALUES ('migration.v1-v2', '{\"phase\":\"completed\"}', ?1, ?1)", [T0 + 7_000_000])
+        .unwrap();
+    oc::session_v2(&conn, A, Some("Fix the red button"), T0);
+    oc::row(
+        &conn,
+        A,
+        "msg_01",
+        0,
+        T0 + 100,
+        &oc::user_v2(T0 + 100, "why is the button red?", &[(&old[0], "shot.png")]),
+    );
+    let content = json!([oc::tool_v2("toolu_01", "bash", json!({"command": "grep -rn btn src"}), "src/App.css:12", Some(&old[1])),
+                         {"type": "text", "text": "The rule in App.css makes it red."}]);
+    oc::row(
+        &conn,
+        A,
+        "msg_02",
+        1,
+        T0 + 1000,
+        &oc::assistant_v2(T0 + 1000, content, oc::tokens(2100, 125, 15, 5000, 100)),
+    );
+    oc::session(&conn, C, "Written by a 1.x build after the copy", T0 + 8_000_000);
+    oc::message(&conn, C, "msg_c1", T0 + 8_000_100, &oc::user(T0 + 8_000_100));
+    oc::part(&conn, C, "msg_c1", "prt_c1", T0 + 8_000_100, r#"{"type":"text","text":"an old client's question"}"#);
+    let photos = [fake_png(113, 300), fake_png(114, 500), fake_png(115, 3 << 20)];
+    write_n(&conn, &photos);
+
+    let summary = index(&env);
+    // A: its header and two rows; C: its header, message and part; N: its header and three rows.
+    assert!(summary.starts_with("indexed 3 files, 10 lines, 5 payloads, 0 invalid lines"), "{summary}");
+    assert_eq!(
+        titles(&env),
+        [
+            (C.into(), "opencode".into(), Some("Written by a 1.x build after the copy".into()), Some("/w/app".into())),
+            (N.into(), "opencode".into(), Some("why is the logo blurry?".into()), Some("/w/app".into())),
+            (A.into(), "opencode".into(), Some("Fix the red button".into()), Some("/w/app".into())),
+        ]
+    );
+    assert_eq!(check_invariants(&env.data), 10, "every line restored byte for byte");
+    assert_eq!(env.photos_of(&db.join(N)), photos.to_vec(), "the person's two photos and the tool's, from their row");
+    assert_eq!(env.photos_of(&db.join(A)), old.to_vec(), "session A's, from its copy");
+    let longest: i64 =
+        env.conn().query_row("SELECT max(length(stored_line(stripped))) FROM entries", [], |r| r.get(0)).unwrap();
+    assert!(longest < 3000, "no payload in a stored line: the longest is {longest} bytes");
+    let usage: Vec<(String, String, i64, i64)> = env
+        .conn()
+        .prepare("SELECT session_id, key, input_tokens, output_tokens FROM usage ORDER BY session_id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(
+        usage,
+        [(N.into(), "opencode:msg_n2".into(), 700, 30), (A.into(), "opencode:msg_02".into(), 2100, 140)],
+        "each answer's own counts, once: not A's 1.x steps again, nor the sessions' sums"
+    );
+    assert!(index(&env).starts_with("indexed 0 files, 0 lines"), "unchanged rows are not read again");
+
+    // Over HTTP, live: the rows as OpenCode shows them, a photo by ref, an answer streamed in place.
+    let server = Server::start(&env, &["--root", &root(&env)]);
+    server.wait_for_sessions(3);
+    let res = server.get(&format!("/api/session-media/{N}/msg_n2/0"));
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.bytes().unwrap().as_ref(), photos[2].as_slice());
+    let page: Value = server.get(&format!("/api/sessions/{N}/history?view=true&limit=50")).json().unwrap();
+    let entries = page["entries"].as_array().unwrap();
+    let view =
+        |u: &str| entries.iter().find(|e| e["uuid"] == u).unwrap_or_else(|| panic!("{u}: {page}"))["view"].clone();
+    let kinds = |u: &str| -> Vec<String> {
+        view(u)["parts"].as_array().unwrap().iter().map(|p| p["kind"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(view("msg_n1")["who"]["side"], "user");
+    assert_eq!(kinds("msg_n1"), ["text", "media", "media"]);
+    assert_eq!(kinds("msg_n2"), ["thinking", "toolCall", "toolResult", "text"]);
+    assert_eq!(view("msg_n2")["who"]["name"], "OpenCode");
+    assert_eq!(kinds("msg_n3"), ["command", "output"]);
+    let found: Value = server.get("/api/search?q=blurry").json().unwrap();
+    assert!(found.to_string().contains(N), "{found}");
+
+    // OpenCode 2 writes an answer in place while the server reads: its row inserted, then updated.
+    let writer = std::thread::spawn(move || {
+        let at = T0 + 7_300_000;
+        for i in 0..20u32 {
+            let content = json!([{"type": "text", "text": format!("streamed answer {i}")}]);
+            oc::row(&conn, N, "msg_n4", 12, at, &oc::assistant_v2(at, content, oc::tokens(10, 1, 0, 0, 0)));
+        }
+        conn
+    });
+    let conn = writer.join().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let page: Value = server.get(&format!("/api/sessions/{N}/history?limit=200")).json().unwrap();
+        if page.to_string().contains("streamed answer 19") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the row written in place never showed: {page}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(server);
+
+    // OpenCode 2 deletes session N (its rows go with it): the vault keeps what was read.
+    conn.execute("DELETE FROM session_v2 WHERE id = ?1", [N]).unwrap();
+    assert!(index(&env).contains("1 gone"));
+    assert_eq!(env.photos_of(&db.join(N)), photos.to_vec(), "served from the vault");
+    assert!(!Path::new(&format!("{}-journal", db.display())).exists(), "never written");
+}

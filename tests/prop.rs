@@ -119,7 +119,7 @@ fn shuffled(fields: Vec<(&'static str, J)>) -> impl Strategy<Value = J> {
 
 /// A block or object that may carry a payload, in one of the known shapes (each agent's).
 fn arb_media() -> impl Strategy<Value = J> {
-    (arb_payload(), media_type(), any::<bool>(), 0..18u8).prop_flat_map(|(data, mt, escape, shape)| {
+    (arb_payload(), media_type(), any::<bool>(), 0..20u8).prop_flat_map(|(data, mt, escape, shape)| {
         let data_str = J::Str(data.clone(), escape);
         let data_url = J::Str(format!("data:{mt};base64,{data}"), escape);
         match shape {
@@ -196,45 +196,76 @@ fn arb_media() -> impl Strategy<Value = J> {
             // OpenCode's file part: a data URL, an image by the URL's type (else a file).
             16 => shuffled(vec![("type", s("file")), ("mime", s(&mt)), ("filename", s("shot.png")), ("url", data_url)])
                 .boxed(),
+            // OpenCode 2's file attached by a person: its bytes beside its `mime` (an image block
+            // when its type is an image's).
+            17 => shuffled(vec![("data", data_str), ("mime", s(&mt)), ("source", obj(vec![("type", s("inline"))]))])
+                .boxed(),
+            // OpenCode 2's file in a tool's result: a data URL under `uri`.
+            18 => shuffled(vec![("type", s("file")), ("uri", data_url), ("mime", s(&mt))]).boxed(),
             _ => shuffled(vec![("type", s("image")), ("source", obj(vec![("type", s("base64"))]))]).boxed(),
         }
     })
 }
 
-/// A line of an OpenCode session as its format renders it: a part (a file part, or a tool's whose
-/// result has attachments, or filler) under `part`, its ids and its message's role beside it; and
-/// a payload outside the part now and then.
+/// A line of an OpenCode session as its format renders it: a 1.x part (a file part, or a tool's
+/// whose result has attachments, or filler) under `part`, its ids and its message's role beside
+/// it; or an OpenCode 2 message under `row` (a person's attached files, or an answer whose tool's
+/// result holds files); and a payload outside the part now and then.
 fn arb_opencode_line() -> impl Strategy<Value = String> {
-    (arb_media(), arb_blocks(0..4), 0..3u8, proptest::option::of(arb_media()))
+    (arb_media(), arb_blocks(0..4), 0..5u8, proptest::option::of(arb_media()))
         .prop_flat_map(|(file, attachments, kind, extra)| {
-            let part = match kind {
-                0 | 1 => file,
-                _ => obj(vec![
-                    ("type", s("tool")),
-                    ("callID", s("toolu_01")),
-                    ("tool", s("read")),
-                    (
-                        "state",
-                        obj(vec![
-                            ("status", s("completed")),
-                            ("output", s("Image read successfully")),
-                            ("attachments", J::Arr(attachments)),
+            let mut fields = match kind {
+                0..=2 => {
+                    let part = match kind {
+                        0 | 1 => file,
+                        _ => obj(vec![
+                            ("type", s("tool")),
+                            ("callID", s("toolu_01")),
+                            ("tool", s("read")),
+                            (
+                                "state",
+                                obj(vec![
+                                    ("status", s("completed")),
+                                    ("output", s("Image read successfully")),
+                                    ("attachments", J::Arr(attachments)),
+                                ]),
+                            ),
                         ]),
-                    ),
-                ]),
+                    };
+                    vec![
+                        ("part", part),
+                        ("id", s("prt_0a1b2c3d4e5fAbCdEfGhIjKlMn")),
+                        ("messageID", s("msg_0a1b2c3d4e5eAbCdEfGhIjKlMn")),
+                        ("role", s("user")),
+                        ("model", J::Null),
+                        ("time", J::Num(1_780_308_000_100)),
+                    ]
+                }
+                _ => {
+                    let (row, ty) = if kind == 3 {
+                        (obj(vec![("text", s("look at these")), ("files", J::Arr(attachments))]), "user")
+                    } else {
+                        let tool = obj(vec![
+                            ("type", s("tool")),
+                            ("id", s("call_01")),
+                            ("name", s("read")),
+                            ("state", obj(vec![("status", s("completed")), ("content", J::Arr(attachments))])),
+                        ]);
+                        (obj(vec![("content", J::Arr(vec![tool]))]), "assistant")
+                    };
+                    vec![
+                        ("row", row),
+                        ("id", s("msg_0a1b2c3d4e5eAbCdEfGhIjKlMn")),
+                        ("type", s(ty)),
+                        ("seq", J::Num(3)),
+                        ("time", J::Num(1_780_308_000_100)),
+                    ]
+                }
             };
-            let mut fields = vec![
-                ("part", part),
-                ("id", s("prt_0a1b2c3d4e5fAbCdEfGhIjKlMn")),
-                ("messageID", s("msg_0a1b2c3d4e5eAbCdEfGhIjKlMn")),
-                ("role", s("user")),
-                ("model", J::Null),
-                ("time", J::Num(1_780_308_000_100)),
-            ];
             if let Some(extra) = extra {
                 fields.push(("extra", extra));
             }
-            // (The format writes the part first; the scanner takes keys in any order.)
+            // (The format writes the row first; the scanner takes keys in any order.)
             shuffled(fields)
         })
         .prop_map(write)
@@ -595,7 +626,7 @@ fn mangle(line: &str) -> String {
     line.replace("base64", "base65")
         .replace("\"image", "\"imago")
         .replace("image\"", "imago\"")
-        .replace("\"mimeType\"", "\"mimeTypo\"")
+        .replace("\"mime", "\"mimo")
 }
 
 #[test]

@@ -134,7 +134,8 @@ impl Oracle {
             }
             Value::Object(map) => {
                 let ty = map.get("type").and_then(Value::as_str);
-                let mime = small(map, "mimeType");
+                // `mime` is OpenCode 2's name for it (an object has one or the other).
+                let mime = small(map, "mimeType").or_else(|| small(map, "mime"));
                 let image = matches!(ty, Some("image" | "image_url" | "input_image"))
                     || (map.contains_key("data") && mime.is_some_and(|t| t.starts_with("image/")));
                 // A `file` object (OpenCode's file part) is an image block if it holds a data URL of
@@ -152,7 +153,7 @@ impl Oracle {
                         let url = data_url(&clean);
                         let candidate = match (k.as_str(), &url) {
                             // A data URL that is the value of `images` itself counts as one of its items.
-                            ("data" | "url" | "image_url" | "images", Some((mt, b64))) => {
+                            ("data" | "url" | "uri" | "image_url" | "images", Some((mt, b64))) => {
                                 Some(((!mt.is_empty()).then(|| mt.clone()), b64.clone()))
                             }
                             ("data", None) if ty == Some("base64") => {

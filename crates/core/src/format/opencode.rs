@@ -28,8 +28,12 @@
 //! `DATA` is the row's `data` column byte for byte, so a part's payload is [`PART_PREFIX`] bytes
 //! less into the column than into the line: a photo is read back from the column itself with
 //! SQLite's incremental blob I/O ([`Rows::payload_row`]), never copied. The JSON tree older builds
-//! kept under `storage/` (imported into the database by 1.2) and the tables of OpenCode 2
-//! (`session_v2`, `session_message`) are not read.
+//! kept under `storage/` (imported into the database by 1.2) is not read.
+//!
+//! OpenCode 2 writes its sessions to other tables of the same database, `session_v2` and
+//! `session_message` (a row a message, its parts inside it), and copies the 1.x sessions into them
+//! once, ids kept: each session is read from those tables if it is there, else from the 1.x ones
+//! (see [`v2`]), so none is read twice and none written by a 1.x build after the copy is missed.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -45,12 +49,15 @@ use super::{
 };
 use crate::codec::scan::STRIPPED_MEDIA_MARKER;
 
+mod v2;
+
 /// OpenCode's format.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OpenCode;
 
-/// Image blocks are numbered under a part (a `file` part is one; a tool's attachments are below it).
-static BLOCK_PLACES: BlockPlaces = BlockPlaces::new(&[&["part"]]);
+/// Image blocks are numbered under a part (a `file` part is one; a tool's attachments are below it),
+/// and under an OpenCode 2 row (a person's files, then its tools' files, in the row's order).
+static BLOCK_PLACES: BlockPlaces = BlockPlaces::new(&[&["part"], &["row"]]);
 
 /// What a part's line begins with: its `data` column follows.
 pub const PART_PREFIX: &str = r#"{"part":"#;
@@ -114,8 +121,12 @@ impl Format for OpenCode {
         Ok(describe(&Value::Object(top), file))
     }
 
-    /// A person's text part: a user message's, not one OpenCode wrote for them (`synthetic`).
+    /// A person's text part: a user message's, not one OpenCode wrote for them (`synthetic`); an
+    /// OpenCode 2 `user` row's text.
     fn typed_input(&self, _kind: Option<&str>, _is_sidechain: bool, line: &Value) -> Option<Typed> {
+        if let Some(row) = line.get("row") {
+            return v2::typed_input(line, row);
+        }
         let part = line.get("part")?;
         if str_at(line, "role") != Some("user") || str_at(part, "type") != Some("text") || is_synthetic(part) {
             return None;
@@ -124,16 +135,23 @@ impl Format for OpenCode {
         (!text.trim().is_empty()).then(|| Typed { text: text.to_owned(), images: Vec::new() })
     }
 
-    /// A `step-finish` part (one model call's counts), or a message that has none (`"steps":0`).
+    /// A `step-finish` part (one model call's counts), a message that has none (`"steps":0`), or
+    /// an OpenCode 2 row with its `tokens`.
     fn usage_markers(&self) -> &'static [&'static str] {
-        &["step-finish", r#""steps":0"#]
+        &["step-finish", r#""steps":0"#, r#""tokens""#]
     }
 
     fn parts(&self, line: &Value) -> Vec<Part> {
+        if let Some(row) = line.get("row") {
+            return v2::parts(line, row);
+        }
         line.get("part").map(parts).unwrap_or_default()
     }
 
     fn who(&self, line: &Value, _is_sidechain: bool) -> Option<Who> {
+        if let Some(row) = line.get("row") {
+            return v2::who(line, row);
+        }
         let part = line.get("part")?;
         let shown = matches!(
             str_at(part, "type")?,
@@ -250,8 +268,18 @@ impl Rows for OpenCode {
         is_database_name(main).then(|| path.with_file_name(main))
     }
 
+    /// The sessions of OpenCode 2's tables, then those of the 1.x tables that are not in them, in
+    /// one statement.
     fn sessions(&self, conn: &Connection) -> rusqlite::Result<Vec<(String, i64)>> {
-        let mut stmt = conn.prepare(&format!("SELECT s.id, {STAMP_COLUMNS} FROM session s ORDER BY s.time_created"))?;
+        let v2 = format!("SELECT s.id, {}, s.time_created FROM session_v2 s", v2::STAMP_COLUMNS);
+        let v1 = format!("SELECT s.id, {STAMP_COLUMNS}, s.time_created FROM session s");
+        let sql = match (v2::has_tables(conn)?, v2::has_table(conn, "session")?) {
+            (true, true) => format!("{v2} UNION ALL {v1} WHERE s.id NOT IN (SELECT id FROM session_v2) ORDER BY 7"),
+            (true, false) => format!("{v2} ORDER BY 7"),
+            // (No table at all: the statement fails, and the database is said not to be OpenCode's.)
+            (false, _) => format!("{v1} ORDER BY 7"),
+        };
+        let mut stmt = conn.prepare(&sql)?;
         let mut sessions = Vec::new();
         for row in stmt.query_map([], |r| Ok((text_of(r, 0)?, stamp_of(r, 1)?)))? {
             // A session with no id (a blob, NULL) is none OpenCode wrote, and cannot be named.
@@ -263,54 +291,30 @@ impl Rows for OpenCode {
     }
 
     fn stamp(&self, conn: &Connection, session: &str) -> rusqlite::Result<Option<i64>> {
+        if v2::has_tables(conn)?
+            && let Some(stamp) = conn
+                .query_row(&format!("SELECT {} FROM session_v2 s WHERE s.id = ?1", v2::STAMP_COLUMNS), [session], |r| {
+                    stamp_of(r, 0)
+                })
+                .optional()?
+        {
+            return Ok(Some(stamp));
+        }
+        if !v2::has_table(conn, "session")? {
+            return Ok(None);
+        }
         conn.query_row(&format!("SELECT {STAMP_COLUMNS} FROM session s WHERE s.id = ?1"), [session], |r| stamp_of(r, 0))
             .optional()
     }
 
     fn render(&self, conn: &Connection, session: &str, out: &mut dyn Write) -> std::io::Result<()> {
         let sql = |e: rusqlite::Error| std::io::Error::other(format!("reading OpenCode's database: {e}"));
-        // Every column's length is looked at before its value is read (`octet_length` reads none of
-        // it): a value no bigger than a path is read whole, a longer title only its head, anything
-        // else longer not at all.
-        let header: Option<(Value, Option<i64>)> = conn
-            .query_row(
-                &format!(
-                    "SELECT s.id,
-                            CASE WHEN octet_length(s.title) <= {COLUMN_BYTES} THEN s.title END,
-                            CASE WHEN octet_length(s.directory) <= {COLUMN_BYTES} THEN s.directory END,
-                            CASE WHEN octet_length(s.parent_id) <= {COLUMN_BYTES} THEN s.parent_id END,
-                            CASE WHEN octet_length(s.version) <= {COLUMN_BYTES} THEN s.version END,
-                            s.time_created, s.time_updated,
-                            (SELECT CASE WHEN octet_length(worktree) <= {COLUMN_BYTES} THEN worktree END
-                             FROM project WHERE id = s.project_id),
-                            CASE WHEN typeof(s.title) = 'text' AND octet_length(s.title) > {COLUMN_BYTES}
-                                 THEN s.rowid END
-                     FROM session s WHERE s.id = ?1"
-                ),
-                [session],
-                |r| {
-                    Ok((
-                        serde_json::json!({
-                            "id": text_of(r, 0)?,
-                            "title": text_of(r, 1)?,
-                            "directory": text_of(r, 2)?,
-                            "parentID": text_of(r, 3)?,
-                            "version": text_of(r, 4)?,
-                            "timeCreated": millis_of(r, 5)?,
-                            "timeUpdated": millis_of(r, 6)?,
-                            "worktree": text_of(r, 7)?,
-                        }),
-                        r.get::<_, Option<i64>>(8)?,
-                    ))
-                },
-            )
-            .optional()
-            .map_err(sql)?;
-        let Some((mut header, long_title)) = header else { return Ok(()) };
-        if let Some(rowid) = long_title {
-            header["title"] = head_of(conn, "session", "title", rowid).map_or(Value::Null, Value::String);
+        if v2::has_tables(conn).map_err(sql)? && header(conn, "session_v2", session, out)? {
+            return v2::render(conn, session, out);
         }
-        writeln!(out, "{}", serde_json::json!({ "session": header }))?;
+        if !v2::has_table(conn, "session").map_err(sql)? || !header(conn, "session", session, out)? {
+            return Ok(());
+        }
         // A row of any type in any column is rendered: a value that is not what OpenCode writes
         // (a time as text, an id as a number) is read as what it says or as absent, so one odd row
         // is at most one invalid line, never a session left out.
@@ -368,33 +372,79 @@ impl Rows for OpenCode {
         Ok(())
     }
 
-    /// OpenCode 2 writes its sessions to other tables of the same database (`session_v2`, and
-    /// `session_message` ordered by `seq`) and stops writing the 1.x ones; later 1.x builds may
-    /// have an empty `session_message` already. Said when either holds a row.
+    /// Before it named them `session_v2`, a pre-release build of OpenCode 2 kept its sessions in
+    /// `session` and their messages in `session_message` (no `session_v2`): those messages are
+    /// not read.
     fn tables_not_read(&self, conn: &Connection) -> rusqlite::Result<Option<&'static str>> {
-        let mut rows = false;
-        for table in ["session_v2", "session_message"] {
-            let exists: bool = conn.query_row(
-                "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = ?1",
-                [table],
-                |r| r.get(0),
-            )?;
-            if exists {
-                rows |=
-                    conn.query_row(&format!("SELECT EXISTS (SELECT 1 FROM {table})"), [], |r| r.get::<_, bool>(0))?;
-            }
-        }
-        Ok(rows.then_some(
-            "OpenCode 2's tables (session_v2, session_message) hold rows, which are not read: sessions \
-             written only there (since the upgrade to OpenCode 2) are missing; the 1.x tables are read",
+        let early = v2::has_table(conn, "session_message")?
+            && !v2::has_table(conn, "session_v2")?
+            && conn.query_row("SELECT EXISTS (SELECT 1 FROM session_message)", [], |r| r.get::<_, bool>(0))?;
+        Ok(early.then_some(
+            "a pre-release build of OpenCode 2 wrote messages to session_message with no session_v2 table: \
+             those are not read (OpenCode 2.0 and later are)",
         ))
     }
 
+    /// A 1.x part's row (its id `prt_...`), else an OpenCode 2 message's (`msg_...`).
     fn payload_row(&self, conn: &Connection, uuid: &str, offset: u64) -> rusqlite::Result<Option<Cell>> {
-        let Some(offset) = offset.checked_sub(PART_PREFIX.len() as u64) else { return Ok(None) };
-        let rowid = conn.query_row("SELECT rowid FROM part WHERE id = ?1", [uuid], |r| r.get(0)).optional()?;
-        Ok(rowid.map(|rowid| Cell { table: "part", column: "data", rowid, offset }))
+        if v2::has_table(conn, "part")?
+            && let Some(at) = offset.checked_sub(PART_PREFIX.len() as u64)
+            && let Some(rowid) =
+                conn.query_row("SELECT rowid FROM part WHERE id = ?1", [uuid], |r| r.get(0)).optional()?
+        {
+            return Ok(Some(Cell { table: "part", column: "data", rowid, offset: at }));
+        }
+        v2::payload_row(conn, uuid, offset)
     }
+}
+
+/// Writes the header line of `session` from `table` (`session`, or OpenCode 2's `session_v2`, which
+/// has the same columns): whether it is there.
+fn header(conn: &Connection, table: &'static str, session: &str, out: &mut dyn Write) -> std::io::Result<bool> {
+    let sql = |e: rusqlite::Error| std::io::Error::other(format!("reading OpenCode's database: {e}"));
+    // Every column's length is looked at before its value is read (`octet_length` reads none of
+    // it): a value no bigger than a path is read whole, a longer title only its head, anything
+    // else longer not at all.
+    let header: Option<(Value, Option<i64>)> = conn
+        .query_row(
+            &format!(
+                "SELECT s.id,
+                        CASE WHEN octet_length(s.title) <= {COLUMN_BYTES} THEN s.title END,
+                        CASE WHEN octet_length(s.directory) <= {COLUMN_BYTES} THEN s.directory END,
+                        CASE WHEN octet_length(s.parent_id) <= {COLUMN_BYTES} THEN s.parent_id END,
+                        CASE WHEN octet_length(s.version) <= {COLUMN_BYTES} THEN s.version END,
+                        s.time_created, s.time_updated,
+                        (SELECT CASE WHEN octet_length(worktree) <= {COLUMN_BYTES} THEN worktree END
+                         FROM project WHERE id = s.project_id),
+                        CASE WHEN typeof(s.title) = 'text' AND octet_length(s.title) > {COLUMN_BYTES}
+                             THEN s.rowid END
+                 FROM {table} s WHERE s.id = ?1"
+            ),
+            [session],
+            |r| {
+                Ok((
+                    serde_json::json!({
+                        "id": text_of(r, 0)?,
+                        "title": text_of(r, 1)?,
+                        "directory": text_of(r, 2)?,
+                        "parentID": text_of(r, 3)?,
+                        "version": text_of(r, 4)?,
+                        "timeCreated": millis_of(r, 5)?,
+                        "timeUpdated": millis_of(r, 6)?,
+                        "worktree": text_of(r, 7)?,
+                    }),
+                    r.get::<_, Option<i64>>(8)?,
+                ))
+            },
+        )
+        .optional()
+        .map_err(sql)?;
+    let Some((mut header, long_title)) = header else { return Ok(false) };
+    if let Some(rowid) = long_title {
+        header["title"] = head_of(conn, table, "title", rowid).map_or(Value::Null, Value::String);
+    }
+    writeln!(out, "{}", serde_json::json!({ "session": header }))?;
+    Ok(true)
 }
 
 /// A string as JSON.
@@ -587,6 +637,8 @@ fn describe(line: &Value, file: &FileContext) -> Meta {
                 ..Usage::default()
             });
         }
+    } else if let Some(row) = line.get("row") {
+        return v2::describe(line, row, file);
     } else if let Some(part) = line.get("part") {
         let kind = str_at(part, "type");
         let role = str_at(line, "role");
@@ -721,15 +773,71 @@ mod tests {
     }
 
     #[test]
-    fn opencode_2_s_tables_are_said_not_read() {
+    fn only_a_pre_release_opencode_2_s_messages_are_said_not_read() {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch("CREATE TABLE session (id text PRIMARY KEY);").unwrap();
         assert_eq!(OpenCode.tables_not_read(&conn).unwrap(), None);
         conn.execute_batch("CREATE TABLE session_message (id text PRIMARY KEY, seq integer);").unwrap();
         assert_eq!(OpenCode.tables_not_read(&conn).unwrap(), None, "a later 1.x build's empty table");
-        conn.execute_batch("CREATE TABLE session_v2 (id text PRIMARY KEY); INSERT INTO session_v2 VALUES ('ses_1');")
-            .unwrap();
-        assert!(OpenCode.tables_not_read(&conn).unwrap().unwrap().contains("session_v2"));
+        conn.execute_batch("INSERT INTO session_message VALUES ('msg_1', 0);").unwrap();
+        assert!(OpenCode.tables_not_read(&conn).unwrap().unwrap().contains("pre-release"));
+        conn.execute_batch("CREATE TABLE session_v2 (id text PRIMARY KEY);").unwrap();
+        assert_eq!(OpenCode.tables_not_read(&conn).unwrap(), None, "OpenCode 2's tables are read");
+    }
+
+    const V2_USER: &str = r#"{"row":{"time":{"created":1780000000100},"text":"why is the logo blurry?","files":[{"mime":"image/png","source":{"type":"inline"},"name":"logo.png","data":"STRIPPED_MEDIA_MARKER"},{"mime":"text/plain","source":{"type":"uri","uri":"file:///w/app/notes.txt"},"name":"notes.txt"}]},"id":"msg_1","type":"user","seq":0,"time":1780000000100}"#;
+    const V2_ANSWER: &str = r#"{"row":{"time":{"created":1780000001000,"completed":1780000004000},"agent":"build","model":{"id":"claude-sonnet-4-5","providerID":"anthropic"},"content":[{"type":"reasoning","text":"Look at its size."},{"type":"tool","id":"call_1","name":"read","state":{"status":"completed","input":{"filePath":"/w/app/logo.png"},"content":[{"type":"text","text":"Image read"},{"type":"file","uri":"STRIPPED_MEDIA_MARKER","mime":"image/png"}]},"time":{"created":1780000001100}},{"type":"tool","id":"call_2","name":"shell","state":{"status":"error","input":{"command":"convert"},"error":{"type":"tool.execution","message":"not found"}},"time":{"created":1780000001200}},{"type":"text","text":"It is drawn at half its size."}],"cost":0.01,"tokens":{"input":800,"output":30,"reasoning":5,"cache":{"read":100,"write":0}}},"id":"msg_2","type":"assistant","seq":3,"time":1780000001000}"#;
+    const V2_SHELL: &str = r#"{"row":{"time":{"created":1780000005000},"shellID":"sh_1","command":"git status","status":"exited","exit":1,"output":{"output":"fatal: not a git repository","cursor":0,"size":28,"truncated":false}},"id":"msg_3","type":"shell","seq":5,"time":1780000005000}"#;
+
+    #[test]
+    fn opencode_2_s_rows_are_read_by_their_type() {
+        let user = meta(V2_USER);
+        assert_eq!(user.title, Some((title_rank::FIRST_USER_TEXT, "why is the logo blurry?".into())));
+        assert_eq!((user.columns.uuid.as_deref(), user.columns.role.as_deref()), (Some("msg_1"), Some("user")));
+        assert_eq!(user.columns.timestamp.as_deref(), Some("2026-05-28T20:26:40.100Z"));
+        assert_eq!(OpenCode.typed_input(None, false, &value(V2_USER)).unwrap().text, "why is the logo blurry?");
+        let parts = OpenCode.parts(&value(V2_USER));
+        assert!(
+            matches!(&parts[..], [Part::Text(_), Part::Media(m), Part::Note(n)] if m.image && n == "File: notes.txt"),
+            "{parts:?}"
+        );
+        assert_eq!(OpenCode.who(&value(V2_USER), false).unwrap().side, Side::User);
+
+        let answer = meta(V2_ANSWER);
+        assert_eq!(answer.usage.len(), 1);
+        assert_eq!(answer.usage[0].key, "opencode:msg_2");
+        assert_eq!(answer.usage[0].model.as_deref(), Some("claude-sonnet-4-5"));
+        assert_eq!((answer.usage[0].tokens.input, answer.usage[0].tokens.output), (800, 35));
+        assert!(answer.text.unwrap().contains("half its size") && answer.tool_text.unwrap().contains("not found"));
+        assert!(OpenCode.usage_markers().iter().any(|m| V2_ANSWER.contains(m)));
+        let parts = OpenCode.parts(&value(V2_ANSWER));
+        let kinds: Vec<&str> = parts
+            .iter()
+            .map(|p| match p {
+                Part::Thinking(_) => "thinking",
+                Part::ToolCall(_) => "call",
+                Part::ToolResult { error: false, media, .. } if media.len() == 1 && media[0].image => "result+photo",
+                Part::ToolResult { error: true, text, .. } if text == "not found" => "error",
+                Part::Text(_) => "text",
+                _ => "other",
+            })
+            .collect();
+        assert_eq!(kinds, ["thinking", "call", "result+photo", "call", "error", "text"]);
+        assert_eq!(OpenCode.who(&value(V2_ANSWER), false).unwrap().side, Side::Assistant);
+        assert!(OpenCode.typed_input(None, false, &value(V2_ANSWER)).is_none());
+
+        let shell = OpenCode.parts(&value(V2_SHELL));
+        assert_eq!(shell[0], Part::Command { name: "!".into(), args: "git status".into() });
+        assert_eq!(shell[1], Part::Output { text: "fatal: not a git repository".into(), error: true });
+        assert!(meta(V2_SHELL).tool_text.unwrap().contains("not a git repository"));
+        // A turn that ended well is bookkeeping; one that failed is said.
+        let idle = |outcome: &str| {
+            value(&format!(
+                r#"{{"row":{{"outcome":"{outcome}","error":{{"type":"x","message":"quota"}}}},"id":"msg_9","type":"idle","seq":9,"time":1}}"#
+            ))
+        };
+        assert!(OpenCode.who(&idle("succeeded"), false).is_none());
+        assert_eq!(OpenCode.parts(&idle("failed")), [Part::Note("Failed: quota".into())]);
     }
 
     #[test]

@@ -14,9 +14,11 @@ pub(super) const MAX_KEY: usize = 16;
 pub(super) enum KnownKey {
     Type,
     MediaType,
+    /// `mimeType`, or `mime` (OpenCode 2's).
     MimeType,
     Data,
     Base64,
+    /// `url`, or `uri` (OpenCode 2's).
     Url,
     ImageUrl,
     /// `images`: an array of data URLs (Codex's `user_message` event).
@@ -29,10 +31,11 @@ impl KnownKey {
         match b {
             b"type" => KnownKey::Type,
             b"media_type" => KnownKey::MediaType,
-            b"mimeType" => KnownKey::MimeType,
+            // OpenCode 2 names a file's type `mime` (`{data, mime}`, a tool's `{type: "file", uri, mime}`).
+            b"mimeType" | b"mime" => KnownKey::MimeType,
             b"data" => KnownKey::Data,
             b"base64" => KnownKey::Base64,
-            b"url" => KnownKey::Url,
+            b"url" | b"uri" => KnownKey::Url,
             b"image_url" => KnownKey::ImageUrl,
             b"images" => KnownKey::Images,
             _ => KnownKey::Other,

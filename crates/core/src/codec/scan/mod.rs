@@ -139,6 +139,26 @@ mod tests {
     }
 
     #[test]
+    fn opencode_2_s_files_are_payloads_under_mime_and_uri() {
+        // A person's attached files (`data` beside `mime`), a tool's image (`uri` a data URL in a
+        // `file` object), and a file that is only named by its path.
+        static ROW: BlockPlaces = BlockPlaces::new(&[&["row"]]);
+        let line = r#"{"row":{"files":[{"data":"AAAA","mime":"image/png","source":{"type":"inline"}},{"data":"JVBE","mime":"application/pdf","source":{"type":"inline"}}],"content":[{"type":"tool","state":{"content":[{"type":"text","text":"ok"},{"type":"file","uri":"data:image/webp;base64,UklG","mime":"image/webp"},{"type":"file","uri":"file:///w/a.png","mime":"image/png"}]}}]}}"#;
+        let s = scan(line.as_bytes(), &ROW).unwrap();
+        let got: Vec<_> =
+            s.output.spans.iter().map(|s| (s.kind, s.ordinal, s.media_type.clone().unwrap(), s.encoding)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (MediaKind::Image, Some(0), "image/png".into(), Encoding::Base64),
+                (MediaKind::File, None, "application/pdf".into(), Encoding::Base64),
+                (MediaKind::Image, Some(1), "image/webp".into(), Encoding::DataUrl),
+            ]
+        );
+        assert_eq!(s.output.image_blocks, 2, "a file named by its path is no image block");
+    }
+
+    #[test]
     fn chunked_feeding_matches_whole() {
         let data = b64(&(0..100_000u32).map(|i| (i * 7) as u8).collect::<Vec<_>>());
         let line = format!(
