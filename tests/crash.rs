@@ -7,7 +7,8 @@
 //! agent's shape, photos where its agent keeps them; Codex's rollouts are also compressed to
 //! `.jsonl.zst` and decompressed again while the server runs; and OpenCode's database, into which
 //! messages, their parts (photos among them) and parts written again in place go as OpenCode
-//! writes them.
+//! writes them, and OpenCode 2's message rows into its tables beside them, inserted and updated in
+//! place.
 //!
 //! `SCROLLBACK_CRASH_KILLS` (default 50) sets the number of kills; `SCROLLBACK_CRASH_SEED` the seed.
 
@@ -150,11 +151,49 @@ fn rollout(i: usize, compressed: bool) -> String {
 
 /// One write to OpenCode's database, as OpenCode makes it: a message and its parts (a photo now and
 /// then) in one of three sessions, or a part of `parts` (session, message, part) written again in
-/// place.
-fn opencode_write(conn: &Connection, rng: &mut StdRng, n: &mut u64, parts: &mut Vec<(String, String, String)>) {
+/// place; or, as OpenCode 2 makes it, a message row (with a photo now and then) in one of two
+/// sessions of its tables, or one of `rows` (session, message, seq) updated in place.
+fn opencode_write(
+    conn: &Connection,
+    rng: &mut StdRng,
+    n: &mut u64,
+    parts: &mut Vec<(String, String, String)>,
+    rows: &mut Vec<(String, String, i64)>,
+) {
     use crate::util::fixtures::opencode as oc;
     *n += 1;
     let at = oc::T0 + *n as i64 * 1000;
+    if rng.random_ratio(1, 3) {
+        if !rows.is_empty() && rng.random_ratio(1, 2) {
+            let (session, message, seq) = &rows[rng.random_range(0..rows.len())];
+            let content =
+                json!([{"type": "text", "text": format!("streamed {n} {}", "t".repeat(rng.random_range(0..500)))}]);
+            oc::row(
+                conn,
+                session,
+                message,
+                *seq,
+                at,
+                &oc::assistant_v2(at, content, oc::tokens(*n % 97 + 1, 1, 0, 0, 0)),
+            );
+            return;
+        }
+        let session = format!("ses_v2_{}", rng.random_range(0..2));
+        oc::session_v2(conn, &session, None, oc::T0);
+        let message = format!("msg_v2_{n:08}");
+        let photo = fake_png(*n * 4 + 3, rng.random_range(1000..100_000));
+        let files: Vec<(&[u8], &str)> = if rng.random_ratio(1, 4) { vec![(&photo, "shot.png")] } else { Vec::new() };
+        oc::row(
+            conn,
+            &session,
+            &message,
+            *n as i64,
+            at,
+            &oc::user_v2(at, &"q".repeat(rng.random_range(1..2000)), &files),
+        );
+        rows.push((session, message, *n as i64));
+        return;
+    }
     if !parts.is_empty() && rng.random_ratio(1, 3) {
         let (session, message, part) = &parts[rng.random_range(0..parts.len())];
         let text = json!({"type": "text", "text": format!("rewritten {n} {}", "t".repeat(rng.random_range(0..500)))});
@@ -253,7 +292,10 @@ fn killed_at_random_moments_the_index_equals_a_fresh_one() {
     }
     roots.extend(["--root".to_owned(), format!("opencode:{}", env.path("opencode").display())]);
     let opencode = crate::util::fixtures::opencode::create(&env.path("opencode/opencode.db"));
+    // Both generations in one database: OpenCode 2's tables beside the 1.x ones.
+    crate::util::fixtures::opencode::upgrade(&opencode);
     let mut parts: Vec<(String, String, String)> = Vec::new();
+    let mut rows: Vec<(String, String, i64)> = Vec::new();
     let started = Instant::now();
     for kill in 0..kills {
         let mut child = env
@@ -269,7 +311,7 @@ fn killed_at_random_moments_the_index_equals_a_fresh_one() {
         while Instant::now() < until {
             let (path, text) = match rng.random_range(0..16) {
                 15 => {
-                    opencode_write(&opencode, &mut rng, &mut n, &mut parts);
+                    opencode_write(&opencode, &mut rng, &mut n, &mut parts, &mut rows);
                     std::thread::sleep(Duration::from_millis(rng.random_range(0..4)));
                     continue;
                 }

@@ -29,7 +29,9 @@
 //! OpenCode keeps its sessions as rows of a SQLite database (`opencode/opencode.db`, in WAL mode),
 //! which an eighth of the actions write as OpenCode does: a message with its parts (a photo's
 //! `data:` URL among them, and a step's counts), a part written again in place (a text grown, a tool
-//! completed), a session deleted, the log checkpointed. Each session is a transcript
+//! completed), a session deleted, the log checkpointed; and once OpenCode 2 has added its tables (an
+//! action of its own), its message rows (a person's photo in one now and then, a tool's in an
+//! answer), an answer's row updated in place, a session of them deleted. Each session is a transcript
 //! (`opencode.db/<session>`) whose lines are the document its format renders from the rows, which
 //! the model writes down on its own: the same check holds for it.
 //!
@@ -165,7 +167,109 @@ struct OpenCodeModel {
     conn: rusqlite::Connection,
     /// Each session's messages in OpenCode's order: its id, time, data and parts (id, data).
     sessions: BTreeMap<String, Vec<OpenCodeMessage>>,
+    /// Once OpenCode 2 has upgraded the database: its sessions' rows, in `seq` order.
+    v2: Option<BTreeMap<String, Vec<OpenCodeRow>>>,
     next: u64,
+}
+
+impl OpenCodeModel {
+    /// One action of OpenCode 2, if `choice` picks one: the upgrade that adds its tables (once),
+    /// then a message row (a question, with a photo now and then; an answer with a tool whose result
+    /// holds a photo, and its counts), an answer's row updated in place as it streams, or a session
+    /// deleted with its rows.
+    fn act_v2(
+        &mut self,
+        rng: &mut StdRng,
+        gone: &mut (usize, Vec<Usage>),
+        choice: u32,
+        n: u64,
+        at: i64,
+    ) -> Option<&'static str> {
+        use crate::util::fixtures::opencode as oc;
+        let Some(v2) = self.v2.as_mut() else {
+            if choice == 7 && n > 8 {
+                oc::upgrade(&self.conn);
+                self.v2 = Some(BTreeMap::new());
+                return Some("opencode-upgrade");
+            }
+            return None;
+        };
+        let stored = |conn: &rusqlite::Connection, id: &str| -> String {
+            conn.query_row("SELECT data FROM session_message WHERE id = ?1", [id], |r| r.get(0)).unwrap()
+        };
+        match choice {
+            7 if !v2.is_empty() => {
+                let keys: Vec<String> = v2.keys().cloned().collect();
+                let session = keys[rng.random_range(0..keys.len())].clone();
+                let (lines, usage) = read_v2(&session, &v2[&session]);
+                self.conn.execute("DELETE FROM session_v2 WHERE id = ?1", [&session]).unwrap();
+                v2.remove(&session);
+                gone.0 += lines.len();
+                gone.1.push(usage);
+                Some("opencode2-delete")
+            }
+            8 if v2.values().flatten().any(|r| r.ty == "assistant") => {
+                let all: Vec<(String, usize)> = v2
+                    .iter()
+                    .flat_map(|(s, rows)| {
+                        rows.iter().enumerate().filter(|(_, r)| r.ty == "assistant").map(move |(i, _)| (s.clone(), i))
+                    })
+                    .collect();
+                let (session, i) = all[rng.random_range(0..all.len())].clone();
+                let row = &mut v2.get_mut(&session).unwrap()[i];
+                let content = json!([{"type": "text", "text": format!("streamed {n}")}]);
+                oc::row(
+                    &self.conn,
+                    &session,
+                    &row.id,
+                    row.seq,
+                    row.time,
+                    &oc::assistant_v2(row.time, content, oc::tokens(n % 89 + 1, 2, 1, 0, 0)),
+                );
+                row.data = stored(&self.conn, &row.id);
+                Some("opencode2-update")
+            }
+            9..12 => {
+                let session = match v2.keys().nth(rng.random_range(0..3)) {
+                    Some(s) if !rng.random_ratio(1, 5) => s.clone(),
+                    _ => {
+                        let s = format!("ses_2_{n:06}");
+                        oc::session_v2(&self.conn, &s, None, 1_767_225_600_000);
+                        v2.insert(s.clone(), Vec::new());
+                        s
+                    }
+                };
+                let id = format!("msg_2_{n:06}");
+                let seq = n as i64 * 3;
+                let photo = fake_png(n * 4 + 3, 200);
+                let (ty, data) = if rng.random_bool(0.5) {
+                    let files: Vec<(&[u8], &str)> =
+                        if rng.random_bool(0.3) { vec![(&photo, "shot.png")] } else { Vec::new() };
+                    ("user", oc::user_v2(at, &format!("question {n}"), &files))
+                } else {
+                    let png = rng.random_bool(0.3).then_some(photo.as_slice());
+                    let tool =
+                        oc::tool_v2(&format!("call_{n}"), "read", json!({"filePath": "/w/app/a.png"}), "read", png);
+                    let content = json!([tool, {"type": "text", "text": format!("answer {n}")}]);
+                    ("assistant", oc::assistant_v2(at, content, oc::tokens(n % 89 + 1, 1, 0, 0, 0)))
+                };
+                oc::row(&self.conn, &session, &id, seq, at, &data);
+                let data = stored(&self.conn, &id);
+                v2.get_mut(&session).unwrap().push(OpenCodeRow { id, ty, seq, time: at, data });
+                Some("opencode2-message")
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A message row of OpenCode 2: its id, type, seq, time and `data` as stored.
+struct OpenCodeRow {
+    id: String,
+    ty: &'static str,
+    seq: i64,
+    time: i64,
+    data: String,
 }
 
 struct OpenCodeMessage {
@@ -185,6 +289,9 @@ impl OpenCodeModel {
     /// written down here on its own: each line's offset, length and id; and the usage its steps
     /// state.
     fn read(&self, session: &str) -> (Vec<(i64, i64, String)>, Usage) {
+        if let Some(rows) = self.v2.as_ref().and_then(|v2| v2.get(session)) {
+            return read_v2(session, rows);
+        }
         let header = json!({ "session": {
             "id": session, "title": "New session - 2026-01-01T00:00:00.000Z", "directory": "/w/app",
             "parentID": null, "version": "1.2.3", "timeCreated": 1_767_225_600_000i64,
@@ -233,6 +340,9 @@ impl OpenCodeModel {
         let at = 1_767_225_600_000i64 + n as i64 * 1000;
         let choice = rng.random_range(0..20);
         let has_parts = self.sessions.values().flatten().any(|m| !m.parts.is_empty());
+        if let Some(action) = self.act_v2(rng, gone, choice, n, at) {
+            return action;
+        }
         match choice {
             0..5 if has_parts => {
                 // A part written again in place: a text grown, a tool completed.
@@ -317,6 +427,32 @@ impl OpenCodeModel {
             }
         }
     }
+}
+
+/// The document OpenCode's format renders from an OpenCode 2 session's rows, written down here on
+/// its own: its header, then a line a row in `seq` order; an answer's usage is its row's `tokens`.
+fn read_v2(session: &str, rows: &[OpenCodeRow]) -> (Vec<(i64, i64, String)>, Usage) {
+    let header = json!({ "session": {
+        "id": session, "title": null, "directory": "/w/app", "parentID": null, "version": "2.0.26",
+        "timeCreated": 1_767_225_600_000i64, "timeUpdated": 1_767_225_600_000i64, "worktree": "/w/app" } })
+    .to_string();
+    let mut lines = vec![(0i64, header.len() as i64, String::new())];
+    let mut usage = Vec::new();
+    let mut at = header.len() as i64 + 1;
+    for row in rows {
+        let line = format!(
+            r#"{{"row":{},"id":"{}","type":"{}","seq":{},"time":{}}}"#,
+            row.data, row.id, row.ty, row.seq, row.time
+        );
+        lines.push((at, line.len() as i64, row.id.clone()));
+        at += line.len() as i64 + 1;
+        let data: Value = serde_json::from_str(&row.data).unwrap();
+        if let Some(t) = data.get("tokens") {
+            let output = t["output"].as_i64().unwrap() + t["reasoning"].as_i64().unwrap();
+            usage.push((format!("opencode:{}", row.id), (output, t["input"].as_i64().unwrap())));
+        }
+    }
+    (lines, usage)
 }
 
 /// Of a usage line: the response it states, and its (output, input) tokens.
@@ -423,10 +559,12 @@ impl Model {
             read.iter().map(|(p, r)| (p.clone(), r.lines.clone())).collect();
         let mut usage: Vec<&(String, (i64, i64))> =
             read.values().flat_map(|r| &r.usage).chain(self.gone.iter().flatten()).collect();
+        let v2_sessions = self.opencode.v2.iter().flat_map(BTreeMap::keys);
         let opencode: Vec<(&String, Read)> = self
             .opencode
             .sessions
             .keys()
+            .chain(v2_sessions)
             .map(|s| {
                 let (lines, usage) = self.opencode.read(s);
                 (s, Read { bytes: Vec::new(), lines, usage })
@@ -737,6 +875,7 @@ fn run_case(seed: u64, actions: usize) -> (Vec<&'static str>, BTreeMap<&'static 
         opencode: OpenCodeModel {
             conn: crate::util::fixtures::opencode::create(&env.path("opencode/opencode.db")),
             sessions: BTreeMap::new(),
+            v2: None,
             next: 0,
         },
     };
@@ -911,6 +1050,10 @@ fn the_index_follows_a_model_through_random_file_actions() {
             "opencode-update",
             "opencode-delete",
             "opencode-checkpoint",
+            "opencode-upgrade",
+            "opencode2-message",
+            "opencode2-update",
+            "opencode2-delete",
         ] {
             assert!(counts.contains_key(action), "no {action} in {} actions", log.len());
         }

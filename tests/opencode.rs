@@ -570,6 +570,18 @@ fn opencode_2_sessions_are_read_from_their_rows_and_each_session_once() {
     };
     assert_eq!(view("msg_n1")["who"]["side"], "user");
     assert_eq!(kinds("msg_n1"), ["text", "media", "media"]);
+    // Every photo the view shows links to its bytes: the person's two, and the tool's.
+    let shown: Vec<String> = view("msg_n1")["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(view("msg_n2")["parts"][2]["media"].as_array().unwrap())
+        .filter_map(|p| p["url"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(shown.len(), 3, "{}", view("msg_n2"));
+    for (url, png) in shown.iter().zip(&photos) {
+        assert_eq!(server.get(url).bytes().unwrap().as_ref(), png.as_slice(), "{url}");
+    }
     assert_eq!(kinds("msg_n2"), ["thinking", "toolCall", "toolResult", "text"]);
     assert_eq!(view("msg_n2")["who"]["name"], "OpenCode");
     assert_eq!(kinds("msg_n3"), ["command", "output"]);

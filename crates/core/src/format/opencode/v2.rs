@@ -33,6 +33,8 @@ use std::io::Write;
 use rusqlite::{Connection, OptionalExtension};
 use serde_json::Value;
 
+use crate::codec::scan::STRIPPED_MEDIA_MARKER;
+
 use super::{
     FileContext, Media, Meta, Part, SearchText, Side, Typed, Usage, Who, copy_column, file_media, first_chars,
     json_string, millis_of, shared_names, str_at, text_of, title_rank, tokens,
@@ -127,7 +129,10 @@ fn tool_parts(tool: &Value, out: &mut Vec<Part>) {
         for item in content {
             match str_at(item, "type") {
                 Some("text") => texts.extend(str_at(item, "text").map(str::to_owned)),
-                Some("file") => media.push(file_media(item)),
+                Some("file") => match file_item(item) {
+                    Ok(file) => media.push(file),
+                    Err(named) => texts.push(named),
+                },
                 _ => {}
             }
         }
@@ -141,13 +146,25 @@ fn tool_parts(tool: &Value, out: &mut Vec<Part>) {
     out.push(Part::ToolResult { call: id.map(str::to_owned), text: texts.join("\n"), error, label: None, media });
 }
 
-/// A person's attached file: a photo or a file whose bytes the row holds, else a mention of it.
-fn attached(file: &Value) -> Part {
-    if file.get("data").is_some() || str_at(file, "uri").is_some_and(|u| u.starts_with("data:")) {
-        return Part::Media(file_media(file));
+/// A file in a row: a photo or a file whose bytes the row holds (its `data`, or its `uri` as a
+/// `data:` URL, which a rendered line holds as the payload's URL), else what names one by its path
+/// (`file://`).
+fn file_item(file: &Value) -> Result<Media, String> {
+    let uri = str_at(file, "uri");
+    if file.get("data").is_some() || uri.is_some_and(|u| !u.starts_with("file:")) {
+        let mut media = file_media(file);
+        if media.url.is_none() && media.image {
+            media.url = uri.filter(|u| !u.starts_with("data:") && *u != STRIPPED_MEDIA_MARKER).map(str::to_owned);
+        }
+        return Ok(media);
     }
-    let uri = file.get("source").and_then(|s| str_at(s, "uri")).or_else(|| str_at(file, "uri"));
-    Part::Note(format!("File: {}", str_at(file, "name").or(uri).unwrap_or("attached")))
+    let uri = file.get("source").and_then(|s| str_at(s, "uri")).or(uri);
+    Err(format!("File: {}", str_at(file, "name").or(uri).unwrap_or("attached")))
+}
+
+/// A person's attached file, as a part.
+fn attached(file: &Value) -> Part {
+    file_item(file).map_or_else(Part::Note, Part::Media)
 }
 
 /// A row line's parts, as a reader takes them in.
