@@ -163,3 +163,104 @@ fn cline_and_roo_tasks_keep_every_photo_and_read_as_the_extensions_show_them() {
     drop(server);
     assert_eq!(env.photos_of(&api), photos.to_vec(), "the same photos after the rewrite");
 }
+
+/// `--root cline:<tree>/cline/sessions`.
+fn sdk_root(env: &Env) -> Vec<String> {
+    vec!["--root".into(), format!("cline:{}", env.path("cline/sessions").display())]
+}
+
+#[test]
+fn cline_4_sessions_keep_every_photo_their_answers_counts_and_follow_each_rewrite() {
+    use crate::util::fixtures::cline::{SESSION, sdk_file, sdk_image, sdk_manifest, sdk_messages};
+    let env = Env::new();
+    let photos = [fake_png(61, 300), fake_png(62, 2 << 20)];
+    let mut messages = sdk_messages(&photos);
+    let path =
+        env.write(&format!("cline/sessions/{SESSION}/{SESSION}.messages.json"), sdk_file(SESSION, "lead", &messages));
+    env.write(&format!("cline/sessions/{SESSION}/{SESSION}.json"), sdk_manifest(SESSION, "/w/web"));
+    // A sub-agent's transcript in the same folder: a session of its own.
+    let sub = format!("{SESSION}__explorer");
+    let sub_messages = vec![
+        json!({"id": "msg_s1", "role": "user", "content": [{"type": "text", "text": "Find every flex container."}], "ts": at(5)}),
+        json!({"id": "msg_s2", "role": "assistant", "content": [{"type": "text", "text": "Two: the header and the footer."}],
+            "ts": at(7), "modelInfo": {"id": "anthropic/claude-haiku-4.5", "provider": "cline"},
+            "metrics": {"inputTokens": 900, "outputTokens": 20}}),
+    ];
+    env.write(&format!("cline/sessions/{SESSION}/explorer.messages.json"), sdk_file(&sub, "subagent", &sub_messages));
+    // The compaction sidecar is a working copy, not read.
+    env.write(&format!("cline/sessions/{SESSION}/{SESSION}.compaction.json"), r#"{"version":1,"messages":[]}"#);
+
+    let summary = env.index_roots(&sdk_root(&env));
+    assert!(summary.starts_with("indexed 2 files, 9 lines, 2 payloads, 0 invalid lines"), "{summary}");
+    assert_eq!(
+        sessions(&env),
+        [
+            (
+                SESSION.into(),
+                "cline".into(),
+                Some("Why is the header misaligned in this screenshot? [Image 1]".into()),
+                Some("/w/web".into())
+            ),
+            (sub.clone(), "cline".into(), Some("Find every flex container.".into()), Some("/w/web".into())),
+        ]
+    );
+    assert_eq!(check_invariants(&env.data), 9, "every message restored byte for byte");
+    assert_eq!(env.photos_of(&path), photos.to_vec(), "the person's photo and the tool's");
+    let longest: i64 =
+        env.conn().query_row("SELECT max(length(stored_line(stripped))) FROM entries", [], |r| r.get(0)).unwrap();
+    assert!(longest < 3000, "no payload in a stored line: the longest is {longest} bytes");
+    // Each answer's model call, its input without the cache's reads and writes.
+    let model = json!(["anthropic/claude-sonnet-4.6"]);
+    assert_eq!(
+        usage(&env, "cline"),
+        [
+            (SESSION.into(), [3, 30 + 1000 + 1000, 196, 58_000, 15_180], model),
+            (sub.clone(), [1, 900, 20, 0, 0], json!(["anthropic/claude-haiku-4.5"])),
+        ]
+    );
+
+    // As the person sees it, live: rewritten whole in place, torn midway, then whole again.
+    let server = Server::start(&env, &sdk_root(&env).iter().map(String::as_str).collect::<Vec<_>>());
+    server.wait_for_sessions(2);
+    let page: Value = server.get(&format!("/api/sessions/{SESSION}/history?view=true&limit=50")).json().unwrap();
+    let entries = page["entries"].as_array().unwrap();
+    let view =
+        |u: &str| entries.iter().find(|e| e["uuid"] == u).unwrap_or_else(|| panic!("{u}: {page}"))["view"].clone();
+    let kinds = |v: &Value| -> Vec<String> {
+        v["parts"].as_array().unwrap().iter().map(|p| p["kind"].as_str().unwrap().to_owned()).collect()
+    };
+    let asked = view("msg_mrb2x1kq_1");
+    assert_eq!(asked["who"]["side"], "user");
+    assert_eq!(asked["parts"][0]["text"], "Why is the header misaligned in this screenshot? [Image 1]");
+    assert_eq!(kinds(&asked), ["text", "media", "context"]);
+    assert_eq!(kinds(&view("msg_Qm3vT8aZ")), ["thinking", "text", "toolCall"]);
+    assert_eq!(view("msg_r3m1nd3r")["who"]["side"], "note", "the runtime's reminder is not the person's");
+    let failed = view("msg_Tb7wQ2xY_tool_toolu_02");
+    assert_eq!(failed["parts"][0]["error"], true, "{failed}");
+    let url = view("msg_Qm3vT8aZ_tool_toolu_01")["parts"][0]["media"][0]["url"].as_str().unwrap().to_owned();
+    assert_eq!(server.get(&url).bytes().unwrap().as_ref(), photos[1].as_slice());
+
+    let third = fake_png(63, 500);
+    messages.push(json!({"id": "msg_n3wq", "role": "user", "content": [
+        {"type": "text", "text": "<mode_notice>Plan mode</mode_notice><user_input mode=\"plan\">And on a phone? [Image 1]</user_input>"},
+        sdk_image(&third)], "ts": at(40)}));
+    let whole = sdk_file(SESSION, "lead", &messages);
+    std::fs::write(&path, &whole.as_bytes()[..whole.len() / 2]).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::write(&path, whole.as_bytes()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let page: Value = server.get(&format!("/api/sessions/{SESSION}/history?view=true&limit=50")).json().unwrap();
+        let last = page["entries"].as_array().unwrap().iter().find(|e| e["uuid"] == "msg_n3wq").cloned();
+        if let Some(last) = last {
+            assert_eq!(last["view"]["parts"][0]["text"], "And on a phone? [Image 1]");
+            let url = last["view"]["parts"][1]["url"].as_str().unwrap().to_owned();
+            assert_eq!(server.get(&url).bytes().unwrap().as_ref(), third.as_slice());
+            break;
+        }
+        assert!(Instant::now() < deadline, "the rewrite never showed: {page}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(server);
+    assert_eq!(check_invariants(&env.data), 10, "the torn write lost nothing and added nothing");
+}

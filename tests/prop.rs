@@ -119,7 +119,7 @@ fn shuffled(fields: Vec<(&'static str, J)>) -> impl Strategy<Value = J> {
 
 /// A block or object that may carry a payload, in one of the known shapes (each agent's).
 fn arb_media() -> impl Strategy<Value = J> {
-    (arb_payload(), media_type(), any::<bool>(), 0..20u8).prop_flat_map(|(data, mt, escape, shape)| {
+    (arb_payload(), media_type(), any::<bool>(), 0..21u8).prop_flat_map(|(data, mt, escape, shape)| {
         let data_str = J::Str(data.clone(), escape);
         let data_url = J::Str(format!("data:{mt};base64,{data}"), escape);
         match shape {
@@ -202,6 +202,8 @@ fn arb_media() -> impl Strategy<Value = J> {
                 .boxed(),
             // OpenCode 2's file in a tool's result: a data URL under `uri`.
             18 => shuffled(vec![("type", s("file")), ("uri", data_url), ("mime", s(&mt))]).boxed(),
+            // Cline 4's image block: its bytes beside its `mediaType`.
+            19 => shuffled(vec![("type", s("image")), ("data", data_str), ("mediaType", s(&mt))]).boxed(),
             _ => shuffled(vec![("type", s("image")), ("source", obj(vec![("type", s("base64"))]))]).boxed(),
         }
     })
@@ -627,6 +629,7 @@ fn mangle(line: &str) -> String {
         .replace("\"image", "\"imago")
         .replace("image\"", "imago\"")
         .replace("\"mime", "\"mimo")
+        .replace("\"mediaType\"", "\"mediaTypo\"")
 }
 
 #[test]

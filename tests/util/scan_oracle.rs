@@ -134,8 +134,8 @@ impl Oracle {
             }
             Value::Object(map) => {
                 let ty = map.get("type").and_then(Value::as_str);
-                // `mime` is OpenCode 2's name for it (an object has one or the other).
-                let mime = small(map, "mimeType").or_else(|| small(map, "mime"));
+                // `mime` is OpenCode 2's name for it, `mediaType` Cline 4's (an object has one of them).
+                let mime = small(map, "mimeType").or_else(|| small(map, "mime")).or_else(|| small(map, "mediaType"));
                 let image = matches!(ty, Some("image" | "image_url" | "input_image"))
                     || (map.contains_key("data") && mime.is_some_and(|t| t.starts_with("image/")));
                 // A `file` object (OpenCode's file part) is an image block if it holds a data URL of

@@ -23,6 +23,22 @@
 //!   request's counts (`tokensIn`, `tokensOut`, `cacheWrites`, `cacheReads`, and `cost`, which is
 //!   not read: the ledger prices every agent alike) and, in Cline, its `modelInfo`. Each is one
 //!   response, keyed by the task and the message's `ts`.
+//!
+//! Cline 4 (its SDK, run by its command line; cline/cline @ 21cb8d2:
+//! `sdk/packages/shared/src/storage/paths.ts`, `sdk/packages/core/src/services/session-artifacts.ts`,
+//! `session-data.ts`, `sdk/packages/shared/src/llms/messages.ts`,
+//! `sdk/packages/core/src/session/models/session-manifest.ts`) keeps a session in a folder
+//! `sessions/<session id>/` of its data directory (`~/.cline/data`): `<id>.messages.json`, an object
+//! whose `messages` are the same Anthropic-like messages (an image block is `{type: "image", data,
+//! mediaType}`, a file the person attached `{type: "file", path, content}`), each with its `id`,
+//! `ts`, `modelInfo` and, on an answer, `metrics` (the model call's `inputTokens`, which hold the
+//! cache's reads and writes, `outputTokens`, `cacheReadTokens`, `cacheWriteTokens`): one response,
+//! keyed by the session and the message's id. The person's words come wrapped in `<user_input
+//! mode="act">`; messages the runtime added are marked (`metadata.userRunSpan: 0`, or
+//! `metadata.displayRole` `system` or `status`). A sub-agent's transcript is another
+//! `<agent>.messages.json` in the same folder, a session of its own (`<session>__<agent>`, as the
+//! SDK names it). The manifest beside it (`<id>.json`) names the working directory. Each file is
+//! rewritten whole, in place.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -59,6 +75,24 @@ const API: &str = "api_conversation_history.json";
 /// What the panel showed: read for the API requests' counts.
 const UI: &str = "ui_messages.json";
 
+/// How Cline 4's transcripts' names end: `<session id>.messages.json`, `<agent>.messages.json`.
+const MESSAGES: &str = ".messages.json";
+
+/// Whether `path` is a transcript of Cline 4: `sessions/<session id>/<name>.messages.json`.
+fn is_session_file(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str());
+    let sessions = path.parent().and_then(Path::parent).and_then(Path::file_name);
+    name.is_some_and(|n| n.len() > MESSAGES.len() && n.ends_with(MESSAGES)) && sessions.is_some_and(|s| s == "sessions")
+}
+
+/// The runtime's marks on a message it added: `userRunSpan: 0` (a reminder, a hook's context), or a
+/// `displayRole` Cline's own panel does not show as anybody's words.
+fn added_by_cline(message: &Value) -> bool {
+    let meta = message.get("metadata").unwrap_or(&Value::Null);
+    meta.get("userRunSpan").and_then(Value::as_i64) == Some(0)
+        || matches!(str_at(meta, "displayRole"), Some("system" | "status"))
+}
+
 /// Image blocks are numbered under a message's `content` (a tool result's among them).
 static BLOCK_PLACES: BlockPlaces = BlockPlaces::new(&[&["content"]]);
 
@@ -78,36 +112,76 @@ impl Format for Tasks {
         self.display
     }
 
-    /// A task's `api_conversation_history.json` or `ui_messages.json`, in a folder under `tasks/`.
+    /// A task's `api_conversation_history.json` or `ui_messages.json`, in a folder under `tasks/`;
+    /// and Cline 4's `<name>.messages.json`, in a folder under `sessions/`.
     fn is_transcript(&self, path: &Path) -> bool {
         let name = path.file_name().and_then(|n| n.to_str());
         let tasks = path.parent().and_then(Path::parent).and_then(Path::file_name);
-        matches!(name, Some(API | UI)) && tasks.is_some_and(|t| t == "tasks")
+        (matches!(name, Some(API | UI)) && tasks.is_some_and(|t| t == "tasks"))
+            || (self.name == CLINE.name && is_session_file(path))
     }
 
-    /// Both are a JSON array, written whole.
-    fn document_records(&self, _path: &Path) -> Option<Records> {
-        Some(Records::Elements)
+    /// A task's files are a JSON array, written whole; Cline 4's an object whose `messages` are.
+    fn document_records(&self, path: &Path) -> Option<Records> {
+        Some(if is_session_file(path) { Records::At("messages") } else { Records::Elements })
+    }
+
+    /// Cline 4's manifest beside its transcript (`<session id>/<session id>.json`).
+    fn project_file(&self, path: &Path) -> Option<PathBuf> {
+        let folder = path.parent().filter(|_| is_session_file(path))?;
+        let id = folder.file_name()?.to_str()?;
+        Some(folder.join(format!("{id}.json")))
+    }
+
+    /// The manifest's `cwd` (else its `workspace_root`).
+    fn project_in(&self, text: &str) -> Option<String> {
+        let manifest: Value = serde_json::from_str(text).ok()?;
+        ["cwd", "workspace_root"]
+            .iter()
+            .find_map(|k| str_at(&manifest, k).filter(|d| !d.trim().is_empty() && !d.contains('\n')))
+            .map(str::to_owned)
     }
 
     fn block_places(&self) -> &'static BlockPlaces {
         &BLOCK_PLACES
     }
 
-    /// The session is the task's folder; its lines name the directory.
-    fn file_context(&self, path: &Path, _first_line: &mut dyn FnMut() -> Option<String>) -> FileContext {
-        let task = path.parent().and_then(Path::file_name).map(|t| t.to_string_lossy().into_owned());
-        FileContext { session: task.unwrap_or_default(), ..FileContext::default() }
+    /// The session is the task's folder; its lines name the directory. Cline 4's: the session its
+    /// header names (`sessionId`), else the folder's, or for a sub-agent's file `<folder>__<agent>`.
+    fn file_context(&self, path: &Path, first_line: &mut dyn FnMut() -> Option<String>) -> FileContext {
+        let folder = path.parent().and_then(Path::file_name).map(|t| t.to_string_lossy().into_owned());
+        let folder = folder.unwrap_or_default();
+        if !is_session_file(path) {
+            return FileContext { session: folder, ..FileContext::default() };
+        }
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let stem = name.strip_suffix(MESSAGES).unwrap_or(name);
+        let named = first_line()
+            .and_then(|l| serde_json::from_str::<Value>(&l).ok())
+            .and_then(|h| str_at(&h, "sessionId").map(str::to_owned))
+            .filter(|id| crate::codec::refs::is_id(id));
+        let session =
+            named.unwrap_or_else(|| if stem == folder { folder.clone() } else { format!("{folder}__{stem}") });
+        FileContext { session, ..FileContext::default() }
     }
 
-    /// 0 for the conversation; the panel's file after it.
+    /// 0 for the conversation (and for each of Cline 4's, a session each); the panel's file after it.
     fn file_key(&self, path: &Path, _session: &str) -> i64 {
-        if path.file_name().is_some_and(|n| n == API) { 0 } else { super::name_key(path) }
+        if path.file_name().is_some_and(|n| n == API) || is_session_file(path) { 0 } else { super::name_key(path) }
     }
 
     fn describe(&self, stripped: &str, line: u64, file: &FileContext) -> Result<Meta, MetaError> {
         let top = Value::Object(parse_object(stripped)?);
-        Ok(if top.get("role").is_some() { describe_message(&top, line) } else { self.describe_shown(&top, line, file) })
+        if top.get("role").is_none() {
+            return Ok(self.describe_shown(&top, line, file));
+        }
+        let mut meta = describe_message(&top, line);
+        if meta.cwd.is_none() {
+            meta.cwd.clone_from(&file.project);
+        }
+        // Cline 4's answers state their model call's counts.
+        meta.usage.extend(self.message_usage(&top, &file.session));
+        Ok(meta)
     }
 
     /// A person's message: their words, unwrapped, and their photos.
@@ -118,11 +192,11 @@ impl Format for Tasks {
         let mut text = Vec::new();
         let mut images = Vec::new();
         match line.get("content")? {
-            Value::String(s) => text.extend(persons_words(s)),
+            Value::String(s) => text.extend(persons_words(line, s)),
             Value::Array(blocks) => {
                 for block in blocks {
                     match str_at(block, "type") {
-                        Some("text") => text.extend(str_at(block, "text").and_then(persons_words)),
+                        Some("text") => text.extend(str_at(block, "text").and_then(|t| persons_words(line, t))),
                         Some("image") => images.push(str_at(block, "blake3").map(str::to_owned)),
                         _ => {}
                     }
@@ -134,9 +208,10 @@ impl Format for Tasks {
         (!typed.text.trim().is_empty() || !typed.images.is_empty()).then_some(typed)
     }
 
-    /// The panel's API requests (`api_req_started`) state the counts.
+    /// The panel's API requests (`api_req_started`) state the counts; Cline 4's answers their
+    /// `metrics`.
     fn usage_markers(&self) -> &'static [&'static str] {
-        &["tokensIn"]
+        &["tokensIn", "inputTokens"]
     }
 
     fn parts(&self, line: &Value) -> Vec<Part> {
@@ -151,7 +226,7 @@ impl Format for Tasks {
             match str_at(&block, "type") {
                 Some("text") => {
                     let text = str_at(&block, "text").unwrap_or("");
-                    let (words, rest) = unwrap_persons(text);
+                    let (words, rest) = unwrap_in(line, text);
                     if let Some(words) = words {
                         out.push(Part::Text(words.to_owned()));
                     }
@@ -162,6 +237,12 @@ impl Format for Tasks {
                         out.push(Part::Thinking(t.to_owned()));
                     }
                 }
+                // A file the person attached (Cline 4): its text, folded.
+                Some("file") => {
+                    let path = str_at(&block, "path").unwrap_or("a file");
+                    let text = str_at(&block, "content").unwrap_or("").to_owned();
+                    out.push(Part::Context { label: format!("File {path}"), text });
+                }
                 _ => super::claude::content_parts(&Value::Array(vec![block]), &mut out),
             }
         }
@@ -171,6 +252,7 @@ impl Format for Tasks {
     /// The person, the extension, or a tool's result; the panel's copy is not shown.
     fn who(&self, line: &Value, _is_sidechain: bool) -> Option<Who> {
         match str_at(line, "role")? {
+            _ if added_by_cline(line) => Some(Who::new(self.speaker, Side::Note)),
             "assistant" => Some(Who::new(self.speaker, Side::Assistant)),
             "user" if holds_tool_result(line) => Some(Who::new("Tool result", Side::Note)),
             "user" => Some(Who::new("You", Side::User)),
@@ -195,12 +277,45 @@ impl Format for Tasks {
             .collect();
         if self.name == CLINE.name {
             roots.push(home.join(".cline/data/tasks"));
+            // Cline 4's sessions: `$CLINE_SESSION_DATA_DIR`, else `$CLINE_DATA_DIR/sessions`, else
+            // `$CLINE_DIR/data/sessions`, else `~/.cline/data/sessions`.
+            let absolute = |name: &str| nonempty(name).filter(|p| p.is_absolute());
+            roots.push(
+                absolute("CLINE_SESSION_DATA_DIR")
+                    .or_else(|| absolute("CLINE_DATA_DIR").map(|d| d.join("sessions")))
+                    .or_else(|| absolute("CLINE_DIR").map(|d| d.join("data/sessions")))
+                    .unwrap_or_else(|| home.join(".cline/data/sessions")),
+            );
         }
         roots
     }
 }
 
 impl Tasks {
+    /// The counts of a Cline 4 answer's model call (its `metrics`): one response, keyed by the
+    /// session and the message's id. `inputTokens` holds the cache's reads and writes, taken out of
+    /// it here (unless they are more than it).
+    fn message_usage(&self, message: &Value, session: &str) -> Option<Usage> {
+        let metrics = message.get("metrics").filter(|_| str_at(message, "role") == Some("assistant"))?;
+        let (read, write) = (count(metrics, "cacheReadTokens"), count(metrics, "cacheWriteTokens"));
+        let input = count(metrics, "inputTokens");
+        let tokens = Tokens {
+            input: if read + write <= input { input - read - write } else { input },
+            output: count(metrics, "outputTokens"),
+            cache_read: read,
+            cache_write: write,
+            ..Tokens::default()
+        };
+        let id = str_at(message, "id")?;
+        (tokens.total() > 0).then(|| Usage {
+            key: format!("{}:{session}:{id}", self.name),
+            model: message.get("modelInfo").and_then(|m| str_at(m, "id")).map(str::to_owned),
+            timestamp: message.get("ts").and_then(Value::as_i64).and_then(super::millis_iso),
+            tokens,
+            ..Usage::default()
+        })
+    }
+
     /// A record of the panel's file: a repeat of the conversation, hidden, but for the counts of an
     /// API request.
     fn describe_shown(&self, record: &Value, line: u64, file: &FileContext) -> Meta {
@@ -283,7 +398,7 @@ fn describe_message(message: &Value, line: u64) -> Meta {
         if meta.cwd.is_none() {
             meta.cwd = working_directory(t);
         }
-        let (words, _) = unwrap_persons(t);
+        let (words, _) = unwrap_in(message, t);
         match words {
             Some(words) => {
                 text.said(words);
@@ -308,15 +423,22 @@ fn holds_tool_result(message: &Value) -> bool {
     }
 }
 
-/// Whether a message is a person's: `user`, with their words in it and no tool's result.
+/// Whether a message is a person's: `user`, with their words in it and no tool's result, and not
+/// one Cline 4's runtime added.
 fn is_persons(message: &Value) -> bool {
-    str_at(message, "role") == Some("user") && !holds_tool_result(message)
+    str_at(message, "role") == Some("user") && !holds_tool_result(message) && !added_by_cline(message)
 }
 
-/// The person's words a text block begins with (inside one of [`PERSONS_TAGS`]), and what follows
-/// them; `None` and the whole text if it begins with none.
+/// The person's words a text block begins with (inside one of [`PERSONS_TAGS`], or Cline 4's
+/// `<user_input mode="...">`, after the `<mode_notice>` a mode's change puts before it), and what
+/// follows them; `None` and the whole text if it begins with none.
 fn unwrap_persons(text: &str) -> (Option<&str>, &str) {
-    let trimmed = text.trim_start();
+    let mut trimmed = text.trim_start();
+    if let Some(rest) = trimmed.strip_prefix("<mode_notice>")
+        && let Some(end) = rest.find("</mode_notice>")
+    {
+        trimmed = rest[end + "</mode_notice>".len()..].trim_start();
+    }
     for tag in PERSONS_TAGS {
         let open = format!("<{tag}>");
         let close = format!("</{tag}>");
@@ -326,12 +448,38 @@ fn unwrap_persons(text: &str) -> (Option<&str>, &str) {
             return (Some(rest[..end].trim()), &rest[end + close.len()..]);
         }
     }
+    // `<user_input>` or `<user_input mode="act">`.
+    if let Some(rest) = trimmed.strip_prefix("<user_input")
+        && rest.starts_with(['>', ' '])
+        && let Some(open_end) = rest.find('>')
+        && let Some(end) = rest.find("</user_input>")
+        && open_end < end
+    {
+        return (Some(rest[open_end + 1..end].trim()), &rest[end + "</user_input>".len()..]);
+    }
     (None, text)
 }
 
-/// The person's words of a text block, if it holds them.
-fn persons_words(text: &str) -> Option<&str> {
-    unwrap_persons(text).0.filter(|w| !w.is_empty())
+/// The person's words of a text block of `message`, and what follows them: unwrapped from their tag
+/// ([`unwrap_persons`]); or, in a person's message of Cline 4 (which has an `id`, unlike the
+/// extensions' person's messages) written before its runtime wrapped them, the whole text, unless it
+/// is a tag's (the editor's state).
+fn unwrap_in<'a>(message: &Value, text: &'a str) -> (Option<&'a str>, &'a str) {
+    let (words, rest) = unwrap_persons(text);
+    if words.is_none()
+        && is_persons(message)
+        && message.get("id").is_some()
+        && !text.trim().is_empty()
+        && !text.trim_start().starts_with('<')
+    {
+        return (Some(text.trim()), "");
+    }
+    (words, rest)
+}
+
+/// The person's words of a text block of `message`, if it holds them.
+fn persons_words<'a>(message: &Value, text: &'a str) -> Option<&'a str> {
+    unwrap_in(message, text).0.filter(|w| !w.is_empty())
 }
 
 /// The working directory the editor's state names (`# Current Working Directory (/w/app) Files`;
@@ -480,5 +628,73 @@ mod tests {
         assert_eq!(roots.len(), EDITORS.len());
         assert!(CLINE.default_roots(&var).contains(&PathBuf::from("/h/.cline/data/tasks")));
         assert!(!roots.iter().any(|r| r.starts_with("/h/.cline")));
+        // Cline 4's sessions, where its variables move them.
+        for (vars, sessions) in [
+            (vec![("HOME", "/h")], "/h/.cline/data/sessions"),
+            (vec![("HOME", "/h"), ("CLINE_DIR", "/c")], "/c/data/sessions"),
+            (vec![("HOME", "/h"), ("CLINE_DIR", "/c"), ("CLINE_DATA_DIR", "/d")], "/d/sessions"),
+            (vec![("HOME", "/h"), ("CLINE_DATA_DIR", "/d"), ("CLINE_SESSION_DATA_DIR", "/s")], "/s"),
+            (vec![("HOME", "/h"), ("CLINE_DATA_DIR", "relative")], "/h/.cline/data/sessions"),
+        ] {
+            let var = |name: &str| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| OsString::from(v));
+            assert!(CLINE.default_roots(&var).contains(&PathBuf::from(sessions)), "{vars:?}");
+        }
+    }
+
+    const ASKED_4: &str = r#"{"id":"msg_1","role":"user","content":[{"type":"text","text":"<mode_notice>Plan mode</mode_notice>\n<user_input mode=\"plan\">Why is the header misaligned? [Image 1]</user_input>"},{"type":"image","data":"STRIPPED_MEDIA_MARKER","mediaType":"image/png"}],"ts":1787429702001}"#;
+    const ANSWER_4: &str = r#"{"id":"msg_2","role":"assistant","content":[{"type":"text","text":"Let me look."}],"ts":1787429705120,"modelInfo":{"id":"anthropic/claude-sonnet-4.6","provider":"cline"},"metrics":{"inputTokens":14210,"outputTokens":96,"cacheReadTokens":0,"cacheWriteTokens":14180,"cost":0.05}}"#;
+
+    #[test]
+    fn cline_4_s_sessions_are_its_sdk_s_files_and_their_answers_state_their_counts() {
+        let main = Path::new("/h/.cline/data/sessions/1787429701234_k3x9q/1787429701234_k3x9q.messages.json");
+        let sub = Path::new("/h/.cline/data/sessions/1787429701234_k3x9q/explorer.messages.json");
+        assert!(CLINE.is_transcript(main) && CLINE.is_transcript(sub) && !ROO.is_transcript(main));
+        for not in [
+            "/h/.cline/data/sessions/1787429701234_k3x9q/1787429701234_k3x9q.json",
+            "/h/.cline/data/sessions/1787429701234_k3x9q/1787429701234_k3x9q.compaction.json",
+            "/h/.cline/data/other/1787429701234_k3x9q/a.messages.json",
+            "/h/.cline/data/sessions/x/.messages.json",
+        ] {
+            assert!(!CLINE.is_transcript(Path::new(not)), "{not}");
+        }
+        assert_eq!(CLINE.document_records(main), Some(Records::At("messages")));
+        assert_eq!(
+            CLINE.project_file(main),
+            Some(PathBuf::from("/h/.cline/data/sessions/1787429701234_k3x9q/1787429701234_k3x9q.json"))
+        );
+        assert_eq!(CLINE.project_in(r#"{"cwd":"/w/web","workspace_root":"/w"}"#).as_deref(), Some("/w/web"));
+        let session =
+            |path: &Path, header: Option<&str>| CLINE.file_context(path, &mut || header.map(str::to_owned)).session;
+        assert_eq!(session(main, None), "1787429701234_k3x9q");
+        assert_eq!(session(sub, None), "1787429701234_k3x9q__explorer");
+        assert_eq!(
+            session(sub, Some(r#"{"version":1,"sessionId":"1787429701234_k3x9q__explorer_1"}"#)),
+            "1787429701234_k3x9q__explorer_1"
+        );
+        assert_eq!((CLINE.file_key(main, "s"), CLINE.file_key(sub, "s")), (0, 0));
+
+        let context = FileContext {
+            session: "1787429701234_k3x9q".into(),
+            project: Some("/w/web".into()),
+            ..FileContext::default()
+        };
+        let asked = CLINE.describe(ASKED_4, 1, &context).unwrap();
+        assert_eq!(asked.title, Some((title_rank::FIRST_USER_TEXT, "Why is the header misaligned? [Image 1]".into())));
+        assert_eq!(asked.cwd.as_deref(), Some("/w/web"));
+        let typed = CLINE.typed_input(None, false, &value(ASKED_4)).unwrap();
+        assert_eq!((typed.text.as_str(), typed.images.len()), ("Why is the header misaligned? [Image 1]", 1));
+        let answer = CLINE.describe(ANSWER_4, 2, &context).unwrap();
+        let u = &answer.usage[0];
+        assert_eq!(
+            (u.key.as_str(), u.model.as_deref()),
+            ("cline:1787429701234_k3x9q:msg_2", Some("anthropic/claude-sonnet-4.6"))
+        );
+        assert_eq!((u.tokens.input, u.tokens.output, u.tokens.cache_write), (30, 96, 14180));
+        assert!(CLINE.usage_markers().iter().any(|m| ANSWER_4.contains(m)));
+        // A message the runtime added is nobody's words, and titles nothing.
+        let reminder = r#"{"id":"msg_3","role":"user","content":[{"type":"text","text":"Finish with attempt_completion."}],"ts":1,"metadata":{"userRunSpan":0}}"#;
+        assert_eq!(CLINE.who(&value(reminder), false).unwrap().side, Side::Note);
+        assert!(CLINE.describe(reminder, 3, &context).unwrap().title.is_none());
+        assert!(CLINE.typed_input(None, false, &value(reminder)).is_none());
     }
 }

@@ -14,7 +14,7 @@ pub(super) const MAX_KEY: usize = 16;
 pub(super) enum KnownKey {
     Type,
     MediaType,
-    /// `mimeType`, or `mime` (OpenCode 2's).
+    /// `mimeType`, or `mime` (OpenCode 2's), or `mediaType` (Cline 4's).
     MimeType,
     Data,
     Base64,
@@ -31,8 +31,9 @@ impl KnownKey {
         match b {
             b"type" => KnownKey::Type,
             b"media_type" => KnownKey::MediaType,
-            // OpenCode 2 names a file's type `mime` (`{data, mime}`, a tool's `{type: "file", uri, mime}`).
-            b"mimeType" | b"mime" => KnownKey::MimeType,
+            // OpenCode 2 names a file's type `mime` (`{data, mime}`, a tool's `{type: "file", uri, mime}`),
+            // Cline 4 `mediaType` (`{type: "image", data, mediaType}`).
+            b"mimeType" | b"mime" | b"mediaType" => KnownKey::MimeType,
             b"data" => KnownKey::Data,
             b"base64" => KnownKey::Base64,
             b"url" | b"uri" => KnownKey::Url,

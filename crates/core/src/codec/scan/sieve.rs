@@ -10,16 +10,17 @@ use super::tokenizer::MAX_DEPTH;
 
 /// Whether `line` may hold a payload or an image block, by a search for the words they cannot be
 /// written without: every payload needs `base64` (a `"type":"base64"` source, a `base64` key, or a
-/// data URL's `;base64,`) or a `"mimeType"` or `"mime"` key beside its `data` (both begin `"mime`),
-/// and every image block a type that starts or ends its string with `image` (`"image"`,
+/// data URL's `;base64,`) or a `"mimeType"`, `"mime"` (both begin `"mime`) or `"mediaType"` key
+/// beside its `data`, and every image block a type that starts or ends its string with `image` (`"image"`,
 /// `"image_url"`, `"input_image"`) or one of those keys, unless those words are spelt with `\u`
 /// escapes. A
 /// line for which this is false scans to nothing (the tests check it against the scanner), so the
 /// indexer skips its scan; typical text lines are most lines.
 pub fn may_hold_media(line: &[u8]) -> bool {
     use std::sync::LazyLock;
-    static NEEDLES: LazyLock<[memchr::memmem::Finder<'static>; 5]> = LazyLock::new(|| {
-        [b"base64".as_slice(), b"\"image", b"image\"", b"\"mime", b"\\u"].map(memchr::memmem::Finder::new)
+    static NEEDLES: LazyLock<[memchr::memmem::Finder<'static>; 6]> = LazyLock::new(|| {
+        [b"base64".as_slice(), b"\"image", b"image\"", b"\"mime", b"\"mediaType\"", b"\\u"]
+            .map(memchr::memmem::Finder::new)
     });
     NEEDLES.iter().any(|needle| needle.find(line).is_some())
 }
@@ -71,6 +72,7 @@ mod tests {
             r#"{"a":{"image_url":{"url":"data:image/png;base64,AAAA"}}}"#,
             r#"{"file":{"base64":"AAAA"}}"#,
             r#"{"files":[{"data":"JVBERi0x","mime":"application/pdf"}]}"#,
+            r#"{"content":[{"type":"media","data":"JVBERi0x","mediaType":"application/pdf"}]}"#,
             // Words spelt with escapes are JSON's business: such lines are always scanned.
             r#"{"message":{"content":[{"type":"\u0069mage"}]}}"#,
         ] {

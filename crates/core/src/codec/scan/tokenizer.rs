@@ -66,16 +66,17 @@ enum StrRole {
 /// - `data` of an object whose `type` is `base64` (Anthropic image and document sources:
 ///   `{"type":"image","source":{"type":"base64","media_type":"image/png","data":...}}`);
 /// - `base64` of a `file` object (the Read tool's `toolUseResult.file.base64` copy, attachments);
-/// - `data` of an object with a `mimeType` or a `mime` (MCP's `{"type":"image","data":...,"mimeType":...}`,
-///   Gemini's `{"inlineData":{"mimeType":...,"data":...}}`, OpenCode 2's `{"data":...,"mime":...}`);
+/// - `data` of an object with a `mimeType`, a `mime` or a `mediaType` (MCP's
+///   `{"type":"image","data":...,"mimeType":...}`, Gemini's `{"inlineData":{"mimeType":...,"data":...}}`,
+///   OpenCode 2's `{"data":...,"mime":...}`, Cline 4's `{"type":"image","data":...,"mediaType":...}`);
 /// - a `data:<type>;base64,` URL (its header printable ASCII, as media types are) in `url`, `uri`,
 ///   `image_url` or `data` (a chat UI's image chunk, OpenAI's
 ///   `{"type":"image_url","image_url":{"url":...}}` and Codex's `input_image`), or in `images` (an
 ///   item of its array, as Codex's `user_message` event writes it, or its value).
 ///
 /// An *image block* is an object whose `type` is `image`, `image_url` or `input_image`, or that has
-/// a `data` key and a `mimeType` or `mime` that starts with `image/` (Gemini's `inlineData`, OpenCode
-/// 2's attached file), or whose `type` is `file` and that holds a `data:image/...` URL (OpenCode's
+/// a `data` key and a `mimeType`, `mime` or `mediaType` that starts with `image/` (Gemini's
+/// `inlineData`, OpenCode 2's attached file), or whose `type` is `file` and that holds a `data:image/...` URL (OpenCode's
 /// file part, and its tools' files); those at or
 /// under the format's [`BlockPlaces`] (Claude Code's `message.content`, tool results included) get
 /// ordinals, 0-based, in the order they begin in the line. One without a payload (a failed upload)
