@@ -7,11 +7,15 @@ without its ids, epoch milliseconds): sessions of twenty messages, a person's qu
 pasted photo every other time (100 KB to 1.5 MB, a `file` part with a base64 data URL), the
 answer's thinking, a tool call and its output, its text and its step's counts.
 
-`opencode.py run BINARY WORK RUNS`: indexes WORK/opencode (vault on, vault off) and WORK/claude
-(vault off), each from an empty data directory, RUNS times taking turns (compare.py's `measure`);
-prints the median time, MB/s, peak RSS and photos indexed of each, OpenCode's rate against Claude
-Code's, the vault's size, and the median time of `scrollback media` on the last photo of the
-largest OpenCode session.
+`opencode.py gen2 DB MB`: the same sessions as OpenCode 2 writes them (its `session_v2` and
+`session_message` tables: a row a message, the answer's thinking, tool call and text inside it, a
+person's photo as `files[]` `{data, mime, source}` with the bytes as base64, the answer's `tokens`).
+
+`opencode.py run BINARY WORK RUNS`: indexes WORK/opencode (vault on, vault off), WORK/opencode2 if
+it is there (vault on), and WORK/claude (vault off), each from an empty data directory, RUNS times
+taking turns (compare.py's `measure`); prints the median time, MB/s, peak RSS and photos indexed
+of each, OpenCode's rates against Claude Code's, the vault's size, and the median time of
+`scrollback media` on the last photo of the largest OpenCode session.
 
 `opencode.py photo BINARY MB [RUNS]`: one session whose one photo is MB megabytes of base64 in its
 row; times serving it over HTTP (`GET /api/session-media/...`, checked byte for byte), the median
@@ -108,15 +112,90 @@ def gen(path, mb):
     print(f"wrote {path}: {s} sessions, {os.path.getsize(path) / 1e6:.0f} MB")
 
 
+SCHEMA_V2 = """
+CREATE TABLE project (id text PRIMARY KEY, worktree text NOT NULL, vcs text, name text, icon_url text,
+  icon_color text, time_created integer NOT NULL, time_updated integer NOT NULL, time_initialized integer,
+  sandboxes text NOT NULL);
+CREATE TABLE session_v2 (id text PRIMARY KEY, project_id text NOT NULL, workspace_id text, parent_id text,
+  fork_session_id text, fork_boundary text, slug text NOT NULL, directory text NOT NULL, path text, title text,
+  version text NOT NULL, share_url text, summary_additions integer, summary_deletions integer,
+  summary_files integer, summary_diffs text, metadata text, cost real DEFAULT 0 NOT NULL,
+  tokens_input integer DEFAULT 0 NOT NULL, tokens_output integer DEFAULT 0 NOT NULL,
+  tokens_reasoning integer DEFAULT 0 NOT NULL, tokens_cache_read integer DEFAULT 0 NOT NULL,
+  tokens_cache_write integer DEFAULT 0 NOT NULL, revert text, permission text, agent text, model text,
+  time_created integer NOT NULL, time_updated integer NOT NULL, time_idle integer, time_viewed integer,
+  idle_outcome text, time_compacting integer, time_archived integer, time_suspended integer,
+  resume_attempts integer DEFAULT 0 NOT NULL);
+CREATE TABLE session_message (id text PRIMARY KEY, session_id text NOT NULL, type text NOT NULL,
+  seq integer NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
+CREATE UNIQUE INDEX session_message_session_seq_idx ON session_message (session_id, seq);
+CREATE INDEX session_message_session_time_created_id_idx ON session_message (session_id, time_created, id);
+"""
+
+
+def gen2(path, mb):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if os.path.exists(path):
+        os.remove(path)
+    rng = random.Random(38)
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.executescript(SCHEMA_V2)
+    t0 = 1_780_308_000_000
+    conn.execute("INSERT INTO project VALUES ('p0', '/w/app', 'git', NULL, NULL, NULL, ?, ?, NULL, '[]')", (t0, t0))
+    tokens = {"input": 900, "output": 80, "reasoning": 0, "cache": {"read": 2000, "write": 0}}
+    s = 0
+    while os.path.getsize(path) + os.path.getsize(path + "-wal") * (os.path.exists(path + "-wal")) < mb * 1e6:
+        sid = f"ses_{s:012x}AbCdEfGhIjKlMn"
+        at = t0 + s * 3_600_000
+        conn.execute("INSERT INTO session_v2 (id, project_id, slug, directory, title, version, time_created, time_updated) "
+                     "VALUES (?, 'p0', 'brave-otter', '/w/app', ?, '2.0.26', ?, ?)", (sid, text(rng, 5), at, at))
+        for m in range(20):
+            mid = f"msg_{s:06x}{m:06x}AbCdEfGhIjKlMn"
+            when = at + m * 10_000
+            if m % 2 == 0:
+                kind = "user"
+                data = {"time": {"created": when}, "text": text(rng, 30) + "?", "files": []}
+                if m % 4 == 0:
+                    photo = b"\x89PNG\r\n\x1a\n" + os.urandom(rng.randrange(100_000, 1_500_000))
+                    data["files"].append({"data": base64.b64encode(photo).decode(), "mime": "image/png",
+                                          "source": {"type": "inline"}, "name": "shot.png"})
+            else:
+                kind = "assistant"
+                data = {"time": {"created": when, "completed": when + 4000}, "agent": "build",
+                        "model": {"id": "claude-sonnet-4-5", "providerID": "anthropic"},
+                        "content": [
+                            {"type": "reasoning", "text": text(rng, 40)},
+                            {"type": "tool", "id": f"call_{m}", "name": "shell",
+                             "state": {"status": "completed", "input": {"command": "cargo test -p parser"},
+                                       "content": [{"type": "text", "text": text(rng, 300)}]},
+                             "time": {"created": when, "completed": when + 900}},
+                            {"type": "text", "text": text(rng, 80)}],
+                        "finish": "stop", "cost": 0.01, "tokens": tokens}
+            conn.execute("INSERT INTO session_message VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         (mid, sid, kind, m * 3, when, when, json.dumps(data)))
+        conn.commit()
+        s += 1
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    print(f"wrote {path}: {s} sessions, {os.path.getsize(path) / 1e6:.0f} MB")
+
+
 def size_of(path):
     return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
 
 
 def run(binary, work, runs):
     opencode, claude = os.path.join(work, "opencode"), os.path.join(work, "claude")
-    db_size = os.path.getsize(os.path.join(opencode, "opencode.db"))
-    claude_size = sum(os.path.getsize(p) for p in compare.corpus_files(claude))
-    data = {name: os.path.join(work, "data-" + name) for name in ("opencode", "opencode-novault", "claude")}
+    opencode2 = os.path.join(work, "opencode2")
+    sizes = {"opencode": os.path.getsize(os.path.join(opencode, "opencode.db")),
+             "claude": sum(os.path.getsize(p) for p in compare.corpus_files(claude))}
+    sizes["opencode-novault"] = sizes["opencode"]
+    names = ["opencode", "opencode-novault", "claude"]
+    if os.path.exists(os.path.join(opencode2, "opencode.db")):
+        sizes["opencode2"] = os.path.getsize(os.path.join(opencode2, "opencode.db"))
+        names.append("opencode2")
+    data = {name: os.path.join(work, "data-" + name) for name in names}
 
     def fresh(d):
         return lambda: shutil.rmtree(d, ignore_errors=True)
@@ -129,12 +208,15 @@ def run(binary, work, runs):
         ("claude", fresh(data["claude"]),
          [binary, "index", "--root", f"claude:{claude}", "--data-dir", data["claude"], "--vault", "off"]),
     ]
+    if "opencode2" in names:
+        tools.append(("opencode2", fresh(data["opencode2"]),
+                      [binary, "index", "--root", f"opencode:{opencode2}", "--data-dir", data["opencode2"]]))
     compare.RUNS = runs
     results = compare.measure(tools)
     rates = {}
     print(f"{'what':17} {'MB':>7} {'median s':>9} {'MB/s':>7} {'peak RSS MB':>12} {'photos':>7}  (median of {runs} runs)")
     for name, t, rss in results:
-        size = claude_size if name == "claude" else db_size
+        size = sizes[name]
         conn = sqlite3.connect(f"file:{os.path.join(data[name], 'index.sqlite3')}?mode=ro", uri=True)
         photos = conn.execute("SELECT count(*) FROM media WHERE ordinal IS NOT NULL").fetchone()[0]
         conn.close()
@@ -142,6 +224,9 @@ def run(binary, work, runs):
         print(f"{name:17} {size / 1e6:7.1f} {t:9.3f} {rates[name] / 1e6:7.0f} {rss:12.1f} {photos:7}")
     print(f"OpenCode's rate against Claude Code's: {rates['opencode'] / rates['claude']:.2f}x with the vault, "
           f"{rates['opencode-novault'] / rates['claude']:.2f}x without")
+    if "opencode2" in rates:
+        print(f"OpenCode 2's rate against Claude Code's: {rates['opencode2'] / rates['claude']:.2f}x with the vault; "
+              f"its vault's renders: {size_of(os.path.join(data['opencode2'], 'vault')) / 1e6:.0f} MB")
     print(f"the vault's renders: {size_of(os.path.join(data['opencode'], 'vault')) / 1e6:.0f} MB; "
           f"the index: {os.path.getsize(os.path.join(data['opencode'], 'index.sqlite3')) / 1e6:.1f} MB")
     conn = sqlite3.connect(f"file:{os.path.join(data['opencode'], 'index.sqlite3')}?mode=ro", uri=True)
@@ -211,5 +296,7 @@ if __name__ == "__main__":
         photo(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 3)
     elif sys.argv[1] == "gen":
         gen(sys.argv[2], float(sys.argv[3]))
+    elif sys.argv[1] == "gen2":
+        gen2(sys.argv[2], float(sys.argv[3]))
     else:
         run(sys.argv[2], sys.argv[3], int(sys.argv[4]))

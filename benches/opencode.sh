@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Times `scrollback index` on an OpenCode database of about MB megabytes (default 1000), most of it
 # photos pasted into its sessions (`file` parts whose `url` is a base64 data URL), written by
-# `opencode.py gen` as OpenCode 1.2 writes its tables; and, beside it in the same runs, Claude Code's
-# image corpus of the same size (`gen_corpus.py image`), for the rate. Each is indexed from an empty
-# data directory, RUNS times, taking turns: OpenCode with the vault on (as `serve` runs: each
-# session's render is kept) and off, Claude Code with the vault off. Then the time of
+# `opencode.py gen` as OpenCode 1.2 writes its tables, and the same sessions as OpenCode 2 writes
+# them (`opencode.py gen2`: its `session_v2` and `session_message` rows); and, beside them in the
+# same runs, Claude Code's image corpus of the same size (`gen_corpus.py image`), for the rate. Each
+# is indexed from an empty data directory, RUNS times, taking turns: OpenCode with the vault on (as
+# `serve` runs: each session's render is kept) and off, OpenCode 2 with the vault on, Claude Code
+# with the vault off. Then the time of
 # `scrollback media` on the last photo of the largest OpenCode session (read from its row by
 # SQLite's blob I/O, checked whole, written out).
 #
@@ -24,6 +26,7 @@ if [ -z "$binary" ]; then
   binary="${CARGO_TARGET_DIR:-target}/release/scrollback"
 fi
 [ -f "$work/opencode/opencode.db" ] || python3 benches/opencode.py gen "$work/opencode/opencode.db" "$mb"
+[ -f "$work/opencode2/opencode.db" ] || python3 benches/opencode.py gen2 "$work/opencode2/opencode.db" "$mb"
 [ -d "$work/claude" ] || python3 benches/gen_corpus.py image "$work/claude" "$mb" claude
 unset SCROLLBACK_TRANSCRIPTS SCROLLBACK_DATA_DIR
 python3 benches/opencode.py run "$binary" "$work" "$runs"
