@@ -33,7 +33,7 @@
 //! OpenCode 2 writes its sessions to other tables of the same database, `session_v2` and
 //! `session_message` (a row a message, its parts inside it), and copies the 1.x sessions into them
 //! once, ids kept: each session is read from those tables if it is there, else from the 1.x ones
-//! (see [`v2`]), so none is read twice and none written by a 1.x build after the copy is missed.
+//! (see `opencode/v2.rs`), so none is read twice and none written by a 1.x build after the copy is missed.
 
 use std::ffi::OsString;
 use std::io::Write;
