@@ -59,16 +59,22 @@ def text(rng, n):
     return " ".join(rng.choice(WORDS) for _ in range(n))
 
 
-def gen(path, mb):
+def new_database(path, schema):
+    """A new database at `path` in WAL mode with `schema` and one project; its first instant."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     if os.path.exists(path):
         os.remove(path)
-    rng = random.Random(38)
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA journal_mode=WAL")
-    conn.executescript(SCHEMA)
+    conn.executescript(schema)
     t0 = 1_780_308_000_000
     conn.execute("INSERT INTO project VALUES ('p0', '/w/app', 'git', NULL, NULL, NULL, ?, ?, NULL, '[]')", (t0, t0))
+    return conn, t0
+
+
+def gen(path, mb):
+    rng = random.Random(38)
+    conn, t0 = new_database(path, SCHEMA)
     s = 0
     while os.path.getsize(path) + os.path.getsize(path + "-wal") * (os.path.exists(path + "-wal")) < mb * 1e6:
         sid = f"ses_{s:012x}AbCdEfGhIjKlMn"
@@ -134,15 +140,8 @@ CREATE INDEX session_message_session_time_created_id_idx ON session_message (ses
 
 
 def gen2(path, mb):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    if os.path.exists(path):
-        os.remove(path)
     rng = random.Random(38)
-    conn = sqlite3.connect(path)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.executescript(SCHEMA_V2)
-    t0 = 1_780_308_000_000
-    conn.execute("INSERT INTO project VALUES ('p0', '/w/app', 'git', NULL, NULL, NULL, ?, ?, NULL, '[]')", (t0, t0))
+    conn, t0 = new_database(path, SCHEMA_V2)
     tokens = {"input": 900, "output": 80, "reasoning": 0, "cache": {"read": 2000, "write": 0}}
     s = 0
     while os.path.getsize(path) + os.path.getsize(path + "-wal") * (os.path.exists(path + "-wal")) < mb * 1e6:

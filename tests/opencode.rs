@@ -138,10 +138,9 @@ fn opencode_sessions_keep_every_photo_from_their_rows_and_follow_the_database() 
     assert_eq!(check_invariants(&env.data), 23, "every line but the two invalid ones restored byte for byte");
     let session_a = db.join(A);
     assert_eq!(env.photos_of(&session_a), photos.to_vec(), "the person's photo and the tool's, from their rows");
-    let conn_index = env.conn();
-    let longest: i64 =
-        conn_index.query_row("SELECT max(length(stored_line(stripped))) FROM entries", [], |r| r.get(0)).unwrap();
+    let longest = longest_stored_line(&env);
     assert!(longest < 2000, "no payload in a stored line: the longest is {longest} bytes");
+    let conn_index = env.conn();
     let usage: Vec<(String, i64, i64, i64)> = conn_index
         .prepare("SELECT model, input_tokens, output_tokens, cache_read_tokens FROM usage ORDER BY input_tokens")
         .unwrap()
@@ -385,6 +384,11 @@ fn an_opencode_session_gone_from_its_database_keeps_its_photos_through_a_rebuild
     assert_eq!(renders, 2);
 }
 
+/// The length of the index's longest stored line (a payload left in one would make it long).
+fn longest_stored_line(env: &Env) -> i64 {
+    env.conn().query_row("SELECT max(length(stored_line(stripped))) FROM entries", [], |r| r.get(0)).unwrap()
+}
+
 /// The stored lines of the index that hold `word`.
 fn lines_with(env: &Env, word: &str) -> i64 {
     env.conn()
@@ -537,8 +541,7 @@ fn opencode_2_sessions_are_read_from_their_rows_and_each_session_once() {
     assert_eq!(check_invariants(&env.data), 10, "every line restored byte for byte");
     assert_eq!(env.photos_of(&db.join(N)), photos.to_vec(), "the person's two photos and the tool's, from their row");
     assert_eq!(env.photos_of(&db.join(A)), old.to_vec(), "session A's, from its copy");
-    let longest: i64 =
-        env.conn().query_row("SELECT max(length(stored_line(stripped))) FROM entries", [], |r| r.get(0)).unwrap();
+    let longest = longest_stored_line(&env);
     assert!(longest < 3000, "no payload in a stored line: the longest is {longest} bytes");
     let usage: Vec<(String, String, i64, i64)> = env
         .conn()
