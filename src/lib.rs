@@ -32,8 +32,10 @@
 //!   vault, the live [`Tail`]) and [`events`], what the writer announces.
 //! - `scrollback-read`: [`read`], the read side (sessions, history, search, media by seeking, usage,
 //!   rendering and export).
-//! - `scrollback-ops`: [`accept`], the acceptance record and the reconcile rule, and [`ops`], work
-//!   that spans the stores (chats and their engine runs, forgetting, the writer election, status).
+//! - `scrollback-accept`: [`accept`], the acceptance record (sent messages and a person's marks)
+//!   and the reconcile rule.
+//! - `scrollback-ops`: [`ops`], work that spans the stores (chats and their engine runs, forgetting,
+//!   the writer election, status).
 //! - `scrollback-hub`: [`hub`], a team's hub on PostgreSQL.
 //! - `scrollback-mcp`: [`mcp`](mod@mcp), the MCP server's tools, for agents.
 //! - `scrollback-http`: [`http`], the boundary (routes, the wire format, the OpenAPI document, the
@@ -45,6 +47,7 @@
 
 pub mod demo;
 
+pub use scrollback_accept as accept;
 pub use scrollback_core::{codec, db, error, files, format, query};
 pub use scrollback_http as http;
 pub use scrollback_hub as hub;
@@ -52,7 +55,6 @@ pub use scrollback_index as ingest;
 pub use scrollback_index::events;
 pub use scrollback_mcp as mcp;
 pub use scrollback_ops as ops;
-pub use scrollback_ops::accept;
 pub use scrollback_read as read;
 
 pub use scrollback_core::{ContentHash, Error, MediaName, MediaRef, Result, STRIPPED_MEDIA_MARKER};

@@ -48,6 +48,7 @@ const CRATES: &[(&str, &str, Option<&str>)] = &[
     ("crates/core", "scrollback_core", None),
     ("crates/index", "scrollback_index", Some("ingest")),
     ("crates/read", "scrollback_read", Some("read")),
+    ("crates/accept", "scrollback_accept", Some("accept")),
     ("crates/ops", "scrollback_ops", Some("ops")),
     ("crates/hub", "scrollback_hub", Some("hub")),
     ("crates/mcp", "scrollback_mcp", Some("mcp")),
@@ -56,7 +57,7 @@ const CRATES: &[(&str, &str, Option<&str>)] = &[
 ];
 
 /// Modules that are one top-level module of a crate that is otherwise one layer whole.
-const INNER: &[(&str, &str)] = &[("scrollback_index", "events"), ("scrollback_ops", "accept")];
+const INNER: &[(&str, &str)] = &[("scrollback_index", "events")];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
@@ -219,7 +220,8 @@ fn the_reader_of_imports_sees_grouped_and_rooted_paths() {
         "use crate::{db, error::Result};\n// crate::http in a comment\nuse crate::codec::scan; let x = scrollback_index::Indexer::open;",
     );
     assert_eq!(names.into_iter().collect::<Vec<_>>(), ["codec", "db", "error", "ingest"]);
-    let names = named(&CRATES[3], "use crate::accept::Accepted; use crate::chat; use scrollback_index::events::Event;");
+    let names =
+        named(&CRATES[4], "use scrollback_accept::Accepted; use crate::chat; use scrollback_index::events::Event;");
     assert_eq!(names.into_iter().collect::<Vec<_>>(), ["accept", "events", "ops"]);
 }
 

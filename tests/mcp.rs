@@ -909,3 +909,42 @@ fn read_session_and_get_photo_work_on_a_session_of_every_agent() {
         assert!(bytes == **png, "{agent} {r}: {} bytes served, not the {} written", bytes.len(), png.len());
     }
 }
+
+/// A title a person gave a session (their mark, in the acceptance record) is the one the tools
+/// show, as the viewer and the API do: in `list_sessions`, `search_history` and `read_session`, over
+/// stdio and HTTP, read by the official MCP SDK.
+#[test]
+fn the_tools_show_the_title_the_person_gave_a_session() {
+    if !sdk_available() {
+        return;
+    }
+    use crate::util::fixtures::claude::line;
+    let env = Env::new();
+    let session = "7a1f0000-0000-4000-8000-00000000c0de";
+    let body = line(session, 1, "user", "/w/harbour", json!("why does the crane lift stall at noon?"))
+        + &line(session, 2, "assistant", "/w/harbour", json!([{"type": "text", "text": "The winch overheats."}]));
+    env.write(&format!("-w-harbour/{session}.jsonl"), body);
+    let server = Server::start(&env, &[]);
+    server.wait_for_sessions(1);
+    let resp = server
+        .client
+        .put(format!("{}/api/sessions/{session}/marks", server.base))
+        .header("content-type", "application/json")
+        .body(json!({"title": "Crane winch notes"}).to_string())
+        .send()
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let calls = [
+        call("list_sessions", json!({"include_active": true})),
+        call("search_history", json!({"query": "winch", "include_active": true})),
+        call("read_session", json!({"session": session})),
+    ];
+    for plan in [stdio_plan(&env, &[], &calls, &[]), http_plan(&server.base, None, &calls, &[])] {
+        let report = run_plan(&env, &plan);
+        for (asked, answer) in calls.iter().zip(report["calls"].as_array().unwrap()) {
+            let text = answer["text"].as_str().unwrap();
+            assert!(text.contains("Crane winch notes"), "{}: {text}", asked["tool"]);
+            assert!(!text.contains("\"why does the crane lift stall at noon?\""), "{}: {text}", asked["tool"]);
+        }
+    }
+}

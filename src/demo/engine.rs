@@ -1,7 +1,7 @@
 //! `scrollback demo-engine`: a stand-in for the agent, for `serve --demo` and the tests.
 //!
 //! It behaves as Claude Code does with a message handed to it: it reads the accepted message (the
-//! engine input, see [`crate::accept::engine`]) from standard input; for a chat with no session yet
+//! engine input, see [`crate::ops::engine`]) from standard input; for a chat with no session yet
 //! it makes a session id and prints `{"sessionId": "..."}` as its first line; it appends the user
 //! line to `<transcripts>/<project>/<sessionId>.jsonl` (the text, and each image as a base64 image
 //! block, in Claude Code's shape) and, after a short delay, an assistant reply.

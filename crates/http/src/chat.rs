@@ -11,7 +11,7 @@ use warp::{Filter, Rejection};
 use super::auth::same_site_json;
 use super::filters::{Budget, MAX_SMALL_BODY, body_bytes, json_body, parse_json, post_only};
 use super::{Api, ApiError, wire};
-use scrollback_ops::accept::send::{MAX_BODY, SendRequest, is_client_id};
+use scrollback_accept::send::{MAX_BODY, SendRequest, is_client_id};
 use scrollback_read::history::Position;
 
 /// The most ids one retire request may name.

@@ -84,7 +84,7 @@ pub(crate) async fn serve_media(
 }
 
 /// Serves an image a person sent, by its hash: read whole (it is at most
-/// [`scrollback_ops::accept::send::MAX_IMAGE_BYTES`]), checked against the hash, never served otherwise.
+/// [`scrollback_accept::send::MAX_IMAGE_BYTES`]), checked against the hash, never served otherwise.
 async fn serve_sent_image(
     api: Api,
     hash: ContentHash,

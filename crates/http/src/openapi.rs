@@ -135,8 +135,8 @@ fn chat_schemas() -> Value {
                 "clientMessageId": id,
                 "chatId": id,
                 "sessionId": merge(id.clone(), json!({ "nullable": true })),
-                "text": { "type": "string", "maxLength": scrollback_ops::accept::send::MAX_TEXT, "description": "At most 64 KiB of UTF-8; may be empty when images are sent." },
-                "images": { "type": "array", "maxItems": scrollback_ops::accept::send::MAX_IMAGES, "items": {
+                "text": { "type": "string", "maxLength": scrollback_accept::send::MAX_TEXT, "description": "At most 64 KiB of UTF-8; may be empty when images are sent." },
+                "images": { "type": "array", "maxItems": scrollback_accept::send::MAX_IMAGES, "items": {
                     "type": "object", "additionalProperties": false, "required": ["url"],
                     "properties": {
                         "url": { "type": "string", "pattern": "^[Dd][Aa][Tt][Aa]:[Ii][Mm][Aa][Gg][Ee]/[A-Za-z]+(;[^,;=]+=[^,;]*)*;[Bb][Aa][Ss][Ee]64,", "description": "A base64 data URL (RFC 2397: names in any case, parameters such as `;charset=` before `;base64`) of PNG, JPEG, GIF or WebP, of at most 5 MiB decoded, whose bytes are of its type." },

@@ -322,7 +322,7 @@ async fn list_sessions(p: SessionsParams, api: Api) -> Result<warp::reply::Respo
 }
 
 /// A person's marks on those of `ids` that have any, from the acceptance record.
-async fn marks_of(api: &Api, mut ids: Vec<String>) -> Result<Vec<scrollback_ops::accept::Mark>, Rejection> {
+async fn marks_of(api: &Api, mut ids: Vec<String>) -> Result<Vec<scrollback_accept::Mark>, Rejection> {
     ids.sort();
     ids.dedup();
     api.inner

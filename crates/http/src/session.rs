@@ -2,7 +2,7 @@
 //! body):
 //! - `GET` and `PUT /api/sessions/{id}/marks`: a person's own marks on a session (a title of their
 //!   own, pinned to the top of the list), kept in the acceptance record beside the sends
-//!   ([`scrollback_ops::accept::Mark`]): primary data, never written into a transcript, kept through a
+//!   ([`scrollback_accept::Mark`]): primary data, never written into a transcript, kept through a
 //!   rebuild;
 //! - `GET /api/sessions/{id}/about`: the session as listed, with those marks, and the git branch
 //!   its transcript names, for the viewer's header;
@@ -188,7 +188,7 @@ where
         .chats
         .with_store(move |store| match change {
             Some(Change { title, pinned }) => store.set_mark(&session_id, title.as_ref().map(|t| t.as_deref()), pinned),
-            None => Ok(store.marks(&[&session_id])?.pop().unwrap_or_else(|| scrollback_ops::accept::Mark {
+            None => Ok(store.marks(&[&session_id])?.pop().unwrap_or_else(|| scrollback_accept::Mark {
                 session_id: session_id.clone(),
                 title: None,
                 pinned: false,

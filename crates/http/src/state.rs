@@ -14,12 +14,12 @@ use std::time::Duration;
 use super::ApiError;
 use super::cache::Cache;
 use super::server::IDLE_TIMEOUT;
+use scrollback_accept::AcceptStore;
 use scrollback_core::error::Result;
 use scrollback_index::events::Bus;
 use scrollback_index::tail::{WriterHandle, WriterHealth};
-use scrollback_ops::accept::AcceptStore;
-use scrollback_ops::accept::engine::Engine;
 use scrollback_ops::chat::Chats;
+use scrollback_ops::engine::Engine;
 use scrollback_read::Store;
 use scrollback_read::pool::Readers;
 use scrollback_read::redact::Redactor;
@@ -29,7 +29,7 @@ use scrollback_read::redact::Redactor;
 const CONCURRENT_SENDS: usize = 4;
 /// The bytes of send bodies held at once, arriving or waiting for a turn: as many as
 /// [`CONCURRENT_SENDS`] bodies at their largest. A chunk that would pass it is a 503 `busy`.
-pub(crate) const SEND_BUDGET: u64 = CONCURRENT_SENDS as u64 * scrollback_ops::accept::send::MAX_BODY;
+pub(crate) const SEND_BUDGET: u64 = CONCURRENT_SENDS as u64 * scrollback_accept::send::MAX_BODY;
 
 /// What a server is set up with, beyond its data directory and bus.
 #[derive(Debug, Clone, Default)]

@@ -8,7 +8,7 @@ use warp::http::{HeaderValue, header};
 use warp::path::FullPath;
 use warp::{Filter, Rejection};
 
-/// The reconcile rule in JavaScript, the same as [`scrollback_ops::accept::reconcile()`](fn@scrollback_ops::accept::reconcile).
+/// The reconcile rule in JavaScript, the same as [`scrollback_accept::reconcile()`](fn@scrollback_accept::reconcile).
 const RECONCILE_JS: &str = include_str!("../web/reconcile.js");
 
 /// The page every view is served from.

@@ -11,11 +11,11 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use scrollback_accept::Accepted;
 use scrollback_core::codec::refs::MediaRef;
 use scrollback_core::format::Typed;
 use scrollback_index::events::Event;
 use scrollback_index::forget::Forgotten;
-use scrollback_ops::accept::Accepted;
 use scrollback_ops::chat::{ChatEvent, ChatState};
 use scrollback_ops::status::{Status, WriterState};
 use scrollback_read::history::{self, HistoryEntry, HistoryPage, SearchHit, SessionPage, SessionSummary, Snippet};
@@ -76,7 +76,7 @@ pub struct Session<'a> {
 
 impl<'a> Session<'a> {
     /// The session with a person's marks on it, if they made any.
-    pub fn marked(s: &'a SessionSummary, mark: Option<&'a scrollback_ops::accept::Mark>) -> Self {
+    pub fn marked(s: &'a SessionSummary, mark: Option<&'a scrollback_accept::Mark>) -> Self {
         let mut session = Session::from(s);
         // A team's hub holds a person's pins itself (its titles are in `title` already).
         session.pinned = s.pinned.unwrap_or(false);
@@ -127,7 +127,7 @@ impl<'a> From<&'a SessionPage> for Sessions<'a> {
 
 impl<'a> Sessions<'a> {
     /// The page with a person's `marks` on its sessions.
-    pub fn marked(p: &'a SessionPage, marks: &'a [scrollback_ops::accept::Mark]) -> Self {
+    pub fn marked(p: &'a SessionPage, marks: &'a [scrollback_accept::Mark]) -> Self {
         let mark = |id: &str| marks.iter().find(|m| m.session_id == id);
         Sessions {
             sessions: p.sessions.iter().map(|s| Session::marked(s, mark(&s.id))).collect(),
@@ -327,7 +327,7 @@ pub fn status(status: &Status, push: Option<&scrollback_hub::follow::PushStatus>
 /// (the format registry's names and display names, in its order), and whether an engine runs sent
 /// messages (without one the server takes none, and the viewer offers no composer).
 pub fn info(engine: bool, store: &str) -> serde_json::Value {
-    use scrollback_ops::accept::send::{MAX_BODY, MAX_IMAGE_BYTES, MAX_IMAGES, MAX_TEXT};
+    use scrollback_accept::send::{MAX_BODY, MAX_IMAGE_BYTES, MAX_IMAGES, MAX_TEXT};
     let agents: Vec<serde_json::Value> = scrollback_core::format::FORMATS
         .iter()
         .map(|f| serde_json::json!({ "name": f.name(), "displayName": f.display_name() }))
@@ -541,7 +541,7 @@ impl<'a> QueryRead<'a> {
 }
 
 /// The title a person gave `session`, where they did (`marks`).
-fn marked_title<'a>(marks: &'a [scrollback_ops::accept::Mark], session: &str) -> Option<&'a str> {
+fn marked_title<'a>(marks: &'a [scrollback_accept::Mark], session: &str) -> Option<&'a str> {
     marks.iter().find(|m| m.session_id == session).and_then(|m| m.title.as_deref())
 }
 
@@ -557,11 +557,7 @@ pub struct Hits<'a> {
 
 impl<'a> Hits<'a> {
     /// The page, each hit's title the one a person gave its session, where they did (`marks`).
-    pub fn marked(
-        query: QueryRead<'a>,
-        page: &'a history::SearchPage,
-        marks: &'a [scrollback_ops::accept::Mark],
-    ) -> Self {
+    pub fn marked(query: QueryRead<'a>, page: &'a history::SearchPage, marks: &'a [scrollback_accept::Mark]) -> Self {
         let hits = page
             .hits
             .iter()
@@ -607,7 +603,7 @@ impl<'a> SessionHitsPage<'a> {
     pub fn marked(
         query: QueryRead<'a>,
         page: &'a history::SessionHitsPage,
-        marks: &'a [scrollback_ops::accept::Mark],
+        marks: &'a [scrollback_accept::Mark],
     ) -> Self {
         let sessions = page
             .sessions

@@ -7,7 +7,7 @@
 //! they exist, until `unforget`. Lines of the session in a transcript shared with other sessions are
 //! deleted, and that transcript stays followed. The vault links of the deleted file rows go once no
 //! row needs them; the acceptance record's messages of the session are forgotten by
-//! `scrollback_ops::accept::AcceptStore::forget_session`.
+//! `scrollback_accept::AcceptStore::forget_session`.
 //!
 //! The acceptance record is another file, so its transaction cannot be the index's. The index's
 //! transaction therefore also writes a `forgetting:<session>` mark, removed only once the record's

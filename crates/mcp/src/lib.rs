@@ -16,6 +16,7 @@
 mod photo;
 mod render;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -83,6 +84,13 @@ impl Source {
         }
     }
 
+    /// Where a person's marks are read from, for answers read from `readers`: the data directory
+    /// of an index (its acceptance record); none for another store (a team's hub), whose answers
+    /// carry the hub's marks already.
+    fn marks(&self, readers: &Readers) -> Option<PathBuf> {
+        (readers.kind() == "index").then(|| self.data_dir.clone())
+    }
+
     async fn readers(&self) -> Result<&Readers> {
         self.readers
             .get_or_try_init(|| async {
@@ -94,6 +102,21 @@ impl Source {
                 })
             })
             .await
+    }
+}
+
+/// A person's own titles for the sessions `ids` (their marks in the acceptance record in
+/// `data_dir`), so that the tools show the titles the viewer and the CLI show; none where there is
+/// no record. Read on the readers' blocking thread.
+fn marked_titles(data_dir: &Path, ids: &[&str]) -> Result<HashMap<String, String>> {
+    let Some(record) = scrollback_accept::AcceptStore::open_if_any(data_dir)? else { return Ok(HashMap::new()) };
+    Ok(record.marks(ids)?.into_iter().filter_map(|m| Some((m.session_id, m.title?))).collect())
+}
+
+/// `title`, the person's for `session` where they gave one.
+fn retitle(title: &mut Option<String>, titles: &HashMap<String, String>, session: &str) {
+    if let Some(t) = titles.get(session) {
+        *title = Some(t.clone());
     }
 }
 
@@ -358,6 +381,7 @@ impl Tools {
             Ok(r) => r,
             Err(e) => return Ok(read_failed(e)),
         };
+        let marks = self.source.marks(readers);
         let page = readers
             .search(move |store| {
                 let scope = Scope {
@@ -370,6 +394,24 @@ impl Tools {
                     active_since: active.as_deref(),
                 };
                 let mut page = store.search_answer(&query, scope, sort, (offset, limit), !per_entry)?;
+                if let Some(marks) = &marks {
+                    match &mut page {
+                        SearchAnswer::Entries(p) => {
+                            let ids: Vec<&str> = p.hits.iter().map(|h| h.session_id.as_str()).collect();
+                            let titles = marked_titles(marks, &ids)?;
+                            for hit in &mut p.hits {
+                                retitle(&mut hit.title, &titles, &hit.session_id);
+                            }
+                        }
+                        SearchAnswer::Sessions(p) => {
+                            let ids: Vec<&str> = p.sessions.iter().map(|g| g.session_id.as_str()).collect();
+                            let titles = marked_titles(marks, &ids)?;
+                            for group in &mut p.sessions {
+                                retitle(&mut group.title, &titles, &group.session_id);
+                            }
+                        }
+                    }
+                }
                 if let Some(r) = &mask {
                     r.mask_answer(&mut page, &|h| store.search_text(h).ok().flatten());
                 }
@@ -406,10 +448,21 @@ impl Tools {
             Ok(r) => r,
             Err(e) => return Ok(read_failed(e)),
         };
+        let marks = self.source.marks(readers);
+        let marked = move |mut page: history::SessionPage| -> Result<_> {
+            if let Some(marks) = &marks {
+                let ids: Vec<&str> = page.sessions.iter().map(|s| s.id.as_str()).collect();
+                let titles = marked_titles(marks, &ids)?;
+                for session in &mut page.sessions {
+                    retitle(&mut session.title, &titles, &session.id);
+                }
+            }
+            Ok(page)
+        };
         let page = if query.text.is_some() {
-            readers.search(move |store| store.sessions(&query)).await
+            readers.search(move |store| marked(store.sessions(&query)?)).await
         } else {
-            readers.run(move |store| store.sessions(&query)).await
+            readers.run(move |store| marked(store.sessions(&query)?)).await
         };
         Ok(self.masked(match page {
             Ok(page) => render::sessions(&page),
@@ -452,9 +505,14 @@ impl Tools {
             Err(e) => return Ok(read_failed(e)),
         };
         let id = session_id.clone();
+        let marks = self.source.marks(readers);
         let read = readers
             .run(move |store| {
-                let Some(summary) = store.session(&id)? else { return Ok(None) };
+                let Some(mut summary) = store.session(&id)? else { return Ok(None) };
+                if let Some(marks) = &marks {
+                    let titles = marked_titles(marks, &[id.as_str()])?;
+                    retitle(&mut summary.title, &titles, &id);
+                }
                 let pages = match at {
                     None => match store.first_cursor(&id, false)? {
                         Some(first) => vec![store.history(&id, Position::From(first), limit, false)?],

@@ -8,10 +8,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::accept::engine::{self, Engine};
-use crate::accept::send::SendRequest;
-use crate::accept::store::{Bound, Outcome};
-use crate::accept::{AcceptStore, Accepted};
+use crate::engine::{self, Engine};
+use scrollback_accept::send::SendRequest;
+use scrollback_accept::store::{Bound, Outcome};
+use scrollback_accept::{AcceptStore, Accepted};
 use scrollback_core::error::{Error, Result};
 
 /// Events a slow receiver of the chat bus may fall behind before it is told it lagged.

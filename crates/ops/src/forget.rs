@@ -9,7 +9,7 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
-use crate::accept::AcceptStore;
+use scrollback_accept::AcceptStore;
 use scrollback_core::error::{Error, Result};
 use scrollback_index::Indexer;
 use scrollback_index::forget::Forgotten;
@@ -55,7 +55,7 @@ pub fn finish_interrupted(indexer: &mut Indexer, data_dir: &Path) -> Result<()> 
             indexer.finish_forget(&session, &links)?;
         }
     }
-    let Some(store) = crate::writer::accept_store_if_any(data_dir)? else { return Ok(()) };
+    let Some(store) = scrollback_accept::AcceptStore::open_if_any(data_dir)? else { return Ok(()) };
     let forgotten = store.forgotten_sessions()?;
     let mut again = Vec::new();
     for session in &forgotten {
@@ -75,7 +75,7 @@ pub fn finish_interrupted(indexer: &mut Indexer, data_dir: &Path) -> Result<()> 
 /// are remembered) and in the index (its transcripts read again at the next catch-up). Returns how
 /// many transcripts will be read again.
 pub fn unforget(indexer: &mut Indexer, data_dir: &Path, sessions: &[String]) -> Result<u64> {
-    if let Some(store) = crate::writer::accept_store_if_any(data_dir)? {
+    if let Some(store) = scrollback_accept::AcceptStore::open_if_any(data_dir)? {
         for session in sessions {
             store.unforget_session(session)?;
         }

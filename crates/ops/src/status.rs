@@ -88,7 +88,7 @@ impl RootStatus {
 pub fn of_data_dir(conn: &Connection, data_dir: &Path, root_list: &[Root]) -> Result<Status> {
     let index = scrollback_read::status::index_status(conn, data_dir)?;
     let roots = roots(conn, root_list)?;
-    let sends_pending = match crate::writer::accept_store_if_any(data_dir)? {
+    let sends_pending = match scrollback_accept::AcceptStore::open_if_any(data_dir)? {
         Some(store) => store.pending_count()?,
         None => 0,
     };

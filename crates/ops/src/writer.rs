@@ -2,7 +2,6 @@
 
 use std::path::Path;
 
-use crate::accept::AcceptStore;
 use scrollback_core::error::Result;
 use scrollback_index::Indexer;
 use scrollback_index::events::Event;
@@ -56,14 +55,6 @@ pub fn open_rebuilt(data_dir: &Path) -> Result<(Indexer, std::path::PathBuf)> {
     let (mut indexer, old) = Indexer::open_rebuilt(data_dir, take_over(data_dir, Some("rebuild"))?)?;
     crate::forget::finish_interrupted(&mut indexer, data_dir)?;
     Ok((indexer, old))
-}
-
-/// The acceptance record of `data_dir` if it has one (nothing is created).
-pub fn accept_store_if_any(data_dir: &Path) -> Result<Option<AcceptStore>> {
-    match data_dir.join(scrollback_core::db::ACCEPT_FILE).exists() {
-        true => Ok(Some(AcceptStore::open(data_dir)?)),
-        false => Ok(None),
-    }
 }
 
 /// Resolves with the reason when the live writer dies ([`Event::WriterFailed`] on the bus); never,

@@ -113,7 +113,7 @@ pub(crate) fn forget(
     // The writer first: it holds the data directory, so nothing indexes while sessions go.
     let mut indexer = open_writer(data_dir, &WriterOptions { holder: Some("forget"), ..WriterOptions::default() })?;
     let conn = index::open(data_dir)?;
-    let record = scrollback::ops::writer::accept_store_if_any(data_dir)?;
+    let record = scrollback::accept::AcceptStore::open_if_any(data_dir)?;
     let mut sessions = sessions
         .iter()
         .map(|given| scrollback::ops::forget::named(&conn, record.as_ref(), given, Among::Any).map_err(bad_name))
@@ -186,7 +186,7 @@ pub(crate) fn unforget(data_dir: &Path, sessions: &[String]) -> anyhow::Result<(
     let options = WriterOptions { holder: Some("unforget"), ..WriterOptions::default() };
     let mut indexer = open_writer(data_dir, &options)?;
     let conn = index::open(data_dir)?;
-    let record = scrollback::ops::writer::accept_store_if_any(data_dir)?;
+    let record = scrollback::accept::AcceptStore::open_if_any(data_dir)?;
     let sessions = sessions
         .iter()
         .map(|given| {

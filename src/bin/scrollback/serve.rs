@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use scrollback::accept::engine::Engine;
+use scrollback::ops::engine::Engine;
 use scrollback::ops::writer::open_writer;
 use scrollback::{Root, Tail, TailConfig};
 

@@ -288,7 +288,7 @@ impl Pusher {
     /// Deletes from the hub the sessions forgotten here since the last pass, and lets those
     /// unforgotten here be sent again. How many it deleted.
     fn push_forgotten(&mut self) -> Result<u64> {
-        let here: BTreeSet<String> = match scrollback_ops::writer::accept_store_if_any(&self.data_dir)? {
+        let here: BTreeSet<String> = match scrollback_accept::AcceptStore::open_if_any(&self.data_dir)? {
             Some(store) => store.forgotten_sessions()?.into_iter().collect(),
             None => BTreeSet::new(),
         };
@@ -325,7 +325,7 @@ impl Pusher {
     /// or changed here is sent, each the hub holds that is cleared here (or whose session was
     /// forgotten) is deleted. How many sessions' marks it sent or deleted.
     fn push_marks(&mut self) -> Result<u64> {
-        let here: HashMap<String, MarkRow> = match scrollback_ops::writer::accept_store_if_any(&self.data_dir)? {
+        let here: HashMap<String, MarkRow> = match scrollback_accept::AcceptStore::open_if_any(&self.data_dir)? {
             Some(store) => store
                 .all_marks()?
                 .into_iter()

@@ -14,7 +14,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use crate::accept::send::CheckedSend;
+use crate::send::CheckedSend;
 use scrollback_core::codec::refs::ContentHash;
 use scrollback_core::db::{self, ConnectionKind};
 use scrollback_core::error::{Error, Result};
@@ -156,6 +156,15 @@ impl AcceptStore {
     pub fn open(data_dir: &Path) -> Result<AcceptStore> {
         let conn = ConnectionKind::Acceptances.open(&data_dir.join(db::ACCEPT_FILE))?;
         Ok(AcceptStore { conn: Mutex::new(conn), images: data_dir.join(IMAGES_DIR) })
+    }
+
+    /// The acceptance record of `data_dir` if it has one (nothing is created): for readers (the
+    /// hub's push, MCP) that show what a person marked, and never record a send.
+    pub fn open_if_any(data_dir: &Path) -> Result<Option<AcceptStore>> {
+        match data_dir.join(db::ACCEPT_FILE).exists() {
+            true => Ok(Some(AcceptStore::open(data_dir)?)),
+            false => Ok(None),
+        }
     }
 
     /// The data directory it is kept in.

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
-use crate::accept::store::Accepted;
+use scrollback_accept::store::Accepted;
 
 /// How long a run may take by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -115,7 +115,7 @@ impl Engine {
         }
         let session_id = serde_json::from_str::<First>(first.trim()).ok().map(|f| f.session_id);
         if let Some(id) = &session_id
-            && !crate::accept::send::is_client_id(id)
+            && !scrollback_accept::send::is_client_id(id)
         {
             return Err(EngineError::BadSessionId(id.chars().take(80).collect()));
         }
