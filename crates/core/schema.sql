@@ -1,4 +1,4 @@
--- scrollback index schema, version 21 (PRAGMA user_version = 21).
+-- scrollback index schema, version 22 (PRAGMA user_version = 22).
 --
 -- The one source of truth for the database: every table, index, view and trigger. The offsets below
 -- are a frozen format, documented byte for byte in docs/schema.md ("Offsets are a frozen format"):
@@ -53,7 +53,9 @@ CREATE TABLE sessions (
     agent           TEXT    NOT NULL DEFAULT 'claude', -- the agent that wrote it: claude, codex, gemini
     forked_from     TEXT,                       -- the session it was forked from, as its transcript says
     git_branch      TEXT,                       -- the git branch its transcript names last, as written
-    git_branch_order TEXT                       -- the conversation order of the entry the branch is from
+    git_branch_order TEXT,                      -- the conversation order of the entry the branch is from
+    first_entry     INTEGER,                    -- the lowest and highest `entries.id` of its entries: a search
+    last_entry      INTEGER                     --    counts a session's hits within them
 );
 CREATE INDEX sessions_last ON sessions(last_timestamp);
 CREATE INDEX sessions_agent ON sessions(agent, last_timestamp);

@@ -194,11 +194,26 @@ pub fn media_rows(conn: &Connection, path: &Path) -> Vec<MediaRow> {
 /// - every live file's entries cover its bytes up to the checkpoint, line after line;
 /// - each stored line with its payloads put back is the original line, byte for byte;
 /// - no payload byte is in SQLite (the stored line holds the marker instead);
-/// - each media row's bytes, read at its offset and decoded, hash to its blake3.
+/// - each media row's bytes, read at its offset and decoded, hash to its blake3;
+/// - each session's row keeps ids between which all its entries are (what search counts within).
 ///
 /// Returns the number of lines checked.
 pub fn check_invariants(data: &Path) -> u64 {
     let conn = scrollback::read::index::open(data).unwrap();
+    // (Each as `session: kept first..last, entries min..max`.)
+    let outside: Vec<String> = conn
+        .prepare(
+            "SELECT s.id || ': kept ' || coalesce(s.first_entry, 'none') || '..' || coalesce(s.last_entry, 'none')
+                    || ', entries ' || min(e.id) || '..' || max(e.id)
+             FROM sessions s JOIN entries e ON e.session_id = s.id GROUP BY s.id
+             HAVING s.first_entry IS NULL OR s.last_entry IS NULL OR min(e.id) < s.first_entry OR max(e.id) > s.last_entry",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert!(outside.is_empty(), "sessions whose entries lie outside the ids their rows keep: {outside:?}");
     let mut files = conn.prepare("SELECT id, path, checkpoint, lines FROM files WHERE state = 'live'").unwrap();
     let files: Vec<(i64, String, i64, i64)> = files
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 pub const SCHEMA: &str = include_str!("../schema.sql");
 
 /// The schema version `SCHEMA` creates, kept in `PRAGMA user_version`.
-pub const VERSION: i64 = 21;
+pub const VERSION: i64 = 22;
 
 /// One step each: `MIGRATIONS[i]` takes a database from version `i + 1` to `i + 2`. A step is run in
 /// the same transaction as the `user_version` bump. When you add one, bump `VERSION`, update
@@ -419,6 +419,14 @@ SELECT u.session_id, s.title, s.project, u.agent, group_concat(DISTINCT u.model)
        sum(u.cache_write_1h_tokens) AS cache_write_1h_tokens, sum(u.reasoning_tokens) AS reasoning_tokens,
        sum(u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens) AS total_tokens
 FROM usage u LEFT JOIN sessions s ON s.id = u.session_id GROUP BY u.session_id;",
+    // 21 -> 22: each session's lowest and highest entry id, kept by the writer, so that a search
+    // counts a session's hits within them without reading every entry of the session for them (a
+    // min and a max over 50,000 entries took 6 ms at each search).
+    "ALTER TABLE sessions ADD COLUMN first_entry INTEGER;
+     ALTER TABLE sessions ADD COLUMN last_entry INTEGER;
+     UPDATE sessions SET first_entry = b.lo, last_entry = b.hi
+     FROM (SELECT session_id, min(id) AS lo, max(id) AS hi FROM entries GROUP BY session_id) AS b
+     WHERE b.session_id = sessions.id;",
 ];
 
 /// The `scrollback_meta` key that says rows written before version 12 still need their search text

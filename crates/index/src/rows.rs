@@ -75,7 +75,9 @@ fn recount_session(tx: &Connection, session: &str) -> Result<()> {
                    + (SELECT count(*) FROM failed_images f JOIN entries e ON e.id = f.entry_id
                       WHERE e.session_id = ?1 AND e.duplicate = 0),
             first_timestamp = (SELECT min(timestamp) FROM entries WHERE session_id = ?1),
-            last_timestamp = (SELECT max(timestamp) FROM entries WHERE session_id = ?1)
+            last_timestamp = (SELECT max(timestamp) FROM entries WHERE session_id = ?1),
+            first_entry = (SELECT min(id) FROM entries WHERE session_id = ?1),
+            last_entry = (SELECT max(id) FROM entries WHERE session_id = ?1)
          WHERE id = ?1",
     )?
     .execute([session])?;
@@ -189,6 +191,8 @@ struct SessionDelta {
     recount: bool,
     /// The id of the batch's first row of the session.
     first_id: Option<i64>,
+    /// The id of the batch's last row of the session.
+    last_id: Option<i64>,
     /// The session it was forked from.
     forked_from: Option<String>,
     /// The git branch the batch's last entry (in order) that names one gives, and that entry's order.
@@ -281,6 +285,7 @@ pub(crate) fn write_entries(
         insert_row(&mut insert_entry, file, d, session, &order, duplicate)?;
         let entry_id = tx.last_insert_rowid();
         delta.first_id.get_or_insert(entry_id);
+        delta.last_id = Some(entry_id);
         let uuid = columns.and_then(|c| c.uuid.as_deref());
         if let Some(effect) = meta.and_then(|m| m.effect.as_ref()) {
             shown.apply(tx, file.id, entry_id, uuid, effect)?;
@@ -657,8 +662,9 @@ fn kept_title(rank: u8, title: String) -> String {
 fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>, agent: &str) -> Result<()> {
     let mut upsert = tx.prepare_cached(&format!(
         "INSERT INTO sessions (id, project, title, title_rank, title_order, first_timestamp, last_timestamp, entries,
-                               sidechain_entries, images, agent, forked_from, git_branch, git_branch_order)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                               sidechain_entries, images, agent, forked_from, git_branch, git_branch_order,
+                               first_entry, last_entry)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
          ON CONFLICT (id) DO UPDATE SET
             project = coalesce(sessions.project, excluded.project),
             forked_from = coalesce(sessions.forked_from, excluded.forked_from),
@@ -672,6 +678,10 @@ fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>, agent
                                        sessions.first_timestamp, excluded.first_timestamp),
             last_timestamp = coalesce(max(sessions.last_timestamp, excluded.last_timestamp),
                                       sessions.last_timestamp, excluded.last_timestamp),
+            first_entry = coalesce(min(sessions.first_entry, excluded.first_entry),
+                                   sessions.first_entry, excluded.first_entry),
+            last_entry = coalesce(max(sessions.last_entry, excluded.last_entry),
+                                  sessions.last_entry, excluded.last_entry),
             entries = sessions.entries + excluded.entries,
             sidechain_entries = sessions.sidechain_entries + excluded.sidechain_entries,
             images = sessions.images + excluded.images",
@@ -724,6 +734,8 @@ fn upsert_sessions(tx: &Connection, sessions: HashMap<&str, SessionDelta>, agent
             d.forked_from,
             branch,
             branch_order,
+            d.first_id,
+            d.last_id,
         ])?;
         if d.recount {
             recount_session(tx, id)?;

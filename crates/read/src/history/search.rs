@@ -716,13 +716,23 @@ impl<'c> Run<'c> {
         Ok(row)
     }
 
-    /// The entries of `session` that match, all of them.
+    /// The entries of `session` that match, all of them: counted among the ids between its first
+    /// and last entry's, which its row keeps (a min and a max over a long session's entries would
+    /// read all of them at each search).
     fn count_in(&self, session: &str) -> Result<u64> {
-        let (first, last): (i64, i64) = self.conn.query_row(
-            "SELECT coalesce(min(id), 0), coalesce(max(id), -1) FROM entries WHERE session_id = ?1",
-            [session],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?;
+        let kept: Option<(Option<i64>, Option<i64>)> = self
+            .conn
+            .prepare_cached("SELECT first_entry, last_entry FROM sessions WHERE id = ?1")?
+            .query_row([session], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        let (first, last): (i64, i64) = match kept {
+            Some((Some(first), Some(last))) => (first, last),
+            _ => self.conn.query_row(
+                "SELECT coalesce(min(id), 0), coalesce(max(id), -1) FROM entries WHERE session_id = ?1",
+                [session],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?,
+        };
         let sql = Self::numbered(&format!(
             "SELECT count(*) {} AND entries_fts.rowid BETWEEN {first} AND {last} AND e.session_id = ?X",
             self.tables_and_conditions()
