@@ -107,10 +107,17 @@ impl Source {
 
 /// A person's own titles for the sessions `ids` (their marks in the acceptance record in
 /// `data_dir`), so that the tools show the titles the viewer and the CLI show; none where there is
-/// no record. Read on the readers' blocking thread.
-fn marked_titles(data_dir: &Path, ids: &[&str]) -> Result<HashMap<String, String>> {
-    let Some(record) = scrollback_accept::AcceptStore::open_if_any(data_dir)? else { return Ok(HashMap::new()) };
-    Ok(record.marks(ids)?.into_iter().filter_map(|m| Some((m.session_id, m.title?))).collect())
+/// no record, or where it cannot be read (said in the log: the answer goes on with the transcripts'
+/// titles). Read on the readers' blocking thread.
+fn marked_titles(data_dir: &Path, ids: &[&str]) -> HashMap<String, String> {
+    let read = || -> Result<HashMap<String, String>> {
+        let Some(record) = scrollback_accept::AcceptStore::open_if_any(data_dir)? else { return Ok(HashMap::new()) };
+        Ok(record.marks(ids)?.into_iter().filter_map(|m| Some((m.session_id, m.title?))).collect())
+    };
+    read().unwrap_or_else(|e| {
+        tracing::warn!("the titles a person gave sessions cannot be read, the transcripts' are shown: {e}");
+        HashMap::new()
+    })
 }
 
 /// `title`, the person's for `session` where they gave one.
@@ -398,14 +405,14 @@ impl Tools {
                     match &mut page {
                         SearchAnswer::Entries(p) => {
                             let ids: Vec<&str> = p.hits.iter().map(|h| h.session_id.as_str()).collect();
-                            let titles = marked_titles(marks, &ids)?;
+                            let titles = marked_titles(marks, &ids);
                             for hit in &mut p.hits {
                                 retitle(&mut hit.title, &titles, &hit.session_id);
                             }
                         }
                         SearchAnswer::Sessions(p) => {
                             let ids: Vec<&str> = p.sessions.iter().map(|g| g.session_id.as_str()).collect();
-                            let titles = marked_titles(marks, &ids)?;
+                            let titles = marked_titles(marks, &ids);
                             for group in &mut p.sessions {
                                 retitle(&mut group.title, &titles, &group.session_id);
                             }
@@ -452,7 +459,7 @@ impl Tools {
         let marked = move |mut page: history::SessionPage| -> Result<_> {
             if let Some(marks) = &marks {
                 let ids: Vec<&str> = page.sessions.iter().map(|s| s.id.as_str()).collect();
-                let titles = marked_titles(marks, &ids)?;
+                let titles = marked_titles(marks, &ids);
                 for session in &mut page.sessions {
                     retitle(&mut session.title, &titles, &session.id);
                 }
@@ -510,7 +517,7 @@ impl Tools {
             .run(move |store| {
                 let Some(mut summary) = store.session(&id)? else { return Ok(None) };
                 if let Some(marks) = &marks {
-                    let titles = marked_titles(marks, &[id.as_str()])?;
+                    let titles = marked_titles(marks, &[id.as_str()]);
                     retitle(&mut summary.title, &titles, &id);
                 }
                 let pages = match at {
