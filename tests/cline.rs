@@ -22,16 +22,6 @@ fn roots(env: &Env) -> Vec<String> {
     ]
 }
 
-fn sessions(env: &Env) -> Vec<(String, String, Option<String>, Option<String>)> {
-    env.conn()
-        .prepare("SELECT id, agent, title, project FROM sessions ORDER BY id")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-        .unwrap()
-        .collect::<rusqlite::Result<_>>()
-        .unwrap()
-}
-
 /// `scrollback usage --json --by session --agent AGENT`: each session's responses, input, output,
 /// cache read and cache write, and its models.
 fn usage(env: &Env, agent: &str) -> Vec<(String, [u64; 5], Value)> {
@@ -82,7 +72,7 @@ fn cline_and_roo_tasks_keep_every_photo_and_read_as_the_extensions_show_them() {
     let summary = env.index_roots(&roots(&env));
     assert!(summary.starts_with("indexed 4 files, 20 lines"), "{summary}");
     assert_eq!(
-        sessions(&env),
+        env.sessions_listed(),
         [
             (ROO_TASK.into(), "roo".into(), Some("Fix the build".into()), Some("/home/u/proj".into())),
             (TASK.into(), "cline".into(), Some("Why is the button red?".into()), Some("/w/app".into())),
@@ -193,7 +183,7 @@ fn cline_4_sessions_keep_every_photo_their_answers_counts_and_follow_each_rewrit
     let summary = env.index_roots(&sdk_root(&env));
     assert!(summary.starts_with("indexed 2 files, 9 lines, 2 payloads, 0 invalid lines"), "{summary}");
     assert_eq!(
-        sessions(&env),
+        env.sessions_listed(),
         [
             (
                 SESSION.into(),

@@ -22,16 +22,6 @@ fn index(env: &Env) -> String {
     env.index_roots(&["--root".into(), root(env)])
 }
 
-fn sessions(env: &Env) -> Vec<(String, String, Option<String>, Option<String>)> {
-    env.conn()
-        .prepare("SELECT id, agent, title, project FROM sessions ORDER BY id")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-        .unwrap()
-        .collect::<rusqlite::Result<_>>()
-        .unwrap()
-}
-
 #[test]
 fn droid_sessions_keep_every_photo_and_read_as_droid_shows_them() {
     let env = Env::new();
@@ -71,7 +61,7 @@ fn droid_sessions_keep_every_photo_and_read_as_droid_shows_them() {
         conn.query_row("SELECT max(length(stored_line(stripped))) FROM entries", [], |r| r.get(0)).unwrap();
     assert!(longest < 2000, "no payload in a stored line: the longest is {longest} bytes");
     assert_eq!(
-        sessions(&env),
+        env.sessions_listed(),
         [
             (OLD.into(), "droid".into(), Some("an old flat session".into()), None),
             (SESSION.into(), "droid".into(), Some("Investigate red button".into()), Some("/w/app".into())),
@@ -110,7 +100,7 @@ fn droid_sessions_keep_every_photo_and_read_as_droid_shows_them() {
     renamed.extend_from_slice(&bytes);
     std::fs::write(&path, &renamed).unwrap();
     index(&env);
-    assert_eq!(sessions(&env)[1].2.as_deref(), Some("Fix the red primary button"));
+    assert_eq!(env.sessions_listed()[1].2.as_deref(), Some("Fix the red primary button"));
     assert_eq!(check_invariants(&env.data), 11);
     assert_eq!(env.photos_of(&path), photos.to_vec());
 
@@ -199,8 +189,11 @@ fn droid_sessions_count_the_token_totals_of_their_settings_as_ccusage_does() {
     assert_eq!(invalid, 0, "a settings file torn as it is written is not yet read, and is no error");
     // The settings are bookkeeping: the session lists once, as its transcript names it, and its
     // history shows the person's words only; the torn file is no session yet.
-    assert_eq!(sessions(&env).len(), 3, "{:?}", sessions(&env));
-    assert_eq!(sessions(&env).iter().find(|s| s.0 == SESSION).unwrap().2.as_deref(), Some("Investigate red button"));
+    assert_eq!(env.sessions_listed().len(), 3, "{:?}", env.sessions_listed());
+    assert_eq!(
+        env.sessions_listed().iter().find(|s| s.0 == SESSION).unwrap().2.as_deref(),
+        Some("Investigate red button")
+    );
 
     // ccusage reads the same files, and agrees: the same input and caches, its output without the
     // thinking it adds to the total.

@@ -69,14 +69,7 @@ fn kiro_chats_read_as_kiro_shows_them_with_the_directory_their_metadata_names() 
 
     let summary = env.index_roots(&["--root".into(), root(&env)]);
     assert!(summary.starts_with("indexed 2 files, 5 lines"), "{summary}");
-    let sessions: Vec<(String, String, Option<String>, Option<String>)> = env
-        .conn()
-        .prepare("SELECT id, agent, title, project FROM sessions ORDER BY id")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-        .unwrap()
-        .collect::<rusqlite::Result<_>>()
-        .unwrap();
+    let sessions = env.sessions_listed();
     assert_eq!(
         sessions,
         [

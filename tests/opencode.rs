@@ -85,16 +85,6 @@ fn write_a(conn: &Connection, photos: &[Vec<u8>]) {
     oc::part(conn, A, "msg_04", "prt_15", T0 + 6000, r#"{"type":"patch","hash":"4b825dc6","files":["src/App.css"]}"#);
 }
 
-fn titles(env: &Env) -> Vec<(String, String, Option<String>, Option<String>)> {
-    env.conn()
-        .prepare("SELECT id, agent, title, project FROM sessions ORDER BY id")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-        .unwrap()
-        .collect::<rusqlite::Result<_>>()
-        .unwrap()
-}
-
 #[test]
 fn opencode_sessions_keep_every_photo_from_their_rows_and_follow_the_database() {
     let env = Env::new();
@@ -119,7 +109,7 @@ fn opencode_sessions_keep_every_photo_from_their_rows_and_follow_the_database() 
     let summary = index(&env);
     assert!(summary.starts_with("indexed 2 files, 25 lines, 2 payloads, 2 invalid lines"), "{summary}");
     assert_eq!(
-        titles(&env),
+        env.sessions_listed(),
         [
             (B.into(), "opencode".into(), Some("hello from a new session".into()), Some("/w/app".into())),
             (A.into(), "opencode".into(), Some("Fix the red button".into()), Some("/w/app".into())),
@@ -252,7 +242,7 @@ fn opencode_sessions_keep_every_photo_from_their_rows_and_follow_the_database() 
     let gone: String =
         env.conn().query_row("SELECT state FROM files WHERE path LIKE '%' || ?1", [B], |r| r.get(0)).unwrap();
     assert_eq!(gone, "gone", "a deleted session is marked gone, its rows kept");
-    assert_eq!(titles(&env).len(), 2);
+    assert_eq!(env.sessions_listed().len(), 2);
     assert_eq!(check_invariants(&env.data), 20 + 80, "session A, its answers written live included");
     assert!(!Path::new(&format!("{}-journal", db.display())).exists(), "never written");
 
@@ -442,7 +432,7 @@ fn a_row_of_an_odd_type_is_read_as_what_it_says_and_the_rest_of_its_session_is_i
     .unwrap();
     let summary = index(&env);
     assert!(summary.starts_with("indexed 1 file,"), "{summary}");
-    assert_eq!(titles(&env)[0].2.as_deref(), Some("Fix the red button"), "the session is indexed");
+    assert_eq!(env.sessions_listed()[0].2.as_deref(), Some("Fix the red button"), "the session is indexed");
     assert_eq!(lines_with(&env, "an odd row's words"), 1, "the odd message's part too");
     assert_eq!(lines_with(&env, "why is the button red?"), 1, "and the rest");
 }
@@ -457,7 +447,7 @@ fn a_title_of_100_mb_is_read_by_its_head_and_cut() {
     drop(title);
     drop(conn);
     let kb = crate::memory::peak_of_index(&env.data, &[root(&env)]);
-    let title = titles(&env)[0].2.clone().unwrap();
+    let title = env.sessions_listed()[0].2.clone().unwrap();
     assert!(title.starts_with("Fix xxx") && title.chars().count() <= 300, "{title:?}");
     assert!(kb < 64 * 1024, "indexing a session with a 100 MB title peaked at {kb} kB");
 }
@@ -531,7 +521,7 @@ fn opencode_2_sessions_are_read_from_their_rows_and_each_session_once() {
     // A: its header and two rows; C: its header, message and part; N: its header and three rows.
     assert!(summary.starts_with("indexed 3 files, 10 lines, 5 payloads, 0 invalid lines"), "{summary}");
     assert_eq!(
-        titles(&env),
+        env.sessions_listed(),
         [
             (C.into(), "opencode".into(), Some("Written by a 1.x build after the copy".into()), Some("/w/app".into())),
             (N.into(), "opencode".into(), Some("why is the logo blurry?".into()), Some("/w/app".into())),

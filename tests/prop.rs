@@ -379,21 +379,29 @@ fn arb_qwen_line() -> impl Strategy<Value = String> {
         .prop_map(write)
 }
 
+/// Anthropic-style content blocks ending with a tool's result that holds more blocks, and a
+/// payload to put outside them now and then.
+fn arb_content_with_result() -> impl Strategy<Value = (J, Option<J>)> {
+    (arb_blocks(0..5), arb_blocks(0..3), proptest::option::of(arb_media())).prop_map(|(mut content, result, extra)| {
+        content.push(obj(vec![
+            ("type", s("tool_result")),
+            ("tool_use_id", s("toolu_01")),
+            ("content", J::Arr(result)),
+        ]));
+        (J::Arr(content), extra)
+    })
+}
+
 /// A Factory Droid `message` line: Anthropic-style blocks, a tool result's among them.
 fn arb_droid_line() -> impl Strategy<Value = String> {
-    (arb_blocks(0..5), arb_blocks(0..3), proptest::option::of(arb_media()))
-        .prop_flat_map(|(mut content, result, extra)| {
-            content.push(obj(vec![
-                ("type", s("tool_result")),
-                ("tool_use_id", s("toolu_01")),
-                ("content", J::Arr(result)),
-            ]));
+    arb_content_with_result()
+        .prop_flat_map(|(content, extra)| {
             let mut fields = vec![
                 ("type", s("message")),
                 ("id", s("m1")),
                 ("timestamp", s("2026-06-01T10:00:00.100Z")),
                 ("parentId", s("m0")),
-                ("message", obj(vec![("role", s("user")), ("content", J::Arr(content))])),
+                ("message", obj(vec![("role", s("user")), ("content", content)])),
             ];
             if let Some(extra) = extra {
                 fields.push(("extra", extra));
@@ -444,14 +452,9 @@ fn arb_antigravity_line() -> impl Strategy<Value = String> {
 /// A message of a Cline or Roo Code task's conversation, `{role, content, ts}`: blocks (a tool's
 /// result holding more), and a payload outside the places now and then (the panel's `images`).
 fn arb_cline_line() -> impl Strategy<Value = String> {
-    (arb_blocks(0..5), arb_blocks(0..3), proptest::option::of(arb_media()))
-        .prop_flat_map(|(mut content, result, extra)| {
-            content.push(obj(vec![
-                ("type", s("tool_result")),
-                ("tool_use_id", s("toolu_01")),
-                ("content", J::Arr(result)),
-            ]));
-            let mut fields = vec![("role", s("user")), ("ts", J::Num(1_780_308_000_000)), ("content", J::Arr(content))];
+    arb_content_with_result()
+        .prop_flat_map(|(content, extra)| {
+            let mut fields = vec![("role", s("user")), ("ts", J::Num(1_780_308_000_000)), ("content", content)];
             if let Some(extra) = extra {
                 fields.push(("images", J::Arr(vec![extra])));
             }

@@ -102,6 +102,17 @@ impl Env {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// Each session the index lists, by id: its id, agent, title and project.
+    pub fn sessions_listed(&self) -> Vec<(String, String, Option<String>, Option<String>)> {
+        self.conn()
+            .prepare("SELECT id, agent, title, project FROM sessions ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    }
+
     /// `scrollback usage --json ARGS`, which must succeed: its report.
     pub fn usage_report(&self, args: &[&str]) -> serde_json::Value {
         let out = self.run(&[&["usage", "--json"][..], args].concat());

@@ -99,13 +99,7 @@ impl LineReader {
             // they cannot hold media.
             if let Some(j) = memchr::memchr(b'\n', &block[w.lo..w.hi]) {
                 let bytes = &block[w.lo..w.lo + j];
-                let scan = if scan::may_hold_media(bytes) {
-                    scanner.reset();
-                    scanner.feed(bytes);
-                    scanner.finish_mut()
-                } else {
-                    scan::scan_without_media(bytes)
-                };
+                let scan = scan_whole(scanner, bytes);
                 let length = if bytes.last() == Some(&b'\r') { j - 1 } else { j };
                 w.lo += j + 1;
                 end.checkpoint = w.at + w.lo as u64;
@@ -177,13 +171,7 @@ impl LineReader {
         let mut lines = 0u64;
         for (start, end) in records {
             let bytes = &doc[start..end];
-            let scan = if scan::may_hold_media(bytes) {
-                scanner.reset();
-                scanner.feed(bytes);
-                scanner.finish_mut()
-            } else {
-                scan::scan_without_media(bytes)
-            };
+            let scan = scan_whole(scanner, bytes);
             lines += 1;
             on_line(Line {
                 number: lines,
@@ -570,6 +558,18 @@ pub fn first_line(file: &File) -> Option<String> {
         if have == buf.len() {
             buf.resize((buf.len() * 2).min(FIRST_LINE_MAX), 0);
         }
+    }
+}
+
+/// The scan of a line held whole in memory: by `scanner`, or, if the line cannot hold media, by
+/// the sieve's verdict alone ([`scan::scan_without_media`]).
+fn scan_whole(scanner: &mut Scanner, bytes: &[u8]) -> std::result::Result<ScanOutput, ScanError> {
+    if scan::may_hold_media(bytes) {
+        scanner.reset();
+        scanner.feed(bytes);
+        scanner.finish_mut()
+    } else {
+        scan::scan_without_media(bytes)
     }
 }
 
