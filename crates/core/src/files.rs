@@ -80,12 +80,11 @@ pub fn keep_private(dir: &Path, ours: &[&str]) -> io::Result<u64> {
         changed += was_open as u64;
         if was_open && path.is_dir() {
             // Written before its files were private: each of them, once.
-            for inner in std::fs::read_dir(&path)? {
-                let inner = inner?.path();
+            for inner in entries_of(&path)? {
                 changed += tighten(&inner)? as u64;
                 if inner.is_dir() {
-                    for file in std::fs::read_dir(&inner)? {
-                        changed += tighten(&file?.path())? as u64;
+                    for file in entries_of(&inner)? {
+                        changed += tighten(&file)? as u64;
                     }
                 }
             }
@@ -101,10 +100,17 @@ pub fn keep_private(dir: &Path, ours: &[&str]) -> io::Result<u64> {
 }
 
 /// Takes group and other permissions off `path`: 0700 for a directory, 0600 for a file with no
-/// other name; a symbolic link or anything else is left as it is. Whether it changed anything.
+/// other name; a symbolic link or anything else is left as it is. Whether it changed anything. A
+/// path gone since it was listed changes nothing: another process of the same data directory
+/// removes files of ours at any time (SQLite a log when its last connection closes, a front end the
+/// lock's wait file).
 fn tighten(path: &Path) -> io::Result<bool> {
     use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::symlink_metadata(path)?;
+    let gone = |e: io::Error| if e.kind() == io::ErrorKind::NotFound { Ok(false) } else { Err(e) };
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) => return gone(e),
+    };
     let mode = match meta.file_type() {
         t if t.is_dir() => 0o700,
         t if t.is_file() && meta.nlink() == 1 => 0o600,
@@ -113,8 +119,19 @@ fn tighten(path: &Path) -> io::Result<bool> {
     if meta.permissions().mode() & 0o077 == 0 {
         return Ok(false);
     }
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
-    Ok(true)
+    match std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)) {
+        Ok(()) => Ok(true),
+        Err(e) => gone(e),
+    }
+}
+
+/// The entries of `dir`, none if it is gone since it was listed (see [`tighten`]).
+fn entries_of(dir: &Path) -> io::Result<Vec<std::path::PathBuf>> {
+    match std::fs::read_dir(dir) {
+        Ok(entries) => entries.map(|e| e.map(|e| e.path())).collect(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
 }
 
 /// Creates `path` empty, 0600, unless it exists: a database's file, made before SQLite opens it,
@@ -293,6 +310,22 @@ mod tests {
         open(&theirs, 0o755);
         assert_eq!(keep_private(&theirs, &ours).unwrap(), 0);
         assert_eq!(mode(&theirs), 0o755);
+    }
+
+    #[test]
+    fn a_file_of_ours_removed_while_the_directory_is_tightened_is_passed_over() {
+        // Another process of the same data directory removes its files at any time (SQLite the
+        // acceptance record's log as its last connection closes): what is gone changes nothing and
+        // fails nothing. (`serve --push` once refused to start on such a race.)
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("accepted.sqlite3-wal");
+        assert!(!tighten(&gone).unwrap());
+        assert!(entries_of(&gone).unwrap().is_empty());
+        std::fs::write(&gone, b"log").unwrap();
+        std::fs::set_permissions(&gone, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(tighten(&gone).unwrap());
+        std::fs::remove_file(&gone).unwrap();
+        assert!(!tighten(&gone).unwrap());
     }
 
     #[test]
