@@ -311,6 +311,104 @@ fn filters_narrow_and_tool_calls_read_as_their_input() {
     assert_eq!(lines, [1, 2], "{hits}");
 }
 
+/// A search is one request whichever front end asks it (`read::request`): the same filters narrow
+/// alike through the API's parameters, MCP's arguments and the CLI's options, and what cannot be
+/// taken is refused by each with the same message.
+#[test]
+fn a_search_is_one_request_through_http_mcp_and_the_cli() {
+    let env = Env::new();
+    tree(&env);
+    env.index();
+    let server = Server::start(&env, &[]);
+    server.wait_for_sessions(2);
+    let (alpha, beta) = ("5e55a000-0000-4000-8000-000000000001", "5e55a000-0000-4000-8000-000000000002");
+    // (parameters, the sessions found, in order)
+    let asked: &[(&[(&str, &str)], &[&str])] = &[
+        (&[("q", "checksum")], &[beta, alpha]),
+        (&[("q", "checksum"), ("project", "/home/u/beta")], &[beta]),
+        (&[("q", "checksum"), ("role", "user"), ("since", "2026-02-01"), ("sort", "relevance")], &[beta, alpha]),
+        (&[("q", "checksum"), ("until", "2026-01-31")], &[]),
+        (&[("q", "cargo")], &[alpha]),
+        (&[("q", "checksum"), ("role", "assistant")], &[]),
+        (&[("q", "cargo"), ("role", "user")], &[]),
+        (&[("q", "checksum"), ("agent", "codex")], &[]),
+        (&[("q", "checksum"), ("limit", "1")], &[beta]),
+    ];
+    let refused: &[&[(&str, &str)]] = &[
+        &[("q", "x"), ("role", "tool")],
+        &[("q", "x"), ("sort", "best")],
+        &[("q", "x"), ("since", "yesterday")],
+        &[("q", "x"), ("until", "2026-13-01")],
+        &[("q", "x"), ("agent", "vim")],
+        &[("q", "x"), ("cursor", "+5")],
+        &[("q", "agent:vim")],
+    ];
+    let query = |params: &[(&str, &str)]| {
+        params.iter().map(|(k, v)| format!("{k}={}", urlencode(v))).collect::<Vec<_>>().join("&")
+    };
+    let ids = |sessions: &Value| -> Vec<String> {
+        sessions.as_array().unwrap().iter().map(|s| s["sessionId"].as_str().unwrap().to_owned()).collect()
+    };
+    let mut messages = Vec::new();
+    for params in asked {
+        let answer = server.json(&format!("/api/search?{}", query(params.0)));
+        assert_eq!(ids(&answer["sessions"]), params.1, "HTTP {:?}: {answer}", params.0);
+    }
+    for params in refused {
+        let res = server.get(&format!("/api/search?{}", query(params)));
+        assert_eq!(res.status().as_u16(), 400, "HTTP {params:?}");
+        let answer: Value = res.json().unwrap();
+        messages.push(answer["error"]["message"].as_str().unwrap().to_owned());
+    }
+    // The CLI: its options are the API's parameters.
+    let cli = |params: &[(&str, &str)]| {
+        let mut args = vec!["search".to_owned(), "--json".to_owned()];
+        for (k, v) in params.iter().filter(|(k, _)| *k != "q") {
+            args.extend([format!("--{k}"), (*v).to_owned()]);
+        }
+        args.extend(["--".to_owned(), params.iter().find(|(k, _)| *k == "q").unwrap().1.to_owned()]);
+        env.run(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    for params in asked {
+        let out = cli(params.0);
+        assert!(out.status.success(), "CLI {:?}: {}", params.0, String::from_utf8_lossy(&out.stderr));
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(ids(&answer["sessions"]), params.1, "CLI {:?}: {answer}", params.0);
+    }
+    // Where the CLI's own parser lets a value through (dates, queries), ours says what HTTP says.
+    for (params, message) in refused.iter().zip(&messages) {
+        if !params.iter().all(|(k, _)| ["since", "until", "q"].contains(k)) {
+            continue;
+        }
+        let out = cli(params);
+        assert_eq!(out.status.code(), Some(2), "CLI {params:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(message.as_str()), "CLI {params:?}: {stderr} says {message}");
+    }
+    // MCP, through the official SDK: the same sessions, and the same message as a tool error.
+    if sdk_available() {
+        let args = |params: &[(&str, &str)]| {
+            let mut args = json!({"include_active": true});
+            for (k, v) in params {
+                let key = if *k == "q" { "query" } else { k };
+                args[key] = if *k == "limit" { json!(v.parse::<i64>().unwrap()) } else { json!(v) };
+            }
+            call("search_history", args)
+        };
+        let calls: Vec<Value> = asked.iter().map(|p| args(p.0)).chain(refused.iter().map(|p| args(p))).collect();
+        let report = run_plan(&env, &stdio_plan(&env, &[], &calls, &[]));
+        let answers = report["calls"].as_array().unwrap();
+        for (params, answer) in asked.iter().zip(answers) {
+            assert_eq!(answer["isError"], false, "MCP {:?}: {answer}", params.0);
+            assert_eq!(ids(&answer["structured"]["sessions"]), params.1, "MCP {:?}: {answer}", params.0);
+        }
+        for ((params, message), answer) in refused.iter().zip(&messages).zip(&answers[asked.len()..]) {
+            assert_eq!(answer["isError"], true, "MCP {params:?}: {answer}");
+            assert_eq!(answer["text"].as_str(), Some(message.as_str()), "MCP {params:?}");
+        }
+    }
+}
+
 /// The judged query set (`tests/search/judged.json`, over the real corpus where `../shared` has it
 /// and a generated tree) keeps the quality it was measured at: MRR and nDCG@10 at or above the
 /// floors, through the real binary (`benches/search_quality.py`).

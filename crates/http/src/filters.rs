@@ -211,18 +211,6 @@ pub(crate) fn get_params<P: serde::de::DeserializeOwned>(
     serde_urlencoded::from_str(query).map_err(|e| ApiError::bad_request(format!("query: {e}")))
 }
 
-/// An `agent` parameter that is there: one of the formats' names, or the 400 that lists them.
-pub(crate) fn agent_param(agent: Option<String>) -> Result<Option<String>, ApiError> {
-    match agent {
-        Some(a) if scrollback_core::format::by_name(&a).is_none() => Err(ApiError::bad_request(format!(
-            "agent: {:?} is none of {}",
-            trim(&a),
-            scrollback_core::format::names().join(", ")
-        ))),
-        agent => Ok(agent),
-    }
-}
-
 /// At most 80 characters of `s`, for an error message.
 pub(crate) fn trim(s: &str) -> String {
     s.chars().take(80).collect()

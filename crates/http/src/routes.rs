@@ -9,13 +9,14 @@ use warp::filters::BoxedFilter;
 use warp::{Filter, Rejection, Reply};
 
 use super::auth::{authorized, login, loopback_host, same_origin};
-use super::filters::{NoParams, agent_param, check_limit, only, query_cap, segment, trim};
+use super::filters::{NoParams, check_limit, only, query_cap, segment, trim};
 use super::media::serve_media;
 use super::{Api, ApiError, handle_rejection, wire};
 use scrollback_core::codec::refs::{ContentHash, MediaName, MediaRef};
 use scrollback_index::events::Event;
 use scrollback_ops::chat::ChatEvent;
-use scrollback_read::history::{self, Position, SessionQuery};
+use scrollback_read::history::{self, Position};
+use scrollback_read::request;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -276,25 +277,21 @@ fn json<T: serde::Serialize>(value: &T) -> warp::reply::Response {
     warp::reply::json(value).into_response()
 }
 
-/// An `agent` parameter: empty is none, else one of the formats' names.
-fn check_agent(agent: Option<String>) -> Result<Option<String>, Rejection> {
-    agent_param(agent.filter(|a| !a.is_empty())).map_err(ApiError::reject)
-}
-
 async fn list_sessions(p: SessionsParams, api: Api) -> Result<warp::reply::Response, Rejection> {
-    let limit = check_limit(p.limit, 50)?;
     let pinned_only = p.pinned.unwrap_or(false);
-    let query = SessionQuery {
-        project: p.project.filter(|p| !p.is_empty()),
-        agent: check_agent(p.agent)?,
-        text: p.q.filter(|q| !q.trim().is_empty()),
-        since: time_param("since", p.since, false)?,
-        until: time_param("until", p.until, true)?,
+    let query = request::SessionsInput {
+        project: p.project,
+        agent: p.agent,
+        q: p.q,
+        since: p.since,
+        until: p.until,
+        host: p.host,
+        cursor: p.cursor,
+        limit: p.limit.map(i64::from),
         active_since: None,
-        host: p.host.filter(|h| !h.is_empty()),
-        cursor: p.cursor.filter(|c| !c.is_empty()),
-        limit,
-    };
+    }
+    .parse(50, history::MAX_LIMIT)
+    .map_err(|e| ApiError::from(e).reject())?;
     let page = if pinned_only {
         let pins = api.inner.chats.with_store(|store| store.pinned()).await.map_err(|e| ApiError::from(e).reject())?;
         api.db(move |store| {
@@ -396,83 +393,42 @@ async fn forget_session(raw_session: String, api: Api) -> Result<warp::reply::Re
 }
 
 async fn search(p: SearchParams, api: Api) -> Result<warp::reply::Response, Rejection> {
-    let limit = check_limit(p.limit, 20)?;
-    let query = scrollback_core::query::parse(&p.q).map_err(|e| ApiError::from(e).reject())?;
-    let agent = check_agent(p.agent)?;
-    let role = match p.role.filter(|r| !r.is_empty()) {
-        None => None,
-        Some(r) if ROLES.contains(&r.as_str()) => Some(r),
-        Some(r) => {
-            return Err(ApiError::bad_request(format!("role: {:?} is none of {}", trim(&r), ROLES.join(", "))).reject());
-        }
+    let input = request::SearchInput {
+        q: p.q,
+        session: p.session,
+        agent: p.agent,
+        project: p.project,
+        role: p.role,
+        since: p.since,
+        until: p.until,
+        sort: p.sort,
+        group: p.group,
+        cursor: p.cursor,
+        limit: p.limit.map(i64::from),
+        active_since: None,
     };
-    let sort = match p.sort.as_deref().filter(|s| !s.is_empty()) {
-        None => history::Sort::Relevance,
-        Some(s) => history::Sort::parse(s).ok_or_else(|| {
-            ApiError::bad_request(format!("sort: {:?} is none of relevance, recent, conversation", trim(s))).reject()
-        })?,
-    };
-    let session = p.session.filter(|s| !s.is_empty());
-    let grouped = match p.group.as_deref().filter(|g| !g.is_empty()) {
-        None => session.is_none(),
-        Some("session") => true,
-        Some("none") => false,
-        Some(g) => return Err(ApiError::bad_request(format!("group: {:?} is none of session, none", trim(g))).reject()),
-    };
-    let since = time_param("since", p.since, false)?;
-    let until = time_param("until", p.until, true)?;
-    let offset = match p.cursor.as_deref().filter(|c| !c.is_empty()) {
-        None => 0,
-        Some(c) => c.parse::<u32>().ok().filter(|_| c.bytes().all(|b| b.is_ascii_digit())).ok_or_else(|| {
-            ApiError::bad_request(format!("cursor {:?} is not one this server gave", trim(c))).reject()
-        })?,
-    };
-    let project = p.project.filter(|s| !s.is_empty());
-    let q = query.clone();
+    let asked = request::Search::parse(input, 20, history::MAX_LIMIT).map_err(|e| ApiError::from(e).reject())?;
     let mask = api.mask().cloned();
-    let page = api
+    let (asked, page) = api
         .search_db(move |store| {
-            let scope = history::Scope {
-                session: session.as_deref(),
-                agent: agent.as_deref(),
-                project: project.as_deref(),
-                role: role.as_deref(),
-                since: since.as_deref(),
-                until: until.as_deref(),
-                active_since: None,
-            };
-            let mut page = store.search_answer(&q, scope, sort, (offset, limit), grouped)?;
+            let mut page = asked.answer(store)?;
             // A snippet is masked from its entry's whole text, before its matches are marked in HTML.
             if let Some(r) = &mask {
                 r.mask_answer(&mut page, &|h| store.search_text(h).ok().flatten());
             }
-            Ok(page)
+            Ok((asked, page))
         })
         .await
         .map_err(ApiError::reject)?;
+    let read = |notes| wire::QueryRead::new(&asked.written, &asked.query, notes);
     match page {
         history::SearchAnswer::Entries(page) => {
             let marks = marks_of(&api, page.hits.iter().map(|h| h.session_id.clone()).collect()).await?;
-            let read = wire::QueryRead::new(&p.q, &query, &page.notes);
-            Ok(api.masked_json(&wire::Hits::marked(read, &page, &marks)))
+            Ok(api.masked_json(&wire::Hits::marked(read(&page.notes), &page, &marks)))
         }
         history::SearchAnswer::Sessions(page) => {
             let marks = marks_of(&api, page.sessions.iter().map(|g| g.session_id.clone()).collect()).await?;
-            let read = wire::QueryRead::new(&p.q, &query, &page.notes);
-            Ok(api.masked_json(&wire::SessionHitsPage::marked(read, &page, &marks)))
-        }
-    }
-}
-
-/// The roles a search can be narrowed to.
-pub(crate) const ROLES: &[&str] = &["user", "assistant"];
-
-/// A `since` or `until` parameter: empty is none, else a date or an RFC 3339 time.
-fn time_param(name: &str, value: Option<String>, upper: bool) -> Result<Option<String>, Rejection> {
-    match value.filter(|v| !v.trim().is_empty()) {
-        None => Ok(None),
-        Some(v) => {
-            history::time_bound(&v, upper).map(Some).map_err(|e| ApiError::bad_request(format!("{name}: {e}")).reject())
+            Ok(api.masked_json(&wire::SessionHitsPage::marked(read(&page.notes), &page, &marks)))
         }
     }
 }

@@ -6,7 +6,7 @@ use warp::Filter as _;
 use warp::filters::BoxedFilter;
 use warp::http::Method;
 
-use super::filters::{agent_param, get_params, raw_query};
+use super::filters::{get_params, raw_query};
 use super::{Api, ApiError};
 use scrollback_read::stats::{Filter, MAX_LIMIT};
 
@@ -44,7 +44,7 @@ pub(crate) fn routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
 /// transcript text), or the API's error for a parameter it cannot take.
 async fn run(api: Api, p: Params) -> Result<warp::reply::Response, ApiError> {
     let nonempty = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
-    let agent = agent_param(nonempty(p.agent))?;
+    let agent = scrollback_read::request::agent(p.agent)?;
     let tz_hours = match nonempty(p.tz) {
         None => 0,
         Some(tz) => tz

@@ -6,9 +6,9 @@ use warp::filters::BoxedFilter;
 use warp::http::{Method, header};
 use warp::{Filter as _, Reply as _};
 
-use super::filters::{agent_param, get_params, raw_query};
+use super::filters::{get_params, raw_query};
 use super::{Api, ApiError};
-use scrollback_read::history::time_bound;
+use scrollback_read::request;
 use scrollback_read::usage::{By, Filter};
 
 #[derive(Debug, Deserialize)]
@@ -53,14 +53,9 @@ async fn run(api: Api, p: Params) -> Result<String, ApiError> {
         None => By::Day,
         Some(name) => By::parse(&name).map_err(|e| ApiError::bad_request(e.to_string()))?,
     };
-    let agent = agent_param(nonempty(p.agent))?;
-    let bound = |name: &str, value: Option<String>, upper: bool| {
-        nonempty(value)
-            .map(|v| time_bound(&v, upper).map_err(|e| ApiError::bad_request(format!("{name}: {e}"))))
-            .transpose()
-    };
-    let since = bound("since", p.since, false)?;
-    let until = bound("until", p.until, true)?;
+    let agent = request::agent(p.agent)?;
+    let since = request::time("since", p.since, false)?;
+    let until = request::time("until", p.until, true)?;
     let (project, session, model) = (nonempty(p.project), nonempty(p.session), nonempty(p.model));
     let prices = api.inner.prices.clone();
     let report = api

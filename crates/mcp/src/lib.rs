@@ -28,9 +28,10 @@ use serde::Deserialize;
 
 use scrollback_core::codec::refs::{ContentHash, MediaName, MediaRef};
 use scrollback_core::error::{Error, Result};
-use scrollback_read::history::{self, Position, Scope, SearchAnswer, SessionQuery, Sort};
+use scrollback_read::history::{self, Position, SearchAnswer};
 use scrollback_read::pool::Readers;
 use scrollback_read::redact::Redactor;
+use scrollback_read::request;
 
 /// The most characters of text one tool result holds; a longer answer is cut, and says where to
 /// go on.
@@ -233,32 +234,9 @@ fn tool_error(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![Content::text(message.into())])
 }
 
-/// A count argument: `default` when absent, else between 1 and `max`.
+/// A count argument: `default` when absent, else between 1 and `max` ([`request::count`]).
 fn count(name: &str, value: Option<i64>, default: u32, max: u32) -> std::result::Result<u32, String> {
-    match value {
-        None => Ok(default),
-        Some(n) if (1..=i64::from(max)).contains(&n) => Ok(n as u32),
-        Some(n) => Err(format!("{name}: {n} is not between 1 and {max}")),
-    }
-}
-
-fn agent_arg(agent: Option<String>) -> std::result::Result<Option<String>, String> {
-    match agent.filter(|a| !a.is_empty()) {
-        None => Ok(None),
-        Some(a) if scrollback_core::format::by_name(&a).is_some() => Ok(Some(a)),
-        Some(a) => Err(format!(
-            "agent: {:?} is none of {}",
-            a.chars().take(40).collect::<String>(),
-            scrollback_core::format::names().join(", ")
-        )),
-    }
-}
-
-fn time_arg(name: &str, value: Option<String>, upper: bool) -> std::result::Result<Option<String>, String> {
-    match value.filter(|v| !v.trim().is_empty()) {
-        None => Ok(None),
-        Some(v) => history::time_bound(&v, upper).map(Some).map_err(|e| format!("{name}: {e}")),
-    }
+    request::count(name, value, default, max).map_err(|e| e.to_string())
 }
 
 /// The instant before which a session counts as inactive, unless `include` says to take them all.
@@ -336,53 +314,25 @@ impl Tools {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn search_history(&self, Parameters(args): Parameters<SearchArgs>) -> Result<CallToolResult, ErrorData> {
-        let query = match scrollback_core::query::parse(&args.query) {
-            Ok(q) => q,
-            Err(e) => return Ok(tool_error(format!("query: {e}"))),
+        let input = request::SearchInput {
+            q: args.query,
+            session: args.session,
+            agent: args.agent,
+            project: check!(self.project(args.project)),
+            role: args.role,
+            since: args.since,
+            until: args.until,
+            sort: args.sort,
+            group: Some(if args.per_entry.unwrap_or(false) { "none" } else { "session" }.to_owned()),
+            cursor: args.cursor,
+            limit: args.limit,
+            active_since: active_since(args.include_active),
         };
-        let limit = check!(count("limit", args.limit, 10, MAX_HITS));
-        let agent = check!(agent_arg(args.agent));
-        let project = check!(self.project(args.project));
-        let role = match args.role.filter(|r| !r.is_empty()) {
-            None => None,
-            Some(r) if ["user", "assistant"].contains(&r.as_str()) => Some(r),
-            Some(r) => {
-                return Ok(tool_error(format!(
-                    "role: {:?} is neither user nor assistant",
-                    r.chars().take(40).collect::<String>()
-                )));
-            }
+        let asked = match request::Search::parse(input, 10, MAX_HITS) {
+            Ok(asked) => asked,
+            Err(e) => return Ok(read_failed(e)),
         };
-        let sort = match args.sort.as_deref().filter(|s| !s.is_empty()) {
-            None => Sort::Relevance,
-            Some(s) => match Sort::parse(s) {
-                Some(sort) => sort,
-                None => {
-                    return Ok(tool_error(format!(
-                        "sort: {:?} is neither relevance nor recent",
-                        s.chars().take(40).collect::<String>()
-                    )));
-                }
-            },
-        };
-        let since = check!(time_arg("since", args.since, false));
-        let until = check!(time_arg("until", args.until, true));
-        let offset = match args.cursor.as_deref().filter(|c| !c.is_empty()) {
-            None => 0,
-            Some(c) => match c.parse::<u32>() {
-                Ok(n) => n,
-                Err(_) => {
-                    return Ok(tool_error(format!(
-                        "cursor {:?} is not one this server gave",
-                        c.chars().take(40).collect::<String>()
-                    )));
-                }
-            },
-        };
-        let active = active_since(args.include_active);
-        let session = args.session.filter(|s| !s.is_empty());
-        let per_entry = args.per_entry.unwrap_or(false);
-        let read_as = query.to_string();
+        let (written, read_as, offset) = (asked.written.clone(), asked.query.to_string(), asked.offset);
         let mask = self.source.mask.clone();
         let readers = match self.source.readers().await {
             Ok(r) => r,
@@ -391,16 +341,7 @@ impl Tools {
         let marks = self.source.marks(readers);
         let page = readers
             .search(move |store| {
-                let scope = Scope {
-                    session: session.as_deref(),
-                    agent: agent.as_deref(),
-                    project: project.as_deref(),
-                    role: role.as_deref(),
-                    since: since.as_deref(),
-                    until: until.as_deref(),
-                    active_since: active.as_deref(),
-                };
-                let mut page = store.search_answer(&query, scope, sort, (offset, limit), !per_entry)?;
+                let mut page = asked.answer(store)?;
                 if let Some(marks) = &marks {
                     match &mut page {
                         SearchAnswer::Entries(p) => {
@@ -426,8 +367,8 @@ impl Tools {
             })
             .await;
         Ok(self.masked(match page {
-            Ok(SearchAnswer::Entries(page)) => render::hits(&args.query, &read_as, &page, offset),
-            Ok(SearchAnswer::Sessions(page)) => render::session_hits(&args.query, &read_as, &page, offset),
+            Ok(SearchAnswer::Entries(page)) => render::hits(&written, &read_as, &page, offset),
+            Ok(SearchAnswer::Sessions(page)) => render::session_hits(&written, &read_as, &page, offset),
             Err(e) => read_failed(e),
         }))
     }
@@ -439,17 +380,21 @@ impl Tools {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn list_sessions(&self, Parameters(args): Parameters<ListArgs>) -> Result<CallToolResult, ErrorData> {
-        let limit = check!(count("limit", args.limit, 20, MAX_SESSIONS));
-        let query = SessionQuery {
+        let query = request::SessionsInput {
             project: check!(self.project(args.project)),
-            agent: check!(agent_arg(args.agent)),
-            text: args.query.filter(|q| !q.trim().is_empty()),
-            since: check!(time_arg("since", args.since, false)),
-            until: check!(time_arg("until", args.until, true)),
-            active_since: active_since(args.include_active),
+            agent: args.agent,
+            q: args.query,
+            since: args.since,
+            until: args.until,
             host: None,
-            cursor: args.cursor.filter(|c| !c.is_empty()),
-            limit,
+            cursor: args.cursor,
+            limit: args.limit,
+            active_since: active_since(args.include_active),
+        }
+        .parse(20, MAX_SESSIONS);
+        let query = match query {
+            Ok(query) => query,
+            Err(e) => return Ok(read_failed(e)),
         };
         let readers = match self.source.readers().await {
             Ok(r) => r,
@@ -487,11 +432,8 @@ impl Tools {
         let limit = check!(count("limit", args.limit, 20, MAX_ENTRIES));
         let max_chars = check!(count("max_chars_per_entry", args.max_chars_per_entry, 2000, MAX_CHARS_PER_ENTRY));
         let roles = args.roles.unwrap_or_default();
-        if let Some(bad) = roles.iter().find(|r| !["user", "assistant"].contains(&r.as_str())) {
-            return Ok(tool_error(format!(
-                "roles: {:?} is neither user nor assistant",
-                bad.chars().take(40).collect::<String>()
-            )));
+        if let Some(bad) = roles.iter().find(|r| !request::ROLES.contains(&r.as_str())) {
+            return Ok(tool_error(format!("roles: {:?} is none of {}", request::trim(bad), request::ROLES.join(", "))));
         }
         let at = match (args.around, args.from, args.before) {
             (None, None, None) => None,

@@ -2,7 +2,7 @@
 //! the transcripts by their recorded offsets.
 //!
 //! [`index`] opens read-only connections and looks payloads up by name ([`scrollback_core::codec::refs`]);
-//! [`status`] counts what the index holds; [`history`] lists sessions, pages history and searches; [`render`] puts each
+//! [`status`] counts what the index holds; [`history`] lists sessions, pages history and searches, each question as [`request`] checks what was asked; [`render`] puts each
 //! payload's URL back into a stored line for a client; [`media`] streams a payload's decoded bytes,
 //! verified against its blake3; [`store`] is the one read interface every front end reads through ([`Store`]: SQLite's
 //! connection is its first store), and [`pool`] the readers' pool that hands it out; [`usage`] reports the usage ledger,
@@ -23,6 +23,7 @@ pub mod pool;
 pub mod prices;
 pub mod redact;
 pub mod render;
+pub mod request;
 pub mod stats;
 pub mod status;
 pub mod store;

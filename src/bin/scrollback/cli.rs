@@ -104,8 +104,20 @@ pub(crate) enum Command {
         /// Only this agent's entries.
         #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(scrollback::format::names()))]
         agent: Option<String>,
-        /// Best first, or newest first.
-        #[arg(long, default_value = "relevance", value_parser = clap::builder::PossibleValuesParser::new(["relevance", "recent"]))]
+        /// Only this project's sessions (its working directory, as the sessions list names it).
+        #[arg(long)]
+        project: Option<String>,
+        /// Only what the person wrote (user) or what the agent answered (assistant).
+        #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(scrollback::read::request::ROLES))]
+        role: Option<String>,
+        /// Only entries from this date (YYYY-MM-DD, UTC) or RFC 3339 time on.
+        #[arg(long)]
+        since: Option<String>,
+        /// Only entries up to this date (inclusive) or time.
+        #[arg(long)]
+        until: Option<String>,
+        /// Best first, newest first, or in the conversations' order.
+        #[arg(long, default_value = "relevance", value_parser = clap::builder::PossibleValuesParser::new(["relevance", "recent", "conversation"]))]
         sort: String,
         /// Every matching entry, instead of one line per session.
         #[arg(long)]

@@ -39,7 +39,6 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
-use scrollback::read::history;
 
 use crate::cli::{Cli, Command, Usage, hub_config};
 
@@ -82,10 +81,22 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::DemoEngine { transcripts, project, reply_delay_ms } => {
             serve::demo_engine(transcripts, project, reply_delay_ms)
         }
-        Command::Search { query, data, session, agent, sort, per_entry, limit, json } => {
-            let scope = history::Scope { session: session.as_deref(), agent: agent.as_deref(), ..Default::default() };
-            let sort = history::Sort::parse(&sort).unwrap_or_default();
-            read::search(&query, &data.resolve()?, scope, read::Shown { sort, per_entry, limit, json })
+        Command::Search { query, data, session, agent, project, role, since, until, sort, per_entry, limit, json } => {
+            let input = scrollback::read::request::SearchInput {
+                q: query,
+                session,
+                agent,
+                project,
+                role,
+                since,
+                until,
+                sort: Some(sort),
+                group: Some(if per_entry { "none" } else { "session" }.to_owned()),
+                cursor: None,
+                limit: Some(i64::from(limit)),
+                active_since: None,
+            };
+            read::search(&data.resolve()?, input, json)
         }
         Command::Index { dirs } => maintain::index(&dirs),
         Command::Push { data, postgres, host, take_over, timeout } => maintain::push(

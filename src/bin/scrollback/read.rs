@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use scrollback::ops::roots::Origin;
 use scrollback::read::status::IndexStatus;
-use scrollback::read::{Store, history, index, media};
+use scrollback::read::{Store, history, index, media, request};
 use scrollback::{MediaName, Root};
 
 use crate::cli::{Usage, bad_name};
@@ -82,85 +82,82 @@ pub(crate) fn photos_words(s: &IndexStatus) -> String {
     format!("{}, of {} in all", s.photos, count(s.payloads, "payload"))
 }
 
-/// How `scrollback search` shows its results.
-pub(crate) struct Shown {
-    pub sort: history::Sort,
-    pub per_entry: bool,
-    pub limit: u32,
-    pub json: bool,
-}
-
 /// `scrollback search`: sessions with hits, each its title, where it is, and its best hit (the
-/// matched words in brackets); or every hit (`per_entry`); or the API's JSON.
-pub(crate) fn search(query: &str, data_dir: &Path, scope: history::Scope<'_>, shown: Shown) -> anyhow::Result<()> {
+/// matched words in brackets); or every hit (`input.group` `none`); or the API's JSON. The search's
+/// session may be named by a prefix of its id.
+pub(crate) fn search(data_dir: &Path, input: request::SearchInput, json: bool) -> anyhow::Result<()> {
     let usage = |e: scrollback::Error| match e {
         scrollback::Error::BadQuery(why) => anyhow::Error::new(Usage(why)),
         e => e.into(),
     };
-    let parsed = scrollback::query::parse(query).map_err(usage)?;
+    let mut asked = request::Search::parse(input, 20, history::MAX_LIMIT).map_err(usage)?;
     let conn = index::open(data_dir)?;
     let store: &dyn Store = &conn;
-    let session = scope.session.map(|given| store.session_named(given)).transpose().map_err(bad_name)?;
-    let scope = history::Scope { session: session.as_deref(), ..scope };
+    asked.session = asked.session.map(|given| store.session_named(&given)).transpose().map_err(bad_name)?;
     let marks = |ids: Vec<&str>| -> anyhow::Result<Vec<scrollback::accept::Mark>> {
         match data_dir.join(scrollback::db::ACCEPT_FILE).exists() {
             true => Ok(scrollback::accept::AcceptStore::open(data_dir)?.marks(&ids)?),
             false => Ok(Vec::new()),
         }
     };
+    let read = |notes| scrollback::http::wire::QueryRead::new(&asked.written, &asked.query, notes);
+    let no_hits = || eprintln!("no hits for {}", one_line(&format!("{:?}", asked.written)));
     let mut out = std::io::stdout().lock();
-    if shown.per_entry {
-        let page = store.search(&parsed, scope, shown.sort, 0, shown.limit).map_err(usage)?;
-        let marks = marks(page.hits.iter().map(|h| h.session_id.as_str()).collect())?;
-        if shown.json {
-            let read = scrollback::http::wire::QueryRead::new(query, &parsed, &page.notes);
-            serde_json::to_writer_pretty(&mut out, &scrollback::http::wire::Hits::marked(read, &page, &marks))?;
-            writeln!(out)?;
-            return Ok(());
+    match asked.answer(store).map_err(usage)? {
+        history::SearchAnswer::Entries(page) => {
+            let marks = marks(page.hits.iter().map(|h| h.session_id.as_str()).collect())?;
+            if json {
+                serde_json::to_writer_pretty(
+                    &mut out,
+                    &scrollback::http::wire::Hits::marked(read(&page.notes), &page, &marks),
+                )?;
+                writeln!(out)?;
+                return Ok(());
+            }
+            for note in &page.notes {
+                eprintln!("note: {}", one_line(note));
+            }
+            for hit in &page.hits {
+                let title = marks.iter().find(|m| m.session_id == hit.session_id).and_then(|m| m.title.as_deref());
+                writeln!(out, "{}", one_line(title.or(hit.title.as_deref()).unwrap_or("(untitled)")))?;
+                writeln!(out, "    {}", one_line(&format!("{} · {}", hit.session_id, hit_line(hit))))?;
+                writeln!(out, "    {}", one_line(&hit.snippet.marked("[", "]")))?;
+            }
+            if page.hits.is_empty() {
+                no_hits();
+            }
         }
-        for note in &page.notes {
-            eprintln!("note: {}", one_line(note));
+        history::SearchAnswer::Sessions(page) => {
+            let marks = marks(page.sessions.iter().map(|g| g.session_id.as_str()).collect())?;
+            if json {
+                let wire = scrollback::http::wire::SessionHitsPage::marked(read(&page.notes), &page, &marks);
+                serde_json::to_writer_pretty(&mut out, &wire)?;
+                writeln!(out)?;
+                return Ok(());
+            }
+            for note in &page.notes {
+                eprintln!("note: {}", one_line(note));
+            }
+            for g in &page.sessions {
+                let title = marks.iter().find(|m| m.session_id == g.session_id).and_then(|m| m.title.as_deref());
+                let others = count(g.hits, "hit");
+                writeln!(out, "{}  ({others})", one_line(title.or(g.title.as_deref()).unwrap_or("(untitled)")))?;
+                let place = format!(
+                    "{} · {} · {} · last {}",
+                    g.session_id,
+                    g.agent,
+                    g.project.as_deref().unwrap_or("-"),
+                    g.last_timestamp.as_deref().unwrap_or("-")
+                );
+                writeln!(out, "    {}", one_line(&place))?;
+                writeln!(out, "    {}", one_line(&hit_line(&g.best)))?;
+                writeln!(out, "    {}", one_line(&g.best.snippet.marked("[", "]")))?;
+                writeln!(out)?;
+            }
+            if page.sessions.is_empty() {
+                no_hits();
+            }
         }
-        for hit in &page.hits {
-            let title = marks.iter().find(|m| m.session_id == hit.session_id).and_then(|m| m.title.as_deref());
-            writeln!(out, "{}", one_line(title.or(hit.title.as_deref()).unwrap_or("(untitled)")))?;
-            writeln!(out, "    {}", one_line(&format!("{} · {}", hit.session_id, hit_line(hit))))?;
-            writeln!(out, "    {}", one_line(&hit.snippet.marked("[", "]")))?;
-        }
-        if page.hits.is_empty() {
-            eprintln!("no hits for {}", one_line(&format!("{query:?}")));
-        }
-        return Ok(());
-    }
-    let page = store.search_sessions(&parsed, scope, shown.sort, 0, shown.limit).map_err(usage)?;
-    let marks = marks(page.sessions.iter().map(|g| g.session_id.as_str()).collect())?;
-    if shown.json {
-        let read = scrollback::http::wire::QueryRead::new(query, &parsed, &page.notes);
-        serde_json::to_writer_pretty(&mut out, &scrollback::http::wire::SessionHitsPage::marked(read, &page, &marks))?;
-        writeln!(out)?;
-        return Ok(());
-    }
-    for note in &page.notes {
-        eprintln!("note: {}", one_line(note));
-    }
-    for g in &page.sessions {
-        let title = marks.iter().find(|m| m.session_id == g.session_id).and_then(|m| m.title.as_deref());
-        let others = count(g.hits, "hit");
-        writeln!(out, "{}  ({others})", one_line(title.or(g.title.as_deref()).unwrap_or("(untitled)")))?;
-        let place = format!(
-            "{} · {} · {} · last {}",
-            g.session_id,
-            g.agent,
-            g.project.as_deref().unwrap_or("-"),
-            g.last_timestamp.as_deref().unwrap_or("-")
-        );
-        writeln!(out, "    {}", one_line(&place))?;
-        writeln!(out, "    {}", one_line(&hit_line(&g.best)))?;
-        writeln!(out, "    {}", one_line(&g.best.snippet.marked("[", "]")))?;
-        writeln!(out)?;
-    }
-    if page.sessions.is_empty() {
-        eprintln!("no hits for {}", one_line(&format!("{query:?}")));
     }
     Ok(())
 }
