@@ -303,8 +303,17 @@ const AGENT_FIELDS: &[(&str, &[&str])] = &[
         ],
     ),
     ("gemini", &["displayContent", "functionResponse", "inlineData", "$rewindTo"]),
-    ("droid", &["session_start", "compaction_state", "llm_only"]),
+    ("qwen", &["systemPayload", "chat_compression", "toolCallResult", "QWEN_RUNTIME_DIR"]),
+    ("droid", &["session_start", "compaction_state", "llm_only", "tokenUsage"]),
     ("cursor", &["user_query", "turn_ended", "agent-transcripts"]),
+    ("pi", &["custom_message", "bashExecution", "model_change", "session_info"]),
+    ("copilot", &["tool.execution_complete", "assistant.reasoning", "session.compaction_complete", "user.message"]),
+    ("opencode", &["messageID", "callID", "session_message", "session_v2", "opencode.db"]),
+    ("kilo", &["kilo.db"]),
+    ("kiro", &["AssistantMessage", "ToolResults", "conversations_v2"]),
+    ("antigravity", &["PLANNER_RESPONSE", "USER_INPUT", "step_index", ".system_generated"]),
+    ("cline", &["api_req_started", "api_conversation_history", "ui_messages", "userRunSpan", "saoudrizwan"]),
+    ("roo", &["rooveterinaryinc"]),
 ];
 
 /// Agents whose name is also a word of scrollback's own (a history page's `cursor`): their name is
@@ -379,6 +388,8 @@ fn no_agent_is_named_outside_format() {
         assert!(names.contains(format), "AGENT_FIELDS lists {format}, which is no registered format");
         marks.extend(fields.iter().map(|f| (*f).to_owned()));
     }
+    let unlisted: Vec<&str> = names.iter().copied().filter(|n| AGENT_FIELDS.iter().all(|(f, _)| f != n)).collect();
+    assert!(unlisted.is_empty(), "AGENT_FIELDS has no fields of {unlisted:?}: list what only their transcripts hold");
     let mut files = Vec::new();
     for krate in std::fs::read_dir(root().join("crates")).unwrap() {
         let src = krate.unwrap().path().join("src");
@@ -552,4 +563,133 @@ fn every_crate_embeds_only_files_of_its_own_folder() {
     assert_eq!(outside, root().join("crates/http/web/style.css"));
     assert_eq!(package_of(&outside), Some(root().join("crates/http").as_path()));
     assert_eq!(package_of(&root().join("src/lib.rs")), Some(root().as_path()));
+}
+
+/// The most lines a file's code may hold before its test module, and a function's.
+const FILE_LINES: usize = 900;
+const FUNCTION_LINES: usize = 80;
+
+/// Files whose code is longer than [`FILE_LINES`], each with why. An entry whose file is no longer
+/// long fails the test, so this list only shrinks.
+const LONG_FILES: &[(&str, &str)] = &[
+    ("crates/core/src/db.rs", "the schema's migrations, each frozen as it was written, beside the connection kinds"),
+    ("crates/read/src/export.rs", "the three export formats; the render crate (issue 52, item 2) takes them apart"),
+    (
+        "crates/index/src/rows.rs",
+        "the writer's row statements; the writer's split into facts and projections divides it",
+    ),
+];
+
+/// Functions longer than [`FUNCTION_LINES`], each with why: (file, name, reason). An entry whose
+/// function is no longer long fails the test, so this list only shrinks.
+const LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
+    ("crates/http/src/openapi.rs", "index_document", "the OpenAPI document, one json! literal"),
+    ("crates/http/src/openapi.rs", "chat_schemas", "the chat routes' schemas, one json! literal"),
+    (
+        "crates/index/src/indexer/commit.rs",
+        "pass",
+        "one file's pass in its transaction (plan, rows, usage, vault, commit), in the order the crash test holds",
+    ),
+    ("crates/read/src/stats.rs", "stats_of", "the overview's sections in order, each a primitive query and its shape"),
+    ("src/bin/scrollback/table.rs", "write_stats", "the overview's report: a heading and a table per section"),
+    ("crates/read/src/history/sessions.rs", "sessions", "the sessions list's SQL, built clause by clause"),
+    ("src/bin/scrollback/read.rs", "export", "the export's targets (file, FIFO, device, stdout) and their cleanup"),
+    ("crates/index/src/rebuild.rs", "copy_gone", "the rows of gone files, copied table by table in one transaction"),
+    ("crates/index/src/rows.rs", "write_entries", "the writer's statements for a batch of lines"),
+    ("crates/read/src/history/search.rs", "new", "a search's candidate SQL, from the query's terms, filters and scope"),
+    ("crates/core/src/format/opencode.rs", "describe", "one arm per kind of OpenCode part"),
+    ("crates/hub/src/store.rs", "sessions", "the sessions list's SQL in PostgreSQL's dialect, clause by clause"),
+    ("crates/index/src/usage.rs", "apply", "a batch's changes to the ledger, statement by statement"),
+    ("crates/index/src/rows.rs", "upsert_sessions", "one statement's columns and their bindings, per session"),
+];
+
+/// Each function of the code before a file's test module, rustfmt's layout read: its name and how
+/// many lines it spans (from `fn` to the `}` at its indentation).
+fn function_lengths(text: &str) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = lines_before_tests(text).into_iter().map(|(_, l)| l).collect();
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let code = line.trim_start();
+        let indent = &line[..line.len() - code.len()];
+        let after_fn = ["pub(crate) ", "pub(super) ", "pub "]
+            .iter()
+            .find_map(|p| code.strip_prefix(p))
+            .unwrap_or(code)
+            .trim_start_matches("const ")
+            .trim_start_matches("async ")
+            .strip_prefix("fn ");
+        let Some(rest) = after_fn else { continue };
+        let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        // A declaration without a body (a trait's) ends on its own line or the next few.
+        let close = format!("{indent}}}");
+        let Some(end) = lines[i..].iter().position(|l| l.trim_end() == close) else { continue };
+        let body_opens = lines[i..=i + end].iter().any(|l| l.trim_end().ends_with('{'));
+        let declared = lines[i..i + end].iter().take_while(|l| !l.trim_end().ends_with('{')).any(|l| l.ends_with(';'));
+        if body_opens && !declared {
+            found.push((name, end + 1));
+        }
+    }
+    found
+}
+
+#[test]
+fn no_file_or_function_is_longer_than_its_limit_without_a_reason() {
+    let mut files = Vec::new();
+    for krate in std::fs::read_dir(root().join("crates")).unwrap() {
+        let src = krate.unwrap().path().join("src");
+        if src.is_dir() {
+            rust_files(&src, &mut files);
+        }
+    }
+    rust_files(&root().join("src"), &mut files);
+    let mut long = Vec::new();
+    let mut long_files_used = vec![false; LONG_FILES.len()];
+    let mut long_functions_used = vec![false; LONG_FUNCTIONS.len()];
+    for file in &files {
+        let rel = file.strip_prefix(root()).unwrap().to_string_lossy().replace('\\', "/");
+        // A module of tests alone (a test helper) is no production code.
+        if rel.ends_with("/tests.rs") || rel.contains("/tests/") || rel.ends_with("planted_secrets.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        let lines = lines_before_tests(&text).len();
+        if lines > FILE_LINES {
+            match LONG_FILES.iter().position(|(f, _)| *f == rel) {
+                Some(i) => long_files_used[i] = true,
+                None => long.push(format!("{rel}: {lines} lines")),
+            }
+        }
+        for (name, n) in function_lengths(&text) {
+            if n <= FUNCTION_LINES {
+                continue;
+            }
+            match LONG_FUNCTIONS.iter().position(|(f, fname, _)| *f == rel && *fname == name) {
+                Some(i) => long_functions_used[i] = true,
+                None => long.push(format!("{rel}: fn {name}: {n} lines")),
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "over {FILE_LINES} lines a file, or {FUNCTION_LINES} a function: split it, or say why in LONG_FILES or \
+         LONG_FUNCTIONS:\n{}",
+        long.join("\n")
+    );
+    let stale: Vec<String> = (LONG_FILES
+        .iter()
+        .zip(&long_files_used)
+        .filter(|(_, u)| !**u)
+        .map(|((f, _), _)| f.to_string()))
+    .chain(
+        LONG_FUNCTIONS.iter().zip(&long_functions_used).filter(|(_, u)| !**u).map(|((f, n, _), _)| format!("{f}: {n}")),
+    )
+    .collect();
+    assert!(stale.is_empty(), "no longer long, take them off the list: {stale:?}");
+}
+
+#[test]
+fn function_lengths_reads_bodies_and_passes_over_declarations() {
+    let text = "trait T {\n    fn declared(&self) -> u8;\n    fn with_default(&self) -> u8 {\n        1\n    }\n}\n\
+                pub(crate) fn free(\n    a: u8,\n) -> u8 {\n    a\n}\n#[cfg(test)]\nmod tests {\n    fn t() {}\n}\n";
+    assert_eq!(function_lengths(text), [("with_default".to_owned(), 3), ("free".to_owned(), 5)]);
 }

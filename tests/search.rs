@@ -323,7 +323,8 @@ fn a_search_is_one_request_through_http_mcp_and_the_cli() {
     server.wait_for_sessions(2);
     let (alpha, beta) = ("5e55a000-0000-4000-8000-000000000001", "5e55a000-0000-4000-8000-000000000002");
     // (parameters, the sessions found, in order)
-    let asked: &[(&[(&str, &str)], &[&str])] = &[
+    type Params<'a> = &'a [(&'a str, &'a str)];
+    let asked: &[(Params, &[&str])] = &[
         (&[("q", "checksum")], &[beta, alpha]),
         (&[("q", "checksum"), ("project", "/home/u/beta")], &[beta]),
         (&[("q", "checksum"), ("role", "user"), ("since", "2026-02-01"), ("sort", "relevance")], &[beta, alpha]),
@@ -334,7 +335,7 @@ fn a_search_is_one_request_through_http_mcp_and_the_cli() {
         (&[("q", "checksum"), ("agent", "codex")], &[]),
         (&[("q", "checksum"), ("limit", "1")], &[beta]),
     ];
-    let refused: &[&[(&str, &str)]] = &[
+    let refused: &[Params] = &[
         &[("q", "x"), ("role", "tool")],
         &[("q", "x"), ("sort", "best")],
         &[("q", "x"), ("since", "yesterday")],
