@@ -31,8 +31,8 @@ use scrollback_core::query::{Query, Role};
 use scrollback_read::Store;
 use scrollback_read::export::{ExportFile, Kind, Line, Written};
 use scrollback_read::history::{
-    EntryBody, HistoryEntry, HistoryPage, MAX_LIMIT, Outline, Position, Scope, SearchHit, SearchPage, SessionHitsPage,
-    SessionPage, SessionQuery, SessionSummary, Sort, SpawnedBy, Subagent,
+    EntryBody, HistoryEntry, HistoryPage, MAX_LIMIT, Outline, PageSource, Position, Scope, SearchHit, SearchPage,
+    SessionHitsPage, SessionPage, SessionQuery, SessionSummary, Sort, SpawnedBy, Subagent, page_of,
 };
 use scrollback_read::media::MediaRecord;
 use scrollback_read::pool::Backend;
@@ -621,7 +621,8 @@ impl Store for HubStore {
         let host = host.as_str();
         // One snapshot for the page and its catch-up mark, as an index reads them.
         self.hub.borrow_mut().batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
-        let page = self.history_in((host, session_id), at, limit, sidechains);
+        let side = if sidechains { "" } else { " AND NOT is_sidechain" };
+        let page = page_of(&HubPages { store: self, host, session_id, side }, session_id, at, limit);
         let end = self.hub.borrow_mut().batch_execute("COMMIT");
         let page = page?;
         end?;
@@ -819,59 +820,52 @@ impl Store for HubStore {
     }
 }
 
-impl HubStore {
-    fn history_in(
-        &self,
-        (host, session_id): (&str, &str),
-        at: Position,
-        limit: u32,
-        sidechains: bool,
-    ) -> Result<HistoryPage> {
-        let limit = i64::from(limit.clamp(1, MAX_LIMIT));
-        let side = if sidechains { "" } else { " AND NOT is_sidechain" };
-        let place = match at {
-            Position::Before(c) | Position::From(c) => match self.place_of(host, session_id, c)? {
-                Some(place) => Some((place, c)),
-                None => return Err(Error::BadQuery(format!("cursor {c} is not an entry of this session"))),
-            },
-            Position::Newest | Position::Start | Position::After(_) => None,
-        };
-        let mut entries = self.page_rows((host, session_id), at, place.as_ref(), side, limit)?;
-        let cursor = match at {
-            Position::Newest | Position::Start => None,
-            Position::Before(c) | Position::From(c) | Position::After(c) => Some(c),
-        };
-        let next = match at {
-            Position::From(_) | Position::Start if entries.len() as i64 > limit => entries.pop().map(|e| e.cursor),
-            _ => None,
-        };
-        // The catch-up mark: the session's newest row on the hub (a host's row ids only grow).
-        let high_water: Option<i64> = self
-            .query_opt("SELECT max(local_id) FROM entries WHERE host = $1 AND session_id = $2", &[&host, &session_id])?
+/// A hub's rows of one host's session, as the read engine's [`page_of`] reads them.
+struct HubPages<'a> {
+    store: &'a HubStore,
+    host: &'a str,
+    session_id: &'a str,
+    /// ` AND NOT is_sidechain` unless side chains are asked for.
+    side: &'static str,
+}
+
+impl PageSource for HubPages<'_> {
+    fn place_of(&self, cursor: i64) -> Result<Option<Order>> {
+        self.store.place_of(self.host, self.session_id, cursor)
+    }
+
+    fn rows(&self, at: Position, place: Option<&(Order, i64)>, limit: i64) -> Result<Vec<HistoryEntry>> {
+        self.store.page_rows((self.host, self.session_id), at, place, self.side, limit)
+    }
+
+    /// The session's newest row on the hub (a host's row ids only grow).
+    fn high_water(&self) -> Result<Option<i64>> {
+        Ok(self
+            .store
+            .query_opt(
+                "SELECT max(local_id) FROM entries WHERE host = $1 AND session_id = $2",
+                &[&self.host, &self.session_id],
+            )?
             .map(|r| r.try_get(0))
             .transpose()?
-            .flatten();
-        let after = match at {
-            Position::After(c) if entries.len() as i64 >= limit => entries.last().map(|e| e.cursor).or(Some(c)),
-            _ => high_water.or(cursor),
-        };
-        entries.sort_by(|a, b| (&a.order, a.cursor).cmp(&(&b.order, b.cursor)));
-        self.attach_media(host, session_id, &mut entries)?;
-        self.attach_subagents(host, session_id, &mut entries)?;
-        let before = match (at, entries.first()) {
-            (Position::After(_), _) | (_, None) => None,
-            (_, Some(oldest)) => {
-                let o = &oldest.order;
-                let older = self.query_opt(
-                    &format!(
-                        "SELECT 1 FROM entries WHERE host = $1 AND session_id = $2 AND NOT duplicate{side}
-                         AND {BEFORE_PLACE} LIMIT 1"
-                    ),
-                    &[&host, &session_id, &o.at, &o.file, &o.line, &oldest.cursor],
-                )?;
-                older.is_some().then_some(oldest.cursor)
-            }
-        };
-        Ok(HistoryPage { session_id: session_id.to_owned(), entries, before, after, next })
+            .flatten())
+    }
+
+    fn attach(&self, entries: &mut [HistoryEntry]) -> Result<()> {
+        self.store.attach_media(self.host, self.session_id, entries)?;
+        self.store.attach_subagents(self.host, self.session_id, entries)
+    }
+
+    fn older_than(&self, oldest: &HistoryEntry) -> Result<bool> {
+        let o = &oldest.order;
+        let older = self.store.query_opt(
+            &format!(
+                "SELECT 1 FROM entries WHERE host = $1 AND session_id = $2 AND NOT duplicate{}
+                 AND {BEFORE_PLACE} LIMIT 1",
+                self.side
+            ),
+            &[&self.host, &self.session_id, &o.at, &o.file, &o.line, &oldest.cursor],
+        )?;
+        Ok(older.is_some())
     }
 }

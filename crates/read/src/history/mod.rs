@@ -32,7 +32,7 @@ mod time;
 pub use budget::{QUERY_STEPS, Stop};
 pub use entries::{EntryBody, HistoryEntry, SpawnedBy, Subagent};
 pub use outline::{OUTLINE_TEXT, Outline, Turn, outline};
-pub use pages::{HistoryPage, Position, first_cursor, history};
+pub use pages::{HistoryPage, PageSource, Position, first_cursor, history, page_of};
 pub use prefixes::WORDS_PER_PREFIX;
 pub use scrollback_core::query::{MAX_PREFIX_TERMS, MAX_QUERY, MAX_TERMS};
 pub use search::{

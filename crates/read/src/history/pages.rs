@@ -106,17 +106,44 @@ fn history_in(
     if !exists {
         return Ok(None);
     }
-    let limit = limit.clamp(1, MAX_LIMIT) as i64;
     let side = if sidechains { "" } else { " AND is_sidechain = 0" };
-    let visible = format!("session_id = ?1 AND duplicate = 0{side}");
+    let source = IndexPages { conn, session_id, visible: format!("session_id = ?1 AND duplicate = 0{side}") };
+    page_of(&source, session_id, at, limit).map(Some)
+}
+
+/// What a store gives for a page of one session's history (an index's rows, a hub's): the
+/// primitives [`page_of`] makes a page of, so that every store pages alike. Each is of one session,
+/// its visible entries (side chains left out unless asked for, copies always).
+pub trait PageSource {
+    /// The place of entry `cursor`, if it is one of the session's.
+    fn place_of(&self, cursor: i64) -> Result<Option<Order>>;
+    /// The rows of the page at `at` (`place`: the entry a `Before` or `From` cursor names, and its
+    /// cursor), newest or oldest first as the direction reads them: `limit` rows, and one more for a
+    /// page read forward (`From`, `Start`), which tells whether another follows. A catch-up
+    /// (`After`) reads the rows indexed since its cursor, in the order they were.
+    fn rows(&self, at: Position, place: Option<&(Order, i64)>, limit: i64) -> Result<Vec<HistoryEntry>>;
+    /// The catch-up mark: the newest row a catch-up from this page need not give again.
+    fn high_water(&self) -> Result<Option<i64>>;
+    /// Gives the page's entries (in conversation order) what they show beside their line: their
+    /// media rows, the sub-agent a call ran, the call that ran a sub-agent's entries.
+    fn attach(&self, entries: &mut [HistoryEntry]) -> Result<()>;
+    /// Whether a visible entry stands before `oldest` in conversation order.
+    fn older_than(&self, oldest: &HistoryEntry) -> Result<bool>;
+}
+
+/// A page of `session_id`'s history at `at`, of at most `limit` entries, from `source`: the one
+/// paging algorithm of every store. A `before` or `from` cursor that is not an entry of the session
+/// is [`Error::BadQuery`].
+pub fn page_of(source: &dyn PageSource, session_id: &str, at: Position, limit: u32) -> Result<HistoryPage> {
+    let limit = i64::from(limit.clamp(1, MAX_LIMIT));
     let place = match at {
-        Position::Before(c) | Position::From(c) => match place_of(conn, session_id, c)? {
+        Position::Before(c) | Position::From(c) => match source.place_of(c)? {
             Some(place) => Some((place, c)),
             None => return Err(Error::BadQuery(format!("cursor {c} is not an entry of this session"))),
         },
         Position::Newest | Position::Start | Position::After(_) => None,
     };
-    let mut entries = page_rows(conn, session_id, at, place.as_ref(), &visible, limit)?;
+    let mut entries = source.rows(at, place.as_ref(), limit)?;
     let cursor = match at {
         Position::Newest | Position::Start => None,
         Position::Before(c) | Position::From(c) | Position::After(c) => Some(c),
@@ -125,29 +152,56 @@ fn history_in(
         Position::From(_) | Position::Start if entries.len() as i64 > limit => entries.pop().map(|e| e.cursor),
         _ => None,
     };
-    let high_water: Option<i64> = conn.prepare_cached("SELECT max(id) FROM entries")?.query_row([], |r| r.get(0))?;
     let after = match at {
         // A full catch-up page may leave more behind it: the next one goes on from its last row.
         Position::After(c) if entries.len() as i64 >= limit => entries.last().map(|e| e.cursor).or(Some(c)),
-        _ => high_water.or(cursor),
+        _ => source.high_water()?.or(cursor),
     };
     entries.sort_by(|a, b| (&a.order, a.cursor).cmp(&(&b.order, b.cursor)));
-    attach_media(conn, session_id, &mut entries)?;
-    attach_subagents(conn, session_id, &mut entries)?;
-    attach_spawners(conn, session_id, &mut entries)?;
+    source.attach(&mut entries)?;
     let before = match (at, entries.first()) {
         (Position::After(_), _) | (_, None) => None,
-        (_, Some(oldest)) => {
-            let o = &oldest.order;
-            let older_exists = conn
-                .prepare_cached(&format!("SELECT 1 FROM entries WHERE {visible} AND {BEFORE_PLACE} LIMIT 1"))?
-                .query_row(params![session_id, o.at, o.file, o.line, oldest.cursor], |_| Ok(()))
-                .optional()?
-                .is_some();
-            older_exists.then_some(oldest.cursor)
-        }
+        (_, Some(oldest)) => source.older_than(oldest)?.then_some(oldest.cursor),
     };
-    Ok(Some(HistoryPage { session_id: session_id.to_owned(), entries, before, after, next }))
+    Ok(HistoryPage { session_id: session_id.to_owned(), entries, before, after, next })
+}
+
+/// An index's rows of one session, as [`page_of`] reads them.
+struct IndexPages<'a> {
+    conn: &'a Connection,
+    session_id: &'a str,
+    /// The `WHERE` clause of the session's visible entries (`?1` its id).
+    visible: String,
+}
+
+impl PageSource for IndexPages<'_> {
+    fn place_of(&self, cursor: i64) -> Result<Option<Order>> {
+        place_of(self.conn, self.session_id, cursor)
+    }
+
+    fn rows(&self, at: Position, place: Option<&(Order, i64)>, limit: i64) -> Result<Vec<HistoryEntry>> {
+        page_rows(self.conn, self.session_id, at, place, &self.visible, limit)
+    }
+
+    fn high_water(&self) -> Result<Option<i64>> {
+        Ok(self.conn.prepare_cached("SELECT max(id) FROM entries")?.query_row([], |r| r.get(0))?)
+    }
+
+    fn attach(&self, entries: &mut [HistoryEntry]) -> Result<()> {
+        attach_media(self.conn, self.session_id, entries)?;
+        attach_subagents(self.conn, self.session_id, entries)?;
+        attach_spawners(self.conn, self.session_id, entries)
+    }
+
+    fn older_than(&self, oldest: &HistoryEntry) -> Result<bool> {
+        let o = &oldest.order;
+        Ok(self
+            .conn
+            .prepare_cached(&format!("SELECT 1 FROM entries WHERE {} AND {BEFORE_PLACE} LIMIT 1", self.visible))?
+            .query_row(params![self.session_id, o.at, o.file, o.line, oldest.cursor], |_| Ok(()))
+            .optional()?
+            .is_some())
+    }
 }
 
 /// A catch-up reads every row indexed since its cursor, whatever its session, when there are at
@@ -201,7 +255,9 @@ fn page_rows(
             ))?
             .query_map(params![session_id, o.at, o.file, o.line, c, limit], history_row)?
             .collect::<rusqlite::Result<_>>()?,
-        (Position::Before(_) | Position::From(_), None) => unreachable!("a place was found above"),
+        (Position::Before(_) | Position::From(_), None) => {
+            return Err(Error::Internal("a page from a cursor with no place".into()));
+        }
     };
     Ok(rows)
 }
