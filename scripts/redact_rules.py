@@ -9,7 +9,7 @@ rules from elsewhere that gitleaks has no general form of, and scrollback's own 
   (`Authorization: Bearer|Basic|Token …`), without its `curl` context, so that a header pasted
   anywhere is taken too.
 
-    python3 scripts/redact_rules.py GITLEAKS_TOML VERSION > crates/read/redact-rules.json
+    python3 scripts/redact_rules.py GITLEAKS_TOML VERSION > crates/render/redact-rules.json
 
 A secret gitleaks ends at a quote, a space, `;` or a line end may end at `.`, `,`, `)`, `]`, `}`
 or `>` too. Each rule keeps gitleaks' id, regex, secret group, entropy, keywords and the allowlists that look

@@ -30,8 +30,9 @@
 //!   writes, one file per agent) and [`db`] (the index's and the acceptance record's schemas).
 //! - `scrollback-index`: [`ingest`], the writer side (tree walk, line reader, the [`Indexer`], the
 //!   vault, the live [`Tail`]) and [`events`], what the writer announces.
-//! - `scrollback-read`: [`read`], the read side (sessions, history, search, media by seeking, usage,
-//!   rendering and export).
+//! - `scrollback-read`: [`read`], the read side (sessions, history, search, media by seeking, usage).
+//! - `scrollback-render`: [`render`](mod@render), presentation above it (Markdown as HTML, an entry's
+//!   view, the exports, redaction).
 //! - `scrollback-accept`: [`accept`], the acceptance record (sent messages and a person's marks)
 //!   and the reconcile rule.
 //! - `scrollback-ops`: [`ops`], work that spans the stores (chats and their engine runs, forgetting,
@@ -56,6 +57,7 @@ pub use scrollback_index::events;
 pub use scrollback_mcp as mcp;
 pub use scrollback_ops as ops;
 pub use scrollback_read as read;
+pub use scrollback_render as render;
 
 pub use scrollback_core::{ContentHash, Error, MediaName, MediaRef, Result, STRIPPED_MEDIA_MARKER};
 pub use scrollback_index::{Indexer, NoProgress, Progress, Root, Summary, Tail, TailConfig};

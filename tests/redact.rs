@@ -1,4 +1,4 @@
-//! Redaction end to end, against the planted set (`crates/read/src/planted_secrets.rs`: every rule,
+//! Redaction end to end, against the planted set (`crates/render/src/planted_secrets.rs`: every rule,
 //! every position): `export --redact` takes every secret out of every text that leaves (the title,
 //! the header, what was said, tool inputs and results, an edit's diff as a whole, file names) in
 //! HTML, Markdown and JSONL, and leaves ordinary text as it was; `--mask-secrets` masks them in the
@@ -10,7 +10,7 @@ use crate::mcp::{call, run_plan, sdk_available, stdio_plan};
 use crate::util::Env;
 use crate::util::server::Server;
 
-#[path = "../crates/read/src/planted_secrets.rs"]
+#[path = "../crates/render/src/planted_secrets.rs"]
 #[allow(dead_code)]
 mod planted_secrets;
 

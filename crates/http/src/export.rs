@@ -1,5 +1,5 @@
 //! `GET /api/sessions/{id}/export?format=html|markdown|jsonl[&redact=true]`: a session as a file to
-//! take away ([`scrollback_read::export`]), for the viewer's Export links. A route of the table. The
+//! take away ([`scrollback_render::export`]), for the viewer's Export links. A route of the table. The
 //! export is written on the blocking pool to an unnamed temporary file, then streamed from it a
 //! chunk at a time: memory stays bounded whatever number of photos it inlines, and a photo that
 //! fails its check fails the request before a byte is sent. Markdown is one file: its photos are
@@ -20,8 +20,8 @@ use warp::{Filter as _, Reply as _};
 
 use super::filters::{raw_query, segment_id, trim};
 use super::{Api, ApiError};
-use scrollback_read::export::Kind;
-use scrollback_read::redact::Redactor;
+use scrollback_render::export::Kind;
+use scrollback_render::redact::Redactor;
 
 /// Exports written at the same time; one more is refused with a 503.
 pub(crate) const CONCURRENT_EXPORTS: usize = 2;
@@ -80,7 +80,7 @@ async fn run(api: Api, raw: &str, method: &Method, query: &str) -> Result<warp::
                 .map_err(|e| scrollback_core::Error::io(std::path::Path::new("temporary file"), e))?;
             let written = {
                 let mut out = std::io::BufWriter::new(&mut file);
-                scrollback_read::export::export(lender, &sid, kind, redactor.as_deref(), &mut out, None)?
+                scrollback_render::export::export(lender, &sid, kind, redactor.as_deref(), &mut out, None)?
             };
             file.seek(SeekFrom::Start(0))
                 .map_err(|e| scrollback_core::Error::io(std::path::Path::new("temporary file"), e))?;

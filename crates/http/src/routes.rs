@@ -43,7 +43,7 @@ struct HistoryParams {
     after: Option<i64>,
     limit: Option<u32>,
     sidechains: Option<bool>,
-    /// Each entry's texts as HTML and its tool calls at a glance (`read::view`).
+    /// Each entry's texts as HTML and its tool calls at a glance (`render::view`).
     view: Option<bool>,
 }
 

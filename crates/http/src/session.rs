@@ -9,7 +9,7 @@
 //! - `GET /api/sessions/{id}/outline`: its prompts with their turns' tool calls, tokens and times,
 //!   for the viewer's outline ([`scrollback_read::history::outline`]);
 //! - `GET /api/sessions/{id}/entries/{cursor}/texts`: an entry's texts whole, for the viewer's
-//!   "show all" of a text its history page cut ([`scrollback_read::view::VIEW_TEXT_MAX`]).
+//!   "show all" of a text its history page cut ([`scrollback_render::view::VIEW_TEXT_MAX`]).
 
 use bytes::Bytes;
 use serde_json::Value;
@@ -84,7 +84,11 @@ async fn outline(api: Api, raw: &str) -> Result<Value, ApiError> {
     let found = api
         .db(move |store| {
             // Each prompt masked whole, then cut to its first words.
-            let Some(outline) = store.outline(&sid, mask.as_deref())? else { return Ok(None) };
+            let Some(outline) =
+                store.outline(&sid, mask.as_deref().map(|r| r as &dyn scrollback_read::history::Mask))?
+            else {
+                return Ok(None);
+            };
             serde_json::to_value(super::wire::Outline::from(&outline))
                 .map(Some)
                 .map_err(|e| scrollback_core::Error::Internal(e.to_string()))
@@ -120,7 +124,7 @@ async fn entry_texts(api: Api, raw: &str, cursor: &str) -> Result<Value, ApiErro
             Ok(page.entries.into_iter().find(|e| e.cursor == cursor).map(|e| match &e.body {
                 scrollback_read::history::EntryBody::Stored { stripped, .. } => {
                     let line: Value = serde_json::from_str(stripped).unwrap_or(Value::Null);
-                    scrollback_read::view::texts(e.format, &line)
+                    scrollback_render::view::texts(e.format, &line)
                 }
                 scrollback_read::history::EntryBody::Invalid(_) => Vec::new(),
             }))

@@ -22,7 +22,7 @@ use scrollback_ops::chat::Chats;
 use scrollback_ops::engine::Engine;
 use scrollback_read::Store;
 use scrollback_read::pool::Readers;
-use scrollback_read::redact::Redactor;
+use scrollback_render::redact::Redactor;
 
 /// Send requests checked and stored at the same time, once their bodies have arrived; more wait
 /// their turn.
@@ -218,11 +218,11 @@ impl Api {
         self.inner.readers.run(f).await.map_err(|e| self.met(e))
     }
 
-    /// Runs `f` with a [`scrollback_read::export::Lend`] over the pool: a reader for each question,
+    /// Runs `f` with a [`scrollback_read::transcript::Lend`] over the pool: a reader for each question,
     /// given back before the answer is used (an export, which writes while it reads).
     pub(crate) async fn lent<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&dyn scrollback_read::export::Lend) -> Result<T> + Send + 'static,
+        f: impl FnOnce(&dyn scrollback_read::transcript::Lend) -> Result<T> + Send + 'static,
     ) -> std::result::Result<T, ApiError> {
         self.inner.readers.lent(f).await.map_err(|e| self.met(e))
     }

@@ -1,5 +1,5 @@
 //! The viewer: the files of `crates/http/web/`, and the style sheet it shares with the HTML export
-//! (`crates/read/style.css`), embedded at build time. The page is served at `/`
+//! (`crates/render/style.css`), embedded at build time. The page is served at `/`
 //! (the overview) and at every view's own URL (`/sessions/...`, `/chats/...`, `/search`, `/usage`,
 //! `/status`) with a strict Content-Security-Policy; its modules and style sheet under `/web/`. Static code and no
 //! data, so no token is needed to fetch them: the page asks for one when the API does.
@@ -38,7 +38,7 @@ const FILES: &[(&str, &str, &str)] = &[
     ("keys.js", "text/javascript; charset=utf-8", include_str!("../web/keys.js")),
     ("outline.js", "text/javascript; charset=utf-8", include_str!("../web/outline.js")),
     // The one style sheet of the viewer and the HTML export, kept by the export's crate.
-    ("style.css", "text/css; charset=utf-8", scrollback_read::export::STYLE),
+    ("style.css", "text/css; charset=utf-8", scrollback_render::export::STYLE),
 ];
 
 /// Scripts, styles and connections only from this server; images also from `data:` and `blob:` (a

@@ -19,8 +19,8 @@ use scrollback_index::forget::Forgotten;
 use scrollback_ops::chat::{ChatEvent, ChatState};
 use scrollback_ops::status::{Status, WriterState};
 use scrollback_read::history::{self, HistoryEntry, HistoryPage, SearchHit, SessionPage, SessionSummary, Snippet};
-use scrollback_read::redact::Redactor;
 use scrollback_read::render::MediaUrls;
+use scrollback_render::redact::Redactor;
 
 /// The API's media URLs.
 #[derive(Debug, Clone, Copy, Default)]
@@ -171,7 +171,7 @@ pub struct Entry<'a> {
     typed: Option<Typed>,
     /// Who said it and its parts, laid out by the viewer, when the page was asked for with them.
     #[serde(skip_serializing_if = "Option::is_none")]
-    view: Option<scrollback_read::view::View>,
+    view: Option<scrollback_render::view::View>,
 }
 
 impl<'a> Entry<'a> {
@@ -194,7 +194,7 @@ impl<'a> Entry<'a> {
             .as_ref()
             .and_then(|line| e.format.typed_input(e.columns.kind.as_deref(), e.columns.is_sidechain, line));
         let view = match (&line, view) {
-            (Some(line), true) => Some(scrollback_read::view::of(e.format, line, e.columns.is_sidechain)),
+            (Some(line), true) => Some(scrollback_render::view::of(e.format, line, e.columns.is_sidechain)),
             _ => None,
         };
         let entry = rendered.map(|rendered| {
@@ -636,7 +636,7 @@ pub fn snippet_html(snippet: &Snippet) -> String {
         if matched {
             out.push_str("<mark>");
         }
-        out.push_str(&scrollback_read::markdown::escape(text));
+        out.push_str(&scrollback_render::markdown::escape(text));
         if matched {
             out.push_str("</mark>");
         }

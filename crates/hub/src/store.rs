@@ -29,7 +29,6 @@ use scrollback_core::error::{Error, Result};
 use scrollback_core::format::{self, Columns};
 use scrollback_core::query::{Query, Role};
 use scrollback_read::Store;
-use scrollback_read::export::{ExportFile, Kind, Line, Written};
 use scrollback_read::history::{
     EntryBody, HistoryEntry, HistoryPage, MAX_LIMIT, Outline, PageSource, Position, Scope, SearchHit, SearchPage,
     SessionHitsPage, SessionPage, SessionQuery, SessionSummary, Sort, SpawnedBy, Subagent, page_of,
@@ -37,8 +36,8 @@ use scrollback_read::history::{
 use scrollback_read::media::MediaRecord;
 use scrollback_read::pool::Backend;
 use scrollback_read::prices::Prices;
-use scrollback_read::redact::Redactor;
 use scrollback_read::status::{HostStatus, HubStatus, IndexStatus, RootCount};
+use scrollback_read::transcript::{ExportFile, LINES, Line};
 use scrollback_read::usage::{By, Filter, Report};
 
 use crate::connection::Hub;
@@ -644,7 +643,7 @@ impl Store for HubStore {
             .transpose()?)
     }
 
-    fn outline(&self, _: &str, _: Option<&scrollback_read::redact::Redactor>) -> Result<Option<Outline>> {
+    fn outline(&self, _: &str, _: Option<&dyn scrollback_read::history::Mask>) -> Result<Option<Outline>> {
         not_served("a session's outline")
     }
 
@@ -773,7 +772,7 @@ impl Store for HubStore {
         let rows = self.query(
             "SELECT off, length, stripped FROM entries
              WHERE host = $1 AND file_id = $2 AND session_id = $3 AND off > $4 ORDER BY off LIMIT $5",
-            &[&host, &file.id, &session_id, &after, &scrollback_read::export::LINES],
+            &[&host, &file.id, &session_id, &after, &LINES],
         )?;
         let mut lines: Vec<Line> = rows
             .iter()
@@ -806,17 +805,6 @@ impl Store for HubStore {
             file_live: true,
             ..record.clone()
         })
-    }
-
-    fn export(
-        &self,
-        session_id: &str,
-        kind: Kind,
-        redactor: Option<&Redactor>,
-        out: &mut dyn std::io::Write,
-        photos: Option<(&Path, &str)>,
-    ) -> Result<Option<Written>> {
-        scrollback_read::export::export(self, session_id, kind, redactor, out, photos)
     }
 }
 

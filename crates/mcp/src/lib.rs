@@ -30,8 +30,8 @@ use scrollback_core::codec::refs::{ContentHash, MediaName, MediaRef};
 use scrollback_core::error::{Error, Result};
 use scrollback_read::history::{self, Position, SearchAnswer};
 use scrollback_read::pool::Readers;
-use scrollback_read::redact::Redactor;
 use scrollback_read::request;
+use scrollback_render::redact::Redactor;
 
 /// The most characters of text one tool result holds; a longer answer is cut, and says where to
 /// go on.

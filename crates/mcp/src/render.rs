@@ -424,7 +424,7 @@ pub struct ReadOptions {
     /// The most characters of an entry's text.
     pub max_chars: usize,
     /// Masks each of an entry's strings whole (`--mask-secrets`), before any of it is cut.
-    pub mask: Option<std::sync::Arc<scrollback_read::redact::Redactor>>,
+    pub mask: Option<std::sync::Arc<scrollback_render::redact::Redactor>>,
 }
 
 /// The first lines of a tool result shown.

@@ -6,29 +6,24 @@
 //! payload's URL back into a stored line for a client; [`media`] streams a payload's decoded bytes,
 //! verified against its blake3; [`store`] is the one read interface every front end reads through ([`Store`]: SQLite's
 //! connection is its first store), and [`pool`] the readers' pool that hands it out; [`usage`] reports the usage ledger,
-//! priced by [`prices`], and [`stats`] the overview; [`markdown`] turns transcript text into sanitised HTML, and [`view`] gives
-//! an entry's texts so and its tool calls at a glance; [`export`] writes a session out (HTML, Markdown,
-//! its own lines), secrets taken out by [`redact`] if asked. Nothing here writes to the index.
+//! priced by [`prices`], and [`stats`] the overview; [`transcript`] gives a session's transcripts' own lines, for an
+//! export. Presentation (Markdown as HTML, an entry's view, the exports, redaction) is the render crate's, above this
+//! one. Nothing here writes to the index.
 
 #![deny(missing_docs)]
 
-pub mod export;
 pub mod history;
 pub mod index;
-pub mod markdown;
 pub mod media;
-#[cfg(test)]
-mod planted_secrets;
 pub mod pool;
 pub mod prices;
-pub mod redact;
 pub mod render;
 pub mod request;
 pub mod stats;
 pub mod status;
 pub mod store;
+pub mod transcript;
 pub mod usage;
-pub mod view;
 
 pub use media::MediaRecord;
 pub use store::Store;

@@ -189,7 +189,7 @@ fn open_cell(record: &MediaRecord) -> Result<DatabaseCell> {
 
 /// The session at `path` (`<database>/<session>`) as its format renders it from the database's rows
 /// now, in an unlinked temporary file: what a reader of its lines reads while the vault keeps none.
-pub(crate) fn render_session(path: &Path) -> Result<std::fs::File> {
+pub fn render_session(path: &Path) -> Result<std::fs::File> {
     let (rows, db, session) =
         session_of_database(path).ok_or_else(|| Error::io(path, io::Error::from(io::ErrorKind::NotADirectory)))?;
     let conn = scrollback_core::db::open_agent_database(db)?;

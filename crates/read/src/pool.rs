@@ -13,9 +13,9 @@ use rusqlite::Connection;
 use scrollback_core::db::{self, ConnectionKind};
 use scrollback_core::error::{Error, Result};
 
-use crate::export::Lend;
 use crate::history::Stop;
 use crate::store::Store;
+use crate::transcript::Lend;
 
 /// Connections in a pool.
 const POOL_SIZE: u32 = 8;

@@ -4,11 +4,10 @@
 //!
 //! SQLite is the first store: a reader's connection is one (`impl Store for Connection`, each
 //! method the query of its module: [`crate::history`], [`crate::index`], [`crate::usage`],
-//! [`crate::status`], [`crate::export`]). A team's hub on PostgreSQL is to be the second, behind
+//! [`crate::status`], [`crate::transcript`]). A team's hub on PostgreSQL is to be the second, behind
 //! the same methods, so that no front end is written twice. A store only reads: nothing here
 //! writes to any database.
 
-use std::io::Write;
 use std::path::Path;
 
 use rusqlite::Connection;
@@ -16,14 +15,12 @@ use rusqlite::Connection;
 use scrollback_core::codec::refs::MediaName;
 use scrollback_core::error::Result;
 
-use crate::export::{Kind, Written};
 use crate::history::{
     HistoryPage, Outline, Position, Scope, SearchAnswer, SearchPage, SessionHitsPage, SessionPage, SessionQuery,
     SessionSummary, Sort,
 };
 use crate::media::MediaRecord;
 use crate::prices::Prices;
-use crate::redact::Redactor;
 use crate::status::{HubStatus, IndexStatus, RootCount};
 use crate::usage::{By, Filter, Report};
 use scrollback_core::query::Query;
@@ -52,7 +49,7 @@ pub trait Store {
 
     /// A session's prompts with their turns' figures ([`crate::history::outline`]), each prompt
     /// masked by `mask` before it is cut; `None` if the store has no such session.
-    fn outline(&self, session_id: &str, mask: Option<&crate::redact::Redactor>) -> Result<Option<Outline>>;
+    fn outline(&self, session_id: &str, mask: Option<&dyn crate::history::Mask>) -> Result<Option<Outline>>;
 
     /// A page of full-text search hits within `scope`, one per entry, in `sort`'s order from
     /// `offset`.
@@ -116,41 +113,30 @@ pub trait Store {
     }
 
     /// A session's files, in the order a JSONL export writes them.
-    fn export_files(&self, session_id: &str) -> Result<Vec<crate::export::ExportFile>>;
+    fn export_files(&self, session_id: &str) -> Result<Vec<crate::transcript::ExportFile>>;
 
-    /// Up to [`crate::export::LINES`] lines of session `session_id` in `file` past byte `after`,
+    /// Up to [`crate::transcript::LINES`] lines of session `session_id` in `file` past byte `after`,
     /// in their order, with their payloads' rows.
     fn export_lines(
         &self,
-        file: &crate::export::ExportFile,
+        file: &crate::transcript::ExportFile,
         session_id: &str,
         after: i64,
-    ) -> Result<Vec<crate::export::Line>>;
-
-    /// A session written out as `kind` to `out` (photos into `photos` for Markdown), secrets taken
-    /// out by `redactor` if given; `None` if the store has no such session.
-    fn export(
-        &self,
-        session_id: &str,
-        kind: Kind,
-        redactor: Option<&Redactor>,
-        out: &mut dyn Write,
-        photos: Option<(&Path, &str)>,
-    ) -> Result<Option<Written>>;
+    ) -> Result<Vec<crate::transcript::Line>>;
 }
 
 impl Store for Connection {
-    fn export_files(&self, session_id: &str) -> Result<Vec<crate::export::ExportFile>> {
-        crate::export::index_files(self, session_id)
+    fn export_files(&self, session_id: &str) -> Result<Vec<crate::transcript::ExportFile>> {
+        crate::transcript::index_files(self, session_id)
     }
 
     fn export_lines(
         &self,
-        file: &crate::export::ExportFile,
+        file: &crate::transcript::ExportFile,
         session_id: &str,
         after: i64,
-    ) -> Result<Vec<crate::export::Line>> {
-        crate::export::lines_after(self, file.id, session_id, after)
+    ) -> Result<Vec<crate::transcript::Line>> {
+        crate::transcript::lines_after(self, file.id, session_id, after)
     }
 
     fn search_text(&self, hit: &crate::history::SearchHit) -> Result<Option<String>> {
@@ -188,7 +174,7 @@ impl Store for Connection {
         crate::history::first_cursor(self, session_id, sidechains)
     }
 
-    fn outline(&self, session_id: &str, mask: Option<&crate::redact::Redactor>) -> Result<Option<Outline>> {
+    fn outline(&self, session_id: &str, mask: Option<&dyn crate::history::Mask>) -> Result<Option<Outline>> {
         crate::history::outline(self, session_id, mask)
     }
 
@@ -225,16 +211,5 @@ impl Store for Connection {
 
     fn root_counts(&self, roots: &[(&str, &Path)]) -> Result<Vec<RootCount>> {
         crate::status::root_counts(self, roots)
-    }
-
-    fn export(
-        &self,
-        session_id: &str,
-        kind: Kind,
-        redactor: Option<&Redactor>,
-        out: &mut dyn Write,
-        photos: Option<(&Path, &str)>,
-    ) -> Result<Option<Written>> {
-        crate::export::export(self, session_id, kind, redactor, out, photos)
     }
 }

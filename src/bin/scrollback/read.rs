@@ -242,9 +242,9 @@ pub(crate) fn export(
     redact: bool,
     output: Option<PathBuf>,
 ) -> anyhow::Result<()> {
-    use scrollback::read::export::Kind;
+    use scrollback::render::export::{Kind, export};
     let kind = Kind::parse(format).map_err(|e| Usage(e.to_string()))?;
-    let redactor = redact.then(scrollback::read::redact::Redactor::shipped).transpose()?;
+    let redactor = redact.then(scrollback::render::redact::Redactor::shipped).transpose()?;
     let conn = index::open(data_dir)?;
     let store: &dyn Store = &conn;
     let session = store.session_named(session).map_err(bad_name)?;
@@ -265,12 +265,12 @@ pub(crate) fn export(
             if stdout.is_terminal() {
                 // Whole, then shown: a terminal obeys no escape from the transcript.
                 let mut text = Vec::new();
-                let written = store.export(session, kind, redactor.as_ref(), &mut text, Some((&photos, &name)))?;
+                let written = export(&conn, session, kind, redactor.as_ref(), &mut text, Some((&photos, &name)))?;
                 stdout.lock().write_all(visible(&String::from_utf8_lossy(&text)).as_bytes())?;
                 written
             } else {
                 let mut out = std::io::BufWriter::new(stdout.lock());
-                store.export(session, kind, redactor.as_ref(), &mut out, Some((&photos, &name)))?
+                export(&conn, session, kind, redactor.as_ref(), &mut out, Some((&photos, &name)))?
             }
         }
         Target::InPlace(path, _) => {
@@ -280,14 +280,14 @@ pub(crate) fn export(
                 .open(path)
                 .with_context(|| format!("opening {}", path.display()))?;
             let mut out = std::io::BufWriter::new(file);
-            store.export(session, kind, redactor.as_ref(), &mut out, Some((&photos, &name)))?
+            export(&conn, session, kind, redactor.as_ref(), &mut out, Some((&photos, &name)))?
         }
         Target::Beside(path) => {
             let (photos, name, dir) = photos_beside(path);
             let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
             let written = {
                 let mut out = std::io::BufWriter::new(tmp.as_file_mut());
-                store.export(session, kind, redactor.as_ref(), &mut out, Some((&photos, &name)))?
+                export(&conn, session, kind, redactor.as_ref(), &mut out, Some((&photos, &name)))?
             };
             if written.is_some() {
                 tmp.as_file().sync_all()?;

@@ -252,7 +252,7 @@ pub(crate) fn mcp(
         None => None,
     };
     let mask =
-        if mask_secrets { Some(std::sync::Arc::new(scrollback::read::redact::Redactor::shipped()?)) } else { None };
+        if mask_secrets { Some(std::sync::Arc::new(scrollback::render::redact::Redactor::shipped()?)) } else { None };
     let (source, follower) = match hub {
         Some(hub) => {
             let described = hub.describe();

@@ -25,13 +25,13 @@ mod outline;
 mod pages;
 mod prefixes;
 mod search;
-pub(crate) use search::{MATCH_CLOSE, MATCH_OPEN};
+pub use search::{MATCH_CLOSE, MATCH_OPEN};
 mod sessions;
 mod time;
 
 pub use budget::{QUERY_STEPS, Stop};
 pub use entries::{EntryBody, HistoryEntry, SpawnedBy, Subagent};
-pub use outline::{OUTLINE_TEXT, Outline, Turn, outline};
+pub use outline::{Mask, OUTLINE_TEXT, Outline, Turn, outline};
 pub use pages::{HistoryPage, PageSource, Position, first_cursor, history, page_of};
 pub use prefixes::WORDS_PER_PREFIX;
 pub use scrollback_core::query::{MAX_PREFIX_TERMS, MAX_QUERY, MAX_TERMS};

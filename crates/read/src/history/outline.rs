@@ -13,8 +13,6 @@ use rusqlite::{Connection, params};
 
 use scrollback_core::error::Result;
 
-use crate::redact::{Redacted, Redactor};
-
 /// How many characters of a prompt the outline gives (its first words).
 pub const OUTLINE_TEXT: usize = 160;
 
@@ -54,9 +52,16 @@ pub struct Turn {
     pub output_tokens: Option<i64>,
 }
 
+/// What masks a text's secrets before a reader cuts it (the render crate's redactor): a secret that
+/// begins among the words kept is masked whole, not cut into a piece that no rule matches.
+pub trait Mask: Send + Sync {
+    /// `text`, each secret in it masked.
+    fn mask<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str>;
+}
+
 /// The outline of `session_id`; `None` if the store has no such session. With `mask`, each prompt's
 /// head is masked before its first words are cut from it.
-pub fn outline(conn: &Connection, session_id: &str, mask: Option<&Redactor>) -> Result<Option<Outline>> {
+pub fn outline(conn: &Connection, session_id: &str, mask: Option<&dyn Mask>) -> Result<Option<Outline>> {
     // One snapshot for the rows, their tool calls and their tokens.
     let tx = if conn.is_autocommit() { Some(conn.unchecked_transaction()?) } else { None };
     let answer = outline_in(conn, session_id, mask);
@@ -64,7 +69,7 @@ pub fn outline(conn: &Connection, session_id: &str, mask: Option<&Redactor>) -> 
     answer
 }
 
-fn outline_in(conn: &Connection, session_id: &str, mask: Option<&Redactor>) -> Result<Option<Outline>> {
+fn outline_in(conn: &Connection, session_id: &str, mask: Option<&dyn Mask>) -> Result<Option<Outline>> {
     let exists: bool = conn
         .prepare_cached(
             "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1) OR EXISTS (SELECT 1 FROM entries WHERE session_id = ?1)",
@@ -109,7 +114,7 @@ fn outline_in(conn: &Connection, session_id: &str, mask: Option<&Redactor>) -> R
                 cursor: id,
                 timestamp,
                 text: match mask {
-                    Some(r) => first_words(&r.redact(text, &mut Redacted::default())),
+                    Some(m) => first_words(&m.mask(text)),
                     None => first_words(text),
                 },
                 tool_calls: calls,

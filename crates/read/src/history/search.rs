@@ -78,9 +78,11 @@ pub struct SearchHit {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snippet(String);
 
-/// FTS5 is asked to mark matches with these two private-use characters.
-pub(crate) const MATCH_OPEN: char = '\u{E000}';
-pub(crate) const MATCH_CLOSE: char = '\u{E001}';
+/// FTS5 is asked to mark matches with these two private-use characters: where a match opens in a
+/// [`Snippet`]'s text.
+pub const MATCH_OPEN: char = '\u{E000}';
+/// Where a match closes in a [`Snippet`]'s text.
+pub const MATCH_CLOSE: char = '\u{E001}';
 
 impl Snippet {
     /// A snippet as FTS5's `snippet()` gives it, matches between `\u{E000}` and `\u{E001}`.

@@ -18,7 +18,7 @@ use serde_json::Value;
 use scrollback_core::error::{Error, Result};
 use scrollback_core::format::parts::{DiffLine, Part, tool_call};
 
-use crate::history::{SearchAnswer, SearchHit, SessionPage, Snippet};
+use scrollback_read::history::{SearchAnswer, SearchHit, SessionPage, Snippet};
 
 /// The rule set shipped in the binary.
 pub const SHIPPED: &str = include_str!("../redact-rules.json");
@@ -488,9 +488,9 @@ fn snippet_of(text: &str, words: &[String]) -> Snippet {
         match found {
             Some(w) => {
                 out.push_str(&text[plain..at]);
-                out.push(crate::history::MATCH_OPEN);
+                out.push(scrollback_read::history::MATCH_OPEN);
                 out.push_str(&text[at..at + w.len()]);
-                out.push(crate::history::MATCH_CLOSE);
+                out.push(scrollback_read::history::MATCH_CLOSE);
                 at += w.len();
                 plain = at;
             }
@@ -502,6 +502,13 @@ fn snippet_of(text: &str, words: &[String]) -> Snippet {
         out.push('…');
     }
     Snippet::from_fts(out)
+}
+
+/// A reader's cut of a text (the outline's first words of a prompt) masks it whole first.
+impl scrollback_read::history::Mask for Redactor {
+    fn mask<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        self.redact(text, &mut Redacted::default())
+    }
 }
 
 #[cfg(test)]
