@@ -2,13 +2,12 @@
 //! transcript generator, and the index invariants every suite checks. `fixtures` writes each
 //! agent's transcripts (and one session of every agent), from `lines`, which writes one line of
 //! each agent's transcripts; `server` runs the real `serve`; `corpus` finds the real transcripts
-//! outside the repository; `scan_oracle` is the scanner's oracle (the fuzz target includes it too).
+//! outside the repository. (The scanner's oracle is core's: `crates/core/tests/scanner/`.)
 
 pub mod corpus;
 pub mod fixtures;
 pub mod lines;
 pub mod postgres;
-pub mod scan_oracle;
 pub mod server;
 
 pub use corpus::{corpus, jsonl_files};

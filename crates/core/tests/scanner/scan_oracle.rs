@@ -13,8 +13,8 @@
 #![allow(dead_code)]
 
 use base64::Engine;
-use scrollback::codec::scan::{self, BlockPlaces, STRIPPED_MEDIA_MARKER, ScanError, ScanOutput, Scanner};
-use scrollback::format::{CLAUDE, FORMATS};
+use scrollback_core::codec::scan::{self, BlockPlaces, STRIPPED_MEDIA_MARKER, ScanError, ScanOutput, Scanner};
+use scrollback_core::format::{CLAUDE, FORMATS};
 use serde_json::Value;
 
 /// What the oracle finds: per payload, in document order.

@@ -17,7 +17,7 @@ fn inputs(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn the_fuzzers_corpus_passes_the_scanner_oracle() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");
     let corpus = inputs(&root.join("corpus/scan"));
     let regressions = inputs(&root.join("regressions/scan"));
     assert!(corpus.len() >= 50, "the committed corpus has {} inputs", corpus.len());
@@ -25,7 +25,7 @@ fn the_fuzzers_corpus_passes_the_scanner_oracle() {
     let mut failed = Vec::new();
     for path in corpus.iter().chain(&regressions).chain(&extra) {
         let line = std::fs::read(path).unwrap();
-        if let Err(panic) = std::panic::catch_unwind(|| crate::util::scan_oracle::check(&line)) {
+        if let Err(panic) = std::panic::catch_unwind(|| crate::scan_oracle::check(&line)) {
             let why = panic.downcast_ref::<String>().cloned().unwrap_or_default();
             failed.push(format!("{}: {why}", path.display()));
         }

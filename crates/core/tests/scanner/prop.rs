@@ -15,10 +15,10 @@
 
 use base64::Engine;
 use proptest::prelude::*;
-use scrollback::codec::scan::{self, Scanner};
+use scrollback_core::codec::scan::{self, Scanner};
 use serde_json::Value;
 
-use crate::util::scan_oracle::{self, oracle};
+use crate::scan_oracle::{self, oracle};
 
 /// A JSON tree that keeps key order and says how each string is written.
 #[derive(Debug, Clone)]
@@ -654,14 +654,14 @@ fn each_agents_lines_hold_numbered_photos_and_payloads_elsewhere() {
     let mut seen: std::collections::BTreeMap<&str, (usize, usize, usize)> = std::collections::BTreeMap::new();
     for _ in 0..900 {
         let (line, format) = arb_line().new_tree(&mut runner).unwrap().current();
-        let places = scrollback::format::by_name(format).unwrap().block_places();
+        let places = scrollback_core::format::by_name(format).unwrap().block_places();
         let (payloads, _, _, _) = scan_oracle::oracle_of(&serde_json::from_str(&line).unwrap(), places);
         let counts = seen.entry(format).or_default();
         counts.0 += 1;
         counts.1 += usize::from(payloads.iter().any(|p| p.ordinal.is_some()));
         counts.2 += usize::from(payloads.iter().any(|p| p.ordinal.is_none()));
     }
-    assert_eq!(seen.len(), scrollback::format::FORMATS.len(), "every format's lines: {seen:?}");
+    assert_eq!(seen.len(), scrollback_core::format::FORMATS.len(), "every format's lines: {seen:?}");
     for (format, (lines, numbered, elsewhere)) in &seen {
         assert!(*numbered * 4 >= *lines && *elsewhere * 10 >= *lines, "{format}: {seen:?}");
     }
@@ -675,7 +675,7 @@ proptest! {
         // Generated lines are JSON: the scanner must accept them and agree with the tree walk
         // under their format's places (`scan_oracle::check`, which also feeds the line in other
         // pieces, under every format's).
-        let places = scrollback::format::by_name(format).unwrap().block_places();
+        let places = scrollback_core::format::by_name(format).unwrap().block_places();
         let out = scan_oracle::scan_in_pieces(line.as_bytes(), chunk, places).expect("a valid line scans");
         let value: Value = serde_json::from_str(&line).unwrap();
         scan_oracle::agree(line.as_bytes(), &value, &out, &scan::strip(line.as_bytes(), &out.spans), places);
@@ -689,7 +689,7 @@ proptest! {
         // `\u` escape), with all their structure left in place.
         let mangled = mangle(&line);
         if !scan::may_hold_media(mangled.as_bytes()) {
-            let mut scanner = Scanner::new(scrollback::format::CLAUDE.block_places());
+            let mut scanner = Scanner::new(scrollback_core::format::CLAUDE.block_places());
             scanner.feed(mangled.as_bytes());
             let out = scanner.finish().expect("a valid line scans");
             prop_assert!(out.spans.is_empty(), "{:?}", out.spans);
@@ -703,7 +703,7 @@ proptest! {
 
     #[test]
     fn scanner_never_panics_on_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..400), chunk in 1usize..64) {
-        let mut scanner = Scanner::new(scrollback::format::CLAUDE.block_places());
+        let mut scanner = Scanner::new(scrollback_core::format::CLAUDE.block_places());
         for piece in bytes.chunks(chunk) {
             scanner.feed(piece);
         }
