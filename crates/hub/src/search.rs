@@ -14,15 +14,15 @@
 
 use std::collections::HashMap;
 
-use tokio_postgres::Row;
+use tokio_postgres::Row as PgRow;
 use tokio_postgres::types::ToSql;
 
 use scrollback_core::codec::words;
 use scrollback_core::error::{Error, Result};
 use scrollback_core::query::{Query, Role, Term};
 use scrollback_read::history::{
-    CANDIDATES, MAX_LIMIT, MAX_OFFSET, Scope, SearchHit, SearchPage, SessionHits, SessionHitsPage, Snippet, Sort,
-    notes_of, scope_role,
+    CANDIDATES, Candidate, Row, Scope, SearchHit, SearchPage, SearchSource, SessionHitsPage, SessionRow, Snippet, Sort,
+    check_offset, hits_page, notes_of, scope_role, sessions_page,
 };
 
 use crate::store::HubStore;
@@ -202,23 +202,9 @@ fn snippet(text: &str, marks: &[(String, bool)]) -> (Snippet, bool) {
     (Snippet::from_fts(words::unmark(&out).into_owned()), first.is_some())
 }
 
-/// A session's agent and the time of its last entry, as its row has them.
-type SessionRow = (String, Option<String>);
-
-/// A match, as the first stage keeps it.
-struct Candidate {
-    host: String,
-    id: i64,
-    session_id: String,
-    timestamp: Option<String>,
-    score: f64,
-    order: (String, i64, i64),
-    literal: bool,
-    together: bool,
-}
-
 /// One search under way: its compiled query, and the conditions of its scope on `e` and `s`.
 struct Run<'q> {
+    store: &'q HubStore,
     query: &'q Query,
     compiled: Compiled,
     args: Args,
@@ -232,7 +218,7 @@ struct Run<'q> {
 }
 
 impl<'q> Run<'q> {
-    fn new(query: &'q Query, scope: Scope<'_>) -> Result<Option<Run<'q>>> {
+    fn new(store: &'q HubStore, query: &'q Query, scope: Scope<'_>) -> Result<Option<Run<'q>>> {
         let mut args = Args::default();
         let mut scoped = query.clone();
         if let Some(role) = scope.role {
@@ -273,11 +259,11 @@ impl<'q> Run<'q> {
             .find(|t| !t.phrase && t.text.chars().any(|c| !c.is_alphanumeric()))
             .map(|t| t.text.to_lowercase());
         let sessions = scope.project.is_some() || f.project.is_some() || scope.active_since.is_some();
-        Ok(Some(Run { query, compiled, args, conditions, sessions, literal, ranks: "false, false".to_owned() }))
+        Ok(Some(Run { store, query, compiled, args, conditions, sessions, literal, ranks: "false, false".to_owned() }))
     }
 
     /// The newest [`CANDIDATES`] matches within the scope, and whether they are every match.
-    fn candidates(&mut self, store: &HubStore) -> Result<(Vec<Candidate>, bool)> {
+    fn candidates(&mut self) -> Result<(Vec<Candidate>, bool)> {
         let score = match &self.compiled.words {
             Some(w) => format!("ts_rank_cd({WEIGHTS}, e.tsv, {w}, 1)"),
             None => "0::real".to_owned(),
@@ -310,19 +296,24 @@ impl<'q> Run<'q> {
             self.conditions,
             CANDIDATES + 1
         );
-        let rows = store.query(&sql, &self.args.refs())?;
+        let rows = self.store.query(&sql, &self.args.refs())?;
         let mut out: Vec<Candidate> = rows
             .iter()
             .map(|r| {
+                let together: bool = r.try_get(9)?;
                 Ok(Candidate {
-                    host: r.try_get(0)?,
+                    host: Some(r.try_get(0)?),
                     id: r.try_get(1)?,
-                    session_id: r.try_get(2)?,
-                    timestamp: r.try_get(3)?,
-                    score: r.try_get(4)?,
-                    order: (r.try_get(5)?, r.try_get(6)?, r.try_get(7)?),
+                    // The words together first; a hub has no "near".
+                    tier: if together { 0 } else { 2 },
                     literal: r.try_get(8)?,
-                    together: r.try_get(9)?,
+                    // `ts_rank_cd`, higher is better: negated, as BM25's sign is.
+                    score: -r.try_get::<_, f64>(4)?,
+                    row: Some(Row {
+                        session_id: r.try_get(2)?,
+                        timestamp: r.try_get(3)?,
+                        order: (r.try_get(5)?, r.try_get(6)?, r.try_get(7)?),
+                    }),
                 })
             })
             .collect::<Result<_>>()?;
@@ -330,9 +321,23 @@ impl<'q> Run<'q> {
         out.truncate(CANDIDATES);
         Ok((out, complete))
     }
+}
+
+impl SearchSource for Run<'_> {
+    fn ranked(&mut self, sort: Sort) -> Result<(Vec<Candidate>, bool)> {
+        let (mut candidates, complete) = self.candidates()?;
+        order(&mut candidates, sort);
+        Ok((candidates, complete))
+    }
+
+    /// Every candidate's row was read with it.
+    fn row(&self, c: &Candidate) -> Result<Option<Row>> {
+        Ok(c.row.clone())
+    }
 
     /// How many entries of a session match, all of them.
-    fn count_in(&mut self, store: &HubStore, host: &str, session: &str) -> Result<u64> {
+    fn count_in(&mut self, host: Option<&str>, session: &str) -> Result<u64> {
+        let host = host.unwrap_or_default();
         // This session's two parameters, for this statement only.
         let kept = self.args.0.len();
         let (h, s) = (self.args.add(host.to_owned()), self.args.add(session.to_owned()));
@@ -342,7 +347,7 @@ impl<'q> Run<'q> {
              WHERE e.host = {h} AND e.session_id = {s} AND {} AND NOT e.duplicate{}) c",
             self.ranks, self.compiled.matches, self.conditions
         );
-        let n = store.query(&sql, &self.args.refs());
+        let n = self.store.query(&sql, &self.args.refs());
         self.args.0.truncate(kept);
         let n: i64 = match n?.first() {
             Some(r) => r.try_get(0)?,
@@ -353,8 +358,10 @@ impl<'q> Run<'q> {
 
     /// A candidate as a hit, with its session's agent and last time (none when the session has no
     /// row).
-    fn hit(&self, store: &HubStore, c: &Candidate) -> Result<(SearchHit, Option<SessionRow>)> {
-        let row: Row = store
+    fn hit(&self, c: &Candidate, at: &Row) -> Result<(SearchHit, Option<SessionRow>)> {
+        let host = c.host.as_deref().unwrap_or_default();
+        let row: PgRow = self
+            .store
             .query(
                 concat!(
                     "SELECT e.uuid, e.line, e.type, e.timestamp, e.agent, e.role, e.tools,
@@ -365,11 +372,11 @@ impl<'q> Run<'q> {
                     " FROM entries e LEFT JOIN sessions s ON s.host = e.host AND s.id = e.session_id
                  WHERE e.host = $1 AND e.session_id = $2 AND e.local_id = $3"
                 ),
-                &[&c.host, &c.session_id, &c.id],
+                &[&host, &at.session_id, &c.id],
             )?
             .into_iter()
             .next()
-            .ok_or_else(|| Error::Hub(format!("entry {} of {} went during the search", c.id, c.host)))?;
+            .ok_or_else(|| Error::Hub(format!("entry {} of {host} went during the search", c.id)))?;
         let text: Option<String> = row.try_get(9)?;
         let tool_text: Option<String> = row.try_get(10)?;
         let (said, said_match) = snippet(text.as_deref().unwrap_or(""), &self.compiled.marks);
@@ -389,7 +396,7 @@ impl<'q> Run<'q> {
             None => None,
         };
         let hit = SearchHit {
-            session_id: c.session_id.clone(),
+            session_id: at.session_id.clone(),
             entry_uuid: row.try_get(0)?,
             cursor: c.id,
             line: row.try_get(1)?,
@@ -402,7 +409,7 @@ impl<'q> Run<'q> {
             project,
             in_tool,
             snippet: if in_tool { tool } else { said },
-            host: Some(c.host.clone()),
+            host: c.host.clone(),
         };
         Ok((hit, session))
     }
@@ -412,53 +419,60 @@ impl<'q> Run<'q> {
     }
 }
 
-/// The candidates in `sort`'s order.
+/// The candidates in `sort`'s order: by relevance, the words together first, then those that hold
+/// a punctuated word as written, then the score, then the newer; by recency, the newer; in
+/// conversation order, each session's hits in its order, the session with the newest hit first.
 fn order(candidates: &mut [Candidate], sort: Sort) {
+    let row = |c: &Candidate| {
+        c.row.clone().unwrap_or(Row { session_id: String::new(), timestamp: None, order: Default::default() })
+    };
     match sort {
-        Sort::Relevance => candidates.sort_by(|a, b| {
-            b.together
-                .cmp(&a.together)
-                .then(b.literal.cmp(&a.literal))
-                .then(b.score.total_cmp(&a.score))
-                .then(b.timestamp.cmp(&a.timestamp))
-                .then(a.host.cmp(&b.host))
-                .then(b.id.cmp(&a.id))
+        Sort::Relevance => candidates.sort_by_cached_key(|c| {
+            (
+                c.tier,
+                !c.literal,
+                OrdF64(c.score),
+                std::cmp::Reverse(row(c).timestamp),
+                c.host.clone(),
+                std::cmp::Reverse(c.id),
+            )
         }),
-        Sort::Recent => {
-            candidates.sort_by(|a, b| b.timestamp.cmp(&a.timestamp).then(a.host.cmp(&b.host)).then(b.id.cmp(&a.id)))
-        }
+        Sort::Recent => candidates
+            .sort_by_cached_key(|c| (std::cmp::Reverse(row(c).timestamp), c.host.clone(), std::cmp::Reverse(c.id))),
         Sort::Conversation => {
-            let mut newest: HashMap<(String, String), Option<String>> = HashMap::new();
+            let mut newest: HashMap<(Option<String>, String), Option<String>> = HashMap::new();
             for c in candidates.iter() {
-                let n = newest.entry((c.host.clone(), c.session_id.clone())).or_default();
-                if c.timestamp > *n {
-                    n.clone_from(&c.timestamp);
+                let r = row(c);
+                let n = newest.entry((c.host.clone(), r.session_id.clone())).or_default();
+                if r.timestamp > *n {
+                    *n = r.timestamp;
                 }
             }
             candidates.sort_by_cached_key(|c| {
-                let key = (c.host.clone(), c.session_id.clone());
-                (std::cmp::Reverse(newest[&key].clone()), key, c.order.clone(), c.id)
+                let r = row(c);
+                let key = (c.host.clone(), r.session_id);
+                (std::cmp::Reverse(newest[&key].clone()), key, r.order, c.id)
             })
         }
     }
 }
 
-/// A search of the hub up to its ranking: the offset checked, the candidates in order (`None`:
-/// the scope holds nothing).
-fn ranked<'q>(
-    store: &HubStore,
-    query: &'q Query,
-    scope: Scope<'_>,
-    sort: Sort,
-    offset: u32,
-) -> Result<Option<(Run<'q>, Vec<Candidate>, bool)>> {
-    if offset > MAX_OFFSET {
-        return Err(Error::BadQuery(format!("search offset {offset}: at most {MAX_OFFSET}; narrow the query")));
+/// A score, totally ordered (`f64::total_cmp`), for a sort key.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct OrdF64(f64);
+
+impl Eq for OrdF64 {}
+
+impl PartialOrd for OrdF64 {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
     }
-    let Some(mut run) = Run::new(query, scope)? else { return Ok(None) };
-    let (mut candidates, complete) = run.candidates(store)?;
-    order(&mut candidates, sort);
-    Ok(Some((run, candidates, complete)))
+}
+
+impl Ord for OrdF64 {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
 }
 
 /// A page of `limit` hits, one per entry, from `offset` in `sort`'s order.
@@ -470,15 +484,11 @@ pub(crate) fn search_page(
     offset: u32,
     limit: u32,
 ) -> Result<SearchPage> {
-    let limit = limit.clamp(1, MAX_LIMIT) as usize;
-    let Some((run, candidates, complete)) = ranked(store, query, scope, sort, offset)? else {
-        return Ok(SearchPage { hits: Vec::new(), next: None, notes: query.notes.clone() });
-    };
-    let offset_n = offset as usize;
-    let next = (candidates.len() > offset_n + limit).then_some(offset + limit as u32);
-    let hits =
-        candidates.iter().skip(offset_n).take(limit).map(|c| Ok(run.hit(store, c)?.0)).collect::<Result<Vec<_>>>()?;
-    Ok(SearchPage { hits, next, notes: run.notes(complete) })
+    check_offset(offset)?;
+    match Run::new(store, query, scope)? {
+        None => Ok(SearchPage { hits: Vec::new(), next: None, notes: query.notes.clone() }),
+        Some(mut run) => hits_page(&mut run, sort, offset, limit),
+    }
 }
 
 /// A page of `limit` sessions with hits, from `offset` in `sort`'s order: each with its best hit and
@@ -491,31 +501,11 @@ pub(crate) fn search_sessions(
     offset: u32,
     limit: u32,
 ) -> Result<SessionHitsPage> {
-    let limit = limit.clamp(1, MAX_LIMIT) as usize;
-    let Some((mut run, candidates, complete)) = ranked(store, query, scope, sort, offset)? else {
-        return Ok(SessionHitsPage { sessions: Vec::new(), next: None, notes: query.notes.clone() });
-    };
-    let mut counts: HashMap<(&str, &str), u64> = HashMap::new();
-    let mut best: Vec<&Candidate> = Vec::new();
-    for c in &candidates {
-        let n = counts.entry((c.host.as_str(), c.session_id.as_str())).or_default();
-        if *n == 0 {
-            best.push(c);
-        }
-        *n += 1;
+    check_offset(offset)?;
+    match Run::new(store, query, scope)? {
+        None => Ok(SessionHitsPage { sessions: Vec::new(), next: None, notes: query.notes.clone() }),
+        Some(mut run) => sessions_page(&mut run, sort, offset, limit),
     }
-    let offset_n = offset as usize;
-    let next = (best.len() > offset_n + limit).then_some(offset + limit as u32);
-    let mut sessions = Vec::new();
-    for c in best.iter().skip(offset_n).take(limit) {
-        let hits = match complete {
-            true => counts[&(c.host.as_str(), c.session_id.as_str())],
-            false => run.count_in(store, &c.host, &c.session_id)?,
-        };
-        let (hit, session) = run.hit(store, c)?;
-        sessions.push(SessionHits::of(hit, session, hits));
-    }
-    Ok(SessionHitsPage { sessions, next, notes: run.notes(complete) })
 }
 
 #[cfg(test)]

@@ -284,26 +284,10 @@ pub fn search_page(
     offset: u32,
     limit: u32,
 ) -> Result<SearchPage> {
-    let limit = limit.clamp(1, MAX_LIMIT);
-    ranked(conn, query, scope, sort, offset, |ranked| {
-        let Some((run, candidates, complete)) = ranked else {
-            return Ok(SearchPage { hits: Vec::new(), next: None, notes: query.notes.clone() });
-        };
-        // The rows in ranking order, as far as the page and one more (the next page's sign).
-        let wanted = offset as usize + limit as usize + 1;
-        let mut rows = Vec::new();
-        for c in &candidates {
-            if rows.len() == wanted {
-                break;
-            }
-            if let Some(row) = run.row(c)? {
-                rows.push((c, row));
-            }
-        }
-        let next = (rows.len() == wanted).then_some(offset + limit);
-        let page = rows.iter().skip(offset as usize).take(limit as usize);
-        let hits = page.map(|(c, row)| Ok(run.hit(c, row)?.0)).collect::<Result<Vec<_>>>()?;
-        Ok(SearchPage { hits, next, notes: run.notes(complete) })
+    check_offset(offset)?;
+    within_budget(conn, || match Run::new(conn, query, scope)? {
+        None => Ok(SearchPage { hits: Vec::new(), next: None, notes: query.notes.clone() }),
+        Some(mut run) => hits_page(&mut run, sort, offset, limit),
     })
 }
 
@@ -317,41 +301,94 @@ pub fn search_sessions(
     offset: u32,
     limit: u32,
 ) -> Result<SessionHitsPage> {
-    let limit = limit.clamp(1, MAX_LIMIT);
-    ranked(conn, query, scope, sort, offset, |ranked| {
-        let Some((run, candidates, complete)) = ranked else {
-            return Ok(SessionHitsPage { sessions: Vec::new(), next: None, notes: query.notes.clone() });
-        };
-        // Each session at its best hit, in the order of those, as far as the page and one more
-        // (the next page's sign). Where every candidate's row was read with it and they are every
-        // match, a session's count is its candidates'; else it is counted.
-        let wanted = offset as usize + limit as usize + 1;
-        let all_read = candidates.iter().all(|c| c.row.is_some());
-        let mut counts: HashMap<String, u64> = HashMap::new();
-        let mut best: Vec<(&Candidate, Row)> = Vec::new();
-        for c in &candidates {
-            if best.len() == wanted && !(all_read && complete) {
-                break;
-            }
-            let Some(row) = run.row(c)? else { continue };
-            let n = counts.entry(row.session_id.clone()).or_default();
-            if *n == 0 && best.len() < wanted {
-                best.push((c, row));
-            }
-            *n += 1;
-        }
-        let next = (best.len() == wanted).then_some(offset + limit);
-        let mut sessions = Vec::new();
-        for (c, row) in best.iter().skip(offset as usize).take(limit as usize) {
-            let hits = match all_read && complete {
-                true => counts[&row.session_id],
-                false => run.count_in(&row.session_id)?,
-            };
-            let (hit, session) = run.hit(c, row)?;
-            sessions.push(SessionHits::of(hit, session, hits));
-        }
-        Ok(SessionHitsPage { sessions, next, notes: run.notes(complete) })
+    check_offset(offset)?;
+    within_budget(conn, || match Run::new(conn, query, scope)? {
+        None => Ok(SessionHitsPage { sessions: Vec::new(), next: None, notes: query.notes.clone() }),
+        Some(mut run) => sessions_page(&mut run, sort, offset, limit),
     })
+}
+
+/// An offset a search may skip to ([`MAX_OFFSET`]), or the refusal that says why not.
+pub fn check_offset(offset: u32) -> Result<()> {
+    match offset > MAX_OFFSET {
+        true => Err(Error::BadQuery(format!("search offset {offset}: at most {MAX_OFFSET}; narrow the query"))),
+        false => Ok(()),
+    }
+}
+
+/// One search under way in a store (an index's full-text index, a hub's): the primitives
+/// [`hits_page`] and [`sessions_page`] make a page of, so that every store pages and groups its
+/// hits alike. Only the first stage, its ranking, and reading a hit are the store's.
+pub trait SearchSource {
+    /// The first stage, ranked in `sort`'s order: the newest [`CANDIDATES`] matches within the
+    /// scope, and whether they are every match.
+    fn ranked(&mut self, sort: Sort) -> Result<(Vec<Candidate>, bool)>;
+    /// A candidate's row: read with it, or now; `None` for an entry left out of search (a copy).
+    fn row(&self, c: &Candidate) -> Result<Option<Row>>;
+    /// How many entries of a session (of `host`, on a hub) match, all of them.
+    fn count_in(&mut self, host: Option<&str>, session: &str) -> Result<u64>;
+    /// A candidate as a hit, with its session's agent and last time (none when the session has no
+    /// row).
+    fn hit(&self, c: &Candidate, row: &Row) -> Result<(SearchHit, Option<SessionRow>)>;
+    /// The search's notes: its query's, and one when the candidates were not every match.
+    fn notes(&self, complete: bool) -> Vec<String>;
+}
+
+/// A page of `limit` hits of `source`, one per entry, from `offset` in `sort`'s order.
+pub fn hits_page(source: &mut dyn SearchSource, sort: Sort, offset: u32, limit: u32) -> Result<SearchPage> {
+    let limit = limit.clamp(1, MAX_LIMIT);
+    let (candidates, complete) = source.ranked(sort)?;
+    // The rows in ranking order, as far as the page and one more (the next page's sign).
+    let wanted = offset as usize + limit as usize + 1;
+    let mut rows = Vec::new();
+    for c in &candidates {
+        if rows.len() == wanted {
+            break;
+        }
+        if let Some(row) = source.row(c)? {
+            rows.push((c, row));
+        }
+    }
+    let next = (rows.len() == wanted).then_some(offset + limit);
+    let page = rows.iter().skip(offset as usize).take(limit as usize);
+    let hits = page.map(|(c, row)| Ok(source.hit(c, row)?.0)).collect::<Result<Vec<_>>>()?;
+    Ok(SearchPage { hits, next, notes: source.notes(complete) })
+}
+
+/// A page of `limit` sessions of `source` with hits, from `offset` in `sort`'s order: each with its
+/// best hit and how many of its entries match.
+pub fn sessions_page(source: &mut dyn SearchSource, sort: Sort, offset: u32, limit: u32) -> Result<SessionHitsPage> {
+    let limit = limit.clamp(1, MAX_LIMIT);
+    let (candidates, complete) = source.ranked(sort)?;
+    // Each session at its best hit, in the order of those, as far as the page and one more (the
+    // next page's sign). Where every candidate's row was read with it and they are every match, a
+    // session's count is its candidates'; else it is counted.
+    let wanted = offset as usize + limit as usize + 1;
+    let all_read = candidates.iter().all(|c| c.row.is_some());
+    let mut counts: HashMap<(Option<&str>, String), u64> = HashMap::new();
+    let mut best: Vec<(&Candidate, Row)> = Vec::new();
+    for c in &candidates {
+        if best.len() == wanted && !(all_read && complete) {
+            break;
+        }
+        let Some(row) = source.row(c)? else { continue };
+        let n = counts.entry((c.host.as_deref(), row.session_id.clone())).or_default();
+        if *n == 0 && best.len() < wanted {
+            best.push((c, row));
+        }
+        *n += 1;
+    }
+    let next = (best.len() == wanted).then_some(offset + limit);
+    let mut sessions = Vec::new();
+    for (c, row) in best.iter().skip(offset as usize).take(limit as usize) {
+        let hits = match all_read && complete {
+            true => counts[&(c.host.as_deref(), row.session_id.clone())],
+            false => source.count_in(c.host.as_deref(), &row.session_id)?,
+        };
+        let (hit, session) = source.hit(c, row)?;
+        sessions.push(SessionHits::of(hit, session, hits));
+    }
+    Ok(SessionHitsPage { sessions, next, notes: source.notes(complete) })
 }
 
 /// Whether a word holds something the tokenizer drops (`C++`, `claude-code`, `foo.bar`): FTS5
@@ -371,54 +408,38 @@ fn written_as_is(word: &str) -> bool {
     ends_in_mark || begins_with_dot
 }
 
-/// A search up to its ranking: the offset checked, then, within the step budget, the first stage
-/// and the order; `page` makes the answer of the ranked candidates, whether they are every match,
-/// and the search (`None`: the scope holds nothing).
-fn ranked<T>(
-    conn: &Connection,
-    query: &Query,
-    scope: Scope<'_>,
-    sort: Sort,
-    offset: u32,
-    page: impl FnOnce(Option<(&Run<'_>, Vec<Candidate>, bool)>) -> Result<T>,
-) -> Result<T> {
-    if offset > MAX_OFFSET {
-        return Err(Error::BadQuery(format!("search offset {offset}: at most {MAX_OFFSET}; narrow the query")));
-    }
-    within_budget(conn, || {
-        let Some(run) = Run::new(conn, query, scope)? else { return page(None) };
-        let (mut candidates, complete) = run.candidates(sort)?;
-        order(&mut candidates, sort);
-        page(Some((&run, candidates, complete)))
-    })
-}
-
-/// A match, as the first stage keeps it.
+/// A match, as a store's first stage keeps it ([`SearchSource::ranked`]).
 #[derive(Debug)]
-struct Candidate {
-    id: i64,
+pub struct Candidate {
+    /// On a team's hub: the host whose entry it is.
+    pub host: Option<String>,
+    /// Its entry's id (its cursor).
+    pub id: i64,
     /// The first of the query's forms it matches: 0 the words together in order, 1 near each
-    /// other, 2 anywhere in the entry (a query of one word or with OR has only the last).
-    tier: u8,
+    /// other, 2 anywhere in the entry (a query of one word or with OR has only the last; a hub has
+    /// no "near").
+    pub tier: u8,
     /// Whether the entry holds the query's punctuated words as written (`C++`, not only `C`).
-    literal: bool,
-    /// BM25, lower is better (FTS5's sign).
-    score: f64,
+    pub literal: bool,
+    /// The store's score: an index's BM25, lower is better (FTS5's sign); a hub's rank, negated.
+    pub score: f64,
     /// Its row, where the first stage read it (with filters, a punctuated word, or an order that
-    /// needs it); else read when the ranking reaches it ([`Run::row`]).
-    row: Option<Row>,
+    /// needs it); else read when the ranking reaches it ([`SearchSource::row`]).
+    pub row: Option<Row>,
 }
 
 /// A session's agent and the time of its last entry, as its row has them.
-type SessionRow = (String, Option<String>);
+pub type SessionRow = (String, Option<String>);
 
 /// What a candidate's entry row says of it.
 #[derive(Debug, Clone)]
-struct Row {
-    session_id: String,
-    timestamp: Option<String>,
-    /// Conversation order within the session.
-    order: (String, i64, i64),
+pub struct Row {
+    /// Its session.
+    pub session_id: String,
+    /// Its time.
+    pub timestamp: Option<String>,
+    /// Conversation order within the session (`sort_at`, `sort_file`, `line`).
+    pub order: (String, i64, i64),
 }
 
 /// The ranking of [`Sort`]: for relevance, scores within a tenth of each other are a tie, which the
@@ -656,7 +677,7 @@ impl<'c> Run<'c> {
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt.query_map([&self.compiled.all], |r| {
-            Ok(Candidate { id: r.get(0)?, score: r.get(1)?, tier: last, literal: false, row: None })
+            Ok(Candidate { host: None, id: r.get(0)?, score: r.get(1)?, tier: last, literal: false, row: None })
         })?;
         let mut out = rows.collect::<rusqlite::Result<Vec<_>>>().map_err(fts_error)?;
         let complete = out.len() <= CANDIDATES;
@@ -684,6 +705,7 @@ impl<'c> Run<'c> {
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
             Ok(Candidate {
+                host: None,
                 literal: r.get(0)?,
                 id: r.get(1)?,
                 score: r.get(4)?,
@@ -699,6 +721,14 @@ impl<'c> Run<'c> {
         let complete = out.len() <= CANDIDATES;
         out.truncate(CANDIDATES);
         Ok((out, complete))
+    }
+}
+
+impl SearchSource for Run<'_> {
+    fn ranked(&mut self, sort: Sort) -> Result<(Vec<Candidate>, bool)> {
+        let (mut candidates, complete) = self.candidates(sort)?;
+        order(&mut candidates, sort);
+        Ok((candidates, complete))
     }
 
     /// A candidate's row: read with it, or now; `None` for a copy (left out of search).
@@ -721,7 +751,7 @@ impl<'c> Run<'c> {
     /// The entries of `session` that match, all of them: counted among the ids between its first
     /// and last entry's, which its row keeps (a min and a max over a long session's entries would
     /// read all of them at each search).
-    fn count_in(&self, session: &str) -> Result<u64> {
+    fn count_in(&mut self, _: Option<&str>, session: &str) -> Result<u64> {
         let kept: Option<(Option<i64>, Option<i64>)> = self
             .conn
             .prepare_cached("SELECT first_entry, last_entry FROM sessions WHERE id = ?1")?
