@@ -37,6 +37,7 @@ use scrollback_read::media::MediaRecord;
 use scrollback_read::pool::Backend;
 use scrollback_read::prices::Prices;
 use scrollback_read::status::{HostStatus, HubStatus, IndexStatus, RootCount};
+use scrollback_read::transcript::{AsStore, Lent};
 use scrollback_read::transcript::{ExportFile, LINES, Line};
 use scrollback_read::usage::{By, Filter, Report};
 
@@ -161,19 +162,36 @@ impl Backend for HubReaders {
         "hub"
     }
 
-    fn with(&self, f: &mut dyn FnMut(&dyn Store) -> Result<()>) -> Result<()> {
+    fn get(&self) -> Result<Lent<'_>> {
         let mut taken = self.take()?;
         let hub = taken.hub.take().ok_or_else(|| Error::Internal("a connection taken twice".into()))?;
-        let store = HubStore { hub: RefCell::new(hub) };
-        let done = f(&store);
-        taken.hub = Some(store.hub.into_inner());
-        done
+        Ok(Lent::new(HubLent { taken, store: HubStore { hub: RefCell::new(Some(hub)) } }))
+    }
+}
+
+/// A connection taken from the pool as a [`Store`], given back to the pool when dropped.
+struct HubLent<'r> {
+    taken: Taken<'r>,
+    store: HubStore,
+}
+
+impl AsStore for HubLent<'_> {
+    fn store(&self) -> &dyn Store {
+        &self.store
+    }
+}
+
+impl Drop for HubLent<'_> {
+    fn drop(&mut self) {
+        // Back to its place in the pool (which `Taken`'s drop, next, gives back).
+        self.taken.hub = self.store.hub.get_mut().take();
     }
 }
 
 /// One connection to the hub, read as a [`Store`].
 pub struct HubStore {
-    hub: RefCell<Hub>,
+    /// The connection (`None` only once it is given back, as its guard drops).
+    hub: RefCell<Option<Hub>>,
 }
 
 impl std::fmt::Debug for HubStore {
@@ -321,12 +339,20 @@ fn parse_session_cursor(c: &str) -> Result<(String, String, String)> {
 }
 
 impl HubStore {
+    /// Runs `f` on the connection.
+    fn on_hub<T>(&self, f: impl FnOnce(&mut Hub) -> Result<T>) -> Result<T> {
+        match self.hub.borrow_mut().as_mut() {
+            Some(hub) => f(hub),
+            None => Err(Error::Internal("a hub connection used after it was given back".into())),
+        }
+    }
+
     pub(crate) fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
-        self.hub.borrow_mut().query(sql, params)
+        self.on_hub(|hub| hub.query(sql, params))
     }
 
     fn query_opt(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Option<Row>> {
-        self.hub.borrow_mut().query_opt(sql, params)
+        self.on_hub(|hub| hub.query_opt(sql, params))
     }
 
     /// The host a session is read from: the one whose latest entry is newest, if two hold it.
@@ -619,10 +645,10 @@ impl Store for HubStore {
         let Some(host) = self.host_of(session_id)? else { return Ok(None) };
         let host = host.as_str();
         // One snapshot for the page and its catch-up mark, as an index reads them.
-        self.hub.borrow_mut().batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
+        self.on_hub(|hub| hub.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"))?;
         let side = if sidechains { "" } else { " AND NOT is_sidechain" };
         let page = page_of(&HubPages { store: self, host, session_id, side }, session_id, at, limit);
-        let end = self.hub.borrow_mut().batch_execute("COMMIT");
+        let end = self.on_hub(|hub| hub.batch_execute("COMMIT"));
         let page = page?;
         end?;
         Ok(Some(page))

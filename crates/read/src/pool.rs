@@ -15,7 +15,7 @@ use scrollback_core::error::{Error, Result};
 
 use crate::history::Stop;
 use crate::store::Store;
-use crate::transcript::Lend;
+use crate::transcript::{AsStore, Lend, Lent};
 
 /// Connections in a pool.
 const POOL_SIZE: u32 = 8;
@@ -25,10 +25,15 @@ const CONCURRENT_SEARCHES: usize = 2;
 /// A connection of the pool for each question, given back after it.
 struct Pooled(r2d2::Pool<SqliteConnectionManager>);
 
+impl AsStore for r2d2::PooledConnection<SqliteConnectionManager> {
+    fn store(&self) -> &dyn Store {
+        &**self as &Connection
+    }
+}
+
 impl Lend for Pooled {
-    fn lend(&self, f: &mut dyn FnMut(&dyn Store) -> Result<()>) -> Result<()> {
-        let conn = self.0.get()?;
-        f(&*conn as &Connection)
+    fn lend(&self) -> Result<Lent<'_>> {
+        Ok(Lent::new(self.0.get()?))
     }
 }
 
@@ -36,8 +41,8 @@ impl Lend for Pooled {
 struct LentBackend(Arc<dyn Backend>);
 
 impl Lend for LentBackend {
-    fn lend(&self, f: &mut dyn FnMut(&dyn Store) -> Result<()>) -> Result<()> {
-        self.0.with(f)
+    fn lend(&self) -> Result<Lent<'_>> {
+        self.0.get()
     }
 }
 
@@ -45,8 +50,9 @@ impl Lend for LentBackend {
 pub trait Backend: Send + Sync + 'static {
     /// What it is, as `/api/info` says (`"hub"`).
     fn kind(&self) -> &'static str;
-    /// Runs `f` on one of its connections, as a [`Store`], on the caller's thread (a blocking one).
-    fn with(&self, f: &mut dyn FnMut(&dyn Store) -> Result<()>) -> Result<()>;
+    /// One of its connections, as a [`Store`], given back when the guard drops. On the caller's
+    /// thread (a blocking one).
+    fn get(&self) -> Result<Lent<'_>>;
 }
 
 /// What the readers read.
@@ -104,20 +110,8 @@ impl Readers {
     pub async fn run<T: Send + 'static>(&self, f: impl FnOnce(&dyn Store) -> Result<T> + Send + 'static) -> Result<T> {
         let source = self.source.clone();
         tokio::task::spawn_blocking(move || match source {
-            Source::Index(pool) => {
-                let conn = pool.get()?;
-                f(&*conn as &Connection as &dyn Store)
-            }
-            Source::Other(backend) => {
-                let mut f = Some(f);
-                let mut answer = None;
-                backend.with(&mut |store| {
-                    let f = f.take().ok_or_else(|| Error::Internal("a store ran a question twice".into()))?;
-                    answer = Some(f(store));
-                    Ok(())
-                })?;
-                answer.unwrap_or_else(|| Err(Error::Internal("the store ran no question".into())))
-            }
+            Source::Index(pool) => f(Pooled(pool).lend()?.store()),
+            Source::Other(backend) => f(backend.get()?.store()),
         })
         .await
         .map_err(|e| Error::Internal(format!("a reader failed: {e}")))?

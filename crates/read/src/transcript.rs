@@ -11,15 +11,44 @@ use crate::media::MediaRecord;
 use crate::store::Store;
 use scrollback_core::error::Result;
 
-/// Where an export reads the index: a connection lent for one question at a time.
+/// A store checked out for as long as it lives (a pooled connection, a hub's connection), given
+/// back when it drops: what a [`Lend`] hands out ([`Lent::store`]).
+pub struct Lent<'a>(Box<dyn AsStore + 'a>);
+
+impl<'a> Lent<'a> {
+    /// The guard over `held`, which gives its store back when dropped.
+    pub fn new(held: impl AsStore + 'a) -> Lent<'a> {
+        Lent(Box::new(held))
+    }
+
+    /// The store, while the guard lives.
+    pub fn store(&self) -> &dyn Store {
+        self.0.store()
+    }
+}
+
+/// What a [`Lent`] holds: something that is, or has, a store.
+pub trait AsStore {
+    /// The store.
+    fn store(&self) -> &dyn Store;
+}
+
+impl<S: Store> AsStore for &S {
+    fn store(&self) -> &dyn Store {
+        *self
+    }
+}
+
+/// Where an export reads the index: a store lent for one question at a time, so that a server's
+/// pooled reader is given back before what it read is written.
 pub trait Lend {
-    /// Runs `f` on a store (a pooled connection), given back when it returns.
-    fn lend(&self, f: &mut dyn FnMut(&dyn Store) -> Result<()>) -> Result<()>;
+    /// A store (a pooled connection), given back when the guard drops.
+    fn lend(&self) -> Result<Lent<'_>>;
 }
 
 impl<S: Store> Lend for S {
-    fn lend(&self, f: &mut dyn FnMut(&dyn Store) -> Result<()>) -> Result<()> {
-        f(self)
+    fn lend(&self) -> Result<Lent<'_>> {
+        Ok(Lent::new(self))
     }
 }
 

@@ -125,17 +125,9 @@ impl MediaUrls for NoUrls {
     }
 }
 
-/// `f`'s answer, on a store `lender` lends for it alone.
+/// `f`'s answer, on a store `lender` lends for it alone (given back before the answer is used).
 fn ask<T>(lender: &dyn Lend, f: impl FnOnce(&dyn Store) -> Result<T>) -> Result<T> {
-    let mut f = Some(f);
-    let mut answer = None;
-    lender.lend(&mut |conn| {
-        if let Some(f) = f.take() {
-            answer = Some(f(conn)?);
-        }
-        Ok(())
-    })?;
-    answer.ok_or_else(|| Error::Internal("no connection was lent".into()))
+    f(lender.lend()?.store())
 }
 
 /// Exports session `session_id` as `kind` to `out`. A Markdown export writes its photos into
