@@ -57,7 +57,9 @@ pub struct OpenCode;
 
 /// Image blocks are numbered under a part (a `file` part is one; a tool's attachments are below it),
 /// and under an OpenCode 2 row (a person's files, then its tools' files, in the row's order).
-static BLOCK_PLACES: BlockPlaces = BlockPlaces::new(&[&["part"], &["row"]]);
+// A file part (`{type: "file", mime, url}`; 2's `{type: "file", uri, mime}`) is a photo when its
+// data URL is an image's.
+static BLOCK_PLACES: BlockPlaces = BlockPlaces::new(&[&["part"], &["row"]]).with_url_images(&["file"]);
 
 /// What a part's line begins with: its `data` column follows.
 pub const PART_PREFIX: &str = r#"{"part":"#;

@@ -40,6 +40,8 @@ pub fn decode(text: &str) -> Option<Vec<u8>> {
 struct Oracle {
     /// The format's block places, as key paths.
     paths: &'static [&'static [&'static str]],
+    /// The block types the format declares an image by its data URL's type.
+    url_images: &'static [&'static str],
     /// Each payload, and where it is (a JSON pointer).
     found: Vec<(Expected, String)>,
     /// Image blocks under a block place in the order they begin: the payload index each claimed.
@@ -138,10 +140,10 @@ impl Oracle {
                 let mime = small(map, "mimeType").or_else(|| small(map, "mime")).or_else(|| small(map, "mediaType"));
                 let image = matches!(ty, Some("image" | "image_url" | "input_image"))
                     || (map.contains_key("data") && mime.is_some_and(|t| t.starts_with("image/")));
-                // A `file` object (OpenCode's file part) is an image block if it holds a data URL of
-                // an image's type, which only its payloads say: its slot is taken where it begins,
-                // and given back if it is none.
-                let file = ty == Some("file");
+                // An object of a type the format declares (OpenCode's file part) is an image block if
+                // it holds a data URL of an image's type, which only its payloads say: its slot is
+                // taken where it begins, and given back if it is none.
+                let file = ty.is_some_and(|t| self.url_images.contains(&t));
                 let block_slot = ((image || file) && place == Place::In).then(|| {
                     self.blocks.push(None);
                     self.blocks.len() - 1
@@ -232,7 +234,7 @@ pub fn oracle(line: &str) -> (Vec<Expected>, u32, Vec<u32>) {
 /// [`oracle`] of a parsed line under `places`, with where each payload is (JSON pointers).
 pub fn oracle_of(v: &Value, places: &'static BlockPlaces) -> (Vec<Expected>, u32, Vec<u32>, Vec<String>) {
     let paths = places.paths();
-    let mut o = Oracle { paths, found: Vec::new(), blocks: Vec::new() };
+    let mut o = Oracle { paths, url_images: places.url_images(), found: Vec::new(), blocks: Vec::new() };
     o.walk(v, "", Place::Along((0..paths.len()).collect(), 0), false);
     let mut failed = Vec::new();
     for (ordinal, block) in o.blocks.iter().enumerate() {

@@ -139,10 +139,10 @@ mod tests {
     }
 
     #[test]
-    fn opencode_2_s_files_are_payloads_under_mime_and_uri() {
+    fn files_are_payloads_under_mime_and_uri_and_a_declared_block_is_an_image_by_its_url() {
         // A person's attached files (`data` beside `mime`), a tool's image (`uri` a data URL in a
-        // `file` object), and a file that is only named by its path.
-        static ROW: BlockPlaces = BlockPlaces::new(&[&["row"]]);
+        // `file` object, a shape its format declares), and a file that is only named by its path.
+        static ROW: BlockPlaces = BlockPlaces::new(&[&["row"]]).with_url_images(&["file"]);
         let line = r#"{"row":{"files":[{"data":"AAAA","mime":"image/png","source":{"type":"inline"}},{"data":"JVBE","mime":"application/pdf","source":{"type":"inline"}}],"content":[{"type":"tool","state":{"content":[{"type":"text","text":"ok"},{"type":"file","uri":"data:image/webp;base64,UklG","mime":"image/webp"},{"type":"file","uri":"file:///w/a.png","mime":"image/png"}]}}]}}"#;
         let s = scan(line.as_bytes(), &ROW).unwrap();
         let got: Vec<_> =
@@ -156,6 +156,12 @@ mod tests {
             ]
         );
         assert_eq!(s.output.image_blocks, 2, "a file named by its path is no image block");
+        // Where no format declared the shape, the same bytes are a file's payload, in no block.
+        static UNDECLARED: BlockPlaces = BlockPlaces::new(&[&["row"]]);
+        let s = scan(line.as_bytes(), &UNDECLARED).unwrap();
+        let got: Vec<_> = s.output.spans.iter().map(|s| (s.kind, s.ordinal)).collect();
+        assert_eq!(got, vec![(MediaKind::Image, Some(0)), (MediaKind::File, None), (MediaKind::File, None)]);
+        assert_eq!(s.output.image_blocks, 1);
     }
 
     #[test]

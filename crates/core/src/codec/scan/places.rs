@@ -1,5 +1,6 @@
-//! Block places: where a format's image blocks are numbered ([`BlockPlaces`], handed in by the
-//! format), and where an open object or array sits as to them ([`Role`]).
+//! Block places: where a format's image blocks are numbered, and the block shapes only some
+//! formats write ([`BlockPlaces`], handed in by the format), and where an open object or array sits
+//! as to them ([`Role`]).
 //!
 //! The scanner knows no format: the key paths come from [`crate::format`], and nothing here names
 //! one.
@@ -9,14 +10,18 @@ use super::keys::MAX_KEY;
 /// Where a format's image blocks are numbered: key paths from the line's top-level object, such as
 /// `message.content` ([`crate::format::Format::block_places`]). Image blocks at or below one of them
 /// get ordinals; image blocks elsewhere are stripped all the same, without one.
+///
+/// With them, the format declares the block shapes of its own the scanner should know
+/// ([`BlockPlaces::with_url_images`]): the scanner names no agent.
 #[derive(Debug)]
 pub struct BlockPlaces {
     paths: &'static [&'static [&'static str]],
+    url_images: &'static [&'static str],
 }
 
 impl BlockPlaces {
     /// No place: no image block gets an ordinal (a scanner's value before it is told its format's).
-    pub const NOWHERE: BlockPlaces = BlockPlaces { paths: &[] };
+    pub const NOWHERE: BlockPlaces = BlockPlaces { paths: &[], url_images: &[] };
 
     /// The places `paths` (at most 8, each of 1 to 255 keys of at most 16 bytes).
     pub const fn new(paths: &'static [&'static [&'static str]]) -> BlockPlaces {
@@ -31,7 +36,21 @@ impl BlockPlaces {
             }
             i += 1;
         }
-        BlockPlaces { paths }
+        BlockPlaces { paths, url_images: &[] }
+    }
+
+    /// These places, where an object whose `type` is one of `types` is an image block when a
+    /// payload in it is a data URL of an image's type (OpenCode's file part, `{type: "file", mime,
+    /// url: "data:image/png;base64,…"}`), and else no block. Every format's scanner knows the
+    /// shapes of the APIs' own image blocks (`image`, `image_url`, `input_image`, and bytes beside
+    /// an image's `mimeType`); a shape only some agents write is declared here by their formats.
+    pub const fn with_url_images(self, types: &'static [&'static str]) -> BlockPlaces {
+        BlockPlaces { paths: self.paths, url_images: types }
+    }
+
+    /// The block types whose image is known by its data URL's type ([`BlockPlaces::with_url_images`]).
+    pub fn url_images(&self) -> &'static [&'static str] {
+        self.url_images
     }
 
     /// The places, as key paths.

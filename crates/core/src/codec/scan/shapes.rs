@@ -77,15 +77,17 @@ impl Frame {
         parent: Option<&mut Frame>,
         claimed: &mut Vec<Span>,
         image_blocks: &mut Vec<ClosedBlock>,
+        url_images: &[&str],
     ) {
         self.decide();
         let block = if self.object { self.ty.as_deref() } else { None };
-        // OpenCode's `{type: "file", mime, url: "data:image/png;base64,..."}` is a photo by its URL.
+        // A block type the format declared ([`BlockPlaces::with_url_images`](super::BlockPlaces::with_url_images))
+        // is a photo by its data URL's type.
         let image_url =
             |s: &Span| s.encoding.is_data_url() && s.media_type.as_deref().is_some_and(|t| t.starts_with("image/"));
         let image = matches!(block, Some("image" | "image_url" | "input_image"))
             || (self.object && self.has_data && self.mime_type.as_deref().is_some_and(|t| t.starts_with("image/")))
-            || (block == Some("file") && self.pending.iter().any(image_url));
+            || (block.is_some_and(|b| url_images.contains(&b)) && self.pending.iter().any(image_url));
         if image || block == Some("document") {
             let kind = if image { MediaKind::Image } else { MediaKind::Document };
             let mut pending = std::mem::take(&mut self.pending);

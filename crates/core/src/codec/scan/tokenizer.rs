@@ -409,7 +409,7 @@ impl Scanner {
             return;
         };
         debug_assert_eq!(frame.object, object);
-        frame.close(at, self.stack.last_mut(), &mut self.claimed, &mut self.image_blocks);
+        frame.close(at, self.stack.last_mut(), &mut self.claimed, &mut self.image_blocks, self.places.url_images());
         self.state = self.after_value();
     }
 
