@@ -8,7 +8,7 @@ use warp::http::Method;
 
 use super::filters::{get_params, raw_query};
 use super::{Api, ApiError};
-use scrollback_read::stats::{Filter, MAX_LIMIT};
+use scrollback_read::request::StatsInput;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -43,41 +43,9 @@ pub(crate) fn routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
 /// The figures as JSON (masked with `--mask-secrets`: titles, projects and edited files' names are
 /// transcript text), or the API's error for a parameter it cannot take.
 async fn run(api: Api, p: Params) -> Result<warp::reply::Response, ApiError> {
-    let nonempty = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
-    let agent = scrollback_read::request::agent(p.agent)?;
-    let tz_hours = match nonempty(p.tz) {
-        None => 0,
-        Some(tz) => tz
-            .trim()
-            .parse::<i32>()
-            .ok()
-            .filter(|h| (-12..=14).contains(h))
-            .ok_or_else(|| ApiError::bad_request("tz: an offset from UTC in whole hours, -12 to 14"))?,
-    };
-    let limit = match nonempty(p.limit) {
-        None => None,
-        Some(n) => Some(
-            n.trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|n| (1..=MAX_LIMIT).contains(n))
-                .ok_or_else(|| ApiError::bad_request(format!("limit: how many of each list, 1 to {MAX_LIMIT}")))?,
-        ),
-    };
-    let (since, until, project) = (nonempty(p.since), nonempty(p.until), nonempty(p.project));
+    let Params { since, until, tz, agent, project, limit } = p;
+    let asked = StatsInput { since, until, tz, agent, project, limit }.parse()?;
     let prices = api.inner.prices.clone();
-    let stats = api
-        .db(move |store| {
-            let filter = Filter {
-                since: since.as_deref(),
-                until: until.as_deref(),
-                tz_hours,
-                project: project.as_deref(),
-                agent: agent.as_deref(),
-                limit,
-            };
-            store.stats(filter, &prices)
-        })
-        .await?;
+    let stats = api.db(move |store| store.stats(asked.filter(), &prices)).await?;
     Ok(api.masked_json(&stats))
 }

@@ -8,8 +8,7 @@ use warp::{Filter as _, Reply as _};
 
 use super::filters::{get_params, raw_query};
 use super::{Api, ApiError};
-use scrollback_read::request;
-use scrollback_read::usage::{By, Filter};
+use scrollback_read::request::UsageInput;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -48,28 +47,9 @@ pub(crate) fn routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
 
 /// The report as JSON, or the API's error for a parameter it cannot take.
 async fn run(api: Api, p: Params) -> Result<String, ApiError> {
-    let nonempty = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
-    let by = match nonempty(p.by) {
-        None => By::Day,
-        Some(name) => By::parse(&name).map_err(|e| ApiError::bad_request(e.to_string()))?,
-    };
-    let agent = request::agent(p.agent)?;
-    let since = request::time("since", p.since, false)?;
-    let until = request::time("until", p.until, true)?;
-    let (project, session, model) = (nonempty(p.project), nonempty(p.session), nonempty(p.model));
+    let Params { by, since, until, agent, project, session, model } = p;
+    let asked = UsageInput { by, since, until, agent, project, session, model }.parse()?;
     let prices = api.inner.prices.clone();
-    let report = api
-        .db(move |store| {
-            let filter = Filter {
-                since: since.as_deref(),
-                until: until.as_deref(),
-                agent: agent.as_deref(),
-                project: project.as_deref(),
-                session: session.as_deref(),
-                model: model.as_deref(),
-            };
-            store.usage(by, filter, &prices)
-        })
-        .await?;
+    let report = api.db(move |store| store.usage(asked.by, asked.filter(), &prices)).await?;
     serde_json::to_string(&report).map_err(|e| ApiError::from(scrollback_core::Error::Internal(e.to_string())))
 }

@@ -6,13 +6,16 @@
 //! with the same message everywhere.
 //!
 //! - [`SearchInput`] → [`Search`]: a full-text search, its scope, order and page;
-//! - [`SessionsInput`] → [`SessionQuery`]: the sessions list.
+//! - [`SessionsInput`] → [`SessionQuery`]: the sessions list;
+//! - [`UsageInput`] → [`Usage`]: a report of the usage ledger;
+//! - [`StatsInput`] → [`Stats`]: the overview.
 
 use scrollback_core::error::{Error, Result};
 use scrollback_core::query::{self, Query, time_bound};
 
 use crate::Store;
 use crate::history::{Scope, SearchAnswer, SessionQuery, Sort};
+use crate::{stats, usage};
 
 /// The roles a search can be narrowed to.
 pub const ROLES: &[&str] = &["user", "assistant"];
@@ -226,6 +229,156 @@ impl SessionsInput {
     }
 }
 
+/// What was given for a usage report, each as written; what is not given is `None`.
+#[derive(Debug, Clone, Default)]
+pub struct UsageInput {
+    /// What its rows group by: `day` (when not given), `week`, `month`, `session`, `project`,
+    /// `model`, `agent`.
+    pub by: Option<String>,
+    /// From this date (UTC) or time on.
+    pub since: Option<String>,
+    /// Up to this date (inclusive) or time.
+    pub until: Option<String>,
+    /// Only this agent's responses.
+    pub agent: Option<String>,
+    /// Only this project's.
+    pub project: Option<String>,
+    /// Only this session's (its whole id; the CLI names one by a prefix first).
+    pub session: Option<String>,
+    /// Only this model's.
+    pub model: Option<String>,
+}
+
+/// A usage report, checked: [`Usage::filter`] is what the store is asked.
+#[derive(Debug, Clone)]
+pub struct Usage {
+    /// What its rows group by.
+    pub by: usage::By,
+    /// From this instant on.
+    pub since: Option<String>,
+    /// Before this instant.
+    pub until: Option<String>,
+    /// Only this agent's.
+    pub agent: Option<String>,
+    /// Only this project's.
+    pub project: Option<String>,
+    /// Only this session's.
+    pub session: Option<String>,
+    /// Only this model's.
+    pub model: Option<String>,
+}
+
+impl UsageInput {
+    /// The report's question.
+    pub fn parse(self) -> Result<Usage> {
+        Ok(Usage {
+            by: given(self.by).map(|b| usage::By::parse(&b)).transpose()?.unwrap_or(usage::By::Day),
+            since: time("since", self.since, false)?,
+            until: time("until", self.until, true)?,
+            agent: agent(self.agent)?,
+            project: given(self.project),
+            session: given(self.session),
+            model: given(self.model),
+        })
+    }
+}
+
+impl Usage {
+    /// Which responses the report covers.
+    pub fn filter(&self) -> usage::Filter<'_> {
+        usage::Filter {
+            since: self.since.as_deref(),
+            until: self.until.as_deref(),
+            agent: self.agent.as_deref(),
+            project: self.project.as_deref(),
+            session: self.session.as_deref(),
+            model: self.model.as_deref(),
+        }
+    }
+}
+
+/// What was given for the overview, each as written; what is not given is `None`.
+#[derive(Debug, Clone, Default)]
+pub struct StatsInput {
+    /// From this day (in the time zone `tz`) on.
+    pub since: Option<String>,
+    /// Up to this day, inclusive.
+    pub until: Option<String>,
+    /// The time zone's offset from UTC in whole hours, -12 to 14 (0 when not given).
+    pub tz: Option<String>,
+    /// Only this agent's sessions.
+    pub agent: Option<String>,
+    /// Only this project's.
+    pub project: Option<String>,
+    /// How many of each list (1 to [`stats::MAX_LIMIT`]).
+    pub limit: Option<String>,
+}
+
+/// The overview, checked: [`Stats::filter`] is what the store is asked. (Its days are checked by
+/// the overview itself, which reads them in its time zone.)
+#[derive(Debug, Clone)]
+pub struct Stats {
+    /// From this day on.
+    pub since: Option<String>,
+    /// Up to this day, inclusive.
+    pub until: Option<String>,
+    /// The time zone's offset from UTC, in whole hours.
+    pub tz_hours: i32,
+    /// Only this agent's sessions.
+    pub agent: Option<String>,
+    /// Only this project's.
+    pub project: Option<String>,
+    /// How many of each list.
+    pub limit: Option<usize>,
+}
+
+impl StatsInput {
+    /// The overview's question.
+    pub fn parse(self) -> Result<Stats> {
+        let tz_hours = match given(self.tz) {
+            None => 0,
+            Some(tz) => tz
+                .trim()
+                .parse::<i32>()
+                .ok()
+                .filter(|h| (-12..=14).contains(h))
+                .ok_or_else(|| bad("tz: an offset from UTC in whole hours, -12 to 14".to_owned()))?,
+        };
+        let limit = match given(self.limit) {
+            None => None,
+            Some(n) => Some(
+                n.trim()
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| (1..=stats::MAX_LIMIT).contains(n))
+                    .ok_or_else(|| bad(format!("limit: how many of each list, 1 to {}", stats::MAX_LIMIT)))?,
+            ),
+        };
+        Ok(Stats {
+            since: given(self.since),
+            until: given(self.until),
+            tz_hours,
+            agent: agent(self.agent)?,
+            project: given(self.project),
+            limit,
+        })
+    }
+}
+
+impl Stats {
+    /// Which activity the overview covers.
+    pub fn filter(&self) -> stats::Filter<'_> {
+        stats::Filter {
+            since: self.since.as_deref(),
+            until: self.until.as_deref(),
+            tz_hours: self.tz_hours,
+            project: self.project.as_deref(),
+            agent: self.agent.as_deref(),
+            limit: self.limit,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,5 +448,21 @@ mod tests {
         assert!(refused(SessionsInput { limit: Some(101), ..Default::default() }).starts_with("limit:"));
         assert!(refused(SessionsInput { agent: Some("vim".into()), ..Default::default() }).starts_with("agent:"));
         assert!(refused(SessionsInput { since: Some("soon".into()), ..Default::default() }).starts_with("since:"));
+    }
+
+    #[test]
+    fn a_usage_report_and_the_overview_take_their_defaults_and_refuse_what_they_cannot_take() {
+        let u = UsageInput { since: Some("2026-02-01".into()), ..Default::default() }.parse().unwrap();
+        assert_eq!((u.by, u.filter().since), (usage::By::Day, Some("2026-02-01T00:00:00.000Z")));
+        assert!(UsageInput { by: Some("hour".into()), ..Default::default() }.parse().is_err());
+        assert!(UsageInput { agent: Some("vim".into()), ..Default::default() }.parse().is_err());
+        let st = StatsInput { tz: Some("-5".into()), limit: Some("3".into()), ..Default::default() }.parse().unwrap();
+        assert_eq!((st.filter().tz_hours, st.filter().limit), (-5, Some(3)));
+        for tz in ["15", "+1.5", "UTC"] {
+            let e = StatsInput { tz: Some(tz.into()), ..Default::default() }.parse().unwrap_err().to_string();
+            assert!(e.starts_with("tz:"), "{tz}: {e}");
+        }
+        let e = StatsInput { limit: Some("0".into()), ..Default::default() }.parse().unwrap_err().to_string();
+        assert!(e.starts_with("limit:"), "{e}");
     }
 }

@@ -120,26 +120,27 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             read::export(&data.resolve()?, &session, &format, redact, output)
         }
         Command::Usage { data, by, since, until, agent, project, session, json, prices } => {
-            let filter = scrollback::read::usage::Filter {
-                since: since.as_deref(),
-                until: until.as_deref(),
-                agent: agent.as_deref(),
-                project: project.as_deref(),
-                session: session.as_deref(),
+            let input = scrollback::read::request::UsageInput {
+                by: Some(by),
+                since,
+                until,
+                agent,
+                project,
+                session,
                 model: None,
             };
-            read::usage(&data.resolve()?, &by, filter, &prices.load()?, json)
+            read::usage(&data.resolve()?, input, &prices.load()?, json)
         }
         Command::Stats { data, since, until, tz, agent, project, json, prices } => {
-            let filter = scrollback::read::stats::Filter {
-                since: since.as_deref(),
-                until: until.as_deref(),
-                tz_hours: tz,
-                agent: agent.as_deref(),
-                project: project.as_deref(),
+            let input = scrollback::read::request::StatsInput {
+                since,
+                until,
+                tz: Some(tz.to_string()),
+                agent,
+                project,
                 limit: None,
             };
-            read::stats(&data.resolve()?, filter, &prices.load()?, json)
+            read::stats(&data.resolve()?, input, &prices.load()?, json)
         }
         Command::Media { reference, data, output } => read::media_cmd(&reference, &data.resolve()?, output.as_deref()),
     }

@@ -82,15 +82,20 @@ pub(crate) fn photos_words(s: &IndexStatus) -> String {
     format!("{}, of {} in all", s.photos, count(s.payloads, "payload"))
 }
 
+/// A request the store refused as asked ([`scrollback::Error::BadQuery`]) as a usage error (exit
+/// 2, its message as the API says it); any other error as it is.
+fn refused(e: scrollback::Error) -> anyhow::Error {
+    match e {
+        scrollback::Error::BadQuery(why) => anyhow::Error::new(Usage(why)),
+        e => e.into(),
+    }
+}
+
 /// `scrollback search`: sessions with hits, each its title, where it is, and its best hit (the
 /// matched words in brackets); or every hit (`input.group` `none`); or the API's JSON. The search's
 /// session may be named by a prefix of its id.
 pub(crate) fn search(data_dir: &Path, input: request::SearchInput, json: bool) -> anyhow::Result<()> {
-    let usage = |e: scrollback::Error| match e {
-        scrollback::Error::BadQuery(why) => anyhow::Error::new(Usage(why)),
-        e => e.into(),
-    };
-    let mut asked = request::Search::parse(input, 20, history::MAX_LIMIT).map_err(usage)?;
+    let mut asked = request::Search::parse(input, 20, history::MAX_LIMIT).map_err(refused)?;
     let conn = index::open(data_dir)?;
     let store: &dyn Store = &conn;
     asked.session = asked.session.map(|given| store.session_named(&given)).transpose().map_err(bad_name)?;
@@ -103,7 +108,7 @@ pub(crate) fn search(data_dir: &Path, input: request::SearchInput, json: bool) -
     let read = |notes| scrollback::http::wire::QueryRead::new(&asked.written, &asked.query, notes);
     let no_hits = || eprintln!("no hits for {}", one_line(&format!("{:?}", asked.written)));
     let mut out = std::io::stdout().lock();
-    match asked.answer(store).map_err(usage)? {
+    match asked.answer(store).map_err(refused)? {
         history::SearchAnswer::Entries(page) => {
             let marks = marks(page.hits.iter().map(|h| h.session_id.as_str()).collect())?;
             if json {
@@ -342,21 +347,16 @@ pub(crate) fn export(
 /// `scrollback usage`: the report as a table on a terminal (or JSON).
 pub(crate) fn usage(
     data_dir: &Path,
-    by: &str,
-    filter: scrollback::read::usage::Filter<'_>,
+    input: request::UsageInput,
     prices: &scrollback::read::prices::Prices,
     json: bool,
 ) -> anyhow::Result<()> {
-    use scrollback::read::usage::By;
+    let mut asked = input.parse().map_err(refused)?;
     let conn = index::open(data_dir)?;
     let store: &dyn Store = &conn;
-    let by = By::parse(by).map_err(|e| Usage(e.to_string()))?;
-    let session = filter.session.map(|given| store.session_named(given)).transpose().map_err(bad_name)?;
-    let filter = scrollback::read::usage::Filter { session: session.as_deref(), ..filter };
-    let report = store.usage(by, filter, prices).map_err(|e| match e {
-        scrollback::Error::BadQuery(why) => anyhow::Error::new(Usage(why)),
-        e => e.into(),
-    })?;
+    asked.session = asked.session.map(|given| store.session_named(&given)).transpose().map_err(bad_name)?;
+    let by = asked.by;
+    let report = store.usage(by, asked.filter(), prices).map_err(refused)?;
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer_pretty(&mut out, &report)?;
@@ -379,16 +379,14 @@ pub(crate) fn usage(
 /// `scrollback stats`: the overview as a report on a terminal (or JSON).
 pub(crate) fn stats(
     data_dir: &Path,
-    filter: scrollback::read::stats::Filter<'_>,
+    input: request::StatsInput,
     prices: &scrollback::read::prices::Prices,
     json: bool,
 ) -> anyhow::Result<()> {
+    let asked = input.parse().map_err(refused)?;
     let conn = index::open(data_dir)?;
     let store: &dyn Store = &conn;
-    let stats = store.stats(filter, prices).map_err(|e| match e {
-        scrollback::Error::BadQuery(why) => anyhow::Error::new(Usage(why)),
-        e => e.into(),
-    })?;
+    let stats = store.stats(asked.filter(), prices).map_err(refused)?;
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer_pretty(&mut out, &stats)?;
