@@ -31,22 +31,6 @@ pub enum Error {
     /// The engine's run failed; the acceptance stands.
     #[error("{0}")]
     Engine(#[from] EngineError),
-    /// Listening there would expose every transcript: beyond loopback, a token is required.
-    #[error("refusing to listen on {addr} without --token: anyone who can reach it could read every transcript")]
-    UnguardedListen {
-        /// The address asked for.
-        addr: std::net::SocketAddr,
-    },
-    /// A token too short to stand a guess.
-    #[error(
-        "a --token must have at least {min} characters (this one has {chars}): make one with `openssl rand -hex 16`"
-    )]
-    WeakToken {
-        /// Its characters.
-        chars: usize,
-        /// The least taken.
-        min: usize,
-    },
     /// A task the library ran on another thread failed (a bug: its panic is in the log).
     #[error("an internal task failed: {0}")]
     Internal(String),

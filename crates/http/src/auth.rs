@@ -13,7 +13,7 @@ use warp::{Filter, Rejection, Reply as _};
 
 use super::filters::{MAX_SMALL_BODY, json_body, post_only};
 use super::{Api, ApiError, wire};
-use scrollback_core::error::{Error, Result};
+use scrollback_core::error::Result;
 
 /// The shortest token taken: 16 characters of a random token are out of reach of the guesses the
 /// limit lets through ([`MAX_WRONG_TOKENS`] a minute).
@@ -24,18 +24,40 @@ pub const MAX_WRONG_TOKENS: usize = 10;
 /// The window [`MAX_WRONG_TOKENS`] counts in.
 pub const WRONG_TOKEN_WINDOW: Duration = Duration::from_secs(60);
 
-/// Refuses to listen beyond loopback without a token ([`Error::UnguardedListen`]), and a token of
-/// fewer than 16 characters (`MIN_TOKEN_CHARS`; [`Error::WeakToken`]).
-pub fn check_listen(addr: &SocketAddr, token: Option<&str>) -> Result<()> {
+/// Why `serve` will not listen where it was asked: the HTTP boundary's own refusal, which the
+/// CLI says as a usage error.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ListenRefused {
+    /// Listening there would expose every transcript: beyond loopback, a token is required.
+    #[error("refusing to listen on {addr} without --token: anyone who can reach it could read every transcript")]
+    Unguarded {
+        /// The address asked for.
+        addr: SocketAddr,
+    },
+    /// A token too short to stand a guess.
+    #[error(
+        "a --token must have at least {min} characters (this one has {chars}): make one with `openssl rand -hex 16`"
+    )]
+    WeakToken {
+        /// Its characters.
+        chars: usize,
+        /// The least taken.
+        min: usize,
+    },
+}
+
+/// Refuses to listen beyond loopback without a token ([`ListenRefused::Unguarded`]), and a token of
+/// fewer than 16 characters (`MIN_TOKEN_CHARS`; [`ListenRefused::WeakToken`]).
+pub fn check_listen(addr: &SocketAddr, token: Option<&str>) -> std::result::Result<(), ListenRefused> {
     // A token of only white space guards nothing: it counts as none.
     let token = token.filter(|t| !t.trim().is_empty());
     if !addr.ip().is_loopback() && token.is_none() {
-        return Err(Error::UnguardedListen { addr: *addr });
+        return Err(ListenRefused::Unguarded { addr: *addr });
     }
     if let Some(token) = token
         && token.chars().count() < MIN_TOKEN_CHARS
     {
-        return Err(Error::WeakToken { chars: token.chars().count(), min: MIN_TOKEN_CHARS });
+        return Err(ListenRefused::WeakToken { chars: token.chars().count(), min: MIN_TOKEN_CHARS });
     }
     Ok(())
 }
@@ -277,6 +299,17 @@ pub(crate) fn same_site_json() -> impl Filter<Extract = (), Error = Rejection> +
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn listening_beyond_loopback_needs_a_token_of_sixteen_characters() {
+        let (lan, lo): (SocketAddr, SocketAddr) = ("0.0.0.0:7878".parse().unwrap(), "127.0.0.1:7878".parse().unwrap());
+        assert_eq!(check_listen(&lo, None), Ok(()));
+        assert_eq!(check_listen(&lan, None), Err(ListenRefused::Unguarded { addr: lan }));
+        assert_eq!(check_listen(&lan, Some("   ")), Err(ListenRefused::Unguarded { addr: lan }));
+        assert_eq!(check_listen(&lan, Some("short")), Err(ListenRefused::WeakToken { chars: 5, min: MIN_TOKEN_CHARS }));
+        assert_eq!(check_listen(&lan, Some("0123456789abcdef")), Ok(()));
+        assert_eq!(check_listen(&lo, Some("short")), Err(ListenRefused::WeakToken { chars: 5, min: MIN_TOKEN_CHARS }));
+    }
 
     #[test]
     fn loopback_hosts_and_others() {

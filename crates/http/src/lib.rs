@@ -41,7 +41,7 @@ mod usage;
 mod web;
 pub mod wire;
 
-pub use auth::{TOKEN_COOKIE, check_listen};
+pub use auth::{ListenRefused, TOKEN_COOKIE, check_listen};
 pub use error::{ApiError, handle_rejection};
 pub use routes::routes;
 pub use server::{IDLE_TIMEOUT, MAX_CONNECTIONS, connection_cap, serve};
