@@ -885,3 +885,72 @@ fn index_document() -> Value {
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    /// Each route the router's table names (`warp::path!` in this crate's code), as an OpenAPI
+    /// path: under `/api`, a parameter written `{}`.
+    fn routed() -> BTreeSet<String> {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut routes = BTreeSet::new();
+        for entry in std::fs::read_dir(&src).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            // The code, not its tests (this one names the macro too).
+            let code = text.split("#[cfg(test)]").next().unwrap();
+            for piece in code.split("warp::path!(").skip(1) {
+                let args = &piece[..piece.find(')').unwrap()];
+                let segments: Vec<String> = args
+                    .split('/')
+                    .map(|s| s.trim())
+                    .map(|s| match s.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+                        Some(literal) => literal.to_owned(),
+                        None => "{}".to_owned(),
+                    })
+                    .collect();
+                routes.insert(format!("/api/{}", segments.join("/")));
+            }
+        }
+        routes
+    }
+
+    /// Routes the router serves that are not the API's, and why the document leaves them out.
+    const NOT_THE_API: &[(&str, &str)] =
+        &[("/api/mcp", "`/mcp` (no `/api` route): MCP's own protocol, which MCP documents")];
+
+    #[test]
+    fn every_route_the_router_serves_is_in_the_document_and_every_documented_path_is_routed() {
+        let documented: BTreeSet<String> = super::document()["paths"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|path| {
+                // `{sessionId}` → `{}`.
+                let mut out = String::new();
+                let mut in_param = false;
+                for c in path.chars() {
+                    match c {
+                        '{' => {
+                            in_param = true;
+                            out.push_str("{}");
+                        }
+                        '}' => in_param = false,
+                        c if !in_param => out.push(c),
+                        _ => {}
+                    }
+                }
+                out
+            })
+            .collect();
+        let mut routed = routed();
+        assert!(routed.len() >= 20, "the router's routes were not found: {routed:?}");
+        for (route, _) in NOT_THE_API {
+            assert!(routed.remove(*route), "{route} is no longer routed: take it off NOT_THE_API");
+        }
+        let undocumented: Vec<&String> = routed.difference(&documented).collect();
+        assert!(undocumented.is_empty(), "routes the OpenAPI document does not describe: {undocumented:?}");
+        let unrouted: Vec<&String> = documented.difference(&routed).collect();
+        assert!(unrouted.is_empty(), "documented paths no route serves: {unrouted:?}");
+    }
+}
