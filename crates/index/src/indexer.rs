@@ -103,13 +103,8 @@ pub struct Indexer {
     /// is no newline after it. A long line arriving in pieces is then searched for its newline piece
     /// by piece and scanned once, not once per piece.
     partial: HashMap<PathBuf, Partial>,
-    /// The full-text index being built alongside a bulk load.
-    fts: Option<FtsBuild>,
-    /// A bulk load is running (its secondary indexes are set aside).
-    bulk: bool,
-    /// The transaction a bulk load's passes are written in together, when one is open (see
-    /// [`Group`]).
-    group: Option<Group>,
+    /// A bulk load under way: what lives for one first catch-up, not for the writer's life.
+    load: Option<BulkLoad>,
     /// Where transcripts are hard-linked, so that their bytes outlive them.
     vault: Vault,
     /// Why the vault is off, shared with `status`.
@@ -223,9 +218,7 @@ impl Indexer {
             reader: LineReader::new(),
             bus: None,
             partial: HashMap::new(),
-            fts: None,
-            bulk: false,
-            group: None,
+            load: None,
             vault,
             vault_off,
             changed: HashSet::new(),
@@ -285,7 +278,7 @@ impl Indexer {
 
     /// Announces `event`, or keeps it for the commit of the group it was written in.
     fn announce(&mut self, event: Event) {
-        if let Some(group) = &mut self.group {
+        if let Some(group) = self.group_mut() {
             group.events.push(event);
             return;
         }
@@ -294,6 +287,17 @@ impl Indexer {
             let _ = bus.send(event);
         }
     }
+}
+
+/// A bulk load under way (the first catch-up into an empty index, `crate::bulk`): its secondary
+/// indexes are set aside while it runs, and it keeps this, which the writer drops at its end.
+#[derive(Debug, Default)]
+pub(crate) struct BulkLoad {
+    /// The full-text index being built alongside, while it can be (a pass it cannot follow drops
+    /// it, and the load ends with a rebuild).
+    fts: Option<FtsBuild>,
+    /// The transaction its passes are written in together, when one is open (see [`Group`]).
+    group: Option<Group>,
 }
 
 /// A bulk load's passes share one transaction, each in a savepoint of its own (a pass that fails
@@ -316,18 +320,35 @@ const GROUP_BYTES: u64 = 64 << 20;
 const GROUP_SECONDS: f64 = 1.0;
 
 impl Indexer {
+    /// The open group of a bulk load, if any.
+    fn group_mut(&mut self) -> Option<&mut Group> {
+        self.load.as_mut().and_then(|load| load.group.as_mut())
+    }
+
+    /// Whether a group is open.
+    pub(crate) fn in_group(&self) -> bool {
+        self.load.as_ref().is_some_and(|load| load.group.is_some())
+    }
+
+    /// Gives up the bulk load's full-text build, if it has one; whether it had.
+    pub(crate) fn drop_fts_build(&mut self) -> bool {
+        self.load.as_mut().and_then(|load| load.fts.take()).is_some()
+    }
+
     /// Opens a group if a bulk load is running and none is open.
     pub(crate) fn open_group(&mut self) -> Result<()> {
-        if self.bulk && self.group.is_none() {
+        if let Some(load) = &mut self.load
+            && load.group.is_none()
+        {
             self.conn.execute_batch("BEGIN IMMEDIATE")?;
-            self.group = Some(Group { started: std::time::Instant::now(), bytes: 0, events: Vec::new() });
+            load.group = Some(Group { started: std::time::Instant::now(), bytes: 0, events: Vec::new() });
         }
         Ok(())
     }
 
     /// Counts a committed pass's `bytes` into the open group, and commits the group if it is full.
     pub(crate) fn grouped(&mut self, bytes: u64) -> Result<()> {
-        let Some(group) = &mut self.group else { return Ok(()) };
+        let Some(group) = self.group_mut() else { return Ok(()) };
         group.bytes += bytes;
         if group.bytes >= GROUP_BYTES || group.started.elapsed().as_secs_f64() >= GROUP_SECONDS {
             self.close_group()?;
@@ -340,11 +361,11 @@ impl Indexer {
     /// again by the next catch-up, and the full-text build, which had their lines, is replaced by
     /// a rebuild at the load's end.
     pub(crate) fn close_group(&mut self) -> Result<()> {
-        let Some(group) = self.group.take() else { return Ok(()) };
+        let Some(group) = self.load.as_mut().and_then(|load| load.group.take()) else { return Ok(()) };
         let committed = self.conn.execute_batch("COMMIT");
         if let Err(e) = committed {
             let _ = self.conn.execute_batch("ROLLBACK");
-            if self.fts.take().is_some() {
+            if self.drop_fts_build() {
                 tracing::info!("a bulk load's group did not commit: the full-text index is built at the end");
             }
             self.vault.settle(&self.conn);

@@ -57,7 +57,7 @@ impl Indexer {
         // them back: a pass that sent it lines and then committed none (rolled back by an error, or
         // left for its next pass) would leave their words there under row ids that name no entry,
         // or another's once the ids are taken again. The load ends with a rebuild from `entries`.
-        if fed.sent && !fed.committed && self.fts.take().is_some() {
+        if fed.sent && !fed.committed && self.drop_fts_build() {
             tracing::info!(path = %opened.path.display(), "a pass the full-text build followed committed nothing: the full-text index is built at the end");
         }
         result
@@ -76,7 +76,7 @@ impl Indexer {
             Plan::Append(row) => (row.checkpoint, row.lines),
             _ => (0, 0),
         };
-        if matches!(plan, Plan::Reindex(..)) && self.fts.take().is_some() {
+        if matches!(plan, Plan::Reindex(..)) && self.drop_fts_build() {
             // Rows are about to be deleted, which the scratch full-text build does not follow.
             tracing::info!("a file is re-indexed during the bulk load: the full-text index is built at the end");
         }
@@ -95,8 +95,11 @@ impl Indexer {
         });
         let file_session = context.session.as_str();
         let dictionary = self.packing.current();
-        let Indexer { conn, reader, fts, bulk, vault, forgotten_sessions, group, .. } = self;
-        let tx = if group.is_some() {
+        let Indexer { conn, reader, load, vault, forgotten_sessions, .. } = self;
+        let bulk = &load.is_some();
+        let grouped = load.as_ref().is_some_and(|load| load.group.is_some());
+        let mut fts = load.as_mut().and_then(|load| load.fts.as_mut());
+        let tx = if grouped {
             PassTx::InGroup(conn.savepoint()?)
         } else {
             PassTx::Own(conn.transaction_with_behavior(TransactionBehavior::Immediate)?)
@@ -131,7 +134,7 @@ impl Indexer {
             summary.lines += written.lines;
             summary.media += written.media;
             summary.invalid += written.invalid;
-            if let Some(fts) = fts {
+            if let Some(fts) = &mut fts {
                 // The lines go to the full-text thread, which also frees them, off this one. A
                 // stopped build is noticed, and replaced by a rebuild, at the end of the load.
                 fts.add(written.ids, batch.lines);

@@ -13,7 +13,7 @@ use rusqlite::{OptionalExtension, params};
 use super::file::{FileRow, Opened};
 use super::identity::Identified;
 use super::plan::Plan;
-use super::{Indexer, NoProgress, Progress, Summary};
+use super::{BulkLoad, Indexer, NoProgress, Progress, Summary};
 use crate::ahead::{self, ReadAhead};
 use crate::bulk::{self, FtsBuild};
 use crate::events::Event;
@@ -52,14 +52,14 @@ impl Indexer {
         let bulk = empty && total >= self.bulk_bytes();
         if bulk {
             bulk::begin(&self.conn)?;
-            self.bulk = true;
-            self.fts = match FtsBuild::start(&self.conn, &self.data_dir) {
+            let fts = match FtsBuild::start(&self.conn, &self.data_dir) {
                 Ok(fts) => Some(fts),
                 Err(e) => {
                     tracing::warn!("cannot build the full-text index alongside; it is built at the end: {e}");
                     None
                 }
             };
+            self.load = Some(BulkLoad { fts, group: None });
         }
         let mut summary = Summary::default();
         // Files new to the index are read from their start whatever happens: read them ahead.
@@ -92,9 +92,9 @@ impl Indexer {
         });
         if bulk {
             let closed = self.close_group();
-            self.bulk = false;
+            let fts = self.load.take().and_then(|load| load.fts);
             closed?;
-            bulk::end(&self.conn, &self.data_dir.join(db::INDEX_FILE), self.fts.take())?;
+            bulk::end(&self.conn, &self.data_dir.join(db::INDEX_FILE), fts)?;
         }
         let seen: HashSet<&Path> = found.iter().map(|f| f.path.as_path()).collect();
         summary.gone += self.mark_gone_under(root, &seen)?;
@@ -205,7 +205,7 @@ impl Indexer {
         let result = self.index_found_unsettled(found, progress, ahead);
         // Committed or rolled back, links no row refers to now go (see `Vault::settle`); in a
         // group, once it is ([`Indexer::close_group`]).
-        if self.group.is_none() {
+        if !self.in_group() {
             self.vault.settle(&self.conn);
         }
         result
