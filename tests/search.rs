@@ -410,6 +410,51 @@ fn a_search_is_one_request_through_http_mcp_and_the_cli() {
     }
 }
 
+/// `scrollback sessions` is the API's sessions list (`read::request`'s `SessionsInput` both): the
+/// same sessions for the same filters, its JSON the API's, and a value neither can take refused
+/// with the API's message (exit 2).
+#[test]
+fn the_cli_lists_sessions_as_the_api_does() {
+    let env = Env::new();
+    tree(&env);
+    env.index();
+    let server = Server::start(&env, &[]);
+    server.wait_for_sessions(2);
+    let ids = |answer: &Value| -> Vec<String> {
+        answer["sessions"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap().to_owned()).collect()
+    };
+    for (api, cli) in [
+        ("", vec![]),
+        ("project=%2Fhome%2Fu%2Fbeta", vec!["--project", "/home/u/beta"]),
+        ("q=cargo", vec!["--query", "cargo"]),
+        ("since=2026-02-02", vec!["--since", "2026-02-02"]),
+        ("agent=codex", vec!["--agent", "codex"]),
+        ("limit=1", vec!["--limit", "1"]),
+    ] {
+        let from_api = server.json(&format!("/api/sessions?{api}"));
+        let out = env.run(&[&["sessions", "--json"][..], &cli].concat());
+        assert!(out.status.success(), "{cli:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let from_cli: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(ids(&from_cli), ids(&from_api), "{cli:?}");
+        assert_eq!(from_cli["sessions"], from_api["sessions"], "{cli:?}: the API's JSON");
+    }
+    assert_eq!(ids(&server.json("/api/sessions?project=%2Fhome%2Fu%2Fbeta")), ["5e55a000-0000-4000-8000-000000000002"]);
+    // A line a session, its title last.
+    let out = env.run(&["sessions"]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(table.lines().count(), 3, "a heading and two sessions: {table}");
+    assert!(
+        table.lines().any(|l| l.starts_with("5e55a000-0000-4000-8000-000000000001") && l.contains("Switch to gpt-5"))
+    );
+    // Refused as the API refuses it.
+    let res = server.get("/api/sessions?until=2026-13-01");
+    assert_eq!(res.status().as_u16(), 400);
+    let message = res.json::<Value>().unwrap()["error"]["message"].as_str().unwrap().to_owned();
+    let out = env.run(&["sessions", "--until", "2026-13-01"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&message), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// The judged query set (`tests/search/judged.json`, over the real corpus where `../shared` has it
 /// and a generated tree) keeps the quality it was measured at: MRR and nDCG@10 at or above the
 /// floors, through the real binary (`benches/search_quality.py`).

@@ -90,6 +90,33 @@ pub(crate) enum Command {
         #[command(flatten)]
         dirs: Dirs,
     },
+    /// The sessions, newest first: id, last activity, agent, project, entries, photos and title,
+    /// with the titles a person gave them.
+    Sessions {
+        #[command(flatten)]
+        data: DataDir,
+        /// Only this project's (its working directory).
+        #[arg(long)]
+        project: Option<String>,
+        /// Only this agent's.
+        #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(scrollback::format::names()))]
+        agent: Option<String>,
+        /// Only sessions an entry or the title of which matches this query (the search's language).
+        #[arg(long)]
+        query: Option<String>,
+        /// Only sessions with an entry from this date (YYYY-MM-DD, UTC) or RFC 3339 time on.
+        #[arg(long)]
+        since: Option<String>,
+        /// Only sessions with an entry up to this date (inclusive) or time.
+        #[arg(long)]
+        until: Option<String>,
+        /// At most this many.
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=500))]
+        limit: u32,
+        /// Print the list as JSON (the same as GET /api/sessions).
+        #[arg(long)]
+        json: bool,
+    },
     /// Full-text search over the index: sessions with hits, best first, each with its best hit.
     Search {
         /// What to look for: words (punctuation is fine: gpt-5, C++), "a phrase", prefix*,

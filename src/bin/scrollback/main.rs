@@ -81,6 +81,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::DemoEngine { transcripts, project, reply_delay_ms } => {
             serve::demo_engine(transcripts, project, reply_delay_ms)
         }
+        Command::Sessions { data, project, agent, query, since, until, limit, json } => {
+            let input = scrollback::read::request::SessionsInput {
+                project,
+                agent,
+                q: query,
+                since,
+                until,
+                host: None,
+                cursor: None,
+                limit: Some(i64::from(limit)),
+                active_since: None,
+            };
+            read::sessions(&data.resolve()?, input, json)
+        }
         Command::Search { query, data, session, agent, project, role, since, until, sort, per_entry, limit, json } => {
             let input = scrollback::read::request::SearchInput {
                 q: query,

@@ -91,6 +91,49 @@ fn refused(e: scrollback::Error) -> anyhow::Error {
     }
 }
 
+/// `scrollback sessions`: the sessions, newest first, a line each (their titles a person's where
+/// they gave one); or the API's JSON.
+pub(crate) fn sessions(data_dir: &Path, input: request::SessionsInput, json: bool) -> anyhow::Result<()> {
+    let query = input.parse(50, history::MAX_LIMIT).map_err(refused)?;
+    let conn = index::open(data_dir)?;
+    let store: &dyn Store = &conn;
+    let page = store.sessions(&query).map_err(refused)?;
+    let ids: Vec<&str> = page.sessions.iter().map(|s| s.id.as_str()).collect();
+    let marks = match data_dir.join(scrollback::db::ACCEPT_FILE).exists() {
+        true => scrollback::accept::AcceptStore::open(data_dir)?.marks(&ids)?,
+        false => Vec::new(),
+    };
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &scrollback::http::wire::Sessions::marked(&page, &marks))?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    let mut table =
+        vec![["session", "last", "agent", "project", "entries", "photos", "title"].map(String::from).to_vec()];
+    for s in &page.sessions {
+        let title = marks.iter().find(|m| m.session_id == s.id).and_then(|m| m.title.as_deref());
+        table.push(vec![
+            s.id.clone(),
+            s.last_timestamp.as_deref().unwrap_or("-").to_owned(),
+            s.agent.clone(),
+            one_line(s.project.as_deref().unwrap_or("-")),
+            s.entries.to_string(),
+            s.images.to_string(),
+            one_line(title.or(s.title.as_deref()).unwrap_or("(untitled)")),
+        ]);
+    }
+    if page.sessions.is_empty() {
+        eprintln!("no sessions");
+        return Ok(());
+    }
+    crate::table::write_rows(&mut out, &table, &[4, 5])?;
+    if page.next.is_some() {
+        eprintln!("more: raise --limit, or narrow with --project, --agent, --since or --query");
+    }
+    Ok(())
+}
+
 /// `scrollback search`: sessions with hits, each its title, where it is, and its best hit (the
 /// matched words in brackets); or every hit (`input.group` `none`); or the API's JSON. The search's
 /// session may be named by a prefix of its id.

@@ -51,6 +51,24 @@ pub(crate) fn write_columns(out: &mut impl Write, table: &[Vec<String>]) -> std:
     columns(out, table, true)
 }
 
+/// Writes `table` (its first row the heading) in columns two spaces apart: the columns `right`
+/// names (figures) right-aligned, the others (names and texts) left-aligned; no total.
+pub(crate) fn write_rows(out: &mut impl Write, table: &[Vec<String>], right: &[usize]) -> std::io::Result<()> {
+    let widths: Vec<usize> = (0..table.first().map_or(0, Vec::len))
+        .map(|c| table.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    for row in table {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(c, (cell, w))| if right.contains(&c) { format!("{cell:>w$}") } else { format!("{cell:<w$}") })
+            .collect();
+        writeln!(out, "{}", line.join("  ").trim_end())?;
+    }
+    Ok(())
+}
+
 fn columns(out: &mut impl Write, table: &[Vec<String>], total: bool) -> std::io::Result<()> {
     let widths: Vec<usize> = (0..table.first().map_or(0, Vec::len))
         .map(|c| table.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
