@@ -362,6 +362,19 @@ fn holds_name(code: &str, mark: &str) -> bool {
     })
 }
 
+/// Every Rust file of the workspace's code: each crate's `src/` and the root package's.
+fn workspace_sources() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for krate in std::fs::read_dir(root().join("crates")).unwrap() {
+        let src = krate.unwrap().path().join("src");
+        if src.is_dir() {
+            rust_files(&src, &mut files);
+        }
+    }
+    rust_files(&root().join("src"), &mut files);
+    files
+}
+
 /// The lines of a file before its test module (`#[cfg(test)]` then `mod`, which the project puts
 /// last), with their numbers.
 fn lines_before_tests(text: &str) -> Vec<(usize, &str)> {
@@ -391,14 +404,7 @@ fn no_agent_is_named_outside_format() {
     }
     let unlisted: Vec<&str> = names.iter().copied().filter(|n| AGENT_FIELDS.iter().all(|(f, _)| f != n)).collect();
     assert!(unlisted.is_empty(), "AGENT_FIELDS has no fields of {unlisted:?}: list what only their transcripts hold");
-    let mut files = Vec::new();
-    for krate in std::fs::read_dir(root().join("crates")).unwrap() {
-        let src = krate.unwrap().path().join("src");
-        if src.is_dir() {
-            rust_files(&src, &mut files);
-        }
-    }
-    rust_files(&root().join("src"), &mut files);
+    let files = workspace_sources();
     assert!(files.len() >= 50, "the workspace's sources were not found: {}", files.len());
     let mut used = vec![false; AGENT_NAMED_ANYWAY.len()];
     let mut named = Vec::new();
@@ -634,14 +640,7 @@ fn function_lengths(text: &str) -> Vec<(String, usize)> {
 
 #[test]
 fn no_file_or_function_is_longer_than_its_limit_without_a_reason() {
-    let mut files = Vec::new();
-    for krate in std::fs::read_dir(root().join("crates")).unwrap() {
-        let src = krate.unwrap().path().join("src");
-        if src.is_dir() {
-            rust_files(&src, &mut files);
-        }
-    }
-    rust_files(&root().join("src"), &mut files);
+    let files = workspace_sources();
     let mut long = Vec::new();
     let mut long_files_used = vec![false; LONG_FILES.len()];
     let mut long_functions_used = vec![false; LONG_FUNCTIONS.len()];

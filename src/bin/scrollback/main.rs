@@ -41,6 +41,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::cli::{Cli, Command, Usage, hub_config};
+use scrollback::read::request;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -82,21 +83,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             serve::demo_engine(transcripts, project, reply_delay_ms)
         }
         Command::Sessions { data, project, agent, query, since, until, limit, json } => {
-            let input = scrollback::read::request::SessionsInput {
-                project,
-                agent,
-                q: query,
-                since,
-                until,
-                host: None,
-                cursor: None,
-                limit: Some(i64::from(limit)),
-                active_since: None,
-            };
+            let limit = Some(i64::from(limit));
+            let input = request::SessionsInput { project, agent, q: query, since, until, limit, ..Default::default() };
             read::sessions(&data.resolve()?, input, json)
         }
         Command::Search { query, data, session, agent, project, role, since, until, sort, per_entry, limit, json } => {
-            let input = scrollback::read::request::SearchInput {
+            let (sort, limit) = (Some(sort), Some(i64::from(limit)));
+            let group = Some(if per_entry { "none" } else { "session" }.to_owned());
+            let input = request::SearchInput {
                 q: query,
                 session,
                 agent,
@@ -104,11 +98,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 role,
                 since,
                 until,
-                sort: Some(sort),
-                group: Some(if per_entry { "none" } else { "session" }.to_owned()),
-                cursor: None,
-                limit: Some(i64::from(limit)),
-                active_since: None,
+                sort,
+                group,
+                limit,
+                ..Default::default()
             };
             read::search(&data.resolve()?, input, json)
         }
@@ -134,26 +127,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             read::export(&data.resolve()?, &session, &format, redact, output)
         }
         Command::Usage { data, by, since, until, agent, project, session, json, prices } => {
-            let input = scrollback::read::request::UsageInput {
-                by: Some(by),
-                since,
-                until,
-                agent,
-                project,
-                session,
-                model: None,
-            };
+            let input = request::UsageInput { by: Some(by), since, until, agent, project, session, model: None };
             read::usage(&data.resolve()?, input, &prices.load()?, json)
         }
         Command::Stats { data, since, until, tz, agent, project, json, prices } => {
-            let input = scrollback::read::request::StatsInput {
-                since,
-                until,
-                tz: Some(tz.to_string()),
-                agent,
-                project,
-                limit: None,
-            };
+            let input = request::StatsInput { since, until, tz: Some(tz.to_string()), agent, project, limit: None };
             read::stats(&data.resolve()?, input, &prices.load()?, json)
         }
         Command::Media { reference, data, output } => read::media_cmd(&reference, &data.resolve()?, output.as_deref()),

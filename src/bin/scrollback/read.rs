@@ -91,6 +91,15 @@ fn refused(e: scrollback::Error) -> anyhow::Error {
     }
 }
 
+/// A person's marks on those of `ids` that have any, from the acceptance record (none if there is
+/// no record: reading never makes one).
+fn marks_of(data_dir: &Path, ids: &[&str]) -> anyhow::Result<Vec<scrollback::accept::Mark>> {
+    match data_dir.join(scrollback::db::ACCEPT_FILE).exists() {
+        true => Ok(scrollback::accept::AcceptStore::open(data_dir)?.marks(ids)?),
+        false => Ok(Vec::new()),
+    }
+}
+
 /// `scrollback sessions`: the sessions, newest first, a line each (their titles a person's where
 /// they gave one); or the API's JSON.
 pub(crate) fn sessions(data_dir: &Path, input: request::SessionsInput, json: bool) -> anyhow::Result<()> {
@@ -98,11 +107,7 @@ pub(crate) fn sessions(data_dir: &Path, input: request::SessionsInput, json: boo
     let conn = index::open(data_dir)?;
     let store: &dyn Store = &conn;
     let page = store.sessions(&query).map_err(refused)?;
-    let ids: Vec<&str> = page.sessions.iter().map(|s| s.id.as_str()).collect();
-    let marks = match data_dir.join(scrollback::db::ACCEPT_FILE).exists() {
-        true => scrollback::accept::AcceptStore::open(data_dir)?.marks(&ids)?,
-        false => Vec::new(),
-    };
+    let marks = marks_of(data_dir, &page.sessions.iter().map(|s| s.id.as_str()).collect::<Vec<_>>())?;
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer_pretty(&mut out, &scrollback::http::wire::Sessions::marked(&page, &marks))?;
@@ -142,12 +147,7 @@ pub(crate) fn search(data_dir: &Path, input: request::SearchInput, json: bool) -
     let conn = index::open(data_dir)?;
     let store: &dyn Store = &conn;
     asked.session = asked.session.map(|given| store.session_named(&given)).transpose().map_err(bad_name)?;
-    let marks = |ids: Vec<&str>| -> anyhow::Result<Vec<scrollback::accept::Mark>> {
-        match data_dir.join(scrollback::db::ACCEPT_FILE).exists() {
-            true => Ok(scrollback::accept::AcceptStore::open(data_dir)?.marks(&ids)?),
-            false => Ok(Vec::new()),
-        }
-    };
+    let marks = |ids: Vec<&str>| marks_of(data_dir, &ids);
     let read = |notes| scrollback::http::wire::QueryRead::new(&asked.written, &asked.query, notes);
     let no_hits = || eprintln!("no hits for {}", one_line(&format!("{:?}", asked.written)));
     let mut out = std::io::stdout().lock();
