@@ -254,18 +254,20 @@ fn generated_qwen_chats_keep_every_photo_count_each_response_once_and_read_as_qw
                     "cachedContentTokenCount": 5000 } }),
         ),
     );
+    // Two appends: the writer may read the first before the second is written, so both are waited
+    // for (the title the first completes, and the answer the second adds).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
+    let last = loop {
         let list = server.json("/api/sessions?agent=qwen");
         let session = list["sessions"].as_array().unwrap().iter().find(|s| s["id"] == SESSION).cloned();
-        if session.as_ref().is_some_and(|s| s["title"] == "Teal swatch and app config") {
-            break;
+        let page = server.json(&format!("/api/sessions/{SESSION}/history?view=true&limit=100"));
+        let last = page["entries"].as_array().and_then(|e| e.last()).cloned().unwrap_or_default();
+        if session.as_ref().is_some_and(|s| s["title"] == "Teal swatch and app config") && last["uuid"] == "d1" {
+            break last;
         }
-        assert!(std::time::Instant::now() < deadline, "the appended records were not read: {session:?}");
+        assert!(std::time::Instant::now() < deadline, "the appended records were not read: {session:?} {last}");
         std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let page = server.json(&format!("/api/sessions/{SESSION}/history?view=true&limit=100"));
-    let last = page["entries"].as_array().unwrap().last().unwrap().clone();
+    };
     assert_eq!((last["uuid"].as_str(), &last["view"]["who"]["name"]), (Some("d1"), &json!("Qwen Code")));
     drop(server);
     assert_eq!(check_invariants(&env.data), 13 + 2 + 1 + 2 + 2);
