@@ -211,10 +211,8 @@ pub(crate) fn get_params<P: serde::de::DeserializeOwned>(
     serde_urlencoded::from_str(query).map_err(|e| ApiError::bad_request(format!("query: {e}")))
 }
 
-/// At most 80 characters of `s`, for an error message.
-pub(crate) fn trim(s: &str) -> String {
-    s.chars().take(80).collect()
-}
+/// At most 80 characters of a value, for an error message (the read side's rule, for one wording).
+pub(crate) use scrollback_read::request::trim;
 
 /// Percent-decodes a path segment; refuses NUL, slashes, dot segments and long ones.
 pub(crate) fn segment(raw: &str) -> Result<String, Rejection> {

@@ -12,7 +12,7 @@
 //! in having no "near" tier: the words together come first, then the score, which counts how close
 //! they are, then the newer.
 
-use std::collections::HashMap;
+use std::cmp::Ordering;
 
 use tokio_postgres::Row as PgRow;
 use tokio_postgres::types::ToSql;
@@ -22,7 +22,7 @@ use scrollback_core::error::{Error, Result};
 use scrollback_core::query::{Query, Role, Term};
 use scrollback_read::history::{
     CANDIDATES, Candidate, Row, Scope, SearchHit, SearchPage, SearchSource, SessionHitsPage, SessionRow, Snippet, Sort,
-    check_offset, hits_page, notes_of, scope_role, sessions_page,
+    check_offset, hits_page, notes_of, order, scope_role, sessions_page,
 };
 
 use crate::store::HubStore;
@@ -326,7 +326,7 @@ impl<'q> Run<'q> {
 impl SearchSource for Run<'_> {
     fn ranked(&mut self, sort: Sort) -> Result<(Vec<Candidate>, bool)> {
         let (mut candidates, complete) = self.candidates()?;
-        order(&mut candidates, sort);
+        order(&mut candidates, sort, by_relevance);
         Ok((candidates, complete))
     }
 
@@ -419,60 +419,16 @@ impl SearchSource for Run<'_> {
     }
 }
 
-/// The candidates in `sort`'s order: by relevance, the words together first, then those that hold
-/// a punctuated word as written, then the score, then the newer; by recency, the newer; in
-/// conversation order, each session's hits in its order, the session with the newest hit first.
-fn order(candidates: &mut [Candidate], sort: Sort) {
-    let row = |c: &Candidate| {
-        c.row.clone().unwrap_or(Row { session_id: String::new(), timestamp: None, order: Default::default() })
-    };
-    match sort {
-        Sort::Relevance => candidates.sort_by_cached_key(|c| {
-            (
-                c.tier,
-                !c.literal,
-                OrdF64(c.score),
-                std::cmp::Reverse(row(c).timestamp),
-                c.host.clone(),
-                std::cmp::Reverse(c.id),
-            )
-        }),
-        Sort::Recent => candidates
-            .sort_by_cached_key(|c| (std::cmp::Reverse(row(c).timestamp), c.host.clone(), std::cmp::Reverse(c.id))),
-        Sort::Conversation => {
-            let mut newest: HashMap<(Option<String>, String), Option<String>> = HashMap::new();
-            for c in candidates.iter() {
-                let r = row(c);
-                let n = newest.entry((c.host.clone(), r.session_id.clone())).or_default();
-                if r.timestamp > *n {
-                    *n = r.timestamp;
-                }
-            }
-            candidates.sort_by_cached_key(|c| {
-                let r = row(c);
-                let key = (c.host.clone(), r.session_id);
-                (std::cmp::Reverse(newest[&key].clone()), key, r.order, c.id)
-            })
-        }
-    }
-}
-
-/// A score, totally ordered (`f64::total_cmp`), for a sort key.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct OrdF64(f64);
-
-impl Eq for OrdF64 {}
-
-impl PartialOrd for OrdF64 {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for OrdF64 {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&other.0)
-    }
+/// The hub's relevance: the words together first, then the entries that hold a punctuated word as
+/// written, then the score (`ts_rank_cd`, negated), then the newer.
+fn by_relevance(a: &Candidate, b: &Candidate) -> Ordering {
+    let time = |c: &Candidate| c.row.as_ref().and_then(|r| r.timestamp.clone());
+    (a.tier.cmp(&b.tier))
+        .then(b.literal.cmp(&a.literal))
+        .then(a.score.total_cmp(&b.score))
+        .then(time(b).cmp(&time(a)))
+        .then(a.host.cmp(&b.host))
+        .then(b.id.cmp(&a.id))
 }
 
 /// A page of `limit` hits, one per entry, from `offset` in `sort`'s order.

@@ -100,6 +100,25 @@ fn marks_of(data_dir: &Path, ids: &[&str]) -> anyhow::Result<Vec<scrollback::acc
     }
 }
 
+/// The title a person gave session `id`, if they gave one.
+fn marked_title<'m>(marks: &'m [scrollback::accept::Mark], id: &str) -> Option<&'m str> {
+    marks.iter().find(|m| m.session_id == id).and_then(|m| m.title.as_deref())
+}
+
+/// `value` as pretty JSON on its own line: what `--json` prints (the API's answer).
+fn json_to(out: &mut impl Write, value: &impl serde::Serialize) -> anyhow::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// What a search says of how its query was read and run, on standard error.
+fn say_notes(notes: &[String]) {
+    for note in notes {
+        eprintln!("note: {}", one_line(note));
+    }
+}
+
 /// `scrollback sessions`: the sessions, newest first, a line each (their titles a person's where
 /// they gave one); or the API's JSON.
 pub(crate) fn sessions(data_dir: &Path, input: request::SessionsInput, json: bool) -> anyhow::Result<()> {
@@ -110,14 +129,12 @@ pub(crate) fn sessions(data_dir: &Path, input: request::SessionsInput, json: boo
     let marks = marks_of(data_dir, &page.sessions.iter().map(|s| s.id.as_str()).collect::<Vec<_>>())?;
     let mut out = std::io::stdout().lock();
     if json {
-        serde_json::to_writer_pretty(&mut out, &scrollback::http::wire::Sessions::marked(&page, &marks))?;
-        writeln!(out)?;
-        return Ok(());
+        return json_to(&mut out, &scrollback::http::wire::Sessions::marked(&page, &marks));
     }
     let mut table =
         vec![["session", "last", "agent", "project", "entries", "photos", "title"].map(String::from).to_vec()];
     for s in &page.sessions {
-        let title = marks.iter().find(|m| m.session_id == s.id).and_then(|m| m.title.as_deref());
+        let title = marked_title(&marks, &s.id);
         table.push(vec![
             s.id.clone(),
             s.last_timestamp.as_deref().unwrap_or("-").to_owned(),
@@ -155,18 +172,11 @@ pub(crate) fn search(data_dir: &Path, input: request::SearchInput, json: bool) -
         history::SearchAnswer::Entries(page) => {
             let marks = marks(page.hits.iter().map(|h| h.session_id.as_str()).collect())?;
             if json {
-                serde_json::to_writer_pretty(
-                    &mut out,
-                    &scrollback::http::wire::Hits::marked(read(&page.notes), &page, &marks),
-                )?;
-                writeln!(out)?;
-                return Ok(());
+                return json_to(&mut out, &scrollback::http::wire::Hits::marked(read(&page.notes), &page, &marks));
             }
-            for note in &page.notes {
-                eprintln!("note: {}", one_line(note));
-            }
+            say_notes(&page.notes);
             for hit in &page.hits {
-                let title = marks.iter().find(|m| m.session_id == hit.session_id).and_then(|m| m.title.as_deref());
+                let title = marked_title(&marks, &hit.session_id);
                 writeln!(out, "{}", one_line(title.or(hit.title.as_deref()).unwrap_or("(untitled)")))?;
                 writeln!(out, "    {}", one_line(&format!("{} · {}", hit.session_id, hit_line(hit))))?;
                 writeln!(out, "    {}", one_line(&hit.snippet.marked("[", "]")))?;
@@ -179,15 +189,11 @@ pub(crate) fn search(data_dir: &Path, input: request::SearchInput, json: bool) -
             let marks = marks(page.sessions.iter().map(|g| g.session_id.as_str()).collect())?;
             if json {
                 let wire = scrollback::http::wire::SessionHitsPage::marked(read(&page.notes), &page, &marks);
-                serde_json::to_writer_pretty(&mut out, &wire)?;
-                writeln!(out)?;
-                return Ok(());
+                return json_to(&mut out, &wire);
             }
-            for note in &page.notes {
-                eprintln!("note: {}", one_line(note));
-            }
+            say_notes(&page.notes);
             for g in &page.sessions {
-                let title = marks.iter().find(|m| m.session_id == g.session_id).and_then(|m| m.title.as_deref());
+                let title = marked_title(&marks, &g.session_id);
                 let others = count(g.hits, "hit");
                 writeln!(out, "{}  ({others})", one_line(title.or(g.title.as_deref()).unwrap_or("(untitled)")))?;
                 let place = format!(
@@ -402,9 +408,7 @@ pub(crate) fn usage(
     let report = store.usage(by, asked.filter(), prices).map_err(refused)?;
     let mut out = std::io::stdout().lock();
     if json {
-        serde_json::to_writer_pretty(&mut out, &report)?;
-        writeln!(out)?;
-        return Ok(());
+        return json_to(&mut out, &report);
     }
     write_columns(&mut out, &usage_table(&report, by))?;
     for (model, n) in &report.unpriced_models {
@@ -432,9 +436,7 @@ pub(crate) fn stats(
     let stats = store.stats(asked.filter(), prices).map_err(refused)?;
     let mut out = std::io::stdout().lock();
     if json {
-        serde_json::to_writer_pretty(&mut out, &stats)?;
-        writeln!(out)?;
-        return Ok(());
+        return json_to(&mut out, &stats);
     }
     crate::table::write_stats(&mut out, &stats)?;
     Ok(())

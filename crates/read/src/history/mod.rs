@@ -37,8 +37,8 @@ pub use prefixes::WORDS_PER_PREFIX;
 pub use scrollback_core::query::{MAX_PREFIX_TERMS, MAX_QUERY, MAX_TERMS};
 pub use search::{
     CANDIDATES, Candidate, MAX_OFFSET, Row, Scope, SearchAnswer, SearchHit, SearchPage, SearchSource, SessionHits,
-    SessionHitsPage, SessionRow, Snippet, Sort, check_offset, hits_page, notes_of, scope_role, search, search_in,
-    search_page, search_sessions, sessions_page,
+    SessionHitsPage, SessionRow, Snippet, Sort, check_offset, hits_page, notes_of, order, scope_role, search,
+    search_in, search_page, search_sessions, sessions_page,
 };
 pub use sessions::{
     SessionPage, SessionQuery, SessionSummary, git_branch, project_name, session, sessions, shown_title,

@@ -17,6 +17,7 @@
 //! Never escapes a snippet: how a match is shown is the caller's ([`Snippet::marked`],
 //! [`Snippet::segments`]). Every search is bounded by the step budget ([`super::budget`]).
 
+use std::cmp::{Ordering, Reverse};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -442,36 +443,41 @@ pub struct Row {
     pub order: (String, i64, i64),
 }
 
-/// The ranking of [`Sort`]: for relevance, scores within a tenth of each other are a tie, which the
-/// newer row wins (rows get higher ids as they are indexed, and a first index reads the oldest
-/// files first). Recent and conversation orders have every candidate's row.
-fn order(candidates: &mut [Candidate], sort: Sort) {
+/// The candidates in `sort`'s order: by `relevance` (each store's score is its own), by recency the
+/// newer first, or in conversation order (each session's hits in its order, the session with the
+/// newest hit first); a hub's host, then the id, breaks ties. Recent and conversation orders have
+/// every candidate's row.
+pub fn order(candidates: &mut [Candidate], sort: Sort, relevance: impl Fn(&Candidate, &Candidate) -> Ordering) {
     let row = |c: &Candidate| {
         c.row.clone().unwrap_or(Row { session_id: String::new(), timestamp: None, order: Default::default() })
     };
     match sort {
-        Sort::Relevance => candidates.sort_by(|a, b| {
-            let (sa, sb) = ((a.score * 10.0).round() as i64, (b.score * 10.0).round() as i64);
-            a.tier.cmp(&b.tier).then(b.literal.cmp(&a.literal)).then(sa.cmp(&sb)).then(b.id.cmp(&a.id))
-        }),
-        Sort::Recent => {
-            candidates.sort_by_cached_key(|c| (std::cmp::Reverse(row(c).timestamp), std::cmp::Reverse(c.id)))
-        }
+        Sort::Relevance => candidates.sort_by(relevance),
+        Sort::Recent => candidates.sort_by_cached_key(|c| (Reverse(row(c).timestamp), c.host.clone(), Reverse(c.id))),
         Sort::Conversation => {
-            let mut newest: HashMap<String, Option<String>> = HashMap::new();
+            let mut newest: HashMap<(Option<String>, String), Option<String>> = HashMap::new();
             for c in candidates.iter() {
                 let r = row(c);
-                let n = newest.entry(r.session_id.clone()).or_default();
+                let n = newest.entry((c.host.clone(), r.session_id.clone())).or_default();
                 if r.timestamp > *n {
                     *n = r.timestamp;
                 }
             }
             candidates.sort_by_cached_key(|c| {
                 let r = row(c);
-                (std::cmp::Reverse(newest[&r.session_id].clone()), r.session_id, r.order, c.id)
+                let key = (c.host.clone(), r.session_id);
+                (Reverse(newest[&key].clone()), key, r.order, c.id)
             })
         }
     }
+}
+
+/// An index's relevance: the tier, then the entries that hold a punctuated word as written, then
+/// BM25, scores within a tenth of each other a tie, which the newer row wins (rows get higher ids
+/// as they are indexed, and a first index reads the oldest files first).
+fn by_relevance(a: &Candidate, b: &Candidate) -> Ordering {
+    let (sa, sb) = ((a.score * 10.0).round() as i64, (b.score * 10.0).round() as i64);
+    a.tier.cmp(&b.tier).then(b.literal.cmp(&a.literal)).then(sa.cmp(&sb)).then(b.id.cmp(&a.id))
 }
 
 /// One search under way: the compiled query and the SQL of its scope.
@@ -727,7 +733,7 @@ impl<'c> Run<'c> {
 impl SearchSource for Run<'_> {
     fn ranked(&mut self, sort: Sort) -> Result<(Vec<Candidate>, bool)> {
         let (mut candidates, complete) = self.candidates(sort)?;
-        order(&mut candidates, sort);
+        order(&mut candidates, sort, by_relevance);
         Ok((candidates, complete))
     }
 
