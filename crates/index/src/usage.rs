@@ -29,6 +29,9 @@ use rusqlite::{Connection, OptionalExtension, Statement, params};
 use scrollback_core::error::Result;
 use scrollback_core::format::{self, FileContext, Meta, Tokens, hidden};
 
+mod whole;
+pub(crate) use whole::settle_all;
+
 /// The `scrollback_meta` key that says the ledger must be made from the stored lines (an index
 /// migrated from before version 8, or rows carried over by a rebuild).
 pub const BACKFILL_PENDING: &str = "pending:v8-usage";
@@ -503,67 +506,6 @@ impl Line {
     }
 }
 
-/// Derives the whole ledger again from its lines, and its sums: one pass over the lines sorted by
-/// key (a scan and SQLite's sorter: read in key order through the key index, every line was a
-/// lookup into the table), the standing line of each key picked here by the same order as
-/// `STANDING` (a window over every line made SQLite sort them all, several times slower), each
-/// ledger row added to its day's and its hour's sums as it is written (two `GROUP BY`s over the
-/// ledger afterwards took as long again). The sums are those [`sums`] and [`hour_sums`] make.
-pub(crate) fn settle_all(tx: &Connection) -> Result<()> {
-    let started = std::time::Instant::now();
-    tx.execute("DELETE FROM usage_standing", [])?;
-    // The day and hour of each line's time, as SQLite reads times (only the standing line's are
-    // used).
-    let mut lines = tx.prepare(&format!(
-        "SELECT u.key, u.session_id, u.agent, u.model, u.timestamp, u.tier, u.input_tokens,
-                u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cache_write_1h_tokens,
-                u.reasoning_tokens, u.entry_id, u.ordinal,
-                coalesce(date(u.timestamp), substr(u.timestamp, 1, 10)), {HOUR}
-         FROM usage_lines u NOT INDEXED ORDER BY u.key"
-    ))?;
-    // The place of a line in its session, for the rare tie on everything counted (copies of one
-    // line in a session's files): looked up then, not joined for every line (a lookup per line
-    // into `entries`, in key order, was most of the time).
-    let mut place = tx.prepare("SELECT sort_file, line FROM entries WHERE id = ?1")?;
-    let mut insert =
-        tx.prepare("INSERT INTO usage_standing (session_id, entry_id, ordinal, lines) VALUES (?1, ?2, ?3, ?4)")?;
-    let mut sums = Sums::default();
-    let mut rows = lines.query([])?;
-    let mut current: Option<(String, Line, i64)> = None;
-    while let Some(r) = rows.next()? {
-        let key: String = r.get(0)?;
-        let line = Line::from_row(r)?;
-        match &mut current {
-            Some((k, best, count)) if *k == key => {
-                *count += 1;
-                if stands(&mut place, &line, best)? {
-                    *best = line;
-                }
-            }
-            _ => {
-                if let Some((_, best, count)) = current.take() {
-                    insert_standing(&mut insert, &best, count)?;
-                    sums.add(best);
-                }
-                current = Some((key, line, 1));
-            }
-        }
-    }
-    if let Some((_, best, count)) = current.take() {
-        insert_standing(&mut insert, &best, count)?;
-        sums.add(best);
-    }
-    tracing::debug!(seconds = started.elapsed().as_secs_f64(), "ledger made");
-    tx.execute("DELETE FROM usage_sums", [])?;
-    tx.execute("DELETE FROM usage_hours", [])?;
-    sums.write(tx)?;
-    tx.execute(
-        "INSERT OR REPLACE INTO scrollback_meta (key, value) VALUES (?1, ?2)",
-        [scrollback_core::db::USAGE_SUMS_SIZES, &format::usage::context_sizes_text()],
-    )?;
-    Ok(())
-}
-
 /// The statement that adds a group's row to `usage_sums` (`by_day`, with its first and last times)
 /// or `usage_hours`: the group's six columns, then responses and the six token sums ([`insert_group`]).
 fn insert_group_sql(by_day: bool) -> String {
@@ -595,118 +537,6 @@ fn insert_group(
         values.extend([first as &dyn rusqlite::ToSql, last]);
     }
     insert.execute(&values[..])?;
-    Ok(())
-}
-
-/// Strings a sum is grouped by, each kept once ([`Sums`] holds tens of thousands of groups).
-#[derive(Default)]
-struct Names {
-    ids: std::collections::HashMap<String, u32>,
-    names: Vec<String>,
-}
-
-impl Names {
-    fn id(&mut self, name: Option<&str>) -> u32 {
-        let Some(name) = name else { return 0 };
-        if let Some(&id) = self.ids.get(name) {
-            return id;
-        }
-        self.names.push(name.to_owned());
-        let id = self.names.len() as u32;
-        self.ids.insert(name.to_owned(), id);
-        id
-    }
-
-    fn name(&self, id: u32) -> Option<&str> {
-        id.checked_sub(1).map(|i| self.names[i as usize].as_str())
-    }
-}
-
-/// The group of a ledger row in `usage_sums` (by day) or `usage_hours` (by hour): session, day or
-/// hour, agent, model, tier ([`Names`]' ids, 0 for none), and the context size its input was over.
-type SumKey = (u32, u32, u32, u32, u32, i64);
-
-/// One group's sums: responses, and the six token counts, as [`format::usage::sum_sql`] gives
-/// them (exact, else the largest integer).
-#[derive(Default)]
-struct Sum {
-    responses: i64,
-    tokens: [i64; 6],
-}
-
-impl Sum {
-    fn add(&mut self, line: &Line) {
-        self.responses += 1;
-        for (sum, n) in self.tokens.iter_mut().zip(line.tokens) {
-            *sum = sum.saturating_add(n);
-        }
-    }
-}
-
-/// The ledger's sums by day (with their first and last times) and by hour, made in memory as
-/// [`settle_all`] writes the ledger: a group per session, day or hour, model and tier, tens of
-/// thousands for a year of heavy use.
-#[derive(Default)]
-struct Sums {
-    names: Names,
-    days: std::collections::HashMap<SumKey, (Sum, Option<String>, Option<String>)>,
-    hours: std::collections::HashMap<SumKey, Sum>,
-}
-
-impl Sums {
-    fn add(&mut self, line: Line) {
-        let over = line.over();
-        let n = &mut self.names;
-        let (session, agent) = (n.id(Some(&line.session)), n.id(Some(&line.agent)));
-        let (model, tier) = (n.id(line.model.as_deref()), n.id(line.tier.as_deref()));
-        let (day, hour) = (n.id(line.day.as_deref()), n.id(line.hour.as_deref()));
-        let (sum, first, last) = self.days.entry((session, day, agent, model, tier, over)).or_default();
-        sum.add(&line);
-        if let Some(t) = &line.timestamp {
-            if first.as_ref().is_none_or(|f| t < f) {
-                *first = Some(t.clone());
-            }
-            if last.as_ref().is_none_or(|l| t > l) {
-                *last = Some(t.clone());
-            }
-        }
-        self.hours.entry((session, hour, agent, model, tier, over)).or_default().add(&line);
-    }
-
-    fn write(self, tx: &Connection) -> Result<()> {
-        let n = &self.names;
-        let mut days = tx.prepare(&insert_group_sql(true))?;
-        for ((session, day, agent, model, tier, over), (sum, first, last)) in &self.days {
-            let group = params![n.name(*session), n.name(*day), n.name(*agent), n.name(*model), n.name(*tier), over];
-            insert_group(&mut days, group, sum.responses, sum.tokens, Some((first.as_ref(), last.as_ref())))?;
-        }
-        let mut hours = tx.prepare(&insert_group_sql(false))?;
-        for ((session, hour, agent, model, tier, over), sum) in &self.hours {
-            let group = params![n.name(*session), n.name(*hour), n.name(*agent), n.name(*model), n.name(*tier), over];
-            insert_group(&mut hours, group, sum.responses, sum.tokens, None)?;
-        }
-        Ok(())
-    }
-}
-
-/// Whether `line` stands before `best` by [`STANDING`]: [`Line::standing`], then, on a tie on
-/// everything counted, the lines' places, looked up with `place`.
-fn stands(place: &mut Statement<'_>, line: &Line, best: &Line) -> Result<bool> {
-    Ok(match line.standing(best) {
-        std::cmp::Ordering::Less => true,
-        std::cmp::Ordering::Greater => false,
-        std::cmp::Ordering::Equal => {
-            let mut at = |id: i64| place.query_row([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)));
-            let (a, b) = (at(line.entry_id)?, at(best.entry_id)?);
-            (a, line.ordinal) < (b, best.ordinal)
-        }
-    })
-}
-
-/// Writes that `best` stands for its response, one of `count` lines, with `insert`
-/// ([`settle_all`]'s statement).
-fn insert_standing(insert: &mut Statement<'_>, best: &Line, count: i64) -> Result<()> {
-    insert.execute(params![best.session, best.entry_id, best.ordinal, count])?;
     Ok(())
 }
 

@@ -260,34 +260,36 @@ fn start_pass(
 
 /// A new file's row, before its lines: the checkpoint and hashes are set when they commit.
 fn insert_file_row(tx: &Connection, opened: &Opened, file_session: &str, format: &dyn Format) -> Result<i64> {
-    tx.execute(
+    // Cached, as every statement of a pass is: prepared each time, the pass's few per-file
+    // statements were a twentieth of the writer's time in a bulk load.
+    tx.prepare_cached(
         "INSERT INTO files (path, session_id, dev, inode, fingerprint, fingerprint_len, tail_hash,
                             size, mtime_ns, checkpoint, lines, state, indexed_at, agent)
          VALUES (?1, ?2, ?3, ?4, '', 0, '', 0, 0, 0, 0, 'live', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?5)",
-        params![opened.path_str, file_session, opened.dev as i64, opened.inode as i64, format.name()],
-    )?;
+    )?
+    .execute(params![opened.path_str, file_session, opened.dev as i64, opened.inode as i64, format.name()])?;
     Ok(tx.last_insert_rowid())
 }
 
 /// Moves a file's checkpoint to `end`, with the hashes of the bytes read, in the rows' transaction.
 fn record_checkpoint(tx: &Connection, file_id: i64, opened: &Opened, end: &End, hashes: &Hashes) -> Result<()> {
-    tx.execute(
+    tx.prepare_cached(
         "UPDATE files SET dev = ?2, inode = ?3, fingerprint = ?4, fingerprint_len = ?5, tail_hash = ?6,
                           size = ?7, checkpoint = ?8, lines = ?9, mtime_ns = ?10,
                           indexed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
          WHERE id = ?1",
-        params![
-            file_id,
-            opened.dev as i64,
-            opened.inode as i64,
-            hashes.fingerprint,
-            hashes.fingerprint_len as i64,
-            hashes.tail,
-            opened.recorded_size(end) as i64,
-            end.checkpoint as i64,
-            end.lines as i64,
-            opened.settled_mtime(),
-        ],
-    )?;
+    )?
+    .execute(params![
+        file_id,
+        opened.dev as i64,
+        opened.inode as i64,
+        hashes.fingerprint,
+        hashes.fingerprint_len as i64,
+        hashes.tail,
+        opened.recorded_size(end) as i64,
+        end.checkpoint as i64,
+        end.lines as i64,
+        opened.settled_mtime(),
+    ])?;
     Ok(())
 }
