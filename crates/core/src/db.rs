@@ -91,7 +91,7 @@ SELECT e.session_id, e.line, e.uuid, e.parent_uuid, e.type, e.role, e.timestamp,
 FROM entries e JOIN files f ON f.id = e.file_id
 WHERE e.invalid IS NULL AND e.duplicate = 0 AND (e.type IN ('user', 'assistant') OR e.role IN ('user', 'assistant'));",
     // 7 -> 8: the usage ledger. It is made from the stored lines by the writer when it next opens
-    // the index (`ingest::usage::BACKFILL_PENDING`: it needs the formats' parsers).
+    // the index (the index crate's `usage::BACKFILL_PENDING`: it needs the formats' parsers).
 "-- One row per line that states an API response's usage: a response stated again by a later line
 -- (a streamed response, a block at a time), another file or another session is a row each. The
 -- ledger (`usage`) is derived from these. Counts are disjoint: `input_tokens` is the input neither
@@ -430,11 +430,11 @@ FROM usage u LEFT JOIN sessions s ON s.id = u.session_id GROUP BY u.session_id;"
 ];
 
 /// The `scrollback_meta` key that says rows written before version 12 still need their search text
-/// split into the three search columns (see `ingest::rows::backfill_search`).
+/// split into the three search columns (the index crate's `migrate` module).
 pub const SEARCH_PENDING: &str = "pending:v12-search";
 
 /// The `scrollback_meta` key that says the overview's sums of an index from before version 13 (or
-/// of rows carried over by a rebuild) must be made from the stored lines (see `ingest::stats::backfill`).
+/// of rows carried over by a rebuild) must be made from the stored lines (the index crate's `migrate`).
 pub const STATS_PENDING: &str = "pending:v13-stats";
 
 /// The response-time histogram's buckets' upper bounds (`response_hours.bucket`): bucket `i` holds
@@ -444,7 +444,7 @@ pub const RESPONSE_BUCKETS: &[u32] =
     &[1, 2, 3, 5, 8, 13, 20, 30, 45, 60, 90, 120, 180, 300, 600, 1200, 1800, 3600, 7200, 14400, 86400];
 
 /// The `scrollback_meta` key that says rows written before version 4 still need their version 4
-/// columns filled in (see `ingest::rows::backfill_v4`).
+/// columns filled in (the index crate's `migrate` module).
 pub const BACKFILL_PENDING: &str = "pending:v4-backfill";
 
 /// The `scrollback_meta` key that records the context sizes `usage_sums` was made with

@@ -35,7 +35,6 @@ use crate::events::{Bus, Event};
 use crate::lines::LineReader;
 use crate::lock::WriterLock;
 use crate::roots::{self, Root};
-use crate::rows;
 use crate::vault::{VAULT_OFF_KEY, Vault, VaultOff, vault_dir};
 use plan::Partial;
 use scrollback_core::db::{self, ConnectionKind};
@@ -156,11 +155,8 @@ impl Indexer {
         let conn = ConnectionKind::Writer.open(&index_path)?;
         // A bulk load that was interrupted left its indexes and triggers aside: put them back.
         bulk::end(&conn, &index_path, None)?;
-        rows::backfill_v4(&conn)?;
-        rows::backfill_search(&conn)?;
-        crate::usage::backfill(&conn)?;
-        crate::usage::check_sums(&conn)?;
-        crate::stats::backfill(&conn)?;
+        // What the schema's migrations left to Rust.
+        crate::migrate::finish(&conn)?;
         // The vault is on until a link fails or `set_vault_off` turns it off.
         conn.execute("DELETE FROM scrollback_meta WHERE key = ?1", [VAULT_OFF_KEY])?;
         let mut indexer = Indexer::with(conn, data_dir, lock)?;

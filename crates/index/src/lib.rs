@@ -7,7 +7,8 @@
 //! lines for the writer and `ahead` reads new files on other cores; [`indexer`] (the one writer)
 //! decides per file from its `fingerprint` what to read, and commits the rows (`rows`) with the
 //! checkpoint; [`lock`] says which one process writes; [`vault`] keeps a hard link to each transcript; [`packing`] packs the stored lines; `stats` keeps the overview's sums; [`forget`] and [`rebuild`] are the
-//! index's part of those commands; [`bulk`] speeds up a first load; [`tail`] keeps it all running
+//! index's part of those commands; [`bulk`] speeds up a first load; `migrate` runs what the
+//! schema's migrations leave to Rust; [`tail`] keeps it all running
 //! live and runs jobs on the writer; [`events`] is what the writer announces. Nothing here serves a
 //! request or opens the acceptance record.
 
@@ -23,6 +24,7 @@ pub mod forget;
 pub mod indexer;
 pub mod lines;
 pub mod lock;
+mod migrate;
 pub mod packing;
 pub mod rebuild;
 pub mod roots;

@@ -13,7 +13,6 @@ use std::path::Path;
 
 use rusqlite::{Connection, params};
 
-use crate::rows;
 use scrollback_core::error::Result;
 
 /// Copies from the index at `old` what a person asked to forget: the `forgotten` marks (so that
@@ -81,22 +80,7 @@ pub fn carry_over(conn: &Connection, old: &Path) -> Result<CarriedOver> {
     let result = copy_gone(conn, &mut out);
     conn.execute_batch("DETACH old")?;
     result?;
-    conn.execute(
-        "INSERT OR IGNORE INTO scrollback_meta (key, value) VALUES (?1, 'derive the columns of carried-over rows')",
-        [scrollback_core::db::BACKFILL_PENDING],
-    )?;
-    rows::backfill_v4(conn)?;
-    rows::backfill_search(conn)?;
-    conn.execute(
-        "INSERT OR IGNORE INTO scrollback_meta (key, value) VALUES (?1, 'make the ledger of carried-over rows')",
-        [crate::usage::BACKFILL_PENDING],
-    )?;
-    crate::usage::backfill(conn)?;
-    conn.execute(
-        "INSERT OR IGNORE INTO scrollback_meta (key, value) VALUES (?1, 'make the overview sums of carried-over rows')",
-        [scrollback_core::db::STATS_PENDING],
-    )?;
-    crate::stats::backfill(conn)?;
+    crate::migrate::carried_over(conn)?;
     Ok(out)
 }
 
