@@ -26,7 +26,8 @@
 //! A workspace whose crates are the layers, in order (each names only those below it, so the
 //! compiler holds the order; ARCHITECTURE.md says why the cut falls where it does). This crate is
 //! the facade that puts them back under one name, the binary, and the demo:
-//! - `scrollback-core`: [`error`](Error), [`files`], [`codec`], [`format`](mod@format) (what each agent
+//! - `scrollback-codec` (re-exported by core as [`codec`]): the byte rules, a leaf.
+//! - `scrollback-core`: [`error`](Error), [`files`], [`pack`], [`format`](mod@format) (what each agent
 //!   writes, one file per agent) and [`db`] (the index's and the acceptance record's schemas).
 //! - `scrollback-index`: [`ingest`], the writer side (tree walk, line reader, the [`Indexer`], the
 //!   vault, the live [`Tail`]) and [`events`], what the writer announces.
@@ -49,7 +50,7 @@
 pub mod demo;
 
 pub use scrollback_accept as accept;
-pub use scrollback_core::{codec, db, error, files, format, query};
+pub use scrollback_core::{codec, db, error, files, format, pack, query};
 pub use scrollback_http as http;
 pub use scrollback_hub as hub;
 pub use scrollback_index as ingest;

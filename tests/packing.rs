@@ -69,7 +69,7 @@ fn lines_are_packed_with_a_trained_dictionary_and_come_back_whole_through_sqlite
         .collect::<rusqlite::Result<_>>()
         .unwrap();
     for frame in &frames {
-        assert_eq!(scrollback::codec::pack::dictionary_of(frame), Some(dictionaries[0].0 as u32));
+        assert_eq!(scrollback::pack::dictionary_of(frame), Some(dictionaries[0].0 as u32));
     }
     // Every stored line, unpacked, is the transcript's line (and every other invariant holds).
     assert!(check_invariants(&env.data) > 0);

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 
-use crate::codec::pack;
+use crate::pack;
 
 use crate::error::{Error, Result};
 
@@ -609,7 +609,7 @@ impl ConnectionKind {
 
 /// Gives `conn` the SQL function `stored_line(stripped)`: a stored line as text, whether the row
 /// keeps it as text (rows written before the index had a dictionary) or packed
-/// ([`crate::codec::pack`]). A dictionary the process does not know yet is read from the
+/// ([`crate::pack`]). A dictionary the process does not know yet is read from the
 /// `dictionaries` table of the database `conn` has open, on a connection of its own. A line that
 /// cannot be unpacked is an SQL error that says why.
 pub fn register_stored_line(conn: &Connection) -> rusqlite::Result<()> {

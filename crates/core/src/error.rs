@@ -65,12 +65,9 @@ pub enum Error {
         /// The process that holds it, as it named itself in the lock file.
         holder: Option<Holder>,
     },
-    /// A media ref is malformed.
-    #[error("bad media ref {0:?}: expected <sessionId>/<entryUuid>/<ordinal>")]
-    BadRef(String),
-    /// A content hash is malformed.
-    #[error("{0:?} is not a blake3 hash (64 hex digits)")]
-    BadHash(String),
+    /// A media name that is neither a ref nor a hash (the codec's [`crate::codec::refs::RefError`]).
+    #[error(transparent)]
+    BadName(#[from] crate::codec::refs::RefError),
     /// A request the caller got wrong: a search query the full-text engine cannot parse, a cursor
     /// this index never gave. The message says which part and why.
     #[error("{0}")]

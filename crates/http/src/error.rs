@@ -115,10 +115,17 @@ impl ApiError {
     }
 }
 
+impl From<scrollback_core::codec::refs::RefError> for ApiError {
+    /// A media name the caller got wrong: a 400.
+    fn from(e: scrollback_core::codec::refs::RefError) -> ApiError {
+        ApiError::bad_request(e.to_string())
+    }
+}
+
 impl From<Error> for ApiError {
     fn from(e: Error) -> ApiError {
         match e {
-            Error::BadRef(_) | Error::BadHash(_) | Error::BadQuery(_) => ApiError::bad_request(e.to_string()),
+            Error::BadName(_) | Error::BadQuery(_) => ApiError::bad_request(e.to_string()),
             // Never read: its client has gone.
             Error::Stopped => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "stopped", e.to_string()),
             Error::BadSend(_) => ApiError::new(StatusCode::BAD_REQUEST, "bad-send", e.to_string()),

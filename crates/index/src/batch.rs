@@ -13,9 +13,9 @@ use std::path::Path;
 use crate::entry::{self, Described};
 use crate::lines::{End, Line, LineReader};
 use crate::{packing, stats};
-use scrollback_core::codec::pack::Dictionary;
 use scrollback_core::error::Result;
 use scrollback_core::format::{FileContext, Format};
+use scrollback_core::pack::Dictionary;
 
 /// Lines written to SQLite at a time within a file's transaction.
 pub const BATCH_LINES: usize = 256;

@@ -1,4 +1,4 @@
-//! How the writer packs the lines it stores ([`scrollback_core::codec::pack`]): without a
+//! How the writer packs the lines it stores ([`scrollback_core::pack`]): without a
 //! dictionary until the index holds [`TRAIN_AFTER`] stored lines, then with one trained on the
 //! newest of them, once, kept in `dictionaries` and used for every line after.
 //!
@@ -11,9 +11,9 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use rusqlite::{Connection, params};
 
-use scrollback_core::codec::pack::{self, Dictionary};
 use scrollback_core::db;
 use scrollback_core::error::Result;
+use scrollback_core::pack::{self, Dictionary};
 
 /// A dictionary is trained once the index holds this many stored lines.
 pub const TRAIN_AFTER: u64 = 2000;

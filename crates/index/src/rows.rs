@@ -213,7 +213,7 @@ pub(crate) struct FileRows<'a> {
     /// A bulk load is running: no `uuid` index, so copies are marked at its end.
     pub bulk: bool,
     /// The dictionary stored lines are packed with, if the index has one.
-    pub dictionary: Option<&'a scrollback_core::codec::pack::Dictionary>,
+    pub dictionary: Option<&'a scrollback_core::pack::Dictionary>,
 }
 
 /// What [`write_entries`] wrote.

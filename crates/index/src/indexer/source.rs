@@ -9,9 +9,9 @@ use crate::ahead;
 use crate::batch::{Batch, Reading, produce};
 use crate::fingerprint::Hashes;
 use crate::lines::{End, LineReader};
-use scrollback_core::codec::pack::Dictionary;
 use scrollback_core::error::{Error, Result};
 use scrollback_core::format::{FileContext, Format};
+use scrollback_core::pack::Dictionary;
 
 /// Reads of at least this many bytes are parsed on a second thread while this one writes.
 const PIPELINE_BYTES: u64 = 256 << 10;

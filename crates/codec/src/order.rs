@@ -8,7 +8,7 @@
 //!   that within one file the order is the line order even where a clock stepped back; `""` before
 //!   the file's first timestamp);
 //! - `file`: 0 for the session's main transcript, else a number derived from the file's name (its
-//!   format's [`crate::format::Format::file_key`]: stable, the same wherever the tree is, and
+//!   format's `Format::file_key` (in `scrollback-core`): stable, the same wherever the tree is, and
 //!   independent of when the file was indexed);
 //! - `line`: its line number.
 //!

@@ -2,13 +2,13 @@
 //! formats write ([`BlockPlaces`], handed in by the format), and where an open object or array sits
 //! as to them ([`Role`]).
 //!
-//! The scanner knows no format: the key paths come from [`crate::format`], and nothing here names
+//! The scanner knows no format: the key paths come from the formats (`scrollback-core`), and nothing here names
 //! one.
 
 use super::keys::MAX_KEY;
 
 /// Where a format's image blocks are numbered: key paths from the line's top-level object, such as
-/// `message.content` ([`crate::format::Format::block_places`]). Image blocks at or below one of them
+/// `message.content` (`Format::block_places`, in `scrollback-core`). Image blocks at or below one of them
 /// get ordinals; image blocks elsewhere are stripped all the same, without one.
 ///
 /// With them, the format declares the block shapes of its own the scanner should know

@@ -6,7 +6,7 @@
 //! Never a copy of a payload: its bytes pass through the base64 decoder into the hasher, and only
 //! a data URL's header (at most [`MAX_DATA_URL_HEADER`] bytes) is kept.
 
-use crate::codec::b64::Base64Stream;
+use crate::b64::Base64Stream;
 
 use super::escape::{PayloadChar, payload_char};
 use super::keys::KnownKey;

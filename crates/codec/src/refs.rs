@@ -3,7 +3,27 @@
 //! printed and checked here, and nowhere else. A name is looked up in the index, never turned into
 //! a path.
 
-use crate::error::{Error, Result};
+/// A name that is neither a media ref nor a content hash, as the caller wrote it (shortened).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefError {
+    /// A media ref is malformed.
+    BadRef(String),
+    /// A content hash is malformed.
+    BadHash(String),
+}
+
+impl std::fmt::Display for RefError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RefError::BadRef(s) => write!(f, "bad media ref {s:?}: expected <sessionId>/<entryUuid>/<ordinal>"),
+            RefError::BadHash(s) => write!(f, "{s:?} is not a blake3 hash (64 hex digits)"),
+        }
+    }
+}
+
+impl std::error::Error for RefError {}
+
+type Result<T, E = RefError> = std::result::Result<T, E>;
 
 /// A media ref: `<sessionId>/<entryUuid>/<ordinal>`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -26,10 +46,10 @@ pub fn is_id(s: &str) -> bool {
 }
 
 impl std::str::FromStr for MediaRef {
-    type Err = Error;
+    type Err = RefError;
 
     fn from_str(s: &str) -> Result<MediaRef> {
-        let bad = || Error::BadRef(s.chars().take(200).collect());
+        let bad = || RefError::BadRef(s.chars().take(200).collect());
         let mut parts = s.split('/');
         let (Some(session), Some(uuid), Some(ordinal), None) = (parts.next(), parts.next(), parts.next(), parts.next())
         else {
@@ -69,14 +89,14 @@ impl ContentHash {
 }
 
 impl std::str::FromStr for ContentHash {
-    type Err = Error;
+    type Err = RefError;
 
     /// Accepts 64 hex digits in either case.
     fn from_str(s: &str) -> Result<ContentHash> {
         if s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()) {
             Ok(ContentHash(s.to_ascii_lowercase()))
         } else {
-            Err(Error::BadHash(s.chars().take(80).collect()))
+            Err(RefError::BadHash(s.chars().take(80).collect()))
         }
     }
 }
