@@ -16,6 +16,7 @@ use scrollback_core::codec::refs::{ContentHash, MediaName, MediaRef};
 use scrollback_index::events::Event;
 use scrollback_ops::chat::ChatEvent;
 use scrollback_read::history::{self, Position};
+use scrollback_read::pool::Held;
 use scrollback_read::request;
 
 #[derive(Debug, Deserialize)]
@@ -228,28 +229,20 @@ fn about_routes(api: &Api) -> BoxedFilter<(warp::reply::Response,)> {
         .map(|api: Api| json(&wire::info(api.chats().has_engine(), api.store_kind())));
     let status = warp::path!("status").and(warp::get()).and(warp::query::<NoParams>()).and(with_api.clone()).and_then(
         |_: NoParams, api: Api| async move {
-            // A team's hub: its hosts and their pushes (it has no index, writer or vault of its own).
-            if api.store_kind() == "hub"
-                && let Some(hub) = api.db(|store| store.hub_status()).await.map_err(ApiError::reject)?
-            {
-                return Ok(json(&wire::hub_status(&hub)));
-            }
-            let data_dir = api.inner.data_dir.clone();
             let root_list = api.inner.roots.clone();
             // A damaged index is what status must still report: its counts are then unknown.
-            let read = api
-                .db(move |store| Ok((store.status(&data_dir)?, scrollback_ops::status::roots(store, &root_list)?)))
-                .await;
-            let (index, roots) = match read {
-                Ok((mut index, roots)) => {
+            let (index, roots) = match api.held(scrollback_ops::status::root_names(&root_list)).await {
+                // A team's hub: its hosts and their pushes (it has no index, writer or vault of its own).
+                Ok(Held::Other(hub)) => return Ok(json(&wire::hub_status(&hub))),
+                Ok(Held::Index { mut index, roots }) => {
                     // The writer turned the vault off but could not record it (a full disk).
                     if index.vault.off.is_none() {
                         index.vault.off = api.inner.health.as_ref().and_then(|h| h.vault_off());
                     }
-                    (Some(index), roots)
+                    (Some(index), scrollback_ops::status::with_counts(&root_list, roots))
                 }
                 Err(_) if api.damage().is_some() => {
-                    let roots = api.inner.roots.iter().map(|r| scrollback_ops::status::RootStatus::new(r, None));
+                    let roots = root_list.iter().map(|r| scrollback_ops::status::RootStatus::new(r, None));
                     (None, roots.collect())
                 }
                 Err(e) => return Err(e.reject()),

@@ -218,6 +218,15 @@ impl Api {
         self.inner.readers.run(f).await.map_err(|e| self.met(e))
     }
 
+    /// What the store holds, for `status` ([`scrollback_read::pool::Readers::held`]), from each of
+    /// `roots`.
+    pub(crate) async fn held(
+        &self,
+        roots: Vec<(&'static str, std::path::PathBuf)>,
+    ) -> std::result::Result<scrollback_read::pool::Held, ApiError> {
+        self.inner.readers.held(self.inner.data_dir.clone(), roots).await.map_err(|e| self.met(e))
+    }
+
     /// Runs `f` with a [`scrollback_read::transcript::Lend`] over the pool: a reader for each question,
     /// given back before the answer is used (an export, which writes while it reads).
     pub(crate) async fn lent<T: Send + 'static>(

@@ -10,12 +10,12 @@
 //! Read-only: every session it opens is `default_transaction_read_only`, and a role with `SELECT`
 //! alone is enough. Search is `search.rs`'s, usage reports `usage.rs`'s, the overview
 //! `stats.rs`'s; a JSONL export gives each line as its host stored it, its photos put back from
-//! `blobs`; its status is its hosts' and their last pushes (`hub_status`). What the hub does not
-//! serve (an index's status, transcript roots, a session's outline) is [`Error::NotServed`], which the API answers with a
-//! 4xx that says so.
+//! `blobs`; its status is its hosts' and their last pushes ([`Backend::status`]). What the hub
+//! does not serve (a session's outline) is [`Error::NotServed`], which the API answers with a 4xx
+//! that says so.
 
 use std::cell::RefCell;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -36,7 +36,7 @@ use scrollback_read::history::{
 use scrollback_read::media::MediaRecord;
 use scrollback_read::pool::Backend;
 use scrollback_read::prices::Prices;
-use scrollback_read::status::{HostStatus, HubStatus, IndexStatus, RootCount};
+use scrollback_read::status::{HostStatus, HubStatus};
 use scrollback_read::transcript::{AsStore, Lent};
 use scrollback_read::transcript::{ExportFile, LINES, Line};
 use scrollback_read::usage::{By, Filter, Report};
@@ -155,6 +155,13 @@ impl HubReaders {
             }
         }
     }
+
+    /// One of the pool's connections as a [`HubStore`], given back to the pool when dropped.
+    fn lend(&self) -> Result<HubLent<'_>> {
+        let mut taken = self.take()?;
+        let hub = taken.hub.take().ok_or_else(|| Error::Internal("a connection taken twice".into()))?;
+        Ok(HubLent { taken, store: HubStore { hub: RefCell::new(Some(hub)) } })
+    }
 }
 
 impl Backend for HubReaders {
@@ -163,9 +170,11 @@ impl Backend for HubReaders {
     }
 
     fn get(&self) -> Result<Lent<'_>> {
-        let mut taken = self.take()?;
-        let hub = taken.hub.take().ok_or_else(|| Error::Internal("a connection taken twice".into()))?;
-        Ok(Lent::new(HubLent { taken, store: HubStore { hub: RefCell::new(Some(hub)) } }))
+        Ok(Lent::new(self.lend()?))
+    }
+
+    fn status(&self) -> Result<HubStatus> {
+        self.lend()?.store.status()
     }
 }
 
@@ -339,6 +348,45 @@ fn parse_session_cursor(c: &str) -> Result<(String, String, String)> {
 }
 
 impl HubStore {
+    /// What the hub holds, for `status`: its schema, hosts and their last pushes, and its blobs.
+    fn status(&self) -> Result<HubStatus> {
+        let version: String = self
+            .query_opt("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[])?
+            .map(|r| r.try_get(0))
+            .transpose()?
+            .unwrap_or_default();
+        let hosts = self.query(
+            r#"SELECT h.name,
+                      to_char(h.first_push_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+                      to_char(h.last_push_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+                      count(s.id), coalesce(sum(s.entries), 0)::bigint, coalesce(sum(s.images), 0)::bigint
+               FROM hosts h LEFT JOIN sessions s ON s.host = h.name
+               GROUP BY h.name, h.first_push_at, h.last_push_at ORDER BY h.name COLLATE "C""#,
+            &[],
+        )?;
+        let blobs = self
+            .query_opt("SELECT count(*), coalesce(sum(length), 0)::bigint FROM blobs", &[])?
+            .ok_or_else(|| Error::Internal("an aggregate without its row".into()))?;
+        Ok(HubStatus {
+            schema_version: version.parse().unwrap_or(0),
+            hosts: hosts
+                .iter()
+                .map(|r| {
+                    Ok(HostStatus {
+                        name: r.try_get(0)?,
+                        first_push_at: r.try_get(1)?,
+                        last_push_at: r.try_get(2)?,
+                        sessions: r.try_get(3)?,
+                        entries: r.try_get(4)?,
+                        photos: r.try_get(5)?,
+                    })
+                })
+                .collect::<Result<_>>()?,
+            blobs: blobs.try_get(0)?,
+            blob_bytes: blobs.try_get(1)?,
+        })
+    }
+
     /// Runs `f` on the connection.
     fn on_hub<T>(&self, f: impl FnOnce(&mut Hub) -> Result<T>) -> Result<T> {
         match self.hub.borrow_mut().as_mut() {
@@ -731,52 +779,6 @@ impl Store for HubStore {
 
     fn usage(&self, by: By, filter: Filter<'_>, prices: &Prices) -> Result<Report> {
         crate::usage::report(self, by, filter, prices)
-    }
-
-    fn status(&self, _: &Path) -> Result<IndexStatus> {
-        not_served("an index's status")
-    }
-
-    fn hub_status(&self) -> Result<Option<HubStatus>> {
-        let version: String = self
-            .query_opt("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[])?
-            .map(|r| r.try_get(0))
-            .transpose()?
-            .unwrap_or_default();
-        let hosts = self.query(
-            r#"SELECT h.name,
-                      to_char(h.first_push_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-                      to_char(h.last_push_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-                      count(s.id), coalesce(sum(s.entries), 0)::bigint, coalesce(sum(s.images), 0)::bigint
-               FROM hosts h LEFT JOIN sessions s ON s.host = h.name
-               GROUP BY h.name, h.first_push_at, h.last_push_at ORDER BY h.name COLLATE "C""#,
-            &[],
-        )?;
-        let blobs = self
-            .query_opt("SELECT count(*), coalesce(sum(length), 0)::bigint FROM blobs", &[])?
-            .ok_or_else(|| Error::Internal("an aggregate without its row".into()))?;
-        Ok(Some(HubStatus {
-            schema_version: version.parse().unwrap_or(0),
-            hosts: hosts
-                .iter()
-                .map(|r| {
-                    Ok(HostStatus {
-                        name: r.try_get(0)?,
-                        first_push_at: r.try_get(1)?,
-                        last_push_at: r.try_get(2)?,
-                        sessions: r.try_get(3)?,
-                        entries: r.try_get(4)?,
-                        photos: r.try_get(5)?,
-                    })
-                })
-                .collect::<Result<_>>()?,
-            blobs: blobs.try_get(0)?,
-            blob_bytes: blobs.try_get(1)?,
-        }))
-    }
-
-    fn root_counts(&self, _: &[(&str, &Path)]) -> Result<Vec<RootCount>> {
-        not_served("transcript roots")
     }
 
     fn export_files(&self, session_id: &str) -> Result<Vec<ExportFile>> {

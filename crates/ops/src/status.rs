@@ -66,14 +66,22 @@ pub struct RootStatus {
     pub count: Option<RootCount>,
 }
 
-/// Each of `roots` with what the index read on `store` holds from it.
-pub fn roots(store: &dyn scrollback_read::Store, roots: &[Root]) -> Result<Vec<RootStatus>> {
-    // Absolute, as the indexer holds them (and so the files' paths under them).
-    let dirs: Vec<PathBuf> =
-        roots.iter().map(|r| std::path::absolute(&r.dir).unwrap_or_else(|_| r.dir.clone())).collect();
-    let names: Vec<(&str, &Path)> = roots.iter().zip(&dirs).map(|(r, d)| (r.format.name(), d.as_path())).collect();
-    let counts = store.root_counts(&names)?;
-    Ok(roots.iter().zip(counts).map(|(root, c)| RootStatus::new(root, Some(c))).collect())
+/// Each of `roots` as the index names it: its format's name and its directory, absolute (as the
+/// indexer holds roots, and so the files' paths under them).
+pub fn root_names(roots: &[Root]) -> Vec<(&'static str, PathBuf)> {
+    roots.iter().map(|r| (r.format.name(), std::path::absolute(&r.dir).unwrap_or_else(|_| r.dir.clone()))).collect()
+}
+
+/// Each of `roots` with `counts`, what the index holds from each (in their order).
+pub fn with_counts(roots: &[Root], counts: Vec<RootCount>) -> Vec<RootStatus> {
+    roots.iter().zip(counts).map(|(root, c)| RootStatus::new(root, Some(c))).collect()
+}
+
+/// Each of `roots` with what the index read on `conn` holds from it.
+pub fn roots(conn: &Connection, roots: &[Root]) -> Result<Vec<RootStatus>> {
+    let names = root_names(roots);
+    let names: Vec<(&str, &Path)> = names.iter().map(|(f, d)| (*f, d.as_path())).collect();
+    Ok(with_counts(roots, scrollback_read::status::root_counts(conn, &names)?))
 }
 
 impl RootStatus {

@@ -4,7 +4,7 @@
 //! caller goes on, and a bound on full-text queries at once so that searches cannot starve
 //! everything else.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use r2d2_sqlite::SqliteConnectionManager;
@@ -14,6 +14,7 @@ use scrollback_core::db::{self, ConnectionKind};
 use scrollback_core::error::{Error, Result};
 
 use crate::history::Stop;
+use crate::status::{HubStatus, IndexStatus, RootCount};
 use crate::store::Store;
 use crate::transcript::{AsStore, Lend, Lent};
 
@@ -53,6 +54,22 @@ pub trait Backend: Send + Sync + 'static {
     /// One of its connections, as a [`Store`], given back when the guard drops. On the caller's
     /// thread (a blocking one).
     fn get(&self) -> Result<Lent<'_>>;
+    /// What it holds, for `status`: its hosts and their last pushes. On the caller's thread.
+    fn status(&self) -> Result<HubStatus>;
+}
+
+/// What a store holds, for `status` ([`Readers::held`]).
+#[derive(Debug)]
+pub enum Held {
+    /// An index: what it holds, and from each root asked about (in that order).
+    Index {
+        /// Its counts, vault and room.
+        index: IndexStatus,
+        /// What it holds from each root.
+        roots: Vec<RootCount>,
+    },
+    /// Another store (a team's hub): its own account.
+    Other(HubStatus),
 }
 
 /// What the readers read.
@@ -112,6 +129,26 @@ impl Readers {
         tokio::task::spawn_blocking(move || match source {
             Source::Index(pool) => f(Pooled(pool).lend()?.store()),
             Source::Other(backend) => f(backend.get()?.store()),
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("a reader failed: {e}")))?
+    }
+
+    /// What the store holds, for `status`: an index's counts (with its data directory `data_dir`'s
+    /// vault and room) and what it holds from each of `roots` (a format's name and an absolute
+    /// directory), or another store's own account ([`Backend::status`]). On the blocking pool.
+    pub async fn held(&self, data_dir: PathBuf, roots: Vec<(&'static str, PathBuf)>) -> Result<Held> {
+        let source = self.source.clone();
+        tokio::task::spawn_blocking(move || match source {
+            Source::Index(pool) => {
+                let conn = pool.get()?;
+                let roots: Vec<(&str, &Path)> = roots.iter().map(|(f, d)| (*f, d.as_path())).collect();
+                Ok(Held::Index {
+                    index: crate::status::index_status(&conn, &data_dir)?,
+                    roots: crate::status::root_counts(&conn, &roots)?,
+                })
+            }
+            Source::Other(backend) => backend.status().map(Held::Other),
         })
         .await
         .map_err(|e| Error::Internal(format!("a reader failed: {e}")))?

@@ -4,11 +4,11 @@
 //!
 //! SQLite is the first store: a reader's connection is one (`impl Store for Connection`, each
 //! method the query of its module: [`crate::history`], [`crate::index`], [`crate::usage`],
-//! [`crate::status`], [`crate::transcript`]). A team's hub on PostgreSQL is to be the second, behind
-//! the same methods, so that no front end is written twice. A store only reads: nothing here
-//! writes to any database.
-
-use std::path::Path;
+//! [`crate::transcript`]). A team's hub on PostgreSQL is the second, behind the same methods, so
+//! that no front end is written twice. A store only reads: nothing here writes to any database.
+//! What a store holds, for `status`, is not a question of the history and not here
+//! ([`crate::pool::Readers::held`]): an index's is [`crate::status::index_status`] on its
+//! connection, a hub's its backend's ([`crate::pool::Backend::status`]).
 
 use rusqlite::Connection;
 
@@ -21,7 +21,6 @@ use crate::history::{
 };
 use crate::media::MediaRecord;
 use crate::prices::Prices;
-use crate::status::{HubStatus, IndexStatus, RootCount};
 use crate::usage::{By, Filter, Report};
 use scrollback_core::query::Query;
 
@@ -93,18 +92,6 @@ pub trait Store {
 
     /// The usage ledger grouped `by`, within `filter`, priced by `prices`.
     fn usage(&self, by: By, filter: Filter<'_>, prices: &Prices) -> Result<Report>;
-
-    /// What the index holds, for `status` (its data directory's vault and room included).
-    fn status(&self, data_dir: &Path) -> Result<IndexStatus>;
-
-    /// What a team's hub holds, its hosts and their last pushes; `None` for an index (a machine's
-    /// own, which [`Self::status`] describes).
-    fn hub_status(&self) -> Result<Option<HubStatus>> {
-        Ok(None)
-    }
-
-    /// What the index holds from each root (a format's name and a directory), in their order.
-    fn root_counts(&self, roots: &[(&str, &Path)]) -> Result<Vec<RootCount>>;
 
     /// A history page's media record with its bytes, where the store holds them itself (a team's
     /// hub: [`MediaRecord::held`]); an index's records are read from their transcripts, as they are.
@@ -203,13 +190,5 @@ impl Store for Connection {
 
     fn stats(&self, filter: crate::stats::Filter<'_>, prices: &Prices) -> Result<crate::stats::Stats> {
         crate::stats::stats(self, filter, prices)
-    }
-
-    fn status(&self, data_dir: &Path) -> Result<IndexStatus> {
-        crate::status::index_status(self, data_dir)
-    }
-
-    fn root_counts(&self, roots: &[(&str, &Path)]) -> Result<Vec<RootCount>> {
-        crate::status::root_counts(self, roots)
     }
 }

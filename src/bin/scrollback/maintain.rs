@@ -82,7 +82,7 @@ pub(crate) fn index(dirs: &Dirs) -> anyhow::Result<()> {
         s.failed
     )?;
     let conn = index::open(&data_dir)?;
-    let held = (&conn as &dyn Store).status(&data_dir)?;
+    let held = scrollback::read::status::index_status(&conn, &data_dir)?;
     out!(
         "the index holds {}; entries {}; photos {}",
         count(held.sessions, "session"),
