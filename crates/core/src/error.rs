@@ -266,26 +266,6 @@ impl Error {
     }
 }
 
-/// With the `postgres` feature (the hub's crate turns it on; the core alone never needs the driver).
-#[cfg(feature = "postgres")]
-impl From<postgres::Error> for Error {
-    /// A PostgreSQL driver error as the hub's, with the server's own message where it sent one,
-    /// else the driver's with its causes (its own message alone is, say, "error performing TLS
-    /// handshake", with no word of why).
-    fn from(e: postgres::Error) -> Error {
-        match e.as_db_error() {
-            Some(db) if *db.code() == postgres::error::SqlState::INSUFFICIENT_PRIVILEGE => Error::Hub(format!(
-                "{} ({}): the role lacks a grant; a pusher needs SELECT, INSERT, UPDATE and DELETE on the hub's \
-                 tables, a reader SELECT (docs/hub.md, Roles)",
-                db.message(),
-                db.code().code()
-            )),
-            Some(db) => Error::Hub(format!("{} ({})", db.message(), db.code().code())),
-            None => Error::Hub(with_causes(&e)),
-        }
-    }
-}
-
 /// An error's message followed by its causes', each after a colon.
 pub fn with_causes(e: &dyn std::error::Error) -> String {
     let mut message = e.to_string();

@@ -21,6 +21,7 @@ use tokio_postgres::types::ToSql;
 
 use scrollback_core::error::{Error, Result};
 
+use crate::Pg;
 use crate::tls::MakeRustls;
 
 /// How often a wait looks at the stop flag.
@@ -106,7 +107,7 @@ impl Waits {
 
     /// Runs `f` within the connection's timeout.
     fn run<T>(&self, f: impl Future<Output = std::result::Result<T, tokio_postgres::Error>>) -> Result<T> {
-        Ok(self.wait(self.timeout, f)??)
+        self.wait(self.timeout, f)?.pg()
     }
 }
 
@@ -132,7 +133,7 @@ impl Hub {
         let mut waits =
             Waits { runtime: Some(runtime), connection: None, timeout, stop: None, broken: AtomicBool::new(false) };
         let limit = timeout.max(config.get_connect_timeout().copied().unwrap_or_default());
-        let (client, connection) = waits.wait(limit, config.connect(tls))??;
+        let (client, connection) = waits.wait(limit, config.connect(tls))?.pg()?;
         let task = waits.runtime()?.spawn(async move {
             if let Err(e) = connection.await {
                 tracing::debug!("the hub's connection ended: {e}");
@@ -205,7 +206,7 @@ impl Hub {
                 Ok(true)
             }
             Err(e) if e.code() == Some(&SqlState::LOCK_NOT_AVAILABLE) => Ok(false),
-            Err(e) => Err(e.into()),
+            Err(e) => Err(crate::driver_error(e)),
         }
     }
 }

@@ -29,6 +29,35 @@ mod usage;
 pub use connection::Hub;
 pub use tls::{SslMode, Tls};
 
+/// The PostgreSQL driver's errors as the read interface's [`Error::Hub`], named where the hub meets
+/// them (`.pg()?`): the core's error knows no driver.
+pub(crate) trait Pg<T> {
+    /// The driver's error as [`Error::Hub`] ([`driver_error`]).
+    fn pg(self) -> Result<T>;
+}
+
+impl<T> Pg<T> for std::result::Result<T, tokio_postgres::Error> {
+    fn pg(self) -> Result<T> {
+        self.map_err(driver_error)
+    }
+}
+
+/// A PostgreSQL driver error as the hub's, with the server's own message where it sent one, else
+/// the driver's with its causes (its own message alone is, say, "error performing TLS handshake",
+/// with no word of why).
+pub(crate) fn driver_error(e: tokio_postgres::Error) -> Error {
+    match e.as_db_error() {
+        Some(db) if *db.code() == tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE => Error::Hub(format!(
+            "{} ({}): the role lacks a grant; a pusher needs SELECT, INSERT, UPDATE and DELETE on the hub's \
+             tables, a reader SELECT (docs/hub.md, Roles)",
+            db.message(),
+            db.code().code()
+        )),
+        Some(db) => Error::Hub(format!("{} ({})", db.message(), db.code().code())),
+        None => Error::Hub(scrollback_core::error::with_causes(&e)),
+    }
+}
+
 /// The hub's schema: every table, index and view of the current version.
 pub const SCHEMA: &str = include_str!("../postgres.sql");
 
@@ -333,7 +362,7 @@ impl HubConfig {
         config.options(options);
         let mut hub = Hub::connect(&config, self.tls.connector()?, self.timeout)?;
         // A session idle outside a transaction ends too (PostgreSQL 14 and later know how).
-        let version: String = hub.query_one("SHOW server_version_num", &[])?.try_get(0)?;
+        let version: String = hub.query_one("SHOW server_version_num", &[])?.try_get(0).pg()?;
         if version.parse::<u32>().is_ok_and(|v| v >= 140_000) {
             hub.batch_execute(&format!("SET idle_session_timeout = {ms}"))?;
         }
@@ -346,14 +375,15 @@ impl HubConfig {
 pub fn migrate(client: &mut Hub) -> Result<i64> {
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock(7461023)", &[])?;
-    let exists: bool = tx.query_one("SELECT to_regclass('hub_meta') IS NOT NULL", &[])?.try_get(0)?;
+    let exists: bool = tx.query_one("SELECT to_regclass('hub_meta') IS NOT NULL", &[])?.try_get(0).pg()?;
     if !exists {
         tx.batch_execute(SCHEMA)?;
         tx.batch_execute(LZ4)?;
         tx.commit()?;
         return Ok(VERSION);
     }
-    let found: String = tx.query_one("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[])?.try_get(0)?;
+    let found: String =
+        tx.query_one("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[])?.try_get(0).pg()?;
     let found: i64 =
         found.parse().map_err(|_| Error::Hub(format!("the hub's schema version {found:?} is not a number")))?;
     if found > VERSION {

@@ -25,6 +25,7 @@ use scrollback_read::history::{
     check_offset, hits_page, notes_of, order, scope_role, sessions_page,
 };
 
+use crate::Pg;
 use crate::store::HubStore;
 
 /// The weights of `tsv`'s classes in the score ({D, C, B, A}: unused, the tools' names, tool text,
@@ -300,19 +301,19 @@ impl<'q> Run<'q> {
         let mut out: Vec<Candidate> = rows
             .iter()
             .map(|r| {
-                let together: bool = r.try_get(9)?;
+                let together: bool = r.try_get(9).pg()?;
                 Ok(Candidate {
-                    host: Some(r.try_get(0)?),
-                    id: r.try_get(1)?,
+                    host: Some(r.try_get(0).pg()?),
+                    id: r.try_get(1).pg()?,
                     // The words together first; a hub has no "near".
                     tier: if together { 0 } else { 2 },
-                    literal: r.try_get(8)?,
+                    literal: r.try_get(8).pg()?,
                     // `ts_rank_cd`, higher is better: negated, as BM25's sign is.
-                    score: -r.try_get::<_, f64>(4)?,
+                    score: -r.try_get::<_, f64>(4).pg()?,
                     row: Some(Row {
-                        session_id: r.try_get(2)?,
-                        timestamp: r.try_get(3)?,
-                        order: (r.try_get(5)?, r.try_get(6)?, r.try_get(7)?),
+                        session_id: r.try_get(2).pg()?,
+                        timestamp: r.try_get(3).pg()?,
+                        order: (r.try_get(5).pg()?, r.try_get(6).pg()?, r.try_get(7).pg()?),
                     }),
                 })
             })
@@ -350,7 +351,7 @@ impl SearchSource for Run<'_> {
         let n = self.store.query(&sql, &self.args.refs());
         self.args.0.truncate(kept);
         let n: i64 = match n?.first() {
-            Some(r) => r.try_get(0)?,
+            Some(r) => r.try_get(0).pg()?,
             None => 0,
         };
         Ok(n as u64)
@@ -377,33 +378,33 @@ impl SearchSource for Run<'_> {
             .into_iter()
             .next()
             .ok_or_else(|| Error::Hub(format!("entry {} of {host} went during the search", c.id)))?;
-        let text: Option<String> = row.try_get(9)?;
-        let tool_text: Option<String> = row.try_get(10)?;
+        let text: Option<String> = row.try_get(9).pg()?;
+        let tool_text: Option<String> = row.try_get(10).pg()?;
         let (said, said_match) = snippet(text.as_deref().unwrap_or(""), &self.compiled.marks);
         let (tool, tool_match) = snippet(tool_text.as_deref().unwrap_or(""), &self.compiled.marks);
         let in_tool = !said_match && (tool_match || text.as_deref().unwrap_or("").is_empty());
-        let tools: Option<String> = row.try_get(6)?;
-        let project: Option<String> = row.try_get(8)?;
-        let first: Option<String> = row.try_get(13)?;
+        let tools: Option<String> = row.try_get(6).pg()?;
+        let project: Option<String> = row.try_get(8).pg()?;
+        let first: Option<String> = row.try_get(13).pg()?;
         let title = scrollback_read::history::shown_title(
-            row.try_get(7)?,
-            row.try_get(14)?,
+            row.try_get(7).pg()?,
+            row.try_get(14).pg()?,
             project.as_deref(),
             first.as_deref(),
         );
-        let session = match row.try_get::<_, Option<String>>(11)? {
-            Some(agent) => Some((agent, row.try_get(12)?)),
+        let session = match row.try_get::<_, Option<String>>(11).pg()? {
+            Some(agent) => Some((agent, row.try_get(12).pg()?)),
             None => None,
         };
         let hit = SearchHit {
             session_id: at.session_id.clone(),
-            entry_uuid: row.try_get(0)?,
+            entry_uuid: row.try_get(0).pg()?,
             cursor: c.id,
-            line: row.try_get(1)?,
-            kind: row.try_get(2)?,
-            timestamp: row.try_get(3)?,
-            agent: row.try_get(4)?,
-            role: row.try_get(5)?,
+            line: row.try_get(1).pg()?,
+            kind: row.try_get(2).pg()?,
+            timestamp: row.try_get(3).pg()?,
+            agent: row.try_get(4).pg()?,
+            role: row.try_get(5).pg()?,
             tool: tools.and_then(|t| t.lines().next().map(str::to_owned)),
             title,
             project,

@@ -12,6 +12,7 @@ use scrollback_read::stats::{
     Bounds, Edit, GroupSum, MessageSum, SessionFigure, SessionSpend, SpendSum, StatsSource, ToolUse,
 };
 
+use crate::Pg;
 use crate::search::Args;
 use crate::store::HubStore;
 use crate::usage::{count, sum, token_sums, tokens_at};
@@ -90,18 +91,18 @@ impl HubStats<'_> {
             .map(|r| {
                 Ok(SessionSpend {
                     session: SessionFigure {
-                        host: r.try_get(0)?,
-                        session_id: r.try_get(1)?,
-                        title: r.try_get(12)?,
-                        project: r.try_get(13)?,
-                        agent: r.try_get::<_, Option<String>>(14)?.unwrap_or_default(),
-                        first_timestamp: r.try_get(15)?,
-                        last_timestamp: r.try_get(16)?,
+                        host: r.try_get(0).pg()?,
+                        session_id: r.try_get(1).pg()?,
+                        title: r.try_get(12).pg()?,
+                        project: r.try_get(13).pg()?,
+                        agent: r.try_get::<_, Option<String>>(14).pg()?.unwrap_or_default(),
+                        first_timestamp: r.try_get(15).pg()?,
+                        last_timestamp: r.try_get(16).pg()?,
                         ..SessionFigure::default()
                     },
-                    model: r.try_get(2)?,
-                    tier: r.try_get(3)?,
-                    over: r.try_get(4)?,
+                    model: r.try_get(2).pg()?,
+                    tier: r.try_get(3).pg()?,
+                    over: r.try_get(4).pg()?,
                     responses: count(r, 5)?,
                     tokens: tokens_at(r, 6)?,
                 })
@@ -124,9 +125,9 @@ impl StatsSource for HubStats<'_> {
             .iter()
             .map(|r| {
                 Ok(MessageSum {
-                    day: r.try_get(0)?,
-                    weekday: r.try_get(1)?,
-                    hour: r.try_get(2)?,
+                    day: r.try_get(0).pg()?,
+                    weekday: r.try_get(1).pg()?,
+                    hour: r.try_get(2).pg()?,
                     messages: count(r, 3)?,
                     prompts: count(r, 4)?,
                 })
@@ -137,7 +138,10 @@ impl StatsSource for HubStats<'_> {
     fn sessions_by_day(&self, b: &Bounds) -> Result<Vec<(String, u64)>> {
         let w = Within::new(b, "stats_hours", "h.hour");
         let select = format!("{}, count(DISTINCT (h.host, h.session_id))", w.day());
-        w.rows(self.0, &select, "GROUP BY 1")?.iter().map(|r| Ok((r.try_get(0)?, count(r, 1)?))).collect::<Result<_>>()
+        w.rows(self.0, &select, "GROUP BY 1")?
+            .iter()
+            .map(|r| Ok((r.try_get(0).pg()?, count(r, 1)?)))
+            .collect::<Result<_>>()
     }
 
     fn projects_and_agents(&self, b: &Bounds) -> Result<Vec<GroupSum>> {
@@ -147,8 +151,8 @@ impl StatsSource for HubStats<'_> {
             .iter()
             .map(|r| {
                 Ok(GroupSum {
-                    project: r.try_get(0)?,
-                    agent: r.try_get(1)?,
+                    project: r.try_get(0).pg()?,
+                    agent: r.try_get(1).pg()?,
                     sessions: count(r, 2)?,
                     messages: count(r, 3)?,
                 })
@@ -169,12 +173,12 @@ impl StatsSource for HubStats<'_> {
             .iter()
             .map(|r| {
                 Ok(SpendSum {
-                    day: r.try_get(0)?,
-                    project: r.try_get(1)?,
-                    agent: r.try_get(2)?,
-                    model: r.try_get(3)?,
-                    tier: r.try_get(4)?,
-                    over: r.try_get(5)?,
+                    day: r.try_get(0).pg()?,
+                    project: r.try_get(1).pg()?,
+                    agent: r.try_get(2).pg()?,
+                    model: r.try_get(3).pg()?,
+                    tier: r.try_get(4).pg()?,
+                    over: r.try_get(5).pg()?,
                     responses: count(r, 6)?,
                     tokens: tokens_at(r, 7)?,
                 })
@@ -191,7 +195,7 @@ impl StatsSource for HubStats<'_> {
                 Ok({
                     let (calls, failures) = (count(r, 1)?, count(r, 2)?);
                     let failure_rate = if calls == 0 { 0.0 } else { failures as f64 / calls as f64 };
-                    ToolUse { tool: r.try_get(0)?, calls, failures, failure_rate }
+                    ToolUse { tool: r.try_get(0).pg()?, calls, failures, failure_rate }
                 })
             })
             .collect::<Result<_>>()
@@ -202,7 +206,7 @@ impl StatsSource for HubStats<'_> {
         let select = format!("h.model, h.bucket::bigint, {}", sum("h.responses"));
         w.rows(self.0, &select, "GROUP BY 1, 2")?
             .iter()
-            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, count(r, 2)?)))
+            .map(|r| Ok((r.try_get(0).pg()?, r.try_get(1).pg()?, count(r, 2)?)))
             .collect::<Result<_>>()
     }
 
@@ -219,15 +223,15 @@ impl StatsSource for HubStats<'_> {
         rows.iter()
             .map(|r| {
                 Ok(Edit {
-                    timestamp: r.try_get(0)?,
-                    path: r.try_get(1)?,
-                    tool: r.try_get::<_, Option<String>>(2)?.unwrap_or_default(),
+                    timestamp: r.try_get(0).pg()?,
+                    path: r.try_get(1).pg()?,
+                    tool: r.try_get::<_, Option<String>>(2).pg()?.unwrap_or_default(),
                     added: count(r, 3)?,
                     removed: count(r, 4)?,
-                    session_id: r.try_get(5)?,
-                    title: r.try_get(6)?,
-                    project: r.try_get(7)?,
-                    host: r.try_get(8)?,
+                    session_id: r.try_get(5).pg()?,
+                    title: r.try_get(6).pg()?,
+                    project: r.try_get(7).pg()?,
+                    host: r.try_get(8).pg()?,
                 })
             })
             .collect::<Result<_>>()
@@ -248,14 +252,14 @@ impl StatsSource for HubStats<'_> {
         rows.iter()
             .map(|r| {
                 Ok(SessionFigure {
-                    host: r.try_get(0)?,
-                    session_id: r.try_get(1)?,
+                    host: r.try_get(0).pg()?,
+                    session_id: r.try_get(1).pg()?,
                     messages: count(r, 2)?,
-                    title: r.try_get(3)?,
-                    project: r.try_get(4)?,
-                    agent: r.try_get::<_, Option<String>>(5)?.unwrap_or_default(),
-                    first_timestamp: r.try_get(6)?,
-                    last_timestamp: r.try_get(7)?,
+                    title: r.try_get(3).pg()?,
+                    project: r.try_get(4).pg()?,
+                    agent: r.try_get::<_, Option<String>>(5).pg()?.unwrap_or_default(),
+                    first_timestamp: r.try_get(6).pg()?,
+                    last_timestamp: r.try_get(7).pg()?,
                     ..SessionFigure::default()
                 })
             })

@@ -41,6 +41,7 @@ use scrollback_read::transcript::{AsStore, Lent};
 use scrollback_read::transcript::{ExportFile, LINES, Line};
 use scrollback_read::usage::{By, Filter, Report};
 
+use crate::Pg;
 use crate::connection::Hub;
 use crate::{HubConfig, VERSION};
 
@@ -103,7 +104,8 @@ impl HubReaders {
                 ))
             })?
             .map(|r| r.try_get::<_, String>(0))
-            .transpose()?
+            .transpose()
+            .pg()?
             .and_then(|v| v.parse::<i64>().ok());
         match version {
             Some(v) if v <= VERSION => {}
@@ -255,51 +257,55 @@ const SESSION_COLUMNS: &str = concat!(
 );
 
 fn listed(r: &Row) -> Result<SessionSummary> {
-    let (project, first): (Option<String>, Option<String>) = (r.try_get(2)?, r.try_get(4)?);
+    let (project, first): (Option<String>, Option<String>) = (r.try_get(2).pg()?, r.try_get(4).pg()?);
     Ok(SessionSummary {
-        host: Some(r.try_get(0)?),
-        id: r.try_get(1)?,
+        host: Some(r.try_get(0).pg()?),
+        id: r.try_get(1).pg()?,
         // Named as an index names it where it has no title ([`scrollback_read::history::shown_title`]).
         title: scrollback_read::history::shown_title(
-            r.try_get(3)?,
-            r.try_get(13)?,
+            r.try_get(3).pg()?,
+            r.try_get(13).pg()?,
             project.as_deref(),
             first.as_deref(),
         ),
         project,
         first_timestamp: first,
-        last_timestamp: r.try_get(5)?,
-        entries: r.try_get(6)?,
-        images: r.try_get(7)?,
-        sidechain_entries: r.try_get(8)?,
-        gone: r.try_get(9)?,
-        agent: r.try_get(10)?,
-        forked_from: r.try_get(11)?,
-        pinned: Some(r.try_get(12)?),
+        last_timestamp: r.try_get(5).pg()?,
+        entries: r.try_get(6).pg()?,
+        images: r.try_get(7).pg()?,
+        sidechain_entries: r.try_get(8).pg()?,
+        gone: r.try_get(9).pg()?,
+        agent: r.try_get(10).pg()?,
+        forked_from: r.try_get(11).pg()?,
+        pinned: Some(r.try_get(12).pg()?),
     })
 }
 
 fn history_row(r: &Row) -> Result<HistoryEntry> {
-    let body = match (r.try_get::<_, Option<String>>(8)?, r.try_get::<_, Option<String>>(9)?) {
+    let body = match (r.try_get::<_, Option<String>>(8).pg()?, r.try_get::<_, Option<String>>(9).pg()?) {
         (Some(stripped), None) => EntryBody::Stored { stripped, media: Vec::new() },
         (_, invalid) => EntryBody::Invalid(invalid.unwrap_or_default()),
     };
-    let line: i64 = r.try_get(1)?;
+    let line: i64 = r.try_get(1).pg()?;
     Ok(HistoryEntry {
-        cursor: r.try_get(0)?,
-        order: Order { at: r.try_get(10)?, file: r.try_get(11)?, line },
+        cursor: r.try_get(0).pg()?,
+        order: Order { at: r.try_get(10).pg()?, file: r.try_get(11).pg()?, line },
         line,
         columns: Columns {
-            uuid: r.try_get(2)?,
-            parent_uuid: r.try_get(3)?,
-            kind: r.try_get(4)?,
-            role: r.try_get(5)?,
-            timestamp: r.try_get(6)?,
-            is_sidechain: r.try_get(7)?,
+            uuid: r.try_get(2).pg()?,
+            parent_uuid: r.try_get(3).pg()?,
+            kind: r.try_get(4).pg()?,
+            role: r.try_get(5).pg()?,
+            timestamp: r.try_get(6).pg()?,
+            is_sidechain: r.try_get(7).pg()?,
         },
-        format: format::by_name(&r.try_get::<_, String>(13)?).unwrap_or(format::DEFAULT),
-        subagent: r.try_get::<_, Option<String>>(12)?.map(|agent_id| Subagent { agent_id, first: None, entries: 0 }),
-        agent_id: r.try_get(14)?,
+        format: format::by_name(&r.try_get::<_, String>(13).pg()?).unwrap_or(format::DEFAULT),
+        subagent: r.try_get::<_, Option<String>>(12).pg()?.map(|agent_id| Subagent {
+            agent_id,
+            first: None,
+            entries: 0,
+        }),
+        agent_id: r.try_get(14).pg()?,
         spawned_by: None,
         body,
     })
@@ -314,26 +320,26 @@ const MEDIA_JOIN: &str = "media m JOIN entries e ON e.host = m.host AND e.file_i
 /// A media row as the hub has it. Its bytes are the hub's, not a file's: the path is the host's,
 /// never opened here (`file_live` is false until [`HubStore::media`] gives the bytes).
 fn media_record(r: &Row) -> Result<MediaRecord> {
-    let encoding: String = r.try_get(3)?;
-    let kind: String = r.try_get(7)?;
+    let encoding: String = r.try_get(3).pg()?;
+    let kind: String = r.try_get(7).pg()?;
     let bad = |what: &str, value: &str| Error::Hub(format!("the hub holds a media row with {what} {value:?}"));
     Ok(MediaRecord {
         id: 0,
-        path: PathBuf::from(r.try_get::<_, String>(1)?),
+        path: PathBuf::from(r.try_get::<_, String>(1).pg()?),
         file_live: false,
         from_vault: false,
-        offset: r.try_get::<_, i64>(0)? as u64,
-        length: r.try_get::<_, i64>(2)? as u64,
+        offset: r.try_get::<_, i64>(0).pg()? as u64,
+        length: r.try_get::<_, i64>(2).pg()? as u64,
         encoding: Encoding::parse(&encoding).ok_or_else(|| bad("encoding", &encoding))?,
-        media_type: r.try_get(4)?,
-        decoded_length: r.try_get::<_, i64>(5)? as u64,
-        blake3: r.try_get(6)?,
+        media_type: r.try_get(4).pg()?,
+        decoded_length: r.try_get::<_, i64>(5).pg()? as u64,
+        blake3: r.try_get(6).pg()?,
         kind: MediaKind::parse(&kind).ok_or_else(|| bad("kind", &kind))?,
-        ordinal: r.try_get::<_, Option<i32>>(8)?.map(|o| o as u32),
-        session_id: r.try_get(9)?,
-        entry_uuid: r.try_get(10)?,
-        entry_id: r.try_get(11)?,
-        line_offset: r.try_get::<_, i64>(12)? as u64,
+        ordinal: r.try_get::<_, Option<i32>>(8).pg()?.map(|o| o as u32),
+        session_id: r.try_get(9).pg()?,
+        entry_uuid: r.try_get(10).pg()?,
+        entry_id: r.try_get(11).pg()?,
+        line_offset: r.try_get::<_, i64>(12).pg()? as u64,
         held: None,
     })
 }
@@ -353,7 +359,8 @@ impl HubStore {
         let version: String = self
             .query_opt("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[])?
             .map(|r| r.try_get(0))
-            .transpose()?
+            .transpose()
+            .pg()?
             .unwrap_or_default();
         let hosts = self.query(
             r#"SELECT h.name,
@@ -373,17 +380,17 @@ impl HubStore {
                 .iter()
                 .map(|r| {
                     Ok(HostStatus {
-                        name: r.try_get(0)?,
-                        first_push_at: r.try_get(1)?,
-                        last_push_at: r.try_get(2)?,
-                        sessions: r.try_get(3)?,
-                        entries: r.try_get(4)?,
-                        photos: r.try_get(5)?,
+                        name: r.try_get(0).pg()?,
+                        first_push_at: r.try_get(1).pg()?,
+                        last_push_at: r.try_get(2).pg()?,
+                        sessions: r.try_get(3).pg()?,
+                        entries: r.try_get(4).pg()?,
+                        photos: r.try_get(5).pg()?,
                     })
                 })
                 .collect::<Result<_>>()?,
-            blobs: blobs.try_get(0)?,
-            blob_bytes: blobs.try_get(1)?,
+            blobs: blobs.try_get(0).pg()?,
+            blob_bytes: blobs.try_get(1).pg()?,
         })
     }
 
@@ -405,14 +412,14 @@ impl HubStore {
 
     /// The host a session is read from: the one whose latest entry is newest, if two hold it.
     fn host_of(&self, session_id: &str) -> Result<Option<String>> {
-        Ok(self
-            .query_opt(
-                r#"SELECT host FROM sessions WHERE id = $1
+        self.query_opt(
+            r#"SELECT host FROM sessions WHERE id = $1
                    ORDER BY coalesce(last_timestamp, '') COLLATE "C" DESC, host LIMIT 1"#,
-                &[&session_id],
-            )?
-            .map(|r| r.try_get(0))
-            .transpose()?)
+            &[&session_id],
+        )?
+        .map(|r| r.try_get(0))
+        .transpose()
+        .pg()
     }
 
     /// The place of entry `cursor` of the session, if it is one.
@@ -421,7 +428,7 @@ impl HubStore {
             "SELECT sort_at, sort_file, line FROM entries WHERE host = $1 AND session_id = $2 AND local_id = $3",
             &[&host, &session_id, &cursor],
         )?
-        .map(|r| Ok::<_, Error>(Order { at: r.try_get(0)?, file: r.try_get(1)?, line: r.try_get(2)? }))
+        .map(|r| Ok::<_, Error>(Order { at: r.try_get(0).pg()?, file: r.try_get(1).pg()?, line: r.try_get(2).pg()? }))
         .transpose()
     }
 
@@ -502,7 +509,7 @@ impl HubStore {
                 &[&host, &session_id, &agent_id],
             )?;
             match row {
-                Some(r) => Ok((Some(r.try_get(0)?), r.try_get(1)?)),
+                Some(r) => Ok((Some(r.try_get(0).pg()?), r.try_get(1).pg()?)),
                 None => Ok((None, 0)),
             }
         };
@@ -523,7 +530,8 @@ impl HubStore {
                     &[&host, &session_id, &agent_id],
                 )?
                 .map(|r| r.try_get(0))
-                .transpose()?;
+                .transpose()
+                .pg()?;
             entry.spawned_by = Some(SpawnedBy { agent_id, cursor });
         }
         Ok(())
@@ -549,7 +557,7 @@ impl HubStore {
             &[&r.session_id, &r.entry_uuid, &ordinal],
         )?;
         match failed {
-            Some(row) => Err(Error::FailedUpload { what: r.to_string(), reason: row.try_get(0)? }),
+            Some(row) => Err(Error::FailedUpload { what: r.to_string(), reason: row.try_get(0).pg()? }),
             None => Ok(None),
         }
     }
@@ -678,7 +686,7 @@ impl Store for HubStore {
             r#"SELECT DISTINCT id COLLATE "C" FROM sessions WHERE starts_with(id, $1) ORDER BY 1 LIMIT $2"#,
             &[&given, &(scrollback_read::history::names::LISTED as i64 + 1)],
         )?;
-        let ids = ids.iter().map(|r| r.try_get::<_, String>(0)).collect::<Result<Vec<_>, _>>()?;
+        let ids = ids.iter().map(|r| r.try_get::<_, String>(0)).collect::<Result<Vec<_>, _>>().pg()?;
         scrollback_read::history::names::pick(given, ids)
     }
 
@@ -686,7 +694,7 @@ impl Store for HubStore {
         let Some(host) = self.host_of(session_id)? else { return Ok(None) };
         let row =
             self.query_opt("SELECT git_branch FROM sessions WHERE host = $1 AND id = $2", &[&host, &session_id])?;
-        Ok(row.map(|r| r.try_get(0)).transpose()?.flatten())
+        Ok(row.map(|r| r.try_get(0)).transpose().pg()?.flatten())
     }
 
     fn history(&self, session_id: &str, at: Position, limit: u32, sidechains: bool) -> Result<Option<HistoryPage>> {
@@ -705,16 +713,16 @@ impl Store for HubStore {
     fn first_cursor(&self, session_id: &str, sidechains: bool) -> Result<Option<i64>> {
         let Some(host) = self.host_of(session_id)? else { return Ok(None) };
         let side = if sidechains { "" } else { " AND NOT is_sidechain" };
-        Ok(self
-            .query_opt(
-                &format!(
-                    "SELECT local_id FROM entries WHERE host = $1 AND session_id = $2 AND NOT duplicate{side}
+        self.query_opt(
+            &format!(
+                "SELECT local_id FROM entries WHERE host = $1 AND session_id = $2 AND NOT duplicate{side}
                      {OLDEST_FIRST} LIMIT 1"
-                ),
-                &[&host, &session_id],
-            )?
-            .map(|r| r.try_get(0))
-            .transpose()?)
+            ),
+            &[&host, &session_id],
+        )?
+        .map(|r| r.try_get(0))
+        .transpose()
+        .pg()
     }
 
     fn outline(&self, _: &str, _: Option<&dyn scrollback_read::history::Mask>) -> Result<Option<Outline>> {
@@ -745,7 +753,8 @@ impl Store for HubStore {
                 &[host, &hit.session_id, &hit.cursor],
             )?
             .map(|r| r.try_get(0))
-            .transpose()?
+            .transpose()
+            .pg()?
             .flatten())
     }
 
@@ -764,7 +773,7 @@ impl Store for HubStore {
         let Some(blob) = self.query_opt("SELECT bytes FROM blobs WHERE blake3 = $1", &[&record.blake3])? else {
             return Err(Error::NotFound(format!("{} (its host has not pushed its bytes yet)", record.blake3)));
         };
-        record.held = Some(Arc::from(blob.try_get::<_, Vec<u8>>(0)?));
+        record.held = Some(Arc::from(blob.try_get::<_, Vec<u8>>(0).pg()?));
         record.file_live = true;
         Ok(record)
     }
@@ -791,7 +800,7 @@ impl Store for HubStore {
             &[&host, &session_id],
         )?;
         rows.iter()
-            .map(|r| Ok(ExportFile { id: r.try_get(0)?, host: Some(host.clone()), transcript: None }))
+            .map(|r| Ok(ExportFile { id: r.try_get(0).pg()?, host: Some(host.clone()), transcript: None }))
             .collect::<Result<_>>()
     }
 
@@ -805,7 +814,12 @@ impl Store for HubStore {
         let mut lines: Vec<Line> = rows
             .iter()
             .map(|r| {
-                Ok(Line { offset: r.try_get(0)?, length: r.try_get(1)?, stored: r.try_get(2)?, media: Vec::new() })
+                Ok(Line {
+                    offset: r.try_get(0).pg()?,
+                    length: r.try_get(1).pg()?,
+                    stored: r.try_get(2).pg()?,
+                    media: Vec::new(),
+                })
             })
             .collect::<Result<_>>()?;
         let Some(last) = lines.last().map(|l| l.offset) else { return Ok(lines) };
@@ -863,7 +877,8 @@ impl PageSource for HubPages<'_> {
                 &[&self.host, &self.session_id],
             )?
             .map(|r| r.try_get(0))
-            .transpose()?
+            .transpose()
+            .pg()?
             .flatten())
     }
 

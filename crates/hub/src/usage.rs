@@ -10,6 +10,7 @@ use scrollback_core::format::{Tokens, usage};
 use scrollback_read::prices::Prices;
 use scrollback_read::usage::{Bounds, By, Filter, LedgerSum, Report, report_of};
 
+use crate::Pg;
 use crate::search::Args;
 use crate::store::HubStore;
 
@@ -38,7 +39,7 @@ pub(crate) fn token_sums(alias: &str) -> String {
 
 /// A count column's value (none, or less than none, is 0).
 pub(crate) fn count(r: &Row, i: usize) -> Result<u64> {
-    Ok(r.try_get::<_, Option<i64>>(i)?.unwrap_or(0).max(0) as u64)
+    Ok(r.try_get::<_, Option<i64>>(i).pg()?.unwrap_or(0).max(0) as u64)
 }
 
 /// The six token sums of [`token_sums`], from column `i` on.
@@ -92,17 +93,17 @@ pub(crate) fn report(store: &HubStore, by: By, filter: Filter<'_>, prices: &Pric
     let rows = store.query(&sql, &args.refs())?;
     let sums = rows.iter().map(|r| {
         Ok(LedgerSum {
-            key: r.try_get(0)?,
-            agent: r.try_get(1)?,
-            model: r.try_get(2)?,
-            tier: r.try_get(3)?,
-            over: r.try_get(4)?,
+            key: r.try_get(0).pg()?,
+            agent: r.try_get(1).pg()?,
+            model: r.try_get(2).pg()?,
+            tier: r.try_get(3).pg()?,
+            over: r.try_get(4).pg()?,
             responses: count(r, 5)?,
             tokens: tokens_at(r, 6)?,
-            first: r.try_get(12)?,
-            last: r.try_get(13)?,
-            title: r.try_get(14)?,
-            project: r.try_get(15)?,
+            first: r.try_get(12).pg()?,
+            last: r.try_get(13).pg()?,
+            title: r.try_get(14).pg()?,
+            project: r.try_get(15).pg()?,
         })
     });
     Ok(report_of(by, sums.collect::<Result<Vec<_>>>()?, prices))

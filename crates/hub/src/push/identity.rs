@@ -12,6 +12,7 @@ use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
+use crate::Pg;
 use crate::connection::Hub;
 use scrollback_core::error::{Error, Result};
 
@@ -82,7 +83,7 @@ pub(super) fn claim(hub: &mut Hub, host: &str, identity: &str, take_over: bool) 
          WHERE name = $1 FOR UPDATE",
         &[&host],
     )?;
-    let (held, last): (Option<String>, Option<String>) = (row.try_get(0)?, row.try_get(1)?);
+    let (held, last): (Option<String>, Option<String>) = (row.try_get(0).pg()?, row.try_get(1).pg()?);
     match held {
         Some(held) if held == identity => return tx.commit(),
         None => {}

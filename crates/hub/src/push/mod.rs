@@ -39,6 +39,7 @@ use std::time::Instant;
 
 use rusqlite::Connection;
 
+use crate::Pg;
 use crate::connection::Hub;
 use crate::{HubConfig, migrate};
 use scrollback_core::db;
@@ -181,15 +182,15 @@ impl Pusher {
             .iter()
             .map(|r| {
                 Ok((
-                    r.try_get(0)?,
+                    r.try_get(0).pg()?,
                     HubFile {
-                        path: r.try_get(1)?,
-                        state: r.try_get(2)?,
-                        lines: r.try_get(3)?,
-                        checkpoint: r.try_get(4)?,
-                        indexed_at: r.try_get(5)?,
-                        generation: r.try_get(6)?,
-                        last_off: r.try_get(7)?,
+                        path: r.try_get(1).pg()?,
+                        state: r.try_get(2).pg()?,
+                        lines: r.try_get(3).pg()?,
+                        checkpoint: r.try_get(4).pg()?,
+                        indexed_at: r.try_get(5).pg()?,
+                        generation: r.try_get(6).pg()?,
+                        last_off: r.try_get(7).pg()?,
                     },
                 ))
             })
@@ -232,7 +233,7 @@ impl Pusher {
             for id in &dropped {
                 self.files.remove(id);
             }
-            let sessions: BTreeSet<String> = sessions.iter().map(|r| r.try_get(0)).collect::<Result<_, _>>()?;
+            let sessions: BTreeSet<String> = sessions.iter().map(|r| r.try_get(0)).collect::<Result<_, _>>().pg()?;
             self.send_sessions(&conn, &sessions.iter().collect::<Vec<_>>())?;
             synced.extend(sessions);
         }
@@ -262,7 +263,7 @@ impl Pusher {
         let identity = format!("{}:{}", meta.dev(), meta.ino());
         let mut tx = self.client.transaction()?;
         let recorded: Option<String> =
-            tx.query_one("SELECT index_id FROM hosts WHERE name = $1 FOR UPDATE", &[&self.host])?.try_get(0)?;
+            tx.query_one("SELECT index_id FROM hosts WHERE name = $1 FOR UPDATE", &[&self.host])?.try_get(0).pg()?;
         if recorded.as_deref() == Some(identity.as_str()) {
             return Ok(false);
         }
@@ -297,7 +298,8 @@ impl Pusher {
             .query("SELECT session_id FROM forgotten WHERE host = $1", &[&self.host])?
             .iter()
             .map(|r| r.try_get(0))
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<_, _>>()
+            .pg()?;
         let back: Vec<&String> = on_hub.difference(&here).collect();
         if !back.is_empty() {
             self.client
@@ -340,7 +342,7 @@ impl Pusher {
             .client
             .query("SELECT session_id, title, pinned, set_at FROM marks WHERE host = $1", &[&self.host])?
             .iter()
-            .map(|r| Ok((r.try_get(0)?, (r.try_get(1)?, r.try_get(2)?, r.try_get(3)?))))
+            .map(|r| Ok((r.try_get(0).pg()?, (r.try_get(1).pg()?, r.try_get(2).pg()?, r.try_get(3).pg()?))))
             .collect::<Result<_>>()?;
         let gone: Vec<&String> = on_hub.keys().filter(|id| !here.contains_key(*id)).collect();
         let changed: Vec<(&String, &MarkRow)> =

@@ -7,6 +7,7 @@
 
 use std::collections::HashSet;
 
+use crate::Pg;
 use crate::connection::{Hub, HubTransaction};
 
 use scrollback_core::error::{Error, Result};
@@ -43,7 +44,7 @@ pub(super) fn drop_lines(tx: &mut HubTransaction<'_>, host: &str, file_id: i64) 
     let sessions =
         tx.query("SELECT DISTINCT session_id FROM entries WHERE host = $1 AND file_id = $2", &[&host, &file_id])?;
     tx.execute("DELETE FROM entries WHERE host = $1 AND file_id = $2", &[&host, &file_id])?;
-    Ok(sessions.iter().map(|r| r.try_get::<_, String>(0)).collect::<Result<_, _>>()?)
+    sessions.iter().map(|r| r.try_get::<_, String>(0)).collect::<Result<_, _>>().pg()
 }
 
 /// Writes a file's row: what the index says of it, with the watermark, line count and checkpoint
@@ -119,7 +120,8 @@ pub(super) fn send_photos(
         .query("SELECT blake3 FROM blobs WHERE blake3 = ANY($1)", &[&hashes])?
         .iter()
         .map(|r| r.try_get(0))
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<_, _>>()
+        .pg()?;
     let mut photos = Photos::default();
     let mut sent = HashSet::new();
     for (_, record) in records {
