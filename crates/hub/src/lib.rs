@@ -22,6 +22,7 @@ pub mod follow;
 pub mod push;
 mod search;
 mod stats;
+mod status;
 pub mod store;
 pub mod tls;
 mod usage;

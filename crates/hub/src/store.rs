@@ -36,7 +36,7 @@ use scrollback_read::history::{
 use scrollback_read::media::MediaRecord;
 use scrollback_read::pool::Backend;
 use scrollback_read::prices::Prices;
-use scrollback_read::status::{HostStatus, HubStatus};
+use scrollback_read::status::HubStatus;
 use scrollback_read::transcript::{AsStore, Lent};
 use scrollback_read::transcript::{ExportFile, LINES, Line};
 use scrollback_read::usage::{By, Filter, Report};
@@ -354,46 +354,6 @@ fn parse_session_cursor(c: &str) -> Result<(String, String, String)> {
 }
 
 impl HubStore {
-    /// What the hub holds, for `status`: its schema, hosts and their last pushes, and its blobs.
-    fn status(&self) -> Result<HubStatus> {
-        let version: String = self
-            .query_opt("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[])?
-            .map(|r| r.try_get(0))
-            .transpose()
-            .pg()?
-            .unwrap_or_default();
-        let hosts = self.query(
-            r#"SELECT h.name,
-                      to_char(h.first_push_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-                      to_char(h.last_push_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-                      count(s.id), coalesce(sum(s.entries), 0)::bigint, coalesce(sum(s.images), 0)::bigint
-               FROM hosts h LEFT JOIN sessions s ON s.host = h.name
-               GROUP BY h.name, h.first_push_at, h.last_push_at ORDER BY h.name COLLATE "C""#,
-            &[],
-        )?;
-        let blobs = self
-            .query_opt("SELECT count(*), coalesce(sum(length), 0)::bigint FROM blobs", &[])?
-            .ok_or_else(|| Error::Internal("an aggregate without its row".into()))?;
-        Ok(HubStatus {
-            schema_version: version.parse().unwrap_or(0),
-            hosts: hosts
-                .iter()
-                .map(|r| {
-                    Ok(HostStatus {
-                        name: r.try_get(0).pg()?,
-                        first_push_at: r.try_get(1).pg()?,
-                        last_push_at: r.try_get(2).pg()?,
-                        sessions: r.try_get(3).pg()?,
-                        entries: r.try_get(4).pg()?,
-                        photos: r.try_get(5).pg()?,
-                    })
-                })
-                .collect::<Result<_>>()?,
-            blobs: blobs.try_get(0).pg()?,
-            blob_bytes: blobs.try_get(1).pg()?,
-        })
-    }
-
     /// Runs `f` on the connection.
     fn on_hub<T>(&self, f: impl FnOnce(&mut Hub) -> Result<T>) -> Result<T> {
         match self.hub.borrow_mut().as_mut() {
@@ -406,7 +366,7 @@ impl HubStore {
         self.on_hub(|hub| hub.query(sql, params))
     }
 
-    fn query_opt(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Option<Row>> {
+    pub(crate) fn query_opt(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Option<Row>> {
         self.on_hub(|hub| hub.query_opt(sql, params))
     }
 
