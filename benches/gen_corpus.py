@@ -61,13 +61,18 @@ LANGUAGE = {"words": WORDS, "joiner": " "}
 BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 
+# Where Claude Code compacts (auto-compact, near a 200k-token window): no request reads more context.
+COMPACT_AT = 160_000
+
+
 class Usage:
     """What Claude Code writes on every assistant line: the message's `type`, `stop_reason`,
     `stop_sequence` and `usage` (input, cache creation with its 5-minute and 1-hour split, cache
     read, output, service tier), and the line's `requestId`. Every line of one API response (a
     thinking block, the text, each tool call: Claude Code writes one line per content block) carries
     the same message id, request id and usage, as the real files do. The context grows through a
-    session (cache reads), new turns write the cache, and output varies with the answer.
+    session (cache reads) until the conversation is compacted (`COMPACT_AT`), new turns write the
+    cache, and output varies with the answer.
 
     Drawn from an RNG of its own, so the texts and times of a tree are the same with or without usage
     (`--no-usage` writes the lighter tree of the older benchmarks)."""
@@ -86,6 +91,11 @@ class Usage:
         created = rng.randint(200, 9000) if rng.random() < 0.6 else 0
         read = self.context
         self.context += created + rng.randint(50, 900)
+        if self.context > COMPACT_AT:
+            # Claude Code compacts a conversation that nears the model's window: the requests after
+            # it read a summary, not the whole history (no draw of the RNG, so the tree's other
+            # figures stay as they were).
+            self.context = 12000 + self.context % 8000
         request = "req_011C" + "".join(rng.choice(BASE58) for _ in range(20))
         usage = {"input_tokens": rng.randint(1, 12), "cache_creation_input_tokens": created, "cache_read_input_tokens": read,
                  "cache_creation": {"ephemeral_5m_input_tokens": created, "ephemeral_1h_input_tokens": 0},
