@@ -188,6 +188,13 @@ fn three_hosts() -> (Env, Env, Env, Vec<u8>) {
     // latest of both.
     laptop.write("q/e1.jsonl", edits_session("e1", 0, 7));
     others.write("q/e2.jsonl", edits_session("e2", 1, 7));
+    // And a session with no title: one answer.
+    let answer = serde_json::json!({"type": "assistant", "sessionId": "u1", "uuid": "u1-a",
+        "timestamp": "2026-02-04T10:00:00.000Z", "cwd": "/work/lighthouse", "requestId": "req-u1",
+        "message": {"id": "msg-u1", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": "The lamp turns once a minute."}],
+            "usage": {"input_tokens": 5, "output_tokens": 7}}});
+    others.write("q/u1.jsonl", format!("{answer}\n"));
     index_with(&laptop, &[]);
     index_with(&desk, &crate::agents::root_args(&desk));
     index_with(&others, &[]);
@@ -574,6 +581,10 @@ fn serve_postgres_answers_as_the_union_of_the_hosts_own_servers_and_refuses_writ
     let all = &overviews[0];
     assert!(all.sums["messages"] > 0.0 && all.sums["responses"] > 0.0 && all.sums["toolCalls"] > 0.0, "{:?}", all.sums);
     assert!(!all.tools.is_empty() && !all.longest.is_empty() && !all.costliest.is_empty());
+    // A session with no title is named by its first words on its host, and so on the hub (checked
+    // by `same_as`: each of the hub's longest sessions, title and all, is one of the hosts').
+    let untitled = all.longest.iter().find(|s| s.2 == "\"u1\"").expect("the untitled session is among the longest");
+    assert_eq!(untitled.3, "\"The lamp turns once a minute.\"");
     assert!(!all.edits.is_empty(), "the hosts' sessions edit files");
 
     // A session list's text filter, and a page of hits at a time.
@@ -637,7 +648,8 @@ const OVERVIEWS: &[&str] = &["tz=0", "tz=9", "tz=-5", "tz=2&since=2026-01-01&unt
 struct Overview {
     sums: BTreeMap<String, f64>,
     edits: Vec<(String, String, String, String)>,
-    longest: Vec<(u64, String, String)>,
+    /// Messages, host, id and title (the hub names an untitled session as its host does).
+    longest: Vec<(u64, String, String, String)>,
     costliest: Vec<(f64, String, String)>,
     tools: BTreeSet<String>,
 }
@@ -685,7 +697,8 @@ impl Overview {
             self.edits.push((at.to_owned(), host_of(e), e["sessionId"].to_string(), path.to_owned()));
         }
         for s in stats["longestSessions"].as_array().unwrap() {
-            self.longest.push((s["messages"].as_u64().unwrap(), host_of(s), s["sessionId"].to_string()));
+            let named = (s["sessionId"].to_string(), s["title"].to_string());
+            self.longest.push((s["messages"].as_u64().unwrap(), host_of(s), named.0, named.1));
         }
         for s in stats["costliestSessions"].as_array().unwrap() {
             self.costliest.push((s["cost"].as_f64().unwrap(), host_of(s), s["sessionId"].to_string()));
@@ -714,7 +727,7 @@ impl Overview {
         assert_eq!(times(&hub.edits), times(&edits), "{query}: recent edits");
         let mut longest = self.longest.clone();
         longest.sort_by_key(|s| std::cmp::Reverse(s.0));
-        let counts = |l: &[(u64, String, String)]| l.iter().map(|s| s.0).take(10).collect::<Vec<_>>();
+        let counts = |l: &[(u64, String, String, String)]| l.iter().map(|s| s.0).take(10).collect::<Vec<_>>();
         assert_eq!(counts(&hub.longest), counts(&longest), "{query}: the longest sessions");
         let mut costliest = self.costliest.clone();
         costliest.sort_by(|a, b| b.0.total_cmp(&a.0));

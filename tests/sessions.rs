@@ -4,6 +4,8 @@
 
 use rusqlite::{Connection, OptionalExtension};
 use scrollback::read::history::{self, HistoryEntry, Position, SessionQuery};
+use scrollback::read::prices::Prices;
+use scrollback::read::stats;
 use scrollback::{Indexer, NoProgress};
 use serde_json::{Value, json};
 
@@ -774,4 +776,10 @@ fn an_untitled_session_is_named_by_its_first_words_or_its_project_and_day_never_
     assert_eq!(history::session(&conn, answered).unwrap().unwrap().title.as_deref(), Some(first_words));
     let hits = history::search(&conn, "linker", None, 10).unwrap();
     assert_eq!(hits[0].title.as_deref(), Some(first_words), "a search hit's session named the same way");
+    // The overview's tables of sessions too (they showed the id).
+    let overview = stats::stats(&conn, stats::Filter::default(), &Prices::shipped()).unwrap();
+    let longest: Vec<_> =
+        overview.longest_sessions.iter().map(|s| (s.session_id.as_str(), s.title.as_deref())).collect();
+    assert!(longest.contains(&(answered, Some(first_words))), "{longest:?}");
+    assert!(longest.contains(&(silent, Some("lighthouse · 2026-03-01"))), "{longest:?}");
 }

@@ -284,4 +284,13 @@ impl StatsSource for HubStats<'_> {
             None => Ok(0),
         }
     }
+
+    fn first_said(&self, one: &SessionFigure) -> Result<Option<String>> {
+        let sql = concat!("SELECT ", crate::store::first_said!(), " FROM sessions s WHERE s.host = $1 AND s.id = $2");
+        let host = one.host.clone().unwrap_or_default();
+        match self.0.query_opt(sql, &[&host, &one.session_id])? {
+            Some(r) => r.try_get(0).pg(),
+            None => Ok(None),
+        }
+    }
 }

@@ -11,9 +11,10 @@
 use std::collections::BTreeMap;
 
 use jiff::civil::Date;
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
+use crate::history::{first_said, shown_title};
 use crate::prices::Prices;
 use crate::usage::{cost, summed_over};
 use scrollback_core::db::RESPONSE_BUCKETS;
@@ -376,6 +377,9 @@ pub trait StatsSource {
     fn session_spend(&self, b: &Bounds, one: Option<&SessionFigure>) -> Result<Vec<SessionSpend>>;
     /// The messages of session `one`.
     fn session_messages(&self, b: &Bounds, one: &SessionFigure) -> Result<u64>;
+    /// The start of what was first said in session `one` (a sub-agent's prompt, an answer), which
+    /// names a session with no title ([`shown_title`]).
+    fn first_said(&self, one: &SessionFigure) -> Result<Option<String>>;
 }
 
 /// The UTC hour `YYYY-MM-DDTHH` at which day `day` of the time zone `tz_hours` starts (`plus` days
@@ -518,6 +522,13 @@ pub fn stats_of(source: &dyn StatsSource, filter: Filter<'_>, prices: &Prices) -
     }
     for s in &mut out.costliest_sessions {
         s.messages = source.session_messages(&b, s)?;
+    }
+    // Named as everywhere else, never by an id where it has no title.
+    for s in out.longest_sessions.iter_mut().chain(&mut out.costliest_sessions) {
+        if s.title.as_deref().is_none_or(|t| t.trim().is_empty()) {
+            let said = source.first_said(s)?;
+            s.title = shown_title(s.title.take(), said, s.project.as_deref(), s.first_timestamp.as_deref());
+        }
     }
     Ok(out)
 }
@@ -768,6 +779,12 @@ impl StatsSource for IndexStats<'_> {
              WHERE {WHERE} AND h.session_id = ?6"
         );
         Ok(self.query(b, &sql, Some(&one.session_id), |r| count(r, 0))?.into_iter().sum())
+    }
+
+    fn first_said(&self, one: &SessionFigure) -> Result<Option<String>> {
+        let sql = concat!("SELECT ", first_said!("s"), " FROM sessions s WHERE s.id = ?1");
+        let said = self.0.prepare_cached(sql)?.query_row([&one.session_id], |r| r.get(0)).optional()?;
+        Ok(said.flatten())
     }
 }
 

@@ -40,6 +40,7 @@ pub use search::{
     SessionHitsPage, SessionRow, Snippet, Sort, check_offset, hits_page, notes_of, order, scope_role, search,
     search_in, search_page, search_sessions, sessions_page,
 };
+pub(crate) use sessions::first_said;
 pub use sessions::{
     SessionPage, SessionQuery, SessionSummary, git_branch, project_name, session, sessions, shown_title,
 };

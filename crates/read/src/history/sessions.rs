@@ -249,7 +249,7 @@ macro_rules! first_said {
         )
     };
 }
-pub(super) use first_said;
+pub(crate) use first_said;
 
 /// [`first_said`] of the `sessions` table unaliased.
 const FIRST_SAID: &str = first_said!("sessions");
