@@ -1306,6 +1306,18 @@ test("23. without an engine there is no composer and no New chat, a line says wh
   assert.equal(await page.locator(".composer").count(), 0, "no composer");
   assert.ok(await page.locator("#new-chat").isHidden(), "no New chat");
   await shot(page, "23-no-engine");
+  // On a phone, one line under what is being read (it was four): why, not how.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await until("the phone's line", async () => (await page.locator(".no-engine .how").isHidden()));
+  const { lines, height, text } = await note.evaluate((p) => ({
+    lines: p.querySelector(".why").getClientRects().length,
+    height: p.getBoundingClientRect().height,
+    text: p.innerText,
+  }));
+  assert.equal(text.trim(), "Read only: this server runs no engine.");
+  assert.ok(lines === 1 && height < 48, `the note is one line on a phone (${lines} lines, ${height} px)`);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  assert.ok(await note.locator(".how").isVisible(), "how to start one, on a laptop");
   await phoneShot(page, "23-no-engine-phone");
   await auditBothThemes(page, "a session without an engine");
   // A chat's own URL, opened anyway: it says no chat can start here.

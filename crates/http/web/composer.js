@@ -25,14 +25,13 @@ export function noEngine() {
   if (onHub()) {
     return el("p", "no-engine", "This server reads a team's hub, which is read-only: send from the host's own server.");
   }
+  // On a phone, the first sentence alone: one line, not four, under what is being read.
   return el(
     "p",
     "no-engine",
-    "This server runs no engine, so messages cannot be sent from here. To send, start it with ",
-    el("code", null, "scrollback serve --engine CMD"),
-    " (or ",
-    el("code", null, "--demo"),
-    ").",
+    el("span", "why", "Read only: this server runs no engine."),
+    " ",
+    el("span", "how", "To send from here, start it with ", el("code", null, "scrollback serve --engine CMD"), " (or ", el("code", null, "--demo"), ")."),
   );
 }
 
