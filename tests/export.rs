@@ -348,6 +348,13 @@ fn views_marks_and_exports_over_http() {
     );
     let hits = server.json("/api/search?group=none&q=harbour");
     assert_eq!(hits["hits"][0]["title"], "Harbour photos");
+    // And the overview's tables of sessions, over HTTP and in the CLI.
+    let overview = server.json("/api/stats");
+    assert_eq!(overview["longestSessions"][0]["title"], "Harbour photos", "{overview}");
+    let out = env.run(&["stats", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(cli["longestSessions"][0]["title"], "Harbour photos", "{cli}");
     // Bad marks are 4xx with the API's error; a cross-site PUT is refused.
     for (change, status) in [(json!({"pinned": "yes"}), 400), (json!({"colour": 1}), 400)] {
         assert_eq!(put(&server, change).status().as_u16(), status);

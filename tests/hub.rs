@@ -1614,6 +1614,10 @@ fn a_person_s_marks_reach_the_hub_changed_cleared_and_forgotten_ones_too() {
     assert_eq!((&a["title"], &a["pinned"]), (&Value::from("Harbour photos"), &Value::from(true)), "{a}");
     let c = listed["sessions"].as_array().unwrap().iter().find(|s| s["id"] == "c").unwrap().clone();
     assert_eq!(c["pinned"], false, "{c}");
+    // And its overview names the session so too.
+    let overview = hub_server.json("/api/stats");
+    let a = overview["longestSessions"].as_array().unwrap().iter().find(|s| s["sessionId"] == "a").unwrap().clone();
+    assert_eq!(a["title"], "Harbour photos", "{a}");
     drop(hub_server);
     let set_at: String =
         hub.query_one("SELECT set_at FROM marks WHERE host = 'h' AND session_id = 'a'", &[]).unwrap().get(0);

@@ -312,14 +312,19 @@ async fn list_sessions(p: SessionsParams, api: Api) -> Result<warp::reply::Respo
 }
 
 /// A person's marks on those of `ids` that have any, from the acceptance record.
-async fn marks_of(api: &Api, mut ids: Vec<String>) -> Result<Vec<scrollback_accept::Mark>, Rejection> {
+async fn marks_of(api: &Api, ids: Vec<String>) -> Result<Vec<scrollback_accept::Mark>, Rejection> {
+    marks(api, ids).await.map_err(ApiError::reject)
+}
+
+/// [`marks_of`], its error as the API's.
+pub(crate) async fn marks(api: &Api, mut ids: Vec<String>) -> Result<Vec<scrollback_accept::Mark>, ApiError> {
     ids.sort();
     ids.dedup();
     api.inner
         .chats
         .with_store(move |store| store.marks(&ids.iter().map(String::as_str).collect::<Vec<_>>()))
         .await
-        .map_err(|e| ApiError::from(e).reject())
+        .map_err(ApiError::from)
 }
 
 async fn session_history(raw_session: String, p: HistoryParams, api: Api) -> Result<warp::reply::Response, Rejection> {

@@ -285,10 +285,18 @@ impl StatsSource for HubStats<'_> {
         }
     }
 
-    fn first_said(&self, one: &SessionFigure) -> Result<Option<String>> {
+    fn marked_title(&self, session_id: &str) -> Result<Option<String>> {
+        // As the session list takes it (`store::SESSION_COLUMNS`): the latest mark on any host.
+        let sql = "SELECT m.title FROM marks m WHERE m.session_id = $1 ORDER BY m.set_at DESC LIMIT 1";
+        match self.0.query_opt(sql, &[&session_id])? {
+            Some(r) => r.try_get(0).pg(),
+            None => Ok(None),
+        }
+    }
+
+    fn first_said(&self, host: Option<&str>, session_id: &str) -> Result<Option<String>> {
         let sql = concat!("SELECT ", crate::store::first_said!(), " FROM sessions s WHERE s.host = $1 AND s.id = $2");
-        let host = one.host.clone().unwrap_or_default();
-        match self.0.query_opt(sql, &[&host, &one.session_id])? {
+        match self.0.query_opt(sql, &[&host.unwrap_or_default(), &session_id])? {
             Some(r) => r.try_get(0).pg(),
             None => Ok(None),
         }

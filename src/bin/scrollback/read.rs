@@ -433,7 +433,10 @@ pub(crate) fn stats(
     let asked = input.parse().map_err(refused)?;
     let conn = index::open(data_dir)?;
     let store: &dyn Store = &conn;
-    let stats = store.stats(asked.filter(), prices).map_err(refused)?;
+    let mut stats = store.stats(asked.filter(), prices).map_err(refused)?;
+    // A person's marks: their title in place of the transcript's, as in the session list.
+    let marks = marks_of(data_dir, &stats.session_ids())?;
+    stats.retitle(|id| marked_title(&marks, id).map(str::to_owned));
     let mut out = std::io::stdout().lock();
     if json {
         return json_to(&mut out, &stats);
