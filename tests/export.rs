@@ -351,6 +351,7 @@ fn views_marks_and_exports_over_http() {
     // And the overview's tables of sessions, over HTTP and in the CLI.
     let overview = server.json("/api/stats");
     assert_eq!(overview["longestSessions"][0]["title"], "Harbour photos", "{overview}");
+    assert_eq!(overview["recentEdits"][0]["title"], "Harbour photos", "{overview}");
     let out = env.run(&["stats", "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let cli: Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -761,7 +761,8 @@ fn an_untitled_session_is_named_by_its_first_words_or_its_project_and_day_never_
             assistant(
                 "b1",
                 &ts(2),
-                json!([{"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "ls"}}]),
+                json!([{"type": "tool_use", "id": "t", "name": "Edit",
+                        "input": {"file_path": "/work/lighthouse/lamp.rs", "old_string": "a", "new_string": "b"}}]),
                 json!({}),
             ),
         ),
@@ -782,4 +783,6 @@ fn an_untitled_session_is_named_by_its_first_words_or_its_project_and_day_never_
         overview.longest_sessions.iter().map(|s| (s.session_id.as_str(), s.title.as_deref())).collect();
     assert!(longest.contains(&(answered, Some(first_words))), "{longest:?}");
     assert!(longest.contains(&(silent, Some("lighthouse · 2026-03-01"))), "{longest:?}");
+    let edit = &overview.recent_edits[0];
+    assert_eq!((edit.session_id.as_str(), edit.title.as_deref()), (silent, Some("lighthouse · 2026-03-01")));
 }
