@@ -49,6 +49,6 @@ async fn run(api: Api, p: Params) -> Result<warp::reply::Response, ApiError> {
     let mut stats = api.db(move |store| store.stats(asked.filter(), &prices)).await?;
     // A person's marks: their title in place of the transcript's, as in the session list.
     let marks = crate::routes::marks(&api, stats.session_ids().into_iter().map(str::to_owned).collect()).await?;
-    stats.retitle(|id| marks.iter().find(|m| m.session_id == id).and_then(|m| m.title.clone()));
+    stats.retitle(|id| crate::wire::marked_title(&marks, id).map(str::to_owned));
     Ok(api.masked_json(&stats))
 }

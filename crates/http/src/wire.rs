@@ -541,7 +541,7 @@ impl<'a> QueryRead<'a> {
 }
 
 /// The title a person gave `session`, where they did (`marks`).
-fn marked_title<'a>(marks: &'a [scrollback_accept::Mark], session: &str) -> Option<&'a str> {
+pub(crate) fn marked_title<'a>(marks: &'a [scrollback_accept::Mark], session: &str) -> Option<&'a str> {
     marks.iter().find(|m| m.session_id == session).and_then(|m| m.title.as_deref())
 }
 
