@@ -264,8 +264,38 @@ fn ledger_rows(env: &Env) -> Vec<String> {
     out
 }
 
+/// Puts a fresh index's ledger back as version 22 kept it: each usage line with its entry's session
+/// and time and its model's name (`usage_standing` is as it was).
+const BACK_TO_V22: &str = "
+    CREATE TABLE usage_lines_v22 AS
+    SELECT u.entry_id, u.ordinal, u.key, e.session_id, u.agent, m.name AS model, u.request_id,
+           coalesce(u.timestamp, e.timestamp) AS timestamp, u.tier, u.input_tokens, u.output_tokens,
+           u.cache_read_tokens, u.cache_write_tokens, u.cache_write_1h_tokens, u.reasoning_tokens
+    FROM usage_lines u JOIN entries e ON e.id = u.entry_id LEFT JOIN usage_models m ON m.id = u.model;
+    DROP VIEW usage_daily; DROP VIEW usage_by_session; DROP VIEW usage; DROP TABLE usage_lines; DROP TABLE usage_models;
+    CREATE TABLE usage_lines (
+        entry_id INTEGER NOT NULL, ordinal INTEGER NOT NULL, key TEXT NOT NULL, session_id TEXT NOT NULL,
+        agent TEXT NOT NULL, model TEXT, request_id TEXT, timestamp TEXT, tier TEXT, input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL, cache_read_tokens INTEGER NOT NULL, cache_write_tokens INTEGER NOT NULL,
+        cache_write_1h_tokens INTEGER NOT NULL, reasoning_tokens INTEGER NOT NULL,
+        PRIMARY KEY (entry_id, ordinal)) WITHOUT ROWID;
+    INSERT INTO usage_lines SELECT entry_id, ordinal, key, session_id, agent, model, request_id, timestamp, tier,
+        input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens
+    FROM usage_lines_v22 ORDER BY random();
+    CREATE INDEX usage_lines_key ON usage_lines(key);
+    DROP TABLE usage_lines_v22;
+    CREATE VIEW usage AS
+    SELECT u.key, s.session_id, u.agent, u.model, u.request_id, u.timestamp,
+           coalesce(date(u.timestamp), substr(u.timestamp, 1, 10)) AS day, u.tier, u.input_tokens,
+           u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cache_write_1h_tokens,
+           u.reasoning_tokens, s.entry_id, s.lines
+    FROM usage_standing s
+    JOIN usage_lines u ON u.entry_id = s.entry_id AND u.ordinal = s.ordinal AND u.session_id = s.session_id;
+    CREATE VIEW usage_daily AS SELECT day FROM usage;
+    CREATE VIEW usage_by_session AS SELECT session_id FROM usage;";
+
 #[test]
-fn an_index_of_version_20_keeps_its_ledger_as_the_standing_lines_a_fresh_index_picks() {
+fn an_index_of_version_20_or_22_keeps_its_ledger_as_the_standing_lines_a_fresh_index_picks() {
     let env = Env::new();
     let expected = write_fixtures(&env);
     let mut args = vec!["index".to_owned()];
@@ -277,12 +307,32 @@ fn an_index_of_version_20_keeps_its_ledger_as_the_standing_lines_a_fresh_index_p
     index(&env);
     let fresh = ledger_rows(&env);
     assert!(fresh.len() > expected.len(), "{fresh:#?}");
+    // A usage line keeps no time of its own where its entry's is the response's (all of Claude
+    // Code's), and no model's name.
+    let conn = rusqlite::Connection::open(env.data.join("index.sqlite3")).unwrap();
+    let (lines, own_times, models): (i64, i64, i64) = conn
+        .query_row(
+            "SELECT count(*), count(timestamp), count(DISTINCT model) FROM usage_lines WHERE agent = 'claude'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert!(lines > 0 && own_times == 0, "{own_times} of {lines} lines keep a time of their own");
+    let names: i64 = conn.query_row("SELECT count(*) FROM usage_models", [], |r| r.get(0)).unwrap();
+    assert!(models >= 1 && names >= models, "{models} models named by {names} numbers");
+    // Version 22 kept each line's session, time and model name on it, and the standing lines in a
+    // table of their own.
+    conn.execute_batch(&format!("BEGIN; {BACK_TO_V22} PRAGMA user_version = 22; COMMIT;")).unwrap();
+    drop(conn);
+    index(&env);
+    assert_eq!(ledger_rows(&env), fresh, "migrated from version 22");
     // Version 20 kept each response's facts in a `usage` table of their own: put the index back
     // as it was, the table made from the same rows (and its sessions without version 22's columns).
     let conn = rusqlite::Connection::open(env.data.join("index.sqlite3")).unwrap();
-    conn.execute_batch(
+    conn.execute_batch(&format!(
         "BEGIN;
          CREATE TABLE usage_v20 AS SELECT * FROM usage;
+         {BACK_TO_V22}
          DROP VIEW usage_daily; DROP VIEW usage_by_session; DROP VIEW usage; DROP TABLE usage_standing;
          CREATE TABLE usage (
              key TEXT PRIMARY KEY, session_id TEXT NOT NULL, agent TEXT NOT NULL, model TEXT, request_id TEXT,
@@ -299,8 +349,8 @@ fn an_index_of_version_20_keeps_its_ledger_as_the_standing_lines_a_fresh_index_p
          ALTER TABLE sessions DROP COLUMN first_entry;
          ALTER TABLE sessions DROP COLUMN last_entry;
          PRAGMA user_version = 20;
-         COMMIT;",
-    )
+         COMMIT;"
+    ))
     .unwrap();
     drop(conn);
     index(&env);

@@ -1,4 +1,4 @@
--- scrollback index schema, version 22 (PRAGMA user_version = 22).
+-- scrollback index schema, version 23 (PRAGMA user_version = 23).
 --
 -- The one source of truth for the database: every table, index, view and trigger. The offsets below
 -- are a frozen format, documented byte for byte in docs/schema.md ("Offsets are a frozen format"):
@@ -172,17 +172,18 @@ CREATE TABLE forgotten_in (
 
 -- One row per line that states an API response's usage: a response stated again by a later line
 -- (a streamed response, a block at a time), another file or another session is a row each. The
--- ledger (`usage`) is derived from these. Counts are disjoint: `input_tokens` is the input neither
--- read from nor written to a cache, `output_tokens` includes reasoning (docs/usage.md, "The counting rule").
+-- ledger (`usage`) is derived from these. Counts are disjoint:
+-- `input_tokens` is the input neither read from nor written to a cache, `output_tokens` includes
+-- reasoning (docs/usage.md, "The counting rule"). What the line's entry says (its session, its time)
+-- is read from `entries`, not kept again: read the ledger as text through the `usage` view.
 CREATE TABLE usage_lines (
     entry_id              INTEGER NOT NULL REFERENCES entries(id),
     ordinal               INTEGER NOT NULL,     -- which of the responses the line states (0, or a checkpoint's n-th)
     key                   TEXT    NOT NULL,     -- the response's identity: claude:<message.id>, gemini:<id>, codex:<session>:<running total>
-    session_id            TEXT    NOT NULL,
     agent                 TEXT    NOT NULL,
-    model                 TEXT,
+    model                 INTEGER REFERENCES usage_models(id),
     request_id            TEXT,
-    timestamp             TEXT,
+    timestamp             TEXT,                 -- the response's time where it is not its entry's, else NULL
     tier                  TEXT,                 -- a price tier other than standard: priority, batch, flex, fast
     input_tokens          INTEGER NOT NULL,
     output_tokens         INTEGER NOT NULL,
@@ -194,9 +195,15 @@ CREATE TABLE usage_lines (
 ) WITHOUT ROWID;
 CREATE INDEX usage_lines_key ON usage_lines(key);
 
+-- The models the usage lines name, each once.
+CREATE TABLE usage_models (
+    id   INTEGER PRIMARY KEY,
+    name TEXT    NOT NULL UNIQUE
+);
+
 -- The ledger: one row per API response, the line of it that stands (the most output tokens, then
 -- the latest: docs/usage.md, "The counting rule"), whose facts are read where they are kept, in
--- that line's `usage_lines` row (the `usage` view). Kept in session order, by its key.
+-- that line's `usage_lines` row and its entry (the `usage` view). Kept in session order, by its key.
 CREATE TABLE usage_standing (
     session_id            TEXT    NOT NULL,
     entry_id              INTEGER NOT NULL,
@@ -207,12 +214,14 @@ CREATE TABLE usage_standing (
 
 -- The ledger as rows of text: one per API response, with its session, agent, UTC day and counts.
 CREATE VIEW usage AS
-SELECT u.key, s.session_id, u.agent, u.model, u.request_id, u.timestamp,
-       coalesce(date(u.timestamp), substr(u.timestamp, 1, 10)) AS day, u.tier, u.input_tokens,
-       u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cache_write_1h_tokens,
+SELECT u.key, s.session_id, u.agent, m.name AS model, u.request_id, coalesce(u.timestamp, e.timestamp) AS timestamp,
+       coalesce(date(coalesce(u.timestamp, e.timestamp)), substr(coalesce(u.timestamp, e.timestamp), 1, 10)) AS day,
+       u.tier, u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cache_write_1h_tokens,
        u.reasoning_tokens, s.entry_id, s.lines
 FROM usage_standing s
-JOIN usage_lines u ON u.entry_id = s.entry_id AND u.ordinal = s.ordinal AND u.session_id = s.session_id;
+JOIN usage_lines u ON u.entry_id = s.entry_id AND u.ordinal = s.ordinal
+JOIN entries e ON e.id = s.entry_id AND e.session_id = s.session_id
+LEFT JOIN usage_models m ON m.id = u.model;
 
 -- The ledger summed by session, UTC day, agent, model, price tier and context size (`over`: the
 -- largest of `format::usage::CONTEXT_SIZES` the request's input was over, else 0), kept by the

@@ -304,7 +304,7 @@ pub(crate) fn write_entries(
             continue;
         };
         written.media += insert_payloads(tx, entry_id, d.offset, stored)?;
-        recorder.record(tx, entry_id, session, stored.meta.columns.timestamp.as_deref(), &stored.meta, hidden)?;
+        recorder.record(tx, entry_id, stored.meta.columns.timestamp.as_deref(), &stored.meta, hidden)?;
         // (Found by the thread that read the line: `batch::produce`.)
         if let Some(found) = &stored.events {
             stats::record_events(tx, entry_id, session, stored.meta.columns.timestamp.as_deref(), found)?;

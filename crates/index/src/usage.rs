@@ -2,7 +2,9 @@
 //! state it.
 //!
 //! Every line that states a response's usage ([`Meta::usage`]) is a `usage_lines` row, keyed by the
-//! response's identity. Which line of a key stands for it is then derived from all of its lines by
+//! response's identity, with what its entry does not say (the line's session and time are its
+//! entry's; a time is kept only where the response states another, and a model by its number in
+//! `usage_models`). Which line of a key stands for it is then derived from all of its lines by
 //! one rule, `STANDING`, and kept in `usage_standing` (the line's session and place, and how many
 //! lines state the response: the facts are the line's, not copied): the line with the most output
 //! tokens stands (an agent may write a line per content block of a streamed response, and only the
@@ -40,7 +42,7 @@ pub const BACKFILL_PENDING: &str = "pending:v8-usage";
 /// tokens, then the most input, then the latest, then by session and place (copies, which tie on
 /// everything that is counted).
 const STANDING: &str = "u.output_tokens DESC, u.input_tokens + u.cache_read_tokens + u.cache_write_tokens DESC,
-     u.timestamp DESC, u.session_id, e.sort_file, e.line, u.ordinal";
+     coalesce(u.timestamp, e.timestamp) DESC, e.session_id, e.sort_file, e.line, u.ordinal";
 
 /// What the writer keeps of one file between its lines: the model its lines are answered by, and
 /// the running total, for a format that states one ([`format::Usage::running`]).
@@ -60,12 +62,26 @@ pub(crate) struct Recorder {
     loaded: Option<FileState>,
     /// The keys whose ledger rows must be derived again.
     pub(crate) touched: BTreeSet<String>,
+    /// The numbers of the models the batch's lines named (`usage_models`).
+    models: std::collections::HashMap<String, i64>,
 }
 
 impl Recorder {
     /// A recorder for the lines of file `file_id`, written by `agent`.
     pub(crate) fn new(file_id: i64, agent: &'static str) -> Recorder {
-        Recorder { file_id, agent, state: None, loaded: None, touched: BTreeSet::new() }
+        Recorder { file_id, agent, state: None, loaded: None, touched: BTreeSet::new(), models: Default::default() }
+    }
+
+    /// The number of `model` in `usage_models`, added there if it is new.
+    fn model_id(&mut self, tx: &Connection, model: &str) -> Result<i64> {
+        if let Some(&id) = self.models.get(model) {
+            return Ok(id);
+        }
+        tx.prepare_cached("INSERT INTO usage_models (name) VALUES (?1) ON CONFLICT (name) DO NOTHING")?
+            .execute([model])?;
+        let id = tx.prepare_cached("SELECT id FROM usage_models WHERE name = ?1")?.query_row([model], |r| r.get(0))?;
+        self.models.insert(model.to_owned(), id);
+        Ok(id)
     }
 
     fn state(&mut self, tx: &Connection) -> Result<&mut FileState> {
@@ -83,13 +99,12 @@ impl Recorder {
         Ok(self.state.as_mut().expect("just loaded"))
     }
 
-    /// Records the usage `meta` states, of entry `entry_id` of `session` stamped `timestamp`,
-    /// hidden for `hidden` if it is.
+    /// Records the usage `meta` states, of entry `entry_id` stamped `timestamp` (its session is
+    /// its entry's), hidden for `hidden` if it is.
     pub(crate) fn record(
         &mut self,
         tx: &Connection,
         entry_id: i64,
-        session: &str,
         timestamp: Option<&str>,
         meta: &Meta,
         hidden: Option<&str>,
@@ -102,10 +117,10 @@ impl Recorder {
         }
         let copy = hidden == Some(hidden::FORK);
         let mut insert = tx.prepare_cached(
-            "INSERT INTO usage_lines (entry_id, ordinal, key, session_id, agent, model, request_id, timestamp, tier,
+            "INSERT INTO usage_lines (entry_id, ordinal, key, agent, model, request_id, timestamp, tier,
                                       input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
                                       cache_write_1h_tokens, reasoning_tokens)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
         )?;
         for (ordinal, usage) in meta.usage.iter().enumerate() {
             let mut tokens = usage.tokens;
@@ -124,15 +139,20 @@ impl Recorder {
             if copy || tokens.total() == 0 {
                 continue;
             }
+            let model = match &model {
+                Some(name) => Some(self.model_id(tx, name)?),
+                None => None,
+            };
+            // (The entry's own time is read from the entry.)
+            let own_time = usage.timestamp.as_deref().filter(|t| Some(*t) != timestamp);
             insert.execute(params![
                 entry_id,
                 ordinal as i64,
                 usage.key,
-                session,
                 self.agent,
                 model,
                 usage.request_id,
-                usage.timestamp.as_deref().or(timestamp),
+                own_time,
                 usage.tier,
                 tokens.input as i64,
                 tokens.output as i64,
@@ -185,7 +205,7 @@ fn derive(filter: &str) -> String {
     format!(
         "INSERT INTO usage_standing (session_id, entry_id, ordinal, lines)
          SELECT session_id, entry_id, ordinal, lines
-         FROM (SELECT u.session_id, u.entry_id, u.ordinal, row_number() OVER (PARTITION BY u.key ORDER BY {STANDING}) AS standing,
+         FROM (SELECT e.session_id, u.entry_id, u.ordinal, row_number() OVER (PARTITION BY u.key ORDER BY {STANDING}) AS standing,
                       count(*) OVER (PARTITION BY u.key) AS lines
                FROM usage_lines u JOIN entries e ON e.id = u.entry_id {filter})
          WHERE standing = 1"
@@ -233,7 +253,9 @@ fn settle_from(tx: &Connection, keys: &BTreeSet<String>, known: &BTreeMap<String
     }
     let mut delete = tx.prepare_cached(
         "DELETE FROM usage_standing
-         WHERE (session_id, entry_id, ordinal) IN (SELECT session_id, entry_id, ordinal FROM usage_lines WHERE key = ?1)",
+         WHERE (session_id, entry_id, ordinal) IN
+               (SELECT e.session_id, u.entry_id, u.ordinal FROM usage_lines u JOIN entries e ON e.id = u.entry_id
+                WHERE u.key = ?1)",
     )?;
     let mut insert = tx.prepare_cached(&derive("WHERE u.key = ?1"))?;
     let mut moves = Moves::default();
@@ -679,19 +701,19 @@ pub(crate) fn backfill(conn: &Connection) -> Result<()> {
         let Some(format) = format::by_name(&agent) else { continue };
         let context = FileContext { session: session.clone(), ..FileContext::default() };
         let mut recorder = Recorder::new(file_id, format.name());
-        // (id, line, session, stored line, timestamp, hidden)
-        type Row = (i64, i64, String, String, Option<String>, Option<String>);
+        // (id, line, stored line, timestamp, hidden)
+        type Row = (i64, i64, String, Option<String>, Option<String>);
         let rows: Vec<Row> = tx
             .prepare(&format!(
-                "SELECT id, line, session_id, stored_line(stripped), timestamp, hidden FROM entries
+                "SELECT id, line, stored_line(stripped), timestamp, hidden FROM entries
                  WHERE file_id = ?1 AND stripped IS NOT NULL AND {usage_filter}
                  ORDER BY offset"
             ))?
-            .query_map([file_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?
+            .query_map([file_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?
             .collect::<rusqlite::Result<_>>()?;
-        for (id, line, entry_session, stripped, timestamp, hidden) in rows {
+        for (id, line, stripped, timestamp, hidden) in rows {
             let Ok(meta) = format.describe(&stripped, line as u64, &context) else { continue };
-            recorder.record(&tx, id, &entry_session, timestamp.as_deref(), &meta, hidden.as_deref())?;
+            recorder.record(&tx, id, timestamp.as_deref(), &meta, hidden.as_deref())?;
             lines += 1;
         }
         recorder.finish(&tx, true)?;
@@ -719,10 +741,10 @@ mod tests {
              VALUES (1, '/t/s.jsonl', 's', 1, 1, '', 0, '', 20, 0, 20, 2, 'live', '2026-03-01T10:00:02Z');
              INSERT INTO entries (id, file_id, session_id, line, offset, length, timestamp)
              VALUES (1, 1, 's', 1, 0, 10, '2026-03-01T10:00:00Z'), (2, 1, 's', 2, 10, 10, '2026-03-01T10:00:01Z');
-             INSERT INTO usage_lines (entry_id, ordinal, key, session_id, agent, timestamp, input_tokens, output_tokens,
+             INSERT INTO usage_lines (entry_id, ordinal, key, agent, input_tokens, output_tokens,
                                       cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens)
-             VALUES (1, 0, 'k1', 's', 'claude', '2026-03-01T10:00:00Z', 9223372036854775807, 5, 0, 0, 0, 0),
-                    (2, 0, 'k2', 's', 'claude', '2026-03-01T10:00:01Z', 9223372036854775807, 7, 0, 0, 0, 0);
+             VALUES (1, 0, 'k1', 'claude', 9223372036854775807, 5, 0, 0, 0, 0),
+                    (2, 0, 'k2', 'claude', 9223372036854775807, 7, 0, 0, 0, 0);
              INSERT INTO usage_standing (session_id, entry_id, ordinal, lines) VALUES ('s', 1, 0, 1), ('s', 2, 0, 1);",
         )
         .unwrap();
