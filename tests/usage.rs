@@ -308,18 +308,19 @@ fn an_index_of_version_20_or_22_keeps_its_ledger_as_the_standing_lines_a_fresh_i
     let fresh = ledger_rows(&env);
     assert!(fresh.len() > expected.len(), "{fresh:#?}");
     // A usage line keeps no time of its own where its entry's is the response's (all of Claude
-    // Code's), and no model's name.
+    // Code's), and no model's name: a number in `usage_models`.
     let conn = rusqlite::Connection::open(env.data.join("index.sqlite3")).unwrap();
-    let (lines, own_times, models): (i64, i64, i64) = conn
+    let (lines, own_times, models, named): (i64, i64, i64, i64) = conn
         .query_row(
-            "SELECT count(*), count(timestamp), count(DISTINCT model) FROM usage_lines WHERE agent = 'claude'",
+            "SELECT count(*), count(timestamp), count(DISTINCT model),
+                    count(*) FILTER (WHERE typeof(model) = 'integer' AND model IN (SELECT id FROM usage_models))
+             FROM usage_lines WHERE agent = 'claude'",
             [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
         )
         .unwrap();
     assert!(lines > 0 && own_times == 0, "{own_times} of {lines} lines keep a time of their own");
-    let names: i64 = conn.query_row("SELECT count(*) FROM usage_models", [], |r| r.get(0)).unwrap();
-    assert!(models >= 1 && names >= models, "{models} models named by {names} numbers");
+    assert!(models >= 1 && named == lines, "{named} of {lines} lines name one of {models} models by its number");
     // Version 22 kept each line's session, time and model name on it, and the standing lines in a
     // table of their own.
     conn.execute_batch(&format!("BEGIN; {BACK_TO_V22} PRAGMA user_version = 22; COMMIT;")).unwrap();

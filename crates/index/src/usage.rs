@@ -216,8 +216,9 @@ fn derive(filter: &str) -> String {
 fn ledger_row(tx: &Connection, key: &str) -> Result<Option<Line>> {
     let mut counted = tx.prepare_cached(&format!(
         "SELECT session_id, agent, model, tier, timestamp, input_tokens, output_tokens, cache_read_tokens,
-                cache_write_tokens, cache_write_1h_tokens, reasoning_tokens, day, {HOUR}
-         FROM usage u WHERE u.key = ?1"
+                cache_write_tokens, cache_write_1h_tokens, reasoning_tokens, day, {hour}
+         FROM usage u WHERE u.key = ?1",
+        hour = hour_of("u.timestamp"),
     ))?;
     Ok(counted
         .query_row([key], |r| {
@@ -349,8 +350,14 @@ impl Moves {
                 (tx.prepare_cached(&sums(&u_filter("u.day IS ?2")))?, None)
             } else {
                 (
-                    tx.prepare_cached(&hour_sums(&u_filter(&format!("u.day = substr(?2, 1, 10) AND {HOUR} = ?2"))))?,
-                    Some(tx.prepare_cached(&hour_sums(&u_filter(&format!("?2 IS NULL AND {HOUR} IS NULL"))))?),
+                    tx.prepare_cached(&hour_sums(&u_filter(&format!(
+                        "u.day = substr(?2, 1, 10) AND {} = ?2",
+                        hour_of("u.timestamp")
+                    ))))?,
+                    Some(tx.prepare_cached(&hour_sums(&u_filter(&format!(
+                        "?2 IS NULL AND {} IS NULL",
+                        hour_of("u.timestamp")
+                    ))))?),
                 )
             };
             let mut add = tx.prepare_cached(&insert_group_sql(by_day))?;
@@ -456,9 +463,11 @@ impl Move {
     }
 }
 
-/// A ledger row's UTC hour (`YYYY-MM-DDTHH`), in SQL: NULL for a time that does not parse (an hour
-/// 25, a word, a seven-digit year), which is then in no hour's figure.
-const HOUR: &str = "strftime('%Y-%m-%dT%H', u.timestamp)";
+/// The UTC hour (`YYYY-MM-DDTHH`) of the time `time` (an SQL expression), in SQL: NULL for a time
+/// that does not parse (an hour 25, a word, a seven-digit year), which is then in no hour's figure.
+fn hour_of(time: &str) -> String {
+    format!("strftime('%Y-%m-%dT%H', {time})")
+}
 
 /// One line of a response as the rule compares them, with what its ledger row takes from it.
 #[derive(Clone)]
@@ -471,7 +480,7 @@ struct Line {
     tokens: [i64; 6],
     entry_id: i64,
     ordinal: i64,
-    /// The UTC day and hour of `timestamp`, as SQLite reads it (`usage.day`, `HOUR`).
+    /// The UTC day and hour of `timestamp`, as SQLite reads it (`usage.day`, [`hour_of`]).
     day: Option<String>,
     hour: Option<String>,
 }
@@ -582,10 +591,11 @@ fn hour_sums(filter: &str) -> String {
     format!(
         "INSERT INTO usage_hours (session_id, hour, agent, model, tier, over, responses, input_tokens, output_tokens,
                                   cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens)
-         SELECT u.session_id, {HOUR}, u.agent,
+         SELECT u.session_id, {hour}, u.agent,
                 u.model, u.tier, {over}, count(*), {tokens}
          FROM usage u {filter}
          GROUP BY 1, 2, 3, 4, 5, 6",
+        hour = hour_of("u.timestamp"),
         over = format::usage::over_sql(&format::usage::CONTEXT_SIZES),
         tokens = format::usage::token_sums_sql("u"),
     )

@@ -4,7 +4,7 @@
 
 use rusqlite::{Connection, Statement, params};
 
-use super::{Line, insert_group, insert_group_sql};
+use super::{Line, hour_of, insert_group, insert_group_sql};
 use scrollback_core::error::Result;
 use scrollback_core::format;
 
@@ -36,11 +36,12 @@ fn lines_in_key_order() -> String {
         "SELECT u.key, e.session_id, u.agent, m.name, {t}, u.tier, u.input_tokens,
                 u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cache_write_1h_tokens,
                 u.reasoning_tokens, u.entry_id, u.ordinal,
-                coalesce(date({t}), substr({t}, 1, 10)), strftime('%Y-%m-%dT%H', {t})
+                coalesce(date({t}), substr({t}, 1, 10)), {hour}
          FROM usage_lines u CROSS JOIN entries e ON e.id = u.entry_id
          LEFT JOIN usage_models m ON m.id = u.model
          WHERE u.entry_id > 0
-         ORDER BY +u.key"
+         ORDER BY +u.key",
+        hour = hour_of(t),
     )
 }
 
@@ -220,15 +221,6 @@ fn stands(place: &mut Statement<'_>, line: &Line, best: &Line) -> Result<bool> {
 mod tests {
     use super::*;
 
-    fn plan(conn: &Connection, sql: &str) -> Vec<String> {
-        conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
-            .unwrap()
-            .query_map([], |r| r.get::<_, String>(3))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap()
-    }
-
     /// The bulk load reads the ledger's lines in one scan, sorted: through the key index, each
     /// line was a lookup into the table in key order (4 of the 6.5 s the ledger took at 20,000
     /// sessions), and SQLite takes that index for `ORDER BY u.key` even with `NOT INDEXED`. Each
@@ -237,8 +229,15 @@ mod tests {
     fn the_whole_ledger_is_made_from_one_scan_of_its_lines_never_through_the_key_index() {
         let dir = tempfile::tempdir().unwrap();
         let conn = scrollback_core::db::ConnectionKind::Writer.open(&dir.path().join("index.sqlite3")).unwrap();
+        let plan: Vec<String> = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {}", lines_in_key_order()))
+            .unwrap()
+            .query_map([], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
         assert_eq!(
-            plan(&conn, &lines_in_key_order()),
+            plan,
             [
                 "SEARCH u USING PRIMARY KEY (entry_id>?)",
                 "SEARCH e USING INTEGER PRIMARY KEY (rowid=?)",
