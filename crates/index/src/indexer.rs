@@ -119,6 +119,8 @@ pub struct Indexer {
     scratch_limit: scrollback_core::files::ScratchLimit,
     /// How stored lines are packed, and when a dictionary is trained.
     packing: crate::packing::Packing,
+    /// No other connection reads the index while this writer runs ([`Indexer::set_alone`]).
+    alone: bool,
     /// Tests: run once by the next pass between reading the file's first line (its context) and its
     /// lines, as a write by the agent at that instant would.
     #[cfg(test)]
@@ -153,8 +155,10 @@ impl Indexer {
         scrollback_core::files::keep_private(data_dir, db::DATA_DIR_NAMES).map_err(|e| Error::io(data_dir, e))?;
         let index_path = data_dir.join(db::INDEX_FILE);
         let conn = ConnectionKind::Writer.open(&index_path)?;
-        // A bulk load that was interrupted left its indexes and triggers aside: put them back.
+        // A bulk load that was interrupted left its indexes and triggers aside: put them back; one
+        // built aside left its build, which is scratch.
         bulk::end(&conn, &index_path, None)?;
+        bulk::discard_aside(&index_path)?;
         // What the schema's migrations left to Rust.
         crate::migrate::finish(&conn)?;
         // The vault is on until a link fails or `set_vault_off` turns it off.
@@ -222,11 +226,19 @@ impl Indexer {
             forgotten_sessions: HashSet::new(),
             scratch_limit: scrollback_core::files::ScratchLimit::from_env(),
             packing,
+            alone: false,
             #[cfg(test)]
             between_context_and_lines: None,
             #[cfg(test)]
             bulk_from: None,
         })
+    }
+
+    /// Says that nothing of this process reads the index while this writer runs (`scrollback index`
+    /// and `rebuild`, not `serve`, whose readers answer during the load): a first bulk load may then
+    /// be built in a file of its own and renamed into place ([`crate::bulk`], "Built aside").
+    pub fn set_alone(&mut self) {
+        self.alone = true;
     }
 
     /// Keeps no vault links from now on (`--vault off`), saying why in `status`.

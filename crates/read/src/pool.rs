@@ -4,6 +4,7 @@
 //! caller goes on, and a bound on full-text queries at once so that searches cannot starve
 //! everything else.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -23,12 +24,56 @@ const POOL_SIZE: u32 = 8;
 /// Full-text queries at the same time (of [`POOL_SIZE`] connections); more wait their turn.
 const CONCURRENT_SEARCHES: usize = 2;
 
-/// A connection of the pool for each question, given back after it.
-struct Pooled(r2d2::Pool<SqliteConnectionManager>);
+/// The index's read-only connections, each with the file (device and inode) the index's path named
+/// when it was opened. SQLite goes on reading the file it opened whatever the name comes to hold, so
+/// a connection whose path now names another file (`rebuild` moved the index aside and made a new
+/// one, or `index` renamed a first load built aside into its place) is dropped at its next checkout
+/// and a new one opened on the index there now.
+struct IndexFiles {
+    path: PathBuf,
+    manager: SqliteConnectionManager,
+}
 
-impl AsStore for r2d2::PooledConnection<SqliteConnectionManager> {
+/// A reader's connection, and the file it opened.
+struct Opened {
+    conn: Connection,
+    file: Option<(u64, u64)>,
+}
+
+/// The device and inode of the file at `path`.
+fn file_at(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+impl r2d2::ManageConnection for IndexFiles {
+    type Connection = Opened;
+    type Error = rusqlite::Error;
+
+    fn connect(&self) -> rusqlite::Result<Opened> {
+        // Looked at before the open: a file put in place between the two costs a reconnect, never
+        // a connection taken for the new file's while it reads the old one.
+        let file = file_at(&self.path);
+        Ok(Opened { conn: self.manager.connect()?, file })
+    }
+
+    fn is_valid(&self, opened: &mut Opened) -> rusqlite::Result<()> {
+        if file_at(&self.path) != opened.file {
+            return Err(rusqlite::Error::InvalidPath(self.path.clone()));
+        }
+        self.manager.is_valid(&mut opened.conn)
+    }
+
+    fn has_broken(&self, opened: &mut Opened) -> bool {
+        self.manager.has_broken(&mut opened.conn)
+    }
+}
+
+/// A connection of the pool for each question, given back after it.
+struct Pooled(r2d2::Pool<IndexFiles>);
+
+impl AsStore for r2d2::PooledConnection<IndexFiles> {
     fn store(&self) -> &dyn Store {
-        &**self as &Connection
+        &self.conn as &Connection
     }
 }
 
@@ -76,7 +121,7 @@ pub enum Held {
 #[derive(Clone)]
 enum Source {
     /// The index, through a pool of read-only connections.
-    Index(r2d2::Pool<SqliteConnectionManager>),
+    Index(r2d2::Pool<IndexFiles>),
     /// Another store.
     Other(Arc<dyn Backend>),
 }
@@ -102,7 +147,10 @@ impl Readers {
         let manager = SqliteConnectionManager::file(&path)
             .with_flags(ConnectionKind::Reader.flags())
             .with_init(|c: &mut Connection| ConnectionKind::Reader.configure(c));
-        let pool = r2d2::Pool::builder().max_size(POOL_SIZE).build(manager)?;
+        // Checked out only once its file is still the index's (r2d2's `test_on_check_out`, on by
+        // default, is what asks).
+        let pool =
+            r2d2::Pool::builder().max_size(POOL_SIZE).test_on_check_out(true).build(IndexFiles { path, manager })?;
         Ok(Readers {
             source: Source::Index(pool),
             searches: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_SEARCHES)),
@@ -144,8 +192,8 @@ impl Readers {
                 let conn = pool.get()?;
                 let roots: Vec<(&str, &Path)> = roots.iter().map(|(f, d)| (*f, d.as_path())).collect();
                 Ok(Held::Index {
-                    index: crate::status::index_status(&conn, &data_dir)?,
-                    roots: crate::status::root_counts(&conn, &roots)?,
+                    index: crate::status::index_status(&conn.conn, &data_dir)?,
+                    roots: crate::status::root_counts(&conn.conn, &roots)?,
                 })
             }
             Source::Other(backend) => backend.status().map(Held::Other),
@@ -220,6 +268,37 @@ mod tests {
             std::thread::sleep(Duration::from_millis(5));
         }
         stop.stopped()
+    }
+
+    /// An index with `which` in its settings, out of WAL mode (as a first load built aside leaves
+    /// the empty index, and as the build is).
+    fn index_at(path: &Path, which: &str) -> Result<()> {
+        let conn = ConnectionKind::Writer.open(path)?;
+        conn.execute("INSERT INTO scrollback_meta (key, value) VALUES ('test:which', ?1)", [which])?;
+        let _: String = conn.query_row("PRAGMA journal_mode = DELETE", [], |r| r.get(0))?;
+        Ok(())
+    }
+
+    #[test]
+    fn a_reader_reads_the_index_put_in_the_place_of_the_one_it_opened() -> Result<()> {
+        let dir = tempfile::tempdir().map_err(|e| Error::io(Path::new("tmp"), e))?;
+        let index = dir.path().join(db::INDEX_FILE);
+        index_at(&index, "first")?;
+        let readers = Readers::open(dir.path())?;
+        let Source::Index(pool) = &readers.source else { unreachable!("an index's readers") };
+        let which = || -> Result<String> {
+            let conn = pool.get()?;
+            Ok(conn.conn.query_row("SELECT value FROM scrollback_meta WHERE key = 'test:which'", [], |r| r.get(0))?)
+        };
+        assert_eq!(which()?, "first");
+        let build = dir.path().join("build.sqlite3");
+        index_at(&build, "second")?;
+        std::fs::rename(&build, &index).map_err(|e| Error::io(&index, e))?;
+        // Every connection the pool holds opened the first file; each is opened again.
+        for _ in 0..POOL_SIZE + 1 {
+            assert_eq!(which()?, "second");
+        }
+        Ok(())
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
