@@ -254,3 +254,31 @@ fn a_first_index_that_a_reader_has_open_or_that_holds_more_than_its_settings_is_
     assert_eq!((lines, files), (64 * 301, 65));
     check_invariants(&env.data);
 }
+
+#[test]
+fn a_bulk_load_built_aside_that_fails_leaves_the_index_as_it_was_and_no_build() {
+    // The data directory on a tmpfs too small for the load: the build fills it and fails.
+    let env = Env::new();
+    let Some(_mount) = crate::util::Tmpfs::mount(&env.data, "3m") else {
+        eprintln!(
+            "this machine does not let the test mount a tmpfs; the killed load's test covers a load that ends early"
+        );
+        return;
+    };
+    write_corpus(&env);
+    let out = env.cmd().arg("index").env("RUST_LOG", "scrollback=info").output().unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the load cannot fit: {log}");
+    assert!(log.contains("built aside"), "{log}");
+    assert!(log.contains("disk is full"), "the error says why: {log}");
+    assert!(!env.data.join(scrollback::ingest::bulk::BUILD_FILE).exists(), "the build is removed");
+    assert!(!env.data.join(scrollback::ingest::bulk::FTS_BUILD_FILE).exists(), "the full-text build is removed");
+    // The index is the empty one the load began from, in the writer's journal mode again.
+    let conn = Connection::open(env.data.join(scrollback::db::INDEX_FILE)).unwrap();
+    let lines: i64 = conn.query_row("SELECT count(*) FROM entries", [], |r| r.get(0)).unwrap();
+    assert_eq!(lines, 0);
+    let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    assert_eq!(mode, "wal");
+    let problems = scrollback::db::integrity_problems(&conn);
+    assert!(problems.is_empty(), "{problems:?}");
+}

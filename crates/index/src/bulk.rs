@@ -27,8 +27,10 @@
 //! index` and `rebuild`: [`crate::Indexer::set_alone`]), the index holds nothing but its settings (no row in any
 //! table but `scrollback_meta`, so nothing a person made: no forgotten session, no vault link), and
 //! no other process has it open (SQLite lets only a lone connection take it out of WAL mode), the
-//! load is built in a file of its own, [`BUILD_FILE`], without a journal (`Aside`): in WAL mode
-//! every page was written twice, to the log and then into the file, and read back in between. The
+//! load is built in a file of its own, [`BUILD_FILE`], its rollback journal in memory (`Aside`): in
+//! WAL mode every page was written twice, to the log and then into the file, and read back in
+//! between. (In memory, not off: without a journal SQLite rolls nothing back, not even a pass's
+//! savepoint, and a pass that fails must leave nothing.) The
 //! empty index is closed meanwhile. At the end the build is synced and renamed over the index. A
 //! crash before that leaves the index as it was and the build as scratch (a file written without a
 //! journal may be torn), removed when the writer next opens (`discard_aside`): the next `index`
@@ -283,7 +285,7 @@ pub(crate) struct Aside {
 impl Aside {
     /// Starts a build aside of the index `index` (the writer's connection to `index_path`), if it
     /// holds nothing but its settings and no other process has it open: returns the build's
-    /// connection (schema made, no journal, the index's settings copied) and the `Aside` that
+    /// connection (schema made, its journal in memory, the index's settings copied) and the `Aside` that
     /// [`Aside::finish`] or [`Aside::abandon`] ends; the caller closes `index`. `None` where the load
     /// is built in place (why, in the log), `index` as it was.
     pub(crate) fn start(index: &Connection, index_path: &Path) -> Option<(Connection, Aside)> {
@@ -386,13 +388,14 @@ fn only_settings(index: &Connection) -> Result<bool> {
     Ok(true)
 }
 
-/// Makes the build's file: the schema, as the writer makes it, then no journal (nothing else has
-/// it open), and the index's settings.
+/// Makes the build's file: the schema, as the writer makes it, then its journal in memory (nothing
+/// else has it open), and the index's settings.
 fn open_build(index: &Connection, build_path: &Path) -> Result<Connection> {
     remove_build(build_path)?;
     let build = scrollback_core::db::ConnectionKind::Writer.open(build_path)?;
-    let mode: String = build.query_row("PRAGMA journal_mode = OFF", [], |r| r.get(0))?;
-    if mode != "off" {
+    // Rollbacks and savepoints work as in any mode; only a crash loses the file, which is scratch.
+    let mode: String = build.query_row("PRAGMA journal_mode = MEMORY", [], |r| r.get(0))?;
+    if mode != "memory" {
         return Err(Error::io(build_path, std::io::Error::other(format!("its journal stays {mode}"))));
     }
     let settings: Vec<(String, Option<String>)> = index

@@ -951,9 +951,16 @@ mod tests {
     /// A pass of a bulk load sends its lines to the full-text build as it writes them; one that then
     /// committed none (here a chat written again, with a new header, while it was read) left their
     /// words in the full-text index under row ids no entry had, until the next rows took them: the
-    /// index no longer matched `entries`. The load now builds it again from `entries`.
+    /// index no longer matched `entries`. The load now builds it again from `entries`. The same in
+    /// a load built aside (`set_alone`), where the pass's savepoint must roll back in the build.
     #[test]
     fn a_bulk_load_s_pass_that_commits_nothing_leaves_no_word_in_the_full_text_index() {
+        for alone in [false, true] {
+            a_pass_that_commits_nothing(alone);
+        }
+    }
+
+    fn a_pass_that_commits_nothing(alone: bool) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("tmp");
         let chat = root.join("demo/chats/session-2026-03-01T08-00-5e55a0dd.json");
@@ -962,12 +969,16 @@ mod tests {
         let mut indexer = Indexer::open(&dir.path().join("data")).unwrap();
         indexer.set_roots(&[Root::new(format::by_name("gemini").unwrap(), &root)]).unwrap();
         indexer.bulk_from = Some(0);
+        if alone {
+            indexer.set_alone();
+        }
         let again = chat.clone();
         indexer.between_context_and_lines =
             Some(Box::new(move || std::fs::write(again, legacy_chat(4, "Read two logos")).unwrap()));
         indexer.catch_up(&root, &mut NoProgress).unwrap();
         let count = |indexer: &Indexer, sql: &str| -> i64 { indexer.conn.query_row(sql, [], |r| r.get(0)).unwrap() };
-        assert_eq!(count(&indexer, "SELECT count(*) FROM entries"), 0, "nothing committed");
+        assert_eq!(count(&indexer, "SELECT count(*) FROM entries"), 0, "nothing committed (alone: {alone})");
+        assert!(!dir.path().join("data").join(bulk::BUILD_FILE).exists());
         indexer.index_path(&chat).unwrap();
         assert_eq!(count(&indexer, "SELECT count(*) FROM entries"), 4, "read again whole");
         indexer

@@ -349,15 +349,10 @@ impl Moves {
             let (mut resum, mut resum_unhoured) = if by_day {
                 (tx.prepare_cached(&sums(&u_filter("u.day IS ?2")))?, None)
             } else {
+                let hour = hour_of("u.timestamp");
                 (
-                    tx.prepare_cached(&hour_sums(&u_filter(&format!(
-                        "u.day = substr(?2, 1, 10) AND {} = ?2",
-                        hour_of("u.timestamp")
-                    ))))?,
-                    Some(tx.prepare_cached(&hour_sums(&u_filter(&format!(
-                        "?2 IS NULL AND {} IS NULL",
-                        hour_of("u.timestamp")
-                    ))))?),
+                    tx.prepare_cached(&hour_sums(&u_filter(&format!("u.day = substr(?2, 1, 10) AND {hour} = ?2"))))?,
+                    Some(tx.prepare_cached(&hour_sums(&u_filter(&format!("?2 IS NULL AND {hour} IS NULL"))))?),
                 )
             };
             let mut add = tx.prepare_cached(&insert_group_sql(by_day))?;

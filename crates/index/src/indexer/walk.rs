@@ -304,7 +304,7 @@ impl Indexer {
         let Some((build, aside)) = Aside::start(&self.conn, &self.data_dir.join(db::INDEX_FILE)) else {
             return Ok(None);
         };
-        tracing::info!(path = %aside.build_path().display(), "bulk load: built aside, without a journal");
+        tracing::info!(path = %aside.build_path().display(), "bulk load: built aside, its journal in memory");
         // The empty index's connection closes here.
         self.conn = build;
         Ok(Some(aside))
@@ -317,6 +317,8 @@ impl Indexer {
         let placed = match loaded {
             Ok(summary) => aside.finish(build).map(|conn| (conn, summary)),
             Err(e) => {
+                // What the load left of itself (its group, its full-text build) was the build's.
+                self.load = None;
                 aside.abandon(build);
                 Err(e)
             }
