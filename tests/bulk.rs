@@ -1,14 +1,9 @@
 //! The bulk load (a first catch-up of 64 MiB or more into an empty index), through the real binary:
 //! its full-text index is built on another thread into a scratch database and copied in at the end.
 //! The copy must be exactly what a rebuild from `entries` gives, the indexes and triggers must be
-//! back, and later appends must be searchable through the same index. `index` and `rebuild`, which
-//! nothing else reads while they write, build a first index aside and rename it into place; `serve`, and an
-//! index a reader has open or that holds more than its settings, build in place.
+//! back, and later appends must be searchable through the same index.
 
 use rusqlite::Connection;
-
-use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use crate::util::{Env, b64, check_invariants, fake_png, image_block, user_line};
 
@@ -53,14 +48,10 @@ fn a_bulk_load_builds_the_same_search_index_as_a_rebuild() {
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{log}");
     assert!(log.contains("bulk load") && log.contains("copied=true"), "the load must be a bulk load: {log}");
-    assert!(log.contains("built aside"), "`index` alone builds a first index aside: {log}");
     assert!(!env.data.join(scrollback::ingest::bulk::FTS_BUILD_FILE).exists(), "the scratch database is removed");
-    assert!(!env.data.join(scrollback::ingest::bulk::BUILD_FILE).exists(), "the build took the index's name");
     check_invariants(&env.data);
 
     let conn = Connection::open(env.data.join(scrollback::db::INDEX_FILE)).unwrap();
-    let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
-    assert_eq!(mode, "wal", "readers never block the writer again");
     let pending: i64 =
         conn.query_row("SELECT count(*) FROM scrollback_meta WHERE key LIKE 'deferred:%'", [], |r| r.get(0)).unwrap();
     assert_eq!(pending, 0);
@@ -107,20 +98,6 @@ fn a_bulk_load_builds_the_same_search_index_as_a_rebuild() {
     env.index();
     assert_eq!(hits(&conn, "pelican").len(), 1);
     conn.execute("INSERT INTO entries_fts (entries_fts, rank) VALUES ('integrity-check', 1)", []).unwrap();
-    drop(conn);
-
-    // `rebuild` loads its new index aside too, and finds the same.
-    let out = env.cmd().arg("rebuild").env("RUST_LOG", "scrollback=info").output().unwrap();
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{log}");
-    assert!(log.contains("built aside") && log.contains("copied=true"), "{log}");
-    check_invariants(&env.data);
-    let conn = Connection::open(env.data.join(scrollback::db::INDEX_FILE)).unwrap();
-    let lines: i64 = conn.query_row("SELECT count(*) FROM entries", [], |r| r.get(0)).unwrap();
-    assert_eq!(lines, 64 * 301 + 1);
-    assert_eq!(hits(&conn, "pelican").len(), 1);
-    assert_eq!(hits(&conn, "harbour").len(), hits(&rebuilt, "harbour").len());
-    conn.execute("INSERT INTO entries_fts (entries_fts, rank) VALUES ('integrity-check', 1)", []).unwrap();
 }
 
 /// Index and trigger definitions, for comparing with a fresh schema.
@@ -134,35 +111,30 @@ fn definitions(conn: &Connection) -> Vec<(String, String)> {
     stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().collect::<rusqlite::Result<_>>().unwrap()
 }
 
-/// Starts `command` (the binary, over `env`) again and again, each time over no data directory, and
-/// kills it sooner each time until `landed` says the kill came inside the bulk load.
-fn kill_inside_the_load(env: &Env, command: impl Fn() -> Command, landed: impl Fn(&Env) -> bool) {
-    for delay_ms in [1200, 800, 400, 250, 150, 80, 40, 20] {
+#[test]
+fn a_bulk_load_killed_midway_is_finished_when_the_index_is_reopened() {
+    let env = Env::new();
+    write_corpus(&env);
+    // Kill `index` during its bulk load: sooner each time, until the kill lands inside it.
+    let mut interrupted = false;
+    for delay_ms in [400, 250, 150, 80, 40, 20] {
         let _ = std::fs::remove_dir_all(&env.data);
-        let mut child = command().stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-        std::thread::sleep(Duration::from_millis(delay_ms));
+        let mut child = env.cmd().arg("index").spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         let _ = child.kill();
         let status = child.wait().unwrap();
-        if !status.success() && landed(env) {
-            return;
+        let Ok(conn) = Connection::open(env.data.join(scrollback::db::INDEX_FILE)) else { continue };
+        let deferred: rusqlite::Result<i64> =
+            conn.query_row("SELECT count(*) FROM scrollback_meta WHERE key LIKE 'deferred:%'", [], |r| r.get(0));
+        if !status.success() && deferred.is_ok_and(|n| n > 0) {
+            interrupted = true;
+            break;
         }
     }
-    panic!("no kill landed inside the bulk load");
-}
+    assert!(interrupted, "no kill landed inside the bulk load");
 
-/// Whether the index holds `deferred:` rows: a bulk load in place has begun and not ended.
-fn deferred_in_place(env: &Env) -> bool {
-    let Ok(conn) = Connection::open(env.data.join(scrollback::db::INDEX_FILE)) else { return false };
-    conn.query_row("SELECT count(*) FROM scrollback_meta WHERE key LIKE 'deferred:%'", [], |r| r.get::<_, i64>(0))
-        .is_ok_and(|n| n > 0)
-}
-
-/// Indexes `env` again after a kill, and checks the index is whole: every index and trigger back,
-/// the full-text index right, every line once, nothing left aside.
-fn finished_after_the_kill(env: &Env) {
     env.index();
     check_invariants(&env.data);
-    assert!(!env.data.join(scrollback::ingest::bulk::BUILD_FILE).exists(), "no build is left beside the index");
     let conn = Connection::open(env.data.join(scrollback::db::INDEX_FILE)).unwrap();
     let pending: i64 =
         conn.query_row("SELECT count(*) FROM scrollback_meta WHERE key LIKE 'deferred:%'", [], |r| r.get(0)).unwrap();
@@ -176,109 +148,4 @@ fn finished_after_the_kill(env: &Env) {
     for word in WORDS {
         assert!(!hits(&conn, word).is_empty(), "{word}");
     }
-}
-
-#[test]
-fn a_bulk_load_in_place_killed_midway_is_finished_when_the_index_is_reopened() {
-    let env = Env::new();
-    write_corpus(&env);
-    // `serve` has readers: its first index is built in place.
-    let serve = || {
-        let mut cmd = env.cmd();
-        cmd.args(["serve", "--listen", "127.0.0.1:0"]);
-        cmd
-    };
-    kill_inside_the_load(&env, serve, deferred_in_place);
-    finished_after_the_kill(&env);
-}
-
-#[test]
-fn a_bulk_load_built_aside_and_killed_midway_leaves_the_index_as_it_was() {
-    let env = Env::new();
-    write_corpus(&env);
-    let build = env.data.join(scrollback::ingest::bulk::BUILD_FILE);
-    let index = || {
-        let mut cmd = env.cmd();
-        cmd.arg("index");
-        cmd
-    };
-    kill_inside_the_load(&env, index, |env| env.data.join(scrollback::ingest::bulk::BUILD_FILE).exists());
-    // The index is the empty one the load began from; the build beside it is scratch.
-    let conn = Connection::open(env.data.join(scrollback::db::INDEX_FILE)).unwrap();
-    let (lines, files): (i64, i64) = conn
-        .query_row("SELECT (SELECT count(*) FROM entries), (SELECT count(*) FROM files)", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
-        .unwrap();
-    assert_eq!((lines, files), (0, 0), "nothing of the load is in the index");
-    drop(conn);
-    assert!(build.exists());
-    finished_after_the_kill(&env);
-}
-
-#[test]
-fn a_first_index_that_a_reader_has_open_or_that_holds_more_than_its_settings_is_built_in_place() {
-    // A reader in another process (here, this one) has the index open: it keeps reading it.
-    let env = Env::new();
-    env.index();
-    let reader = Connection::open(env.data.join(scrollback::db::INDEX_FILE)).unwrap();
-    let none: i64 = reader.query_row("SELECT count(*) FROM entries", [], |r| r.get(0)).unwrap();
-    assert_eq!(none, 0);
-    write_corpus(&env);
-    let out = env.cmd().arg("index").env("RUST_LOG", "scrollback=info").output().unwrap();
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{log}");
-    assert!(log.contains("copied=true") && !log.contains("built aside"), "{log}");
-    assert!(log.contains("another process has the index open"), "{log}");
-    let lines: i64 = reader.query_row("SELECT count(*) FROM entries", [], |r| r.get(0)).unwrap();
-    assert_eq!(lines, 64 * 301, "the reader sees the load");
-    drop(reader);
-    check_invariants(&env.data);
-
-    // An index that holds a row of a file (an empty transcript) is not replaced, though it has no
-    // line yet.
-    let env = Env::new();
-    env.write("p0/00000000-0000-4000-8000-00000000ffff.jsonl", "");
-    env.index();
-    write_corpus(&env);
-    let out = env.cmd().arg("index").env("RUST_LOG", "scrollback=info").output().unwrap();
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{log}");
-    assert!(log.contains("copied=true") && !log.contains("built aside"), "{log}");
-    let conn = Connection::open(env.data.join(scrollback::db::INDEX_FILE)).unwrap();
-    let (lines, files): (i64, i64) = conn
-        .query_row("SELECT (SELECT count(*) FROM entries), (SELECT count(*) FROM files)", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
-        .unwrap();
-    assert_eq!((lines, files), (64 * 301, 65));
-    check_invariants(&env.data);
-}
-
-#[test]
-fn a_bulk_load_built_aside_that_fails_leaves_the_index_as_it_was_and_no_build() {
-    // The data directory on a tmpfs too small for the load: the build fills it and fails.
-    let env = Env::new();
-    let Some(_mount) = crate::util::Tmpfs::mount(&env.data, "3m") else {
-        eprintln!(
-            "this machine does not let the test mount a tmpfs; the killed load's test covers a load that ends early"
-        );
-        return;
-    };
-    write_corpus(&env);
-    let out = env.cmd().arg("index").env("RUST_LOG", "scrollback=info").output().unwrap();
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "the load cannot fit: {log}");
-    assert!(log.contains("built aside"), "{log}");
-    assert!(log.contains("disk is full"), "the error says why: {log}");
-    assert!(!env.data.join(scrollback::ingest::bulk::BUILD_FILE).exists(), "the build is removed");
-    assert!(!env.data.join(scrollback::ingest::bulk::FTS_BUILD_FILE).exists(), "the full-text build is removed");
-    // The index is the empty one the load began from, in the writer's journal mode again.
-    let conn = Connection::open(env.data.join(scrollback::db::INDEX_FILE)).unwrap();
-    let lines: i64 = conn.query_row("SELECT count(*) FROM entries", [], |r| r.get(0)).unwrap();
-    assert_eq!(lines, 0);
-    let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
-    assert_eq!(mode, "wal");
-    let problems = scrollback::db::integrity_problems(&conn);
-    assert!(problems.is_empty(), "{problems:?}");
 }

@@ -346,7 +346,6 @@ fn the_data_directory_is_its_owners_alone_whatever_the_umask() {
         scrollback::db::ACCEPT_FILE,
         scrollback::ingest::vault::VAULT_DIR,
         scrollback::ingest::bulk::FTS_BUILD_FILE,
-        scrollback::ingest::bulk::BUILD_FILE,
         scrollback::accept::store::IMAGES_DIR,
     ] {
         assert!(scrollback::db::DATA_DIR_NAMES.contains(&name), "{name}");

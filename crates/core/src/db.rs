@@ -566,7 +566,7 @@ pub const ACCEPT_FILE: &str = "accepted.sqlite3";
 
 /// What scrollback keeps in a data directory, which is made its owner's alone
 /// ([`crate::files::keep_private`]): the index and the acceptance record (with their logs and the
-/// copies moved aside), the lock, the scratch full-text build, a first index's build aside, the vault, the sent images, the
+/// copies moved aside), the lock, the scratch full-text build, the vault, the sent images, the
 /// demo's own data directory, the roots it remembers and the data directory's identity on a team's
 /// hub. (The names of the layers above are checked against theirs by their tests.)
 pub const DATA_DIR_NAMES: &[&str] = &[
@@ -575,7 +575,6 @@ pub const DATA_DIR_NAMES: &[&str] = &[
     "scrollback.lock",
     "scrollback.lock.wait",
     "fts-build.sqlite3",
-    "index-build.sqlite3",
     "vault",
     "accepted-images",
     "demo",

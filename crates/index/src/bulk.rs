@@ -22,22 +22,6 @@
 //!
 //! A crash at any point leaves `deferred:` rows in `scrollback_meta`; [`end`] runs again when the
 //! index is next opened and finishes the job with a rebuild.
-//!
-//! **Built aside.** Where no other connection reads the index while the writer runs (`scrollback
-//! index` and `rebuild`: [`crate::Indexer::set_alone`]), the index holds nothing but its settings (no row in any
-//! table but `scrollback_meta`, so nothing a person made: no forgotten session, no vault link), and
-//! no other process has it open (SQLite lets only a lone connection take it out of WAL mode), the
-//! load is built in a file of its own, [`BUILD_FILE`], its rollback journal in memory (`Aside`): in
-//! WAL mode every page was written twice, to the log and then into the file, and read back in
-//! between. (In memory, not off: without a journal SQLite rolls nothing back, not even a pass's
-//! savepoint, and a pass that fails must leave nothing.) The
-//! empty index is closed meanwhile. At the end the build is synced and renamed over the index. A
-//! crash before that leaves the index as it was and the build as scratch (a file written without a
-//! journal may be torn), removed when the writer next opens (`discard_aside`): the next `index`
-//! reads every file again, where a load in place goes on from its last group. A connection that
-//! opened the empty index during the load reads it until it opens the index again, as the servers'
-//! readers do at their next question (`read::pool` checks the file under the name). With readers
-//! (`serve`), the load is built in place, as above.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{SyncSender, sync_channel};
@@ -52,8 +36,6 @@ use scrollback_core::error::{Error, Result};
 
 /// The scratch database the full-text index is built in during a bulk load.
 pub const FTS_BUILD_FILE: &str = "fts-build.sqlite3";
-/// The file a first bulk load is built in, aside from the index, when nothing else reads it.
-pub const BUILD_FILE: &str = "index-build.sqlite3";
 /// The `scrollback_meta` key that says the full-text index still has to be built.
 const FTS_PENDING: &str = "deferred:fts";
 /// Memory FTS5 may use for terms before it writes a segment (its `hashsize`), in the scratch build.
@@ -270,162 +252,6 @@ impl Drop for FtsBuild {
         }
         let _ = remove(&self.path);
     }
-}
-
-/// A bulk load built aside ([`BUILD_FILE`]): where the build is, and the index it will replace.
-///
-/// The empty index is closed while the load runs (its connection's cache would be held for
-/// nothing) and opened again to be replaced.
-#[derive(Debug)]
-pub(crate) struct Aside {
-    index_path: PathBuf,
-    build_path: PathBuf,
-}
-
-impl Aside {
-    /// Starts a build aside of the index `index` (the writer's connection to `index_path`), if it
-    /// holds nothing but its settings and no other process has it open: returns the build's
-    /// connection (schema made, its journal in memory, the index's settings copied) and the `Aside` that
-    /// [`Aside::finish`] or [`Aside::abandon`] ends; the caller closes `index`. `None` where the load
-    /// is built in place (why, in the log), `index` as it was.
-    pub(crate) fn start(index: &Connection, index_path: &Path) -> Option<(Connection, Aside)> {
-        let build_path = index_path.with_file_name(BUILD_FILE);
-        match only_settings(index) {
-            Ok(true) => {}
-            Ok(false) => return None,
-            Err(e) => {
-                tracing::warn!("the first index is built in place: {e}");
-                return None;
-            }
-        }
-        // Out of WAL mode, which SQLite allows only to the one connection that has the file open:
-        // it is the check that no reader has it, and a reader that opened it in WAL mode would keep
-        // its log and shared memory, which the build would find beside it under the same names.
-        match index.query_row("PRAGMA journal_mode = DELETE", [], |r| r.get::<_, String>(0)) {
-            Ok(mode) if mode == "delete" => {}
-            Ok(_) | Err(_) => {
-                tracing::info!("the first index is built in place: another process has the index open");
-                return None;
-            }
-        }
-        match open_build(index, &build_path) {
-            Ok(build) => Some((build, Aside { index_path: index_path.to_owned(), build_path })),
-            Err(e) => {
-                tracing::warn!(path = %build_path.display(), "the first index is built in place: {e}");
-                if let Err(e) = discard_aside(index_path) {
-                    tracing::warn!("{e}");
-                }
-                // Back to the writer's journal; if this fails, the next open sets it.
-                let _ = index.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0));
-                None
-            }
-        }
-    }
-
-    /// Where the build is.
-    pub(crate) fn build_path(&self) -> &Path {
-        &self.build_path
-    }
-
-    /// Puts the finished build in the index's place: closes it, syncs it to disk and renames it over
-    /// the index, then opens the writer's connection on it. On an error the index is as it was
-    /// (the build left as scratch for the next open).
-    pub(crate) fn finish(self, build: Connection) -> Result<Connection> {
-        let started = Instant::now();
-        build.close().map_err(|(_, e)| Error::from(e))?;
-        let file = std::fs::File::open(&self.build_path).map_err(|e| Error::io(&self.build_path, e))?;
-        file.sync_all().map_err(|e| Error::io(&self.build_path, e))?;
-        drop(file);
-        // No reader of the empty index (one that opened it since the start) is mid-read while the
-        // build takes its name: it keeps the file it opened, and reads the build once it opens again.
-        let index = Connection::open(&self.index_path)?;
-        index.busy_timeout(std::time::Duration::from_secs(30))?;
-        index.execute_batch("BEGIN EXCLUSIVE")?;
-        let mode: String = index.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
-        if mode != "delete" {
-            // Only another writer could have changed it, which the writer's lock rules out.
-            let _ = index.execute_batch("ROLLBACK");
-            return Err(Error::io(&self.index_path, std::io::Error::other(format!("its journal became {mode}"))));
-        }
-        let renamed = std::fs::rename(&self.build_path, &self.index_path).map_err(|e| Error::io(&self.index_path, e));
-        let _ = index.execute_batch("ROLLBACK");
-        index.close().map_err(|(_, e)| Error::from(e))?;
-        renamed?;
-        if let Some(dir) = self.index_path.parent() {
-            // The rename itself, on disk (a directory opens read-only on Linux and macOS).
-            std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(dir, e))?;
-        }
-        let conn = scrollback_core::db::ConnectionKind::Writer.open(&self.index_path)?;
-        tracing::debug!(seconds = started.elapsed().as_secs_f64(), "bulk load: the build aside put in place");
-        Ok(conn)
-    }
-
-    /// Removes the build of a load that failed, the index left as it was.
-    pub(crate) fn abandon(self, build: Connection) {
-        drop(build);
-        if let Err(e) = discard_aside(&self.index_path) {
-            tracing::warn!("{e}");
-        }
-    }
-}
-
-/// Whether the index holds no row in any table but `scrollback_meta` (its settings) and the
-/// full-text index's own.
-fn only_settings(index: &Connection) -> Result<bool> {
-    let tables: Vec<String> = index
-        .prepare(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
-             AND name NOT LIKE 'entries\\_fts%' ESCAPE '\\' AND name != 'scrollback_meta'",
-        )?
-        .query_map([], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    for table in tables {
-        let any: bool = index.query_row(&format!("SELECT EXISTS (SELECT 1 FROM \"{table}\")"), [], |r| r.get(0))?;
-        if any {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
-/// Makes the build's file: the schema, as the writer makes it, then its journal in memory (nothing
-/// else has it open), and the index's settings.
-fn open_build(index: &Connection, build_path: &Path) -> Result<Connection> {
-    remove_build(build_path)?;
-    let build = scrollback_core::db::ConnectionKind::Writer.open(build_path)?;
-    // Rollbacks and savepoints work as in any mode; only a crash loses the file, which is scratch.
-    let mode: String = build.query_row("PRAGMA journal_mode = MEMORY", [], |r| r.get(0))?;
-    if mode != "memory" {
-        return Err(Error::io(build_path, std::io::Error::other(format!("its journal stays {mode}"))));
-    }
-    let settings: Vec<(String, Option<String>)> = index
-        .prepare("SELECT key, value FROM scrollback_meta")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    for (key, value) in settings {
-        build.execute("INSERT OR REPLACE INTO scrollback_meta (key, value) VALUES (?1, ?2)", params![key, value])?;
-    }
-    Ok(build)
-}
-
-/// Removes a build aside that a crash or a failure left beside the index at `index_path` (scratch:
-/// the index was left as it was). Says so in the log if there was one.
-pub(crate) fn discard_aside(index_path: &Path) -> Result<()> {
-    let build = index_path.with_file_name(BUILD_FILE);
-    if build.exists() {
-        tracing::info!(path = %build.display(), "a first index that did not finish is discarded; the index is as it was");
-    }
-    remove_build(&build)
-}
-
-/// Removes the build at `build` and the files SQLite keeps beside it.
-fn remove_build(build: &Path) -> Result<()> {
-    for suffix in ["", "-journal", "-wal", "-shm"] {
-        let mut path = build.as_os_str().to_owned();
-        path.push(suffix);
-        remove(Path::new(&path))?;
-    }
-    Ok(())
 }
 
 fn remove(path: &Path) -> Result<()> {

@@ -119,8 +119,6 @@ pub struct Indexer {
     scratch_limit: scrollback_core::files::ScratchLimit,
     /// How stored lines are packed, and when a dictionary is trained.
     packing: crate::packing::Packing,
-    /// No other connection reads the index while this writer runs ([`Indexer::set_alone`]).
-    alone: bool,
     /// Tests: run once by the next pass between reading the file's first line (its context) and its
     /// lines, as a write by the agent at that instant would.
     #[cfg(test)]
@@ -155,10 +153,8 @@ impl Indexer {
         scrollback_core::files::keep_private(data_dir, db::DATA_DIR_NAMES).map_err(|e| Error::io(data_dir, e))?;
         let index_path = data_dir.join(db::INDEX_FILE);
         let conn = ConnectionKind::Writer.open(&index_path)?;
-        // A bulk load that was interrupted left its indexes and triggers aside: put them back; one
-        // built aside left its build, which is scratch.
+        // A bulk load that was interrupted left its indexes and triggers aside: put them back.
         bulk::end(&conn, &index_path, None)?;
-        bulk::discard_aside(&index_path)?;
         // What the schema's migrations left to Rust.
         crate::migrate::finish(&conn)?;
         // The vault is on until a link fails or `set_vault_off` turns it off.
@@ -226,19 +222,11 @@ impl Indexer {
             forgotten_sessions: HashSet::new(),
             scratch_limit: scrollback_core::files::ScratchLimit::from_env(),
             packing,
-            alone: false,
             #[cfg(test)]
             between_context_and_lines: None,
             #[cfg(test)]
             bulk_from: None,
         })
-    }
-
-    /// Says that nothing of this process reads the index while this writer runs (`scrollback index`
-    /// and `rebuild`, not `serve`, whose readers answer during the load): a first bulk load may then
-    /// be built in a file of its own and renamed into place ([`crate::bulk`], "Built aside").
-    pub fn set_alone(&mut self) {
-        self.alone = true;
     }
 
     /// Keeps no vault links from now on (`--vault off`), saying why in `status`.
@@ -951,16 +939,9 @@ mod tests {
     /// A pass of a bulk load sends its lines to the full-text build as it writes them; one that then
     /// committed none (here a chat written again, with a new header, while it was read) left their
     /// words in the full-text index under row ids no entry had, until the next rows took them: the
-    /// index no longer matched `entries`. The load now builds it again from `entries`. The same in
-    /// a load built aside (`set_alone`), where the pass's savepoint must roll back in the build.
+    /// index no longer matched `entries`. The load now builds it again from `entries`.
     #[test]
     fn a_bulk_load_s_pass_that_commits_nothing_leaves_no_word_in_the_full_text_index() {
-        for alone in [false, true] {
-            a_pass_that_commits_nothing(alone);
-        }
-    }
-
-    fn a_pass_that_commits_nothing(alone: bool) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("tmp");
         let chat = root.join("demo/chats/session-2026-03-01T08-00-5e55a0dd.json");
@@ -969,16 +950,12 @@ mod tests {
         let mut indexer = Indexer::open(&dir.path().join("data")).unwrap();
         indexer.set_roots(&[Root::new(format::by_name("gemini").unwrap(), &root)]).unwrap();
         indexer.bulk_from = Some(0);
-        if alone {
-            indexer.set_alone();
-        }
         let again = chat.clone();
         indexer.between_context_and_lines =
             Some(Box::new(move || std::fs::write(again, legacy_chat(4, "Read two logos")).unwrap()));
         indexer.catch_up(&root, &mut NoProgress).unwrap();
         let count = |indexer: &Indexer, sql: &str| -> i64 { indexer.conn.query_row(sql, [], |r| r.get(0)).unwrap() };
-        assert_eq!(count(&indexer, "SELECT count(*) FROM entries"), 0, "nothing committed (alone: {alone})");
-        assert!(!dir.path().join("data").join(bulk::BUILD_FILE).exists());
+        assert_eq!(count(&indexer, "SELECT count(*) FROM entries"), 0, "nothing committed");
         indexer.index_path(&chat).unwrap();
         assert_eq!(count(&indexer, "SELECT count(*) FROM entries"), 4, "read again whole");
         indexer

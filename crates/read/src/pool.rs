@@ -27,8 +27,8 @@ const CONCURRENT_SEARCHES: usize = 2;
 /// The index's read-only connections, each with the file (device and inode) the index's path named
 /// when it was opened. SQLite goes on reading the file it opened whatever the name comes to hold, so
 /// a connection whose path now names another file (`rebuild` moved the index aside and made a new
-/// one, or `index` renamed a first load built aside into its place) is dropped at its next checkout
-/// and a new one opened on the index there now.
+/// one while an `mcp` server, which outlives it, read it) is dropped at its next checkout and a new
+/// one opened on the index there now.
 struct IndexFiles {
     path: PathBuf,
     manager: SqliteConnectionManager,
@@ -270,12 +270,10 @@ mod tests {
         stop.stopped()
     }
 
-    /// An index with `which` in its settings, out of WAL mode (as a first load built aside leaves
-    /// the empty index, and as the build is).
+    /// An index with `which` in its settings.
     fn index_at(path: &Path, which: &str) -> Result<()> {
         let conn = ConnectionKind::Writer.open(path)?;
         conn.execute("INSERT INTO scrollback_meta (key, value) VALUES ('test:which', ?1)", [which])?;
-        let _: String = conn.query_row("PRAGMA journal_mode = DELETE", [], |r| r.get(0))?;
         Ok(())
     }
 
@@ -291,9 +289,9 @@ mod tests {
             Ok(conn.conn.query_row("SELECT value FROM scrollback_meta WHERE key = 'test:which'", [], |r| r.get(0))?)
         };
         assert_eq!(which()?, "first");
-        let build = dir.path().join("build.sqlite3");
-        index_at(&build, "second")?;
-        std::fs::rename(&build, &index).map_err(|e| Error::io(&index, e))?;
+        // What `rebuild` does while another process reads the index.
+        db::move_aside(&index, "rebuilt")?;
+        index_at(&index, "second")?;
         // Every connection the pool holds opened the first file; each is opened again.
         for _ in 0..POOL_SIZE + 1 {
             assert_eq!(which()?, "second");

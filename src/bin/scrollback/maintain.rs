@@ -65,8 +65,6 @@ pub(crate) fn index(dirs: &Dirs) -> anyhow::Result<()> {
     let (roots, origin) = dirs.roots.resolve(&data_dir)?;
     let mut indexer =
         open_writer(&data_dir, &dirs.writer_options("index")).map_err(|e| e.or_out_of_space(&data_dir))?;
-    // Nothing of this process reads the index while it writes: a first index may be built aside.
-    indexer.set_alone();
     say_roots(&data_dir, &roots, &origin)?;
     let s = catch_up_all(&mut indexer, &roots, &origin)?;
     drop(indexer);
@@ -230,8 +228,6 @@ pub(crate) fn rebuild(dirs: &Dirs) -> anyhow::Result<()> {
     let data_dir = dirs.data.resolve()?;
     let (roots, origin) = dirs.roots.resolve(&data_dir)?;
     let (mut indexer, old) = scrollback::ops::writer::open_rebuilt(&data_dir)?;
-    // As for `index`: nothing of this process reads the new index while it is loaded.
-    indexer.set_alone();
     eprintln!("scrollback: the old index is kept as {}", old.display());
     say_roots(&data_dir, &roots, &origin)?;
     let s = catch_up_all(&mut indexer, &roots, &origin)?;

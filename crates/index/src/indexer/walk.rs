@@ -8,18 +8,18 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::Receiver;
 use std::time::Instant;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{OptionalExtension, params};
 
 use super::file::{FileRow, Opened};
 use super::identity::Identified;
 use super::plan::Plan;
 use super::{BulkLoad, Indexer, NoProgress, Progress, Summary};
 use crate::ahead::{self, ReadAhead};
-use crate::bulk::{self, Aside, FtsBuild};
+use crate::bulk::{self, FtsBuild};
 use crate::events::Event;
 use crate::roots;
 use crate::tree::{self, Found};
-use scrollback_core::db::{self, ConnectionKind};
+use scrollback_core::db;
 use scrollback_core::error::{Error, Result};
 
 /// A first catch-up of at least this many bytes is a bulk load (see [`crate::bulk`]).
@@ -50,30 +50,7 @@ impl Indexer {
         progress.start(total);
         let empty: bool = self.conn.query_row("SELECT NOT EXISTS (SELECT 1 FROM entries)", [], |r| r.get(0))?;
         let bulk = empty && total >= self.bulk_bytes();
-        let aside = if bulk && self.alone { self.build_aside()? } else { None };
-        // The file the load writes: the index, or its build aside.
-        let into = aside.as_ref().map_or_else(|| self.data_dir.join(db::INDEX_FILE), |a| a.build_path().to_owned());
-        let loaded = self.read_found(&found, &known, bulk.then_some(into.as_path()), progress);
-        let mut summary = match aside {
-            Some(aside) => self.put_aside_in_place(aside, loaded)?,
-            None => loaded?,
-        };
-        let seen: HashSet<&Path> = found.iter().map(|f| f.path.as_path()).collect();
-        summary.gone += self.mark_gone_under(root, &seen)?;
-        summary.seconds = started.elapsed().as_secs_f64();
-        Ok(summary)
-    }
-
-    /// Reads every file `found` that changed since the rows `known`, for [`Indexer::catch_up`]: as a
-    /// bulk load into the file `bulk` if there is one.
-    fn read_found(
-        &mut self,
-        found: &[Found],
-        known: &HashMap<PathBuf, FileRow>,
-        bulk: Option<&Path>,
-        progress: &mut dyn Progress,
-    ) -> Result<Summary> {
-        if bulk.is_some() {
+        if bulk {
             bulk::begin(&self.conn)?;
             let fts = match FtsBuild::start(&self.conn, &self.data_dir) {
                 Ok(fts) => Some(fts),
@@ -96,11 +73,11 @@ impl Indexer {
         let written = self.conn.total_changes();
         std::thread::scope(|scope| {
             let mut ahead = ReadAhead::start(scope, new_files, self.packing.shared());
-            for file in found {
+            for file in &found {
                 // Untouched since it was last read, as its row says: nothing to open. (The pass over
                 // it would decide the same after opening it. A row that cannot be read is read again
                 // by that pass, which says why.)
-                if self.untouched(file, known, written).unwrap_or(false) {
+                if self.untouched(file, &known, written).unwrap_or(false) {
                     continue;
                 }
                 match self.index_found(file, progress, ahead.take(&file.path)) {
@@ -113,12 +90,15 @@ impl Indexer {
                 }
             }
         });
-        if let Some(into) = bulk {
+        if bulk {
             let closed = self.close_group();
             let fts = self.load.take().and_then(|load| load.fts);
             closed?;
-            bulk::end(&self.conn, into, fts)?;
+            bulk::end(&self.conn, &self.data_dir.join(db::INDEX_FILE), fts)?;
         }
+        let seen: HashSet<&Path> = found.iter().map(|f| f.path.as_path()).collect();
+        summary.gone += self.mark_gone_under(root, &seen)?;
+        summary.seconds = started.elapsed().as_secs_f64();
         Ok(summary)
     }
 
@@ -295,44 +275,6 @@ impl Indexer {
                 Ok(Summary::default())
             }
             plan => self.read_and_commit(&opened, plan, progress, ahead),
-        }
-    }
-
-    /// Starts a bulk load built aside ([`bulk::Aside`]), if the index can have one: the writer then
-    /// writes to the build, the index closed, until [`Indexer::put_aside_in_place`].
-    fn build_aside(&mut self) -> Result<Option<Aside>> {
-        let Some((build, aside)) = Aside::start(&self.conn, &self.data_dir.join(db::INDEX_FILE)) else {
-            return Ok(None);
-        };
-        tracing::info!(path = %aside.build_path().display(), "bulk load: built aside, its journal in memory");
-        // The empty index's connection closes here.
-        self.conn = build;
-        Ok(Some(aside))
-    }
-
-    /// Ends a bulk load built aside: the build in the index's place if the load (`loaded`) went
-    /// well, else the index as it was (the build removed) and the load's error.
-    fn put_aside_in_place(&mut self, aside: Aside, loaded: Result<Summary>) -> Result<Summary> {
-        let build = std::mem::replace(&mut self.conn, Connection::open_in_memory()?);
-        let placed = match loaded {
-            Ok(summary) => aside.finish(build).map(|conn| (conn, summary)),
-            Err(e) => {
-                // What the load left of itself (its group, its full-text build) was the build's.
-                self.load = None;
-                aside.abandon(build);
-                Err(e)
-            }
-        };
-        match placed {
-            Ok((conn, summary)) => {
-                self.conn = conn;
-                Ok(summary)
-            }
-            Err(e) => {
-                // The index is the empty one or the build, whichever the failure left in its place.
-                self.conn = ConnectionKind::Writer.open(&self.data_dir.join(db::INDEX_FILE))?;
-                Err(e)
-            }
         }
     }
 
