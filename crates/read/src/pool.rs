@@ -28,7 +28,7 @@ const CONCURRENT_SEARCHES: usize = 2;
 /// when it was opened. SQLite goes on reading the file it opened whatever the name comes to hold, so
 /// a connection whose path now names another file (`rebuild` moved the index aside and made a new
 /// one while an `mcp` server, which outlives it, read it) is dropped at its next checkout and a new
-/// one opened on the index there now.
+/// one opened on the index there now. While the name holds no file, the connection stays.
 struct IndexFiles {
     path: PathBuf,
     manager: SqliteConnectionManager,
@@ -57,7 +57,9 @@ impl r2d2::ManageConnection for IndexFiles {
     }
 
     fn is_valid(&self, opened: &mut Opened) -> rusqlite::Result<()> {
-        if file_at(&self.path) != opened.file {
+        // Another file under the name. (No file under it: the one opened is still all there is to
+        // read, and a new connection could open nothing.)
+        if file_at(&self.path).is_some_and(|now| Some(now) != opened.file) {
             return Err(rusqlite::Error::InvalidPath(self.path.clone()));
         }
         self.manager.is_valid(&mut opened.conn)
@@ -289,8 +291,10 @@ mod tests {
             Ok(conn.conn.query_row("SELECT value FROM scrollback_meta WHERE key = 'test:which'", [], |r| r.get(0))?)
         };
         assert_eq!(which()?, "first");
-        // What `rebuild` does while another process reads the index.
+        // What `rebuild` does while another process reads the index: the name holds no file for a
+        // moment (the connections read the one they have), then a new one.
         db::move_aside(&index, "rebuilt")?;
+        assert_eq!(which()?, "first");
         index_at(&index, "second")?;
         // Every connection the pool holds opened the first file; each is opened again.
         for _ in 0..POOL_SIZE + 1 {
