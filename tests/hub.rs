@@ -407,6 +407,8 @@ fn serve_postgres_answers_as_the_union_of_the_hosts_own_servers_and_refuses_writ
     let mut listed_with_text = BTreeSet::new();
     let mut used: BTreeMap<(&str, String), [f64; 3]> = BTreeMap::new();
     let mut overviews: Vec<Overview> = OVERVIEWS.iter().map(|_| Overview::default()).collect();
+    // Turns of the outlines compared with tool calls, and with tokens: the figures were compared too.
+    let mut figures = (0, 0);
     for (host, env) in hosts {
         let roots = if host == "desk" { crate::agents::root_args(env) } else { Vec::new() };
         let own = Server::start(env, &roots.iter().map(String::as_str).collect::<Vec<_>>());
@@ -443,7 +445,7 @@ fn serve_postgres_answers_as_the_union_of_the_hosts_own_servers_and_refuses_writ
         assert_eq!(filtered, Value::from(local.clone()), "{host}'s sessions");
         // The hub's status: the host, its last push, and what its sessions hold.
         let status = hub.json("/api/status");
-        assert_eq!((&status["store"], &status["schemaVersion"]), (&Value::from("hub"), &Value::from(7)));
+        assert_eq!((&status["store"], &status["schemaVersion"]), (&Value::from("hub"), &Value::from(8)));
         let row = status["hosts"].as_array().unwrap().iter().find(|h| h["name"] == host).unwrap().clone();
         let sum = |key: &str| local.iter().map(|s| s[key].as_i64().unwrap()).sum::<i64>();
         assert_eq!(
@@ -470,6 +472,18 @@ fn serve_postgres_answers_as_the_union_of_the_hosts_own_servers_and_refuses_writ
                     assert_eq!(from_hub.bytes().unwrap(), own.get(&path).bytes().unwrap(), "{path}");
                 }
             }
+            // Each entry's texts whole (the viewer's "Show all"), as the host's server gives them.
+            let pages = every_page(&own, id, 500, true);
+            for entry in pages[0][0].as_array().unwrap() {
+                let path = format!("/api/sessions/{id}/entries/{}/texts", entry["cursor"]);
+                assert_eq!(hub.json(&path), own.json(&path), "{host} {path}");
+            }
+            // Its outline: the same turns, cursors, tool calls and tokens as the host's server gives.
+            let outline = own.json(&format!("/api/sessions/{id}/outline"));
+            assert_eq!(hub.json(&format!("/api/sessions/{id}/outline")), outline, "{host} {id}: the outline");
+            let turns = outline["turns"].as_array().unwrap();
+            figures.0 += turns.iter().filter(|t| t["toolCalls"].as_i64().unwrap() > 0).count();
+            figures.1 += turns.iter().filter(|t| !t["outputTokens"].is_null()).count();
             // The session as the host's server has it, its git branch included.
             let mut about = own.json(&format!("/api/sessions/{id}/about"));
             about["host"] = host.into();
@@ -503,12 +517,13 @@ fn serve_postgres_answers_as_the_union_of_the_hosts_own_servers_and_refuses_writ
                 }
             }
             // A catch-up from the session's first entry gives what the host's gives.
-            let oldest = every_page(&own, id, 500, true)[0][0].as_array().unwrap()[0]["cursor"].as_i64().unwrap();
+            let oldest = pages[0][0].as_array().unwrap()[0]["cursor"].as_i64().unwrap();
             let catch_up = format!("/api/sessions/{id}/history?after={oldest}&sidechains=true&limit=500");
             assert_eq!(hub.json(&catch_up)["entries"], own.json(&catch_up)["entries"], "{host} {id} catch-up");
         }
         all_local.extend(local);
     }
+    assert!(figures.0 > 0 && figures.1 > 0, "outlines with tool calls and with tokens were compared: {figures:?}");
     let mut listed = Vec::new();
     let mut cursor = String::new();
     loop {
@@ -1226,7 +1241,8 @@ fn two_data_directories_under_one_host_name_are_refused_until_one_takes_the_name
     // by the next push, which sends every line again, and the name, which no identity held, is the
     // first data directory's.
     hub.batch_execute(
-        "DROP TABLE marks, stats_hours, tool_hours, response_hours, usage_hours, edits;
+        "DROP TABLE marks, stats_hours, tool_hours, response_hours, usage_hours, edits, calls;
+         ALTER TABLE usage DROP COLUMN local_id;
          ALTER TABLE hosts DROP COLUMN identity; ALTER TABLE sessions DROP COLUMN git_branch;
          DROP INDEX entries_recent; ALTER TABLE entries DROP COLUMN tsv, DROP COLUMN tool_text, DROP COLUMN tools;
          ALTER TABLE entries ADD COLUMN tsv tsvector GENERATED ALWAYS AS
@@ -1261,15 +1277,15 @@ fn two_data_directories_under_one_host_name_are_refused_until_one_takes_the_name
     };
     assert_eq!(columns(&mut hub), columns(&mut cluster.client("fresh")), "migrated as a fresh hub");
     let version: String = hub.query_one("SELECT value FROM hub_meta WHERE key = 'schema_version'", &[]).unwrap().get(0);
-    assert_eq!(version, "7");
+    assert_eq!(version, "8");
     let out = second.run(&["push", "--postgres", &url, "--host", "clone"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "a second data directory pushing as clone is refused: {stderr}");
     assert!(stderr.contains("\"clone\"") && stderr.contains("--take-over"), "{stderr}");
     assert_eq!(hub_entries(&mut hub, "clone"), local_entries(&first), "the first's rows stay");
     assert!(push(&first, &url, "clone").contains(": 0 lines of 0 files"), "the first pushes on as before");
-    // A hub of version 4 (no overview's sums) is migrated by the next push, which sends each
-    // session's sums with its row, and no line again.
+    // A hub of version 4 (no overview's sums, no outline's figures) is migrated by the next push,
+    // which sends each session's sums and figures with its row, and no line again.
     let sums = |hub: &mut postgres::Client| -> i64 {
         hub.query_one("SELECT count(*) FROM stats_hours WHERE host = 'clone'", &[]).unwrap().get(0)
     };
@@ -1277,13 +1293,30 @@ fn two_data_directories_under_one_host_name_are_refused_until_one_takes_the_name
     assert!(local_sums > 0);
     assert_eq!(sums(&mut hub), local_sums);
     hub.batch_execute(
-        "DROP TABLE stats_hours, tool_hours, response_hours, usage_hours, edits;
+        "DROP TABLE stats_hours, tool_hours, response_hours, usage_hours, edits, calls;
+         ALTER TABLE usage DROP COLUMN local_id;
          ALTER TABLE sessions DROP COLUMN git_branch; UPDATE hub_meta SET value = '4'",
     )
     .unwrap();
     let said = push(&first, &url, "clone");
     assert!(said.contains(": 0 lines of 1 file"), "no line is sent again: {said}");
     assert_eq!(sums(&mut hub), local_sums, "the sums are sent");
+    let standing: Vec<(String, Option<i64>)> = hub
+        .query("SELECT key, local_id FROM usage WHERE host = 'clone' ORDER BY key", &[])
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let local_standing: Vec<(String, Option<i64>)> = first
+        .conn()
+        .prepare("SELECT key, entry_id FROM usage ORDER BY key")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert!(!local_standing.is_empty());
+    assert_eq!(standing, local_standing, "each response names the line it stands on");
     assert_eq!(columns(&mut hub), columns(&mut cluster.client("fresh")), "migrated as a fresh hub");
     // Each data directory's identity is a private file of its own, kept out of the index.
     let id = std::fs::read_to_string(first.data.join("hub-identity")).unwrap();

@@ -1,4 +1,4 @@
--- scrollback hub schema, version 7 (hub_meta 'schema_version' = 7).
+-- scrollback hub schema, version 8 (hub_meta 'schema_version' = 8).
 --
 -- The hub is a PostgreSQL database that many hosts push their index to (`scrollback push`,
 -- `serve --push`). Each host's own SQLite index stays the system of record: everything here is
@@ -175,6 +175,7 @@ CREATE TABLE usage (
     cache_write_1h_tokens bigint NOT NULL,
     reasoning_tokens      bigint NOT NULL,
     lines                 bigint NOT NULL,
+    local_id              bigint,          -- the line that stands for the response, entries.id on the host
     PRIMARY KEY (host, key)
 );
 CREATE INDEX usage_session ON usage(host, session_id);
@@ -265,6 +266,15 @@ CREATE TABLE edits (
     PRIMARY KEY (host, session_id, local_id, ordinal)
 );
 CREATE INDEX edits_recent ON edits(timestamp COLLATE "C" DESC);
+-- A session's outline (`GET /api/sessions/{id}/outline`): each line's tool calls, as its host's
+-- `tool_events` counts them (lines with none have no row), sent with the session's row as the sums are.
+CREATE TABLE calls (
+    host       text   NOT NULL REFERENCES hosts(name),
+    session_id text   NOT NULL,
+    local_id   bigint NOT NULL,                -- the line, entries.id on the host
+    calls      bigint NOT NULL,
+    PRIMARY KEY (host, session_id, local_id)
+);
 
 -- Views for the questions people ask, as schema.sql's.
 
@@ -310,4 +320,4 @@ GROUP BY u.host, u.session_id, s.title, s.project, u.agent;
 -- with lz4, as Debian's and the official images are), elsewhere with pglz: `LZ4` in
 -- crates/hub/src/lib.rs, run after this.
 
-INSERT INTO hub_meta (key, value) VALUES ('schema_version', '7');
+INSERT INTO hub_meta (key, value) VALUES ('schema_version', '8');

@@ -353,8 +353,7 @@ readScenario("2. scrolling up loads older pages to the first entry, none twice, 
     });
     if (i === 0) {
       letOutline();
-      // A team's hub serves no outline, so no figures.
-      if (!server.host) await until("the turns' figures", async () => (await page.locator(".turn-figures").count()) > 0);
+      await until("the turns' figures", async () => (await page.locator(".turn-figures").count()) > 0);
     }
     const grew = await until("an older page", async () => (await countEntries(page)) > before || (await page.locator(".scroller .status").textContent()).includes("start"), 5000);
     if ((await countEntries(page)) === before) break;

@@ -750,7 +750,7 @@ fn index_document() -> Value {
                 "responses": merge(common_errors(), json!({ "200": json_response("The session.", "SessionAbout") }))
             } },
             "/api/sessions/{sessionId}/outline": { "get": {
-                "summary": "A session's prompts (a person's words; side chains left out) in conversation order, each with its time, its first words, the tool calls until the next prompt and its turn's figures where the usage ledger records them: what the viewer's outline lists and jumps by. A team's hub does not serve it (400, code not-served).",
+                "summary": "A session's prompts (a person's words; side chains left out) in conversation order, each with its time, its first words, the tool calls until the next prompt and its turn's figures where the usage ledger records them: what the viewer's outline lists and jumps by. A team's hub answers it as the host the session is read from does.",
                 "parameters": [ { "name": "sessionId", "in": "path", "required": true, "schema": { "type": "string" } } ],
                 "responses": merge(common_errors(), json!({ "200": json_response("The outline.", "Outline") }))
             } },

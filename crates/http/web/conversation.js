@@ -320,18 +320,14 @@ export class Conversation {
     this.goTo(cursor);
   }
 
-  /** The outline and the turns' figures, from the index (not on a team's hub, which does not
-   * serve it). At most once a second while lines arrive. */
+  /** The outline and the turns' figures, from the index or a team's hub. At most once a second
+   * while lines arrive. */
   loadOutline() {
     if (!this.sessionId || this.outlineTimer) return;
     this.outlineTimer = setTimeout(async () => {
       this.outlineTimer = null;
       await known;
       if (this.closed) return;
-      if (onHub()) {
-        this.header.noOutline();
-        return;
-      }
       try {
         const answer = await call(() => get(`/api/sessions/${encodeURIComponent(this.sessionId)}/outline`));
         if (this.closed) return;

@@ -90,7 +90,7 @@ export class Header {
     this.outlineButton.setAttribute("aria-expanded", String(open));
   }
 
-  /** The outline cannot be had here (a team's hub): no button for it. */
+  /** The outline cannot be had (the server did not answer it): no button for it. */
   noOutline() {
     this.outlineButton.hidden = true;
   }

@@ -19,6 +19,7 @@ use scrollback_core::error::{Error, Result};
 
 pub mod connection;
 pub mod follow;
+mod outline;
 pub mod push;
 mod search;
 mod stats;
@@ -63,7 +64,7 @@ pub(crate) fn driver_error(e: tokio_postgres::Error) -> Error {
 pub const SCHEMA: &str = include_str!("../postgres.sql");
 
 /// The version [`SCHEMA`] creates, kept in `hub_meta`'s `schema_version`.
-pub const VERSION: i64 = 7;
+pub const VERSION: i64 = 8;
 
 /// One step each, as the index's: `MIGRATIONS[i]` takes a hub from version `i + 1` to `i + 2`, in
 /// the transaction that records the new version.
@@ -173,6 +174,18 @@ const MIGRATIONS: &[&str] = &[
          END LOOP;
      END $$;
      ALTER TABLE sessions ADD COLUMN git_branch text;
+     UPDATE files SET checkpoint = -1;",
+    // 8: a session's outline from the hub: each response names the line that stands for it, and
+    // each line's tool calls are counted, both sent with the sessions' rows at each host's next push
+    // (every file's checkpoint set apart, as for 5: no line is sent again).
+    "ALTER TABLE usage ADD COLUMN local_id bigint;
+     CREATE TABLE calls (
+         host       text   NOT NULL REFERENCES hosts(name),
+         session_id text   NOT NULL,
+         local_id   bigint NOT NULL,
+         calls      bigint NOT NULL,
+         PRIMARY KEY (host, session_id, local_id)
+     );
      UPDATE files SET checkpoint = -1;",
 ];
 

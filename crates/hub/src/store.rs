@@ -10,9 +10,8 @@
 //! Read-only: every session it opens is `default_transaction_read_only`, and a role with `SELECT`
 //! alone is enough. Search is `search.rs`'s, usage reports `usage.rs`'s, the overview
 //! `stats.rs`'s; a JSONL export gives each line as its host stored it, its photos put back from
-//! `blobs`; its status is its hosts' and their last pushes ([`Backend::status`]). What the hub
-//! does not serve (a session's outline) is [`Error::NotServed`], which the API answers with a 4xx
-//! that says so.
+//! `blobs`; a session's outline is `outline.rs`'s; its status is its hosts' and their last pushes
+//! ([`Backend::status`]).
 
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -211,13 +210,6 @@ impl std::fmt::Debug for HubStore {
     }
 }
 
-/// What the hub does not serve yet, as the API says it.
-fn not_served<T>(what: &str) -> Result<T> {
-    Err(Error::NotServed(format!(
-        "a team's hub does not serve {what} yet: ask the host's own server (`scrollback serve` there)"
-    )))
-}
-
 /// The columns a history row is read with ([`history_row`]).
 const COLUMNS: &str = "local_id, line, uuid, parent_uuid, type, role, timestamp, is_sidechain, stripped, invalid, \
      sort_at, sort_file, spawned_agent, agent, agent_id";
@@ -370,8 +362,13 @@ impl HubStore {
         self.on_hub(|hub| hub.query_opt(sql, params))
     }
 
+    /// Runs `sql`, statements that return no rows (a transaction's start or end).
+    pub(crate) fn batch(&self, sql: &str) -> Result<()> {
+        self.on_hub(|hub| hub.batch_execute(sql))
+    }
+
     /// The host a session is read from: the one whose latest entry is newest, if two hold it.
-    fn host_of(&self, session_id: &str) -> Result<Option<String>> {
+    pub(crate) fn host_of(&self, session_id: &str) -> Result<Option<String>> {
         self.query_opt(
             r#"SELECT host FROM sessions WHERE id = $1
                    ORDER BY coalesce(last_timestamp, '') COLLATE "C" DESC, host LIMIT 1"#,
@@ -685,8 +682,8 @@ impl Store for HubStore {
         .pg()
     }
 
-    fn outline(&self, _: &str, _: Option<&dyn scrollback_read::history::Mask>) -> Result<Option<Outline>> {
-        not_served("a session's outline")
+    fn outline(&self, session_id: &str, mask: Option<&dyn scrollback_read::history::Mask>) -> Result<Option<Outline>> {
+        crate::outline::outline(self, session_id, mask)
     }
 
     fn search(&self, query: &Query, scope: Scope<'_>, sort: Sort, offset: u32, limit: u32) -> Result<SearchPage> {

@@ -322,6 +322,12 @@ pub(super) const SUMS: &[SumsTable] = &[
                  FROM tool_events t JOIN entries e ON e.id = t.entry_id
                  WHERE t.session_id = ?1 AND t.path IS NOT NULL AND t.timestamp IS NOT NULL AND e.duplicate = 0",
     },
+    SumsTable {
+        table: "calls",
+        columns: &[("local_id", "bigint"), ("calls", "bigint")],
+        // Each line's tool calls, as a session's outline counts them (`history::outline`).
+        select: "SELECT entry_id, count(*) FROM tool_events WHERE session_id = ?1 AND tool IS NOT NULL GROUP BY entry_id",
+    },
 ];
 
 impl SumsTable {
@@ -406,13 +412,15 @@ pub(super) struct UsageRows {
     pub(super) tier: Vec<Option<String>>,
     pub(super) tokens: [Vec<i64>; 6],
     pub(super) lines: Vec<i64>,
+    /// The entry that stands for each response, as the index numbers it.
+    pub(super) entry_id: Vec<i64>,
 }
 
 /// A session's usage ledger in the index, into `out`.
 fn usage_rows(conn: &Connection, session: &str, out: &mut UsageRows) -> Result<()> {
     let mut stmt = conn.prepare_cached(
         "SELECT key, session_id, agent, model, request_id, timestamp, day, tier, input_tokens, output_tokens,
-                cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens, lines
+                cache_read_tokens, cache_write_tokens, cache_write_1h_tokens, reasoning_tokens, lines, entry_id
          FROM usage WHERE session_id = ?1",
     )?;
     let mut rows = stmt.query([session])?;
@@ -430,6 +438,7 @@ fn usage_rows(conn: &Connection, session: &str, out: &mut UsageRows) -> Result<(
             column.push(r.get(8 + i)?);
         }
         out.lines.push(r.get(14)?);
+        out.entry_id.push(r.get(15)?);
     }
     Ok(())
 }

@@ -368,10 +368,10 @@ fn send_usage(tx: &mut HubTransaction<'_>, host: &str, ids: &[&String], usage: &
         tx.execute(
             "INSERT INTO usage (host, key, session_id, agent, model, request_id, timestamp, day, tier,
                                 input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
-                                cache_write_1h_tokens, reasoning_tokens, lines)
+                                cache_write_1h_tokens, reasoning_tokens, lines, local_id)
              SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
                                       $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::bigint[],
-                                      $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[])
+                                      $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[], $17::bigint[])
              ON CONFLICT (host, key) DO UPDATE SET
                 session_id = excluded.session_id, agent = excluded.agent, model = excluded.model,
                 request_id = excluded.request_id, timestamp = excluded.timestamp, day = excluded.day,
@@ -379,7 +379,8 @@ fn send_usage(tx: &mut HubTransaction<'_>, host: &str, ids: &[&String], usage: &
                 output_tokens = excluded.output_tokens, cache_read_tokens = excluded.cache_read_tokens,
                 cache_write_tokens = excluded.cache_write_tokens,
                 cache_write_1h_tokens = excluded.cache_write_1h_tokens,
-                reasoning_tokens = excluded.reasoning_tokens, lines = excluded.lines",
+                reasoning_tokens = excluded.reasoning_tokens, lines = excluded.lines,
+                local_id = excluded.local_id",
             &[
                 &host,
                 &usage.key,
@@ -397,6 +398,7 @@ fn send_usage(tx: &mut HubTransaction<'_>, host: &str, ids: &[&String], usage: &
                 &usage.tokens[4],
                 &usage.tokens[5],
                 &usage.lines,
+                &usage.entry_id,
             ],
         )?;
     }

@@ -31,7 +31,7 @@ mod time;
 
 pub use budget::{QUERY_STEPS, Stop};
 pub use entries::{EntryBody, HistoryEntry, SpawnedBy, Subagent};
-pub use outline::{Mask, OUTLINE_TEXT, Outline, Turn, outline};
+pub use outline::{Mask, OUTLINE_TEXT, Outline, OutlineRow, OutlineSource, Turn, USER_ENTRY, outline, outline_of};
 pub use pages::{HistoryPage, PageSource, Position, first_cursor, history, page_of};
 pub use prefixes::WORDS_PER_PREFIX;
 pub use scrollback_core::query::{MAX_PREFIX_TERMS, MAX_QUERY, MAX_TERMS};

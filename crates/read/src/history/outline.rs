@@ -3,9 +3,10 @@
 //! where the transcript records them (its answers' tokens from the usage ledger, when the last
 //! answer came). What a reader jumps by, without loading the history in between.
 //!
-//! One range scan of the session's rows in conversation order (`entries_order`), the tool calls
-//! counted from `tool_events` by key and the tokens read once from `usage`. Side chains (a
-//! sub-agent's work) are left out, as history leaves them by default. Never reads a transcript byte.
+//! Made once, by [`outline_of`], from what a store answers ([`OutlineSource`]): an index's rows in
+//! conversation order with their tool calls and the ledger's tokens, or a team's hub's, which its
+//! hosts pushed. Side chains (a sub-agent's work) are left out, as history leaves them by default.
+//! Never reads a transcript byte.
 
 use std::collections::HashMap;
 
@@ -59,56 +60,72 @@ pub trait Mask: Send + Sync {
     fn mask<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str>;
 }
 
-/// The outline of `session_id`; `None` if the store has no such session. With `mask`, each prompt's
-/// head is masked before its first words are cut from it.
+/// What an outline is made of, asked of a store: an index answers in its SQL ([`outline`]), a
+/// team's hub in PostgreSQL's, and [`outline_of`] makes the outline from the answers for both.
+pub trait OutlineSource {
+    /// Whether the store holds the session.
+    fn holds(&self, session_id: &str) -> Result<bool>;
+
+    /// Each response of the session's usage ledger, by the cursor of the entry that stands for it:
+    /// its context (input, cache read and cache write tokens) and its output tokens.
+    fn tokens(&self, session_id: &str) -> Result<HashMap<i64, Vec<(i64, i64)>>>;
+
+    /// The session's entries an outline reads (no copies, no invalid lines, no side chains), in
+    /// conversation order, each handed to `each`: a user entry's text cut to its first `head`
+    /// characters, no other's.
+    fn rows(&self, session_id: &str, head: usize, each: &mut dyn FnMut(OutlineRow) -> Result<()>) -> Result<()>;
+}
+
+/// An entry as an outline reads it ([`OutlineSource::rows`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutlineRow {
+    /// Its cursor.
+    pub cursor: i64,
+    /// Its type and role, as written.
+    pub kind: Option<String>,
+    /// Its role.
+    pub role: Option<String>,
+    /// Its timestamp, as written.
+    pub timestamp: Option<String>,
+    /// A user entry's first characters of search text; `None` for any other.
+    pub head: Option<String>,
+    /// Its tool calls.
+    pub calls: i64,
+}
+
+/// The SQL condition under which an entry's text is read for an outline: a user entry's (as
+/// [`outline_of`] tells a prompt), in both stores' dialects.
+pub const USER_ENTRY: &str = "(type = 'user' OR role = 'user')";
+
+/// The outline of `session_id` in an index; `None` if it has no such session. With `mask`, each
+/// prompt's head is masked before its first words are cut from it.
 pub fn outline(conn: &Connection, session_id: &str, mask: Option<&dyn Mask>) -> Result<Option<Outline>> {
     // One snapshot for the rows, their tool calls and their tokens.
     let tx = if conn.is_autocommit() { Some(conn.unchecked_transaction()?) } else { None };
-    let answer = outline_in(conn, session_id, mask);
+    let answer = outline_of(&IndexOutline(conn), session_id, mask);
     drop(tx);
     answer
 }
 
-fn outline_in(conn: &Connection, session_id: &str, mask: Option<&dyn Mask>) -> Result<Option<Outline>> {
-    let exists: bool = conn
-        .prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1) OR EXISTS (SELECT 1 FROM entries WHERE session_id = ?1)",
-        )?
-        .query_row([session_id], |r| r.get(0))?;
-    if !exists {
+/// How many characters of a prompt an outline reads: its first words, or with `mask` as many as a
+/// secret that begins among them may need ([`MASKED_HEAD`]).
+fn head_of(mask: Option<&dyn Mask>) -> usize {
+    if mask.is_some() { MASKED_HEAD } else { OUTLINE_TEXT * 4 }
+}
+
+/// The outline of `session_id` from `source`'s answers; `None` if it holds no such session.
+pub fn outline_of(source: &dyn OutlineSource, session_id: &str, mask: Option<&dyn Mask>) -> Result<Option<Outline>> {
+    if !source.holds(session_id)? {
         return Ok(None);
     }
-    // Each response's tokens by the entry that stands for it: (input + cache, output).
-    let mut tokens: HashMap<i64, Vec<(i64, i64)>> = HashMap::new();
-    let mut stmt = conn.prepare_cached(
-        "SELECT entry_id, input_tokens + cache_read_tokens + cache_write_tokens, output_tokens
-         FROM usage WHERE session_id = ?1",
-    )?;
-    let mut rows = stmt.query([session_id])?;
-    while let Some(r) = rows.next()? {
-        tokens.entry(r.get(0)?).or_default().push((r.get(1)?, r.get(2)?));
-    }
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT e.id, e.type, e.role, e.timestamp, substr(e.text, 1, {}),
-                (SELECT count(*) FROM tool_events t
-                 WHERE t.session_id = e.session_id AND t.entry_id = e.id AND t.tool IS NOT NULL)
-         FROM entries e
-         WHERE e.session_id = ?1 AND e.duplicate = 0 AND e.invalid IS NULL AND e.is_sidechain = 0
-         ORDER BY e.sort_at, e.sort_file, e.line, e.id",
-        if mask.is_some() { MASKED_HEAD } else { OUTLINE_TEXT * 4 }
-    ))?;
-    let mut rows = stmt.query(params![session_id])?;
+    let tokens = source.tokens(session_id)?;
     let mut turns: Vec<Turn> = Vec::new();
-    while let Some(r) = rows.next()? {
-        let id: i64 = r.get(0)?;
-        let (kind, role): (Option<String>, Option<String>) = (r.get(1)?, r.get(2)?);
+    source.rows(session_id, head_of(mask), &mut |row| {
+        let OutlineRow { cursor: id, kind, role, timestamp, head, calls } = row;
         let is = |name: &str| kind.as_deref() == Some(name) || role.as_deref() == Some(name);
-        let timestamp: Option<String> = r.get(3)?;
-        let text: Option<String> = r.get(4)?;
-        let calls: i64 = r.get(5)?;
         // A prompt, as the overview counts them: a user entry that says something.
         if is("user")
-            && let Some(text) = text.as_deref().filter(|t| !t.is_empty())
+            && let Some(text) = head.as_deref().filter(|t| !t.is_empty())
         {
             turns.push(Turn {
                 cursor: id,
@@ -124,10 +141,10 @@ fn outline_in(conn: &Connection, session_id: &str, mask: Option<&dyn Mask>) -> R
                 context_tokens: None,
                 output_tokens: None,
             });
-            continue;
+            return Ok(());
         }
         // What comes before the first prompt belongs to no turn.
-        let Some(turn) = turns.last_mut() else { continue };
+        let Some(turn) = turns.last_mut() else { return Ok(()) };
         turn.tool_calls += calls;
         if is("assistant") {
             turn.answer_cursor = Some(id);
@@ -140,8 +157,61 @@ fn outline_in(conn: &Connection, session_id: &str, mask: Option<&dyn Mask>) -> R
             turn.context_tokens = Some(context);
             turn.output_tokens = Some(turn.output_tokens.unwrap_or(0) + output);
         }
-    }
+        Ok(())
+    })?;
     Ok(Some(Outline { session_id: session_id.to_owned(), turns }))
+}
+
+/// An index as an outline's source: one range scan of the session's rows in conversation order
+/// (`entries_order`), the tool calls counted from `tool_events` by key, the tokens read once from
+/// `usage`.
+struct IndexOutline<'c>(&'c Connection);
+
+impl OutlineSource for IndexOutline<'_> {
+    fn holds(&self, session_id: &str) -> Result<bool> {
+        Ok(self
+            .0
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1) OR EXISTS (SELECT 1 FROM entries WHERE session_id = ?1)",
+            )?
+            .query_row([session_id], |r| r.get(0))?)
+    }
+
+    fn tokens(&self, session_id: &str) -> Result<HashMap<i64, Vec<(i64, i64)>>> {
+        let mut tokens: HashMap<i64, Vec<(i64, i64)>> = HashMap::new();
+        let mut stmt = self.0.prepare_cached(
+            "SELECT entry_id, input_tokens + cache_read_tokens + cache_write_tokens, output_tokens
+             FROM usage WHERE session_id = ?1",
+        )?;
+        let mut rows = stmt.query([session_id])?;
+        while let Some(r) = rows.next()? {
+            tokens.entry(r.get(0)?).or_default().push((r.get(1)?, r.get(2)?));
+        }
+        Ok(tokens)
+    }
+
+    fn rows(&self, session_id: &str, head: usize, each: &mut dyn FnMut(OutlineRow) -> Result<()>) -> Result<()> {
+        let mut stmt = self.0.prepare_cached(&format!(
+            "SELECT e.id, e.type, e.role, e.timestamp, CASE WHEN {USER_ENTRY} THEN substr(e.text, 1, ?2) END,
+                    (SELECT count(*) FROM tool_events t
+                     WHERE t.session_id = e.session_id AND t.entry_id = e.id AND t.tool IS NOT NULL)
+             FROM entries e
+             WHERE e.session_id = ?1 AND e.duplicate = 0 AND e.invalid IS NULL AND e.is_sidechain = 0
+             ORDER BY e.sort_at, e.sort_file, e.line, e.id"
+        ))?;
+        let mut rows = stmt.query(params![session_id, head as i64])?;
+        while let Some(r) = rows.next()? {
+            each(OutlineRow {
+                cursor: r.get(0)?,
+                kind: r.get(1)?,
+                role: r.get(2)?,
+                timestamp: r.get(3)?,
+                head: r.get(4)?,
+                calls: r.get(5)?,
+            })?;
+        }
+        Ok(())
+    }
 }
 
 /// The first [`OUTLINE_TEXT`] characters of `text`, its word marks taken out and each run of white
