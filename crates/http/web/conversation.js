@@ -21,7 +21,7 @@ import { OutlinePanel, figures, fold, place } from "./outline.js";
 import { link, openPhoto } from "./page.js";
 import { reconcile } from "./reconcile.js";
 import * as render from "./render.js";
-import { PAGE, call, engine, known, limits, onHub } from "./server.js";
+import { PAGE, call, engine, known, limits } from "./server.js";
 import { sidebar } from "./sidebar.js";
 
 /** Compares two entries' places in the conversation: `order` (`[at, file, line]`) element by
