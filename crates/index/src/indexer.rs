@@ -664,6 +664,83 @@ mod tests {
         assert_eq!(sums(&tx), appended, "a bulk load's walk");
     }
 
+    /// Indexes a Gemini chat of `turns` turns (rewinds among them), then appends a turn whose
+    /// answer is written twice, as the CLI writes it; the SQLite virtual-machine steps the writer
+    /// took for the append.
+    fn steps_for_a_gemini_turn(turns: usize) -> u64 {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("tmp");
+        let chat = root.join("demo/chats/session-2026-11-30T09-00-00000000.jsonl");
+        std::fs::create_dir_all(chat.parent().unwrap()).unwrap();
+        let (body, _) = chat_with_rewinds(turns);
+        std::fs::write(&chat, &body).unwrap();
+        let mut indexer = Indexer::open(&dir.path().join("data")).unwrap();
+        indexer.set_roots(&[Root::new(format::by_name("gemini").unwrap(), &root)]).unwrap();
+        indexer.index_path(&chat).unwrap();
+        let (longer, _) = chat_with_rewinds(turns + 1);
+        let turn = &longer[body.len()..];
+        assert_eq!(turn.lines().count(), 3, "a question and its answer written twice: {turn}");
+        std::io::Write::write_all(&mut std::fs::OpenOptions::new().append(true).open(&chat).unwrap(), turn.as_bytes())
+            .unwrap();
+        let count = Arc::new(AtomicU64::new(0));
+        let c = count.clone();
+        indexer
+            .conn
+            .progress_handler(
+                10,
+                Some(move || {
+                    c.fetch_add(10, Ordering::Relaxed);
+                    false
+                }),
+            )
+            .unwrap();
+        indexer.index_path(&chat).unwrap();
+        indexer.conn.progress_handler(10, None::<fn() -> bool>).unwrap();
+        count.load(Ordering::Relaxed)
+    }
+
+    /// A Gemini answer written again within the batch that wrote it hides its first write, which
+    /// no walk had read: the overview's walk goes on, so a turn appended to a chat of four times the
+    /// turns costs about the same steps (before, every such batch walked the whole chat again).
+    #[test]
+    fn a_gemini_turn_appended_to_a_long_chat_takes_the_steps_of_one_appended_to_a_short_one() {
+        let small = steps_for_a_gemini_turn(249);
+        let large = steps_for_a_gemini_turn(997);
+        eprintln!("steps for an appended Gemini turn: {small} after 249 turns, {large} after 997");
+        assert!(
+            large < small + small / 4,
+            "steps for an appended Gemini turn: {small} after 249 turns, {large} after 997"
+        );
+    }
+
+    /// The sums of a Gemini chat indexed a few lines at a time (answers written again in the same
+    /// batch and in the next, rewinds) are those one walk of the whole chat makes.
+    #[test]
+    fn a_gemini_chat_s_sums_added_batch_by_batch_equal_one_walk_of_the_whole_chat() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("tmp");
+        let chat = root.join("demo/chats/session-2026-11-30T09-00-00000000.jsonl");
+        std::fs::create_dir_all(chat.parent().unwrap()).unwrap();
+        let (body, _) = chat_with_rewinds(40);
+        let mut indexer = Indexer::open(&dir.path().join("data")).unwrap();
+        indexer.set_roots(&[Root::new(format::by_name("gemini").unwrap(), &root)]).unwrap();
+        let lines: Vec<&str> = body.split_inclusive('\n').collect();
+        let mut at = 0;
+        for (i, step) in [1, 2, 5, 3].iter().cycle().enumerate() {
+            if at >= lines.len() {
+                break;
+            }
+            at = (at + step + i % 2).min(lines.len());
+            std::fs::write(&chat, lines[..at].concat()).unwrap();
+            indexer.index_path(&chat).unwrap();
+        }
+        let added = sums(&indexer.conn);
+        assert!(!added.is_empty(), "{added:?}");
+        let tx = indexer.conn.unchecked_transaction().unwrap();
+        crate::stats::restat(&tx, ["rw"]).unwrap();
+        assert_eq!(sums(&tx), added, "one walk of the whole chat");
+    }
+
     /// The ledger and its sums as rows of text, in order.
     fn ledger(conn: &Connection) -> Vec<String> {
         rows_as_text(
@@ -974,6 +1051,51 @@ mod tests {
         let large = steps_per_line(1200);
         eprintln!("steps per line: {small} for 300 turns, {large} for 1200");
         assert!(large < small + small / 2, "steps per line: {small} for 300 turns, {large} for 1200");
+    }
+
+    /// A checkpoint (`$set` of the messages) appended to a chat already indexed hides the messages
+    /// before it and stays shown itself, as when the chat is read from its start: the pass that
+    /// appends reads what the file's rows hold at its first replay, which must not take the
+    /// checkpoint it has just written for one of the messages it replaces.
+    #[test]
+    fn a_checkpoint_appended_to_a_chat_hides_what_it_replaces_as_one_read_from_the_start_does() {
+        let (body, _) = chat_with_rewinds(3);
+        let checkpoint = serde_json::json!({ "$set": { "messages": [
+            { "id": "c1", "timestamp": "2026-11-30T10:00:00.000Z", "type": "user", "content": [{ "text": "kept" }] }
+        ] } })
+        .to_string()
+            + "\n";
+        let entries = |appended: bool| -> Vec<(String, Option<String>, bool)> {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path().join("tmp");
+            let chat = root.join("demo/chats/session-2026-11-30T09-00-00000000.jsonl");
+            std::fs::create_dir_all(chat.parent().unwrap()).unwrap();
+            std::fs::write(&chat, if appended { body.clone() } else { body.clone() + &checkpoint }).unwrap();
+            let mut indexer = Indexer::open(&dir.path().join("data")).unwrap();
+            indexer.set_roots(&[Root::new(format::by_name("gemini").unwrap(), &root)]).unwrap();
+            indexer.index_path(&chat).unwrap();
+            if appended {
+                use std::io::Write;
+                std::fs::OpenOptions::new().append(true).open(&chat).unwrap().write_all(checkpoint.as_bytes()).unwrap();
+                indexer.index_path(&chat).unwrap();
+            }
+            let mut stmt = indexer
+                .conn
+                .prepare(
+                    "SELECT coalesce(uuid, ''), type, duplicate FROM entries WHERE session_id = 'rw' ORDER BY line",
+                )
+                .unwrap();
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
+        };
+        let fresh = entries(false);
+        let shown: Vec<_> =
+            fresh.iter().filter(|(_, _, duplicate)| !duplicate).map(|(_, kind, _)| kind.clone()).collect();
+        assert_eq!(
+            shown,
+            [Some("session".to_owned()), Some("checkpoint".to_owned())],
+            "the metadata line and the checkpoint: {fresh:?}"
+        );
+        assert_eq!(entries(true), fresh);
     }
 
     #[test]

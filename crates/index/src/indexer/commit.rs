@@ -107,10 +107,7 @@ impl Indexer {
         let file_id = start_pass(&tx, &plan, opened, file_session, format, *bulk, vault)?;
         let mut summary = Summary::default();
         let mut touched: HashMap<String, LineRange> = HashMap::new();
-        let mut shown = match plan {
-            Plan::Append(_) => rows::Shown::appending(),
-            _ => rows::Shown::from_start(),
-        };
+        let mut shown = rows::Shown::new();
         let mut write = |mut batch: Batch| -> Result<()> {
             progress.advance(batch.advance);
             summary.bytes += batch.advance;
