@@ -398,8 +398,8 @@ const NOT_MESSAGES: [&str; 3] = ["session", "update", "rewind"];
 /// A pass reads it from the file's rows at its first rewind or checkpoint, once (the rows it wrote
 /// itself included: they are in its transaction), and keeps it from then on; a rewrite before then
 /// is one lookup by the `uuid` index. So a file none of whose lines replays anything (every format
-/// but Gemini CLI's) costs no memory for it: kept from a file's start, it took about 300 bytes a
-/// line, 30 MB of peak RSS for a session of 100,000 lines.
+/// but Gemini CLI's) costs no memory for it: kept from a file's start, it took 18 MB of peak RSS
+/// for a session of 200,000 lines (docs/benchmarks.md).
 #[derive(Debug, Default)]
 pub(crate) struct Shown {
     known: Option<Known>,
