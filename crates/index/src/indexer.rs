@@ -381,6 +381,26 @@ mod tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicU64, Ordering};
 
+    /// The SQLite virtual-machine steps the writer takes to index `path`, counted `every` steps at a
+    /// time (a deterministic measure, unlike time).
+    fn steps_to_index(indexer: &mut Indexer, path: &Path, every: i32) -> u64 {
+        let count = Arc::new(AtomicU64::new(0));
+        let c = count.clone();
+        indexer
+            .conn
+            .progress_handler(
+                every,
+                Some(move || {
+                    c.fetch_add(every as u64, Ordering::Relaxed);
+                    false
+                }),
+            )
+            .unwrap();
+        indexer.index_path(path).unwrap();
+        indexer.conn.progress_handler(every, None::<fn() -> bool>).unwrap();
+        count.load(Ordering::Relaxed)
+    }
+
     /// A Gemini chat of `turns` turns (the person's message, the answer written twice as it grows),
     /// with a rewind after every fourth turn that undoes the last two, as the CLI writes them; and
     /// the messages it shows.
@@ -426,24 +446,11 @@ mod tests {
         indexer.set_roots(&[Root::new(format::by_name("gemini").unwrap(), &root)]).unwrap();
         indexer.index_path(&warm_up).unwrap();
         assert!(indexer.packing.current().is_some(), "the dictionary is made");
-        let count = Arc::new(AtomicU64::new(0));
-        let c = count.clone();
-        indexer
-            .conn
-            .progress_handler(
-                100,
-                Some(move || {
-                    c.fetch_add(100, Ordering::Relaxed);
-                    false
-                }),
-            )
-            .unwrap();
-        indexer.index_path(&chat).unwrap();
-        indexer.conn.progress_handler(100, None::<fn() -> bool>).unwrap();
+        let steps = steps_to_index(&mut indexer, &chat, 100);
         let messages: i64 =
             indexer.conn.query_row("SELECT entries FROM sessions WHERE id = 'rw'", [], |r| r.get(0)).unwrap();
         assert_eq!(messages as usize, shown + 1, "the messages the CLI shows, its rewinds, and the metadata line");
-        count.load(Ordering::Relaxed) / body.lines().count() as u64
+        steps / body.lines().count() as u64
     }
 
     /// Indexes `files` one-line Claude Code transcripts one by one, with the vault on, then one
@@ -469,21 +476,7 @@ mod tests {
         let last = write(files);
         let vault_links: i64 = indexer.conn.query_row("SELECT count(vault) FROM files", [], |r| r.get(0)).unwrap();
         assert_eq!(vault_links as usize, files, "the vault is on");
-        let count = Arc::new(AtomicU64::new(0));
-        let c = count.clone();
-        indexer
-            .conn
-            .progress_handler(
-                10,
-                Some(move || {
-                    c.fetch_add(10, Ordering::Relaxed);
-                    false
-                }),
-            )
-            .unwrap();
-        indexer.index_path(&last).unwrap();
-        indexer.conn.progress_handler(10, None::<fn() -> bool>).unwrap();
-        count.load(Ordering::Relaxed)
+        steps_to_index(&mut indexer, &last, 10)
     }
 
     /// #36: each file new to the index was looked up among every file's row twice (its compressed
@@ -593,21 +586,7 @@ mod tests {
         indexer.index_path(&path).unwrap();
         let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
         std::io::Write::write_all(&mut file, claude_turn(start, turns).as_bytes()).unwrap();
-        let count = Arc::new(AtomicU64::new(0));
-        let c = count.clone();
-        indexer
-            .conn
-            .progress_handler(
-                10,
-                Some(move || {
-                    c.fetch_add(10, Ordering::Relaxed);
-                    false
-                }),
-            )
-            .unwrap();
-        indexer.index_path(&path).unwrap();
-        indexer.conn.progress_handler(10, None::<fn() -> bool>).unwrap();
-        count.load(Ordering::Relaxed)
+        steps_to_index(&mut indexer, &path, 10)
     }
 
     /// #55.11: each batch walked its sessions' every entry again for the overview's sums, so a line
@@ -682,21 +661,7 @@ mod tests {
         assert_eq!(turn.lines().count(), 3, "a question and its answer written twice: {turn}");
         std::io::Write::write_all(&mut std::fs::OpenOptions::new().append(true).open(&chat).unwrap(), turn.as_bytes())
             .unwrap();
-        let count = Arc::new(AtomicU64::new(0));
-        let c = count.clone();
-        indexer
-            .conn
-            .progress_handler(
-                10,
-                Some(move || {
-                    c.fetch_add(10, Ordering::Relaxed);
-                    false
-                }),
-            )
-            .unwrap();
-        indexer.index_path(&chat).unwrap();
-        indexer.conn.progress_handler(10, None::<fn() -> bool>).unwrap();
-        count.load(Ordering::Relaxed)
+        steps_to_index(&mut indexer, &chat, 10)
     }
 
     /// A Gemini answer written again within the batch that wrote it hides its first write, which
